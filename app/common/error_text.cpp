@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// Localized headlines for engine error codes.
+#include "app/common/error_text.h"
+
+namespace kiln::app {
+using engine::ErrorCode;
+
+QString ErrorText::headline(const engine::Error& e) {
+    const QString node = QString::fromStdString(e.node);
+    const QString file = QString::fromStdString(e.file);
+    switch (e.code) {
+    case ErrorCode::Ok: return tr("No error");
+    case ErrorCode::Internal: return tr("Internal error in Kiln");
+    case ErrorCode::InvalidArgument: return tr("Invalid argument");
+    case ErrorCode::FileNotFound: return tr("File not found: %1").arg(QString::fromStdString(e.param("path")).isEmpty() ? file : QString::fromStdString(e.param("path")));
+    case ErrorCode::FileRead: return tr("Cannot read the file");
+    case ErrorCode::FileWrite: return tr("Cannot write the file");
+    case ErrorCode::ParseError: return tr("The file is not valid");
+    case ErrorCode::UnsupportedFormat: return tr("Unsupported file format or version");
+    case ErrorCode::UnknownOp: return tr("Node \"%1\" uses an unknown operation").arg(node);
+    case ErrorCode::UnknownAttribute: return tr("Node \"%1\" has an unknown attribute").arg(node);
+    case ErrorCode::BadAttribute: return tr("Node \"%1\" has an invalid attribute").arg(node);
+    case ErrorCode::DuplicateNode: return tr("Two nodes are called \"%1\"").arg(node);
+    case ErrorCode::DanglingInput: return tr("Node \"%1\" is connected to a node that does not exist").arg(node);
+    case ErrorCode::Cycle: return tr("The graph contains a cycle at node \"%1\"").arg(node);
+    case ErrorCode::ArityMismatch: return tr("Node \"%1\" has the wrong number of inputs").arg(node);
+    case ErrorCode::ShapeMismatch: return node.isEmpty() ? tr("Shapes do not fit") : tr("Shapes do not fit at node \"%1\"").arg(node);
+    case ErrorCode::WeightsMismatch: return tr("The weights file does not match the model");
+    case ErrorCode::DataError: return tr("Problem in the data");
+    case ErrorCode::ConfigError: return tr("Invalid setting %1").arg(QString::fromStdString(e.param("field")));
+    case ErrorCode::Unsupported: return tr("Not supported");
+    case ErrorCode::DeviceUnavailable: return tr("Device not available");
+    case ErrorCode::OutOfMemory: return tr("Out of memory");
+    case ErrorCode::Cancelled: return tr("Cancelled");
+    }
+    return tr("Error");
+}
+
+QString ErrorText::describe(const engine::Error& e) {
+    QString where;
+    if (!e.file.empty()) {
+        where = QString::fromStdString(e.file);
+        if (e.line > 0) where += QLatin1Char(':') + QString::number(e.line);
+        if (e.column > 0) where += QLatin1Char(':') + QString::number(e.column);
+        where += QStringLiteral(": ");
+    }
+    return where + headline(e) + QStringLiteral(": ") + QString::fromStdString(e.message);
+}
+
+int ErrorText::exitCode(const engine::Error& e) {
+    switch (e.code) {
+    case ErrorCode::Internal:
+    case ErrorCode::FileWrite:
+    case ErrorCode::OutOfMemory:
+    case ErrorCode::Unsupported:
+    case ErrorCode::Cancelled:
+    case ErrorCode::Ok: return 1;
+    default: return 2;
+    }
+}
+
+}  // namespace kiln::app

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// Composes the user's words for an engine Error from its code and parameters, in the user's
+// language; the engine's English message is the detail.
+#pragma once
+
+#include <QCoreApplication>
+#include <QString>
+
+#include "engine/core/error.h"
+
+namespace kiln::app {
+
+class ErrorText {
+    Q_DECLARE_TR_FUNCTIONS(ErrorText)
+
+public:
+    // "file:line: <localized headline>: <engine detail>"
+    static QString describe(const engine::Error& e);
+    // The localized headline for the code alone.
+    static QString headline(const engine::Error& e);
+    // Exit status for kiln-train: 2 for problems in what the user wrote or gave, 1 otherwise.
+    static int exitCode(const engine::Error& e);
+};
+
+}  // namespace kiln::app

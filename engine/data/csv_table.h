@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reader for numeric CSV tables (optionally gzip-compressed): a label column plus feature
+// columns, with one-hot encoding of categorical columns and named groups of input columns.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "engine/data/dataset.h"
+
+namespace kiln::engine::data {
+
+// A column of the file: by 0-based position (negative counts from the end, -1 = last), or by
+// its header name (needs CsvTableOptions::hasHeader).
+struct CsvColumnRef {
+    int64_t index = 0;
+    std::string name;  // used when not empty
+
+    CsvColumnRef() = default;
+    // Implicit on purpose, so that options read naturally: labelColumn = -1, = "species".
+    CsvColumnRef(int64_t position) : index(position) {}
+    CsvColumnRef(int position) : index(position) {}
+    CsvColumnRef(std::string columnName) : name(std::move(columnName)) {}
+    CsvColumnRef(const char* columnName) : name(columnName) {}
+
+    bool byName() const { return !name.empty(); }
+    std::string toString() const;  // "3" or "\"age\""
+};
+
+// File columns gathered, in the order listed, into one named input column of shape [F].
+struct CsvColumnGroup {
+    std::string name;
+    std::vector<CsvColumnRef> columns{};
+
+    // The file columns [begin, end) by position.
+    static CsvColumnGroup range(std::string name, int64_t begin, int64_t end);
+};
+
+struct CsvTableOptions {
+    // Physical lines skipped before anything else (the sklearn files start with a summary line
+    // such as "569,30,malignant,benign").
+    int skipRows = 0;
+    // The first row after the skipped ones names the columns.
+    bool hasHeader = false;
+    char delimiter = ',';
+    // The class column; std::nullopt for a table without labels.
+    std::optional<CsvColumnRef> labelColumn = CsvColumnRef(-1);
+    // Labels are names ("setosa", "A") rather than numbers: they become indices of the sorted
+    // distinct names, which are kept in Column::classNames.
+    bool categoricalLabel = false;
+    // Feature columns holding categories: each becomes one 0/1 element per distinct value, the
+    // values sorted (numerically when all are numbers).
+    std::vector<CsvColumnRef> categoricalColumns{};
+    // Named input columns. Empty: every column but the label (and the ignored ones) goes, in
+    // file order, into one column named `featuresName`. Columns in no group are not read.
+    std::vector<CsvColumnGroup> groups{};
+    // Columns left out of the default "features" group (an id, say).
+    std::vector<CsvColumnRef> ignoredColumns{};
+    // Empty numeric cells become NaN instead of an error.
+    bool allowMissing = false;
+    std::string featuresName = "features";
+    std::string labelName = "label";
+};
+
+// Reads a table into a data set: one column per group (shape [F]) and the scalar label column.
+// Handles quoted fields (with "" escapes, delimiters and line breaks inside), CRLF line ends, a
+// UTF-8 byte order mark and blank lines. Errors are ParseError with the file, the line and the
+// 1-based column; Error::toString() reads e.g. `breast.csv:17:4: Column 4: "abc" is not a number.`
+// Bad options (an unknown column name, a position past the end) are InvalidArgument.
+Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOptions& options = {});
+
+}  // namespace kiln::engine::data

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// A Plan is a model compiled once for (batch size, training or inference, losses) on the CPU:
+// an ordered list of kernel steps (forward, losses, backward) and one arena whose regions are
+// reused by liveness. Running a step allocates nothing.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/allocator.h"
+#include "engine/core/thread_pool.h"
+#include "engine/exec/param_store.h"
+#include "engine/ops/model.h"
+
+namespace kiln::engine::exec {
+
+struct LossSpec {
+    std::string type;         // op name: "SparseCategoricalCrossentropy", ...
+    std::string output;       // model output node
+    AttrMap attrs;            // e.g. from_logits
+    Shape targetShape;        // per sample, without the batch dimension
+    float weight = 1.0f;
+};
+
+struct CompileOptions {
+    int64_t batch = 32;
+    bool training = true;     // false: no backward steps; BatchNorm uses moving statistics
+    std::vector<LossSpec> losses;  // may be empty for pure inference
+    uint64_t seed = 0;        // dropout masks
+};
+
+struct PlanStats {
+    size_t arenaBytes = 0;     // after liveness reuse
+    size_t unplannedBytes = 0; // what one buffer per value would take
+    size_t steps = 0;
+};
+
+class Plan {
+public:
+    static Result<std::unique_ptr<Plan>> compile(const ops::ModelInfo& model, ParamStore& params,
+                                                 const CompileOptions& options, ThreadPool& pool);
+    ~Plan();
+
+    int64_t batch() const { return m_batch; }
+    bool training() const { return m_training; }
+    // Buffers [batch, ...] the caller fills before running; valid for the plan's lifetime.
+    float* input(const std::string& inputNode);
+    float* input(size_t k);                // k-th Input node of the model
+    float* target(size_t loss);            // [batch, targetShape...]
+    // Output values after forward()/trainStep(), [batch, ...].
+    const float* output(size_t k) const;   // k-th model output
+    const float* value(const std::string& node) const;  // null if the value is not kept
+    Shape outputShape(size_t k) const;
+    float loss(size_t k) const { return m_lossValues[k]; }
+    float totalLoss() const;
+
+    // Forward pass (and losses when targets are set). In a training plan BatchNorm uses batch
+    // statistics and updates its moving averages, and Dropout is active.
+    Status forward(uint64_t step = 0);
+    // Forward, losses, backward: parameter gradients end in the ParamStore (zeroed first).
+    Status trainStep(uint64_t step);
+
+    const PlanStats& stats() const { return m_stats; }
+
+    struct Step;  // internal
+
+private:
+    Plan() = default;
+    Status run(bool backward, uint64_t step);
+
+    ThreadPool* m_pool = nullptr;
+    ParamStore* m_params = nullptr;
+    int64_t m_batch = 0;
+    bool m_training = false;
+    AlignedBuffer m_arena;
+    std::vector<std::unique_ptr<Step>> m_forward;
+    std::vector<std::unique_ptr<Step>> m_losses;
+    std::vector<std::unique_ptr<Step>> m_backward;
+    std::vector<float*> m_inputs;
+    std::vector<std::string> m_inputNames;
+    std::vector<float*> m_targets;
+    std::vector<const float*> m_outputs;
+    std::vector<Shape> m_outputShapes;
+    std::vector<std::string> m_valueNames;
+    std::vector<const float*> m_values;
+    std::vector<float> m_lossValues;
+    float* m_workspace = nullptr;
+    PlanStats m_stats;
+};
+
+}  // namespace kiln::engine::exec

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Activation family as layers: ReLU, LeakyReLU, ReLU6, GELU, Sigmoid, Tanh, Softmax.
+#include "engine/ops/kernels/elementwise.h"
+#include "engine/ops/op_helpers.h"
+
+namespace kiln::engine::ops {
+namespace {
+using namespace detail;
+
+Result<Shape> sameShape(const ShapeContext& c) { return c.inputs[0]; }
+
+class ActivationKernel final : public CpuKernel {
+public:
+    ActivationKernel(kernels::Activation act, int64_t rows, int64_t cols, float param)
+        : m_act(act), m_rows(rows), m_cols(cols), m_param(param) {}
+    bool backwardNeedsInputs() const override {
+        return m_act == kernels::Activation::GELU ||
+               (m_act == kernels::Activation::LeakyReLU && m_param <= 0.0f);
+    }
+    bool backwardNeedsOutput() const override { return !backwardNeedsInputs(); }
+    Status forward(const KernelIo& io) override {
+        if (m_act == kernels::Activation::Softmax)
+            kernels::softmaxForward(io.in[0], io.out, m_rows, m_cols, *io.pool);
+        else
+            kernels::activationForward(m_act, io.in[0], io.out, m_rows * m_cols, m_param, *io.pool);
+        return {};
+    }
+    Status backward(const KernelIo& io) override {
+        if (!io.dIn[0]) return {};
+        if (m_act == kernels::Activation::Softmax)
+            kernels::softmaxBackward(io.out, io.dOut, io.dIn[0], m_rows, m_cols, *io.pool);
+        else if (backwardNeedsInputs())
+            kernels::activationBackward(m_act, io.in[0], nullptr, io.dOut, io.dIn[0], m_rows * m_cols, m_param, *io.pool);
+        else
+            kernels::activationBackward(m_act, nullptr, io.out, io.dOut, io.dIn[0], m_rows * m_cols, m_param, *io.pool);
+        return {};
+    }
+
+private:
+    kernels::Activation m_act;
+    int64_t m_rows, m_cols;
+    float m_param;
+};
+
+template <kernels::Activation A>
+Result<std::unique_ptr<CpuKernel>> activationKernel(const ShapeContext& c, const Shape& out) {
+    float param = 0.0f;
+    if constexpr (A == kernels::Activation::LeakyReLU) param = static_cast<float>(c.attrs.getFloat("negative_slope"));
+    if constexpr (A == kernels::Activation::GELU)
+        param = c.attrs.getBool("approximate") ? kernels::kGeluApproximate : kernels::kGeluExact;
+    int64_t cols = out[-1];
+    return makeKernel<ActivationKernel>(A, out.numel() / cols, cols, param);
+}
+
+Result<Shape> softmaxShape(const ShapeContext& c) {
+    int64_t axis = c.attrs.getInt("axis");
+    if (axis != -1 && axis != c.inputs[0].rank() - 1)
+        return shapeError(c, "supports only the last axis (axis -1), got axis " + std::to_string(axis));
+    if (c.inputs[0].rank() < 2) return shapeError(c, "expects a batch and at least one more dimension");
+    return c.inputs[0];
+}
+
+OpDef activationRow(OpKind kind, std::string_view name, std::vector<AttrSpec> attrs, KernelFactory k,
+                    std::string_view doc, ShapeRule shape = sameShape) {
+    return {kind, name, Category::Activation, 1, 1, std::move(attrs), shape, nullptr, nullptr, k, doc};
+}
+
+}  // namespace
+
+std::vector<OpDef> activationOps() {
+    using A = kernels::Activation;
+    std::vector<OpDef> rows;
+    rows.push_back(activationRow(OpKind::ReLU, "ReLU", {}, activationKernel<A::ReLU>, "max(x, 0)"));
+    rows.push_back(activationRow(OpKind::LeakyReLU, "LeakyReLU",
+                                 {floatAttr("negative_slope", 0.3, 0.0, std::nullopt, "slope for negative inputs")},
+                                 activationKernel<A::LeakyReLU>, "x for x > 0, negative_slope·x otherwise"));
+    rows.push_back(activationRow(OpKind::ReLU6, "ReLU6", {}, activationKernel<A::ReLU6>, "min(max(x, 0), 6)"));
+    rows.push_back(activationRow(OpKind::GELU, "GELU",
+                                 {boolAttr("approximate", false, "use the tanh approximation instead of erf")},
+                                 activationKernel<A::GELU>, "Gaussian error linear unit"));
+    rows.push_back(activationRow(OpKind::Sigmoid, "Sigmoid", {}, activationKernel<A::Sigmoid>, "1 / (1 + exp(-x))"));
+    rows.push_back(activationRow(OpKind::Tanh, "Tanh", {}, activationKernel<A::Tanh>, "Hyperbolic tangent"));
+    rows.push_back(activationRow(OpKind::Softmax, "Softmax",
+                                 {intAttr("axis", -1, std::nullopt, std::nullopt, "axis normalised (the last)")},
+                                 activationKernel<A::Softmax>, "Normalised exponentials over the last axis",
+                                 softmaxShape));
+    return rows;
+}
+
+}  // namespace kiln::engine::ops

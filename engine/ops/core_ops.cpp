@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+// Core family: Input, Dense, Dropout, Flatten, Reshape, Embedding — attributes, shape rules,
+// parameters and CPU kernels.
+#include <cstring>
+
+#include "engine/ops/kernels/dropout.h"
+#include "engine/ops/kernels/elementwise.h"
+#include "engine/ops/kernels/embedding.h"
+#include "engine/ops/kernels/gemm.h"
+#include "engine/ops/op_helpers.h"
+
+namespace kiln::engine::ops {
+namespace {
+using namespace detail;
+
+// ---- Input -------------------------------------------------------------------------------
+Result<Shape> inputShape(const ShapeContext& c) {
+    std::vector<int64_t> dims{Shape::kBatch};
+    for (int64_t d : c.attrs.getInts("shape")) {
+        if (d <= 0) return shapeError(c, "has a non-positive dimension in its shape");
+        dims.push_back(d);
+    }
+    return Shape(dims);
+}
+
+class InputKernel final : public CpuKernel {
+public:
+    Status forward(const KernelIo&) override { return {}; }
+    Status backward(const KernelIo&) override { return {}; }
+};
+
+// ---- Dense -------------------------------------------------------------------------------
+Result<Shape> denseShape(const ShapeContext& c) {
+    const Shape& in = c.inputs[0];
+    if (in.rank() != 2)
+        return shapeError(c, "expects a rank-2 input but got " + in.toString() +
+                                 (in.rank() > 2 ? ": add a Flatten before it" : ""));
+    return Shape{in[0], c.attrs.getInt("units")};
+}
+
+std::vector<ParamSpec> denseParams(const ShapeContext& c, const Shape&) {
+    std::vector<ParamSpec> p{{"kernel", Shape{c.inputs[0][1], c.attrs.getInt("units")}, Init::GlorotUniform}};
+    if (c.attrs.getBool("use_bias")) p.push_back({"bias", Shape{c.attrs.getInt("units")}, Init::Zeros});
+    return p;
+}
+
+int64_t denseMacs(const ShapeContext& c, const Shape&) { return c.inputs[0][1] * c.attrs.getInt("units"); }
+
+class DenseKernel final : public CpuKernel {
+public:
+    DenseKernel(int64_t rows, int64_t in, int64_t out, bool bias, kernels::Activation act)
+        : m_rows(rows), m_in(in), m_out(out), m_bias(bias), m_epi(act, rows, out) {}
+    size_t workspaceFloats() const override { return m_epi.scratchFloats(); }
+    size_t savedFloats() const override { return m_epi.savedFloats(); }
+    bool backwardNeedsOutput() const override { return m_epi.active(); }
+
+    Status forward(const KernelIo& io) override {
+        ThreadPool& pool = *io.pool;
+        kernels::gemm(false, false, m_rows, m_out, m_in, 1.0f, io.in[0], m_in, io.params[0], m_out, 0.0f, io.out,
+                      m_out, pool);
+        if (m_bias)
+            kernels::biasActivationForward(io.out, m_bias ? io.params[1] : nullptr, m_rows, m_out,
+                                           kernels::Activation::Linear, 0.0f, pool);
+        m_epi.forward(io.out, io.saved, pool);
+        return {};
+    }
+
+    Status backward(const KernelIo& io) override {
+        ThreadPool& pool = *io.pool;
+        const float* dpre = m_epi.backward(io.out, io.dOut, io.workspace, io.saved, pool);
+        if (io.dParams[0])
+            kernels::gemm(true, false, m_in, m_out, m_rows, 1.0f, io.in[0], m_in, dpre, m_out, 1.0f, io.dParams[0],
+                          m_out, pool);
+        if (m_bias && io.dParams[1]) addColumnSums(dpre, m_rows, m_out, io.dParams[1], pool);
+        if (io.dIn[0])
+            kernels::gemm(false, true, m_rows, m_in, m_out, 1.0f, dpre, m_out, io.params[0], m_out, 1.0f, io.dIn[0],
+                          m_in, pool);
+        return {};
+    }
+
+private:
+    int64_t m_rows, m_in, m_out;
+    bool m_bias;
+    ActivationEpilogue m_epi;
+};
+
+Result<std::unique_ptr<CpuKernel>> denseKernel(const ShapeContext& c, const Shape& out) {
+    return makeKernel<DenseKernel>(c.inputs[0][0], c.inputs[0][1], out[1], c.attrs.getBool("use_bias"),
+                                   activationFromName(c.attrs.getString("activation")));
+}
+
+// ---- Dropout -----------------------------------------------------------------------------
+Result<Shape> sameShape(const ShapeContext& c) { return c.inputs[0]; }
+
+class DropoutKernel final : public CpuKernel {
+public:
+    DropoutKernel(int64_t n, float rate) : m_n(n), m_rate(rate) {}
+    // The mask is kept as bytes inside the float-typed saved buffer.
+    size_t savedFloats() const override { return static_cast<size_t>((m_n + 3) / 4); }
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const KernelIo& io) override {
+        auto* mask = reinterpret_cast<uint8_t*>(io.saved);
+        if (!io.training || m_rate <= 0.0f) {
+            kernels::copy(io.in[0], io.out, m_n, *io.pool);
+            std::memset(mask, 1, static_cast<size_t>(m_n));
+            return {};
+        }
+        kernels::dropoutForward(io.in[0], io.out, mask, m_n, m_rate, io.seed, io.step, true, *io.pool);
+        return {};
+    }
+    Status backward(const KernelIo& io) override {
+        if (!io.dIn[0]) return {};
+        if (m_rate <= 0.0f) {
+            kernels::accumulate(io.dOut, io.dIn[0], m_n, *io.pool);
+            return {};
+        }
+        kernels::dropoutBackward(io.dOut, reinterpret_cast<const uint8_t*>(io.saved), io.dIn[0], m_n, m_rate, true,
+                                 *io.pool);
+        return {};
+    }
+
+private:
+    int64_t m_n;
+    float m_rate;
+};
+
+Result<std::unique_ptr<CpuKernel>> dropoutKernel(const ShapeContext& c, const Shape& out) {
+    return makeKernel<DropoutKernel>(out.numel(), static_cast<float>(c.attrs.getFloat("rate")));
+}
+
+// ---- Flatten and Reshape: views of their input ---------------------------------------------
+Result<Shape> flattenShape(const ShapeContext& c) {
+    const Shape& in = c.inputs[0];
+    if (in.rank() < 2) return shapeError(c, "expects an input with a batch and at least one more dimension, got " + in.toString());
+    return Shape{in[0], in.numelFrom(1)};
+}
+
+Result<Shape> reshapeShape(const ShapeContext& c) {
+    const Shape& in = c.inputs[0];
+    std::vector<int64_t> target = c.attrs.getInts("target_shape");
+    int64_t known = 1;
+    int unknown = -1;
+    for (size_t i = 0; i < target.size(); ++i) {
+        if (target[i] == -1) {
+            if (unknown >= 0) return shapeError(c, "can infer only one dimension (-1) of target_shape");
+            unknown = static_cast<int>(i);
+        } else if (target[i] <= 0) {
+            return shapeError(c, "has an invalid dimension " + std::to_string(target[i]) + " in target_shape");
+        } else {
+            known *= target[i];
+        }
+    }
+    int64_t total = in.numelFrom(1);
+    if (unknown >= 0) {
+        if (total % known != 0)
+            return shapeError(c, "cannot reshape " + in.toString() + " (" + std::to_string(total) +
+                                     " values per sample) with target_shape containing -1");
+        target[static_cast<size_t>(unknown)] = total / known;
+    } else if (known != total) {
+        return shapeError(c, "cannot reshape " + in.toString() + " (" + std::to_string(total) +
+                                 " values per sample) into " + std::to_string(known) + " values");
+    }
+    std::vector<int64_t> dims{in[0]};
+    dims.insert(dims.end(), target.begin(), target.end());
+    return Shape(dims);
+}
+
+class ViewKernel final : public CpuKernel {
+public:
+    bool aliasesInput() const override { return true; }
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const KernelIo&) override { return {}; }
+    Status backward(const KernelIo&) override { return {}; }
+};
+
+Result<std::unique_ptr<CpuKernel>> viewKernel(const ShapeContext&, const Shape&) { return makeKernel<ViewKernel>(); }
+
+// ---- Embedding ---------------------------------------------------------------------------
+Result<Shape> embeddingShape(const ShapeContext& c) {
+    const Shape& in = c.inputs[0];
+    if (in.rank() < 1) return shapeError(c, "expects integer ids with a batch dimension");
+    std::vector<int64_t> dims = in.dims();
+    dims.push_back(c.attrs.getInt("output_dim"));
+    return Shape(dims);
+}
+
+std::vector<ParamSpec> embeddingParams(const ShapeContext& c, const Shape&) {
+    return {{"embeddings", Shape{c.attrs.getInt("input_dim"), c.attrs.getInt("output_dim")}, Init::Uniform005}};
+}
+
+class EmbeddingKernel final : public CpuKernel {
+public:
+    EmbeddingKernel(int64_t count, int64_t vocab, int64_t dim) : m_count(count), m_vocab(vocab), m_dim(dim) {}
+    Status forward(const KernelIo& io) override {
+        auto bad = kernels::embeddingForward(io.in[0], m_count, io.params[0], m_vocab, m_dim, io.out, *io.pool);
+        if (!bad.ok())
+            return Error(ErrorCode::DataError, "id " + std::to_string(static_cast<int64_t>(bad.value)) + " at position " +
+                                                   std::to_string(bad.position) + " is outside the vocabulary [0, " +
+                                                   std::to_string(m_vocab) + ")")
+                .with("reason", "id out of range");
+        return {};
+    }
+    Status backward(const KernelIo& io) override {
+        if (io.dParams[0]) kernels::embeddingBackward(io.in[0], m_count, io.dOut, m_vocab, m_dim, io.dParams[0], *io.pool);
+        return {};
+    }
+
+private:
+    int64_t m_count, m_vocab, m_dim;
+};
+
+Result<std::unique_ptr<CpuKernel>> embeddingKernel(const ShapeContext& c, const Shape&) {
+    return makeKernel<EmbeddingKernel>(c.inputs[0].numel(), c.attrs.getInt("input_dim"), c.attrs.getInt("output_dim"));
+}
+
+Result<std::unique_ptr<CpuKernel>> inputKernel(const ShapeContext&, const Shape&) { return makeKernel<InputKernel>(); }
+
+}  // namespace
+
+std::vector<OpDef> coreOps() {
+    std::vector<OpDef> rows;
+    rows.push_back({OpKind::Input, "Input", Category::Input, 0, 0,
+                    {intsAttr("shape", {}, 0, 1, "shape of one sample, without the batch dimension", true),
+                     choiceAttr("dtype", "float32", {"float32", "int32"}, "element type of the fed data")},
+                    inputShape, nullptr, nullptr, inputKernel, "A model input fed from the data set"});
+    rows.push_back({OpKind::Dense, "Dense", Category::Core, 1, 1,
+                    {requiredInt("units", 1, "number of output units"), activationAttr(),
+                     boolAttr("use_bias", true, "add a learned bias")},
+                    denseShape, denseParams, denseMacs, denseKernel, "Fully connected layer: y = activation(x·W + b)"});
+    rows.push_back({OpKind::Dropout, "Dropout", Category::Regularization, 1, 1,
+                    {floatAttr("rate", 0.5, 0.0, 0.99, "fraction of inputs set to zero while training")},
+                    sameShape, nullptr, nullptr, dropoutKernel,
+                    "Randomly zeroes inputs while training and rescales the rest"});
+    rows.push_back({OpKind::Flatten, "Flatten", Category::Core, 1, 1, {}, flattenShape, nullptr, nullptr, viewKernel,
+                    "Flattens each sample to one dimension"});
+    rows.push_back({OpKind::Reshape, "Reshape", Category::Core, 1, 1,
+                    {intsAttr("target_shape", {}, 0, -1, "new shape of one sample; one entry may be -1", true)},
+                    reshapeShape, nullptr, nullptr, viewKernel, "Gives each sample a new shape"});
+    rows.push_back({OpKind::Embedding, "Embedding", Category::Core, 1, 1,
+                    {requiredInt("input_dim", 1, "vocabulary size (ids are 0 .. input_dim-1)"),
+                     requiredInt("output_dim", 1, "size of each embedding vector")},
+                    embeddingShape, embeddingParams, nullptr, embeddingKernel,
+                    "Maps integer ids to learned dense vectors"});
+    return rows;
+}
+
+}  // namespace kiln::engine::ops

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// Inverted dropout. One Philox call yields four 32-bit words, i.e. the uniforms of four consecutive
+// elements (rng::bits uses counter index/4 and word index%4), so the mask is generated four
+// elements per call in tiles, then applied by a branch-free select loop.
+#include "engine/ops/kernels/dropout.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/core/rng.h"
+#include "engine/ops/kernels/elementwise.h"
+
+namespace kiln::engine::kernels {
+
+namespace {
+
+// Elements per parallel chunk, at least (Philox is ~10 multiply rounds per 4 elements).
+constexpr int64_t kGrain = 8192;
+// Random words are generated for this many elements at a time into a stack tile.
+constexpr int64_t kTile = 256;
+
+// words[k] = rng::bits(seed, stream, first + k) for k < count; first is a multiple of 4 (chunks
+// from parallelElements start at multiples of 64 and tiles advance by kTile).
+void randomWords(uint64_t seed, uint64_t stream, uint64_t first, int64_t count, uint32_t* words) {
+    const uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+    const uint32_t s0 = static_cast<uint32_t>(stream), s1 = static_cast<uint32_t>(stream >> 32);
+    for (int64_t k = 0; k < count; k += 4) {
+        const uint64_t index = first + static_cast<uint64_t>(k);
+        const rng::U32x4 r = rng::philox(static_cast<uint32_t>(index >> 2), static_cast<uint32_t>(index >> 34),
+                                         s0, s1, k0, k1);
+        for (int j = 0; j < 4; ++j) words[k + j] = r.v[j];  // the tile has room for a whole group
+    }
+}
+
+}  // namespace
+
+float dropoutScale(float rate) {
+    if (rate <= 0.0f) return 1.0f;
+    if (rate >= 1.0f) return 0.0f;
+    return 1.0f / (1.0f - rate);
+}
+
+void dropoutForward(const float* x, float* y, uint8_t* mask, int64_t n, float rate, uint64_t seed,
+                    uint64_t stream, bool training, ThreadPool& pool) {
+    if (n <= 0) return;
+    if (!training || rate <= 0.0f) {
+        copy(x, y, n, pool);
+        if (mask) std::memset(mask, 1, static_cast<size_t>(n));
+        return;
+    }
+    if (rate >= 1.0f) {
+        zero(y, n, pool);
+        if (mask) std::memset(mask, 0, static_cast<size_t>(n));
+        return;
+    }
+    const float scale = dropoutScale(rate);
+    parallelElements(pool, n, kGrain, [&](int64_t b, int64_t e) {
+        uint32_t words[kTile];
+        for (int64_t t0 = b; t0 < e; t0 += kTile) {
+            const int64_t len = std::min(kTile, e - t0);
+            randomWords(seed, stream, static_cast<uint64_t>(t0), len, words);
+            for (int64_t k = 0; k < len; ++k) {
+                // Exactly rng::uniform's value, so any implementation comparing it to `rate` agrees.
+                const float u = static_cast<float>(words[k] >> 8) * (1.0f / 16777216.0f);
+                const bool keep = u >= rate;
+                y[t0 + k] = keep ? x[t0 + k] * scale : 0.0f;
+                if (mask) mask[t0 + k] = static_cast<uint8_t>(keep);
+            }
+        }
+    });
+}
+
+void dropoutBackward(const float* dy, const uint8_t* mask, float* dx, int64_t n, float rate, bool training,
+                     ThreadPool& pool) {
+    if (n <= 0) return;
+    if (!training || rate <= 0.0f) {
+        accumulate(dy, dx, n, pool);
+        return;
+    }
+    if (rate >= 1.0f) return;  // nothing was kept: the gradient is zero
+    const float scale = dropoutScale(rate);
+    parallelElements(pool, n, kGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) dx[i] += mask[i] ? dy[i] * scale : 0.0f;
+    });
+}
+
+}  // namespace kiln::engine::kernels

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// Batch and layer normalisation over the last (channel) axis of a row-major [rows, c] float32
+// view, forward and accumulating backward. For NHWC tensors rows = n*h*w.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/core/thread_pool.h"
+
+namespace kiln::engine::kernels {
+
+// Conventions shared by every function here:
+// - gamma (scale) and beta (center) are [c] and may be nullptr, meaning 1 and 0 (Keras's
+//   scale=False / center=False).
+// - Backward functions ACCUMULATE: dx += ..., dgamma += ..., dbeta += ...; each may be nullptr.
+// - Reductions accumulate in double in a fixed order (over rows per channel, or over channels
+//   per row), so results are bit-identical run to run and for any thread count.
+
+struct BatchNormParams {
+    float epsilon = 1e-3f;   // Keras default
+    float momentum = 0.99f;  // Keras convention: moving = moving*momentum + batch*(1 - momentum)
+    // Which batch variance feeds the moving variance. false: the biased batch variance (divide by
+    // rows), which is what Keras 3 and TF2 Keras's non-fused path do. true: the unbiased one
+    // (divide by rows - 1), which is what PyTorch and TF2 Keras's fused path (the default for
+    // 4-D NHWC inputs) do. Normalisation itself always uses the biased variance.
+    bool unbiasedMovingVariance = false;
+};
+
+// Training-mode forward: batch statistics per channel, y = (x - mean) * invStd * gamma + beta
+// with invStd = 1 / sqrt(var + epsilon), var biased. Writes saveMean[c] and saveInvStd[c] for
+// the backward pass and, when movingMean/movingVar are non-null, updates them in place with the
+// momentum rule above. Overwrites y (y may alias x).
+void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
+                              const BatchNormParams& params, float* y, float* saveMean, float* saveInvStd,
+                              float* movingMean, float* movingVar, ThreadPool& pool);
+
+// Inference-mode forward with the moving statistics. Overwrites y (y may alias x).
+void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
+                               const float* movingMean, const float* movingVar, float epsilon, float* y,
+                               ThreadPool& pool);
+
+// Gradients of batchNormForwardTraining (the batch statistics depend on x):
+//   xhat = (x - mean) * invStd, dbeta += sum dy, dgamma += sum dy*xhat,
+//   dx += gamma * invStd * (dy - mean(dy) - xhat * mean(dy*xhat)).
+void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma,
+                               const float* saveMean, const float* saveInvStd, const float* dy, float* dx,
+                               float* dgamma, float* dbeta, ThreadPool& pool);
+
+// Gradients of batchNormForwardInference (frozen statistics, e.g. fine-tuning with
+// training=False): dx += dy * gamma * invStd, dgamma += sum dy*xhat, dbeta += sum dy.
+void batchNormBackwardInference(int64_t rows, int64_t c, const float* x, const float* gamma,
+                                const float* movingMean, const float* movingVar, float epsilon,
+                                const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool);
+
+// Layer normalisation of each row over its c channels (Keras LayerNormalization with axis=-1,
+// default epsilon 1e-3): y = (x - mean_r) * rstd_r * gamma + beta, rstd = 1/sqrt(var_r + eps),
+// var biased. Writes saveMean[rows] and saveRstd[rows]. Overwrites y (y may alias x).
+void layerNormForward(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
+                      float epsilon, float* y, float* saveMean, float* saveRstd, ThreadPool& pool);
+
+// Gradients of layerNormForward: with g = dy * gamma,
+//   dx += rstd * (g - mean_c(g) - xhat * mean_c(g * xhat)), dgamma += sum_rows dy*xhat,
+//   dbeta += sum_rows dy.
+void layerNormBackward(int64_t rows, int64_t c, const float* x, const float* gamma, const float* saveMean,
+                       const float* saveRstd, const float* dy, float* dx, float* dgamma, float* dbeta,
+                       ThreadPool& pool);
+
+}  // namespace kiln::engine::kernels

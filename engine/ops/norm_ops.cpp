@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+// Normalization family: BatchNormalization and LayerNormalization over the last axis.
+// A frozen BatchNormalization (trainable: false) runs in inference mode, as in Keras, so that
+// fine-tuning keeps a pretrained network's statistics.
+#include "engine/ops/kernels/normalization.h"
+#include "engine/ops/op_helpers.h"
+
+namespace kiln::engine::ops {
+namespace {
+using namespace detail;
+
+Result<Shape> normShape(const ShapeContext& c) {
+    if (c.inputs[0].rank() < 2) return shapeError(c, "expects a batch and at least one more dimension");
+    if (c.attrs.getInt("axis") != -1 && c.attrs.getInt("axis") != c.inputs[0].rank() - 1)
+        return shapeError(c, "normalises only the last (channel) axis, axis -1");
+    return c.inputs[0];
+}
+
+std::vector<ParamSpec> bnParams(const ShapeContext& c, const Shape&) {
+    Shape s{c.inputs[0][-1]};
+    return {{"gamma", s, Init::Ones},
+            {"beta", s, Init::Zeros},
+            {"moving_mean", s, Init::Zeros, false},
+            {"moving_variance", s, Init::Ones, false}};
+}
+
+std::vector<ParamSpec> lnParams(const ShapeContext& c, const Shape&) {
+    Shape s{c.inputs[0][-1]};
+    return {{"gamma", s, Init::Ones}, {"beta", s, Init::Zeros}};
+}
+
+int64_t normMacs(const ShapeContext& c, const Shape& out) { return 2 * out.numelFrom(1); }
+
+class BatchNormKernel final : public CpuKernel {
+public:
+    BatchNormKernel(int64_t rows, int64_t ch, float momentum, float eps, bool frozen)
+        : m_rows(rows), m_c(ch), m_momentum(momentum), m_eps(eps), m_frozen(frozen) {}
+    size_t savedFloats() const override { return static_cast<size_t>(2 * m_c); }  // batch mean, 1/std
+    Status forward(const KernelIo& io) override {
+        if (io.training && !m_frozen) {
+            kernels::BatchNormParams bp;
+            bp.epsilon = m_eps;
+            bp.momentum = m_momentum;
+            kernels::batchNormForwardTraining(m_rows, m_c, io.in[0], io.params[0], io.params[1], bp, io.out, io.saved,
+                                              io.saved + m_c, io.params[2], io.params[3], *io.pool);
+        } else {
+            kernels::batchNormForwardInference(m_rows, m_c, io.in[0], io.params[0], io.params[1], io.params[2],
+                                               io.params[3], m_eps, io.out, *io.pool);
+        }
+        return {};
+    }
+    Status backward(const KernelIo& io) override {
+        if (m_frozen) {
+            kernels::batchNormBackwardInference(m_rows, m_c, io.in[0], io.params[0], io.params[2], io.params[3], m_eps,
+                                                io.dOut, io.dIn[0], io.dParams[0], io.dParams[1], *io.pool);
+            return {};
+        }
+        kernels::batchNormBackwardTraining(m_rows, m_c, io.in[0], io.params[0], io.saved, io.saved + m_c, io.dOut,
+                                           io.dIn[0], io.dParams[0], io.dParams[1], *io.pool);
+        return {};
+    }
+
+private:
+    int64_t m_rows, m_c;
+    float m_momentum, m_eps;
+    bool m_frozen;
+};
+
+class LayerNormKernel final : public CpuKernel {
+public:
+    LayerNormKernel(int64_t rows, int64_t ch, float eps) : m_rows(rows), m_c(ch), m_eps(eps) {}
+    size_t savedFloats() const override { return static_cast<size_t>(2 * m_rows); }  // per-row mean, 1/std
+    Status forward(const KernelIo& io) override {
+        kernels::layerNormForward(m_rows, m_c, io.in[0], io.params[0], io.params[1], m_eps, io.out, io.saved,
+                                  io.saved + m_rows, *io.pool);
+        return {};
+    }
+    Status backward(const KernelIo& io) override {
+        kernels::layerNormBackward(m_rows, m_c, io.in[0], io.params[0], io.saved, io.saved + m_rows, io.dOut, io.dIn[0],
+                                   io.dParams[0], io.dParams[1], *io.pool);
+        return {};
+    }
+
+private:
+    int64_t m_rows, m_c;
+    float m_eps;
+};
+
+Result<std::unique_ptr<CpuKernel>> bnKernel(const ShapeContext& c, const Shape& out) {
+    int64_t ch = out[-1];
+    return makeKernel<BatchNormKernel>(out.numel() / ch, ch, static_cast<float>(c.attrs.getFloat("momentum")),
+                                       static_cast<float>(c.attrs.getFloat("epsilon")), !c.node.trainable);
+}
+Result<std::unique_ptr<CpuKernel>> lnKernel(const ShapeContext& c, const Shape& out) {
+    int64_t ch = out[-1];
+    return makeKernel<LayerNormKernel>(out.numel() / ch, ch, static_cast<float>(c.attrs.getFloat("epsilon")));
+}
+
+AttrSpec axisAttr() { return intAttr("axis", -1, std::nullopt, std::nullopt, "normalised axis (the last)"); }
+
+}  // namespace
+
+std::vector<OpDef> normOps() {
+    std::vector<OpDef> rows;
+    rows.push_back({OpKind::BatchNormalization, "BatchNormalization", Category::Normalization, 1, 1,
+                    {axisAttr(), floatAttr("momentum", 0.99, 0.0, 1.0, "weight of the old moving statistics"),
+                     floatAttr("epsilon", 1e-3, 1e-12, 1.0, "added to the variance for stability")},
+                    normShape, bnParams, normMacs, bnKernel,
+                    "Normalises each channel with batch statistics while training, moving averages otherwise"});
+    rows.push_back({OpKind::LayerNormalization, "LayerNormalization", Category::Normalization, 1, 1,
+                    {axisAttr(), floatAttr("epsilon", 1e-3, 1e-12, 1.0, "added to the variance for stability")},
+                    normShape, lnParams, normMacs, lnKernel, "Normalises each sample over its last axis"});
+    return rows;
+}
+
+}  // namespace kiln::engine::ops

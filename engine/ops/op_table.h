@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// The op table: one row per OpKind with the file name, arity, typed attribute specs, the
+// parameter rule, the shape rule and the CPU kernel factory. Adding an op = one enum value, one
+// row (checked at compile time for count and order) and the family file that implements it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "engine/core/shape.h"
+#include "engine/core/thread_pool.h"
+#include "engine/graph/attr.h"
+#include "engine/graph/graph.h"
+
+namespace kiln::engine::ops {
+
+enum class OpKind : uint8_t {
+    Input,
+    Dense,
+    Conv2D,
+    MaxPooling2D,
+    AveragePooling2D,
+    GlobalAveragePooling2D,
+    BatchNormalization,
+    LayerNormalization,
+    Dropout,
+    Flatten,
+    Reshape,
+    Concatenate,
+    Add,
+    Multiply,
+    ReLU,
+    LeakyReLU,
+    ReLU6,
+    GELU,
+    Sigmoid,
+    Tanh,
+    Softmax,
+    Embedding,
+    SparseCategoricalCrossentropy,
+    CategoricalCrossentropy,
+    BinaryCrossentropy,
+    MeanSquaredError,
+    MeanAbsoluteError,
+};
+constexpr int kOpKindCount = 27;
+
+enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss };
+const char* categoryName(Category c);
+
+enum class Init { Zeros, Ones, GlorotUniform, HeUniform, Uniform005 };
+
+struct ParamSpec {
+    std::string name;  // "kernel", "bias", "gamma", "beta", "moving_mean", "moving_variance", "embeddings"
+    Shape shape;
+    Init init = Init::Zeros;
+    bool trainable = true;  // false for moving statistics: updated by the forward pass, never by the optimizer
+};
+
+// What a kernel sees in one call. Pointers are float32 host buffers owned by the plan.
+struct KernelIo {
+    std::span<const float* const> in;   // inputs, in port order
+    float* out = nullptr;               // the output
+    std::span<float* const> params;     // parameter values, in ParamSpec order
+    // Backward only: the output gradient, and where to ACCUMULATE input/parameter gradients
+    // (null where none is needed: frozen parameter, or an input that needs no gradient).
+    const float* dOut = nullptr;
+    std::span<float* const> dIn;
+    std::span<float* const> dParams;
+    float* saved = nullptr;      // per-node state kept from forward to backward (savedFloats())
+    float* workspace = nullptr;  // scratch shared by all steps (workspaceFloats())
+    bool training = false;
+    uint64_t seed = 0;           // per-node RNG seed (dropout)
+    uint64_t step = 0;           // training step, the RNG stream for dropout
+    ThreadPool* pool = nullptr;
+    // Loss ops: the loss value written to out[0]; gradScale multiplies d(loss)/d(prediction).
+    float gradScale = 1.0f;
+};
+
+// A CPU kernel bound to concrete shapes at plan time.
+class CpuKernel {
+public:
+    virtual ~CpuKernel() = default;
+    virtual size_t workspaceFloats() const { return 0; }
+    virtual size_t savedFloats() const { return 0; }
+    // Which forward values backward() reads; the memory planner keeps them alive until then.
+    virtual bool backwardNeedsInputs() const { return true; }
+    virtual bool backwardNeedsOutput() const { return false; }
+    // Output aliases input 0 (reshape-like): no copy, no own buffer.
+    virtual bool aliasesInput() const { return false; }
+    virtual Status forward(const KernelIo& io) = 0;
+    virtual Status backward(const KernelIo& io) = 0;
+};
+
+struct ShapeContext {
+    const Node& node;
+    const AttrMap& attrs;  // with defaults filled in
+    std::span<const Shape> inputs;
+};
+
+using ShapeRule = Result<Shape> (*)(const ShapeContext&);
+using ParamRule = std::vector<ParamSpec> (*)(const ShapeContext&, const Shape& output);
+// Multiply-accumulates per sample (forward), for the summary.
+using MacRule = int64_t (*)(const ShapeContext&, const Shape& output);
+using KernelFactory = Result<std::unique_ptr<CpuKernel>> (*)(const ShapeContext&, const Shape& output);
+
+struct OpDef {
+    OpKind kind;
+    std::string_view name;  // stable file name, Keras class name
+    Category category;
+    int minInputs;
+    int maxInputs;          // -1: any number
+    std::vector<AttrSpec> attrs;
+    ShapeRule shape;
+    ParamRule params;       // null: no parameters
+    MacRule macs;           // null: 0
+    KernelFactory cpu;
+    std::string_view doc;   // one line
+};
+
+const std::array<OpDef, kOpKindCount>& opTable();
+const OpDef& opDef(OpKind kind);
+const OpDef* findOp(std::string_view name);
+
+bool isLoss(OpKind kind);
+
+// Validates a node's attributes against its op's specs: unknown attributes, types, ranges;
+// returns the full map with defaults filled in.
+Result<AttrMap> resolveAttrs(const OpDef& def, const Node& node);
+
+// Family registration functions (one per family file) return their rows; op_table.cpp puts them
+// in enum order and checks the order at start-up.
+std::vector<OpDef> coreOps();         // Input, Dense, Dropout, Flatten, Reshape, Embedding
+std::vector<OpDef> convOps();         // Conv2D and pooling
+std::vector<OpDef> normOps();         // BatchNormalization, LayerNormalization
+std::vector<OpDef> mergeOps();        // Concatenate, Add, Multiply
+std::vector<OpDef> activationOps();   // ReLU ... Softmax
+std::vector<OpDef> lossOps();         // the losses
+
+// Shape-rule helpers shared by the families.
+Error shapeError(const ShapeContext& c, const std::string& why);
+std::string opLabel(const ShapeContext& c);  // `Dense "fc1"`
+
+}  // namespace kiln::engine::ops

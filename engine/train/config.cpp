@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: Apache-2.0
+// Parsing of the training and data sections, and loading the data they describe.
+#include "engine/train/config.h"
+
+#include <filesystem>
+#include <set>
+
+#include "engine/data/csv_table.h"
+#include "engine/data/idx_reader.h"
+#include "engine/data/split.h"
+#include "engine/io/project.h"
+
+namespace kiln::engine::train {
+namespace {
+using nlohmann::json;
+
+Error fieldError(const std::string& field, const std::string& why) {
+    return Error(ErrorCode::ConfigError, field + " " + why).with("field", field).with("reason", why);
+}
+
+// Typed access to one JSON object's fields, naming "section.field" in errors and rejecting
+// fields nobody reads (a typo must not be silently ignored).
+class Fields {
+public:
+    Fields(const json& obj, std::string prefix) : m_obj(obj), m_prefix(std::move(prefix)) {}
+
+    std::string name(const std::string& key) const { return m_prefix + "." + key; }
+    bool has(const std::string& key) {
+        m_known.insert(key);
+        return m_obj.is_object() && m_obj.contains(key);
+    }
+    const json& raw(const std::string& key) {
+        m_known.insert(key);
+        return m_obj.at(key);
+    }
+    template <typename T>
+    Status get(const std::string& key, T& out) {
+        if (!has(key)) return {};
+        const json& v = m_obj.at(key);
+        if constexpr (std::is_same_v<T, bool>) {
+            if (!v.is_boolean()) return fieldError(name(key), "must be true or false");
+            out = v.get<bool>();
+        } else if constexpr (std::is_integral_v<T>) {
+            if (!v.is_number_integer()) return fieldError(name(key), "must be an integer");
+            out = v.get<T>();
+        } else if constexpr (std::is_floating_point_v<T>) {
+            if (!v.is_number()) return fieldError(name(key), "must be a number");
+            out = v.get<T>();
+        } else if constexpr (std::is_same_v<T, std::string>) {
+            if (!v.is_string()) return fieldError(name(key), "must be a string");
+            out = v.get<std::string>();
+        }
+        return {};
+    }
+    template <typename T>
+    Status getOpt(const std::string& key, std::optional<T>& out) {
+        if (!has(key)) return {};
+        T v{};
+        KILN_TRY(get(key, v));
+        out = v;
+        return {};
+    }
+    Status finish() const {
+        if (!m_obj.is_object()) return fieldError(m_prefix, "must be an object");
+        for (auto& [k, v] : m_obj.items())
+            if (!m_known.count(k)) return fieldError(name(k), "is not a known setting");
+        return {};
+    }
+
+private:
+    const json& m_obj;
+    std::string m_prefix;
+    std::set<std::string> m_known;
+};
+
+Result<optim::OptimizerConfig> parseOptimizer(const json& j) {
+    optim::OptimizerConfig c;
+    if (j.is_string()) {
+        c.type = j.get<std::string>();
+        KILN_TRY(c.validate());
+        return c;
+    }
+    Fields f(j, "training.optimizer");
+    KILN_TRY(f.get("type", c.type));
+    KILN_TRY(f.getOpt("learning_rate", c.learningRate));
+    KILN_TRY(f.get("momentum", c.momentum));
+    KILN_TRY(f.get("nesterov", c.nesterov));
+    KILN_TRY(f.get("beta_1", c.beta1));
+    KILN_TRY(f.get("beta_2", c.beta2));
+    KILN_TRY(f.get("epsilon", c.epsilon));
+    KILN_TRY(f.get("amsgrad", c.amsgrad));
+    KILN_TRY(f.get("rho", c.rho));
+    KILN_TRY(f.get("centered", c.centered));
+    KILN_TRY(f.getOpt("weight_decay", c.weightDecay));
+    KILN_TRY(f.getOpt("clipnorm", c.clipNorm));
+    KILN_TRY(f.getOpt("global_clipnorm", c.globalClipNorm));
+    KILN_TRY(f.getOpt("clipvalue", c.clipValue));
+    if (auto kind = optim::parseOptimizerKind(c.type); kind.ok() && *kind == optim::OptimizerKind::RmsProp)
+        KILN_TRY(f.get("momentum", c.rmsMomentum));
+    KILN_TRY(f.finish());
+    KILN_TRY(c.validate());
+    return c;
+}
+
+Result<optim::ScheduleConfig> parseSchedule(const json& j, double lr) {
+    optim::ScheduleConfig s;
+    s.initial = lr;
+    Fields f(j, "training.schedule");
+    KILN_TRY(f.get("type", s.type));
+    KILN_TRY(f.get("step_size", s.stepSize));
+    KILN_TRY(f.get("gamma", s.gamma));
+    KILN_TRY(f.get("decay_steps", s.decaySteps));
+    KILN_TRY(f.get("decay_rate", s.decayRate));
+    KILN_TRY(f.get("staircase", s.staircase));
+    KILN_TRY(f.get("alpha", s.alpha));
+    KILN_TRY(f.get("warmup_steps", s.warmupSteps));
+    KILN_TRY(f.get("warmup_start", s.warmupStart));
+    KILN_TRY(f.finish());
+    KILN_TRY(s.validate());
+    return s;
+}
+
+Result<LossConfig> parseLoss(const json& j, const Graph& graph, size_t index) {
+    std::string prefix = "training.loss" + (index > 0 ? "[" + std::to_string(index) + "]" : std::string());
+    LossConfig lc;
+    if (j.is_string()) {
+        lc.spec.type = j.get<std::string>();
+    } else {
+        if (!j.is_object()) return fieldError(prefix, "must be a loss name or an object");
+        for (auto& [k, v] : j.items()) {
+            if (k == "type") {
+                if (!v.is_string()) return fieldError(prefix + ".type", "must be a string");
+                lc.spec.type = v.get<std::string>();
+            } else if (k == "output") {
+                if (!v.is_string()) return fieldError(prefix + ".output", "must be a node name");
+                lc.spec.output = v.get<std::string>();
+            } else if (k == "target") {
+                if (!v.is_string()) return fieldError(prefix + ".target", "must be a data column name");
+                lc.target = v.get<std::string>();
+            } else if (k == "weight") {
+                if (!v.is_number()) return fieldError(prefix + ".weight", "must be a number");
+                lc.spec.weight = v.get<float>();
+            } else if (k == "from_logits") {
+                if (!v.is_boolean()) return fieldError(prefix + ".from_logits", "must be true or false");
+                lc.spec.attrs.set("from_logits", v.get<bool>());
+            } else {
+                return fieldError(prefix + "." + k, "is not a known setting");
+            }
+        }
+    }
+    const ops::OpDef* def = ops::findOp(lc.spec.type);
+    if (!def || !ops::isLoss(def->kind)) {
+        std::string known;
+        for (const auto& row : ops::opTable())
+            if (ops::isLoss(row.kind)) known += (known.empty() ? "" : ", ") + std::string(row.name);
+        return fieldError(prefix + ".type", "\"" + lc.spec.type + "\" is not a loss (use one of " + known + ")");
+    }
+    if (lc.spec.output.empty()) {
+        std::vector<std::string> outs = graph.outputs;
+        if (outs.empty()) {
+            auto users = graph.consumers();
+            for (size_t i = 0; i < users.size(); ++i)
+                if (users[i].empty()) outs.push_back(graph.nodes[i].name);
+        }
+        if (outs.size() != 1) return fieldError(prefix + ".output", "must name the model output (the model has several)");
+        lc.spec.output = outs[0];
+    }
+    if (graph.find(lc.spec.output) < 0)
+        return fieldError(prefix + ".output", "names \"" + lc.spec.output + "\", which is not a node");
+    if (lc.target.empty()) lc.target = "label";
+    return lc;
+}
+
+}  // namespace
+
+Result<TrainingConfig> parseTrainingConfig(const json& training, const Graph& graph) {
+    TrainingConfig c;
+    Fields f(training, "training");
+    KILN_TRY(f.get("epochs", c.epochs));
+    KILN_TRY(f.get("batch_size", c.batchSize));
+    KILN_TRY(f.get("seed", c.seed));
+    KILN_TRY(f.get("shuffle", c.shuffle));
+    KILN_TRY(f.get("validation_split", c.validationSplit));
+    if (c.epochs < 0) return fieldError("training.epochs", "must not be negative");
+    if (c.batchSize < 1) return fieldError("training.batch_size", "must be at least 1");
+    if (c.validationSplit < 0 || c.validationSplit >= 1) return fieldError("training.validation_split", "must be in [0, 1)");
+    if (f.has("optimizer")) {
+        KILN_ASSIGN(c.optimizer, parseOptimizer(f.raw("optimizer")));
+    } else {
+        KILN_TRY(c.optimizer.validate());
+    }
+    double lr = c.optimizer.resolvedLearningRate();
+    if (f.has("schedule")) {
+        KILN_ASSIGN(c.schedule, parseSchedule(f.raw("schedule"), lr));
+    } else {
+        c.schedule.initial = lr;
+    }
+    if (!f.has("loss")) return fieldError("training.loss", "is missing (e.g. \"SparseCategoricalCrossentropy\")");
+    const json& loss = f.raw("loss");
+    if (loss.is_array()) {
+        for (size_t i = 0; i < loss.size(); ++i) {
+            KILN_ASSIGN(auto lc, parseLoss(loss[i], graph, i));
+            c.losses.push_back(std::move(lc));
+        }
+    } else {
+        KILN_ASSIGN(auto lc, parseLoss(loss, graph, 0));
+        c.losses.push_back(std::move(lc));
+    }
+    if (f.has("metrics")) {
+        const json& m = f.raw("metrics");
+        if (!m.is_array()) return fieldError("training.metrics", "must be a list of metric names");
+        for (const auto& e : m) {
+            if (!e.is_string()) return fieldError("training.metrics", "must be a list of metric names");
+            c.metrics.push_back(e.get<std::string>());
+        }
+    }
+    KILN_TRY(f.finish());
+    return c;
+}
+
+namespace {
+
+Result<data::InMemoryDataset> loadIdxPart(const json& part, const std::string& field, const std::string& project) {
+    Fields f(part, field);
+    std::string images, labels;
+    KILN_TRY(f.get("images", images));
+    KILN_TRY(f.get("labels", labels));
+    KILN_TRY(f.finish());
+    if (images.empty() || labels.empty()) return fieldError(field, "needs \"images\" and \"labels\" paths");
+    return data::readIdx(io::resolveDataPath(images, project), io::resolveDataPath(labels, project));
+}
+
+Result<std::vector<data::CsvColumnRef>> columnList(const json& j, const std::string& field) {
+    std::vector<data::CsvColumnRef> out;
+    if (!j.is_array()) return fieldError(field, "must be a list of column numbers or names");
+    for (const auto& e : j) {
+        if (e.is_number_integer()) out.emplace_back(e.get<int64_t>());
+        else if (e.is_string()) out.emplace_back(e.get<std::string>());
+        else return fieldError(field, "must be a list of column numbers or names");
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<DataBundle> loadData(const json& dataJson, const std::string& projectPath, uint64_t seed) {
+    DataBundle b;
+    Fields f(dataJson, "data");
+    std::string format;
+    KILN_TRY(f.get("format", format));
+    if (f.has("inputs")) {
+        const json& in = f.raw("inputs");
+        if (!in.is_object()) return fieldError("data.inputs", "must map Input nodes to data columns");
+        for (auto& [node, col] : in.items()) {
+            if (!col.is_string()) return fieldError("data.inputs." + node, "must be a data column name");
+            b.inputs[node] = col.get<std::string>();
+        }
+    }
+    if (format == "idx") {
+        if (!f.has("train")) return fieldError("data.train", "is missing");
+        KILN_ASSIGN(b.train, loadIdxPart(f.raw("train"), "data.train", projectPath));
+        if (f.has("test")) {
+            KILN_ASSIGN(auto t, loadIdxPart(f.raw("test"), "data.test", projectPath));
+            b.test = std::move(t);
+        }
+        if (f.has("class_names")) {
+            for (const auto& n : f.raw("class_names"))
+                if (n.is_string()) b.classNames.push_back(n.get<std::string>());
+        }
+        b.description = "IDX images, " + std::to_string(b.train.count()) + " training samples";
+    } else if (format == "csv") {
+        std::string path;
+        data::CsvTableOptions opt;
+        KILN_TRY(f.get("path", path));
+        if (path.empty()) return fieldError("data.path", "is missing");
+        KILN_TRY(f.get("skip_rows", opt.skipRows));
+        KILN_TRY(f.get("header", opt.hasHeader));
+        if (f.has("label_column")) {
+            const json& l = f.raw("label_column");
+            if (l.is_number_integer()) opt.labelColumn = data::CsvColumnRef(l.get<int64_t>());
+            else if (l.is_string()) opt.labelColumn = data::CsvColumnRef(l.get<std::string>());
+            else return fieldError("data.label_column", "must be a column number or name");
+        }
+        if (f.has("categorical_columns")) {
+            KILN_ASSIGN(opt.categoricalColumns, columnList(f.raw("categorical_columns"), "data.categorical_columns"));
+        }
+        if (f.has("columns")) {
+            const json& groups = f.raw("columns");
+            if (!groups.is_object()) return fieldError("data.columns", "must map column groups to [begin, end) ranges");
+            for (auto& [name, range] : groups.items()) {
+                if (range.is_array() && range.size() == 2 && range[0].is_number_integer() && range[1].is_number_integer())
+                    opt.groups.push_back(data::CsvColumnGroup::range(name, range[0].get<int64_t>(), range[1].get<int64_t>()));
+                else if (range.is_array()) {
+                    KILN_ASSIGN(auto cols, columnList(range, "data.columns." + name));
+                    opt.groups.push_back({name, std::move(cols)});
+                } else {
+                    return fieldError("data.columns." + name, "must be [begin, end) or a list of columns");
+                }
+            }
+        }
+        bool standardize = false, stratify = true;
+        double valFraction = 0, testFraction = 0;
+        KILN_TRY(f.get("standardize", standardize));
+        KILN_TRY(f.get("stratify", stratify));
+        if (f.has("split")) {
+            Fields s(f.raw("split"), "data.split");
+            KILN_TRY(s.get("validation", valFraction));
+            KILN_TRY(s.get("test", testFraction));
+            KILN_TRY(s.finish());
+            if (valFraction < 0 || testFraction < 0 || valFraction + testFraction >= 1)
+                return fieldError("data.split", "fractions must be non-negative and leave some training data");
+        }
+        KILN_ASSIGN(auto all, data::readCsvTable(io::resolveDataPath(path, projectPath), opt));
+        const data::Column* labels = all.column(opt.labelName);
+        KILN_ASSIGN(auto parts, data::splitIndices(all.count(), {1.0 - valFraction - testFraction, valFraction, testFraction},
+                                                   seed, stratify && labels ? labels->values.data() : nullptr));
+        KILN_ASSIGN(b.train, all.subset(parts[0]));
+        if (!parts[1].empty()) {
+            KILN_ASSIGN(auto v, all.subset(parts[1]));
+            b.validation = std::move(v);
+        }
+        if (!parts[2].empty()) {
+            KILN_ASSIGN(auto t, all.subset(parts[2]));
+            b.test = std::move(t);
+        }
+        if (standardize) {
+            // Fitted on the training split only, then applied to every split.
+            for (const auto& col : b.train.columnData()) {
+                if (col.name == opt.labelName) continue;
+                KILN_ASSIGN(auto st, data::Standardizer::fit(b.train, col.name));
+                KILN_TRY(st.apply(b.train));
+                if (b.validation) KILN_TRY(st.apply(*b.validation));
+                if (b.test) KILN_TRY(st.apply(*b.test));
+            }
+        }
+        if (labels) b.classNames = labels->classNames;
+        b.description = "CSV table, " + std::to_string(all.count()) + " rows";
+    } else {
+        return fieldError("data.format", format.empty() ? std::string("is missing (idx or csv)")
+                                                        : "\"" + format + "\" is not supported (use idx or csv)");
+    }
+    KILN_TRY(f.finish());
+    return b;
+}
+
+}  // namespace kiln::engine::train

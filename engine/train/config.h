@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "training" and "data" sections of a project: parsed, validated (errors name the field)
+// and, for data, loaded into memory with splits and standardisation applied.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/data/dataset.h"
+#include "engine/exec/plan.h"
+#include "engine/optim/optimizer.h"
+#include "engine/optim/schedule.h"
+
+namespace kiln::engine::train {
+
+struct LossConfig {
+    exec::LossSpec spec;     // type, output node, attrs, weight (targetShape set once data is known)
+    std::string target;      // data column holding the targets
+};
+
+struct TrainingConfig {
+    int epochs = 5;
+    int64_t batchSize = 32;
+    uint64_t seed = 0;
+    bool shuffle = true;
+    double validationSplit = 0.0;  // fraction of the training set held out (its last part, as Keras)
+    optim::OptimizerConfig optimizer;
+    optim::ScheduleConfig schedule;  // schedule.initial comes from the optimizer's learning rate
+    std::vector<LossConfig> losses;
+    std::vector<std::string> metrics;
+};
+
+// Parses the "training" object; the graph is used to default the loss output (the single model
+// output) and to check names.
+Result<TrainingConfig> parseTrainingConfig(const nlohmann::json& training, const Graph& graph);
+
+struct DataBundle {
+    data::InMemoryDataset train;
+    std::optional<data::InMemoryDataset> validation;
+    std::optional<data::InMemoryDataset> test;
+    std::map<std::string, std::string> inputs;  // Input node -> data column
+    std::vector<std::string> classNames;
+    std::string description;                    // one line, for logs
+};
+
+// Loads the "data" section (idx or csv). Relative paths are taken from the project's folder;
+// ${KILN_DATA} expands to the data cache.
+Result<DataBundle> loadData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed);
+
+}  // namespace kiln::engine::train

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Sets up, builds and runs Kiln: the studio when a display is available, otherwise the headless
+# trainer on the bundled Fashion-MNIST example. Extra arguments go to the program.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+export KILN_DATA="${KILN_DATA:-$HOME/.cache/kiln/data}"
+example=resources/examples/fashion_mlp.kiln
+
+# KILN_SKIP_DEPS=1 skips the package check (for machines where you are not root).
+if [[ "${KILN_SKIP_DEPS:-0}" != 1 ]]; then
+    tools/install_deps.sh
+fi
+tools/fetch_data.sh
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}"
+cmake --build build -j"$(nproc)"
+
+if [[ -n "${DISPLAY:-}" && -x build/app/kiln ]]; then
+    exec build/app/kiln "$example" "$@"
+fi
+if [[ ! -x build/app/kiln-train ]]; then
+    echo "run.sh: build/app/kiln-train was not built" >&2
+    exit 1
+fi
+exec build/app/kiln-train "$example" "$@"

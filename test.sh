@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Sets up and builds Kiln, then runs every test under ctest. Extra arguments go to ctest
+# (for example `./test.sh -L fast` or `./test.sh -R tst_split`). Exits with ctest's status.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+start=$(date +%s)
+export KILN_DATA="${KILN_DATA:-$HOME/.cache/kiln/data}"
+export QT_QPA_PLATFORM=offscreen
+
+# KILN_SKIP_DEPS=1 skips the package check (for machines where you are not root).
+if [[ "${KILN_SKIP_DEPS:-0}" != 1 ]]; then
+    tools/install_deps.sh
+fi
+tools/fetch_data.sh
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}"
+cmake --build build -j"$(nproc)"
+
+status=0
+ctest --test-dir build --output-on-failure -j2 "$@" || status=$?
+
+elapsed=$(($(date +%s) - start))
+if ((status == 0)); then
+    echo "test.sh: all selected tests passed (${elapsed} s in all)"
+else
+    echo "test.sh: ctest failed with status $status (${elapsed} s in all)" >&2
+fi
+exit "$status"

@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: Apache-2.0
+// kiln-test-libs: kiln_kernels
+// Conv2D kernels against naive double-precision loops and finite differences, across strides,
+// paddings, dilations, groups, depthwise multipliers, odd sizes and batch sizes.
+#include <QtTest/QtTest>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <random>
+#include <vector>
+
+#include "engine/core/thread_pool.h"
+#include "engine/ops/kernels/conv2d.h"
+
+// ---- Heap interposition: every allocation by any thread of this process is counted, so the
+// test can prove that warm conv2d calls never touch the heap.
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+void __libc_free(void*);
+}
+namespace {
+std::atomic<long> g_heapCalls{0};
+void countHeapCall() {
+    g_heapCalls.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+extern "C" {
+void* malloc(size_t n) {
+    countHeapCall();
+    return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t s) {
+    countHeapCall();
+    return __libc_calloc(n, s);
+}
+void* realloc(void* p, size_t n) {
+    countHeapCall();
+    return __libc_realloc(p, n);
+}
+void free(void* p) {
+    if (p) countHeapCall();
+    __libc_free(p);
+}
+void* aligned_alloc(size_t a, size_t n) {
+    countHeapCall();
+    return __libc_memalign(a, n);
+}
+void* memalign(size_t a, size_t n) {
+    countHeapCall();
+    return __libc_memalign(a, n);
+}
+int posix_memalign(void** out, size_t a, size_t n) {
+    countHeapCall();
+    void* p = __libc_memalign(a, n);
+    if (!p) return ENOMEM;
+    *out = p;
+    return 0;
+}
+}
+void* operator new(size_t n) {
+    if (void* p = malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](size_t n) {
+    return operator new(n);
+}
+void operator delete(void* p) noexcept {
+    free(p);
+}
+void operator delete[](void* p) noexcept {
+    free(p);
+}
+void operator delete(void* p, size_t) noexcept {
+    free(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+    free(p);
+}
+
+using namespace kiln::engine;
+using namespace kiln::engine::kernels;
+
+namespace {
+
+std::vector<float> randomVector(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto& x : v) x = dist(rng);
+    return v;
+}
+
+// max|a - b| / max|b|: a norm-style relative error that is not fooled by tiny entries.
+template <typename A, typename B>
+double relErr(const A& a, const B& b) {
+    double err = 0.0, mag = 1e-30;
+    for (size_t i = 0; i < b.size(); ++i) {
+        err = std::max(err, std::abs(double(a[i]) - double(b[i])));
+        mag = std::max(mag, std::abs(double(b[i])));
+        if (!std::isfinite(double(a[i]))) return INFINITY;
+    }
+    return err / mag;
+}
+
+struct Spec {
+    const char* name;
+    int64_t n, h, w, c, kh, kw, oc, sh, sw, dh, dw;
+    bool same;
+    int64_t groups;
+    bool bias;
+};
+
+const Spec kSpecs[] = {
+    {"3x3 same s1", 1, 5, 5, 3, 3, 3, 4, 1, 1, 1, 1, true, 1, true},
+    {"3x3 same s2 batch3", 3, 7, 6, 4, 3, 3, 6, 2, 2, 1, 1, true, 1, true},
+    {"3x2 valid s2x1", 3, 7, 6, 4, 3, 2, 5, 2, 1, 1, 1, false, 1, false},
+    {"3x3 same dil2", 1, 9, 8, 3, 3, 3, 4, 1, 1, 2, 2, true, 1, true},
+    {"3x3 valid dil2x1 s1x2 groups2", 2, 8, 7, 4, 3, 3, 6, 1, 2, 2, 1, false, 2, true},
+    {"depthwise m1 same", 3, 6, 7, 6, 3, 3, 6, 1, 1, 1, 1, true, 6, true},
+    {"depthwise m3 5x5 s2", 1, 7, 7, 4, 5, 5, 12, 2, 2, 1, 1, true, 4, true},
+    {"depthwise m2 dil2 valid", 2, 9, 8, 3, 3, 3, 6, 1, 1, 2, 2, false, 3, false},
+    {"pointwise", 3, 5, 5, 8, 1, 1, 16, 1, 1, 1, 1, true, 1, true},
+    {"pointwise groups2", 1, 5, 5, 8, 1, 1, 6, 1, 1, 1, 1, false, 2, true},
+    {"single channel in (direct path)", 1, 9, 9, 1, 3, 3, 8, 1, 1, 1, 1, false, 1, true},
+    {"4x4 same s3 odd pads", 3, 11, 10, 5, 4, 4, 7, 3, 3, 1, 1, true, 1, true},
+    {"1x1 s2 valid", 1, 6, 6, 3, 1, 1, 5, 2, 2, 1, 1, false, 1, true},
+    {"kernel larger than image", 1, 4, 4, 2, 5, 5, 3, 1, 1, 1, 1, true, 1, true},
+    {"groups4 dil2 s2", 1, 5, 5, 16, 3, 3, 8, 2, 2, 2, 2, true, 4, false},
+    {"multi-tile im2col", 2, 40, 40, 64, 3, 3, 16, 1, 1, 1, 1, true, 1, true},
+};
+
+Conv2DGeom geomOf(const Spec& s) {
+    return makeConv2DGeom(s.n, s.h, s.w, s.c, s.kh, s.kw, s.oc, s.sh, s.sw, s.dh, s.dw, s.same, s.groups);
+}
+
+// Naive convolution in double: y[b,oy,ox,o] = bias[o] + sum_{ky,kx,ci} x * w.
+std::vector<double> refForward(const Conv2DGeom& g, const std::vector<float>& x, const std::vector<float>& w,
+                               const float* bias) {
+    const int64_t cg = g.c / g.groups, ocg = g.oc / g.groups;
+    std::vector<double> y(size_t(g.n * g.oh * g.ow * g.oc));
+    for (int64_t b = 0; b < g.n; ++b)
+        for (int64_t oy = 0; oy < g.oh; ++oy)
+            for (int64_t ox = 0; ox < g.ow; ++ox)
+                for (int64_t o = 0; o < g.oc; ++o) {
+                    const int64_t gi = o / ocg;
+                    double s = bias ? bias[o] : 0.0;
+                    for (int64_t ky = 0; ky < g.kh; ++ky) {
+                        const int64_t iy = oy * g.strideH - g.padTop + ky * g.dilationH;
+                        if (iy < 0 || iy >= g.h) continue;
+                        for (int64_t kx = 0; kx < g.kw; ++kx) {
+                            const int64_t ix = ox * g.strideW - g.padLeft + kx * g.dilationW;
+                            if (ix < 0 || ix >= g.w) continue;
+                            for (int64_t ci = 0; ci < cg; ++ci)
+                                s += double(x[((b * g.h + iy) * g.w + ix) * g.c + gi * cg + ci]) *
+                                     w[((ky * g.kw + kx) * cg + ci) * g.oc + o];
+                        }
+                    }
+                    y[((b * g.oh + oy) * g.ow + ox) * g.oc + o] = s;
+                }
+    return y;
+}
+
+void refBackward(const Conv2DGeom& g, const std::vector<float>& x, const std::vector<float>& w,
+                 const std::vector<float>& dy, std::vector<double>& dx, std::vector<double>& dw,
+                 std::vector<double>& db) {
+    const int64_t cg = g.c / g.groups, ocg = g.oc / g.groups;
+    dx.assign(x.size(), 0.0);
+    dw.assign(w.size(), 0.0);
+    db.assign(size_t(g.oc), 0.0);
+    for (int64_t b = 0; b < g.n; ++b)
+        for (int64_t oy = 0; oy < g.oh; ++oy)
+            for (int64_t ox = 0; ox < g.ow; ++ox)
+                for (int64_t o = 0; o < g.oc; ++o) {
+                    const int64_t gi = o / ocg;
+                    const double d = dy[((b * g.oh + oy) * g.ow + ox) * g.oc + o];
+                    db[o] += d;
+                    for (int64_t ky = 0; ky < g.kh; ++ky) {
+                        const int64_t iy = oy * g.strideH - g.padTop + ky * g.dilationH;
+                        if (iy < 0 || iy >= g.h) continue;
+                        for (int64_t kx = 0; kx < g.kw; ++kx) {
+                            const int64_t ix = ox * g.strideW - g.padLeft + kx * g.dilationW;
+                            if (ix < 0 || ix >= g.w) continue;
+                            for (int64_t ci = 0; ci < cg; ++ci) {
+                                const size_t xi = size_t(((b * g.h + iy) * g.w + ix) * g.c + gi * cg + ci);
+                                const size_t wi = size_t(((ky * g.kw + kx) * cg + ci) * g.oc + o);
+                                dx[xi] += d * w[wi];
+                                dw[wi] += d * x[xi];
+                            }
+                        }
+                    }
+                }
+}
+
+constexpr float kGuard = 12345.0f;
+constexpr size_t kGuardFloats = 64;
+
+struct Fixture {
+    Conv2DGeom g;
+    std::vector<float> x, w, bias, dy, ws;
+    explicit Fixture(const Spec& s, uint32_t seed) : g(geomOf(s)) {
+        x = randomVector(size_t(g.n * g.h * g.w * g.c), seed);
+        w = randomVector(size_t(g.kh * g.kw * (g.c / g.groups) * g.oc), seed + 1);
+        bias = randomVector(size_t(g.oc), seed + 2);
+        dy = randomVector(size_t(g.n * g.oh * g.ow * g.oc), seed + 3);
+        // Guard floats past the declared workspace catch overruns.
+        ws.assign(conv2dWorkspaceFloats(g) + kGuardFloats, kGuard);
+    }
+    bool guardIntact() const {
+        for (size_t i = ws.size() - kGuardFloats; i < ws.size(); ++i)
+            if (ws[i] != kGuard) return false;
+        return true;
+    }
+    const float* biasPtr(const Spec& s) const { return s.bias ? bias.data() : nullptr; }
+};
+
+// Sum(dy * y) in double, y from the kernel under test.
+double loss(const Fixture& f, const std::vector<float>& x, const std::vector<float>& w, const float* bias,
+            ThreadPool& pool) {
+    std::vector<float> y(f.dy.size());
+    std::vector<float> ws(f.ws.size());
+    conv2dForward(f.g, x.data(), w.data(), bias, y.data(), ws.data(), pool);
+    double s = 0.0;
+    for (size_t i = 0; i < y.size(); ++i) s += double(f.dy[i]) * y[i];
+    return s;
+}
+
+}  // namespace
+
+class TestConv2D : public QObject {
+    Q_OBJECT
+
+private slots:
+    void geometry();
+    void forward_data();
+    void forward();
+    void backwardAnalytic_data();
+    void backwardAnalytic();
+    void backwardFiniteDifferences_data();
+    void backwardFiniteDifferences();
+    void accumulatesAndIsDeterministic_data();
+    void accumulatesAndIsDeterministic();
+    void nullableGradients();
+    void noAllocationAfterWarmup_data();
+    void noAllocationAfterWarmup();
+    void throughput();
+};
+
+static void addSpecRows() {
+    QTest::addColumn<int>("spec");
+    for (size_t i = 0; i < std::size(kSpecs); ++i) QTest::newRow(kSpecs[i].name) << int(i);
+}
+
+void TestConv2D::geometry() {
+    // 'same': out = ceil(in / stride), extra padding goes bottom/right.
+    auto a = kerasWindowAxis(7, 3, 2, 1, true);
+    QCOMPARE(a.out, int64_t(4));
+    QCOMPARE(a.padBefore, int64_t(1));  // total = 3*2+3-7 = 2
+    a = kerasWindowAxis(6, 3, 2, 1, true);
+    QCOMPARE(a.out, int64_t(3));
+    QCOMPARE(a.padBefore, int64_t(0));  // total = 1: all after
+    a = kerasWindowAxis(10, 4, 3, 1, true);
+    QCOMPARE(a.out, int64_t(4));
+    QCOMPARE(a.padBefore, int64_t(1));  // total = 9+4-10 = 3
+    a = kerasWindowAxis(9, 3, 1, 2, true);
+    QCOMPARE(a.out, int64_t(9));
+    QCOMPARE(a.padBefore, int64_t(2));  // effective k = 5
+    // 'valid'
+    a = kerasWindowAxis(7, 3, 2, 1, false);
+    QCOMPARE(a.out, int64_t(3));
+    a = kerasWindowAxis(9, 3, 1, 2, false);
+    QCOMPARE(a.out, int64_t(5));
+    a = kerasWindowAxis(4, 5, 1, 1, false);
+    QCOMPARE(a.out, int64_t(0));
+    Conv2DGeom g = makeConv2DGeom(2, 7, 6, 4, 3, 3, 6, 2, 2, 1, 1, true, 2);
+    QCOMPARE(g.oh, int64_t(4));
+    QCOMPARE(g.ow, int64_t(3));
+    QVERIFY(conv2dGeomIsValid(g));
+    QVERIFY(!conv2dGeomIsValid(makeConv2DGeom(1, 5, 5, 3, 3, 3, 4, 1, 1, 1, 1, true, 2)));
+    QVERIFY(!conv2dGeomIsValid(makeConv2DGeom(1, 4, 4, 2, 5, 5, 3, 1, 1, 1, 1, false, 1)));
+}
+
+void TestConv2D::forward_data() {
+    addSpecRows();
+}
+
+void TestConv2D::forward() {
+    QFETCH(int, spec);
+    const Spec& s = kSpecs[spec];
+    Fixture f(s, 10 + spec);
+    QVERIFY(conv2dGeomIsValid(f.g));
+    ThreadPool pool(2);
+    std::vector<float> y(f.dy.size(), NAN);  // forward must overwrite everything
+    conv2dForward(f.g, f.x.data(), f.w.data(), f.biasPtr(s), y.data(), f.ws.data(), pool);
+    QVERIFY(f.guardIntact());
+    const auto ref = refForward(f.g, f.x, f.w, f.biasPtr(s));
+    const double err = relErr(y, ref);
+    if (err > 1e-5) qWarning("forward rel err %g", err);
+    QVERIFY(err <= 1e-5);
+}
+
+void TestConv2D::backwardAnalytic_data() {
+    addSpecRows();
+}
+
+void TestConv2D::backwardAnalytic() {
+    QFETCH(int, spec);
+    const Spec& s = kSpecs[spec];
+    Fixture f(s, 20 + spec);
+    ThreadPool pool(2);
+    std::vector<float> dx(f.x.size(), 0.0f), dw(f.w.size(), 0.0f), db(f.bias.size(), 0.0f);
+    conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), dx.data(), dw.data(), db.data(), f.ws.data(),
+                   pool);
+    QVERIFY(f.guardIntact());
+    std::vector<double> rdx, rdw, rdb;
+    refBackward(f.g, f.x, f.w, f.dy, rdx, rdw, rdb);
+    const double ex = relErr(dx, rdx), ew = relErr(dw, rdw), eb = relErr(db, rdb);
+    if (ex > 1e-4 || ew > 1e-4 || eb > 1e-4) qWarning("dx %g dw %g db %g", ex, ew, eb);
+    QVERIFY(ex <= 1e-4);
+    QVERIFY(ew <= 1e-4);
+    QVERIFY(eb <= 1e-4);
+}
+
+void TestConv2D::backwardFiniteDifferences_data() {
+    addSpecRows();
+}
+
+void TestConv2D::backwardFiniteDifferences() {
+    QFETCH(int, spec);
+    const Spec& s = kSpecs[spec];
+    Fixture f(s, 30 + spec);
+    ThreadPool pool(2);
+    std::vector<float> dx(f.x.size(), 0.0f), dw(f.w.size(), 0.0f), db(f.bias.size(), 0.0f);
+    conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), dx.data(), dw.data(), db.data(), f.ws.data(),
+                   pool);
+
+    const double eps = 1e-3;
+    std::mt19937 rng(99 + spec);
+    // Checks `samples` random entries of `param` (perturbed through `bump`) against `grad`.
+    auto check = [&](const char* what, std::vector<float>& param, const std::vector<float>& grad,
+                     auto&& lossOf) {
+        const int samples = std::min<int>(12, int(param.size()));
+        std::vector<double> fd, an;
+        for (int k = 0; k < samples; ++k) {
+            const size_t i = std::uniform_int_distribution<size_t>(0, param.size() - 1)(rng);
+            const float saved = param[i];
+            param[i] = float(saved + eps);
+            const double lp = lossOf();
+            param[i] = float(saved - eps);
+            const double lm = lossOf();
+            param[i] = saved;
+            fd.push_back((lp - lm) / (2 * eps));
+            an.push_back(grad[i]);
+        }
+        const double err = relErr(fd, an);
+        if (err > 1e-2) qWarning("%s: finite-difference rel err %g", what, err);
+        return err <= 1e-2;
+    };
+    QVERIFY(check("dx", f.x, dx, [&] { return loss(f, f.x, f.w, f.biasPtr(s), pool); }));
+    QVERIFY(check("dw", f.w, dw, [&] { return loss(f, f.x, f.w, f.biasPtr(s), pool); }));
+    QVERIFY(check("db", f.bias, db, [&] { return loss(f, f.x, f.w, f.bias.data(), pool); }));
+}
+
+void TestConv2D::accumulatesAndIsDeterministic_data() {
+    addSpecRows();
+}
+
+void TestConv2D::accumulatesAndIsDeterministic() {
+    QFETCH(int, spec);
+    const Spec& s = kSpecs[spec];
+    Fixture f(s, 40 + spec);
+    ThreadPool pool(2);
+    auto run = [&](int times, std::vector<float>& y, std::vector<float>& dx, std::vector<float>& dw,
+                   std::vector<float>& db) {
+        y.assign(f.dy.size(), 0.0f);
+        dx.assign(f.x.size(), 0.0f);
+        dw.assign(f.w.size(), 0.0f);
+        db.assign(f.bias.size(), 0.0f);
+        conv2dForward(f.g, f.x.data(), f.w.data(), f.biasPtr(s), y.data(), f.ws.data(), pool);
+        for (int t = 0; t < times; ++t)
+            conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), dx.data(), dw.data(), db.data(),
+                           f.ws.data(), pool);
+    };
+    std::vector<float> y1, dx1, dw1, db1, y2, dx2, dw2, db2, y3, dx3, dw3, db3;
+    run(1, y1, dx1, dw1, db1);
+    run(1, y2, dx2, dw2, db2);
+    auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    };
+    QVERIFY(same(y1, y2));
+    QVERIFY(same(dx1, dx2));
+    QVERIFY(same(dw1, dw2));
+    QVERIFY(same(db1, db2));
+    run(2, y3, dx3, dw3, db3);
+    auto doubled = [](std::vector<float> v) {
+        for (auto& e : v) e *= 2.0f;
+        return v;
+    };
+    QVERIFY(relErr(dx3, doubled(dx1)) <= 1e-6);
+    QVERIFY(relErr(dw3, doubled(dw1)) <= 1e-6);
+    QVERIFY(relErr(db3, doubled(db1)) <= 1e-6);
+}
+
+void TestConv2D::nullableGradients() {
+    // Each gradient alone equals the same gradient computed together with the others.
+    for (const Spec& s : {kSpecs[1], kSpecs[5], kSpecs[8]}) {
+        Fixture f(s, 50);
+        ThreadPool pool(2);
+        std::vector<float> dx(f.x.size(), 0.0f), dw(f.w.size(), 0.0f), db(f.bias.size(), 0.0f);
+        conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), dx.data(), dw.data(), db.data(), f.ws.data(),
+                       pool);
+        std::vector<float> dx1(f.x.size(), 0.0f), dw1(f.w.size(), 0.0f), db1(f.bias.size(), 0.0f);
+        conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), dx1.data(), nullptr, nullptr, f.ws.data(),
+                       pool);
+        conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), nullptr, dw1.data(), nullptr, f.ws.data(),
+                       pool);
+        conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), nullptr, nullptr, db1.data(), f.ws.data(),
+                       pool);
+        QCOMPARE(relErr(dx1, dx), 0.0);
+        QCOMPARE(relErr(dw1, dw), 0.0);
+        QCOMPARE(relErr(db1, db), 0.0);
+    }
+}
+
+void TestConv2D::noAllocationAfterWarmup_data() {
+    addSpecRows();
+}
+
+void TestConv2D::noAllocationAfterWarmup() {
+    QFETCH(int, spec);
+    const Spec& s = kSpecs[spec];
+    Fixture f(s, 60 + spec);
+    ThreadPool pool(2);
+    std::vector<float> y(f.dy.size()), dx(f.x.size(), 0.0f), dw(f.w.size(), 0.0f), db(f.bias.size(), 0.0f);
+    auto step = [&] {
+        conv2dForward(f.g, f.x.data(), f.w.data(), f.biasPtr(s), y.data(), f.ws.data(), pool);
+        conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), dx.data(), dw.data(), db.data(), f.ws.data(),
+                       pool);
+    };
+    step();  // warm-up: GEMM pack buffers grow on each thread
+    const long before = g_heapCalls.load();
+    step();
+    QCOMPARE(g_heapCalls.load() - before, 0L);
+}
+
+void TestConv2D::throughput() {
+    // Informational: a ResNet-ish 3x3 layer, forward and backward, 2 threads.
+    ThreadPool pool(2);
+    const Conv2DGeom g = makeConv2DGeom(8, 28, 28, 64, 3, 3, 64, 1, 1, 1, 1, true, 1);
+    auto x = randomVector(size_t(g.n * g.h * g.w * g.c), 1), w = randomVector(size_t(9 * 64 * 64), 2);
+    auto dy = randomVector(size_t(g.n * g.oh * g.ow * g.oc), 3);
+    std::vector<float> y(dy.size()), dx(x.size()), dw(w.size()), db(64), ws(conv2dWorkspaceFloats(g));
+    const double flops = 2.0 * g.n * g.oh * g.ow * g.oc * g.kh * g.kw * g.c;
+    conv2dForward(g, x.data(), w.data(), nullptr, y.data(), ws.data(), pool);
+    QElapsedTimer t;
+    t.start();
+    for (int i = 0; i < 5; ++i) conv2dForward(g, x.data(), w.data(), nullptr, y.data(), ws.data(), pool);
+    const double fwd = t.nsecsElapsed() * 1e-9 / 5;
+    t.restart();
+    for (int i = 0; i < 5; ++i)
+        conv2dBackward(g, x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data(), ws.data(), pool);
+    const double bwd = t.nsecsElapsed() * 1e-9 / 5;
+    qInfo("conv 8x28x28x64 3x3->64: forward %.2f ms (%.1f GFLOP/s), backward %.2f ms (%.1f GFLOP/s)",
+          fwd * 1e3, flops / fwd * 1e-9, bwd * 1e3, 2 * flops / bwd * 1e-9);
+    const Conv2DGeom d = makeConv2DGeom(8, 56, 56, 128, 3, 3, 128, 1, 1, 1, 1, true, 128);
+    auto xd = randomVector(size_t(d.n * d.h * d.w * d.c), 4), wd = randomVector(size_t(9 * 128), 5);
+    std::vector<float> yd(size_t(d.n * d.oh * d.ow * d.oc)), wsd(conv2dWorkspaceFloats(d));
+    conv2dForward(d, xd.data(), wd.data(), nullptr, yd.data(), wsd.data(), pool);
+    t.restart();
+    for (int i = 0; i < 5; ++i) conv2dForward(d, xd.data(), wd.data(), nullptr, yd.data(), wsd.data(), pool);
+    qInfo("depthwise 8x56x56x128 3x3: forward %.2f ms", t.nsecsElapsed() * 1e-6 / 5);
+}
+
+QTEST_APPLESS_MAIN(TestConv2D)
+#include "tst_conv2d.moc"

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: Apache-2.0
+// kiln-test-libs: kiln_kernels
+// Batch and layer normalisation kernels against naive double-precision formulas and finite
+// differences, including the moving-statistics update conventions and accumulation.
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "engine/core/thread_pool.h"
+#include "engine/ops/kernels/normalization.h"
+
+using namespace kiln::engine;
+using namespace kiln::engine::kernels;
+
+namespace {
+
+std::vector<float> randomVector(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(n);
+    for (auto& x : v) x = dist(rng);
+    return v;
+}
+
+template <typename A, typename B>
+double relErr(const A& a, const B& b) {
+    double err = 0.0, mag = 1e-30;
+    for (size_t i = 0; i < b.size(); ++i) {
+        if (!std::isfinite(double(a[i]))) return INFINITY;
+        err = std::max(err, std::abs(double(a[i]) - double(b[i])));
+        mag = std::max(mag, std::abs(double(b[i])));
+    }
+    return err / mag;
+}
+
+bool bitEqual(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Checks sampled entries of `param` against `grad` with central differences of lossOf().
+template <typename F>
+double finiteDiffErr(std::vector<float>& param, const std::vector<float>& grad, F&& lossOf, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<double> fd, an;
+    const double eps = 1e-3;
+    const int samples = std::min<int>(16, int(param.size()));
+    for (int k = 0; k < samples; ++k) {
+        const size_t i =
+            param.size() <= 16 ? size_t(k) : std::uniform_int_distribution<size_t>(0, param.size() - 1)(rng);
+        const float saved = param[i];
+        param[i] = float(saved + eps);
+        const double lp = lossOf();
+        param[i] = float(saved - eps);
+        const double lm = lossOf();
+        param[i] = saved;
+        fd.push_back((lp - lm) / (2 * eps));
+        an.push_back(grad[i]);
+    }
+    return relErr(fd, an);
+}
+
+double dotLoss(const std::vector<float>& dy, const std::vector<float>& y) {
+    double l = 0.0;
+    for (size_t i = 0; i < y.size(); ++i) l += double(dy[i]) * y[i];
+    return l;
+}
+
+struct Case {
+    int64_t rows, c;
+    bool affine;  // gamma/beta present
+};
+
+const Case kCases[] = {{5, 1, true},     {7, 3, true}, {75, 20, true},
+                       {200, 33, false}, {1, 5, true}, {64, 128, true}};
+
+}  // namespace
+
+class TestNormalization : public QObject {
+    Q_OBJECT
+
+private slots:
+    void batchNormTraining_data();
+    void batchNormTraining();
+    void batchNormInference_data();
+    void batchNormInference();
+    void layerNorm_data();
+    void layerNorm();
+};
+
+static void addCaseRows() {
+    QTest::addColumn<int>("index");
+    for (size_t i = 0; i < std::size(kCases); ++i)
+        QTest::newRow(qPrintable(QString("rows %1 c %2%3")
+                                     .arg(kCases[i].rows)
+                                     .arg(kCases[i].c)
+                                     .arg(kCases[i].affine ? "" : " no affine")))
+            << int(i);
+}
+
+void TestNormalization::batchNormTraining_data() {
+    addCaseRows();
+}
+
+void TestNormalization::batchNormTraining() {
+    QFETCH(int, index);
+    const Case cs = kCases[index];
+    if (cs.rows < 2) QSKIP("batch statistics need at least two rows for a meaningful check");
+    const int64_t rows = cs.rows, c = cs.c;
+    ThreadPool pool(2);
+    // An offset mean checks the two-pass variance.
+    auto x = randomVector(size_t(rows * c), 1 + index, 2.0f, 5.0f);
+    auto gamma = randomVector(size_t(c), 2 + index, 0.5f, 1.5f);
+    auto beta = randomVector(size_t(c), 3 + index);
+    auto dy = randomVector(size_t(rows * c), 4 + index);
+    const float* g = cs.affine ? gamma.data() : nullptr;
+    const float* bt = cs.affine ? beta.data() : nullptr;
+    BatchNormParams params;
+    params.epsilon = 1e-3f;
+    params.momentum = 0.9f;
+
+    std::vector<float> y(x.size()), mean(c), inv(c);
+    auto mm = randomVector(size_t(c), 5), mv = randomVector(size_t(c), 6, 0.5f, 2.0f);
+    const auto mm0 = mm, mv0 = mv;
+    batchNormForwardTraining(rows, c, x.data(), g, bt, params, y.data(), mean.data(), inv.data(), mm.data(),
+                             mv.data(), pool);
+
+    // Naive double reference.
+    std::vector<double> rmean(c, 0.0), rvar(c, 0.0), ry(x.size());
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t ci = 0; ci < c; ++ci) rmean[ci] += x[r * c + ci] / double(rows);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t ci = 0; ci < c; ++ci) rvar[ci] += std::pow(x[r * c + ci] - rmean[ci], 2) / double(rows);
+    std::vector<double> rinv(c), rmm(c), rmv(c);
+    for (int64_t ci = 0; ci < c; ++ci) {
+        rinv[ci] = 1.0 / std::sqrt(rvar[ci] + params.epsilon);
+        const double m = params.momentum;  // Keras rule, biased variance
+        rmm[ci] = mm0[ci] * m + rmean[ci] * (1 - m);
+        rmv[ci] = mv0[ci] * m + rvar[ci] * (1 - m);
+    }
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t ci = 0; ci < c; ++ci)
+            ry[r * c + ci] = (x[r * c + ci] - rmean[ci]) * rinv[ci] * (g ? g[ci] : 1.0) + (bt ? bt[ci] : 0.0);
+    QVERIFY(relErr(mean, rmean) <= 1e-6);
+    QVERIFY(relErr(inv, rinv) <= 1e-5);
+    QVERIFY(relErr(y, ry) <= 1e-5);
+    if (relErr(mm, rmm) > 1e-6) qWarning("moving mean %g vs %g", mm[0], rmm[0]);
+    QVERIFY(relErr(mm, rmm) <= 1e-6);
+    QVERIFY(relErr(mv, rmv) <= 1e-6);
+
+    // Unbiased moving variance (PyTorch / TF fused convention).
+    {
+        BatchNormParams p2 = params;
+        p2.unbiasedMovingVariance = true;
+        auto mv2 = mv0;
+        std::vector<float> y2(x.size()), m2(c), i2(c);
+        batchNormForwardTraining(rows, c, x.data(), g, bt, p2, y2.data(), m2.data(), i2.data(), nullptr,
+                                 mv2.data(), pool);
+        std::vector<double> rmvU(c);
+        const double m = params.momentum;
+        for (int64_t ci = 0; ci < c; ++ci) rmvU[ci] = mv0[ci] * m + rvar[ci] * rows / (rows - 1.0) * (1 - m);
+        QVERIFY(relErr(mv2, rmvU) <= 1e-6);
+        QVERIFY(bitEqual(y2, y));
+    }
+
+    // Backward against the analytic formula in double.
+    std::vector<float> dx(x.size(), 0.0f), dg(c, 0.0f), db(c, 0.0f);
+    batchNormBackwardTraining(rows, c, x.data(), g, mean.data(), inv.data(), dy.data(), dx.data(), dg.data(),
+                              db.data(), pool);
+    std::vector<double> rdg(c, 0.0), rdb(c, 0.0), rdx(x.size());
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t ci = 0; ci < c; ++ci) {
+            const double xhat = (x[r * c + ci] - rmean[ci]) * rinv[ci];
+            rdb[ci] += dy[r * c + ci];
+            rdg[ci] += dy[r * c + ci] * xhat;
+        }
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t ci = 0; ci < c; ++ci) {
+            const double xhat = (x[r * c + ci] - rmean[ci]) * rinv[ci];
+            rdx[r * c + ci] =
+                (g ? g[ci] : 1.0) * rinv[ci] * (dy[r * c + ci] - rdb[ci] / rows - xhat * rdg[ci] / rows);
+        }
+    QVERIFY(relErr(dx, rdx) <= 1e-4);
+    QVERIFY(relErr(dg, rdg) <= 1e-4);
+    QVERIFY(relErr(db, rdb) <= 1e-4);
+
+    // Finite differences through the kernel's own forward.
+    auto loss = [&]() {
+        std::vector<float> yy(x.size()), m(c), iv(c);
+        batchNormForwardTraining(rows, c, x.data(), cs.affine ? gamma.data() : nullptr,
+                                 cs.affine ? beta.data() : nullptr, params, yy.data(), m.data(), iv.data(),
+                                 nullptr, nullptr, pool);
+        return dotLoss(dy, yy);
+    };
+    double e = finiteDiffErr(x, dx, loss, 11);
+    if (e > 1e-2) qWarning("dx fd err %g", e);
+    QVERIFY(e <= 1e-2);
+    if (cs.affine) {
+        QVERIFY(finiteDiffErr(gamma, dg, loss, 12) <= 1e-2);
+        QVERIFY(finiteDiffErr(beta, db, loss, 13) <= 1e-2);
+    }
+
+    // Accumulation and determinism.
+    std::vector<float> dx2 = dx, dg2 = dg, db2 = db;
+    batchNormBackwardTraining(rows, c, x.data(), g, mean.data(), inv.data(), dy.data(), dx2.data(),
+                              dg2.data(), db2.data(), pool);
+    auto doubled = [](std::vector<float> v) {
+        for (auto& e2 : v) e2 *= 2;
+        return v;
+    };
+    QVERIFY(relErr(dx2, doubled(dx)) <= 1e-6);
+    QVERIFY(relErr(dg2, doubled(dg)) <= 1e-6);
+    QVERIFY(relErr(db2, doubled(db)) <= 1e-6);
+    std::vector<float> dx3(x.size(), 0.0f), dg3(c, 0.0f), db3(c, 0.0f);
+    ThreadPool pool3(3);  // the reduction order does not depend on the thread count
+    batchNormBackwardTraining(rows, c, x.data(), g, mean.data(), inv.data(), dy.data(), dx3.data(),
+                              dg3.data(), db3.data(), pool3);
+    QVERIFY(bitEqual(dx3, dx));
+    QVERIFY(bitEqual(dg3, dg));
+    QVERIFY(bitEqual(db3, db));
+    // In-place forward (y aliases x) gives the same result.
+    auto xi = x;
+    std::vector<float> m4(c), i4(c);
+    batchNormForwardTraining(rows, c, xi.data(), g, bt, params, xi.data(), m4.data(), i4.data(), nullptr,
+                             nullptr, pool);
+    QVERIFY(bitEqual(xi, y));
+}
+
+void TestNormalization::batchNormInference_data() {
+    addCaseRows();
+}
+
+void TestNormalization::batchNormInference() {
+    QFETCH(int, index);
+    const Case cs = kCases[index];
+    const int64_t rows = cs.rows, c = cs.c;
+    ThreadPool pool(2);
+    auto x = randomVector(size_t(rows * c), 21 + index);
+    auto gamma = randomVector(size_t(c), 22 + index, 0.5f, 1.5f);
+    auto beta = randomVector(size_t(c), 23 + index);
+    auto mm = randomVector(size_t(c), 24 + index), mv = randomVector(size_t(c), 25 + index, 0.5f, 2.0f);
+    auto dy = randomVector(size_t(rows * c), 26 + index);
+    const float* g = cs.affine ? gamma.data() : nullptr;
+    const float* bt = cs.affine ? beta.data() : nullptr;
+    const float eps = 1e-3f;
+    std::vector<float> y(x.size());
+    batchNormForwardInference(rows, c, x.data(), g, bt, mm.data(), mv.data(), eps, y.data(), pool);
+    std::vector<double> ry(x.size()), rdx(x.size()), rdg(c, 0.0), rdb(c, 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t ci = 0; ci < c; ++ci) {
+            const double inv = 1.0 / std::sqrt(double(mv[ci]) + eps);
+            const double xhat = (x[r * c + ci] - double(mm[ci])) * inv;
+            ry[r * c + ci] = xhat * (g ? g[ci] : 1.0) + (bt ? bt[ci] : 0.0);
+            rdx[r * c + ci] = dy[r * c + ci] * (g ? g[ci] : 1.0) * inv;
+            rdg[ci] += dy[r * c + ci] * xhat;
+            rdb[ci] += dy[r * c + ci];
+        }
+    QVERIFY(relErr(y, ry) <= 1e-5);
+    std::vector<float> dx(x.size(), 0.0f), dg(c, 0.0f), db(c, 0.0f);
+    batchNormBackwardInference(rows, c, x.data(), g, mm.data(), mv.data(), eps, dy.data(), dx.data(),
+                               dg.data(), db.data(), pool);
+    QVERIFY(relErr(dx, rdx) <= 1e-4);
+    QVERIFY(relErr(dg, rdg) <= 1e-4);
+    QVERIFY(relErr(db, rdb) <= 1e-4);
+    auto loss = [&]() {
+        std::vector<float> yy(x.size());
+        batchNormForwardInference(rows, c, x.data(), cs.affine ? gamma.data() : nullptr,
+                                  cs.affine ? beta.data() : nullptr, mm.data(), mv.data(), eps, yy.data(),
+                                  pool);
+        return dotLoss(dy, yy);
+    };
+    QVERIFY(finiteDiffErr(x, dx, loss, 27) <= 1e-2);
+    if (cs.affine) {
+        QVERIFY(finiteDiffErr(gamma, dg, loss, 28) <= 1e-2);
+        QVERIFY(finiteDiffErr(beta, db, loss, 29) <= 1e-2);
+    }
+    std::vector<float> dx2 = dx, dg2 = dg, db2 = db;
+    batchNormBackwardInference(rows, c, x.data(), g, mm.data(), mv.data(), eps, dy.data(), dx2.data(),
+                               dg2.data(), db2.data(), pool);
+    for (size_t i = 0; i < dx.size(); ++i)
+        QVERIFY(std::abs(dx2[i] - 2 * dx[i]) <= 1e-6f * (1 + std::abs(dx[i])));
+    for (int64_t i = 0; i < c; ++i) QVERIFY(std::abs(dg2[i] - 2 * dg[i]) <= 1e-6f * (1 + std::abs(dg[i])));
+}
+
+void TestNormalization::layerNorm_data() {
+    addCaseRows();
+}
+
+void TestNormalization::layerNorm() {
+    QFETCH(int, index);
+    const Case cs = kCases[index];
+    const int64_t rows = cs.rows, c = cs.c;
+    if (c < 2) QSKIP("layer normalisation over one channel is constant");
+    ThreadPool pool(2);
+    auto x = randomVector(size_t(rows * c), 31 + index, -3.0f, 4.0f);
+    auto gamma = randomVector(size_t(c), 32 + index, 0.5f, 1.5f);
+    auto beta = randomVector(size_t(c), 33 + index);
+    auto dy = randomVector(size_t(rows * c), 34 + index);
+    const float* g = cs.affine ? gamma.data() : nullptr;
+    const float* bt = cs.affine ? beta.data() : nullptr;
+    const float eps = 1e-3f;
+    std::vector<float> y(x.size()), mean(rows), rstd(rows);
+    layerNormForward(rows, c, x.data(), g, bt, eps, y.data(), mean.data(), rstd.data(), pool);
+
+    std::vector<double> ry(x.size()), rdx(x.size()), rdg(c, 0.0), rdb(c, 0.0), rm(rows), rr(rows);
+    for (int64_t r = 0; r < rows; ++r) {
+        double m = 0.0, v = 0.0;
+        for (int64_t ci = 0; ci < c; ++ci) m += x[r * c + ci];
+        m /= c;
+        for (int64_t ci = 0; ci < c; ++ci) v += std::pow(x[r * c + ci] - m, 2);
+        v /= c;
+        const double rs = 1.0 / std::sqrt(v + eps);
+        rm[r] = m;
+        rr[r] = rs;
+        double sg = 0.0, sgx = 0.0;
+        for (int64_t ci = 0; ci < c; ++ci) {
+            const double xhat = (x[r * c + ci] - m) * rs;
+            const double gg = dy[r * c + ci] * (g ? g[ci] : 1.0);
+            ry[r * c + ci] = xhat * (g ? g[ci] : 1.0) + (bt ? bt[ci] : 0.0);
+            sg += gg;
+            sgx += gg * xhat;
+            rdg[ci] += dy[r * c + ci] * xhat;
+            rdb[ci] += dy[r * c + ci];
+        }
+        for (int64_t ci = 0; ci < c; ++ci) {
+            const double xhat = (x[r * c + ci] - m) * rs;
+            const double gg = dy[r * c + ci] * (g ? g[ci] : 1.0);
+            rdx[r * c + ci] = rs * (gg - sg / c - xhat * sgx / c);
+        }
+    }
+    QVERIFY(relErr(mean, rm) <= 1e-6);
+    QVERIFY(relErr(rstd, rr) <= 1e-5);
+    QVERIFY(relErr(y, ry) <= 1e-5);
+
+    std::vector<float> dx(x.size(), 0.0f), dg(c, 0.0f), db(c, 0.0f);
+    layerNormBackward(rows, c, x.data(), g, mean.data(), rstd.data(), dy.data(), dx.data(), dg.data(),
+                      db.data(), pool);
+    QVERIFY(relErr(dx, rdx) <= 1e-4);
+    QVERIFY(relErr(dg, rdg) <= 1e-4);
+    QVERIFY(relErr(db, rdb) <= 1e-4);
+
+    auto loss = [&]() {
+        std::vector<float> yy(x.size()), m(rows), rs(rows);
+        layerNormForward(rows, c, x.data(), cs.affine ? gamma.data() : nullptr,
+                         cs.affine ? beta.data() : nullptr, eps, yy.data(), m.data(), rs.data(), pool);
+        return dotLoss(dy, yy);
+    };
+    double e = finiteDiffErr(x, dx, loss, 35);
+    if (e > 1e-2) qWarning("dx fd err %g", e);
+    QVERIFY(e <= 1e-2);
+    if (cs.affine) {
+        QVERIFY(finiteDiffErr(gamma, dg, loss, 36) <= 1e-2);
+        QVERIFY(finiteDiffErr(beta, db, loss, 37) <= 1e-2);
+    }
+
+    std::vector<float> dx2 = dx, dg2 = dg, db2 = db;
+    layerNormBackward(rows, c, x.data(), g, mean.data(), rstd.data(), dy.data(), dx2.data(), dg2.data(),
+                      db2.data(), pool);
+    auto doubled = [](std::vector<float> v) {
+        for (auto& e2 : v) e2 *= 2;
+        return v;
+    };
+    QVERIFY(relErr(dx2, doubled(dx)) <= 1e-6);
+    QVERIFY(relErr(dg2, doubled(dg)) <= 1e-6);
+    QVERIFY(relErr(db2, doubled(db)) <= 1e-6);
+    ThreadPool pool3(3);
+    std::vector<float> y3(x.size()), m3(rows), r3(rows), dx3(x.size(), 0.0f), dg3(c, 0.0f), db3(c, 0.0f);
+    layerNormForward(rows, c, x.data(), g, bt, eps, y3.data(), m3.data(), r3.data(), pool3);
+    layerNormBackward(rows, c, x.data(), g, m3.data(), r3.data(), dy.data(), dx3.data(), dg3.data(),
+                      db3.data(), pool3);
+    QVERIFY(bitEqual(y3, y));
+    QVERIFY(bitEqual(dx3, dx));
+    QVERIFY(bitEqual(dg3, dg));
+    QVERIFY(bitEqual(db3, db));
+}
+
+QTEST_APPLESS_MAIN(TestNormalization)
+#include "tst_normalization.moc"
