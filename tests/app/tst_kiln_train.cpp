@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+// kiln-train end to end: bad input exits 2 with a message naming the file and line or the node;
+// --summary and --json; the run directory; the same seed twice gives identical weights.
+#include <QtTest>
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+QString binary() { return QStringLiteral(KILN_BINARY_DIR "/app/kiln-train"); }
+QString example(const char* name) { return QStringLiteral(KILN_SOURCE_DIR "/resources/examples/%1").arg(QLatin1String(name)); }
+
+Run runTrain(const QStringList& args) {
+    QProcess p;
+    p.start(binary(), args);
+    Run r;
+    if (!p.waitForFinished(600000)) {
+        p.kill();
+        return r;
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    r.out = QString::fromLocal8Bit(p.readAllStandardOutput());
+    r.err = QString::fromLocal8Bit(p.readAllStandardError());
+    return r;
+}
+
+QString write(const QTemporaryDir& dir, const QString& name, const QByteArray& text) {
+    QString path = dir.filePath(name);
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write(text);
+    return path;
+}
+
+// A valid small project over a CSV written next to it.
+QByteArray project(const QByteArray& nodes, const QByteArray& extraTraining = {}) {
+    return "{\n"
+           "  \"format\": \"kiln-project\",\n"
+           "  \"version\": 2,\n"
+           "  \"graph\": {\"nodes\": [\n" + nodes + "\n  ]},\n"
+           "  \"data\": {\"format\": \"csv\", \"path\": \"blobs.csv\", \"split\": {\"validation\": 0.25}},\n"
+           "  \"training\": {\"epochs\": 3, \"batch_size\": 16, \"seed\": 3, " + extraTraining +
+           "\"loss\": {\"type\": \"SparseCategoricalCrossentropy\", \"from_logits\": true}, \"metrics\": [\"accuracy\"]}\n"
+           "}\n";
+}
+
+const QByteArray kGoodNodes =
+    "    {\"name\": \"x\", \"op\": \"Input\", \"attrs\": {\"shape\": [4]}},\n"
+    "    {\"name\": \"hidden\", \"op\": \"Dense\", \"inputs\": [\"x\"], \"attrs\": {\"units\": 8, \"activation\": \"relu\"}},\n"
+    "    {\"name\": \"logits\", \"op\": \"Dense\", \"inputs\": [\"hidden\"], \"attrs\": {\"units\": 2}}";
+
+}  // namespace
+
+class TestKilnTrain : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+
+    void expectBadInput(const QByteArray& text, const QStringList& needles, const QStringList& extraArgs = {}) {
+        QString path = write(m_dir, QStringLiteral("bad.kiln"), text);
+        Run r = runTrain(QStringList{path, QStringLiteral("--quiet")} + extraArgs);
+        QCOMPARE(r.exitCode, 2);
+        for (const auto& n : needles)
+            QVERIFY2(r.err.contains(n), qPrintable(QStringLiteral("missing \"%1\" in: %2").arg(n, r.err)));
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(QFileInfo::exists(binary()));
+        QVERIFY(m_dir.isValid());
+        // Two separable blobs, 4 features, labels 0/1.
+        QByteArray csv;
+        for (int i = 0; i < 200; ++i) {
+            int label = i % 2;
+            for (int f = 0; f < 4; ++f) {
+                double v = (label ? 1.5 : -1.5) + std::sin(i * 12.9898 + f * 78.233) * 0.8;
+                csv += QByteArray::number(v, 'f', 4) + ',';
+            }
+            csv += QByteArray::number(label) + '\n';
+        }
+        write(m_dir, QStringLiteral("blobs.csv"), csv);
+    }
+
+    void trainsAndWritesRun() {
+        QString path = write(m_dir, QStringLiteral("good.kiln"), project(kGoodNodes));
+        QString runDir = m_dir.filePath(QStringLiteral("run1"));
+        Run r = runTrain({path, QStringLiteral("--json"), QStringLiteral("--run-dir"), runDir});
+        QCOMPARE(r.exitCode, 0);
+        QString last = r.out.trimmed().split(QLatin1Char('\n')).last();
+        QJsonObject j = QJsonDocument::fromJson(last.toUtf8()).object();
+        for (const char* key : {"epochs", "train_loss", "val_loss", "val_accuracy", "samples_per_s", "seconds"})
+            QVERIFY2(j.contains(QLatin1String(key)), key);
+        QCOMPARE(j.value(QStringLiteral("epochs")).toInt(), 3);
+        QVERIFY(j.value(QStringLiteral("val_accuracy")).toDouble() > 0.9);
+        QVERIFY(QFileInfo::exists(runDir + QStringLiteral("/weights.safetensors")));
+        QFile run(runDir + QStringLiteral("/run.json"));
+        QVERIFY(run.open(QIODevice::ReadOnly));
+        QJsonObject rj = QJsonDocument::fromJson(run.readAll()).object();
+        QCOMPARE(rj.value(QStringLiteral("format")).toString(), QStringLiteral("kiln-run"));
+        QCOMPARE(rj.value(QStringLiteral("history")).toArray().size(), 3);
+
+        // Same seed, same weights, byte for byte; a different seed differs.
+        QString runDir2 = m_dir.filePath(QStringLiteral("run2"));
+        QCOMPARE(runTrain({path, QStringLiteral("--quiet"), QStringLiteral("--run-dir"), runDir2}).exitCode, 0);
+        QFile a(runDir + QStringLiteral("/weights.safetensors")), b(runDir2 + QStringLiteral("/weights.safetensors"));
+        QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+        QByteArray wa = a.readAll();
+        QCOMPARE(wa, b.readAll());
+        QString runDir3 = m_dir.filePath(QStringLiteral("run3"));
+        QCOMPARE(runTrain({path, QStringLiteral("--quiet"), QStringLiteral("--seed"), QStringLiteral("4"),
+                           QStringLiteral("--run-dir"), runDir3}).exitCode, 0);
+        QFile c(runDir3 + QStringLiteral("/weights.safetensors"));
+        QVERIFY(c.open(QIODevice::ReadOnly));
+        QVERIFY(wa != c.readAll());
+
+        // Weights from the run load back into the same model (and training continues).
+        Run again = runTrain({path, QStringLiteral("--quiet"), QStringLiteral("--epochs"), QStringLiteral("1"),
+                              QStringLiteral("--weights"), runDir + QStringLiteral("/weights.safetensors"),
+                              QStringLiteral("--run-dir"), m_dir.filePath(QStringLiteral("run4"))});
+        QCOMPARE(again.exitCode, 0);
+    }
+
+    void summary() {
+        Run r = runTrain({example("fashion_mlp.kiln"), QStringLiteral("--summary")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains(QStringLiteral("Total params: 235,146")));
+        QVERIFY(r.out.contains(QStringLiteral("fc1 (Dense)")));
+        Run j = runTrain({example("residual.kiln"), QStringLiteral("--summary"), QStringLiteral("--json")});
+        QCOMPARE(j.exitCode, 0);
+        QJsonObject o = QJsonDocument::fromJson(j.out.toUtf8()).object();
+        QVERIFY(o.value(QStringLiteral("frozen_params")).toInt() > 0);  // BatchNormalization moving statistics
+        QVERIFY(o.value(QStringLiteral("macs")).toDouble() > 0);
+    }
+
+    void syntaxError() {
+        expectBadInput("{\n  \"format\": \"kiln-project\",\n  \"version\": 2,\n  \"graph\": {\"nodes\": [\n   {\"name\": \"x\",, }\n]}}\n",
+                       {QStringLiteral("bad.kiln:5:")});
+    }
+
+    void unknownOp() {
+        QByteArray nodes = kGoodNodes;
+        nodes.replace("\"op\": \"Dense\", \"inputs\": [\"x\"]", "\"op\": \"Dnse\", \"inputs\": [\"x\"]");
+        expectBadInput(project(nodes), {QStringLiteral("bad.kiln:6:"), QStringLiteral("\"hidden\""), QStringLiteral("Dnse")});
+    }
+
+    void danglingInput() {
+        QByteArray nodes = kGoodNodes;
+        nodes.replace("\"inputs\": [\"hidden\"]", "\"inputs\": [\"hiddn\"]");
+        expectBadInput(project(nodes), {QStringLiteral("bad.kiln:7:"), QStringLiteral("\"logits\""), QStringLiteral("hiddn")});
+    }
+
+    void cycle() {
+        QByteArray nodes = kGoodNodes;
+        nodes.replace("\"inputs\": [\"x\"]", "\"inputs\": [\"logits\"]");
+        nodes.replace("{\"name\": \"x\", \"op\": \"Input\", \"attrs\": {\"shape\": [4]}},\n",
+                      "{\"name\": \"x\", \"op\": \"Input\", \"attrs\": {\"shape\": [4]}},\n");
+        expectBadInput(project(nodes), {QStringLiteral("cycle")});
+    }
+
+    void shapeMismatch() {
+        QByteArray nodes =
+            "    {\"name\": \"x\", \"op\": \"Input\", \"attrs\": {\"shape\": [2, 2]}},\n"
+            "    {\"name\": \"fc1\", \"op\": \"Dense\", \"inputs\": [\"x\"], \"attrs\": {\"units\": 2}}";
+        expectBadInput(project(nodes), {QStringLiteral("bad.kiln:6:"), QStringLiteral("Dense \"fc1\" expects a rank-2 input but got [N,2,2]"),
+                                        QStringLiteral("add a Flatten before it")});
+    }
+
+    void badAttribute() {
+        QByteArray nodes = kGoodNodes;
+        nodes.replace("\"units\": 8", "\"units\": 0");
+        expectBadInput(project(nodes), {QStringLiteral("\"units\""), QStringLiteral("\"hidden\""), QStringLiteral("at least 1")});
+    }
+
+    void badTrainingSetting() {
+        expectBadInput(project(kGoodNodes, "\"lerning_rate\": 0.1, "), {QStringLiteral("training.lerning_rate")});
+    }
+
+    void weightsMismatch() {
+        // Weights of the MLP example's shape cannot load into this model.
+        QString good = write(m_dir, QStringLiteral("w.kiln"), project(kGoodNodes));
+        QString runDir = m_dir.filePath(QStringLiteral("wrun"));
+        QCOMPARE(runTrain({good, QStringLiteral("--quiet"), QStringLiteral("--epochs"), QStringLiteral("0"),
+                           QStringLiteral("--run-dir"), runDir}).exitCode, 0);
+        QByteArray nodes = kGoodNodes;
+        nodes.replace("\"units\": 8", "\"units\": 9");
+        expectBadInput(project(nodes), {QStringLiteral("hidden/kernel"), QStringLiteral("[4,8]"), QStringLiteral("[4,9]")},
+                       {QStringLiteral("--weights"), runDir + QStringLiteral("/weights.safetensors")});
+        write(m_dir, QStringLiteral("garbage.safetensors"), "not a weights file at all");
+        expectBadInput(project(kGoodNodes), {QStringLiteral("garbage.safetensors")},
+                       {QStringLiteral("--weights"), m_dir.filePath(QStringLiteral("garbage.safetensors"))});
+    }
+
+    void missingFilesAndArguments() {
+        Run r = runTrain({m_dir.filePath(QStringLiteral("nope.kiln"))});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains(QStringLiteral("nope.kiln")));
+        QString path = write(m_dir, QStringLiteral("nodata.kiln"), project(kGoodNodes).replace("blobs.csv", "missing.csv"));
+        r = runTrain({path});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("missing.csv")), qPrintable(r.err));
+        r = runTrain({example("fashion_mlp.kiln"), QStringLiteral("--batch-size"), QStringLiteral("zero")});
+        QCOMPARE(r.exitCode, 2);
+        r = runTrain({example("fashion_mlp.kiln"), QStringLiteral("--device"), QStringLiteral("tpu:0")});
+        QCOMPARE(r.exitCode, 2);
+    }
+
+    void badLabelInData() {
+        QByteArray csv = "1,2,3,4,0\n1,2,3,4,7\n1,2,3,4,1\n1,2,3,4,0\n";
+        write(m_dir, QStringLiteral("labels.csv"), csv);
+        QString path = write(m_dir, QStringLiteral("labels.kiln"), project(kGoodNodes).replace("blobs.csv", "labels.csv")
+                                                                       .replace("\"split\": {\"validation\": 0.25}", "\"stratify\": false"));
+        Run r = runTrain({path, QStringLiteral("--quiet")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("label 7")), qPrintable(r.err));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestKilnTrain)
+#include "tst_kiln_train.moc"
