@@ -91,6 +91,10 @@
         <source>kiln-train: internal error: %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Print the table of operations (Markdown) and exit.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>ErrorText</name>

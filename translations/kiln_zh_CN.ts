@@ -91,6 +91,10 @@
         <source>kiln-train: internal error: %1</source>
         <translation>kiln-train：内部错误：%1</translation>
     </message>
+    <message>
+        <source>Print the table of operations (Markdown) and exit.</source>
+        <translation>打印操作表（Markdown）后退出。</translation>
+    </message>
 </context>
 <context>
     <name>ErrorText</name>
