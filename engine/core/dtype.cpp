@@ -49,7 +49,7 @@ uint16_t floatToHalf(float f) {
     if (absx < 0x38800000u) {                                               // subnormal or zero
         if (absx < 0x33000000u) return static_cast<uint16_t>(sign);
         uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
-        int shift = 113 - static_cast<int>(absx >> 23);  // 14..24
+        int shift = 126 - static_cast<int>(absx >> 23);  // 14..24
         uint32_t rem = mant & ((1u << shift) - 1u);
         uint32_t mid = 1u << (shift - 1);
         uint32_t result = mant >> shift;

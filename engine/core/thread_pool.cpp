@@ -69,7 +69,7 @@ void ThreadPool::dispatch(int tasks, FunctionRef<void(int)> fn) {
 void ThreadPool::parallelFor(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) {
     if (n <= 0) return;
     grain = std::max<int64_t>(grain, 1);
-    int64_t chunks = std::min<int64_t>(m_size, (n + grain - 1) / grain);
+    int64_t chunks = std::min<int64_t>(m_size, std::max<int64_t>(1, n / grain));
     if (chunks <= 1) {
         fn(0, n);
         return;

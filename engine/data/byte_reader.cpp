@@ -15,7 +15,9 @@ namespace kiln::engine::data {
 
 namespace {
 
-gzFile asGz(void* f) { return static_cast<gzFile>(f); }
+gzFile asGz(void* f) {
+    return static_cast<gzFile>(f);
+}
 
 }  // namespace
 
@@ -75,7 +77,8 @@ Result<int64_t> ByteReader::read(void* dst, int64_t n) {
         if (got < 0) {
             int errnum = 0;
             const char* msg = gzerror(asGz(m_file), &errnum);
-            std::string reason = errnum == Z_ERRNO ? std::strerror(errno) : (msg != nullptr ? msg : "read error");
+            std::string reason =
+                errnum == Z_ERRNO ? std::strerror(errno) : (msg != nullptr ? msg : "read error");
             return Error(ErrorCode::FileRead, "The file cannot be read at byte " +
                                                   std::to_string(m_offset + total) + ": " + reason + ".")
                 .withFile(m_path)
@@ -94,7 +97,9 @@ Result<int64_t> ByteReader::read(void* dst, int64_t n) {
     return total;
 }
 
-bool ByteReader::compressed() const { return m_file != nullptr && gzdirect(asGz(m_file)) == 0; }
+bool ByteReader::compressed() const {
+    return m_file != nullptr && gzdirect(asGz(m_file)) == 0;
+}
 
 Result<std::string> readWholeFile(const std::string& path) {
     KILN_ASSIGN(ByteReader reader, ByteReader::open(path));

@@ -22,7 +22,8 @@ public:
     ~ByteReader();
 
     // Reads up to `n` bytes; fewer only at the end of the data. Fails (FileRead) on corrupt
-    // compressed data, and with `truncated()` set when a compressed stream ends early.
+    // compressed data. A gzip stream that ends early is not an error here: the read comes back
+    // short and truncated() turns true.
     Result<int64_t> read(void* dst, int64_t n);
     // Uncompressed bytes delivered so far.
     int64_t offset() const { return m_offset; }

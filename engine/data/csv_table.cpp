@@ -22,7 +22,9 @@ struct Record {
     int line = 0;  // 1-based line where the record starts
 };
 
-bool isBlank(char c) { return c == ' ' || c == '\t'; }
+bool isBlank(char c) {
+    return c == ' ' || c == '\t';
+}
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && isBlank(s.front())) s.remove_prefix(1);
@@ -39,10 +41,13 @@ bool parseNumber(std::string_view cell, float* out) {
     return ec == std::errc() && end == cell.data() + cell.size();
 }
 
-std::string baseName(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+std::string baseName(const std::string& path) {
+    return std::filesystem::path(path).filename().string();
+}
 
 // Splits `text` (starting at physical line `line`) into records.
-Result<std::vector<Record>> tokenize(std::string_view text, char delimiter, int line, const std::string& path) {
+Result<std::vector<Record>> tokenize(std::string_view text, char delimiter, int line,
+                                     const std::string& path) {
     std::vector<Record> records;
     Record current;
     current.line = line;
@@ -104,8 +109,8 @@ Result<std::vector<Record>> tokenize(std::string_view text, char delimiter, int 
         }
     }
     if (inQuotes)
-        return Error(ErrorCode::ParseError, "A quoted field starting on line " + std::to_string(quoteLine) +
-                                                " is never closed.")
+        return Error(ErrorCode::ParseError,
+                     "A quoted field starting on line " + std::to_string(quoteLine) + " is never closed.")
             .withFile(path, quoteLine)
             .with("file", path)
             .with("line", std::to_string(quoteLine))
@@ -152,7 +157,9 @@ std::vector<std::string> sortedCategories(const std::set<std::string>& values) {
 
 }  // namespace
 
-std::string CsvColumnRef::toString() const { return byName() ? "\"" + name + "\"" : std::to_string(index); }
+std::string CsvColumnRef::toString() const {
+    return byName() ? "\"" + name + "\"" : std::to_string(index);
+}
 
 CsvColumnGroup CsvColumnGroup::range(std::string name, int64_t begin, int64_t end) {
     CsvColumnGroup g;
@@ -186,27 +193,30 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
     size_t first = 0;
     if (options.hasHeader) {
         if (records.empty())
-            return Error(ErrorCode::DataError, "The table has no header row.").withFile(path).with("reason",
-                                                                                                 "empty");
+            return Error(ErrorCode::DataError, "The table has no header row.")
+                .withFile(path)
+                .with("reason", "empty");
         header = records[0].fields;
         first = 1;
     }
     if (records.size() <= first)
-        return Error(ErrorCode::DataError, "The table has no data rows.").withFile(path).with("reason", "empty");
+        return Error(ErrorCode::DataError, "The table has no data rows.")
+            .withFile(path)
+            .with("reason", "empty");
 
     const auto width = static_cast<int64_t>(header.empty() ? records[first].fields.size() : header.size());
     for (size_t r = first; r < records.size(); ++r) {
         const auto found = static_cast<int64_t>(records[r].fields.size());
         if (found != width)
-            return parseError(path, records[r].line, 0,
-                              "Expected " + std::to_string(width) + " columns, found " +
-                                  std::to_string(found) + ".",
-                              "column count");
+            return parseError(
+                path, records[r].line, 0,
+                "Expected " + std::to_string(width) + " columns, found " + std::to_string(found) + ".",
+                "column count");
     }
 
     auto columnTitle = [&](int64_t c) {
         return header.empty() || header[static_cast<size_t>(c)].empty() ? "column " + std::to_string(c + 1)
-                                                                       : header[static_cast<size_t>(c)];
+                                                                        : header[static_cast<size_t>(c)];
     };
     auto resolve = [&](const CsvColumnRef& ref, const char* role) -> Result<int64_t> {
         if (ref.byName()) {
@@ -220,8 +230,9 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
         }
         const int64_t c = ref.index < 0 ? width + ref.index : ref.index;
         if (c < 0 || c >= width)
-            return optionError(path, std::string("The ") + role + " column " + ref.toString() + " does not exist: " +
-                                         file + " has " + std::to_string(width) + " columns.");
+            return optionError(path, std::string("The ") + role + " column " + ref.toString() +
+                                         " does not exist: " + file + " has " + std::to_string(width) +
+                                         " columns.");
         return c;
     };
 

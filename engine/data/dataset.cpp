@@ -66,13 +66,13 @@ Column* InMemoryDataset::column(std::string_view name) {
 }
 
 Status InMemoryDataset::addColumn(Column column) {
-    if (column.name.empty())
-        return Error(ErrorCode::InvalidArgument, "A data set column needs a name.");
+    if (column.name.empty()) return Error(ErrorCode::InvalidArgument, "A data set column needs a name.");
     if (this->column(column.name) != nullptr)
         return Error(ErrorCode::InvalidArgument, "The data set already has a column \"" + column.name + "\".")
             .with("column", column.name);
     if (!column.sampleShape.isConcrete())
-        return Error(ErrorCode::InvalidArgument, "Column \"" + column.name + "\" has the non-concrete shape " +
+        return Error(ErrorCode::InvalidArgument, "Column \"" + column.name +
+                                                     "\" has the non-concrete shape " +
                                                      column.sampleShape.toString() + ".")
             .with("column", column.name);
     const int64_t expected = m_count * column.sampleSize();
@@ -159,7 +159,8 @@ Status InMemoryDataset::readBatch(std::span<const int64_t> indices, std::span<fl
 
 Result<std::vector<int64_t>> classCounts(const Column& labels) {
     if (labels.sampleSize() != 1)
-        return Error(ErrorCode::DataError, "Column \"" + labels.name + "\" is not a scalar label column (shape " +
+        return Error(ErrorCode::DataError, "Column \"" + labels.name +
+                                               "\" is not a scalar label column (shape " +
                                                labels.sampleShape.toString() + ").")
             .with("column", labels.name);
     std::vector<int64_t> counts;

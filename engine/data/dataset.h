@@ -19,8 +19,8 @@ namespace kiln::engine::data {
 // Labels are a scalar column (sampleShape == Shape{}) holding class indices as floats.
 struct Column {
     std::string name;
-    Shape sampleShape;           // concrete; Shape{} for a scalar
-    std::vector<float> values;   // count * sampleShape.numel() floats
+    Shape sampleShape;          // concrete; Shape{} for a scalar
+    std::vector<float> values;  // count * sampleShape.numel() floats
     // Optional, for display: one name per element of a sample (a CSV header, "colour=red" for a
     // one-hot element), or one name per class for a label column ("malignant", "benign").
     std::vector<std::string> elementNames;

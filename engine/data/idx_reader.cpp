@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstddef>
 #include <bit>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -28,12 +28,17 @@ std::string hex32(uint32_t v) {
 int elementBytes(uint8_t type) {
     switch (type) {
     case 0x08:
-    case 0x09: return 1;
-    case 0x0B: return 2;
+    case 0x09:
+        return 1;
+    case 0x0B:
+        return 2;
     case 0x0C:
-    case 0x0D: return 4;
-    case 0x0E: return 8;
-    default: return 0;
+    case 0x0D:
+        return 4;
+    case 0x0E:
+        return 8;
+    default:
+        return 0;
     }
 }
 
@@ -73,7 +78,8 @@ void convert(uint8_t type, const unsigned char* src, int64_t count, bool scale, 
         for (int64_t i = 0; i < count; ++i)
             dst[i] = static_cast<float>(std::bit_cast<double>(loadBe64(src + 8 * i)));
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -117,25 +123,28 @@ Result<IdxArray> readIdxArray(const std::string& path, int64_t limit, bool scale
     std::array<unsigned char, size_t{4} * kMaxRank> dimBytes{};
     KILN_ASSIGN(got, in.read(dimBytes.data(), headerBytes - 4));
     if (got < headerBytes - 4)
-        return truncatedAt(path, in.offset(),
-                           "the header announces " + plural(rank, "dimension") + " but their sizes are missing",
-                           in.truncated());
+        return truncatedAt(
+            path, in.offset(),
+            "the header announces " + plural(rank, "dimension") + " but their sizes are missing",
+            in.truncated());
 
     IdxArray out;
     out.type = static_cast<IdxType>(type);
     out.dims.resize(static_cast<size_t>(rank));
-    for (int d = 0; d < rank; ++d) out.dims[static_cast<size_t>(d)] = loadBe32(dimBytes.data() + 4 * static_cast<ptrdiff_t>(d));
+    for (int d = 0; d < rank; ++d)
+        out.dims[static_cast<size_t>(d)] = loadBe32(dimBytes.data() + 4 * static_cast<ptrdiff_t>(d));
     out.storedCount = out.dims[0];
     const int64_t items = limit >= 0 ? std::min(limit, out.storedCount) : out.storedCount;
     out.dims[0] = items;
 
     int64_t perItem = 1;
     for (int d = 1; d < rank; ++d) {
-        perItem *= out.dims[static_cast<size_t>(d)];
-        if (perItem > (int64_t{1} << 40))
+        const int64_t dim = out.dims[static_cast<size_t>(d)];
+        if (dim > 0 && perItem > (int64_t{1} << 40) / dim)
             return Error(ErrorCode::DataError, "The IDX header announces items of more than 2^40 elements.")
                 .withFile(path)
                 .with("reason", "too large");
+        perItem *= dim;
     }
     const int esize = elementBytes(type);
     const int64_t total = items * perItem;
@@ -144,10 +153,9 @@ Result<IdxArray> readIdxArray(const std::string& path, int64_t limit, bool scale
             .withFile(path)
             .with("reason", "too large");
     const int64_t dataBytes = total * esize;
-    const std::string expectation = "the header announces " + plural(out.storedCount, "item") + " of " +
-                                    plural(perItem * esize, "byte") + " (" +
-                                    std::to_string(headerBytes + out.storedCount * perItem * esize) +
-                                    " bytes in all)";
+    const std::string expectation =
+        "the header announces " + plural(out.storedCount, "item") + " of " + plural(perItem * esize, "byte") +
+        " (" + std::to_string(headerBytes + out.storedCount * perItem * esize) + " bytes in all)";
 
     // An uncompressed file must be long enough before anything is allocated.
     std::error_code ec;
@@ -157,7 +165,8 @@ Result<IdxArray> readIdxArray(const std::string& path, int64_t limit, bool scale
 
     out.values.reserve(static_cast<size_t>(std::min<int64_t>(total, int64_t{1} << 26)));
     constexpr int64_t kChunk = int64_t{1} << 20;
-    std::vector<unsigned char> buf(static_cast<size_t>(std::min<int64_t>(std::max<int64_t>(dataBytes, 1), kChunk)));
+    std::vector<unsigned char> buf(
+        static_cast<size_t>(std::min<int64_t>(std::max<int64_t>(dataBytes, 1), kChunk)));
     int64_t remaining = dataBytes;
     while (remaining > 0) {
         // Whole elements per chunk.
@@ -177,16 +186,18 @@ Result<InMemoryDataset> readIdx(const std::string& imagesPath, const std::string
     KILN_ASSIGN(IdxArray images, readIdxArray(imagesPath, options.limit, options.scaleToUnit));
     const auto rank = static_cast<int>(images.dims.size());
     if (rank != 3 && rank != 4)
-        return Error(ErrorCode::DataError,
-                     "Expected an image array [count, height, width] (magic 0x00000803), but the file holds " +
-                         plural(rank, "dimension") + ".")
+        return Error(
+                   ErrorCode::DataError,
+                   "Expected an image array [count, height, width] (magic 0x00000803), but the file holds " +
+                       plural(rank, "dimension") + ".")
             .withFile(imagesPath)
             .with("reason", "not images");
 
     KILN_ASSIGN(IdxArray labels, readIdxArray(labelsPath, options.limit, false));
     if (labels.dims.size() != 1)
-        return Error(ErrorCode::DataError, "Expected a label array [count] (magic 0x00000801), but the file holds " +
-                                               plural(static_cast<int64_t>(labels.dims.size()), "dimension") + ".")
+        return Error(ErrorCode::DataError,
+                     "Expected a label array [count] (magic 0x00000801), but the file holds " +
+                         plural(static_cast<int64_t>(labels.dims.size()), "dimension") + ".")
             .withFile(labelsPath)
             .with("reason", "not labels");
     if (labels.storedCount != images.storedCount)

@@ -26,7 +26,8 @@ std::vector<int64_t> shuffledIndices(int64_t count, uint64_t seed, uint64_t stre
         // A uniform j in [0, i] from 64 random bits (multiply-shift; bias below 2^-30).
         const uint64_t r = (uint64_t{rng::bits(seed, stream, 2 * static_cast<uint64_t>(i))} << 32) |
                            rng::bits(seed, stream, 2 * static_cast<uint64_t>(i) + 1);
-        const auto j = static_cast<int64_t>((static_cast<unsigned __int128>(r) * static_cast<uint64_t>(i + 1)) >> 64);
+        const auto j =
+            static_cast<int64_t>((static_cast<unsigned __int128>(r) * static_cast<uint64_t>(i + 1)) >> 64);
         std::swap(out[static_cast<size_t>(i)], out[static_cast<size_t>(j)]);
     }
     return out;
@@ -35,8 +36,7 @@ std::vector<int64_t> shuffledIndices(int64_t count, uint64_t seed, uint64_t stre
 Result<std::vector<std::vector<int64_t>>> splitIndices(int64_t count, std::span<const double> fractions,
                                                        uint64_t seed, const float* labelsForStratification) {
     if (count < 0) return Error(ErrorCode::InvalidArgument, "Cannot split a negative number of samples.");
-    if (fractions.empty())
-        return Error(ErrorCode::InvalidArgument, "A split needs at least one fraction.");
+    if (fractions.empty()) return Error(ErrorCode::InvalidArgument, "A split needs at least one fraction.");
     double sum = 0.0;
     for (double f : fractions) {
         if (!std::isfinite(f) || f < 0.0)
@@ -48,8 +48,7 @@ Result<std::vector<std::vector<int64_t>>> splitIndices(int64_t count, std::span<
         return Error(ErrorCode::InvalidArgument,
                      "Split fractions add up to " + std::to_string(sum) + "; they may add up to at most 1.")
             .with("sum", std::to_string(sum));
-    if (sum <= 0.0)
-        return Error(ErrorCode::InvalidArgument, "Split fractions add up to 0.");
+    if (sum <= 0.0) return Error(ErrorCode::InvalidArgument, "Split fractions add up to 0.");
 
     // Shares, plus a share for the samples left out when the fractions add up to less than 1.
     std::vector<double> shares(fractions.begin(), fractions.end());
@@ -120,7 +119,8 @@ Standardizer::Standardizer(std::string column, std::vector<float> mean, std::vec
 Result<Standardizer> Standardizer::fit(const InMemoryDataset& training, const std::string& column) {
     const Column* col = training.column(column);
     if (col == nullptr)
-        return Error(ErrorCode::InvalidArgument, "The data set has no column \"" + column + "\" to standardize.")
+        return Error(ErrorCode::InvalidArgument,
+                     "The data set has no column \"" + column + "\" to standardize.")
             .with("column", column);
     const int64_t n = training.count();
     if (n == 0)
@@ -158,7 +158,8 @@ Result<Standardizer> Standardizer::fit(const InMemoryDataset& training, const st
 Status Standardizer::apply(InMemoryDataset& data) const {
     Column* col = data.column(m_column);
     if (col == nullptr)
-        return Error(ErrorCode::InvalidArgument, "The data set has no column \"" + m_column + "\" to standardize.")
+        return Error(ErrorCode::InvalidArgument,
+                     "The data set has no column \"" + m_column + "\" to standardize.")
             .with("column", m_column);
     if (col->sampleSize() != size())
         return Error(ErrorCode::ShapeMismatch, "Column \"" + m_column + "\" has " +

@@ -15,8 +15,9 @@
 namespace kiln::engine::data {
 
 // Splits the indices 0..count-1 into fractions.size() disjoint lists, each sorted ascending.
-// Fractions are positive and sum to at most 1; when they sum to 1 every index lands in exactly one
-// list, otherwise the rest is left out. Sizes are within one sample of fraction * count.
+// Fractions are non-negative (0 gives an empty list) and sum to more than 0 and at most 1; when
+// they sum to 1 every index lands in exactly one list, otherwise the rest is left out. Sizes are
+// within one sample of fraction * count.
 // With `labelsForStratification` (count class labels, may be null) every class is split in the
 // same proportions, within one or two samples per class. The same seed gives the same split.
 Result<std::vector<std::vector<int64_t>>> splitIndices(int64_t count, std::span<const double> fractions,

@@ -86,10 +86,14 @@ Result<Node> parseNode(const json& j, size_t index, const std::string& path) {
     std::string where = "graph.nodes[" + std::to_string(index) + "]";
     if (!j.is_object()) return fieldError(path, where, "must be an object");
     Node n;
+    // The name first: errors in the other fields name the node.
+    if (j.contains("name")) {
+        if (!j["name"].is_string()) return fieldError(path, where + ".name", "must be a string");
+        n.name = j["name"].get<std::string>();
+    }
     for (auto& [key, v] : j.items()) {
         if (key == "name") {
-            if (!v.is_string()) return fieldError(path, where + ".name", "must be a string");
-            n.name = v.get<std::string>();
+            continue;
         } else if (key == "op") {
             if (!v.is_string()) return fieldError(path, where + ".op", "must be a string");
             n.op = v.get<std::string>();
@@ -118,7 +122,11 @@ Result<Node> parseNode(const json& j, size_t index, const std::string& path) {
             n.extra[key] = v;
         }
     }
-    if (n.op.empty()) return fieldError(path, where + ".op", "is missing");
+    if (n.op.empty()) {
+        Error e = fieldError(path, where + ".op", "is missing");
+        if (!n.name.empty()) e.withNode(n.name);
+        return e;
+    }
     return n;
 }
 
@@ -127,7 +135,9 @@ Result<Node> parseNode(const json& j, size_t index, const std::string& path) {
 int Project::nodeLine(const std::string& node) const {
     // Find `"name"` followed by `: "node"` in the source text.
     std::string needle = "\"" + node + "\"";
-    size_t pos = 0;
+    // Nodes live in the graph's node list; start there so the project's own name is skipped.
+    size_t pos = sourceText.find("\"nodes\"");
+    if (pos == std::string::npos) pos = 0;
     while ((pos = sourceText.find("\"name\"", pos)) != std::string::npos) {
         size_t colon = sourceText.find_first_not_of(" \t\r\n", pos + 6);
         if (colon != std::string::npos && sourceText[colon] == ':') {

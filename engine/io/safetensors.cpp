@@ -73,7 +73,12 @@ Result<SafetensorsFile> loadSafetensors(const std::string& path) {
     const uint64_t dataSize = bytes.size() - 8 - len;
     const char* data = bytes.data() + 8 + len;
     SafetensorsFile file;
-    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    struct Range {
+        uint64_t begin, end;
+        std::string name;
+        bool operator<(const Range& o) const { return begin < o.begin || (begin == o.begin && end < o.end); }
+    };
+    std::vector<Range> ranges;
     for (auto& [name, entry] : header.items()) {
         if (name == "__metadata__") {
             if (entry.is_object())
@@ -85,9 +90,14 @@ Result<SafetensorsFile> loadSafetensors(const std::string& path) {
             return fileError(path, name, "entry lacks dtype, shape or data_offsets");
         auto dt = entry["dtype"].is_string() ? dtypeFromName(entry["dtype"].get<std::string>()) : std::nullopt;
         if (!dt) return fileError(path, name, "unsupported dtype " + entry["dtype"].dump());
+        if (!entry["shape"].is_array()) return fileError(path, name, "shape is not a list");
         std::vector<int64_t> dims;
+        uint64_t elements = 1;
         for (const auto& d : entry["shape"]) {
             if (!d.is_number_integer() || d.get<int64_t>() < 0) return fileError(path, name, "invalid shape");
+            auto dim = static_cast<uint64_t>(d.get<int64_t>());
+            if (dim != 0 && elements > dataSize / dim) return fileError(path, name, "shape is larger than the file");
+            elements *= dim;
             dims.push_back(d.get<int64_t>());
         }
         const auto& off = entry["data_offsets"];
@@ -100,14 +110,15 @@ Result<SafetensorsFile> loadSafetensors(const std::string& path) {
         if (e - b != expect)
             return fileError(path, name, "holds " + std::to_string(e - b) + " bytes but shape " + shape.toString() +
                                              " needs " + std::to_string(expect));
-        ranges.emplace_back(b, e);
+        ranges.push_back({b, e, name});
         Tensor t(shape, *dt);
         std::memcpy(t.raw(), data + b, expect);
         file.tensors.push_back({name, std::move(t)});
     }
     std::sort(ranges.begin(), ranges.end());
     for (size_t i = 1; i < ranges.size(); ++i)
-        if (ranges[i].first < ranges[i - 1].second) return fileError(path, "", "tensor data ranges overlap");
+        if (ranges[i].begin < ranges[i - 1].end)
+            return fileError(path, ranges[i].name, "its data overlaps tensor \"" + ranges[i - 1].name + "\"");
     return file;
 }
 

@@ -73,11 +73,24 @@ private:
     std::set<std::string> m_known;
 };
 
+// Optimizer and schedule validation name fields relative to their section ("optimizer.type");
+// within a project they live under "training".
+Status inTraining(Status st) {
+    if (st.ok()) return st;
+    Error& e = st.error();
+    for (auto& [k, v] : e.params)
+        if (k == "field" && !v.starts_with("training.")) {
+            if (e.message.starts_with(v)) e.message = "training." + e.message;
+            v = "training." + v;
+        }
+    return st;
+}
+
 Result<optim::OptimizerConfig> parseOptimizer(const json& j) {
     optim::OptimizerConfig c;
     if (j.is_string()) {
         c.type = j.get<std::string>();
-        KILN_TRY(c.validate());
+        KILN_TRY(inTraining(c.validate()));
         return c;
     }
     Fields f(j, "training.optimizer");
@@ -98,7 +111,7 @@ Result<optim::OptimizerConfig> parseOptimizer(const json& j) {
     if (auto kind = optim::parseOptimizerKind(c.type); kind.ok() && *kind == optim::OptimizerKind::RmsProp)
         KILN_TRY(f.get("momentum", c.rmsMomentum));
     KILN_TRY(f.finish());
-    KILN_TRY(c.validate());
+    KILN_TRY(inTraining(c.validate()));
     return c;
 }
 
@@ -116,7 +129,7 @@ Result<optim::ScheduleConfig> parseSchedule(const json& j, double lr) {
     KILN_TRY(f.get("warmup_steps", s.warmupSteps));
     KILN_TRY(f.get("warmup_start", s.warmupStart));
     KILN_TRY(f.finish());
-    KILN_TRY(s.validate());
+    KILN_TRY(inTraining(s.validate()));
     return s;
 }
 
@@ -187,7 +200,7 @@ Result<TrainingConfig> parseTrainingConfig(const json& training, const Graph& gr
     if (f.has("optimizer")) {
         KILN_ASSIGN(c.optimizer, parseOptimizer(f.raw("optimizer")));
     } else {
-        KILN_TRY(c.optimizer.validate());
+        KILN_TRY(inTraining(c.optimizer.validate()));
     }
     double lr = c.optimizer.resolvedLearningRate();
     if (f.has("schedule")) {

@@ -237,10 +237,12 @@ exec::Plan* Trainer::trainPlan() {
 
 Status Trainer::stepOnce(int64_t globalStep) {
     const int64_t b = std::min(m_config.batchSize, m_data.train.count());
-    std::vector<int64_t> idx(static_cast<size_t>(b));
-    std::iota(idx.begin(), idx.end(), 0);
+    if (static_cast<int64_t>(m_firstBatch.size()) != b) {
+        m_firstBatch.resize(static_cast<size_t>(b));
+        std::iota(m_firstBatch.begin(), m_firstBatch.end(), 0);
+    }
     KILN_ASSIGN(exec::Plan * plan, planFor(b, true));
-    KILN_TRY(loadBatch(*plan, m_data.train, idx));
+    KILN_TRY(loadBatch(*plan, m_data.train, m_firstBatch));
     KILN_TRY(plan->trainStep(static_cast<uint64_t>(globalStep)));
     m_optimizer->step(m_config.schedule.lrAt(globalStep), *m_pool);
     return {};

@@ -104,6 +104,7 @@ private:
     std::map<std::pair<int64_t, bool>, std::unique_ptr<exec::Plan>> m_plans;
     std::vector<float*> m_feed;                // scratch: destination pointers for a batch
     std::vector<const data::Column*> m_feedColumns;
+    std::vector<int64_t> m_firstBatch;         // indices used by stepOnce()
 };
 
 }  // namespace kiln::engine::train

@@ -14,7 +14,8 @@ namespace kiln::engine::kernels {
 //   op(A) is M x K: A is stored [M, lda] (transA false) or [K, lda] (transA true).
 //   op(B) is K x N: B is stored [K, ldb] (transB false) or [N, ldb] (transB true).
 //   C is stored [M, ldc].
-// BLAS semantics for beta == 0: C is not read, so it may hold NaN or garbage.
+// BLAS semantics for beta == 0: C is not read, so it may hold NaN or garbage. C must not overlap
+// A or B. No alignment is required of any pointer or leading dimension.
 // The larger of M and N is split into at most pool.size() contiguous blocks, each computed by
 // one thread with a single-threaded Eigen product; the split depends only on the sizes and the
 // pool size, so results are bit-identical run to run. Safe to call from inside a pool task
