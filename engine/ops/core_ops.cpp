@@ -49,29 +49,51 @@ int64_t denseMacs(const ShapeContext& c, const Shape&) { return c.inputs[0][1] *
 class DenseKernel final : public CpuKernel {
 public:
     DenseKernel(int64_t rows, int64_t in, int64_t out, bool bias, kernels::Activation act)
-        : m_rows(rows), m_in(in), m_out(out), m_bias(bias), m_epi(act, rows, out) {}
-    size_t workspaceFloats() const override { return m_epi.scratchFloats(); }
-    size_t savedFloats() const override { return m_epi.savedFloats(); }
-    bool backwardNeedsOutput() const override { return m_epi.active(); }
+        : m_rows(rows), m_in(in), m_out(out), m_bias(bias), m_act(act),
+          m_fused(kernels::activationDerivableFromOutput(act, 0.0f)), m_epi(act, rows, out) {}
+    // Activations differentiable from their output are fused with the bias into one pass over
+    // the GEMM result (forward) and one pass computing dpre and dbias (backward); GELU keeps its
+    // pre-activation and goes through the generic epilogue.
+    size_t workspaceFloats() const override {
+        return m_fused ? (m_act == kernels::Activation::Linear ? 0 : static_cast<size_t>(m_rows * m_out))
+                       : m_epi.scratchFloats();
+    }
+    size_t savedFloats() const override { return m_fused ? 0 : m_epi.savedFloats(); }
+    bool backwardNeedsOutput() const override { return m_act != kernels::Activation::Linear; }
 
     Status forward(const KernelIo& io) override {
         ThreadPool& pool = *io.pool;
         kernels::gemm(false, false, m_rows, m_out, m_in, 1.0f, io.in[0], m_in, io.params[0], m_out, 0.0f, io.out,
                       m_out, pool);
-        if (m_bias)
-            kernels::biasActivationForward(io.out, m_bias ? io.params[1] : nullptr, m_rows, m_out,
-                                           kernels::Activation::Linear, 0.0f, pool);
+        const float* bias = m_bias ? io.params[1] : nullptr;
+        if (m_fused) {
+            if (bias || m_act != kernels::Activation::Linear)
+                kernels::biasActivationForward(io.out, bias, m_rows, m_out, m_act, 0.0f, pool);
+            return {};
+        }
+        if (bias) kernels::biasActivationForward(io.out, bias, m_rows, m_out, kernels::Activation::Linear, 0.0f, pool);
         m_epi.forward(io.out, io.saved, pool);
         return {};
     }
 
     Status backward(const KernelIo& io) override {
         ThreadPool& pool = *io.pool;
-        const float* dpre = m_epi.backward(io.out, io.dOut, io.workspace, io.saved, pool);
+        float* dbias = m_bias ? io.dParams[1] : nullptr;
+        const float* dpre = io.dOut;
+        if (m_fused) {
+            if (m_act == kernels::Activation::Linear) {
+                if (dbias) addColumnSums(io.dOut, m_rows, m_out, dbias, pool);
+            } else {
+                kernels::biasActivationBackward(io.out, io.dOut, io.workspace, dbias, m_rows, m_out, m_act, 0.0f, pool);
+                dpre = io.workspace;
+            }
+        } else {
+            dpre = m_epi.backward(io.out, io.dOut, io.workspace, io.saved, pool);
+            if (dbias) addColumnSums(dpre, m_rows, m_out, dbias, pool);
+        }
         if (io.dParams[0])
             kernels::gemm(true, false, m_in, m_out, m_rows, 1.0f, io.in[0], m_in, dpre, m_out, 1.0f, io.dParams[0],
                           m_out, pool);
-        if (m_bias && io.dParams[1]) addColumnSums(dpre, m_rows, m_out, io.dParams[1], pool);
         if (io.dIn[0])
             kernels::gemm(false, true, m_rows, m_in, m_out, 1.0f, dpre, m_out, io.params[0], m_out, 1.0f, io.dIn[0],
                           m_in, pool);
@@ -81,6 +103,8 @@ public:
 private:
     int64_t m_rows, m_in, m_out;
     bool m_bias;
+    kernels::Activation m_act;
+    bool m_fused;
     ActivationEpilogue m_epi;
 };
 
