@@ -105,7 +105,11 @@ Result<AttrValue> coerceAttr(const AttrSpec& spec, const AttrValue& value, const
             v = std::vector<int64_t>(static_cast<size_t>(spec.listLength), *i);
         if (!std::holds_alternative<std::vector<int64_t>>(v)) return bad("must be a list of integers");
         const auto& l = std::get<std::vector<int64_t>>(v);
-        if (spec.listLength > 0 && static_cast<int>(l.size()) != spec.listLength)
+        // An empty default list means "unset" (e.g. pooling strides default to the pool size);
+        // writing it back explicitly must stay valid.
+        bool unsetDefault = l.empty() && std::holds_alternative<std::vector<int64_t>>(spec.defaultValue) &&
+                            std::get<std::vector<int64_t>>(spec.defaultValue).empty() && !spec.required;
+        if (spec.listLength > 0 && static_cast<int>(l.size()) != spec.listLength && !unsetDefault)
             return bad("must have " + std::to_string(spec.listLength) + " elements, got " + std::to_string(l.size()));
         for (int64_t x : l)
             if (auto e = checkRange(static_cast<double>(x))) return *e;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loss family: SparseCategoricalCrossentropy, CategoricalCrossentropy, BinaryCrossentropy,
 // MeanSquaredError, MeanAbsoluteError. Inputs: (prediction, target); output: the mean loss.
-// Cross-entropies work on logits (from_logits: true, the stable form) or on probabilities
-// clipped to [1e-7, 1-1e-7] as Keras does.
+// Cross-entropies work on logits (from_logits: true, the stable form) or on probabilities; as
+// Keras, categorical probabilities are first divided by their row sum, then clipped to
+// [1e-7, 1-1e-7].
 #include <cmath>
 
 #include "engine/ops/kernels/losses.h"
@@ -70,9 +71,17 @@ protected:
             float lf = labels[i];
             auto l = static_cast<int64_t>(lf);
             if (!(lf >= 0) || l >= m_width || static_cast<float>(l) != lf) return badLabel(i, lf);
-            float p = std::clamp(io.in[0][i * m_width + l], kProbEpsilon, 1.0f - kProbEpsilon);
-            sum -= std::log(p);
-            if (grad && io.in[0][i * m_width + l] == p) grad[i * m_width + l] -= io.gradScale / (p * static_cast<float>(m_batch));
+            const float* p = io.in[0] + i * m_width;
+            float rowSum = 0;
+            for (int64_t j = 0; j < m_width; ++j) rowSum += p[j];
+            float q = p[l] / rowSum;
+            float clipped = std::clamp(q, kProbEpsilon, 1.0f - kProbEpsilon);
+            sum -= std::log(clipped);
+            if (grad && q == clipped) {  // d/dp_j [log(s) - log(p_l)] = 1/s - [j == l]/p_l
+                float scale = io.gradScale / static_cast<float>(m_batch);
+                for (int64_t j = 0; j < m_width; ++j) grad[i * m_width + j] += scale / rowSum;
+                grad[i * m_width + l] -= scale / p[l];
+            }
         }
         io.out[0] = static_cast<float>(sum / static_cast<double>(m_batch));
         return {};
@@ -99,13 +108,24 @@ protected:
             return {};
         }
         double sum = 0;
-        for (int64_t i = 0; i < m_batch * m_width; ++i) {
-            float t = io.in[1][i];
-            if (t == 0.0f) continue;
-            float raw = io.in[0][i];
-            float p = std::clamp(raw, kProbEpsilon, 1.0f - kProbEpsilon);
-            sum -= t * std::log(p);
-            if (grad && raw == p) grad[i] -= io.gradScale * t / (p * static_cast<float>(m_batch));
+        const float scale = io.gradScale / static_cast<float>(m_batch);
+        for (int64_t i = 0; i < m_batch; ++i) {
+            const float* p = io.in[0] + i * m_width;
+            const float* t = io.in[1] + i * m_width;
+            float rowSum = 0, targetSum = 0;
+            for (int64_t j = 0; j < m_width; ++j) rowSum += p[j];
+            for (int64_t j = 0; j < m_width; ++j) {
+                if (t[j] == 0.0f) continue;
+                float q = p[j] / rowSum;
+                float clipped = std::clamp(q, kProbEpsilon, 1.0f - kProbEpsilon);
+                sum -= t[j] * std::log(clipped);
+                if (grad && q == clipped) {  // d/dp_k of -t_j (log p_j - log s)
+                    grad[i * m_width + j] -= scale * t[j] / p[j];
+                    targetSum += t[j];
+                }
+            }
+            if (grad)
+                for (int64_t j = 0; j < m_width; ++j) grad[i * m_width + j] += scale * targetSum / rowSum;
         }
         io.out[0] = static_cast<float>(sum / static_cast<double>(m_batch));
         return {};

@@ -71,6 +71,8 @@ const Spec kSpecs[] = {
     {"5x5 s1 same on 3x3", 2, 3, 3, 17, 5, 5, 1, 1, true},
     {"3x3 s3 valid odd", 3, 11, 10, 33, 3, 3, 3, 3, false},
     {"1x1", 1, 3, 4, 5, 1, 1, 1, 1, false},
+    {"2x2 s3 valid with gaps", 3, 8, 8, 2, 2, 2, 3, 3, false},
+    {"3x3 s3 same", 1, 8, 7, 3, 3, 3, 3, 3, true},
 };
 
 Pool2DGeom geomOf(const Spec& s) {
