@@ -28,7 +28,9 @@ std::string dataDir() {
     return std::string(home != nullptr ? home : "") + "/.cache/kiln/data";
 }
 
-std::vector<float> floats(std::initializer_list<float> v) { return v; }
+std::vector<float> floats(std::initializer_list<float> v) {
+    return v;
+}
 
 }  // namespace
 
@@ -130,9 +132,8 @@ private slots:
         QCOMPARE(set->count(), int64_t{4});
         const Column* f = set->column("features");
         // Categories sorted: plain, say "hi", two\nlines, with, comma.
-        QCOMPARE(f->elementNames,
-                 (std::vector<std::string>{"name=plain", "name=say \"hi\"", "name=two\nlines", "name=with, comma",
-                                           "value"}));
+        QCOMPARE(f->elementNames, (std::vector<std::string>{"name=plain", "name=say \"hi\"",
+                                                            "name=two\nlines", "name=with, comma", "value"}));
         QCOMPARE(f->values, floats({1, 0, 0, 0, 1.5f,  //
                                     0, 0, 0, 1, 2,     //
                                     0, 1, 0, 0, 3,     //
@@ -140,8 +141,8 @@ private slots:
         QCOMPARE(set->column("label")->values, floats({0, 1, 0, 1}));
 
         // Error lines count physical lines, including those inside quotes and the skipped ones.
-        auto bad = readCsvTable(write("\"a\nb\",1\r\n\"c\",x\r\n"), {.labelColumn = std::nullopt,
-                                                                   .categoricalColumns = {0}});
+        auto bad = readCsvTable(write("\"a\nb\",1\r\n\"c\",x\r\n"),
+                                {.labelColumn = std::nullopt, .categoricalColumns = {0}});
         QVERIFY(!bad.ok());
         QCOMPARE(bad.error().line, 3);
         QCOMPARE(bad.error().column, 2);
@@ -241,8 +242,9 @@ private slots:
         h.hasHeader = true;
         auto named = readCsvTable(write("x,area,y\n1,2,0\n1,?,1\n"), h);
         QVERIFY(!named.ok());
-        QVERIFY2(named.error().message.find("Column 2 (\"area\"): \"?\" is not a number") != std::string::npos,
-                 named.error().message.c_str());
+        QVERIFY2(
+            named.error().message.find("Column 2 (\"area\"): \"?\" is not a number") != std::string::npos,
+            named.error().message.c_str());
         QCOMPARE(named.error().line, 3);
 
         // Empty cells: an error, or NaN on request.
@@ -304,7 +306,8 @@ private slots:
 
     void realBreastCancer() {
         const std::string path = dataDir() + "/sklearn/breast_cancer.csv";
-        if (!std::filesystem::exists(path)) QSKIP("breast_cancer.csv is not cached (run tools/fetch_data.sh)");
+        if (!std::filesystem::exists(path))
+            QSKIP("breast_cancer.csv is not cached (run tools/fetch_data.sh)");
         auto set = readCsvTable(path, {.skipRows = 1});
         QVERIFY2(set.ok(), why(set).c_str());
         QCOMPARE(set->count(), int64_t{569});

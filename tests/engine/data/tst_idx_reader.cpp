@@ -41,8 +41,9 @@ void writeFile(const std::string& path, const std::vector<unsigned char>& bytes)
     if (path.ends_with(".gz")) {
         gzFile f = gzopen(path.c_str(), "wb");
         QVERIFY(f != nullptr);
-        if (!bytes.empty()) QCOMPARE(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())),
-                                     static_cast<int>(bytes.size()));
+        if (!bytes.empty())
+            QCOMPARE(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())),
+                     static_cast<int>(bytes.size()));
         QCOMPARE(gzclose(f), Z_OK);
         return;
     }
@@ -226,11 +227,23 @@ private slots:
         std::ifstream in(path("big.gz"), std::ios::binary);
         std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         bytes.resize(bytes.size() / 2);
-        std::ofstream(path("cut.gz"), std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        std::ofstream(path("cut.gz"), std::ios::binary)
+            .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
         auto cut = readIdxArray(path("cut.gz"));
         QVERIFY(!cut.ok());
         QCOMPARE(cut.error().file, path("cut.gz"));
-        QVERIFY2(cut.error().message.find("truncated at byte") != std::string::npos, cut.error().message.c_str());
+        QVERIFY2(cut.error().message.find("truncated at byte") != std::string::npos,
+                 cut.error().message.c_str());
+
+        // A header claiming absurd sizes is refused before anything is allocated.
+        writeFile(path("huge.idx"), idxBytes(0x08, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, {1, 2, 3}));
+        auto huge = readIdxArray(path("huge.idx"));
+        QVERIFY(!huge.ok());
+        QCOMPARE(huge.error().code, ErrorCode::DataError);
+        writeFile(path("long.idx"), idxBytes(0x08, {0x00FFFFFFu, 28, 28}, {1, 2, 3}));
+        auto longer = readIdxArray(path("long.idx"));
+        QVERIFY(!longer.ok());
+        QVERIFY(longer.error().message.find("truncated at byte 19") != std::string::npos);
 
         // Not even a whole magic number.
         writeFile(path("tiny.idx"), {0, 0});

@@ -61,7 +61,8 @@ InMemoryDataset makeSet(int64_t n, int64_t features) {
     x.sampleShape = Shape{features};
     for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < features; ++j)
-            x.values.push_back(j == features - 1 ? 7.0f : static_cast<float>(i * (j + 1)) + 0.5f * static_cast<float>(j));
+            x.values.push_back(
+                j == features - 1 ? 7.0f : static_cast<float>(i * (j + 1)) + 0.5f * static_cast<float>(j));
     Column y;
     y.name = "y";
     y.sampleShape = Shape{};
@@ -87,8 +88,9 @@ private slots:
             QVERIFY(disjointAndComplete(*split, n));
             const double fr[] = {0.7, 0.2, 0.1};
             for (size_t s = 0; s < 3; ++s)
-                QVERIFY2(std::abs(static_cast<double>((*split)[s].size()) - fr[s] * static_cast<double>(n)) <= 1.0,
-                         (std::to_string(n) + " split " + std::to_string(s)).c_str());
+                QVERIFY2(
+                    std::abs(static_cast<double>((*split)[s].size()) - fr[s] * static_cast<double>(n)) <= 1.0,
+                    (std::to_string(n) + " split " + std::to_string(s)).c_str());
         }
         // Every size and several share patterns: each list is within one sample of its share.
         const std::vector<std::vector<double>> patterns = {
@@ -98,8 +100,8 @@ private slots:
                 auto split = splitIndices(n, p, static_cast<uint64_t>(n));
                 QVERIFY(split.ok());
                 for (size_t s = 0; s < p.size(); ++s)
-                    QVERIFY(std::abs(static_cast<double>((*split)[s].size()) - p[s] * static_cast<double>(n)) <
-                            1.0 + 1e-9);
+                    QVERIFY(std::abs(static_cast<double>((*split)[s].size()) -
+                                     p[s] * static_cast<double>(n)) < 1.0 + 1e-9);
             }
 
         auto exact = splitIndices(1000, {0.8, 0.2}, 1);
@@ -166,7 +168,8 @@ private slots:
         QVERIFY(split.ok());
         QVERIFY(disjointAndComplete(*split, n));
         for (size_t s = 0; s < 3; ++s) {
-            QVERIFY(std::abs(static_cast<double>((*split)[s].size()) - fr[s] * static_cast<double>(n)) <= 1.0);
+            QVERIFY(std::abs(static_cast<double>((*split)[s].size()) - fr[s] * static_cast<double>(n)) <=
+                    1.0);
             std::vector<int64_t> perClass(sizes.size(), 0);
             for (int64_t i : (*split)[s]) ++perClass[static_cast<size_t>(labels[static_cast<size_t>(i)])];
             for (size_t k = 0; k < sizes.size(); ++k) {
@@ -281,7 +284,8 @@ private slots:
 
     void realBreastCancerSplit() {
         const std::string path = dataDir() + "/sklearn/breast_cancer.csv";
-        if (!std::filesystem::exists(path)) QSKIP("breast_cancer.csv is not cached (run tools/fetch_data.sh)");
+        if (!std::filesystem::exists(path))
+            QSKIP("breast_cancer.csv is not cached (run tools/fetch_data.sh)");
         auto set = readCsvTable(path, {.skipRows = 1});
         QVERIFY(set.ok());
         auto parts = splitIndices(set->count(), {0.8, 0.2}, 2024, set->column("label")->values.data());
