@@ -95,6 +95,11 @@
         <source>Print the table of operations (Markdown) and exit.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Confusion matrix on the test set (rows: true class, columns: predicted):
+%1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>ErrorText</name>

@@ -95,6 +95,12 @@
         <source>Print the table of operations (Markdown) and exit.</source>
         <translation>打印操作表（Markdown）后退出。</translation>
     </message>
+    <message>
+        <source>Confusion matrix on the test set (rows: true class, columns: predicted):
+%1</source>
+        <translation>测试集上的混淆矩阵（行：真实类别，列：预测类别）：
+%1</translation>
+    </message>
 </context>
 <context>
     <name>ErrorText</name>

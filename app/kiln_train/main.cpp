@@ -79,9 +79,23 @@ std::string opTableMarkdown() {
     return out;
 }
 
-json evalJson(const train::EvalResult& r) {
+json evalJson(const train::EvalResult& r, const std::vector<std::string>& classNames = {}) {
     json j = {{"loss", r.loss}};
     for (const auto& m : r.metrics) j[m.name] = m.value;
+    if (r.confusion) {
+        const auto& cm = *r.confusion;
+        json rows = json::array(), perClass = json::array();
+        for (int64_t t = 0; t < cm.numClasses(); ++t) {
+            json row = json::array();
+            for (int64_t p = 0; p < cm.numClasses(); ++p) row.push_back(cm.count(t, p));
+            rows.push_back(std::move(row));
+            json c = {{"class", t < static_cast<int64_t>(classNames.size()) ? classNames[static_cast<size_t>(t)] : std::to_string(t)},
+                      {"precision", cm.precision(t)}, {"recall", cm.recall(t)}, {"support", cm.support(t)}};
+            perClass.push_back(std::move(c));
+        }
+        j["confusion_matrix"] = std::move(rows);
+        j["per_class"] = std::move(perClass);
+    }
     return j;
 }
 
@@ -242,6 +256,7 @@ int main(int argc, char** argv) {
                 for (const auto& m : hist.back().validation->metrics) out["val_" + m.name] = m.value;
             }
         }
+        const auto& classNames = (*trainer)->data().classNames;
         if (result->test) {
             out["test_loss"] = result->test->loss;
             for (const auto& m : result->test->metrics) out["test_" + m.name] = m.value;
@@ -261,13 +276,19 @@ int main(int argc, char** argv) {
                     {"batch_size", config->batchSize},
                     {"results", out},
                     {"history", history},
+                    {"test", result->test ? evalJson(*result->test, classNames) : json()},
                     {"summary", ops::summaryJson(ops::summarize(*model, config->batchSize))},
                     {"project_snapshot", json::parse(io::serializeProject(*project))}};
         st = io::writeFileAtomic(dir + "/run.json", run.dump(2) + "\n");
         if (!st.ok()) return fail(st.error());
 
         if (!quiet) {
-            if (result->test) printOut(Cli::tr("Test - loss: %1%2").arg(result->test->loss, 0, 'f', 4).arg(metricsText(result->test->metrics)));
+            if (result->test) {
+                printOut(Cli::tr("Test - loss: %1%2").arg(result->test->loss, 0, 'f', 4).arg(metricsText(result->test->metrics)));
+                if (result->test->confusion)
+                    printOut(Cli::tr("Confusion matrix on the test set (rows: true class, columns: predicted):\n%1")
+                                 .arg(QString::fromStdString(result->test->confusion->toText(classNames))));
+            }
             printOut(Cli::tr("Weights and run summary written to %1").arg(runDir));
         }
         if (jsonOut) {

@@ -215,6 +215,13 @@ Result<EvalResult> Trainer::evaluate(const data::InMemoryDataset& set) {
     const int64_t b = m_config.batchSize;
     std::vector<int64_t> idx(static_cast<size_t>(b));
     double lossSum = 0;
+    const auto& first = m_losses.front();
+    const bool sparse = first.type == "SparseCategoricalCrossentropy";
+    if (sparse || first.type == "CategoricalCrossentropy" || first.type == "BinaryCrossentropy") {
+        int64_t width = m_model.nodes[static_cast<size_t>(m_model.outputs[m_lossOutput.front()])].output.numelFrom(1);
+        bool fromLogits = first.attrs.has("from_logits") && first.attrs.getBool("from_logits");
+        r.confusion.emplace(width == 1 ? 2 : width, sparse, 0.5, fromLogits);
+    }
     for (int64_t start = 0; start < n; start += b) {
         int64_t size = std::min(b, n - start);
         std::iota(idx.begin(), idx.begin() + size, start);
@@ -223,6 +230,10 @@ Result<EvalResult> Trainer::evaluate(const data::InMemoryDataset& set) {
         KILN_TRY(plan->forward(0));
         lossSum += static_cast<double>(plan->totalLoss()) * static_cast<double>(size);
         updateMetrics(*plan, size, metrics);
+        if (r.confusion) {
+            size_t o = m_lossOutput.front();
+            KILN_TRY(r.confusion->update(plan->output(o), plan->target(0), size, plan->outputShape(o).numelFrom(1)));
+        }
     }
     r.samples = n;
     r.loss = n > 0 ? lossSum / static_cast<double>(n) : 0.0;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ struct EvalResult {
     double loss = 0;
     std::vector<MetricValue> metrics;  // without "loss"
     int64_t samples = 0;
+    // For classifiers (a cross-entropy loss on the first output): true vs predicted counts.
+    std::optional<ConfusionMatrix> confusion;
     double metric(const std::string& name, double fallback = -1) const;
 };
 
