@@ -14,6 +14,8 @@ if [[ "${KILN_SKIP_DEPS:-0}" != 1 ]]; then
 fi
 tools/fetch_data.sh
 launcher=()
+# Cache hits across clones in different folders: paths are hashed relative to the checkout.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 if command -v ccache >/dev/null 2>&1; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
