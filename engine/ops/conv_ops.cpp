@@ -66,14 +66,17 @@ int64_t convMacs(const ShapeContext& c, const Shape& out) {
 class ConvKernel final : public CpuKernel {
 public:
     ConvKernel(const kernels::Conv2DGeom& g, bool bias, kernels::Activation act)
-        : m_g(g), m_bias(bias), m_epi(act, g.n * g.oh * g.ow, g.oc) {}
+        : m_g(g), m_bias(bias), m_fuseRelu(act == kernels::Activation::ReLU),
+          m_epi(act, g.n * g.oh * g.ow, g.oc) {}
     size_t workspaceFloats() const override { return m_epi.scratchFloats() + kernels::conv2dWorkspaceFloats(m_g); }
     size_t savedFloats() const override { return m_epi.savedFloats(); }
     bool backwardNeedsOutput() const override { return m_epi.active(); }
     Status forward(const KernelIo& io) override {
+        // ReLU is applied by the convolution's output pass; the epilogue still provides its
+        // backward (from the output).
         kernels::conv2dForward(m_g, io.in[0], io.params[0], m_bias ? io.params[1] : nullptr, io.out,
-                               io.workspace + m_epi.scratchFloats(), *io.pool);
-        m_epi.forward(io.out, io.saved, *io.pool);
+                               io.workspace + m_epi.scratchFloats(), *io.pool, m_fuseRelu);
+        if (!m_fuseRelu) m_epi.forward(io.out, io.saved, *io.pool);
         return {};
     }
     Status backward(const KernelIo& io) override {
@@ -86,6 +89,7 @@ public:
 private:
     kernels::Conv2DGeom m_g;
     bool m_bias;
+    bool m_fuseRelu;
     ActivationEpilogue m_epi;
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // 2-D convolution on NHWC float32 tensors with Keras HWIO weights: forward and accumulating
-// backward, with pointwise (GEMM), depthwise (direct) and im2col+GEMM paths.
+// backward. Ungrouped convolutions use direct register-tile kernels (AVX-512 builds); grouped
+// ones pointwise (GEMM), depthwise (direct) and im2col+GEMM paths.
 #pragma once
 
 #include <cstddef>
@@ -51,16 +52,18 @@ bool conv2dGeomIsValid(const Conv2DGeom& g);
 // count, so a plan can size it once. May be 0.
 size_t conv2dWorkspaceFloats(const Conv2DGeom& g);
 
-// y = conv(x, w) + bias. Overwrites y. bias may be nullptr. Never allocates.
+// y = conv(x, w) + bias, then max(y, 0) when fuseRelu (NaN stays NaN, as in the ReLU
+// activation). Overwrites y. bias may be nullptr. Never allocates.
 void conv2dForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
-                   float* workspace, ThreadPool& pool);
+                   float* workspace, ThreadPool& pool, bool fuseRelu = false);
 
 // Gradients of conv2dForward given dy [n, oh, ow, oc]. ACCUMULATES: dx += dL/dx, dw += dL/dw,
 // db += dL/db (the caller zeroes them once, so fan-out and shared weights sum for free). Any of
 // dx, dw, db may be nullptr to skip it; x is only read for dw and w only for dx, so either may
 // be nullptr when that gradient is skipped. Never allocates; deterministic (every reduction has
 // a fixed order that does not depend on timing). The bias and depthwise-filter reductions use
-// fixed-chunk partial sums kept in the workspace, so they do not even depend on the pool size.
+// fixed-chunk partial sums kept in the workspace, so they do not even depend on the pool size;
+// neither does anything else for ungrouped convolutions on AVX-512 builds (the direct kernels).
 void conv2dBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
                     float* dw, float* db, float* workspace, ThreadPool& pool);
 

@@ -6,7 +6,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+// Without AVX-512 the 64-byte vector types below are split across narrower registers; GCC
+// notes that passing them by value then differs from the AVX-512 ABI, which does not matter
+// for these file-local helpers.
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 #include "engine/ops/kernels/conv2d.h"
 
@@ -30,8 +40,41 @@ inline void windowSpan(int64_t o, int64_t k, int64_t stride, int64_t pad, int64_
     end = std::min<int64_t>(s + k, in);
 }
 
+// 16 floats / int32 of one channel block (AVX-512 registers with -march=native).
+constexpr int64_t kLanes = 16;
+typedef float Vf __attribute__((vector_size(64)));
+typedef int32_t Vi __attribute__((vector_size(64)));
+
+inline Vf loadN(const float* p, int64_t n) {
+    Vf v = {};
+#if defined(__AVX512F__)
+    v = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p);
+#else
+    std::memcpy(&v, p, sizeof(float) * static_cast<size_t>(n));
+#endif
+    return v;
+}
+inline void storeN(float* p, Vf v, int64_t n) {
+#if defined(__AVX512F__)
+    _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);
+#else
+    std::memcpy(p, &v, sizeof(float) * static_cast<size_t>(n));
+#endif
+}
+inline void storeN(int32_t* p, Vi v, int64_t n) {
+#if defined(__AVX512F__)
+    _mm512_mask_storeu_epi32(p, static_cast<__mmask16>((1u << n) - 1u), reinterpret_cast<__m512i>(v));
+#else
+    std::memcpy(p, &v, sizeof(int32_t) * static_cast<size_t>(n));
+#endif
+}
+
+// Max pooling of output rows [q0, q1), 16 channels at a time: per lane, the first maximum in
+// row-major window order wins and a NaN wins over everything (the last NaN, like the scalar
+// rule `v > best || isnan(v)`).
 template <bool kRecord>
 void maxForwardRows(const Pool2DGeom& g, const float* x, float* y, int32_t* argmax, int64_t q0, int64_t q1) {
+    const Vf negInf = Vf{} - std::numeric_limits<float>::infinity();
     for (int64_t q = q0; q < q1; ++q) {
         const int64_t b = q / g.oh, oy = q % g.oh;
         int64_t y0, y1;
@@ -41,27 +84,29 @@ void maxForwardRows(const Pool2DGeom& g, const float* x, float* y, int32_t* argm
             windowSpan(ox, g.poolW, g.strideW, g.padLeft, g.w, x0, x1);
             float* yp = y + (q * g.ow + ox) * g.c;
             int32_t* ip = kRecord ? argmax + (q * g.ow + ox) * g.c : nullptr;
-            // Start from the first valid element so that an all -inf window still names one.
-            const int32_t first = static_cast<int32_t>(y0 * g.w + x0);
-            for (int64_t ci = 0; ci < g.c; ++ci) {
-                yp[ci] = -std::numeric_limits<float>::infinity();
-                if constexpr (kRecord) ip[ci] = first;
-            }
             if (y0 >= y1 || x0 >= x1) {  // cannot happen with Keras geometry; keep y finite
-                for (int64_t ci = 0; ci < g.c; ++ci) yp[ci] = 0.0f;
+                for (int64_t ci = 0; ci < g.c; ++ci) {
+                    yp[ci] = 0.0f;
+                    if constexpr (kRecord) ip[ci] = static_cast<int32_t>(y0 * g.w + x0);
+                }
                 continue;
             }
-            for (int64_t iy = y0; iy < y1; ++iy) {
-                for (int64_t ix = x0; ix < x1; ++ix) {
-                    const float* xp = x + ((b * g.h + iy) * g.w + ix) * g.c;
-                    const int32_t idx = static_cast<int32_t>(iy * g.w + ix);
-                    for (int64_t ci = 0; ci < g.c; ++ci) {
-                        const float v = xp[ci];
-                        const bool take = v > yp[ci] || std::isnan(v);
-                        yp[ci] = take ? v : yp[ci];
-                        if constexpr (kRecord) ip[ci] = take ? idx : ip[ci];
+            for (int64_t c0 = 0; c0 < g.c; c0 += kLanes) {
+                const int64_t nb = std::min(kLanes, g.c - c0);
+                Vf best = negInf;
+                // Start from the first valid element so that an all -inf window still names one.
+                Vi idx = Vi{} + static_cast<int32_t>(y0 * g.w + x0);
+                for (int64_t iy = y0; iy < y1; ++iy) {
+                    for (int64_t ix = x0; ix < x1; ++ix) {
+                        const float* xp = x + ((b * g.h + iy) * g.w + ix) * g.c + c0;
+                        const Vf v = loadN(xp, nb);
+                        const Vi take = (v > best) | (v != v);
+                        best = take ? v : best;
+                        if constexpr (kRecord) idx = take ? Vi{} + static_cast<int32_t>(iy * g.w + ix) : idx;
                     }
                 }
+                storeN(yp + c0, best, nb);
+                if constexpr (kRecord) storeN(ip + c0, idx, nb);
             }
         }
     }
@@ -110,6 +155,22 @@ void maxPool2DForward(const Pool2DGeom& g, const float* x, float* y, int32_t* ar
 
 void maxPool2DBackward(const Pool2DGeom& g, const float* dy, const int32_t* argmax, float* dx,
                        ThreadPool& pool) {
+    if (g.strideH >= g.poolH && g.strideW >= g.poolW) {
+        // Windows do not overlap, so every input element receives at most one gradient and the
+        // input rows of different output rows are disjoint: scatter each dy to its argmax.
+        pool.parallelFor(g.n * g.oh, 1, [&](int64_t q0, int64_t q1) {
+            for (int64_t q = q0; q < q1; ++q) {
+                float* dimg = dx + (q / g.oh) * g.h * g.w * g.c;
+                const int64_t o0 = q * g.ow * g.c;
+                for (int64_t ox = 0; ox < g.ow; ++ox) {
+                    const float* dyp = dy + o0 + ox * g.c;
+                    const int32_t* ip = argmax + o0 + ox * g.c;
+                    for (int64_t ci = 0; ci < g.c; ++ci) dimg[int64_t{ip[ci]} * g.c + ci] += dyp[ci];
+                }
+            }
+        });
+        return;
+    }
     pool.parallelFor(g.n * g.h, 1, [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p) {
             const int64_t b = p / g.h, iy = p % g.h;

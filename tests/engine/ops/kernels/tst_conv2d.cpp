@@ -134,6 +134,23 @@ const Spec kSpecs[] = {
     {"kernel larger than image", 1, 4, 4, 2, 5, 5, 3, 1, 1, 1, 1, true, 1, true},
     {"groups4 dil2 s2", 1, 5, 5, 16, 3, 3, 8, 2, 2, 2, 2, true, 4, false},
     {"multi-tile im2col", 2, 40, 40, 64, 3, 3, 16, 1, 1, 1, 1, true, 1, true},
+    // Direct-path kernels: two and four output vectors, row reuse for 3- and 5-wide kernels,
+    // several filter-gradient chunks, vector tails, strided gathers, the small-c scatter form of
+    // backward-data, and more taps than one kernel call takes.
+    {"16->32 s1 batch 18", 18, 12, 12, 16, 3, 3, 32, 1, 1, 1, 1, true, 1, false},
+    {"32->64 s2", 4, 10, 10, 32, 3, 3, 64, 2, 2, 1, 1, true, 1, false},
+    {"20->80 s1 tails", 2, 7, 9, 20, 3, 3, 80, 1, 1, 1, 1, true, 1, true},
+    {"lenet 5x5 1->6 same", 18, 12, 12, 1, 5, 5, 6, 1, 1, 1, 1, true, 1, true},
+    {"lenet 5x5 6->16 valid", 3, 14, 14, 6, 5, 5, 16, 1, 1, 1, 1, false, 1, true},
+    {"5x5 48->40 same", 2, 9, 11, 48, 5, 5, 40, 1, 1, 1, 1, true, 1, false},
+    {"3x3 s2 valid 16->16", 2, 9, 9, 16, 3, 3, 16, 2, 2, 1, 1, false, 1, true},
+    {"1x1 s2 16->64", 3, 8, 8, 16, 1, 1, 64, 2, 2, 1, 1, false, 1, false},
+    {"7x7 s2 same 3->16", 2, 15, 15, 3, 7, 7, 16, 2, 2, 1, 1, true, 1, true},
+    {"5x5 dil2 12->20 scatter", 2, 11, 11, 12, 5, 5, 20, 1, 1, 2, 2, true, 1, true},
+    {"9x9 dil2 17->5 many taps", 1, 20, 20, 17, 9, 9, 5, 1, 1, 2, 2, true, 1, true},
+    {"3x3 s1 16->16 wide rows", 2, 6, 37, 16, 3, 3, 16, 1, 1, 1, 1, true, 1, false},
+    {"3x3 s1 64->64 rows too wide for the rings", 1, 5, 100, 64, 3, 3, 64, 1, 1, 1, 1, true, 1, true},
+    {"3x3 same 8->16 scatter", 2, 12, 12, 8, 3, 3, 16, 1, 1, 1, 1, true, 1, true},
 };
 
 Conv2DGeom geomOf(const Spec& s) {
@@ -247,6 +264,10 @@ private slots:
     void accumulatesAndIsDeterministic_data();
     void accumulatesAndIsDeterministic();
     void nullableGradients();
+    void fusedRelu_data();
+    void fusedRelu();
+    void threadCountIndependent_data();
+    void threadCountIndependent();
     void noAllocationAfterWarmup_data();
     void noAllocationAfterWarmup();
     void throughput();
@@ -425,6 +446,65 @@ void TestConv2D::nullableGradients() {
         QCOMPARE(relErr(dx1, dx), 0.0);
         QCOMPARE(relErr(dw1, dw), 0.0);
         QCOMPARE(relErr(db1, db), 0.0);
+    }
+}
+
+void TestConv2D::fusedRelu_data() {
+    addSpecRows();
+}
+
+void TestConv2D::fusedRelu() {
+    // The fused ReLU equals a separate max(y, 0) pass, bit for bit.
+    QFETCH(int, spec);
+    const Spec& s = kSpecs[spec];
+    Fixture f(s, 70 + spec);
+    ThreadPool pool(2);
+    std::vector<float> y(f.dy.size()), yr(f.dy.size(), NAN);
+    conv2dForward(f.g, f.x.data(), f.w.data(), f.biasPtr(s), y.data(), f.ws.data(), pool);
+    conv2dForward(f.g, f.x.data(), f.w.data(), f.biasPtr(s), yr.data(), f.ws.data(), pool, true);
+    QVERIFY(f.guardIntact());
+    for (auto& v : y) v = v < 0.0f ? 0.0f : v;
+    QVERIFY(std::memcmp(y.data(), yr.data(), y.size() * sizeof(float)) == 0);
+}
+
+void TestConv2D::threadCountIndependent_data() {
+    addSpecRows();
+}
+
+void TestConv2D::threadCountIndependent() {
+    // The direct kernels (groups == 1 on AVX-512 builds) give every reduction a fixed order, so
+    // 1, 2 and 3 threads give the same bits; elsewhere the bias gradient still does.
+    QFETCH(int, spec);
+    const Spec& s = kSpecs[spec];
+#if defined(__AVX512F__)
+    const bool direct = s.groups == 1 && s.kh * s.kw <= 256;
+#else
+    const bool direct = false;
+#endif
+    Fixture f(s, 80 + spec);
+    auto run = [&](int threads, std::vector<float>& y, std::vector<float>& dx, std::vector<float>& dw,
+                   std::vector<float>& db) {
+        ThreadPool pool(threads);
+        y.assign(f.dy.size(), 0.0f);
+        dx.assign(f.x.size(), 0.0f);
+        dw.assign(f.w.size(), 0.0f);
+        db.assign(f.bias.size(), 0.0f);
+        conv2dForward(f.g, f.x.data(), f.w.data(), f.biasPtr(s), y.data(), f.ws.data(), pool);
+        conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), dx.data(), dw.data(), db.data(), f.ws.data(),
+                       pool);
+    };
+    auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    };
+    std::vector<float> y1, dx1, dw1, db1, y3, dx3, dw3, db3;
+    run(1, y1, dx1, dw1, db1);
+    for (int threads : {2, 3}) {
+        run(threads, y3, dx3, dw3, db3);
+        QVERIFY(same(db1, db3));
+        if (!direct) continue;
+        QVERIFY(same(y1, y3));
+        QVERIFY(same(dx1, dx3));
+        QVERIFY(same(dw1, dw3));
     }
 }
 

@@ -75,8 +75,8 @@ struct Case {
 
 // The last three have enough rows for batch norm's fixed row chunks (full and partial channel
 // blocks) and, for 300 channels, its channel-block-only path.
-const Case kCases[] = {{5, 1, true},       {7, 3, true},      {75, 20, true},  {200, 33, false}, {1, 5, true},
-                       {64, 128, true},    {3000, 16, true},  {1100, 21, false}, {600, 300, true}};
+const Case kCases[] = {{5, 1, true},    {7, 3, true},     {75, 20, true},    {200, 33, false}, {1, 5, true},
+                       {64, 128, true}, {3000, 16, true}, {1100, 21, false}, {600, 300, true}};
 
 }  // namespace
 
