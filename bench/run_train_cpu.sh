@@ -30,7 +30,7 @@ if [ ! -x "$bin" ]; then
   exit 2
 fi
 # A private copy, so that a rebuild during the measurement cannot swap the binary half-way.
-frozen=$(mktemp "${TMPDIR:-/tmp}/train_cpu.XXXXXX")
+frozen=$(mktemp -t train_cpu.XXXXXX)
 trap 'rm -f "$frozen"' EXIT
 cp "$bin" "$frozen" && chmod 755 "$frozen"
 export KILN_BENCH_BIN=$frozen KILN_BENCH_DIR=$here KILN_BENCH_SOURCE=$bin
@@ -109,7 +109,7 @@ def torch_version(env):
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
 print(f"Kiln vs PyTorch CPU training throughput: {NCPU} CPUs ({cpu}), 2 threads each")
-print(f"Kiln {os.environ['KILN_BENCH_SOURCE']} (built {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(os.path.getmtime(os.environ['KILN_BENCH_SOURCE'])))})")
+print(f"Kiln {os.path.relpath(os.environ['KILN_BENCH_SOURCE'], os.path.dirname(bench_dir))} (built {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(os.path.getmtime(os.environ['KILN_BENCH_SOURCE'])))})")
 version = torch_version(torch_env)
 print("PyTorch " + version)
 torch_envs = [torch_env]  # the prescribed environment first

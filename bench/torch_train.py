@@ -7,6 +7,7 @@
 #     GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=17179869184 \
 #     /usr/bin/python3 bench/torch_train.py
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -218,7 +219,8 @@ def main():
     if args.version:
         core = openblas_core()
         print(f"{torch.__version__} (oneDNN {'on' if torch.backends.mkldnn.is_available() else 'off'}; "
-              f"OpenBLAS core {core or 'none: not OpenBLAS'}; {', '.join(blas_libraries()) or 'no BLAS found'})")
+              f"OpenBLAS core {core or 'none: not OpenBLAS'}; "
+              f"{', '.join(os.path.basename(l) for l in blas_libraries()) or 'no BLAS found'})")
         if core is None:
             print("warning: PyTorch is not using OpenBLAS; the reference BLAS makes its Linear layers "
                   "many times slower (apt-get install libopenblas0-pthread)")

@@ -600,13 +600,13 @@ private slots:
         QCOMPARE(resolveDataPath("~/datasets/x.csv", "/p/proj.kiln"), std::string("/home/tester/datasets/x.csv"));
         QCOMPARE(resolveDataPath("~", ""), std::string("/home/tester"));
         // Relative paths are taken from the project's folder, and normalised.
-        QCOMPARE(resolveDataPath("data/iris.csv", "/work/projects/iris.kiln"),
-                 std::string("/work/projects/data/iris.csv"));
-        QCOMPARE(resolveDataPath("../shared/./iris.csv", "/work/projects/iris.kiln"),
-                 std::string("/work/shared/iris.csv"));
+        QCOMPARE(resolveDataPath("data/iris.csv", "/home/li/projects/iris.kiln"),
+                 std::string("/home/li/projects/data/iris.csv"));
+        QCOMPARE(resolveDataPath("../shared/./iris.csv", "/home/li/projects/iris.kiln"),
+                 std::string("/home/li/shared/iris.csv"));
         QCOMPARE(resolveDataPath("iris.csv", "rel/proj.kiln"), std::string("rel/iris.csv"));
         // Absolute paths are kept; without a project path a relative one stays relative.
-        QCOMPARE(resolveDataPath("/abs/x.csv", "/work/projects/iris.kiln"), std::string("/abs/x.csv"));
+        QCOMPARE(resolveDataPath("/abs/x.csv", "/home/li/projects/iris.kiln"), std::string("/abs/x.csv"));
         QCOMPARE(resolveDataPath("x.csv", ""), std::string("x.csv"));
         // A default that is itself relative is resolved against the project.
         {
