@@ -6,6 +6,8 @@
 #   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 \
 #     GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=17179869184 \
 #     /usr/bin/python3 bench/torch_train.py
+# and, where OpenBLAS does not recognise the processor and falls back to its generic kernels
+# (--version names the core), once more with OPENBLAS_CORETYPE=SkylakeX; run_train_cpu.sh does both.
 import argparse
 import os
 import statistics

@@ -49,8 +49,9 @@ const char* kUsage =
     "  --keep-denormals     do not flush denormal floats to zero (see below)\n"
     "  --quiet              print only the RESULT lines\n"
     "Denormals are flushed to zero (FTZ/DAZ) by default: training one batch over and over drives\n"
-    "the loss towards zero and the gradients into the denormal range, where the processor slows\n"
-    "down by orders of magnitude; bench/torch_train.py does the same (torch.set_flush_denormal).\n";
+    "the loss towards zero and can drive gradients into the denormal range, where arithmetic is\n"
+    "much slower; flushing keeps the step cost independent of how far training has gone.\n"
+    "bench/torch_train.py does the same (torch.set_flush_denormal).\n";
 
 bool parseArgs(int argc, char** argv, Options& o) {
     for (int i = 1; i < argc; ++i) {
