@@ -14,6 +14,11 @@ if [[ "${KILN_SKIP_DEPS:-0}" != 1 ]]; then
     tools/install_deps.sh
 fi
 tools/fetch_data.sh
+# The Python peers (TensorFlow, TensorBoard, ONNX, onnxruntime, TF Serving client) for interop
+# tests; created once and cached. KILN_SKIP_PYENV=1 skips it (interop tests then skip).
+if [[ "${KILN_SKIP_PYENV:-0}" != 1 ]]; then
+    tools/py_env.sh >/dev/null
+fi
 launcher=()
 # Cache hits across clones in different folders: paths are hashed relative to the checkout.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"

@@ -11,7 +11,13 @@ KILN_APT_PACKAGES="
   qt6-base-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqt6sql6-sqlite libsqlite3-dev
   dataset-fashion-mnist
   python3-torch python3-numpy libopenblas0-pthread
-  xvfb xauth
+  xvfb xauth imagemagick fonts-wqy-microhei
+  qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6
+  libopencv-dev
+  libprotobuf-dev protobuf-compiler libonnx-dev libgrpc++-dev protobuf-compiler-grpc
+  libcpp-httplib-dev libssl-dev wrk
+  libopenmpi-dev openmpi-bin
+  python3-venv clang libclang-rt-14-dev
 "
 
 missing=()
