@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// Live-chart benchmark: 1M points per series, then frame times while streaming, panning and zooming.
+// Prints one JSON object; run offscreen or under Xvfb (run_chart_bench.sh does both).
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include <qcustomplot.h>
+
+#include "ui/charts/metric_chart.h"
+
+using namespace kiln::ui::charts;
+
+namespace {
+
+struct Stats {
+    double median = 0, p99 = 0, max = 0;
+};
+
+Stats summarize(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    Stats s;
+    s.median = v[v.size() / 2];
+    s.p99 = v[std::min(v.size() - 1, size_t(std::ceil(v.size() * 0.99)) - 1)];
+    s.max = v.back();
+    return s;
+}
+
+QJsonObject toJson(const Stats& s)
+{
+    return QJsonObject{{QStringLiteral("median_ms"), s.median}, {QStringLiteral("p99_ms"), s.p99},
+                       {QStringLiteral("max_ms"), s.max}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    QApplication app(argc, argv);
+    const int points = argc > 1 ? std::atoi(argv[1]) : 1000000;
+    MetricChart chart(QStringLiteral("loss"));
+    chart.resize(1200, 500);
+    chart.show();
+    QApplication::processEvents();
+
+    // Three series of `points` each: two runs' training loss and one validation curve.
+    std::mt19937 rng(1);
+    std::normal_distribution<double> noise(0, 0.05);
+    QElapsedTimer clock;
+    clock.start();
+    for (int i = 0; i < points; ++i) {
+        const double base = 2.0 * std::exp(-i / double(points) * 4) + 0.1;
+        chart.append(QStringLiteral("run1"), Split::Train, i, i / 1000.0, 1.7e9 + i * 0.002, base + noise(rng));
+        chart.append(QStringLiteral("run2"), Split::Train, i, i / 1000.0, 1.7e9 + i * 0.002, base * 1.1 + noise(rng));
+        chart.append(QStringLiteral("run1"), Split::Validation, i, i / 1000.0, 1.7e9 + i * 0.002, base * 1.05);
+    }
+    const double appendSeconds = clock.nsecsElapsed() / 1e9;
+
+    std::vector<double> decimation;
+    auto frame = [&] {
+        QElapsedTimer t;
+        t.start();
+        decimation.push_back(chart.rebuildNow());
+        chart.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        return t.nsecsElapsed() / 1e6;
+    };
+    frame();  // warm-up: first layout and label caches
+
+    // Streaming: 1,000 new points per series per frame, the chart following the data.
+    std::vector<double> streaming;
+    int64_t step = points;
+    for (int f = 0; f < 60; ++f) {
+        for (int k = 0; k < 1000; ++k, ++step) {
+            chart.append(QStringLiteral("run1"), Split::Train, step, step / 1000.0, 1.7e9 + step * 0.002, 0.1 + noise(rng));
+            chart.append(QStringLiteral("run2"), Split::Train, step, step / 1000.0, 1.7e9 + step * 0.002, 0.1 + noise(rng));
+            chart.append(QStringLiteral("run1"), Split::Validation, step, step / 1000.0, 1.7e9 + step * 0.002, 0.1);
+        }
+        streaming.push_back(frame());
+    }
+    // Smoothing change: the EMA is recomputed over every point once, then frames are normal.
+    QElapsedTimer smoothClock;
+    smoothClock.start();
+    chart.setSmoothing(0.9);
+    const double smoothingMs = smoothClock.nsecsElapsed() / 1e6 + frame();
+
+    // Pan and zoom: the user moved the view; each frame decimates the new visible range.
+    std::vector<double> panzoom;
+    QCPRange range = chart.plot()->xAxis->range();
+    for (int f = 0; f < 60; ++f) {
+        const double span = range.size() * std::pow(0.93, f % 30);
+        const double centre = range.lower + range.size() * (0.3 + 0.4 * (f / 60.0));
+        chart.plot()->xAxis->setRange(centre - span / 2, centre + span / 2);
+        panzoom.push_back(frame());
+    }
+    const int drawn = chart.lastDrawnPoints();
+
+    const QJsonObject result{
+        {QStringLiteral("platform"), QGuiApplication::platformName()},
+        {QStringLiteral("points_per_series"), points},
+        {QStringLiteral("series"), 3},
+        {QStringLiteral("append_points_per_second"), 3.0 * points / appendSeconds},
+        {QStringLiteral("streaming_frame"), toJson(summarize(streaming))},
+        {QStringLiteral("pan_zoom_frame"), toJson(summarize(panzoom))},
+        {QStringLiteral("smoothing_change_ms"), smoothingMs},
+        {QStringLiteral("decimation_part"), toJson(summarize(decimation))},
+        {QStringLiteral("points_drawn_last_frame"), drawn},
+        {QStringLiteral("memory_mb_per_series"),
+         double(chart.series(QStringLiteral("run1"), Split::Train)->memoryBytes()) / (1 << 20)},
+    };
+    std::printf("%s\n", QJsonDocument(result).toJson(QJsonDocument::Compact).constData());
+    return 0;
+}
