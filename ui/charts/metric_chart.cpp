@@ -261,6 +261,8 @@ double MetricChart::rebuildNow()
 
 void MetricChart::rebuild()
 {
+    QElapsedTimer cost;
+    cost.start();
     // The x range: all data while following, else what the user navigated to.
     double xlo = 0, xhi = 0;
     bool haveX = false;
@@ -323,7 +325,15 @@ void MetricChart::rebuild()
     }
     m_updatingRange = false;
     m_lastDrawnPoints = drawn;
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    if (isVisible()) {
+        m_plot->replot(QCustomPlot::rpImmediateRefresh);
+    } else {
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+    // Redraw at most as often as keeps drawing under a fifth of the GUI thread's time: a slow
+    // machine or a huge window gets fewer frames, never a busy event loop.
+    const int spent = int(cost.elapsed());
+    m_timer->setInterval(std::clamp(spent * 5, replotInterval(), 500));
 }
 
 QString MetricChart::describeNearest(double x, double y) const

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: Apache-2.0
+// TrainingJob: the set-up, recording and results of one training run, shared by every front end.
+#include "engine/api/training_job.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <system_error>
+
+#include "engine/ops/summary.h"
+#include "engine/train/weights.h"
+
+namespace kiln::engine::api {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string timestamp(const char* format)
+{
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&now, &tm);
+    char buffer[64];
+    std::strftime(buffer, sizeof buffer, format, &tm);
+    return buffer;
+}
+
+double wallSeconds()
+{
+    using namespace std::chrono;
+    return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+json evalJson(const train::EvalResult& r, const std::vector<std::string>& classNames = {})
+{
+    json j = {{"loss", r.loss}};
+    for (const auto& m : r.metrics) {
+        j[m.name] = m.value;
+    }
+    if (r.confusion) {
+        const auto& cm = *r.confusion;
+        json rows = json::array(), perClass = json::array();
+        for (int64_t t = 0; t < cm.numClasses(); ++t) {
+            json row = json::array();
+            for (int64_t p = 0; p < cm.numClasses(); ++p) {
+                row.push_back(cm.count(t, p));
+            }
+            rows.push_back(std::move(row));
+            perClass.push_back({{"class", t < int64_t(classNames.size()) ? classNames[size_t(t)] : std::to_string(t)},
+                                {"precision", cm.precision(t)},
+                                {"recall", cm.recall(t)},
+                                {"support", cm.support(t)}});
+        }
+        j["confusion_matrix"] = std::move(rows);
+        j["per_class"] = std::move(perClass);
+    }
+    return j;
+}
+
+fs::file_time_type modified(const std::string& dir)
+{
+    std::error_code ec;
+    const auto t = fs::last_write_time(dir, ec);
+    return ec ? fs::file_time_type::min() : t;
+}
+
+}  // namespace
+
+std::string runStorePath(const std::string& projectPath)
+{
+    return (fs::path(projectPath).parent_path() / ".kiln" / "runs.sqlite").string();
+}
+
+std::string stopStateDir(const std::string& runDir)
+{
+    return (fs::path(runDir) / "stopped").string();
+}
+
+TrainingJob::~TrainingJob() = default;
+
+int TrainingJob::threads() const
+{
+    return m_pool ? int(m_pool->size()) : 0;
+}
+
+Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& project, const std::string& projectPath,
+                                                          TrainingOptions options)
+{
+    std::unique_ptr<TrainingJob> job(new TrainingJob());
+    job->m_project = project;
+    job->m_projectPath = projectPath;
+    job->m_options = options;
+
+    auto model = ops::analyzeModel(project.graph);
+    if (!model.ok()) {
+        return io::locate(model.error(), project);
+    }
+    job->m_model = std::move(model.value());
+    auto config = train::parseTrainingConfig(project.training, project.graph);
+    if (!config.ok()) {
+        return config.error().withFile(projectPath);
+    }
+    job->m_config = std::move(config.value());
+    if (options.epochs) {
+        job->m_config.epochs = *options.epochs;
+    }
+    if (options.batchSize) {
+        job->m_config.batchSize = *options.batchSize;
+    }
+    if (options.seed) {
+        job->m_config.seed = *options.seed;
+    }
+
+    auto data = train::loadData(project.data, projectPath, job->m_config.seed);
+    if (!data.ok()) {
+        Error e = data.error();
+        return e.file.empty() ? e.withFile(projectPath) : e;
+    }
+    job->m_pool = std::make_unique<ThreadPool>(options.threads);
+    auto trainer = train::Trainer::create(job->m_model, job->m_config, std::move(data.value()), *job->m_pool);
+    if (!trainer.ok()) {
+        return io::locate(trainer.error(), project);
+    }
+    job->m_trainer = std::move(trainer.value());
+    if (!options.weightsPath.empty()) {
+        KILN_TRY(train::loadWeights(job->m_trainer->params(), options.weightsPath));
+    }
+
+    // The run folder.
+    std::string runDir = options.runDir;
+    if (runDir.empty()) {
+        if (options.resume) {
+            return Error(ErrorCode::ConfigError, "resuming needs the run folder to continue").with("field", "run_dir");
+        }
+        const std::string base = project.name.empty() ? "run" : project.name;
+        runDir = (fs::path(projectPath).parent_path() / "runs" / (base + "-" + timestamp("%Y%m%d-%H%M%S"))).string();
+    }
+    std::error_code ec;
+    fs::create_directories(runDir, ec);
+    if (ec) {
+        return Error(ErrorCode::FileWrite, "cannot create the run folder: " + ec.message())
+            .withFile(runDir)
+            .with("path", runDir)
+            .with("reason", ec.message());
+    }
+    job->m_runDir = runDir;
+    KILN_TRY(job->m_trainer->addConfiguredCallbacks(train::CallbackContext{runDir}));
+    job->m_trainer->setStopStateDir(stopStateDir(runDir));
+
+    // Resume: a state left by Stop is restored here when it is newer than the periodic backup;
+    // BackupAndRestore restores its own backup when training begins, as in Keras.
+    if (options.resume) {
+        const std::string stopped = stopStateDir(runDir);
+        std::string backup;
+        for (const auto& cb : job->m_trainer->callbacks()) {
+            if (auto* b = dynamic_cast<const train::BackupAndRestore*>(cb.get())) {
+                backup = b->dir();
+            }
+        }
+        const bool haveStopped = train::Trainer::hasState(stopped);
+        const bool haveBackup = !backup.empty() && train::Trainer::hasState(backup);
+        if (!haveStopped && !haveBackup) {
+            return Error(ErrorCode::FileNotFound, "no saved training state to resume from in the run folder")
+                .withFile(runDir)
+                .with("path", runDir);
+        }
+        if (haveStopped && (!haveBackup || modified(stopped) >= modified(backup))) {
+            KILN_TRY(job->m_trainer->restoreFrom(stopped));
+        }
+    }
+
+    if (options.recordRun) {
+        auto store = store::RunStore::open(runStorePath(projectPath));
+        if (!store.ok()) {
+            return store.error();
+        }
+        job->m_store = std::move(store.value());
+        // A resumed run keeps its record; a new one gets a new record.
+        if (options.resume) {
+            auto runs = job->m_store->listRuns();
+            if (runs.ok()) {
+                for (const auto& r : *runs) {
+                    if (fs::path(r.runDir) == fs::path(runDir)) {
+                        job->m_runId = r.id;
+                    }
+                }
+            }
+        }
+        if (job->m_runId == 0) {
+            store::NewRun run;
+            run.name = options.runName.empty()
+                           ? (project.name.empty() ? std::string("run") : project.name) + " " + timestamp("%Y-%m-%d %H:%M")
+                           : options.runName;
+            json snapshot = {{"training", project.training}, {"data", project.data}};
+            snapshot["training"]["epochs"] = job->m_config.epochs;
+            snapshot["training"]["batch_size"] = job->m_config.batchSize;
+            snapshot["training"]["seed"] = job->m_config.seed;
+            run.configJson = snapshot.dump();
+            run.graphHash = store::contentHash(io::serializeProject([&] {
+                io::Project graphOnly;
+                graphOnly.graph = project.graph;
+                return graphOnly;
+            }()));
+            run.datasetFingerprint = store::contentHash(project.data.dump());
+            run.runDir = runDir;
+            KILN_ASSIGN(job->m_runId, job->m_store->createRun(run));
+        } else {
+            KILN_TRY(job->m_store->setStatus(job->m_runId, store::RunStatus::Running));
+        }
+    }
+    return job;
+}
+
+void TrainingJob::record(const train::TrainEvent& e)
+{
+    if (!m_store || m_runId == 0) {
+        return;
+    }
+    const double now = wallSeconds();
+    switch (e.kind) {
+    case train::TrainEvent::Kind::Begin:
+        if (m_options.resume) {
+            // Curves continue from the restored position: drop what was logged after it.
+            const train::TrainPosition p = m_trainer->position();
+            (void)m_store->truncateMetrics(m_runId, p.globalStep, p.epoch - 1);
+        }
+        break;
+    case train::TrainEvent::Kind::Step: {
+        if (m_options.stepMetricsEvery > 1 && e.globalStep % m_options.stepMetricsEvery != 0) {
+            break;
+        }
+        std::vector<std::pair<std::string, double>> values = {
+            {"loss", e.loss}, {"learning_rate", e.learningRate}, {"samples_per_second", e.samplesPerSecond}};
+        for (const auto& m : e.metrics) {
+            values.emplace_back(m.name, m.value);
+        }
+        (void)m_store->logMetrics(m_runId, store::MetricScope::Step, e.globalStep, values, now);
+        break;
+    }
+    case train::TrainEvent::Kind::Epoch: {
+        std::vector<std::pair<std::string, double>> values = {{"loss", e.loss}, {"learning_rate", e.learningRate}};
+        for (const auto& m : e.metrics) {
+            values.emplace_back(m.name, m.value);
+        }
+        if (e.validation) {
+            values.emplace_back("val_loss", e.validation->loss);
+            for (const auto& m : e.validation->metrics) {
+                values.emplace_back("val_" + m.name, m.value);
+            }
+        }
+        (void)m_store->logMetrics(m_runId, store::MetricScope::Epoch, e.epoch, values, now);
+        (void)m_store->flush();
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+Result<TrainingOutcome> TrainingJob::run(const std::function<void(const train::TrainEvent&)>& onEvent,
+                                         train::TrainCommandQueue* queue, const std::atomic<bool>* cancel)
+{
+    if (m_ran) {
+        return Error(ErrorCode::Internal, "a training job runs once");
+    }
+    m_ran = true;
+    m_trainer->setCommandQueue(queue);
+    auto fit = m_trainer->fit(
+        [&](const train::TrainEvent& e) {
+            record(e);
+            if (onEvent) {
+                onEvent(e);
+            }
+        },
+        cancel);
+    if (!fit.ok()) {
+        if (m_store && m_runId) {
+            (void)m_store->flush();
+            (void)m_store->setStatus(m_runId, store::RunStatus::Failed);
+            (void)m_store->setResults(m_runId, json{{"error", fit.error().message}}.dump());
+        }
+        return fit.error();
+    }
+    m_resumedFrom = fit->resumedFromStep;
+
+    TrainingOutcome outcome;
+    outcome.runDir = m_runDir;
+    outcome.runId = m_runId;
+    const std::string weights = (fs::path(m_runDir) / "weights.safetensors").string();
+    KILN_TRY(train::saveWeights(m_trainer->params(), weights, {{"project", m_projectPath}}));
+
+    const auto& hist = fit->history;
+    json out = {{"epochs", hist.size()}, {"seconds", fit->seconds}, {"samples_per_s", fit->samplesPerSecond}};
+    if (!hist.empty()) {
+        out["train_loss"] = hist.back().train.loss;
+        for (const auto& m : hist.back().train.metrics) {
+            out["train_" + m.name] = m.value;
+        }
+        if (hist.back().validation) {
+            out["val_loss"] = hist.back().validation->loss;
+            for (const auto& m : hist.back().validation->metrics) {
+                out["val_" + m.name] = m.value;
+            }
+        }
+    }
+    if (fit->test) {
+        out["test_loss"] = fit->test->loss;
+        for (const auto& m : fit->test->metrics) {
+            out["test_" + m.name] = m.value;
+        }
+    }
+    if (fit->stopped) {
+        out["stopped"] = true;
+    }
+    if (fit->earlyStopped) {
+        out["early_stopped"] = true;
+        out["stop_reason"] = fit->stopReason;
+    }
+    json history = json::array();
+    for (const auto& h : hist) {
+        json e = {{"epoch", h.epoch}, {"train", evalJson(h.train)}, {"seconds", h.seconds}, {"samples_per_s", h.samplesPerSecond}};
+        if (h.validation) {
+            e["validation"] = evalJson(*h.validation);
+        }
+        history.push_back(std::move(e));
+    }
+    const auto& classNames = m_trainer->data().classNames;
+    json runJson = {{"format", "kiln-run"},
+                    {"version", 1},
+                    {"project", m_projectPath},
+                    {"device", "cpu"},
+                    {"threads", threads()},
+                    {"seed", m_config.seed},
+                    {"batch_size", m_config.batchSize},
+                    {"results", out},
+                    {"history", history},
+                    {"test", fit->test ? evalJson(*fit->test, classNames) : json()},
+                    {"summary", ops::summaryJson(ops::summarize(m_model, m_config.batchSize))},
+                    {"project_snapshot", json::parse(io::serializeProject(m_project))}};
+    KILN_TRY(io::writeFileAtomic((fs::path(m_runDir) / "run.json").string(), runJson.dump(2) + "\n"));
+
+    if (m_store && m_runId) {
+        (void)m_store->flush();
+        (void)m_store->setResults(m_runId, out.dump());
+        (void)m_store->addArtifact(m_runId, "weights", weights);
+        (void)m_store->setStatus(m_runId, fit->stopped ? store::RunStatus::Stopped : store::RunStatus::Completed);
+    }
+    outcome.results = std::move(out);
+    outcome.fit = std::move(fit.value());
+    return outcome;
+}
+
+}  // namespace kiln::engine::api

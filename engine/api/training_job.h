@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// One training run of a project, set up the same way for every front end: data, trainer, the
+// project's callbacks, a run folder, the run's record in the project's RunStore and resume from a
+// backup. The caller runs it on its own thread and steers it through a TrainCommandQueue.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/thread_pool.h"
+#include "engine/io/project.h"
+#include "engine/store/run_store.h"
+#include "engine/train/trainer.h"
+
+namespace kiln::engine::api {
+
+struct TrainingOptions {
+    std::string runDir;        // "" : <project folder>/runs/<name>-<yyyyMMdd-HHmmss>
+    std::string runName;       // "" : the project's name and the time
+    std::string weightsPath;   // start from these weights (safetensors); "" : initialise
+    bool resume = false;       // continue from the run folder's newest saved state
+    int threads = 0;           // CPU threads; 0 : all cores
+    std::optional<int> epochs;
+    std::optional<int64_t> batchSize;
+    std::optional<uint64_t> seed;
+    bool recordRun = true;     // record the run and its metrics in runStorePath()
+    int64_t stepMetricsEvery = 1;  // record step metrics every N steps (1 : every step)
+};
+
+// <project folder>/.kiln/runs.sqlite
+std::string runStorePath(const std::string& projectPath);
+// Where a Stop command leaves the full training state inside a run folder.
+std::string stopStateDir(const std::string& runDir);
+
+struct TrainingOutcome {
+    train::FitResult fit;
+    std::string runDir;
+    int64_t runId = 0;         // 0 when the run is not recorded
+    nlohmann::json results;    // the summary written to run.json's "results"
+};
+
+class TrainingJob {
+public:
+    // Validates everything a run needs (model, configuration, data, weights, run folder) before
+    // any step runs; errors name the node, field or file.
+    static Result<std::unique_ptr<TrainingJob>> prepare(const io::Project& project, const std::string& projectPath,
+                                                        TrainingOptions options);
+    ~TrainingJob();
+
+    // Trains to the end, a Stop command, early stopping or `cancel`; writes weights.safetensors
+    // and run.json into the run folder and marks the run's record. Call once.
+    Result<TrainingOutcome> run(const std::function<void(const train::TrainEvent&)>& onEvent,
+                                train::TrainCommandQueue* queue = nullptr, const std::atomic<bool>* cancel = nullptr);
+
+    const std::string& runDir() const { return m_runDir; }
+    int64_t runId() const { return m_runId; }
+    const train::TrainingConfig& config() const { return m_config; }
+    const ops::ModelInfo& model() const { return m_model; }
+    train::Trainer& trainer() { return *m_trainer; }
+    int threads() const;
+    // The global step the run continues from (-1 for a fresh start).
+    int64_t resumedFromStep() const { return m_resumedFrom; }
+
+private:
+    TrainingJob() = default;
+    void record(const train::TrainEvent& e);
+
+    io::Project m_project;
+    std::string m_projectPath;
+    TrainingOptions m_options;
+    ops::ModelInfo m_model;
+    train::TrainingConfig m_config;
+    std::unique_ptr<ThreadPool> m_pool;
+    std::unique_ptr<train::Trainer> m_trainer;
+    std::unique_ptr<store::RunStore> m_store;
+    std::string m_runDir;
+    int64_t m_runId = 0;
+    int64_t m_resumedFrom = -1;
+    bool m_ran = false;
+};
+
+}  // namespace kiln::engine::api

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: Apache-2.0
+// TrainingConfigForm: widgets <-> the "training" JSON, validated by train::parseTrainingConfig.
+#include "ui/training/training_config_form.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QEvent>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "engine/train/config.h"
+#ifdef KILN_HAVE_CUDA
+#include "engine/backends/cuda/cuda_device.h"
+#endif
+
+namespace kiln::ui::training {
+
+using nlohmann::json;
+
+namespace {
+
+QSpinBox* intBox(QWidget* parent, int lo, int hi, const char* name)
+{
+    auto* box = new QSpinBox(parent);
+    box->setRange(lo, hi);
+    box->setObjectName(QLatin1String(name));
+    box->setKeyboardTracking(false);
+    return box;
+}
+
+QDoubleSpinBox* realBox(QWidget* parent, double lo, double hi, int decimals, double step, const char* name)
+{
+    auto* box = new QDoubleSpinBox(parent);
+    box->setRange(lo, hi);
+    box->setDecimals(decimals);
+    box->setSingleStep(step);
+    box->setObjectName(QLatin1String(name));
+    box->setKeyboardTracking(false);
+    return box;
+}
+
+template <typename T>
+T value(const json& j, const char* key, T fallback)
+{
+    if (j.is_object() && j.contains(key)) {
+        try {
+            return j.at(key).get<T>();
+        } catch (const json::exception&) {
+        }
+    }
+    return fallback;
+}
+
+}  // namespace
+
+TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
+{
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* host = new QWidget(scroll);
+    auto* column = new QVBoxLayout(host);
+    m_form = new QFormLayout;
+    column->addLayout(m_form);
+
+    m_epochs = intBox(host, 0, 100000, "epochs");
+    m_batch = intBox(host, 1, 1 << 20, "batchSize");
+    m_seed = intBox(host, 0, std::numeric_limits<int>::max(), "seed");
+    m_validation = realBox(host, 0, 0.95, 3, 0.05, "validationSplit");
+    m_shuffle = new QCheckBox(host);
+    m_shuffle->setObjectName(QStringLiteral("shuffle"));
+    m_optimizer = new QComboBox(host);
+    m_optimizer->setObjectName(QStringLiteral("optimizer"));
+    for (const char* o : {"sgd", "adam", "adamw", "rmsprop"}) {
+        m_optimizer->addItem(QString(), QLatin1String(o));
+    }
+    m_lr = realBox(host, 1e-7, 10, 7, 1e-4, "learningRate");
+    m_momentum = realBox(host, 0, 0.9999, 4, 0.05, "momentum");
+    m_weightDecay = realBox(host, 0, 1, 6, 1e-4, "weightDecay");
+    m_schedule = new QComboBox(host);
+    m_schedule->setObjectName(QStringLiteral("schedule"));
+    for (const char* s : {"constant", "step", "exponential", "cosine"}) {
+        m_schedule->addItem(QString(), QLatin1String(s));
+    }
+    m_decaySteps = intBox(host, 1, std::numeric_limits<int>::max(), "decaySteps");
+    m_warmup = intBox(host, 0, std::numeric_limits<int>::max(), "warmupSteps");
+    auto* metrics = new QWidget(host);
+    auto* metricsRow = new QHBoxLayout(metrics);
+    metricsRow->setContentsMargins(0, 0, 0, 0);
+    m_metricAccuracy = new QCheckBox(metrics);
+    m_metricPrecision = new QCheckBox(metrics);
+    m_metricRecall = new QCheckBox(metrics);
+    m_metricAuc = new QCheckBox(metrics);
+    for (auto* c : {m_metricAccuracy, m_metricPrecision, m_metricRecall, m_metricAuc}) {
+        metricsRow->addWidget(c);
+    }
+    metricsRow->addStretch();
+    m_device = new QComboBox(host);
+    m_device->setObjectName(QStringLiteral("device"));
+    m_device->addItem(QString(), QStringLiteral("cpu"));
+#ifdef KILN_HAVE_CUDA
+    if (auto devices = engine::cuda::listDevices(); devices.ok()) {
+        for (const auto& d : *devices) {
+            m_device->addItem(QStringLiteral("cuda:%1 — %2").arg(d.index).arg(QString::fromStdString(d.name)),
+                              QStringLiteral("cuda:%1").arg(d.index));
+        }
+    }
+#endif
+    m_precision = new QComboBox(host);
+    m_precision->setObjectName(QStringLiteral("precision"));
+    for (const char* p : {"float32", "mixed_float16", "mixed_bfloat16"}) {
+        m_precision->addItem(QString(), QLatin1String(p));
+    }
+
+    const QList<QWidget*> rows = {m_epochs, m_batch, m_seed, m_validation, m_shuffle, m_optimizer, m_lr, m_momentum,
+                                  m_weightDecay, m_schedule, m_decaySteps, m_warmup, metrics, m_device, m_precision};
+    for (QWidget* w : rows) {
+        auto* label = new QLabel(host);
+        label->setBuddy(w);
+        m_labels << label;
+        m_form->addRow(label, w);
+    }
+
+    // Callbacks.
+    m_reduceLr = new QGroupBox(host);
+    m_reduceLr->setCheckable(true);
+    m_reduceLr->setObjectName(QStringLiteral("reduceLrOnPlateau"));
+    auto* reduceForm = new QFormLayout(m_reduceLr);
+    m_reducePatience = intBox(m_reduceLr, 0, 10000, "reducePatience");
+    m_reduceFactor = realBox(m_reduceLr, 0.001, 0.999, 3, 0.05, "reduceFactor");
+    reduceForm->addRow(new QLabel(m_reduceLr), m_reducePatience);
+    reduceForm->addRow(new QLabel(m_reduceLr), m_reduceFactor);
+    m_early = new QGroupBox(host);
+    m_early->setCheckable(true);
+    m_early->setObjectName(QStringLiteral("earlyStopping"));
+    auto* earlyForm = new QFormLayout(m_early);
+    m_earlyPatience = intBox(m_early, 0, 10000, "earlyPatience");
+    m_earlyRestore = new QCheckBox(m_early);
+    m_earlyRestore->setObjectName(QStringLiteral("restoreBest"));
+    earlyForm->addRow(new QLabel(m_early), m_earlyPatience);
+    earlyForm->addRow(m_earlyRestore);
+    m_checkpoint = new QGroupBox(host);
+    m_checkpoint->setCheckable(true);
+    m_checkpoint->setObjectName(QStringLiteral("modelCheckpoint"));
+    auto* checkpointForm = new QFormLayout(m_checkpoint);
+    m_checkpointMonitor = new QComboBox(m_checkpoint);
+    m_checkpointMonitor->setEditable(true);
+    m_checkpointMonitor->setObjectName(QStringLiteral("checkpointMonitor"));
+    m_checkpointMonitor->addItems({QStringLiteral("val_loss"), QStringLiteral("val_accuracy"), QStringLiteral("loss")});
+    checkpointForm->addRow(new QLabel(m_checkpoint), m_checkpointMonitor);
+    m_backup = new QCheckBox(host);
+    m_backup->setObjectName(QStringLiteral("backupAndRestore"));
+    m_tensorboard = new QCheckBox(host);
+    m_tensorboard->setObjectName(QStringLiteral("tensorBoard"));
+    m_csvLogger = new QCheckBox(host);
+    m_csvLogger->setObjectName(QStringLiteral("csvLogger"));
+    m_nanStop = new QCheckBox(host);
+    m_nanStop->setObjectName(QStringLiteral("terminateOnNaN"));
+    for (QWidget* w : QList<QWidget*>{m_reduceLr, m_early, m_checkpoint, m_backup, m_tensorboard, m_csvLogger, m_nanStop}) {
+        column->addWidget(w);
+    }
+    m_error = new QLabel(host);
+    m_error->setObjectName(QStringLiteral("configError"));
+    m_error->setWordWrap(true);
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QPalette pal = m_error->palette();
+    pal.setColor(QPalette::WindowText, QColor(0xc0, 0x20, 0x20));
+    m_error->setPalette(pal);
+    m_error->hide();
+    column->addWidget(m_error);
+    column->addStretch();
+    scroll->setWidget(host);
+    outer->addWidget(scroll);
+    retranslate();
+
+    auto edited = [this] { onEdited(); };
+    for (auto* box : {m_epochs, m_batch, m_seed, m_decaySteps, m_warmup, m_reducePatience, m_earlyPatience}) {
+        connect(box, qOverload<int>(&QSpinBox::valueChanged), this, edited);
+    }
+    for (auto* box : {m_validation, m_lr, m_momentum, m_weightDecay, m_reduceFactor}) {
+        connect(box, qOverload<double>(&QDoubleSpinBox::valueChanged), this, edited);
+    }
+    for (auto* combo : {m_optimizer, m_schedule, m_device, m_precision, m_checkpointMonitor}) {
+        connect(combo, qOverload<int>(&QComboBox::currentIndexChanged), this, edited);
+    }
+    for (auto* check : {m_shuffle, m_metricAccuracy, m_metricPrecision, m_metricRecall, m_metricAuc, m_earlyRestore,
+                        m_backup, m_tensorboard, m_csvLogger, m_nanStop}) {
+        connect(check, &QCheckBox::toggled, this, edited);
+    }
+    for (auto* group : {m_reduceLr, m_early, m_checkpoint}) {
+        connect(group, &QGroupBox::toggled, this, edited);
+    }
+    setConfig(json::object());
+}
+
+void TrainingConfigForm::retranslate()
+{
+    const QStringList names = {tr("Epochs"), tr("Batch size"), tr("Seed"), tr("Validation split"), tr("Shuffle"),
+                               tr("Optimizer"), tr("Learning rate"), tr("Momentum"), tr("Weight decay"),
+                               tr("Schedule"), tr("Decay steps"), tr("Warm-up steps"), tr("Metrics"), tr("Device"),
+                               tr("Precision")};
+    for (int i = 0; i < m_labels.size() && i < names.size(); ++i) {
+        m_labels[i]->setText(names[i]);
+    }
+    m_shuffle->setText(tr("Reshuffle the training data every epoch"));
+    m_optimizer->setItemText(0, tr("SGD"));
+    m_optimizer->setItemText(1, tr("Adam"));
+    m_optimizer->setItemText(2, tr("AdamW"));
+    m_optimizer->setItemText(3, tr("RMSprop"));
+    m_schedule->setItemText(0, tr("Constant"));
+    m_schedule->setItemText(1, tr("Step decay"));
+    m_schedule->setItemText(2, tr("Exponential decay"));
+    m_schedule->setItemText(3, tr("Cosine decay"));
+    m_metricAccuracy->setText(tr("Accuracy"));
+    m_metricPrecision->setText(tr("Precision"));
+    m_metricRecall->setText(tr("Recall"));
+    m_metricAuc->setText(tr("ROC AUC"));
+    m_device->setItemText(0, tr("CPU"));
+    m_precision->setItemText(0, tr("32-bit float"));
+    m_precision->setItemText(1, tr("Mixed 16-bit float (GPU)"));
+    m_precision->setItemText(2, tr("Mixed bfloat16 (GPU)"));
+    m_precision->setToolTip(tr("Mixed precision needs a GPU; on the CPU Kiln trains in 32-bit float."));
+    m_reduceLr->setTitle(tr("Reduce the learning rate on a plateau of the validation loss"));
+    qobject_cast<QLabel*>(qobject_cast<QFormLayout*>(m_reduceLr->layout())->labelForField(m_reducePatience))
+        ->setText(tr("Patience (epochs)"));
+    qobject_cast<QLabel*>(qobject_cast<QFormLayout*>(m_reduceLr->layout())->labelForField(m_reduceFactor))
+        ->setText(tr("Factor"));
+    m_early->setTitle(tr("Stop early when the validation loss stops improving"));
+    qobject_cast<QLabel*>(qobject_cast<QFormLayout*>(m_early->layout())->labelForField(m_earlyPatience))
+        ->setText(tr("Patience (epochs)"));
+    m_earlyRestore->setText(tr("Restore the best weights"));
+    m_checkpoint->setTitle(tr("Keep the best weights (checkpoint)"));
+    qobject_cast<QLabel*>(qobject_cast<QFormLayout*>(m_checkpoint->layout())->labelForField(m_checkpointMonitor))
+        ->setText(tr("Monitor"));
+    m_backup->setText(tr("Back up the full training state every epoch (resume after a crash)"));
+    m_tensorboard->setText(tr("Write TensorBoard logs"));
+    m_csvLogger->setText(tr("Log epochs to a CSV file"));
+    m_nanStop->setText(tr("Stop when the loss becomes NaN"));
+}
+
+void TrainingConfigForm::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange) {
+        retranslate();
+    }
+    QWidget::changeEvent(event);
+}
+
+void TrainingConfigForm::setGraph(const engine::Graph& graph)
+{
+    m_graph = graph;
+    onEdited();
+}
+
+json TrainingConfigForm::findCallback(const json& training, const char* type)
+{
+    if (training.is_object() && training.contains("callbacks") && training["callbacks"].is_array()) {
+        for (const auto& cb : training["callbacks"]) {
+            if (cb.is_object() && cb.value("type", std::string()) == type) {
+                return cb;
+            }
+        }
+    }
+    return json();
+}
+
+void TrainingConfigForm::setConfig(const json& training)
+{
+    m_loading = true;
+    m_base = training.is_object() ? training : json::object();
+    const json& t = m_base;
+    m_epochs->setValue(value<int>(t, "epochs", 10));
+    m_batch->setValue(value<int>(t, "batch_size", 32));
+    m_seed->setValue(value<int>(t, "seed", 0));
+    m_validation->setValue(value<double>(t, "validation_split", 0.0));
+    m_shuffle->setChecked(value<bool>(t, "shuffle", true));
+    const json opt = t.value("optimizer", json::object());
+    const QString type = QString::fromStdString(value<std::string>(opt, "type", "adam"));
+    m_optimizer->setCurrentIndex(std::max(0, m_optimizer->findData(type)));
+    m_lr->setValue(value<double>(opt, "learning_rate", type == QLatin1String("sgd") ? 0.01 : 0.001));
+    m_momentum->setValue(value<double>(opt, "momentum", 0.0));
+    m_weightDecay->setValue(value<double>(opt, "weight_decay", 0.0));
+    const json sched = t.value("schedule", json::object());
+    m_schedule->setCurrentIndex(std::max(0, m_schedule->findData(QString::fromStdString(value<std::string>(sched, "type", "constant")))));
+    m_decaySteps->setValue(value<int>(sched, "decay_steps", value<int>(sched, "step_size", 1000)));
+    m_warmup->setValue(value<int>(sched, "warmup_steps", 0));
+    QStringList metrics;
+    if (t.contains("metrics") && t["metrics"].is_array()) {
+        for (const auto& m : t["metrics"]) {
+            if (m.is_string()) {
+                metrics << QString::fromStdString(m.get<std::string>());
+            }
+        }
+    }
+    m_metricAccuracy->setChecked(metrics.contains(QStringLiteral("accuracy")));
+    m_metricPrecision->setChecked(metrics.contains(QStringLiteral("precision")));
+    m_metricRecall->setChecked(metrics.contains(QStringLiteral("recall")));
+    m_metricAuc->setChecked(metrics.contains(QStringLiteral("auc")));
+    m_device->setCurrentIndex(std::max(0, m_device->findData(QString::fromStdString(value<std::string>(t, "device", "cpu")))));
+    m_precision->setCurrentIndex(std::max(0, m_precision->findData(QString::fromStdString(value<std::string>(t, "precision", "float32")))));
+
+    const json reduce = findCallback(t, "ReduceLROnPlateau");
+    m_reduceLr->setChecked(!reduce.is_null());
+    m_reducePatience->setValue(value<int>(reduce, "patience", 10));
+    m_reduceFactor->setValue(value<double>(reduce, "factor", 0.1));
+    const json early = findCallback(t, "EarlyStopping");
+    m_early->setChecked(!early.is_null());
+    m_earlyPatience->setValue(value<int>(early, "patience", 5));
+    m_earlyRestore->setChecked(value<bool>(early, "restore_best_weights", true));
+    const json checkpoint = findCallback(t, "ModelCheckpoint");
+    m_checkpoint->setChecked(!checkpoint.is_null());
+    m_checkpointMonitor->setCurrentText(QString::fromStdString(value<std::string>(checkpoint, "monitor", "val_loss")));
+    m_backup->setChecked(!findCallback(t, "BackupAndRestore").is_null());
+    m_tensorboard->setChecked(!findCallback(t, "TensorBoard").is_null());
+    m_csvLogger->setChecked(!findCallback(t, "CSVLogger").is_null());
+    m_nanStop->setChecked(!findCallback(t, "TerminateOnNaN").is_null());
+    m_loading = false;
+    updateEnabled();
+    m_valid = m_base;
+    // Show (without emitting) whether the configuration as loaded is valid.
+    m_errorText.clear();
+    auto parsed = engine::train::parseTrainingConfig(m_base, m_graph);
+    if (!parsed.ok() && !m_graph.nodes.empty()) {
+        m_errorText = QString::fromStdString(parsed.error().message);
+    }
+    m_error->setText(m_errorText);
+    m_error->setVisible(!m_errorText.isEmpty());
+}
+
+void TrainingConfigForm::updateEnabled()
+{
+    const QString opt = m_optimizer->currentData().toString();
+    m_momentum->setEnabled(opt == QLatin1String("sgd") || opt == QLatin1String("rmsprop"));
+    const bool decays = m_schedule->currentData().toString() != QLatin1String("constant");
+    m_decaySteps->setEnabled(decays);
+    const bool gpu = m_device->currentData().toString() != QLatin1String("cpu");
+    m_precision->setEnabled(gpu);
+}
+
+json TrainingConfigForm::compose() const
+{
+    json t = m_base;
+    t["epochs"] = m_epochs->value();
+    t["batch_size"] = m_batch->value();
+    t["seed"] = m_seed->value();
+    t["validation_split"] = m_validation->value();
+    t["shuffle"] = m_shuffle->isChecked();
+
+    json opt = t.value("optimizer", json::object());
+    const std::string optType = m_optimizer->currentData().toString().toStdString();
+    if (value<std::string>(opt, "type", "") != optType) {
+        opt = json::object();  // another optimizer: its own defaults, not the old one's options
+    }
+    opt["type"] = optType;
+    opt["learning_rate"] = m_lr->value();
+    if (optType == "sgd" || optType == "rmsprop") {
+        opt["momentum"] = m_momentum->value();
+    } else {
+        opt.erase("momentum");
+    }
+    if (m_weightDecay->value() > 0) {
+        opt["weight_decay"] = m_weightDecay->value();
+    } else {
+        opt.erase("weight_decay");
+    }
+    t["optimizer"] = opt;
+
+    const std::string schedType = m_schedule->currentData().toString().toStdString();
+    if (schedType == "constant" && m_warmup->value() == 0) {
+        t.erase("schedule");
+    } else {
+        json s = t.value("schedule", json::object());
+        if (value<std::string>(s, "type", "") != schedType) {
+            s = json::object();
+        }
+        s["type"] = schedType;
+        if (schedType == "step") {
+            s["step_size"] = m_decaySteps->value();
+        } else if (schedType != "constant") {
+            s["decay_steps"] = m_decaySteps->value();
+        }
+        if (m_warmup->value() > 0) {
+            s["warmup_steps"] = m_warmup->value();
+        } else {
+            s.erase("warmup_steps");
+        }
+        t["schedule"] = s;
+    }
+
+    // Metrics: the four the form shows are set, others (top-k, mse...) kept.
+    json metrics = json::array();
+    const std::pair<QCheckBox*, const char*> shown[] = {
+        {m_metricAccuracy, "accuracy"}, {m_metricPrecision, "precision"}, {m_metricRecall, "recall"}, {m_metricAuc, "auc"}};
+    if (t.contains("metrics") && t["metrics"].is_array()) {
+        for (const auto& m : t["metrics"]) {
+            bool isShown = false;
+            for (const auto& [box, name] : shown) {
+                isShown |= m.is_string() && m.get<std::string>() == name;
+            }
+            if (!isShown) {
+                metrics.push_back(m);
+            }
+        }
+    }
+    for (const auto& [box, name] : shown) {
+        if (box->isChecked()) {
+            metrics.push_back(name);
+        }
+    }
+    if (metrics.empty()) {
+        t.erase("metrics");
+    } else {
+        t["metrics"] = metrics;
+    }
+
+    const std::string device = m_device->currentData().toString().toStdString();
+    const std::string precision = m_precision->isEnabled() ? m_precision->currentData().toString().toStdString() : "float32";
+    if (device == "cpu") {
+        t.erase("device");
+    } else {
+        t["device"] = device;
+    }
+    if (precision == "float32") {
+        t.erase("precision");
+    } else {
+        t["precision"] = precision;
+    }
+
+    // Callbacks: the ones the form shows are rebuilt from their old entries (keeping options the
+    // form does not show); others are kept in place.
+    json callbacks = json::array();
+    const char* managed[] = {"ReduceLROnPlateau", "EarlyStopping", "ModelCheckpoint", "BackupAndRestore",
+                             "TensorBoard", "CSVLogger", "TerminateOnNaN"};
+    if (t.contains("callbacks") && t["callbacks"].is_array()) {
+        for (const auto& cb : t["callbacks"]) {
+            const std::string type = cb.is_object() ? cb.value("type", std::string()) : std::string();
+            if (std::none_of(std::begin(managed), std::end(managed), [&](const char* m) { return type == m; })) {
+                callbacks.push_back(cb);
+            }
+        }
+    }
+    auto keep = [&](const char* type) {
+        json cb = findCallback(m_base, type);
+        if (cb.is_null()) {
+            cb = json{{"type", type}};
+        }
+        return cb;
+    };
+    if (m_reduceLr->isChecked()) {
+        json cb = keep("ReduceLROnPlateau");
+        cb["patience"] = m_reducePatience->value();
+        cb["factor"] = m_reduceFactor->value();
+        callbacks.push_back(cb);
+    }
+    if (m_early->isChecked()) {
+        json cb = keep("EarlyStopping");
+        cb["patience"] = m_earlyPatience->value();
+        cb["restore_best_weights"] = m_earlyRestore->isChecked();
+        callbacks.push_back(cb);
+    }
+    if (m_checkpoint->isChecked()) {
+        json cb = keep("ModelCheckpoint");
+        cb["monitor"] = m_checkpointMonitor->currentText().toStdString();
+        cb["save_best_only"] = true;
+        callbacks.push_back(cb);
+    }
+    if (m_backup->isChecked()) {
+        callbacks.push_back(keep("BackupAndRestore"));
+    }
+    if (m_tensorboard->isChecked()) {
+        callbacks.push_back(keep("TensorBoard"));
+    }
+    if (m_csvLogger->isChecked()) {
+        callbacks.push_back(keep("CSVLogger"));
+    }
+    if (m_nanStop->isChecked()) {
+        callbacks.push_back(keep("TerminateOnNaN"));
+    }
+    if (callbacks.empty()) {
+        t.erase("callbacks");
+    } else {
+        t["callbacks"] = callbacks;
+    }
+    return t;
+}
+
+void TrainingConfigForm::onEdited()
+{
+    if (m_loading) {
+        return;
+    }
+    updateEnabled();
+    const json t = compose();
+    auto parsed = engine::train::parseTrainingConfig(t, m_graph);
+    const QString error = parsed.ok() ? QString() : QString::fromStdString(parsed.error().message);
+    const bool changed = error != m_errorText;
+    m_errorText = error;
+    m_error->setText(error);
+    m_error->setVisible(!error.isEmpty());
+    if (changed) {
+        emit validityChanged(error.isEmpty(), error);
+    }
+    if (error.isEmpty() && t != m_valid) {
+        m_valid = t;
+        m_base = t;
+        emit configEdited(t);
+    }
+}
+
+}  // namespace kiln::ui::training

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// The training configuration editor: optimizer, schedule, epochs, batch size, validation, seed,
+// metrics, callbacks, device and precision. Every edit is validated by the engine's own parser;
+// settings the form does not show (the loss per output, custom fields) are kept as they are.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <QWidget>
+
+#include "engine/graph/graph.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QGroupBox;
+class QLabel;
+class QSpinBox;
+
+namespace kiln::ui::training {
+
+class TrainingConfigForm : public QWidget {
+    Q_OBJECT
+public:
+    explicit TrainingConfigForm(QWidget* parent = nullptr);
+
+    // The model the configuration is checked against (loss outputs, metric kinds).
+    void setGraph(const engine::Graph& graph);
+    // Shows a configuration ("training" section of a project). Emits nothing.
+    void setConfig(const nlohmann::json& training);
+    // The configuration as edited (always the last valid one when the form shows an error).
+    nlohmann::json config() const { return m_valid; }
+    bool isValid() const { return m_errorText.isEmpty(); }
+    QString errorText() const { return m_errorText; }
+
+signals:
+    // A valid edit; the document takes it over (with undo).
+    void configEdited(const nlohmann::json& training);
+    void validityChanged(bool valid, const QString& error);
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void retranslate();
+    void onEdited();
+    nlohmann::json compose() const;
+    void updateEnabled();
+    static nlohmann::json findCallback(const nlohmann::json& training, const char* type);
+
+    engine::Graph m_graph;
+    nlohmann::json m_base = nlohmann::json::object();   // what setConfig() showed, for kept fields
+    nlohmann::json m_valid = nlohmann::json::object();
+    QString m_errorText;
+    bool m_loading = false;
+
+    QFormLayout* m_form = nullptr;
+    QSpinBox* m_epochs = nullptr;
+    QSpinBox* m_batch = nullptr;
+    QSpinBox* m_seed = nullptr;
+    QDoubleSpinBox* m_validation = nullptr;
+    QCheckBox* m_shuffle = nullptr;
+    QComboBox* m_optimizer = nullptr;
+    QDoubleSpinBox* m_lr = nullptr;
+    QDoubleSpinBox* m_momentum = nullptr;
+    QDoubleSpinBox* m_weightDecay = nullptr;
+    QComboBox* m_schedule = nullptr;
+    QSpinBox* m_decaySteps = nullptr;
+    QSpinBox* m_warmup = nullptr;
+    QCheckBox* m_metricAccuracy = nullptr;
+    QCheckBox* m_metricPrecision = nullptr;
+    QCheckBox* m_metricRecall = nullptr;
+    QCheckBox* m_metricAuc = nullptr;
+    QComboBox* m_device = nullptr;
+    QComboBox* m_precision = nullptr;
+    QGroupBox* m_reduceLr = nullptr;
+    QSpinBox* m_reducePatience = nullptr;
+    QDoubleSpinBox* m_reduceFactor = nullptr;
+    QGroupBox* m_early = nullptr;
+    QSpinBox* m_earlyPatience = nullptr;
+    QCheckBox* m_earlyRestore = nullptr;
+    QGroupBox* m_checkpoint = nullptr;
+    QComboBox* m_checkpointMonitor = nullptr;
+    QCheckBox* m_backup = nullptr;
+    QCheckBox* m_tensorboard = nullptr;
+    QCheckBox* m_csvLogger = nullptr;
+    QCheckBox* m_nanStop = nullptr;
+    QLabel* m_error = nullptr;
+    QList<QLabel*> m_labels;
+};
+
+}  // namespace kiln::ui::training

@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: Apache-2.0
+// TrainingPanel: controls, progress, live charts, configuration and run history.
+#include "ui/training/training_panel.h"
+
+#include <QDateTime>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QTabWidget>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "ui/charts/charts_panel.h"
+#include "ui/training/run_list_model.h"
+#include "ui/training/training_config_form.h"
+
+namespace kiln::ui::training {
+
+using engine::train::TrainEvent;
+using nlohmann::json;
+using charts::Split;
+
+namespace {
+
+QString formatDuration(double seconds)
+{
+    const auto s = static_cast<qint64>(std::llround(std::max(0.0, seconds)));
+    if (s >= 3600) {
+        return QStringLiteral("%1:%2:%3")
+            .arg(s / 3600)
+            .arg(s / 60 % 60, 2, 10, QLatin1Char('0'))
+            .arg(s % 60, 2, 10, QLatin1Char('0'));
+    }
+    return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+double nowSeconds()
+{
+    return QDateTime::currentMSecsSinceEpoch() / 1000.0;
+}
+
+// "a.b.c" -> value for every leaf of a JSON document (arrays indexed).
+void flatten(const json& j, const std::string& prefix, std::map<std::string, std::string>& out)
+{
+    if (j.is_object()) {
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+        }
+    } else if (j.is_array() && !j.empty()) {
+        for (size_t i = 0; i < j.size(); ++i) {
+            flatten(j[i], prefix + "[" + std::to_string(i) + "]", out);
+        }
+    } else {
+        out[prefix] = j.dump();
+    }
+}
+
+}  // namespace
+
+TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
+{
+    m_session = new TrainingSession(this);
+    auto* layout = new QVBoxLayout(this);
+
+    auto* controls = new QHBoxLayout;
+    m_train = new QPushButton(this);
+    m_train->setObjectName(QStringLiteral("trainButton"));
+    m_pause = new QPushButton(this);
+    m_pause->setObjectName(QStringLiteral("pauseButton"));
+    m_stop = new QPushButton(this);
+    m_stop->setObjectName(QStringLiteral("stopButton"));
+    m_lrLabel = new QLabel(this);
+    m_lr = new QDoubleSpinBox(this);
+    m_lr->setObjectName(QStringLiteral("liveLearningRate"));
+    m_lr->setDecimals(7);
+    m_lr->setRange(1e-7, 10);
+    m_lr->setSingleStep(1e-4);
+    m_lr->setValue(1e-3);
+    m_lrApply = new QPushButton(this);
+    m_lrApply->setObjectName(QStringLiteral("applyLearningRate"));
+    controls->addWidget(m_train);
+    controls->addWidget(m_pause);
+    controls->addWidget(m_stop);
+    controls->addSpacing(16);
+    controls->addWidget(m_lrLabel);
+    controls->addWidget(m_lr);
+    controls->addWidget(m_lrApply);
+    controls->addStretch();
+    layout->addLayout(controls);
+
+    m_progress = new QProgressBar(this);
+    m_progress->setObjectName(QStringLiteral("trainingProgress"));
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+    m_progress->setTextVisible(true);
+    layout->addWidget(m_progress);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("trainingStatus"));
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status->setWordWrap(true);
+    layout->addWidget(m_status);
+
+    m_tabs = new QTabWidget(this);
+    m_charts = new charts::ChartsPanel(m_tabs);
+    m_form = new TrainingConfigForm(m_tabs);
+    auto* runsPage = new QWidget(m_tabs);
+    auto* runsLayout = new QVBoxLayout(runsPage);
+    auto* runsTools = new QHBoxLayout;
+    m_runFilter = new QLineEdit(runsPage);
+    m_runFilter->setObjectName(QStringLiteral("runFilter"));
+    m_runFilter->setClearButtonEnabled(true);
+    m_overlay = new QPushButton(runsPage);
+    m_compare = new QPushButton(runsPage);
+    m_clone = new QPushButton(runsPage);
+    m_delete = new QPushButton(runsPage);
+    m_overlay->setObjectName(QStringLiteral("overlayRuns"));
+    m_compare->setObjectName(QStringLiteral("compareRuns"));
+    m_clone->setObjectName(QStringLiteral("cloneRun"));
+    m_delete->setObjectName(QStringLiteral("deleteRun"));
+    runsTools->addWidget(m_runFilter, 1);
+    for (auto* b : {m_overlay, m_compare, m_clone, m_delete}) {
+        runsTools->addWidget(b);
+    }
+    runsLayout->addLayout(runsTools);
+    m_runs = new RunListModel(this);
+    m_runsProxy = new QSortFilterProxyModel(this);
+    m_runsProxy->setSourceModel(m_runs);
+    m_runsProxy->setSortRole(RunListModel::SortRole);
+    m_runsProxy->setFilterKeyColumn(RunListModel::Name);
+    m_runsProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    m_runsView = new QTableView(runsPage);
+    m_runsView->setObjectName(QStringLiteral("runsView"));
+    m_runsView->setModel(m_runsProxy);
+    m_runsView->setSortingEnabled(true);
+    m_runsView->sortByColumn(RunListModel::Created, Qt::DescendingOrder);
+    m_runsView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_runsView->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
+    m_runsView->horizontalHeader()->setStretchLastSection(true);
+    m_runsView->verticalHeader()->hide();
+    runsLayout->addWidget(m_runsView, 1);
+    m_tabs->addTab(m_charts, QString());
+    m_tabs->addTab(m_form, QString());
+    m_tabs->addTab(runsPage, QString());
+    layout->addWidget(m_tabs, 1);
+    retranslate();
+    onState(TrainingSession::State::Idle);
+
+    connect(m_train, &QPushButton::clicked, this, &TrainingPanel::startTraining);
+    connect(m_pause, &QPushButton::clicked, this, &TrainingPanel::togglePause);
+    connect(m_stop, &QPushButton::clicked, this, &TrainingPanel::stopTraining);
+    connect(m_lrApply, &QPushButton::clicked, this, [this] {
+        m_session->setLearningRate(m_lr->value());
+    });
+    connect(m_session, &TrainingSession::stateChanged, this, &TrainingPanel::onState);
+    connect(m_session, &TrainingSession::eventsArrived, this, &TrainingPanel::onEvents);
+    connect(m_session, &TrainingSession::finished, this, &TrainingPanel::onFinished);
+    connect(m_session, &TrainingSession::prepared, this, [this](const QString& runDir, qint64 runId, qint64) {
+        m_liveKey = runId > 0 ? QStringLiteral("run-%1").arg(runId) : runDir;
+        const QString name = runId > 0 && m_runs->store() ? tr("Run %1").arg(runId) : QStringLiteral("live");
+        m_charts->setRun(m_liveKey, name, charts::runColour(int(runId)));
+        m_runs->refresh();
+    });
+    connect(m_form, &TrainingConfigForm::configEdited, this, [this](const json& training) {
+        m_project.training = training;
+        emit trainingConfigChanged(training);
+    });
+    connect(m_form, &TrainingConfigForm::validityChanged, this, [this](bool valid, const QString&) {
+        m_train->setEnabled(valid && !m_session->isActive());
+    });
+    connect(m_runFilter, &QLineEdit::textChanged, m_runsProxy, &QSortFilterProxyModel::setFilterFixedString);
+    connect(m_overlay, &QPushButton::clicked, this, [this] {
+        for (qint64 id : selectedRuns()) {
+            overlayRun(id);
+        }
+        m_tabs->setCurrentWidget(m_charts);
+    });
+    connect(m_compare, &QPushButton::clicked, this, &TrainingPanel::compareSelected);
+    connect(m_clone, &QPushButton::clicked, this, &TrainingPanel::cloneSelected);
+    connect(m_delete, &QPushButton::clicked, this, &TrainingPanel::deleteSelected);
+}
+
+TrainingPanel::~TrainingPanel() = default;
+
+void TrainingPanel::retranslate()
+{
+    m_train->setText(tr("Train"));
+    m_pause->setText(m_session->state() == TrainingSession::State::Paused ? tr("Resume") : tr("Pause"));
+    m_stop->setText(tr("Stop"));
+    m_stop->setToolTip(tr("Stops after the current step and saves the full training state, so the run can be resumed."));
+    m_lrLabel->setText(tr("Learning rate"));
+    m_lrApply->setText(tr("Apply now"));
+    m_lrApply->setToolTip(tr("Changes the learning rate of the running training from the next step on."));
+    m_tabs->setTabText(0, tr("Charts"));
+    m_tabs->setTabText(1, tr("Configuration"));
+    m_tabs->setTabText(2, tr("Runs"));
+    m_runFilter->setPlaceholderText(tr("Filter runs by name"));
+    m_overlay->setText(tr("Show in charts"));
+    m_compare->setText(tr("Compare"));
+    m_clone->setText(tr("Clone configuration"));
+    m_delete->setText(tr("Delete"));
+}
+
+void TrainingPanel::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::LanguageChange) {
+        retranslate();
+    }
+    QWidget::changeEvent(event);
+}
+
+void TrainingPanel::setProjectProvider(ProjectProvider provider)
+{
+    m_provider = std::move(provider);
+}
+
+void TrainingPanel::setProject(const engine::io::Project& project, const QString& path)
+{
+    m_project = project;
+    m_projectPath = path;
+    m_form->setGraph(project.graph);
+    m_form->setConfig(project.training);
+    m_train->setEnabled(m_form->isValid() && !m_session->isActive());
+    if (!path.isEmpty()) {
+        QString error;
+        if (!m_runs->open(QString::fromStdString(engine::api::runStorePath(path.toStdString())), &error)) {
+            emit notice(error, 1);
+        }
+    } else {
+        m_runs->open(QString());
+    }
+}
+
+void TrainingPanel::setStatus(const QString& text)
+{
+    m_status->setText(text);
+}
+
+void TrainingPanel::startTraining()
+{
+    if (m_session->isActive()) {
+        return;
+    }
+    engine::io::Project project = m_project;
+    QString path = m_projectPath;
+    if (m_provider && !m_provider(project, path)) {
+        setStatus(tr("Open or create a project first."));
+        return;
+    }
+    if (path.isEmpty()) {
+        setStatus(tr("Save the project first: runs are kept next to the project file."));
+        return;
+    }
+    if (!m_form->isValid()) {
+        setStatus(tr("The training configuration has a problem: %1").arg(m_form->errorText()));
+        m_tabs->setCurrentWidget(m_form);
+        return;
+    }
+    if (m_provider) {
+        // The document may have changed since the form last showed it: keep the form's edits only
+        // where the document agrees with what the form started from.
+        m_form->setGraph(project.graph);
+    }
+    project.training = m_form->config();
+    if (m_runs->storePath().isEmpty() || path != m_projectPath) {
+        m_projectPath = path;
+        m_runs->open(QString::fromStdString(engine::api::runStorePath(path.toStdString())));
+    }
+    m_batch = project.training.value("batch_size", int64_t(32));
+    m_totalSteps = 0;
+    m_wallStart = nowSeconds();
+    m_progress->setRange(0, 0);  // busy until the data is loaded
+    setStatus(tr("Loading the data..."));
+    if (const auto it = project.training.find("optimizer"); it != project.training.end() && it->is_object()) {
+        m_lr->setValue(it->value("learning_rate", m_lr->value()));
+    }
+    m_session->start(project, path, m_options);
+}
+
+void TrainingPanel::togglePause()
+{
+    if (m_session->state() == TrainingSession::State::Paused) {
+        m_session->resume();
+    } else {
+        m_session->pause();
+    }
+}
+
+void TrainingPanel::stopTraining()
+{
+    m_session->stop();
+}
+
+void TrainingPanel::onState(TrainingSession::State state)
+{
+    using S = TrainingSession::State;
+    const bool active = state == S::Preparing || state == S::Running || state == S::Paused || state == S::Stopping;
+    m_train->setEnabled(!active && m_form->isValid());
+    m_pause->setEnabled(state == S::Running || state == S::Paused);
+    m_pause->setText(state == S::Paused ? tr("Resume") : tr("Pause"));
+    m_stop->setEnabled(state == S::Running || state == S::Paused || state == S::Preparing);
+    m_lrApply->setEnabled(state == S::Running || state == S::Paused);
+    m_form->setEnabled(!active);
+    if (state == S::Paused) {
+        setStatus(tr("Paused. Resume continues with the next step."));
+    } else if (state == S::Stopping) {
+        setStatus(tr("Stopping after the current step..."));
+    }
+}
+
+void TrainingPanel::onEvents(const std::vector<TrainEvent>& events)
+{
+    const double now = nowSeconds();
+    const TrainEvent* lastStep = nullptr;
+    for (const auto& e : events) {
+        switch (e.kind) {
+        case TrainEvent::Kind::Begin:
+            m_totalSteps = int64_t(e.epochs) * e.stepsPerEpoch;
+            m_progress->setRange(0, int(std::min<int64_t>(m_totalSteps, std::numeric_limits<int>::max())));
+            m_progress->setValue(int(std::min<int64_t>(e.globalStep, m_progress->maximum())));
+            break;
+        case TrainEvent::Kind::Step: {
+            const double epoch = e.epoch - 1 + (e.stepsPerEpoch > 0 ? double(e.step) / double(e.stepsPerEpoch) : 0.0);
+            m_charts->append(QStringLiteral("loss"), m_liveKey, Split::Train, e.globalStep, epoch, now, e.loss);
+            for (const auto& m : e.metrics) {
+                m_charts->append(QString::fromStdString(m.name), m_liveKey, Split::Train, e.globalStep, epoch, now, m.value);
+            }
+            m_charts->append(QStringLiteral("learning_rate"), m_liveKey, Split::Train, e.globalStep, epoch, now,
+                             e.learningRate);
+            if (e.samplesPerSecond > 0) {
+                m_charts->append(QStringLiteral("samples_per_second"), m_liveKey, Split::Train, e.globalStep, epoch, now,
+                                 e.samplesPerSecond);
+                m_charts->append(QStringLiteral("step_time_ms"), m_liveKey, Split::Train, e.globalStep, epoch, now,
+                                 1000.0 * double(m_batch) / e.samplesPerSecond);
+            }
+            lastStep = &e;
+            break;
+        }
+        case TrainEvent::Kind::Epoch:
+            if (e.validation) {
+                const double epoch = e.epoch;
+                m_charts->append(QStringLiteral("loss"), m_liveKey, Split::Validation, e.globalStep, epoch, now,
+                                 e.validation->loss);
+                for (const auto& m : e.validation->metrics) {
+                    m_charts->append(QString::fromStdString(m.name), m_liveKey, Split::Validation, e.globalStep, epoch,
+                                     now, m.value);
+                }
+            }
+            break;
+        case TrainEvent::Kind::LearningRateChanged:
+            setStatus(tr("Learning rate set to %1.").arg(e.learningRate, 0, 'g', 6));
+            break;
+        case TrainEvent::Kind::End:
+            if (!e.message.empty()) {
+                setStatus(QString::fromStdString(e.message));
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    if (lastStep) {
+        const auto& e = *lastStep;
+        m_progress->setValue(int(std::min<int64_t>(e.globalStep, m_progress->maximum())));
+        setStatus(tr("Epoch %1/%2 · step %3/%4 · loss %5 · %6 samples/s · ETA %7")
+                      .arg(e.epoch)
+                      .arg(e.epochs)
+                      .arg(e.step)
+                      .arg(e.stepsPerEpoch)
+                      .arg(e.loss, 0, 'f', 4)
+                      .arg(e.samplesPerSecond, 0, 'f', 0)
+                      .arg(formatDuration(e.etaSeconds)));
+        m_progress->setFormat(tr("%p% · ETA %1").arg(formatDuration(e.etaSeconds)));
+    }
+}
+
+void TrainingPanel::onFinished(bool ok, const QString& message, const QJsonObject& results)
+{
+    m_progress->setRange(0, std::max(1, m_progress->maximum()));
+    m_runs->refresh();
+    if (!ok) {
+        setStatus(tr("Training failed: %1").arg(message));
+        emit notice(tr("Training failed: %1").arg(message), 2);
+    } else {
+        QString text = message.isEmpty() ? tr("Training finished.") : message;
+        if (results.contains(QStringLiteral("val_loss"))) {
+            text += QLatin1Char(' ') + tr("Validation loss %1.").arg(results.value(QStringLiteral("val_loss")).toDouble(), 0, 'f', 4);
+        }
+        if (results.contains(QStringLiteral("test_accuracy"))) {
+            text += QLatin1Char(' ') +
+                    tr("Test accuracy %1.").arg(results.value(QStringLiteral("test_accuracy")).toDouble(), 0, 'f', 4);
+        }
+        setStatus(text);
+        emit notice(text, 0);
+    }
+    emit runFinished(m_session->runId(), m_session->runDir(), ok);
+}
+
+QList<qint64> TrainingPanel::selectedRuns() const
+{
+    QList<qint64> ids;
+    for (const QModelIndex& index : m_runsView->selectionModel()->selectedRows()) {
+        ids << m_runsProxy->mapToSource(index).data(RunListModel::RunIdRole).toLongLong();
+    }
+    return ids;
+}
+
+void TrainingPanel::overlayRun(qint64 runId)
+{
+    auto* store = m_runs->store();
+    const int row = m_runs->rowOf(runId);
+    if (!store || row < 0) {
+        return;
+    }
+    (void)store->flush();
+    const auto* run = m_runs->runAt(row);
+    const QString key = QStringLiteral("run-%1").arg(runId);
+    if (key == m_liveKey && m_session->isActive()) {
+        return;  // already live
+    }
+    m_charts->removeRun(key);
+    m_charts->setRun(key, QString::fromStdString(run->name), charts::runColour(int(runId)));
+    auto addSeries = [&](engine::store::MetricScope scope, Split split, const std::string& name, const QString& metric) {
+        auto points = store->series(runId, scope, name);
+        if (!points.ok()) {
+            return;
+        }
+        for (const auto& p : *points) {
+            m_charts->append(metric, key, split, p.step, scope == engine::store::MetricScope::Epoch ? double(p.step) : 0.0,
+                             p.wallTime, p.value);
+        }
+    };
+    if (auto names = store->metricNames(runId, engine::store::MetricScope::Step); names.ok()) {
+        for (const auto& n : *names) {
+            addSeries(engine::store::MetricScope::Step, Split::Train, n, QString::fromStdString(n));
+        }
+    }
+    // Validation values are recorded per epoch ("val_<metric>"): drawn at the epoch's last step
+    // would need the step; epochs are drawn on the epoch axis, so they use the epoch number.
+    if (auto names = store->metricNames(runId, engine::store::MetricScope::Epoch); names.ok()) {
+        for (const auto& n : *names) {
+            if (n.rfind("val_", 0) == 0) {
+                addSeries(engine::store::MetricScope::Epoch, Split::Validation, n, QString::fromStdString(n.substr(4)));
+            }
+        }
+    }
+}
+
+void TrainingPanel::compareSelected()
+{
+    const QList<qint64> ids = selectedRuns();
+    if (ids.size() != 2) {
+        setStatus(tr("Select two runs to compare."));
+        return;
+    }
+    const auto* a = m_runs->runAt(m_runs->rowOf(ids[0]));
+    const auto* b = m_runs->runAt(m_runs->rowOf(ids[1]));
+    if (!a || !b) {
+        return;
+    }
+    std::map<std::string, std::string> fa, fb;
+    flatten(json::parse(a->configJson, nullptr, false), "", fa);
+    flatten(json::parse(b->configJson, nullptr, false), "", fb);
+    fa["graph_hash"] = a->graphHash;
+    fb["graph_hash"] = b->graphHash;
+    fa["dataset_fingerprint"] = a->datasetFingerprint;
+    fb["dataset_fingerprint"] = b->datasetFingerprint;
+
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Compare runs"));
+    auto* layout = new QVBoxLayout(&dialog);
+    auto* tree = new QTreeWidget(&dialog);
+    tree->setObjectName(QStringLiteral("configDiff"));
+    tree->setHeaderLabels({tr("Setting"), QString::fromStdString(a->name), QString::fromStdString(b->name)});
+    std::set<std::string> keys;
+    for (const auto& [k, v] : fa) {
+        keys.insert(k);
+    }
+    for (const auto& [k, v] : fb) {
+        keys.insert(k);
+    }
+    const QString missing = tr("(not set)");
+    for (const auto& k : keys) {
+        const auto ia = fa.find(k), ib = fb.find(k);
+        const QString va = ia == fa.end() ? missing : QString::fromStdString(ia->second);
+        const QString vb = ib == fb.end() ? missing : QString::fromStdString(ib->second);
+        if (va != vb) {
+            new QTreeWidgetItem(tree, {QString::fromStdString(k), va, vb});
+        }
+    }
+    if (tree->topLevelItemCount() == 0) {
+        new QTreeWidgetItem(tree, {tr("The configurations are identical.")});
+    }
+    tree->resizeColumnToContents(0);
+    layout->addWidget(tree);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, &dialog);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    layout->addWidget(buttons);
+    dialog.resize(720, 420);
+    overlayRun(ids[0]);
+    overlayRun(ids[1]);
+    dialog.exec();
+}
+
+void TrainingPanel::cloneSelected()
+{
+    const QList<qint64> ids = selectedRuns();
+    if (ids.size() != 1) {
+        setStatus(tr("Select one run to clone its configuration."));
+        return;
+    }
+    const auto* run = m_runs->runAt(m_runs->rowOf(ids[0]));
+    const json config = json::parse(run->configJson, nullptr, false);
+    if (!config.is_object() || !config.contains("training")) {
+        setStatus(tr("This run has no stored configuration."));
+        return;
+    }
+    m_form->setConfig(config["training"]);
+    m_project.training = config["training"];
+    emit trainingConfigChanged(config["training"]);
+    m_tabs->setCurrentWidget(m_form);
+    setStatus(tr("Configuration of \"%1\" copied into the project.").arg(QString::fromStdString(run->name)));
+}
+
+void TrainingPanel::deleteSelected()
+{
+    const QList<qint64> ids = selectedRuns();
+    if (ids.isEmpty()) {
+        return;
+    }
+    if (QMessageBox::question(this, tr("Delete runs"),
+                              tr("Delete %n run(s) from the history? Their folders on disk are kept.", nullptr,
+                                 int(ids.size()))) != QMessageBox::Yes) {
+        return;
+    }
+    for (qint64 id : ids) {
+        QString error;
+        if (!m_runs->removeRun(id, &error) && !error.isEmpty()) {
+            emit notice(error, 2);
+        }
+        m_charts->removeRun(QStringLiteral("run-%1").arg(id));
+    }
+}
+
+}  // namespace kiln::ui::training

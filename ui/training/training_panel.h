@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// The training view: Train / Pause / Resume / Stop, the learning rate changed live, progress with
+// ETA and rate, live charts, the configuration form and the project's run history (overlay,
+// compare, rename, delete, clone a configuration).
+#pragma once
+
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include <QWidget>
+
+#include "engine/io/project.h"
+#include "ui/training/training_session.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTableView;
+class QTabWidget;
+
+namespace kiln::ui::charts {
+class ChartsPanel;
+}
+
+namespace kiln::ui::training {
+
+class RunListModel;
+class TrainingConfigForm;
+
+class TrainingPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit TrainingPanel(QWidget* parent = nullptr);
+    ~TrainingPanel() override;
+
+    // Where Train takes the project from (the open document); returns false when there is none.
+    using ProjectProvider = std::function<bool(engine::io::Project& project, QString& path)>;
+    void setProjectProvider(ProjectProvider provider);
+    // Shows a project's training configuration and opens its run history. With no provider set,
+    // Train uses this snapshot.
+    void setProject(const engine::io::Project& project, const QString& path);
+    // Training options for the next run (threads, epochs override...); the run folder and name
+    // are chosen per run.
+    void setDefaultOptions(const engine::api::TrainingOptions& options) { m_options = options; }
+
+    TrainingSession* session() const { return m_session; }
+    charts::ChartsPanel* charts() const { return m_charts; }
+    TrainingConfigForm* configForm() const { return m_form; }
+    RunListModel* runs() const { return m_runs; }
+    QString liveRunKey() const { return m_liveKey; }
+
+    // Overlays stored runs in the charts (epoch metrics and the step loss).
+    void overlayRun(qint64 runId);
+
+public slots:
+    void startTraining();
+    void togglePause();
+    void stopTraining();
+
+signals:
+    // A valid edit of the configuration (or a cloned one): the document takes it over.
+    void trainingConfigChanged(const nlohmann::json& training);
+    // A background problem or result worth a non-modal notice; severity 0 info, 1 warning, 2 error.
+    void notice(const QString& text, int severity);
+    void runFinished(qint64 runId, const QString& runDir, bool ok);
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void retranslate();
+    void onState(TrainingSession::State state);
+    void onEvents(const std::vector<engine::train::TrainEvent>& events);
+    void onFinished(bool ok, const QString& message, const QJsonObject& results);
+    void compareSelected();
+    void cloneSelected();
+    void deleteSelected();
+    QList<qint64> selectedRuns() const;
+    void setStatus(const QString& text);
+
+    TrainingSession* m_session = nullptr;
+    ProjectProvider m_provider;
+    engine::io::Project m_project;
+    QString m_projectPath;
+    engine::api::TrainingOptions m_options;
+    QString m_liveKey;
+    int64_t m_batch = 0;
+    int64_t m_totalSteps = 0;
+    double m_wallStart = 0;
+
+    QPushButton* m_train = nullptr;
+    QPushButton* m_pause = nullptr;
+    QPushButton* m_stop = nullptr;
+    QLabel* m_lrLabel = nullptr;
+    QDoubleSpinBox* m_lr = nullptr;
+    QPushButton* m_lrApply = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_status = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    charts::ChartsPanel* m_charts = nullptr;
+    TrainingConfigForm* m_form = nullptr;
+    RunListModel* m_runs = nullptr;
+    QSortFilterProxyModel* m_runsProxy = nullptr;
+    QTableView* m_runsView = nullptr;
+    QLineEdit* m_runFilter = nullptr;
+    QPushButton* m_overlay = nullptr;
+    QPushButton* m_compare = nullptr;
+    QPushButton* m_clone = nullptr;
+    QPushButton* m_delete = nullptr;
+};
+
+}  // namespace kiln::ui::training
