@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// The export job: loads the project and the run's weights, gathers the metadata that goes into
+// the repository (class names, preprocessing, the run's metrics) and a held-out batch, and calls
+// the repository writer.
+#include "app/kiln_export/export_job.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/data/split.h"
+#include "engine/io/project.h"
+#include "engine/train/config.h"
+#include "engine/train/weights.h"
+
+namespace kiln::app {
+using namespace kiln::engine;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The run's final results (run.json next to the weights), if there is one.
+json runMetrics(const std::string& weights) {
+    fs::path run = fs::path(weights).parent_path() / "run.json";
+    std::ifstream in(run);
+    if (!in) return json::object();
+    json j = json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("results") || !j["results"].is_object()) return json::object();
+    return j["results"];
+}
+
+// How raw data becomes model input, as the training pipeline did it.
+json preprocessing(const io::Project& p, uint64_t seed) {
+    const json& d = p.data;
+    json pre = {{"layout", "NHWC"}};
+    std::string format = d.value("format", "");
+    if (!format.empty()) pre["source_format"] = format;
+    if (d.contains("inputs")) pre["inputs"] = d["inputs"];
+    if (format == "idx") {
+        // IDX images: 8-bit pixels divided by 255.
+        pre["pixel_scale"] = 1.0 / 255.0;
+    }
+    if (format == "csv" && d.value("standardize", false)) {
+        // Refit the standardisation on the same training split to record its constants.
+        json raw = d;
+        raw["standardize"] = false;
+        auto bundle = train::loadData(raw, p.path, seed);
+        json cols = json::array();
+        if (bundle.ok()) {
+            for (const auto& [input, column] : bundle->inputs) {
+                auto st = data::Standardizer::fit(bundle->train, column);
+                if (!st.ok()) continue;
+                cols.push_back({{"input", input}, {"column", column}, {"mean", st->mean()}, {"stddev", st->stddev()}});
+            }
+        }
+        pre["standardize"] = cols;
+    }
+    return pre;
+}
+
+}  // namespace
+
+Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::ProgressFn& progress) {
+    auto step = [&](int pct, const std::string& what) {
+        if (progress) progress(pct, what);
+    };
+    step(0, "load");
+    KILN_ASSIGN(io::Project project, io::loadProject(req.project));
+    auto modelR = ops::analyzeModel(project.graph);
+    if (!modelR.ok()) return io::locate(modelR.error(), project);
+    ops::ModelInfo model = std::move(modelR.value());
+    KILN_ASSIGN(io::ExportFormats formats, io::parseFormats(req.formats));
+
+    uint64_t seed = project.training.is_object() ? project.training.value("seed", uint64_t{0}) : 0;
+    exec::ParamStore params = exec::ParamStore::create(model, seed);
+    if (req.weights.empty()) return Error(ErrorCode::InvalidArgument, "no weights file given").with("field", "weights");
+    KILN_TRY(train::loadWeights(params, req.weights));
+
+    ExportJobResult out;
+    out.name = req.name.empty() ? project.name : req.name;
+    io::RepositoryExport r;
+    r.base = req.base;
+    r.name = out.name;
+    r.version = req.version;
+    r.formats = formats;
+    r.projectText = io::serializeProject(project);
+    r.metrics = runMetrics(req.weights);
+    r.meta.name = out.name;
+    r.meta.kilnVersion = req.kilnVersion;
+    r.meta.preprocessingJson = preprocessing(project, seed).dump();
+    if (project.data.contains("class_names") && project.data["class_names"].is_array())
+        for (const auto& c : project.data["class_names"])
+            if (c.is_string()) r.meta.classNames.push_back(c.get<std::string>());
+
+    // Held-out batch: validation split, else test, else training samples.
+    step(2, "data");
+    auto bundle = train::loadData(project.data, project.path, seed);
+    if (bundle.ok()) {
+        const data::InMemoryDataset* set = bundle->validation ? &*bundle->validation : bundle->test ? &*bundle->test : &bundle->train;
+        out.paritySource = bundle->validation ? "validation" : bundle->test ? "test" : "train";
+        if (bundle->classNames.size() && r.meta.classNames.empty()) r.meta.classNames = bundle->classNames;
+        int64_t n = std::min<int64_t>(req.parityBatch, set->count());
+        std::vector<Tensor> inputs;
+        for (int i : model.inputs) {
+            const std::string& input = model.graph.nodes[static_cast<size_t>(i)].name;
+            auto it = bundle->inputs.find(input);
+            const data::Column* col = set->column(it == bundle->inputs.end() ? input : it->second);
+            Shape shape = model.nodes[static_cast<size_t>(i)].output.withBatch(n);
+            if (!col || n <= 0 || col->sampleSize() != shape.numelFrom(1)) {
+                inputs.clear();
+                break;
+            }
+            Tensor t(shape);
+            std::memcpy(t.raw(), col->values.data(), t.bytes());
+            inputs.push_back(std::move(t));
+        }
+        if (!inputs.empty()) r.parityInputs = std::move(inputs);
+        else out.parityNote = "the data does not match the model inputs";
+    } else {
+        out.parityNote = bundle.error().message;
+    }
+    if (r.parityInputs.empty()) {
+        out.paritySource = "synthetic";
+        r.parityInputs = io::syntheticInputs(model, req.parityBatch, seed + 1);
+    }
+    r.paritySource = out.paritySource;
+
+    ThreadPool pool(req.threads);
+    auto scaled = [&](int pct, const std::string& what) { step(5 + pct * 95 / 100, what); };
+    KILN_ASSIGN(out.repo, io::exportToRepository(model, params, r, pool, scaled));
+    return out;
+}
+
+}  // namespace kiln::app

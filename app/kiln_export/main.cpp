@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// kiln-export: writes a trained model into a model repository (<base>/<name>/<version>/ with
+// ONNX, SavedModel and Kiln's own files) after checking that the exported ONNX model reproduces
+// Kiln's outputs. Exit 0 on success, 2 on bad input, 1 on other failures (parity included).
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QLocale>
+#include <QTranslator>
+
+#include <cstdio>
+#include <exception>
+
+#include "app/common/error_text.h"
+#include "app/kiln_export/export_job.h"
+
+namespace {
+using namespace kiln;
+
+class Cli {
+    Q_DECLARE_TR_FUNCTIONS(Cli)
+};
+
+void printErr(const QString& s) { std::fprintf(stderr, "%s\n", s.toLocal8Bit().constData()); }
+void printOut(const QString& s) { std::fprintf(stdout, "%s\n", s.toLocal8Bit().constData()); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("kiln-export"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(KILN_VERSION));
+    QTranslator translator;
+    if (translator.load(QLocale(), QStringLiteral("kiln"), QStringLiteral("_"), QStringLiteral(":/i18n")))
+        QCoreApplication::installTranslator(&translator);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(Cli::tr("Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, Kiln)."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("project"), Cli::tr("The project file (*.kiln)."));
+    QCommandLineOption weightsOpt(QStringLiteral("weights"), Cli::tr("Trained weights (a run's weights.safetensors)."), QStringLiteral("FILE"));
+    QCommandLineOption baseOpt(QStringLiteral("base"), Cli::tr("Repository root; the model goes to BASE/NAME/VERSION."), QStringLiteral("DIR"));
+    QCommandLineOption nameOpt(QStringLiteral("name"), Cli::tr("Model name (default: the project's name)."), QStringLiteral("NAME"));
+    QCommandLineOption versionOpt(QStringLiteral("version-number"), Cli::tr("Version number (default: the highest existing + 1)."), QStringLiteral("N"));
+    QCommandLineOption formatsOpt(QStringLiteral("formats"), Cli::tr("Comma-separated formats: onnx, savedmodel, kiln."), QStringLiteral("LIST"),
+                                  QStringLiteral("onnx,savedmodel,kiln"));
+    QCommandLineOption threadsOpt(QStringLiteral("threads"), Cli::tr("CPU threads (default: all cores)."), QStringLiteral("N"), QStringLiteral("0"));
+    QCommandLineOption jsonOpt(QStringLiteral("json"), Cli::tr("Print the result as one JSON line."));
+    parser.addOptions({weightsOpt, baseOpt, nameOpt, versionOpt, formatsOpt, threadsOpt, jsonOpt});
+    // "--version N" selects the model version; a bare "--version" prints the program's version.
+    QStringList args = app.arguments();
+    for (int k = 1; k + 1 < args.size(); ++k)
+        if (args[k] == QLatin1String("--version") && !args[k + 1].startsWith(QLatin1Char('-'))) args[k] = QStringLiteral("--version-number");
+    parser.process(args);
+
+    auto usage = [&](const QString& why) {
+        printErr(QStringLiteral("kiln-export: ") + why);
+        return 2;
+    };
+    if (parser.positionalArguments().size() != 1) return usage(Cli::tr("give exactly one project file"));
+    if (!parser.isSet(weightsOpt)) return usage(Cli::tr("--weights is required"));
+    if (!parser.isSet(baseOpt)) return usage(Cli::tr("--base is required"));
+    app::ExportJobRequest req;
+    req.project = parser.positionalArguments().first().toStdString();
+    req.weights = parser.value(weightsOpt).toStdString();
+    req.base = parser.value(baseOpt).toStdString();
+    req.name = parser.value(nameOpt).toStdString();
+    req.formats = parser.value(formatsOpt).toStdString();
+    req.kilnVersion = KILN_VERSION;
+    bool ok = true;
+    if (parser.isSet(versionOpt)) {
+        req.version = parser.value(versionOpt).toLongLong(&ok);
+        if (!ok || req.version <= 0) return usage(Cli::tr("the version must be a positive whole number"));
+    }
+    req.threads = parser.value(threadsOpt).toInt(&ok);
+    if (!ok || req.threads < 0) return usage(Cli::tr("--threads must be a whole number >= 0"));
+
+    try {
+        auto result = app::runExportJob(req);
+        if (!result.ok()) {
+            printErr(QStringLiteral("kiln-export: ") + app::ErrorText::describe(result.error()));
+            return app::ErrorText::exitCode(result.error());
+        }
+        const auto& repo = result->repo;
+        if (parser.isSet(jsonOpt)) {
+            nlohmann::json j = {{"version_dir", repo.versionDir}, {"version", repo.version}, {"name", result->name},
+                                {"files", repo.files}, {"parity_checked", repo.parityChecked}};
+            if (repo.parityChecked)
+                j["parity"] = {{"max_abs_diff", repo.parity.maxAbsDiff}, {"batch", repo.parity.batch},
+                               {"source", result->paritySource}, {"passed", repo.parity.passed}};
+            printOut(QString::fromStdString(j.dump()));
+            return 0;
+        }
+        printOut(QString::fromStdString(repo.versionDir));
+        if (repo.parityChecked) {
+            printOut(Cli::tr("Parity: largest difference %1 over %2 samples (%3 data), within tolerance")
+                         .arg(repo.parity.maxAbsDiff, 0, 'g', 3)
+                         .arg(repo.parity.batch)
+                         .arg(QString::fromStdString(result->paritySource)));
+            if (!result->parityNote.empty())
+                printOut(Cli::tr("Note: synthetic inputs were used because %1").arg(QString::fromStdString(result->parityNote)));
+        } else {
+            printOut(Cli::tr("Parity: not checked (ONNX was not exported)"));
+        }
+        return 0;
+    } catch (const std::bad_alloc&) {
+        printErr(Cli::tr("kiln-export: out of memory"));
+        return 1;
+    } catch (const std::exception& e) {
+        printErr(Cli::tr("kiln-export: internal error: %1").arg(QString::fromUtf8(e.what())));
+        return 1;
+    }
+}

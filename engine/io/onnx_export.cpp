@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: Apache-2.0
+// ONNX export: walks the analysed model in topological order and emits ONNX nodes. Every Kiln
+// value has an NHWC form (named after its node) and, for rank > 2, possibly a channel-first form
+// ("<node>__cf"); each form is made on demand with one Transpose, so chains such as
+// Conv → BatchNorm → ReLU → MaxPool stay channel-first without transposes in between.
+#include "engine/io/onnx_export.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "engine/io/project.h"
+
+namespace kiln::engine::io {
+namespace {
+
+using ops::OpKind;
+
+std::vector<int64_t> toFirstPerm(int rank) {
+    std::vector<int64_t> p{0, rank - 1};
+    for (int d = 1; d < rank - 1; ++d) p.push_back(d);
+    return p;
+}
+std::vector<int64_t> toLastPerm(int rank) {
+    std::vector<int64_t> p{0};
+    for (int d = 2; d < rank; ++d) p.push_back(d);
+    p.push_back(1);
+    return p;
+}
+
+// Keras/TensorFlow "same" padding along one axis: (before, after), the extra cell at the end.
+std::pair<int64_t, int64_t> samePads(int64_t in, int64_t k, int64_t stride, int64_t dil) {
+    int64_t out = (in + stride - 1) / stride;
+    int64_t eff = (k - 1) * dil + 1;
+    int64_t total = std::max<int64_t>((out - 1) * stride + eff - in, 0);
+    return {total / 2, total - total / 2};
+}
+
+class OnnxWriter {
+public:
+    OnnxWriter(const ops::ModelInfo& m, const exec::ParamStore& p) : m_model(m), m_params(p) {
+        for (const auto& n : m.graph.nodes) m_used.insert(n.name);
+        m_vals.resize(m.graph.nodes.size());
+    }
+
+    Result<std::string> run(const ModelMetadata& meta) {
+        m_proto.set_ir_version(kOnnxIrVersion);
+        m_proto.set_producer_name("Kiln");
+        m_proto.set_producer_version(meta.kilnVersion);
+        m_proto.set_domain("ai.kiln");
+        m_proto.set_model_version(1);
+        m_proto.set_doc_string(meta.name.empty() ? "Exported by Kiln" : "Kiln model " + meta.name);
+        auto* opset = m_proto.add_opset_import();
+        opset->set_domain("");
+        opset->set_version(kOnnxOpset);
+        m_graph = m_proto.mutable_graph();
+        m_graph->set_name(meta.name.empty() ? "kiln_model" : meta.name);
+
+        for (int i : m_model.order) KILN_TRY(emit(i));
+        for (int o : m_model.outputs) {
+            const Node& node = m_model.graph.nodes[static_cast<size_t>(o)];
+            const auto& info = m_model.nodes[static_cast<size_t>(o)];
+            if (ops::isLoss(info.def->kind))
+                return Error(ErrorCode::Unsupported, "a loss cannot be a model output of an exported model")
+                    .withNode(node.name).with("what", "loss output");
+            int r = resolve(o);
+            if (r != o) add("Identity", {nhwcOf(r)}, {node.name}, node.name);
+            else nhwcOf(o);
+            addValueInfo(m_graph->add_output(), node.name, info.output, onnx::TensorProto::FLOAT);
+        }
+        if (m_useGelu || m_useGeluTanh) {
+            auto* k = m_proto.add_opset_import();
+            k->set_domain(kOnnxKilnDomain);
+            k->set_version(1);
+            if (m_useGelu) addGeluFunction(false);
+            if (m_useGeluTanh) addGeluFunction(true);
+        }
+        auto meta1 = [&](const std::string& key, const std::string& value) {
+            auto* e = m_proto.add_metadata_props();
+            e->set_key(key);
+            e->set_value(value);
+        };
+        nlohmann::json classes = meta.classNames;
+        meta1("kiln.model_name", meta.name);
+        meta1("kiln.version", meta.kilnVersion);
+        meta1("kiln.class_names", classes.dump());
+        meta1("kiln.preprocessing", meta.preprocessingJson.empty() ? "{}" : meta.preprocessingJson);
+        meta1("kiln.layout", "NHWC");
+
+        std::string bytes;
+        if (m_proto.ByteSizeLong() > (size_t{1} << 31) - 1)
+            return Error(ErrorCode::Unsupported, "the model is larger than 2 GB, the limit of one ONNX file")
+                .with("what", "model size");
+        if (!m_proto.SerializeToString(&bytes))
+            return Error(ErrorCode::Internal, "the ONNX model could not be serialised");
+        return bytes;
+    }
+
+private:
+    struct Val {
+        std::string nhwc;
+        std::string cf;
+        int rank = 0;
+        int alias = -1;  // node whose value this node passes through (Dropout)
+        bool elided = false;  // losses
+    };
+
+    int resolve(int i) const {
+        while (m_vals[static_cast<size_t>(i)].alias >= 0) i = m_vals[static_cast<size_t>(i)].alias;
+        return i;
+    }
+    const Node& gnode(int i) const { return m_model.graph.nodes[static_cast<size_t>(i)]; }
+    const ops::NodeInfo& info(int i) const { return m_model.nodes[static_cast<size_t>(i)]; }
+
+    std::string fresh(const std::string& base) {
+        std::string name = base;
+        for (int k = 1; m_used.count(name); ++k) name = base + "_" + std::to_string(k);
+        m_used.insert(name);
+        return name;
+    }
+
+    onnx::NodeProto* add(const std::string& op, const std::vector<std::string>& in,
+                         const std::vector<std::string>& out, const std::string& name) {
+        auto* n = m_graph->add_node();
+        n->set_op_type(op);
+        n->set_name(m_nodeNames.count(name) ? fresh(name + "/" + op) : name);
+        m_nodeNames.insert(n->name());
+        for (const auto& s : in) n->add_input(s);
+        for (const auto& s : out) n->add_output(s);
+        return n;
+    }
+    static void attrInt(onnx::NodeProto* n, const std::string& name, int64_t v) {
+        auto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(v);
+    }
+    static void attrFloat(onnx::NodeProto* n, const std::string& name, float v) {
+        auto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::FLOAT);
+        a->set_f(v);
+    }
+    static void attrInts(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+        auto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INTS);
+        for (int64_t x : v) a->add_ints(x);
+    }
+
+    std::string initializer(const std::string& base, const std::vector<int64_t>& dims, const float* data) {
+        std::string name = fresh(base);
+        auto* t = m_graph->add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::FLOAT);
+        int64_t n = 1;
+        for (int64_t d : dims) { t->add_dims(d); n *= d; }
+        if (n > 0) t->set_raw_data(std::string(reinterpret_cast<const char*>(data), static_cast<size_t>(n) * 4));
+        return name;
+    }
+    std::string initializerI64(const std::string& base, const std::vector<int64_t>& values) {
+        std::string name = fresh(base);
+        auto* t = m_graph->add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::INT64);
+        t->add_dims(static_cast<int64_t>(values.size()));
+        if (!values.empty())
+            t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * 8));
+        return name;
+    }
+    std::string scalar(const std::string& base, float v) { return initializer(base, {}, &v); }
+
+    const Tensor& param(int node, size_t k) const {
+        return m_params.params()[static_cast<size_t>(m_params.index(node, k))].value;
+    }
+    // The parameter as an initializer, shared between nodes that share weights.
+    std::string paramInit(int node, size_t k) {
+        int idx = m_params.index(node, k);
+        auto it = m_paramNames.find(idx);
+        if (it != m_paramNames.end()) return it->second;
+        const auto& p = m_params.params()[static_cast<size_t>(idx)];
+        std::string name = initializer(p.name, p.value.shape().dims(), p.value.data<float>());
+        m_paramNames[idx] = name;
+        return name;
+    }
+
+    void addValueInfo(onnx::ValueInfoProto* v, const std::string& name, const Shape& shape, int elemType) {
+        v->set_name(name);
+        auto* tt = v->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(elemType);
+        auto* s = tt->mutable_shape();
+        for (int d = 0; d < shape.rank(); ++d) {
+            auto* dim = s->add_dim();
+            if (shape[d] == Shape::kBatch) dim->set_dim_param("N");
+            else dim->set_dim_value(shape[d]);
+        }
+    }
+
+    std::string nhwcOf(int i) {
+        i = resolve(i);
+        Val& v = m_vals[static_cast<size_t>(i)];
+        if (v.nhwc.empty()) {
+            // Only channel-first values lack an NHWC form; the NHWC form carries the node's name.
+            v.nhwc = gnode(i).name;
+            auto* t = add("Transpose", {v.cf}, {v.nhwc}, gnode(i).name + "/to_nhwc");
+            attrInts(t, "perm", toLastPerm(v.rank));
+        }
+        return v.nhwc;
+    }
+    std::string cfOf(int i) {
+        i = resolve(i);
+        Val& v = m_vals[static_cast<size_t>(i)];
+        if (v.rank <= 2) return nhwcOf(i);
+        if (v.cf.empty()) {
+            v.cf = fresh(gnode(i).name + "__cf");
+            auto* t = add("Transpose", {v.nhwc}, {v.cf}, gnode(i).name + "/to_cf");
+            attrInts(t, "perm", toFirstPerm(v.rank));
+        }
+        return v.cf;
+    }
+    bool isChannelFirst(int i) const {
+        const Val& v = m_vals[static_cast<size_t>(resolve(i))];
+        return v.rank > 2 && !v.cf.empty();
+    }
+    // The output name of node i in the given layout.
+    std::string outName(int i, bool cf) {
+        Val& v = m_vals[static_cast<size_t>(i)];
+        v.rank = info(i).output.rank();
+        if (cf && v.rank > 2) return v.cf = fresh(gnode(i).name + "__cf");
+        return v.nhwc = gnode(i).name;
+    }
+
+    // Applies a Dense/Conv activation attribute to `pre`, writing `out`.
+    Status activation(const std::string& act, const std::string& pre, const std::string& out, const std::string& node,
+                      bool channelFirst) {
+        if (act == "relu") add("Relu", {pre}, {out}, node + "/relu");
+        else if (act == "relu6") add("Clip", {pre, scalar(node + "/min", 0.f), scalar(node + "/max", 6.f)}, {out}, node + "/relu6");
+        else if (act == "sigmoid") add("Sigmoid", {pre}, {out}, node + "/sigmoid");
+        else if (act == "tanh") add("Tanh", {pre}, {out}, node + "/tanh");
+        else if (act == "gelu") gelu(pre, out, node + "/gelu", false);
+        else if (act == "softmax") {
+            auto* n = add("Softmax", {pre}, {out}, node + "/softmax");
+            attrInt(n, "axis", channelFirst ? 1 : -1);
+        } else if (act == "linear") add("Identity", {pre}, {out}, node + "/linear");
+        else return Error(ErrorCode::Unsupported, "activation \"" + act + "\" cannot be exported").withNode(node).with("what", act);
+        return {};
+    }
+    void gelu(const std::string& in, const std::string& out, const std::string& name, bool approximate) {
+        auto* n = add(approximate ? "GeluTanh" : "Gelu", {in}, {out}, name);
+        n->set_domain(kOnnxKilnDomain);
+        (approximate ? m_useGeluTanh : m_useGelu) = true;
+    }
+    // GELU as a model-local function of opset-17 ops (ONNX has Gelu only from opset 20).
+    void addGeluFunction(bool approximate) {
+        auto* f = m_proto.add_functions();
+        f->set_name(approximate ? "GeluTanh" : "Gelu");
+        f->set_domain(kOnnxKilnDomain);
+        f->set_doc_string(approximate ? "0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))" : "0.5·x·(1 + erf(x/√2))");
+        f->add_input("X");
+        f->add_output("Y");
+        auto* o = f->add_opset_import();
+        o->set_domain("");
+        o->set_version(kOnnxOpset);
+        auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+            auto* n = f->add_node();
+            n->set_op_type(op);
+            for (auto& s : in) n->add_input(s);
+            n->add_output(out);
+            return n;
+        };
+        auto constant = [&](const std::string& out, float v) {
+            auto* n = node("Constant", {}, out);
+            auto* a = n->add_attribute();
+            a->set_name("value_float");
+            a->set_type(onnx::AttributeProto::FLOAT);
+            a->set_f(v);
+        };
+        constant("half", 0.5f);
+        constant("one", 1.0f);
+        if (approximate) {
+            constant("c", 0.7978845608028654f);
+            constant("k", 0.044715f);
+            node("Mul", {"X", "X"}, "x2");
+            node("Mul", {"x2", "X"}, "x3");
+            node("Mul", {"x3", "k"}, "kx3");
+            node("Add", {"X", "kx3"}, "inner");
+            node("Mul", {"inner", "c"}, "arg");
+            node("Tanh", {"arg"}, "t");
+        } else {
+            constant("c", 0.7071067811865476f);
+            node("Mul", {"X", "c"}, "arg");
+            node("Erf", {"arg"}, "t");
+        }
+        node("Add", {"t", "one"}, "t1");
+        node("Mul", {"X", "t1"}, "xt");
+        node("Mul", {"xt", "half"}, "Y");
+    }
+
+    Status emit(int i) {
+        const Node& node = gnode(i);
+        const auto& ni = info(i);
+        const auto& a = ni.attrs;
+        const OpKind kind = ni.def->kind;
+        Val& val = m_vals[static_cast<size_t>(i)];
+        val.rank = ni.output.rank();
+        auto in = [&](size_t k) { return ni.inputs[k]; };
+        if (ops::isLoss(kind)) {
+            val.elided = true;
+            return {};
+        }
+        for (int p : ni.inputs)
+            if (m_vals[static_cast<size_t>(p)].elided)
+                return Error(ErrorCode::Unsupported, "a node reading a loss cannot be exported").withNode(node.name)
+                    .with("what", "loss input");
+
+        switch (kind) {
+        case OpKind::Input: {
+            val.nhwc = node.name;
+            bool ints = a.getString("dtype") == "int32";
+            addValueInfo(m_graph->add_input(), node.name, ni.output,
+                         ints ? onnx::TensorProto::INT32 : onnx::TensorProto::FLOAT);
+            return {};
+        }
+        case OpKind::Dense: {
+            std::string act = a.getString("activation");
+            std::vector<std::string> ins{nhwcOf(in(0)), paramInit(i, 0)};
+            if (a.getBool("use_bias")) ins.push_back(paramInit(i, 1));
+            bool linear = act == "linear";
+            std::string out = linear ? outName(i, false) : fresh(node.name + "__pre");
+            add("Gemm", ins, {out}, node.name);
+            if (!linear) KILN_TRY(activation(act, out, outName(i, false), node.name, false));
+            return {};
+        }
+        case OpKind::Conv2D: {
+            const Shape& x = ni.inputShapes[0];
+            const auto& k = a.getInts("kernel_size");
+            const auto& s = a.getInts("strides");
+            const auto& d = a.getInts("dilation_rate");
+            int64_t groups = a.getInt("groups");
+            // HWIO -> OIHW.
+            const Tensor& w = param(i, 0);
+            int64_t kh = w.shape()[0], kw = w.shape()[1], ci = w.shape()[2], co = w.shape()[3];
+            std::vector<float> oihw(static_cast<size_t>(w.numel()));
+            const float* src = w.data<float>();
+            for (int64_t y = 0; y < kh; ++y)
+                for (int64_t xx = 0; xx < kw; ++xx)
+                    for (int64_t c = 0; c < ci; ++c)
+                        for (int64_t o = 0; o < co; ++o)
+                            oihw[static_cast<size_t>(((o * ci + c) * kh + y) * kw + xx)] =
+                                src[((y * kw + xx) * ci + c) * co + o];
+            int idx = m_params.index(i, 0);
+            std::string wname;
+            auto it = m_convWeights.find(idx);
+            if (it != m_convWeights.end()) wname = it->second;
+            else wname = m_convWeights[idx] = initializer(m_params.params()[static_cast<size_t>(idx)].name, {co, ci, kh, kw}, oihw.data());
+            std::vector<std::string> ins{cfOf(in(0)), wname};
+            if (a.getBool("use_bias")) ins.push_back(paramInit(i, 1));
+            std::string act = a.getString("activation");
+            bool linear = act == "linear" || act == "softmax";
+            std::string out = linear && act != "softmax" ? outName(i, true) : fresh(node.name + "__pre");
+            auto* n = add("Conv", ins, {out}, node.name);
+            attrInts(n, "kernel_shape", {k[0], k[1]});
+            attrInts(n, "strides", {s[0], s[1]});
+            attrInts(n, "dilations", {d[0], d[1]});
+            attrInt(n, "group", groups);
+            std::vector<int64_t> pads{0, 0, 0, 0};
+            if (a.getString("padding") == "same") {
+                auto [t, b] = samePads(x[1], k[0], s[0], d[0]);
+                auto [l, r] = samePads(x[2], k[1], s[1], d[1]);
+                pads = {t, l, b, r};
+            }
+            attrInts(n, "pads", pads);
+            if (act == "softmax") {
+                // Softmax over channels: the channel axis is 1 in the channel-first value.
+                KILN_TRY(activation(act, out, outName(i, true), node.name, true));
+            } else if (!linear) {
+                KILN_TRY(activation(act, out, outName(i, true), node.name, true));
+            }
+            return {};
+        }
+        case OpKind::MaxPooling2D:
+        case OpKind::AveragePooling2D: {
+            const Shape& x = ni.inputShapes[0];
+            const auto& k = a.getInts("pool_size");
+            auto s = a.getInts("strides");
+            if (s.empty()) s = k;
+            std::string src = cfOf(in(0));
+            bool isMax = kind == OpKind::MaxPooling2D;
+            auto* n = add(isMax ? "MaxPool" : "AveragePool", {src}, {outName(i, true)}, node.name);
+            attrInts(n, "kernel_shape", {k[0], k[1]});
+            attrInts(n, "strides", {s[0], s[1]});
+            std::vector<int64_t> pads{0, 0, 0, 0};
+            if (a.getString("padding") == "same") {
+                auto [t, b] = samePads(x[1], k[0], s[0], 1);
+                auto [l, r] = samePads(x[2], k[1], s[1], 1);
+                pads = {t, l, b, r};
+            }
+            attrInts(n, "pads", pads);
+            // Kiln averages over the cells inside the image only.
+            if (!isMax) attrInt(n, "count_include_pad", 0);
+            return {};
+        }
+        case OpKind::GlobalAveragePooling2D: {
+            if (isChannelFirst(in(0))) {
+                std::string pooled = fresh(node.name + "__pooled");
+                add("GlobalAveragePool", {cfOf(in(0))}, {pooled}, node.name);
+                auto* f = add("Flatten", {pooled}, {outName(i, false)}, node.name + "/flatten");
+                attrInt(f, "axis", 1);
+            } else {
+                auto* n = add("ReduceMean", {nhwcOf(in(0))}, {outName(i, false)}, node.name);
+                attrInts(n, "axes", {1, 2});
+                attrInt(n, "keepdims", 0);
+            }
+            return {};
+        }
+        case OpKind::BatchNormalization: {
+            bool cf = val.rank > 2;
+            std::string src = cf ? cfOf(in(0)) : nhwcOf(in(0));
+            std::vector<std::string> ins{src};
+            for (size_t p = 0; p < 4; ++p) ins.push_back(paramInit(i, p));
+            auto* n = add("BatchNormalization", ins, {outName(i, cf)}, node.name);
+            attrFloat(n, "epsilon", static_cast<float>(a.getFloat("epsilon")));
+            attrFloat(n, "momentum", static_cast<float>(a.getFloat("momentum")));
+            return {};
+        }
+        case OpKind::LayerNormalization: {
+            auto* n = add("LayerNormalization", {nhwcOf(in(0)), paramInit(i, 0), paramInit(i, 1)}, {outName(i, false)},
+                          node.name);
+            attrInt(n, "axis", -1);
+            attrFloat(n, "epsilon", static_cast<float>(a.getFloat("epsilon")));
+            return {};
+        }
+        case OpKind::Dropout:
+            val.alias = in(0);
+            return {};
+        case OpKind::Flatten: {
+            auto* n = add("Flatten", {nhwcOf(in(0))}, {outName(i, false)}, node.name);
+            attrInt(n, "axis", 1);
+            return {};
+        }
+        case OpKind::Reshape: {
+            std::vector<int64_t> shape = ni.output.dims();
+            shape[0] = -1;
+            add("Reshape", {nhwcOf(in(0)), initializerI64(node.name + "/shape", shape)}, {outName(i, false)}, node.name);
+            return {};
+        }
+        case OpKind::Concatenate: {
+            int rank = val.rank;
+            int64_t axis = a.getInt("axis");
+            if (axis < 0) axis += rank;
+            bool cf = rank > 2;
+            for (int p : ni.inputs) cf = cf && isChannelFirst(p);
+            std::vector<std::string> ins;
+            for (int p : ni.inputs) ins.push_back(cf ? cfOf(p) : nhwcOf(p));
+            auto* n = add("Concat", ins, {outName(i, cf)}, node.name);
+            attrInt(n, "axis", cf ? (axis == rank - 1 ? 1 : axis + 1) : axis);
+            return {};
+        }
+        case OpKind::Add:
+        case OpKind::Multiply: {
+            bool cf = val.rank > 2;
+            for (int p : ni.inputs) cf = cf && isChannelFirst(p);
+            std::vector<std::string> ins;
+            for (int p : ni.inputs) ins.push_back(cf ? cfOf(p) : nhwcOf(p));
+            if (kind == OpKind::Add && ins.size() > 2) {
+                add("Sum", ins, {outName(i, cf)}, node.name);
+                return {};
+            }
+            const char* op = kind == OpKind::Add ? "Add" : "Mul";
+            std::string acc = ins[0];
+            for (size_t k = 1; k < ins.size(); ++k) {
+                std::string out = k + 1 == ins.size() ? outName(i, cf) : fresh(node.name + "__part");
+                add(op, {acc, ins[k]}, {out}, k + 1 == ins.size() ? node.name : node.name + "/part" + std::to_string(k));
+                acc = out;
+            }
+            return {};
+        }
+        case OpKind::ReLU:
+        case OpKind::LeakyReLU:
+        case OpKind::ReLU6:
+        case OpKind::GELU:
+        case OpKind::Sigmoid:
+        case OpKind::Tanh: {
+            bool cf = isChannelFirst(in(0)) && m_vals[static_cast<size_t>(resolve(in(0)))].nhwc.empty();
+            std::string src = cf ? cfOf(in(0)) : nhwcOf(in(0));
+            std::string out = outName(i, cf);
+            if (kind == OpKind::ReLU) add("Relu", {src}, {out}, node.name);
+            else if (kind == OpKind::Sigmoid) add("Sigmoid", {src}, {out}, node.name);
+            else if (kind == OpKind::Tanh) add("Tanh", {src}, {out}, node.name);
+            else if (kind == OpKind::ReLU6)
+                add("Clip", {src, scalar(node.name + "/min", 0.f), scalar(node.name + "/max", 6.f)}, {out}, node.name);
+            else if (kind == OpKind::LeakyReLU)
+                attrFloat(add("LeakyRelu", {src}, {out}, node.name), "alpha", static_cast<float>(a.getFloat("negative_slope")));
+            else gelu(src, out, node.name, a.getBool("approximate"));
+            return {};
+        }
+        case OpKind::Softmax: {
+            auto* n = add("Softmax", {nhwcOf(in(0))}, {outName(i, false)}, node.name);
+            attrInt(n, "axis", -1);
+            return {};
+        }
+        case OpKind::Embedding: {
+            std::string ids = nhwcOf(in(0));
+            const Node& src = gnode(resolve(in(0)));
+            bool intIds = src.op == "Input" && info(resolve(in(0))).attrs.getString("dtype") == "int32";
+            if (!intIds) {
+                std::string cast = fresh(node.name + "__ids");
+                attrInt(add("Cast", {ids}, {cast}, node.name + "/ids"), "to", onnx::TensorProto::INT64);
+                ids = cast;
+            }
+            auto* n = add("Gather", {paramInit(i, 0), ids}, {outName(i, false)}, node.name);
+            attrInt(n, "axis", 0);
+            return {};
+        }
+        default:
+            break;
+        }
+        return Error(ErrorCode::Unsupported, "operation " + node.op + " cannot be exported to ONNX")
+            .withNode(node.name).with("what", node.op);
+    }
+
+    const ops::ModelInfo& m_model;
+    const exec::ParamStore& m_params;
+    onnx::ModelProto m_proto;
+    onnx::GraphProto* m_graph = nullptr;
+    std::vector<Val> m_vals;
+    std::set<std::string> m_used;
+    std::set<std::string> m_nodeNames;
+    std::map<int, std::string> m_paramNames;
+    std::map<int, std::string> m_convWeights;
+    bool m_useGelu = false;
+    bool m_useGeluTanh = false;
+};
+
+}  // namespace
+
+Result<std::string> exportOnnx(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta) {
+    OnnxWriter writer(model, params);
+    return writer.run(meta);
+}
+
+Status saveOnnx(const std::string& path, const ops::ModelInfo& model, const exec::ParamStore& params,
+                const ModelMetadata& meta) {
+    KILN_ASSIGN(std::string bytes, exportOnnx(model, params, meta));
+    return writeFileAtomic(path, bytes);
+}
+
+}  // namespace kiln::engine::io

@@ -1,0 +1,1053 @@
+// SPDX-License-Identifier: Apache-2.0
+// ONNX → Kiln graph. Every ONNX value maps to a Kiln node plus a layout tag saying how the ONNX
+// tensor relates to the Kiln (channels-last) tensor: the same, channel-first (a transpose of it),
+// [N,C,1,1] for a pooled [N,C], or a channel-first flatten (rows of a following Gemm permuted).
+// Transposes only move tags; no Kiln node is made for them.
+#include "engine/io/onnx_import.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "engine/core/rng.h"
+#include "engine/exec/plan.h"
+#include "engine/io/onnx_export.h"
+
+namespace kiln::engine::io {
+namespace {
+
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+constexpr int64_t kMaxElements = int64_t{1} << 28;
+
+enum class Layout { Same, ChannelFirst, Pooled11, FlatChannelFirst };
+
+struct Ref {
+    int node = -1;
+    Layout layout = Layout::Same;
+    std::vector<int64_t> cfDims;  // FlatChannelFirst: the channel-first dims [C, d1, d2...] flattened
+};
+
+struct Const {
+    std::vector<int64_t> dims;
+    std::vector<float> f;    // float data (always filled for numeric tensors)
+    std::vector<int64_t> i;  // integer data (filled for integer tensors)
+    bool isInt = false;
+    int64_t numel() const {
+        int64_t n = 1;
+        for (int64_t d : dims) n *= d;
+        return n;
+    }
+};
+
+Error parseError(const std::string& msg) {
+    return Error(ErrorCode::ParseError, msg).with("reason", msg);
+}
+Error unsupported(const std::string& node, const std::string& msg) {
+    return Error(ErrorCode::Unsupported, msg).withNode(node).with("what", msg);
+}
+
+template <typename T>
+bool readRaw(const std::string& raw, int64_t n, std::vector<T>& out) {
+    if (raw.size() != static_cast<size_t>(n) * sizeof(T)) return false;
+    out.resize(static_cast<size_t>(n));
+    if (n > 0) std::memcpy(out.data(), raw.data(), raw.size());
+    return true;
+}
+
+Result<Const> readTensor(const onnx::TensorProto& t, const std::string& where) {
+    Const c;
+    int64_t n = 1;
+    for (int64_t d : t.dims()) {
+        if (d < 0 || d > kMaxDim) return parseError("tensor \"" + t.name() + "\" of " + where + " has an invalid dimension " + std::to_string(d));
+        n *= d;
+        if (n > kMaxElements) return parseError("tensor \"" + t.name() + "\" of " + where + " is too large");
+        c.dims.push_back(d);
+    }
+    if (t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0)
+        return Error(ErrorCode::Unsupported, "tensor \"" + t.name() + "\" keeps its data in an external file")
+            .with("what", "external data");
+    const bool raw = t.has_raw_data();
+    auto bad = [&]() { return parseError("tensor \"" + t.name() + "\" of " + where + " holds a wrong number of values"); };
+    switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+        if (raw) { if (!readRaw(t.raw_data(), n, c.f)) return bad(); }
+        else {
+            if (t.float_data_size() != n) return bad();
+            c.f.assign(t.float_data().begin(), t.float_data().end());
+        }
+        break;
+    case onnx::TensorProto::DOUBLE: {
+        std::vector<double> d;
+        if (raw) { if (!readRaw(t.raw_data(), n, d)) return bad(); }
+        else {
+            if (t.double_data_size() != n) return bad();
+            d.assign(t.double_data().begin(), t.double_data().end());
+        }
+        c.f.assign(d.begin(), d.end());
+        break;
+    }
+    case onnx::TensorProto::INT64:
+        c.isInt = true;
+        if (raw) { if (!readRaw(t.raw_data(), n, c.i)) return bad(); }
+        else {
+            if (t.int64_data_size() != n) return bad();
+            c.i.assign(t.int64_data().begin(), t.int64_data().end());
+        }
+        break;
+    case onnx::TensorProto::INT32: {
+        c.isInt = true;
+        std::vector<int32_t> v;
+        if (raw) { if (!readRaw(t.raw_data(), n, v)) return bad(); }
+        else {
+            if (t.int32_data_size() != n) return bad();
+            v.assign(t.int32_data().begin(), t.int32_data().end());
+        }
+        c.i.assign(v.begin(), v.end());
+        break;
+    }
+    default:
+        return Error(ErrorCode::Unsupported, "tensor \"" + t.name() + "\" of " + where + " has data type " +
+                                                 std::to_string(t.data_type()) + ", which Kiln does not read")
+            .with("what", "tensor data type");
+    }
+    if (c.isInt) c.f.assign(c.i.begin(), c.i.end());
+    return c;
+}
+
+std::vector<int64_t> toFirst(const std::vector<int64_t>& d) {
+    if (d.size() <= 2) return d;
+    std::vector<int64_t> r{d[0], d.back()};
+    r.insert(r.end(), d.begin() + 1, d.end() - 1);
+    return r;
+}
+
+class Importer {
+public:
+    Result<ImportedModel> run(const onnx::ModelProto& m) {
+        for (const auto& o : m.opset_import())
+            if (o.domain().empty() || o.domain() == "ai.onnx") m_out.opset = o.version();
+        if (m.ir_version() < 3) return parseError("the model's ir_version " + std::to_string(m.ir_version()) + " is not supported (3 or later)");
+        if (m_out.opset < 7 && m.opset_import_size() > 0) return parseError("the default-domain opset " + std::to_string(m_out.opset) + " is too old (7 or later)");
+        if (!m.has_graph()) return parseError("the model has no graph");
+        for (const auto& p : m.metadata_props()) m_out.metadata[p.key()] = p.value();
+        const auto& g = m.graph();
+
+        for (const auto& t : g.initializer()) {
+            if (t.name().empty()) return parseError("an initializer has no name");
+            KILN_ASSIGN(Const c, readTensor(t, "the initializers"));
+            m_consts[t.name()] = std::move(c);
+        }
+        for (const auto& n : g.node())
+            for (const auto& s : n.input()) ++m_uses[s];
+        for (const auto& o : g.output()) ++m_uses[o.name()];
+
+        for (const auto& in : g.input()) {
+            if (m_consts.count(in.name())) continue;
+            KILN_TRY(addInput(in, g));
+        }
+        for (const auto& n : g.node()) {
+            Status st = convert(n);
+            if (!st.ok()) {
+                Error e = st.error();
+                if (e.node.empty()) e.withNode(n.name().empty() ? (n.output_size() ? n.output(0) : n.op_type()) : n.name());
+                return e;
+            }
+        }
+        if (g.output_size() == 0) return parseError("the graph has no outputs");
+        std::set<int> seen;
+        for (const auto& o : g.output()) {
+            auto it = m_values.find(o.name());
+            if (it == m_values.end()) return parseError("graph output \"" + o.name() + "\" is not produced by any node");
+            const Ref& r = it->second;
+            if (r.layout == Layout::ChannelFirst || r.layout == Layout::FlatChannelFirst)
+                return unsupported(o.name(), "graph output \"" + o.name() + "\" is channel-first; Kiln outputs are channels-last");
+            if (!seen.insert(r.node).second)
+                return unsupported(o.name(), "two graph outputs are the same value");
+            m_out.graph.outputs.push_back(m_out.graph.nodes[static_cast<size_t>(r.node)].name);
+            m_out.outputs.push_back(o.name());
+        }
+        auto analysed = ops::analyzeModel(m_out.graph);
+        if (!analysed.ok()) return analysed.error();
+        return std::move(m_out);
+    }
+
+private:
+    // ---- attributes -------------------------------------------------------------------------
+    const onnx::AttributeProto* attr(const onnx::NodeProto& n, const std::string& name) const {
+        for (const auto& a : n.attribute())
+            if (a.name() == name) return &a;
+        return nullptr;
+    }
+    Result<int64_t> attrInt(const onnx::NodeProto& n, const std::string& name, int64_t def) const {
+        const auto* a = attr(n, name);
+        if (!a) return def;
+        if (a->type() != onnx::AttributeProto::INT && !(a->type() == onnx::AttributeProto::UNDEFINED && a->has_i()))
+            return parseError("attribute \"" + name + "\" of " + n.op_type() + " must be an integer");
+        return a->i();
+    }
+    Result<float> attrFloat(const onnx::NodeProto& n, const std::string& name, float def) const {
+        const auto* a = attr(n, name);
+        if (!a) return def;
+        if (a->type() != onnx::AttributeProto::FLOAT && !(a->type() == onnx::AttributeProto::UNDEFINED && a->has_f()))
+            return parseError("attribute \"" + name + "\" of " + n.op_type() + " must be a float");
+        return a->f();
+    }
+    Result<std::vector<int64_t>> attrInts(const onnx::NodeProto& n, const std::string& name,
+                                          std::vector<int64_t> def) const {
+        const auto* a = attr(n, name);
+        if (!a) return def;
+        if (a->type() != onnx::AttributeProto::INTS && a->type() != onnx::AttributeProto::UNDEFINED)
+            return parseError("attribute \"" + name + "\" of " + n.op_type() + " must be a list of integers");
+        if (a->ints_size() > 16) return parseError("attribute \"" + name + "\" of " + n.op_type() + " is too long");
+        return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+    }
+    Result<std::string> attrString(const onnx::NodeProto& n, const std::string& name, std::string def) const {
+        const auto* a = attr(n, name);
+        if (!a) return def;
+        if (a->type() != onnx::AttributeProto::STRING && !(a->type() == onnx::AttributeProto::UNDEFINED && a->has_s()))
+            return parseError("attribute \"" + name + "\" of " + n.op_type() + " must be a string");
+        return a->s();
+    }
+
+    // ---- values -----------------------------------------------------------------------------
+    Result<Ref> ref(const onnx::NodeProto& n, int k) const {
+        if (k >= n.input_size() || n.input(k).empty())
+            return parseError(n.op_type() + " needs input " + std::to_string(k + 1));
+        auto it = m_values.find(n.input(k));
+        if (it == m_values.end()) {
+            if (m_consts.count(n.input(k)))
+                return unsupported(n.name(), "input \"" + n.input(k) + "\" of " + n.op_type() + " is a constant, which Kiln cannot use there");
+            return parseError("input \"" + n.input(k) + "\" of " + n.op_type() + " is not produced by an earlier node");
+        }
+        return it->second;
+    }
+    const Const* constant(const onnx::NodeProto& n, int k) const {
+        if (k >= n.input_size() || n.input(k).empty()) return nullptr;
+        auto it = m_consts.find(n.input(k));
+        return it == m_consts.end() ? nullptr : &it->second;
+    }
+    Result<const Const*> needConst(const onnx::NodeProto& n, int k, const std::string& what) const {
+        const Const* c = constant(n, k);
+        if (!c) return unsupported(n.name(), what + " of " + n.op_type() + " must be a constant (initializer)");
+        return c;
+    }
+    const Shape& kshape(int node) const { return m_shapes[static_cast<size_t>(node)]; }
+    std::vector<int64_t> onnxDims(const Ref& r) const {
+        const auto& d = kshape(r.node).dims();
+        switch (r.layout) {
+        case Layout::Same: return d;
+        case Layout::ChannelFirst: return toFirst(d);
+        case Layout::Pooled11: return {d[0], d[1], 1, 1};
+        case Layout::FlatChannelFirst: return d;
+        }
+        return d;
+    }
+    bool spatialOnes(const Ref& r) const {
+        const auto& d = kshape(r.node).dims();
+        for (size_t k = 1; k + 1 < d.size(); ++k)
+            if (d[k] != 1) return false;
+        return true;
+    }
+    Status setOutput(const onnx::NodeProto& n, Ref r) {
+        if (n.output_size() < 1 || n.output(0).empty()) return parseError(n.op_type() + " has no output");
+        if (m_values.count(n.output(0)) || m_consts.count(n.output(0)))
+            return parseError("value \"" + n.output(0) + "\" is produced twice");
+        m_values[n.output(0)] = std::move(r);
+        return {};
+    }
+
+    std::string uniqueName(const std::string& preferred) {
+        std::string base;
+        for (char ch : preferred) base += (ch == '\0') ? '_' : ch;
+        if (base.empty()) base = "node";
+        std::string name = base;
+        for (int k = 1; m_names.count(name); ++k) name = base + "_" + std::to_string(k);
+        m_names.insert(name);
+        return name;
+    }
+    std::string nameFor(const onnx::NodeProto& n) {
+        return uniqueName(!n.name().empty() ? n.name() : n.output_size() ? n.output(0) : n.op_type());
+    }
+
+    // Adds a Kiln node, resolving attributes and inferring its shape; returns its index.
+    Result<int> addNode(Node node) {
+        const ops::OpDef* def = ops::findOp(node.op);
+        if (!def) return Error(ErrorCode::Internal, "unknown Kiln op " + node.op);
+        KILN_ASSIGN(AttrMap attrs, ops::resolveAttrs(*def, node));
+        std::vector<Shape> ins;
+        for (const auto& s : node.inputs) ins.push_back(m_shapes[static_cast<size_t>(m_out.graph.find(s))]);
+        if (static_cast<int>(ins.size()) < def->minInputs || (def->maxInputs >= 0 && static_cast<int>(ins.size()) > def->maxInputs))
+            return parseError(node.op + " got " + std::to_string(ins.size()) + " inputs");
+        ops::ShapeContext ctx{node, attrs, ins};
+        KILN_ASSIGN(Shape out, def->shape(ctx));
+        m_out.graph.nodes.push_back(std::move(node));
+        m_shapes.push_back(std::move(out));
+        return static_cast<int>(m_out.graph.nodes.size()) - 1;
+    }
+    const std::string& kname(int node) const { return m_out.graph.nodes[static_cast<size_t>(node)].name; }
+    void addWeight(const std::string& node, const std::string& param, const Shape& shape, const std::vector<float>& v) {
+        Tensor t(shape);
+        std::memcpy(t.raw(), v.data(), v.size() * sizeof(float));
+        m_out.weights.push_back({node + "/" + param, std::move(t)});
+    }
+    NamedTensor* findWeight(const std::string& name) {
+        for (auto& w : m_out.weights)
+            if (w.name == name) return &w;
+        return nullptr;
+    }
+
+    Status addInput(const onnx::ValueInfoProto& in, const onnx::GraphProto& g) {
+        if (in.name().empty()) return parseError("a graph input has no name");
+        if (!in.type().has_tensor_type()) return unsupported(in.name(), "graph input \"" + in.name() + "\" is not a tensor");
+        const auto& tt = in.type().tensor_type();
+        int et = tt.elem_type();
+        bool ints = et == onnx::TensorProto::INT32 || et == onnx::TensorProto::INT64;
+        if (et != onnx::TensorProto::FLOAT && !ints)
+            return unsupported(in.name(), "graph input \"" + in.name() + "\" has element type " + std::to_string(et) + "; Kiln reads float and integer inputs");
+        if (!tt.has_shape()) return unsupported(in.name(), "graph input \"" + in.name() + "\" has no shape");
+        const auto& dims = tt.shape().dim();
+        if (dims.size() < 2 || dims.size() > 6)
+            return unsupported(in.name(), "graph input \"" + in.name() + "\" must have a batch and 1 to 5 more dimensions");
+        std::vector<int64_t> shape;
+        for (int k = 1; k < dims.size(); ++k) {
+            if (!dims[k].has_dim_value() || dims[k].dim_value() <= 0 || dims[k].dim_value() > kMaxDim)
+                return unsupported(in.name(), "graph input \"" + in.name() + "\" needs fixed positive sizes after the batch dimension");
+            shape.push_back(dims[k].dim_value());
+        }
+        // A rank-4 input read directly by a channel-first op is NCHW; Kiln's Input is its NHWC form.
+        bool cf = false;
+        if (shape.size() == 3)
+            for (const auto& n : g.node())
+                for (const auto& s : n.input())
+                    if (s == in.name() && (n.op_type() == "Conv" || n.op_type() == "MaxPool" || n.op_type() == "AveragePool" ||
+                                           n.op_type() == "GlobalAveragePool" || n.op_type() == "BatchNormalization"))
+                        cf = true;
+        if (cf) shape = {shape[1], shape[2], shape[0]};
+        if (m_names.count(in.name())) return parseError("graph input \"" + in.name() + "\" is declared twice");
+        m_names.insert(in.name());
+        Node node;
+        node.name = in.name();
+        node.op = "Input";
+        node.attrs.set("shape", shape);
+        if (ints) node.attrs.set("dtype", std::string("int32"));
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        m_values[in.name()] = Ref{idx, cf ? Layout::ChannelFirst : Layout::Same, {}};
+        m_out.inputs.push_back(in.name());
+        m_out.inputChannelFirst.push_back(cf);
+        return {};
+    }
+
+    // Folds an activation into the Dense/Conv2D that produced `r` when nothing else reads it.
+    bool tryFold(const onnx::NodeProto& n, const Ref& r, const std::string& act) {
+        if (n.input_size() < 1 || m_uses[n.input(0)] != 1) return false;
+        Node& prod = m_out.graph.nodes[static_cast<size_t>(r.node)];
+        if (prod.op != "Dense" && prod.op != "Conv2D") return false;
+        if (prod.attrs.has("activation") && prod.attrs.getString("activation") != "linear") return false;
+        if (act == "softmax" && prod.op != "Dense") return false;
+        prod.attrs.set("activation", act);
+        return true;
+    }
+
+    Status activationNode(const onnx::NodeProto& n, const std::string& op, const std::string& fold,
+                          const AttrMap& attrs = {}) {
+        KILN_ASSIGN(Ref r, ref(n, 0));
+        if (r.layout == Layout::FlatChannelFirst)
+            return unsupported(n.name(), n.op_type() + " on a channel-first flatten is not supported");
+        if (!fold.empty() && tryFold(n, r, fold)) return setOutput(n, r);
+        Node node;
+        node.name = nameFor(n);
+        node.op = op;
+        node.inputs = {kname(r.node)};
+        node.attrs = attrs;
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        return setOutput(n, Ref{idx, r.layout, r.cfDims});
+    }
+
+    Result<std::string> paddingMode(const onnx::NodeProto& n, const std::vector<int64_t>& in,
+                                    const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                                    const std::vector<int64_t>& d) {
+        KILN_ASSIGN(std::string autoPad, attrString(n, "auto_pad", "NOTSET"));
+        if (autoPad == "SAME_UPPER") return std::string("same");
+        if (autoPad == "VALID") return std::string("valid");
+        if (autoPad != "NOTSET") return unsupported(n.name(), n.op_type() + " auto_pad " + autoPad + " is not supported");
+        KILN_ASSIGN(auto pads, attrInts(n, "pads", {0, 0, 0, 0}));
+        if (pads.size() != 4) return parseError(n.op_type() + " pads must have 4 entries");
+        if (pads == std::vector<int64_t>{0, 0, 0, 0}) return std::string("valid");
+        for (int a = 0; a < 2; ++a) {
+            int64_t out = (in[static_cast<size_t>(a)] + s[static_cast<size_t>(a)] - 1) / s[static_cast<size_t>(a)];
+            int64_t eff = (k[static_cast<size_t>(a)] - 1) * d[static_cast<size_t>(a)] + 1;
+            int64_t total = std::max<int64_t>((out - 1) * s[static_cast<size_t>(a)] + eff - in[static_cast<size_t>(a)], 0);
+            if (pads[static_cast<size_t>(a)] != total / 2 || pads[static_cast<size_t>(a) + 2] != total - total / 2)
+                return unsupported(n.name(), n.op_type() + " padding " + std::to_string(pads[0]) + "," + std::to_string(pads[1]) + "," +
+                                                 std::to_string(pads[2]) + "," + std::to_string(pads[3]) +
+                                                 " is neither \"valid\" nor \"same\"; Kiln supports only those");
+        }
+        return std::string("same");
+    }
+
+    Result<std::vector<int64_t>> pair(const onnx::NodeProto& n, const std::string& name, std::vector<int64_t> def) {
+        KILN_ASSIGN(auto v, attrInts(n, name, def));
+        if (v.size() != 2) return unsupported(n.name(), n.op_type() + " " + name + " must have 2 entries (2-D only)");
+        for (int64_t x : v)
+            if (x < 1 || x > kMaxDim) return parseError(n.op_type() + " " + name + " must be positive");
+        return v;
+    }
+
+    Status conv(const onnx::NodeProto& n) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        if (x.layout != Layout::ChannelFirst || kshape(x.node).rank() != 4)
+            return unsupported(n.name(), "Conv needs a channel-first 4-D input");
+        KILN_ASSIGN(const Const* w, needConst(n, 1, "the weight"));
+        if (w->dims.size() != 4 || w->isInt) return unsupported(n.name(), "Conv weights must be a 4-D float tensor (2-D convolution)");
+        int64_t M = w->dims[0], Cg = w->dims[1], kh = w->dims[2], kw = w->dims[3];
+        KILN_ASSIGN(int64_t group, attrInt(n, "group", 1));
+        const Shape& xs = kshape(x.node);
+        if (group < 1 || Cg * group != xs[3] || M <= 0)
+            return unsupported(n.name(), "Conv weights do not match the input's " + std::to_string(xs[3]) + " channels");
+        KILN_ASSIGN(auto ks, attrInts(n, "kernel_shape", {kh, kw}));
+        if (ks != std::vector<int64_t>{kh, kw}) return parseError("Conv kernel_shape does not match its weights");
+        KILN_ASSIGN(auto s, pair(n, "strides", {1, 1}));
+        KILN_ASSIGN(auto d, pair(n, "dilations", {1, 1}));
+        KILN_ASSIGN(std::string pad, paddingMode(n, {xs[1], xs[2]}, {kh, kw}, s, d));
+        const Const* b = constant(n, 2);
+        if (n.input_size() > 2 && !n.input(2).empty() && (!b || b->numel() != M || b->isInt))
+            return unsupported(n.name(), "Conv bias must be a constant of " + std::to_string(M) + " values");
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Conv2D";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("filters", M);
+        node.attrs.set("kernel_size", std::vector<int64_t>{kh, kw});
+        node.attrs.set("strides", s);
+        node.attrs.set("dilation_rate", d);
+        node.attrs.set("padding", pad);
+        node.attrs.set("groups", group);
+        node.attrs.set("use_bias", b != nullptr);
+        std::string name = node.name;
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        std::vector<float> hwio(static_cast<size_t>(w->numel()));
+        for (int64_t o = 0; o < M; ++o)
+            for (int64_t c = 0; c < Cg; ++c)
+                for (int64_t y = 0; y < kh; ++y)
+                    for (int64_t xx = 0; xx < kw; ++xx)
+                        hwio[static_cast<size_t>(((y * kw + xx) * Cg + c) * M + o)] =
+                            w->f[static_cast<size_t>(((o * Cg + c) * kh + y) * kw + xx)];
+        addWeight(name, "kernel", Shape{kh, kw, Cg, M}, hwio);
+        if (b) addWeight(name, "bias", Shape{M}, b->f);
+        return setOutput(n, Ref{idx, Layout::ChannelFirst, {}});
+    }
+
+    Status pool(const onnx::NodeProto& n, bool isMax) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        if (x.layout != Layout::ChannelFirst || kshape(x.node).rank() != 4)
+            return unsupported(n.name(), n.op_type() + " needs a channel-first 4-D input");
+        if (n.output_size() > 1 && !n.output(1).empty()) return unsupported(n.name(), "MaxPool indices are not supported");
+        KILN_ASSIGN(auto k, pair(n, "kernel_shape", {0, 0}));
+        KILN_ASSIGN(auto s, pair(n, "strides", {1, 1}));
+        KILN_ASSIGN(auto d, pair(n, "dilations", {1, 1}));
+        if (d != std::vector<int64_t>{1, 1}) return unsupported(n.name(), "dilated pooling is not supported");
+        KILN_ASSIGN(int64_t ceil, attrInt(n, "ceil_mode", 0));
+        if (ceil != 0) return unsupported(n.name(), "ceil_mode = 1 is not supported");
+        const Shape& xs = kshape(x.node);
+        KILN_ASSIGN(std::string pad, paddingMode(n, {xs[1], xs[2]}, k, s, d));
+        if (!isMax && pad == "same") {
+            KILN_ASSIGN(int64_t cip, attrInt(n, "count_include_pad", 0));
+            if (cip != 0) return unsupported(n.name(), "average pooling that counts padding is not supported");
+        }
+        Node node;
+        node.name = nameFor(n);
+        node.op = isMax ? "MaxPooling2D" : "AveragePooling2D";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("pool_size", k);
+        node.attrs.set("strides", s);
+        node.attrs.set("padding", pad);
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        return setOutput(n, Ref{idx, Layout::ChannelFirst, {}});
+    }
+
+    Status dense(const onnx::NodeProto& n, bool gemm) {
+        KILN_ASSIGN(Ref a, ref(n, 0));
+        if (a.layout == Layout::ChannelFirst || a.layout == Layout::Pooled11) {
+            if (kshape(a.node).rank() != 2 && !(a.layout == Layout::Pooled11))
+                return unsupported(n.name(), n.op_type() + " needs a 2-D input");
+        }
+        if (kshape(a.node).rank() != 2) return unsupported(n.name(), n.op_type() + " needs a 2-D input; Kiln's Dense takes [N, features]");
+        KILN_ASSIGN(const Const* b, needConst(n, 1, "the weight"));
+        if (b->dims.size() != 2 || b->isInt) return unsupported(n.name(), n.op_type() + " weight must be a 2-D float constant");
+        int64_t transA = 0, transB = 0;
+        float alpha = 1.f, beta = 1.f;
+        if (gemm) {
+            KILN_ASSIGN(transA, attrInt(n, "transA", 0));
+            KILN_ASSIGN(transB, attrInt(n, "transB", 0));
+            KILN_ASSIGN(alpha, attrFloat(n, "alpha", 1.f));
+            KILN_ASSIGN(beta, attrFloat(n, "beta", 1.f));
+        }
+        if (transA) return unsupported(n.name(), "Gemm with transA = 1 is not supported");
+        int64_t K = transB ? b->dims[1] : b->dims[0];
+        int64_t N = transB ? b->dims[0] : b->dims[1];
+        int64_t inF = kshape(a.node)[1];
+        if (K != inF) return Error(ErrorCode::ShapeMismatch, n.op_type() + " weight has " + std::to_string(K) + " rows but its input has " + std::to_string(inF) + " features");
+        if (N <= 0) return parseError(n.op_type() + " weight has no columns");
+        std::vector<float> kernel(static_cast<size_t>(K * N));
+        for (int64_t r = 0; r < K; ++r)
+            for (int64_t c = 0; c < N; ++c)
+                kernel[static_cast<size_t>(r * N + c)] = alpha * (transB ? b->f[static_cast<size_t>(c * K + r)] : b->f[static_cast<size_t>(r * N + c)]);
+        if (a.layout == Layout::FlatChannelFirst) {
+            // Rows are in channel-first flatten order (C, d1, d2...); Kiln flattens channels-last.
+            const auto& cd = a.cfDims;
+            int64_t C = cd[0], spatial = K / std::max<int64_t>(C, 1);
+            std::vector<float> permuted(kernel.size());
+            for (int64_t c = 0; c < C; ++c)
+                for (int64_t p = 0; p < spatial; ++p)
+                    std::memcpy(&permuted[static_cast<size_t>((p * C + c) * N)], &kernel[static_cast<size_t>((c * spatial + p) * N)],
+                                static_cast<size_t>(N) * sizeof(float));
+            kernel.swap(permuted);
+        }
+        std::vector<float> bias;
+        if (gemm && n.input_size() > 2 && !n.input(2).empty()) {
+            KILN_ASSIGN(const Const* c, needConst(n, 2, "the bias"));
+            if (c->isInt || (c->numel() != N && c->numel() != 1))
+                return unsupported(n.name(), "Gemm bias must have " + std::to_string(N) + " values (or one)");
+            bias.assign(static_cast<size_t>(N), 0.f);
+            for (int64_t j = 0; j < N; ++j) bias[static_cast<size_t>(j)] = beta * c->f[c->numel() == 1 ? 0 : static_cast<size_t>(j)];
+        }
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Dense";
+        node.inputs = {kname(a.node)};
+        node.attrs.set("units", N);
+        node.attrs.set("use_bias", !bias.empty());
+        std::string name = node.name;
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        addWeight(name, "kernel", Shape{K, N}, kernel);
+        if (!bias.empty()) addWeight(name, "bias", Shape{N}, bias);
+        return setOutput(n, Ref{idx, Layout::Same, {}});
+    }
+
+    // Add/Mul with a constant operand: a bias for the Dense/Conv2D before it.
+    Status biasAdd(const onnx::NodeProto& n, const Ref& x, const Const& c) {
+        Node& prod = m_out.graph.nodes[static_cast<size_t>(x.node)];
+        int64_t units = kshape(x.node)[-1];
+        bool okProducer = (prod.op == "Dense" || prod.op == "Conv2D") && !prod.attrs.getBool("use_bias") &&
+                          (!prod.attrs.has("activation") || prod.attrs.getString("activation") == "linear") &&
+                          m_uses[n.input(0) == "" ? "" : (m_values.count(n.input(0)) ? n.input(0) : n.input(1))] == 1;
+        if (!okProducer || c.isInt || c.numel() != units)
+            return unsupported(n.name(), "Add of a constant is supported only as the bias of the Dense or Conv before it");
+        prod.attrs.set("use_bias", true);
+        addWeight(prod.name, "bias", Shape{units}, c.f);
+        return setOutput(n, x);
+    }
+
+    Status merge(const onnx::NodeProto& n, const std::string& op) {
+        if (n.input_size() < 1) return parseError(n.op_type() + " needs inputs");
+        if (op == "Add" && n.input_size() == 2) {
+            const Const* c0 = constant(n, 0);
+            const Const* c1 = constant(n, 1);
+            if (c0 && c1) return unsupported(n.name(), "Add of two constants is not supported");
+            if (c0 || c1) {
+                KILN_ASSIGN(Ref x, ref(n, c0 ? 1 : 0));
+                return biasAdd(n, x, c0 ? *c0 : *c1);
+            }
+        }
+        std::vector<Ref> refs;
+        for (int k = 0; k < n.input_size(); ++k) {
+            KILN_ASSIGN(Ref r, ref(n, k));
+            if (!refs.empty() && (r.layout != refs[0].layout))
+                return unsupported(n.name(), n.op_type() + " inputs have different layouts");
+            refs.push_back(r);
+        }
+        if (refs.size() == 1) return setOutput(n, refs[0]);
+        Node node;
+        node.name = nameFor(n);
+        node.op = op;
+        for (const auto& r : refs) node.inputs.push_back(kname(r.node));
+        std::set<std::string> distinct(node.inputs.begin(), node.inputs.end());
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        return setOutput(n, Ref{idx, refs[0].layout, refs[0].cfDims});
+    }
+
+    Status concat(const onnx::NodeProto& n) {
+        std::vector<Ref> refs;
+        for (int k = 0; k < n.input_size(); ++k) {
+            KILN_ASSIGN(Ref r, ref(n, k));
+            if (!refs.empty() && r.layout != refs[0].layout) return unsupported(n.name(), "Concat inputs have different layouts");
+            if (r.layout == Layout::FlatChannelFirst || r.layout == Layout::Pooled11)
+                return unsupported(n.name(), "Concat of this input layout is not supported");
+            refs.push_back(r);
+        }
+        if (refs.empty()) return parseError("Concat needs inputs");
+        KILN_ASSIGN(int64_t axis, attrInt(n, "axis", INT64_MIN));
+        if (axis == INT64_MIN) return parseError("Concat needs an axis");
+        int rank = kshape(refs[0].node).rank();
+        if (axis < 0) axis += rank;
+        if (axis <= 0 || axis >= rank) return unsupported(n.name(), "Concat along the batch axis or an invalid axis");
+        int64_t kilnAxis = axis;
+        if (refs[0].layout == Layout::ChannelFirst) kilnAxis = axis == 1 ? rank - 1 : axis - 1;
+        if (refs.size() == 1) return setOutput(n, refs[0]);
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Concatenate";
+        for (const auto& r : refs) node.inputs.push_back(kname(r.node));
+        node.attrs.set("axis", kilnAxis);
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        return setOutput(n, Ref{idx, refs[0].layout, {}});
+    }
+
+    Status batchNorm(const onnx::NodeProto& n) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        int rank = kshape(x.node).rank();
+        bool ok = (x.layout == Layout::ChannelFirst && rank > 2) || (x.layout == Layout::Same && rank == 2);
+        if (!ok) return unsupported(n.name(), "BatchNormalization needs a channel-first input (or a 2-D one)");
+        KILN_ASSIGN(int64_t training, attrInt(n, "training_mode", 0));
+        if (training) return unsupported(n.name(), "BatchNormalization in training mode is not supported");
+        int64_t C = kshape(x.node)[-1];
+        std::vector<const Const*> p;
+        for (int k = 1; k <= 4; ++k) {
+            KILN_ASSIGN(const Const* c, needConst(n, k, "input " + std::to_string(k + 1)));
+            if (c->numel() != C || c->isInt) return unsupported(n.name(), "BatchNormalization parameters must have " + std::to_string(C) + " values");
+            p.push_back(c);
+        }
+        KILN_ASSIGN(float eps, attrFloat(n, "epsilon", 1e-5f));
+        KILN_ASSIGN(float momentum, attrFloat(n, "momentum", 0.9f));
+        if (!(eps >= 1e-12f && eps <= 1.0f)) return unsupported(n.name(), "BatchNormalization epsilon out of range");
+        if (!(momentum >= 0.f && momentum <= 1.f)) momentum = 0.9f;
+        Node node;
+        node.name = nameFor(n);
+        node.op = "BatchNormalization";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("epsilon", static_cast<double>(eps));
+        node.attrs.set("momentum", static_cast<double>(momentum));
+        std::string name = node.name;
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        const char* names[] = {"gamma", "beta", "moving_mean", "moving_variance"};
+        for (int k = 0; k < 4; ++k) addWeight(name, names[k], Shape{C}, p[static_cast<size_t>(k)]->f);
+        return setOutput(n, Ref{idx, x.layout, {}});
+    }
+
+    Status layerNorm(const onnx::NodeProto& n) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        int rank = kshape(x.node).rank();
+        KILN_ASSIGN(int64_t axis, attrInt(n, "axis", -1));
+        if (x.layout != Layout::Same || (axis != -1 && axis != rank - 1))
+            return unsupported(n.name(), "LayerNormalization is supported over the last axis of a channels-last value");
+        int64_t C = kshape(x.node)[-1];
+        KILN_ASSIGN(const Const* scale, needConst(n, 1, "the scale"));
+        if (scale->numel() != C || scale->isInt) return unsupported(n.name(), "LayerNormalization scale must have " + std::to_string(C) + " values");
+        std::vector<float> beta(static_cast<size_t>(C), 0.f);
+        if (n.input_size() > 2 && !n.input(2).empty()) {
+            KILN_ASSIGN(const Const* b, needConst(n, 2, "the bias"));
+            if (b->numel() != C || b->isInt) return unsupported(n.name(), "LayerNormalization bias must have " + std::to_string(C) + " values");
+            beta = b->f;
+        }
+        KILN_ASSIGN(float eps, attrFloat(n, "epsilon", 1e-5f));
+        if (!(eps >= 1e-12f && eps <= 1.0f)) return unsupported(n.name(), "LayerNormalization epsilon out of range");
+        Node node;
+        node.name = nameFor(n);
+        node.op = "LayerNormalization";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("epsilon", static_cast<double>(eps));
+        std::string name = node.name;
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        addWeight(name, "gamma", Shape{C}, scale->f);
+        addWeight(name, "beta", Shape{C}, beta);
+        return setOutput(n, Ref{idx, Layout::Same, {}});
+    }
+
+    Status flatten(const onnx::NodeProto& n) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        KILN_ASSIGN(int64_t axis, attrInt(n, "axis", 1));
+        if (axis != 1) return unsupported(n.name(), "Flatten is supported with axis = 1");
+        return flattenRef(n, x);
+    }
+    Status flattenRef(const onnx::NodeProto& n, const Ref& x) {
+        const Shape& s = kshape(x.node);
+        if (x.layout == Layout::Pooled11 || x.layout == Layout::FlatChannelFirst || (x.layout == Layout::Same && s.rank() == 2))
+            return setOutput(n, Ref{x.node, x.layout == Layout::FlatChannelFirst ? x.layout : Layout::Same, x.cfDims});
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Flatten";
+        node.inputs = {kname(x.node)};
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        if (x.layout == Layout::ChannelFirst && !spatialOnes(x)) {
+            std::vector<int64_t> cf = toFirst(s.dims());
+            cf.erase(cf.begin());
+            return setOutput(n, Ref{idx, Layout::FlatChannelFirst, cf});
+        }
+        return setOutput(n, Ref{idx, Layout::Same, {}});
+    }
+
+    Status reshape(const onnx::NodeProto& n) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        KILN_ASSIGN(const Const* sc, needConst(n, 1, "the shape"));
+        if (!sc->isInt || sc->dims.size() != 1 || sc->i.empty() || sc->i.size() > 8)
+            return unsupported(n.name(), "Reshape needs a constant 1-D integer shape of 1 to 8 entries");
+        auto in = onnxDims(x);
+        std::vector<int64_t> t = sc->i;
+        if (t[0] != 0 && t[0] != -1) return unsupported(n.name(), "Reshape must keep the batch dimension (0 or -1 first)");
+        std::vector<int64_t> dims;
+        int64_t known = 1;
+        int unknown = -1;
+        for (size_t k = 1; k < t.size(); ++k) {
+            int64_t v = t[k];
+            if (v == 0) {
+                if (k >= in.size()) return parseError("Reshape copies a dimension the input does not have");
+                v = in[k];
+            }
+            if (v == -1) {
+                if (unknown >= 0) return parseError("Reshape has two -1 entries");
+                unknown = static_cast<int>(dims.size());
+            } else if (v <= 0 || v > kMaxElements) {
+                return parseError("Reshape has an invalid dimension " + std::to_string(v));
+            } else {
+                known *= v;
+                if (known > kMaxElements) return parseError("Reshape target is too large");
+            }
+            dims.push_back(v);
+        }
+        int64_t total = 1;
+        for (size_t k = 1; k < in.size(); ++k) total *= in[k];
+        if (unknown >= 0) {
+            if (known == 0 || total % known) return Error(ErrorCode::ShapeMismatch, "Reshape cannot infer its -1 dimension");
+            dims[static_cast<size_t>(unknown)] = total / known;
+        } else if (known != total) {
+            return Error(ErrorCode::ShapeMismatch, "Reshape changes the number of values per sample");
+        }
+        if (dims.size() == 1) return flattenRef(n, x);
+        if (x.layout == Layout::ChannelFirst && !spatialOnes(x))
+            return unsupported(n.name(), "Reshape of a channel-first value to rank > 2 is not supported");
+        std::vector<int64_t> full{-1};
+        full.insert(full.end(), dims.begin(), dims.end());
+        std::vector<int64_t> current = kshape(x.node).dims();
+        current[0] = -1;
+        if (full == current && x.layout == Layout::Same) return setOutput(n, x);
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Reshape";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("target_shape", dims);
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        return setOutput(n, Ref{idx, Layout::Same, {}});
+    }
+
+    Status transpose(const onnx::NodeProto& n) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        int rank = kshape(x.node).rank();
+        std::vector<int64_t> def;
+        for (int k = rank - 1; k >= 0; --k) def.push_back(k);
+        KILN_ASSIGN(auto perm, attrInts(n, "perm", def));
+        std::vector<int64_t> first{0, rank - 1}, last{0};
+        for (int d = 1; d < rank - 1; ++d) first.push_back(d);
+        for (int d = 2; d < rank; ++d) last.push_back(d);
+        last.push_back(1);
+        std::vector<int64_t> identity;
+        for (int d = 0; d < rank; ++d) identity.push_back(d);
+        if (perm == identity) return setOutput(n, x);
+        if (x.layout == Layout::Same && perm == first) return setOutput(n, Ref{x.node, Layout::ChannelFirst, {}});
+        if (x.layout == Layout::ChannelFirst && perm == last) return setOutput(n, Ref{x.node, Layout::Same, {}});
+        return unsupported(n.name(), "this Transpose is not supported; Kiln reads transposes between channels-last and channel-first");
+    }
+
+    Status convert(const onnx::NodeProto& n) {
+        const std::string& op = n.op_type();
+        const bool kiln = n.domain() == kOnnxKilnDomain;
+        if (!n.domain().empty() && n.domain() != "ai.onnx" && !kiln)
+            return Error(ErrorCode::UnknownOp, "operation " + n.domain() + "." + op + " is not supported").with("op", op);
+        if (op == "Constant" && !kiln) {
+            if (n.output_size() < 1) return parseError("Constant has no output");
+            Const c;
+            if (const auto* a = attr(n, "value"); a && a->has_t()) {
+                KILN_ASSIGN(c, readTensor(a->t(), "Constant " + n.name()));
+            } else if (const auto* f = attr(n, "value_float")) {
+                c.f = {f->f()};
+            } else if (const auto* fs = attr(n, "value_floats")) {
+                if (fs->floats_size() > kMaxElements) return parseError("Constant too large");
+                c.f.assign(fs->floats().begin(), fs->floats().end());
+                c.dims = {static_cast<int64_t>(c.f.size())};
+            } else if (const auto* i = attr(n, "value_int")) {
+                c.isInt = true;
+                c.i = {i->i()};
+                c.f = {static_cast<float>(i->i())};
+            } else if (const auto* is = attr(n, "value_ints")) {
+                c.isInt = true;
+                c.i.assign(is->ints().begin(), is->ints().end());
+                c.f.assign(c.i.begin(), c.i.end());
+                c.dims = {static_cast<int64_t>(c.i.size())};
+            } else {
+                return unsupported(n.name(), "this kind of Constant is not supported");
+            }
+            if (m_values.count(n.output(0)) || m_consts.count(n.output(0))) return parseError("value \"" + n.output(0) + "\" is produced twice");
+            m_consts[n.output(0)] = std::move(c);
+            return {};
+        }
+        if (op == "Identity" || op == "Dropout" || op == "Cast") {
+            if (op == "Dropout" && n.output_size() > 1 && !n.output(1).empty()) return unsupported(n.name(), "Dropout masks are not supported");
+            if (op == "Dropout" && n.input_size() > 2 && !n.input(2).empty()) {
+                const Const* tm = constant(n, 2);
+                if (!tm || (!tm->f.empty() && tm->f[0] != 0.f)) return unsupported(n.name(), "Dropout in training mode is not supported");
+            }
+            if (op == "Cast") {
+                // Casts of constants fold; casts of values pass through (Kiln computes in float32).
+                if (const Const* c = constant(n, 0)) {
+                    if (n.output_size() < 1) return parseError("Cast has no output");
+                    m_consts[n.output(0)] = *c;
+                    return {};
+                }
+            }
+            KILN_ASSIGN(Ref r, ref(n, 0));
+            return setOutput(n, r);
+        }
+        if (op == "Conv") return conv(n);
+        if (op == "MaxPool") return pool(n, true);
+        if (op == "AveragePool") return pool(n, false);
+        if (op == "Gemm") return dense(n, true);
+        if (op == "MatMul") return dense(n, false);
+        if (op == "Add") return merge(n, "Add");
+        if (op == "Sum") return merge(n, "Add");
+        if (op == "Mul") {
+            if (constant(n, 0) || constant(n, 1)) return unsupported(n.name(), "Mul by a constant is not supported");
+            return merge(n, "Multiply");
+        }
+        if (op == "Concat") return concat(n);
+        if (op == "BatchNormalization") return batchNorm(n);
+        if (op == "LayerNormalization") return layerNorm(n);
+        if (op == "Flatten") return flatten(n);
+        if (op == "Reshape") return reshape(n);
+        if (op == "Transpose") return transpose(n);
+        if (op == "Relu") return activationNode(n, "ReLU", "relu");
+        if (op == "Sigmoid") return activationNode(n, "Sigmoid", "sigmoid");
+        if (op == "Tanh") return activationNode(n, "Tanh", "tanh");
+        if (op == "LeakyRelu") {
+            KILN_ASSIGN(float alpha, attrFloat(n, "alpha", 0.01f));
+            if (!(alpha >= 0.f && alpha < 1e6f)) return unsupported(n.name(), "LeakyRelu alpha must be non-negative");
+            AttrMap a;
+            a.set("negative_slope", static_cast<double>(alpha));
+            return activationNode(n, "LeakyReLU", "", a);
+        }
+        if (op == "Clip") {
+            float lo = -INFINITY, hi = INFINITY;
+            if (const Const* c = constant(n, 1); c && !c->f.empty()) lo = c->f[0];
+            if (const Const* c = constant(n, 2); c && !c->f.empty()) hi = c->f[0];
+            if ((n.input_size() > 1 && !n.input(1).empty() && !constant(n, 1)) || (n.input_size() > 2 && !n.input(2).empty() && !constant(n, 2)))
+                return unsupported(n.name(), "Clip bounds must be constants");
+            if (attr(n, "min")) { KILN_ASSIGN(lo, attrFloat(n, "min", lo)); }
+            if (attr(n, "max")) { KILN_ASSIGN(hi, attrFloat(n, "max", hi)); }
+            if (lo == 0.f && hi == 6.f) return activationNode(n, "ReLU6", "relu6");
+            if (lo == 0.f && std::isinf(hi) && hi > 0) return activationNode(n, "ReLU", "relu");
+            return unsupported(n.name(), "Clip is supported only as ReLU6 (0..6) or ReLU");
+        }
+        if (op == "Gelu" || op == "GeluTanh") {
+            bool approximate = op == "GeluTanh";
+            if (!kiln) {
+                KILN_ASSIGN(std::string mode, attrString(n, "approximate", "none"));
+                approximate = mode == "tanh";
+            }
+            AttrMap a;
+            a.set("approximate", approximate);
+            return activationNode(n, "GELU", approximate ? "" : "gelu", a);
+        }
+        if (op == "Softmax") {
+            KILN_ASSIGN(Ref r, ref(n, 0));
+            int rank = kshape(r.node).rank();
+            KILN_ASSIGN(int64_t axis, attrInt(n, "axis", m_out.opset >= 13 ? -1 : 1));
+            if (axis < 0) axis += rank;
+            bool last = (r.layout == Layout::Same && axis == rank - 1) || (r.layout == Layout::ChannelFirst && axis == 1) ||
+                        (r.layout == Layout::Pooled11 && axis == 1 && m_out.opset >= 13);
+            if (!last) return unsupported(n.name(), "Softmax is supported over the channel (last) axis only");
+            if (r.layout == Layout::Same && rank == 2 && tryFold(n, r, "softmax")) return setOutput(n, r);
+            Node node;
+            node.name = nameFor(n);
+            node.op = "Softmax";
+            node.inputs = {kname(r.node)};
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            return setOutput(n, Ref{idx, r.layout, {}});
+        }
+        if (op == "GlobalAveragePool") {
+            KILN_ASSIGN(Ref x, ref(n, 0));
+            if (x.layout != Layout::ChannelFirst || kshape(x.node).rank() != 4)
+                return unsupported(n.name(), "GlobalAveragePool needs a channel-first 4-D input");
+            Node node;
+            node.name = nameFor(n);
+            node.op = "GlobalAveragePooling2D";
+            node.inputs = {kname(x.node)};
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            return setOutput(n, Ref{idx, Layout::Pooled11, {}});
+        }
+        if (op == "ReduceMean") {
+            KILN_ASSIGN(Ref x, ref(n, 0));
+            std::vector<int64_t> axes;
+            if (const Const* c = constant(n, 1)) axes = c->i;
+            else { KILN_ASSIGN(axes, attrInts(n, "axes", {})); }
+            KILN_ASSIGN(int64_t keep, attrInt(n, "keepdims", 1));
+            int rank = kshape(x.node).rank();
+            for (auto& a : axes) if (a < 0) a += rank;
+            std::set<int64_t> ax(axes.begin(), axes.end());
+            bool nhwc = x.layout == Layout::Same && rank == 4 && ax == std::set<int64_t>{1, 2};
+            bool nchw = x.layout == Layout::ChannelFirst && rank == 4 && ax == std::set<int64_t>{2, 3};
+            if (!nhwc && !nchw) return unsupported(n.name(), "ReduceMean is supported as a global average over height and width");
+            Node node;
+            node.name = nameFor(n);
+            node.op = "GlobalAveragePooling2D";
+            node.inputs = {kname(x.node)};
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            if (keep && nhwc) return unsupported(n.name(), "ReduceMean with keepdims over channels-last is not supported");
+            return setOutput(n, Ref{idx, keep ? Layout::Pooled11 : Layout::Same, {}});
+        }
+        if (op == "Gather") {
+            KILN_ASSIGN(const Const* table, needConst(n, 0, "the table"));
+            KILN_ASSIGN(Ref ids, ref(n, 1));
+            KILN_ASSIGN(int64_t axis, attrInt(n, "axis", 0));
+            if (axis != 0 || table->dims.size() != 2 || table->isInt || ids.layout != Layout::Same)
+                return unsupported(n.name(), "Gather is supported as an embedding lookup (a 2-D float table, axis 0)");
+            Node node;
+            node.name = nameFor(n);
+            node.op = "Embedding";
+            node.inputs = {kname(ids.node)};
+            node.attrs.set("input_dim", table->dims[0]);
+            node.attrs.set("output_dim", table->dims[1]);
+            std::string name = node.name;
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            addWeight(name, "embeddings", Shape{table->dims[0], table->dims[1]}, table->f);
+            return setOutput(n, Ref{idx, Layout::Same, {}});
+        }
+        return Error(ErrorCode::UnknownOp, "ONNX operation " + op + " is not supported by Kiln's reader").with("op", op);
+    }
+
+    ImportedModel m_out;
+    std::vector<Shape> m_shapes;
+    std::map<std::string, Ref> m_values;
+    std::map<std::string, Const> m_consts;
+    std::map<std::string, int> m_uses;
+    std::set<std::string> m_names;
+};
+
+}  // namespace
+
+Result<ImportedModel> importOnnx(std::string_view bytes, const std::string& file) {
+    auto withFile = [&](Error e) {
+        if (!file.empty() && e.file.empty()) e.withFile(file);
+        return e;
+    };
+    if (bytes.size() > (size_t{1} << 31) - 1)
+        return withFile(Error(ErrorCode::Unsupported, "ONNX files over 2 GB are not supported").with("what", "file size"));
+    onnx::ModelProto proto;
+    if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+        return withFile(parseError("the file is not a valid ONNX model (protobuf parsing failed)"));
+    try {
+        Importer importer;
+        auto r = importer.run(proto);
+        if (!r.ok()) return withFile(r.error());
+        return r;
+    } catch (const std::bad_alloc&) {
+        return withFile(Error(ErrorCode::OutOfMemory, "out of memory while reading the ONNX model"));
+    } catch (const std::exception& e) {
+        return withFile(parseError(std::string("the ONNX model could not be read: ") + e.what()));
+    }
+}
+
+Result<ImportedModel> loadOnnx(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return Error(ErrorCode::FileNotFound, "cannot open " + path).withFile(path).with("path", path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    if (f.bad()) return Error(ErrorCode::FileRead, "cannot read " + path).withFile(path).with("reason", "read failed");
+    return importOnnx(ss.str(), path);
+}
+
+Status applyWeights(const ImportedModel& model, exec::ParamStore& params) {
+    for (auto& p : params.params()) {
+        const NamedTensor* found = nullptr;
+        for (const auto& w : model.weights)
+            if (w.name == p.name) found = &w;
+        if (!found)
+            return Error(ErrorCode::WeightsMismatch, "the imported model has no tensor " + p.name).with("tensor", p.name).with("reason", "missing");
+        if (found->tensor.shape() != p.value.shape())
+            return Error(ErrorCode::WeightsMismatch, "tensor " + p.name + " has shape " + found->tensor.shape().toString() +
+                                                        ", expected " + p.value.shape().toString())
+                .with("tensor", p.name).with("reason", "shape");
+        p.value.copyFrom(found->tensor);
+    }
+    return {};
+}
+
+std::vector<Tensor> syntheticInputs(const ops::ModelInfo& model, int64_t batch, uint64_t seed) {
+    std::vector<Tensor> out;
+    const auto consumers = model.graph.consumers();
+    for (size_t k = 0; k < model.inputs.size(); ++k) {
+        int i = model.inputs[k];
+        Tensor t(model.nodes[static_cast<size_t>(i)].output.withBatch(batch));
+        int64_t vocab = 0;
+        for (int c : consumers[static_cast<size_t>(i)])
+            if (model.graph.nodes[static_cast<size_t>(c)].op == "Embedding")
+                vocab = vocab == 0 ? model.nodes[static_cast<size_t>(c)].attrs.getInt("input_dim")
+                                   : std::min(vocab, model.nodes[static_cast<size_t>(c)].attrs.getInt("input_dim"));
+        float* d = t.data<float>();
+        for (int64_t e = 0; e < t.numel(); ++e) {
+            float u = rng::uniform(seed, k + 1, static_cast<uint64_t>(e));
+            d[e] = vocab > 0 ? std::floor(u * static_cast<float>(vocab)) : 2.0f * u - 1.0f;
+        }
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+Result<ParityReport> checkOnnxParity(const ops::ModelInfo& model, exec::ParamStore& params, std::string_view onnxBytes,
+                                     const std::vector<Tensor>& inputs, ThreadPool& pool) {
+    if (inputs.size() != model.inputs.size() || inputs.empty())
+        return Error(ErrorCode::InvalidArgument, "the parity batch needs one tensor per model input");
+    const int64_t batch = inputs[0].shape()[0];
+    KILN_ASSIGN(ImportedModel imported, importOnnx(onnxBytes, "model.onnx"));
+    KILN_ASSIGN(ops::ModelInfo back, ops::analyzeModel(imported.graph));
+    exec::ParamStore backParams = exec::ParamStore::create(back, 0);
+    KILN_TRY(applyWeights(imported, backParams));
+
+    exec::CompileOptions opts;
+    opts.batch = batch;
+    opts.training = false;
+    KILN_ASSIGN(auto kilnPlan, exec::Plan::compile(model, params, opts, pool));
+    KILN_ASSIGN(auto onnxPlan, exec::Plan::compile(back, backParams, opts, pool));
+    for (size_t k = 0; k < inputs.size(); ++k) {
+        const std::string& name = model.graph.nodes[static_cast<size_t>(model.inputs[k])].name;
+        if (inputs[k].shape() != model.nodes[static_cast<size_t>(model.inputs[k])].output.withBatch(batch))
+            return Error(ErrorCode::ShapeMismatch, "parity input for " + name + " has shape " + inputs[k].shape().toString()).withNode(name);
+        std::memcpy(kilnPlan->input(k), inputs[k].data<float>(), inputs[k].bytes());
+        int j = back.graph.find(name);
+        if (j < 0 || back.graph.nodes[static_cast<size_t>(j)].op != "Input")
+            return Error(ErrorCode::Internal, "the exported model lost input " + name).withNode(name);
+        std::memcpy(onnxPlan->input(name), inputs[k].data<float>(), inputs[k].bytes());
+    }
+    KILN_TRY(kilnPlan->forward());
+    KILN_TRY(onnxPlan->forward());
+    if (imported.outputs.size() != model.outputs.size())
+        return Error(ErrorCode::Internal, "the exported model has " + std::to_string(imported.outputs.size()) + " outputs instead of " +
+                                              std::to_string(model.outputs.size()));
+    ParityReport rep;
+    rep.batch = batch;
+    rep.worstOutput = imported.outputs.empty() ? std::string() : imported.outputs[0];
+    for (size_t k = 0; k < model.outputs.size(); ++k) {
+        Shape s = kilnPlan->outputShape(k);
+        if (onnxPlan->outputShape(k) != s)
+            return Error(ErrorCode::ShapeMismatch, "exported output " + imported.outputs[k] + " has shape " +
+                                                       onnxPlan->outputShape(k).toString() + " instead of " + s.toString());
+        const float* a = kilnPlan->output(k);
+        const float* b = onnxPlan->output(k);
+        for (int64_t e = 0; e < s.numel(); ++e) {
+            double diff = std::fabs(static_cast<double>(a[e]) - static_cast<double>(b[e]));
+            if (std::isnan(a[e]) != std::isnan(b[e])) diff = INFINITY;
+            if (std::isnan(diff)) diff = 0.0;
+            double excess = diff / (kParityAbsTolerance + kParityRelTolerance * std::fabs(static_cast<double>(a[e])));
+            if (diff > rep.maxAbsDiff) {
+                rep.maxAbsDiff = diff;
+                rep.worstOutput = imported.outputs[k];
+            }
+            rep.maxRelExcess = std::max(rep.maxRelExcess, excess);
+        }
+    }
+    rep.passed = rep.maxRelExcess <= 1.0;
+    return rep;
+}
+
+}  // namespace kiln::engine::io

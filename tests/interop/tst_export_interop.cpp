@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// Exported models against the real tools: every bundled example (and an op-coverage model) is
+// written to a model repository; onnx.checker (full check), onnxruntime and
+// tf.saved_model.load(...).signatures["serving_default"] must accept it and reproduce Kiln's
+// outputs within 1e-4.
+#include <QtTest>
+
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/exec/plan.h"
+#include "engine/io/model_repository.h"
+#include "engine/io/project.h"
+
+using namespace kiln::engine;
+using nlohmann::json;
+
+class TestExportInterop : public QObject {
+    Q_OBJECT
+
+private slots:
+    void realTools() {
+        QProcess env;
+        env.start("bash", {QString(KILN_SOURCE_DIR) + "/tools/py_env.sh"});
+        if (!env.waitForFinished(1800000) || env.exitCode() != 0) QSKIP("the Python environment is not available");
+        const QString python = QString::fromUtf8(env.readAllStandardOutput()).trimmed().split('\n').last();
+
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string base = tmp.path().toStdString();
+        ThreadPool pool(2);
+        json manifest = {{"models", json::array()}};
+        std::vector<std::pair<std::string, Graph>> graphs;
+        for (const char* name : {"fashion_mlp", "fashion_cnn", "residual", "two_tower"}) {
+            auto p = io::loadProject(std::string(KILN_SOURCE_DIR) + "/resources/examples/" + name + ".kiln");
+            QVERIFY(p.ok());
+            graphs.emplace_back(name, p->graph);
+        }
+        auto cov = io::parseProject(R"({"format":"kiln-project","version":2,"name":"cov","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[9,11,4]}},
+          {"name":"dw","op":"Conv2D","inputs":["x"],"attrs":{"filters":8,"kernel_size":[3,3],"groups":4,"padding":"same","activation":"relu6"}},
+          {"name":"dil","op":"Conv2D","inputs":["dw"],"attrs":{"filters":6,"kernel_size":[3,2],"dilation_rate":[2,2],"padding":"same","activation":"gelu"}},
+          {"name":"st","op":"Conv2D","inputs":["dil"],"attrs":{"filters":5,"kernel_size":[3,3],"strides":[2,2],"padding":"same"}},
+          {"name":"avg","op":"AveragePooling2D","inputs":["st"],"attrs":{"pool_size":[2,2],"padding":"same"}},
+          {"name":"bn","op":"BatchNormalization","inputs":["avg"]},
+          {"name":"lr","op":"LeakyReLU","inputs":["bn"]},
+          {"name":"cat","op":"Concatenate","inputs":["lr","avg"]},
+          {"name":"flat","op":"Flatten","inputs":["cat"]},
+          {"name":"ln","op":"LayerNormalization","inputs":["flat"]},
+          {"name":"g","op":"GELU","inputs":["ln"],"attrs":{"approximate":true}},
+          {"name":"out","op":"Dense","inputs":["g"],"attrs":{"units":4,"activation":"softmax"}}],"outputs":["out"]}})",
+                                    "cov.kiln");
+        QVERIFY2(cov.ok(), cov.ok() ? "" : cov.error().toString().c_str());
+        graphs.emplace_back("coverage", cov->graph);
+
+        for (auto& [name, graph] : graphs) {
+            auto model = ops::analyzeModel(graph);
+            QVERIFY(model.ok());
+            auto params = exec::ParamStore::create(*model, 21);
+            for (auto& p : params.params())
+                if (p.name.ends_with("moving_variance") || p.name.ends_with("moving_mean"))
+                    for (int64_t e = 0; e < p.value.numel(); ++e) p.value.data<float>()[e] += 0.25f * static_cast<float>(e % 3);
+            io::RepositoryExport req;
+            req.base = base;
+            req.name = name;
+            req.meta.kilnVersion = "test";
+            req.formats.kiln = false;  // model.kiln is covered by tst_model_repository
+            req.meta.classNames = {"a", "b"};
+            req.parityInputs = io::syntheticInputs(*model, 3, 9);
+            auto res = io::exportToRepository(*model, params, req, pool);
+            QVERIFY2(res.ok(), res.ok() ? "" : res.error().toString().c_str());
+
+            // Kiln's own outputs for the same batch.
+            exec::CompileOptions opts;
+            opts.batch = 3;
+            opts.training = false;
+            auto plan = exec::Plan::compile(*model, params, opts, pool);
+            QVERIFY(plan.ok());
+            json entry = {{"name", name}, {"dir", res->versionDir}, {"inputs", json::array()}, {"outputs", json::array()}};
+            for (size_t k = 0; k < model->inputs.size(); ++k) {
+                const auto& t = req.parityInputs[k];
+                std::memcpy((*plan)->input(k), t.data<float>(), t.bytes());
+                std::string file = base + "/" + name + "_in" + std::to_string(k) + ".f32";
+                std::ofstream(file, std::ios::binary).write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.bytes()));
+                entry["inputs"].push_back({{"name", model->graph.nodes[static_cast<size_t>(model->inputs[k])].name},
+                                           {"file", file}, {"shape", t.shape().dims()}});
+            }
+            QVERIFY((*plan)->forward().ok());
+            for (size_t k = 0; k < model->outputs.size(); ++k) {
+                Shape s = (*plan)->outputShape(k);
+                std::string file = base + "/" + name + "_out" + std::to_string(k) + ".f32";
+                std::ofstream(file, std::ios::binary)
+                    .write(reinterpret_cast<const char*>((*plan)->output(k)), static_cast<std::streamsize>(s.numel() * 4));
+                entry["outputs"].push_back({{"name", model->graph.nodes[static_cast<size_t>(model->outputs[k])].name},
+                                            {"file", file}, {"shape", s.dims()}});
+            }
+            manifest["models"].push_back(entry);
+        }
+        const std::string manifestPath = base + "/manifest.json";
+        std::ofstream(manifestPath) << manifest.dump(2);
+
+        QProcess py;
+        py.setProcessChannelMode(QProcess::MergedChannels);
+        py.start(python, {QString(KILN_SOURCE_DIR) + "/tests/interop/export_check.py", QString::fromStdString(manifestPath)});
+        QVERIFY(py.waitForFinished(900000));
+        const QString out = QString::fromUtf8(py.readAll());
+        int checked = 0;
+        for (const QString& line : out.split('\n')) {
+            if (!line.startsWith('{')) continue;
+            qInfo().noquote() << line;
+            json r = json::parse(line.toStdString());
+            QVERIFY2(!r.contains("onnx_error"), line.toUtf8().constData());
+            QVERIFY2(!r.contains("tf_error"), line.toUtf8().constData());
+            QCOMPARE(r["checker"].get<std::string>(), std::string("ok"));
+            QCOMPARE(r["ort_input_shape"][0].get<std::string>(), std::string("N"));
+            QVERIFY(r["ort_max_abs_diff"].get<double>() <= 1e-4);
+            QVERIFY(r["tf_max_abs_diff"].get<double>() <= 1e-4);
+            QCOMPARE(r["metadata"]["kiln.class_names"].get<std::string>(), std::string(R"(["a","b"])"));
+            ++checked;
+        }
+        QVERIFY2(py.exitCode() == 0, out.right(4000).toUtf8().constData());
+        QCOMPARE(checked, static_cast<int>(graphs.size()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExportInterop)
+#include "tst_export_interop.moc"

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: Apache-2.0
+// Export dialog: the export job runs on a pool thread (QtConcurrent); its progress comes back as
+// queued calls guarded by a QPointer, so the GUI thread never waits on it.
+#include "ui/export/export_dialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDir>
+#include <QDirIterator>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QNetworkRequest>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include <fstream>
+
+#include "app/common/error_text.h"
+
+namespace kiln::ui {
+
+ExportDialog::ExportDialog(const QString& projectPath, QWidget* parent)
+    : QDialog(parent), m_projectPath(projectPath), m_network(new QNetworkAccessManager(this)) {
+    setWindowTitle(tr("Export model"));
+    auto* layout = new QVBoxLayout(this);
+
+    auto* what = new QGroupBox(tr("Export"), this);
+    auto* form = new QFormLayout(what);
+    m_weights = new QComboBox(what);
+    m_weights->setObjectName(QStringLiteral("weights"));
+    m_weights->setEditable(true);
+    auto* browseWeights = new QPushButton(tr("Browse…"), what);
+    auto* weightsRow = new QHBoxLayout;
+    weightsRow->addWidget(m_weights, 1);
+    weightsRow->addWidget(browseWeights);
+    form->addRow(tr("Run weights:"), weightsRow);
+    m_name = new QLineEdit(QFileInfo(projectPath).completeBaseName(), what);
+    m_name->setObjectName(QStringLiteral("name"));
+    form->addRow(tr("Model name:"), m_name);
+    m_base = new QLineEdit(QDir(QFileInfo(projectPath).absolutePath()).filePath(QStringLiteral("models")), what);
+    m_base->setObjectName(QStringLiteral("base"));
+    auto* browseBase = new QPushButton(tr("Browse…"), what);
+    auto* baseRow = new QHBoxLayout;
+    baseRow->addWidget(m_base, 1);
+    baseRow->addWidget(browseBase);
+    form->addRow(tr("Repository folder:"), baseRow);
+    m_version = new QSpinBox(what);
+    m_version->setObjectName(QStringLiteral("version"));
+    m_version->setRange(0, 1000000);
+    m_version->setSpecialValueText(tr("automatic (next free)"));
+    form->addRow(tr("Version:"), m_version);
+    auto* formats = new QHBoxLayout;
+    m_onnx = new QCheckBox(tr("ONNX"), what);
+    m_savedModel = new QCheckBox(tr("TensorFlow SavedModel"), what);
+    m_kiln = new QCheckBox(tr("Kiln"), what);
+    for (auto* c : {m_onnx, m_savedModel, m_kiln}) {
+        c->setChecked(true);
+        formats->addWidget(c);
+        connect(c, &QCheckBox::toggled, this, &ExportDialog::updateButtons);
+    }
+    form->addRow(tr("Formats:"), formats);
+    m_exportButton = new QPushButton(tr("Export"), what);
+    m_exportButton->setObjectName(QStringLiteral("export"));
+    m_progress = new QProgressBar(what);
+    m_progress->setRange(0, 100);
+    m_progress->setValue(0);
+    m_status = new QLabel(what);
+    m_status->setObjectName(QStringLiteral("status"));
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_parity = new QLabel(what);
+    m_parity->setObjectName(QStringLiteral("parity"));
+    m_parity->setWordWrap(true);
+    form->addRow(m_exportButton, m_progress);
+    form->addRow(m_status);
+    form->addRow(m_parity);
+    layout->addWidget(what);
+
+    auto* serve = new QGroupBox(tr("Serve locally"), this);
+    auto* sl = new QVBoxLayout(serve);
+    auto* serveRow = new QHBoxLayout;
+    m_port = new QSpinBox(serve);
+    m_port->setRange(1, 65535);
+    m_port->setValue(8501);
+    m_serveButton = new QPushButton(tr("Serve locally"), serve);
+    m_serveButton->setObjectName(QStringLiteral("serve"));
+    m_stopButton = new QPushButton(tr("Stop"), serve);
+    serveRow->addWidget(new QLabel(tr("REST port:"), serve));
+    serveRow->addWidget(m_port);
+    serveRow->addWidget(m_serveButton);
+    serveRow->addWidget(m_stopButton);
+    serveRow->addStretch(1);
+    sl->addLayout(serveRow);
+    m_request = new QPlainTextEdit(serve);
+    m_request->setObjectName(QStringLiteral("request"));
+    m_request->setPlaceholderText(tr("Request body for :predict, e.g. {\"instances\": [...]}"));
+    m_request->setMaximumHeight(90);
+    sl->addWidget(m_request);
+    auto* reqRow = new QHBoxLayout;
+    m_imageButton = new QPushButton(tr("Pick image…"), serve);
+    m_sendButton = new QPushButton(tr("Send request"), serve);
+    m_sendButton->setObjectName(QStringLiteral("send"));
+    reqRow->addWidget(m_imageButton);
+    reqRow->addWidget(m_sendButton);
+    reqRow->addStretch(1);
+    sl->addLayout(reqRow);
+    m_prediction = new QLabel(serve);
+    m_prediction->setObjectName(QStringLiteral("prediction"));
+    m_prediction->setWordWrap(true);
+    m_prediction->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    sl->addWidget(m_prediction);
+    m_serverLog = new QPlainTextEdit(serve);
+    m_serverLog->setReadOnly(true);
+    m_serverLog->setMaximumBlockCount(500);
+    m_serverLog->setMaximumHeight(90);
+    sl->addWidget(m_serverLog);
+    layout->addWidget(serve);
+
+    connect(browseWeights, &QPushButton::clicked, this, [this] {
+        QString f = QFileDialog::getOpenFileName(this, tr("Run weights"), QFileInfo(m_projectPath).absolutePath(),
+                                                 tr("Weights (*.safetensors)"));
+        if (!f.isEmpty()) setWeightsPath(f);
+    });
+    connect(browseBase, &QPushButton::clicked, this, [this] {
+        QString d = QFileDialog::getExistingDirectory(this, tr("Repository folder"), m_base->text());
+        if (!d.isEmpty()) m_base->setText(d);
+    });
+    connect(m_exportButton, &QPushButton::clicked, this, &ExportDialog::startExport);
+    connect(m_serveButton, &QPushButton::clicked, this, &ExportDialog::startServing);
+    connect(m_stopButton, &QPushButton::clicked, this, &ExportDialog::stopServing);
+    connect(m_imageButton, &QPushButton::clicked, this, &ExportDialog::pickImage);
+    connect(m_sendButton, &QPushButton::clicked, this, &ExportDialog::sendRequest);
+    connect(&m_watcher, &QFutureWatcher<engine::Result<app::ExportJobResult>>::finished, this, &ExportDialog::onExportDone);
+    connect(m_name, &QLineEdit::textChanged, this, &ExportDialog::updateButtons);
+    connect(m_weights, &QComboBox::currentTextChanged, this, &ExportDialog::updateButtons);
+    refreshWeightsChoices();
+    updateButtons();
+}
+
+ExportDialog::~ExportDialog() {
+    stopServing();
+    m_watcher.waitForFinished();
+}
+
+void ExportDialog::setWeightsPath(const QString& path) {
+    if (m_weights->findText(path) < 0) m_weights->insertItem(0, path);
+    m_weights->setCurrentText(path);
+}
+void ExportDialog::setBasePath(const QString& path) { m_base->setText(path); }
+void ExportDialog::setModelName(const QString& name) { m_name->setText(name); }
+void ExportDialog::setVersion(int version) { m_version->setValue(version); }
+void ExportDialog::setFormats(bool onnx, bool savedModel, bool kiln) {
+    m_onnx->setChecked(onnx);
+    m_savedModel->setChecked(savedModel);
+    m_kiln->setChecked(kiln);
+}
+void ExportDialog::setServePort(int port) { m_port->setValue(port); }
+
+// Offers the weights of every run under the project's runs/ folder, newest first.
+void ExportDialog::refreshWeightsChoices() {
+    QDir runs(QDir(QFileInfo(m_projectPath).absolutePath()).filePath(QStringLiteral("runs")));
+    QFileInfoList found;
+    for (const QFileInfo& d : runs.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Time)) {
+        QFileInfo w(QDir(d.filePath()).filePath(QStringLiteral("weights.safetensors")));
+        if (w.isFile()) found << w;
+    }
+    for (const QFileInfo& w : found) m_weights->addItem(w.filePath());
+}
+
+void ExportDialog::updateButtons() {
+    bool busy = m_watcher.isRunning();
+    bool anyFormat = m_onnx->isChecked() || m_savedModel->isChecked() || m_kiln->isChecked();
+    m_exportButton->setEnabled(!busy && anyFormat && !m_name->text().isEmpty() && !m_weights->currentText().isEmpty());
+    bool serving = isServing();
+    m_serveButton->setEnabled(!serving && !m_versionDir.isEmpty() && m_savedModel->isChecked());
+    m_stopButton->setEnabled(serving);
+    m_sendButton->setEnabled(serving);
+    m_imageButton->setEnabled(!m_description.is_null());
+}
+
+void ExportDialog::startExport() {
+    if (m_watcher.isRunning()) return;
+    app::ExportJobRequest req;
+    req.project = m_projectPath.toStdString();
+    req.weights = m_weights->currentText().toStdString();
+    req.base = m_base->text().toStdString();
+    req.name = m_name->text().toStdString();
+    req.version = m_version->value();
+    QStringList formats;
+    if (m_onnx->isChecked()) formats << QStringLiteral("onnx");
+    if (m_savedModel->isChecked()) formats << QStringLiteral("savedmodel");
+    if (m_kiln->isChecked()) formats << QStringLiteral("kiln");
+    req.formats = formats.join(QLatin1Char(',')).toStdString();
+    req.kilnVersion = QCoreApplication::applicationVersion().toStdString();
+
+    m_progress->setValue(0);
+    m_status->setText(tr("Exporting…"));
+    m_status->setStyleSheet({});
+    m_parity->clear();
+    QPointer<ExportDialog> self(this);
+    auto progress = [self](int pct, const std::string& step) {
+        QMetaObject::invokeMethod(qApp, [self, pct, step] {
+            if (!self) return;
+            self->m_progress->setValue(pct);
+            self->m_status->setText(tr("Exporting… (%1)").arg(QString::fromStdString(step)));
+        }, Qt::QueuedConnection);
+    };
+    m_watcher.setFuture(QtConcurrent::run([req, progress] { return app::runExportJob(req, progress); }));
+    updateButtons();
+}
+
+void ExportDialog::onExportDone() {
+    auto result = m_watcher.result();
+    if (!result.ok()) {
+        // The export was refused (bad input, or the exported model would not reproduce Kiln's
+        // outputs): nothing was published.
+        m_status->setStyleSheet(QStringLiteral("color: #b00020"));
+        m_status->setText(tr("Export failed: %1").arg(app::ErrorText::describe(result.error())));
+        if (result.error().param("what") == "parity")
+            m_parity->setText(tr("Parity check failed: largest difference %1. Nothing was exported.")
+                                  .arg(QString::fromStdString(result.error().param("max_abs_diff"))));
+        m_progress->setValue(0);
+        updateButtons();
+        emit exportFinished(false);
+        return;
+    }
+    const auto& repo = result->repo;
+    m_versionDir = QString::fromStdString(repo.versionDir);
+    m_progress->setValue(100);
+    m_status->setText(tr("Exported version %1 to %2").arg(repo.version).arg(m_versionDir));
+    if (repo.parityChecked)
+        m_parity->setText(tr("Parity: largest difference %1 over %2 samples (%3 data), within tolerance")
+                              .arg(repo.parity.maxAbsDiff, 0, 'g', 3)
+                              .arg(repo.parity.batch)
+                              .arg(QString::fromStdString(result->paritySource)));
+    else
+        m_parity->setText(tr("Parity: not checked (ONNX was not exported)"));
+    loadModelDescription();
+    updateButtons();
+    emit exportFinished(true);
+}
+
+bool ExportDialog::loadModelDescription() {
+    std::ifstream in((m_versionDir + QStringLiteral("/kiln-model.json")).toStdString());
+    m_description = nlohmann::json::parse(in, nullptr, false);
+    if (m_description.is_discarded()) m_description = nullptr;
+    if (m_description.is_null() || !m_description.contains("inputs") || m_description["inputs"].empty()) return false;
+    // A request of zeros with the right shape, to edit or replace by an image.
+    std::vector<int64_t> shape = m_description["inputs"][0]["shape"].get<std::vector<int64_t>>();
+    nlohmann::json inst = 0.0;
+    for (size_t k = shape.size(); k-- > 1;) inst = nlohmann::json::array_t(static_cast<size_t>(shape[k]), inst);
+    if (m_description["inputs"].size() == 1) m_request->setPlainText(QString::fromStdString(nlohmann::json({{"instances", {inst}}}).dump()));
+    return true;
+}
+
+QString ExportDialog::findServeProgram() {
+    const QString dir = QCoreApplication::applicationDirPath();
+    for (const QString& c : {dir + QStringLiteral("/kiln-serve"), dir + QStringLiteral("/../app/kiln_serve/kiln-serve"),
+                             dir + QStringLiteral("/../kiln_serve/kiln-serve")})
+        if (QFileInfo(c).isExecutable()) return QFileInfo(c).canonicalFilePath();
+    return QStandardPaths::findExecutable(QStringLiteral("kiln-serve"));
+}
+
+void ExportDialog::startServing() {
+    if (isServing() || m_versionDir.isEmpty()) return;
+    const QString program = findServeProgram();
+    if (program.isEmpty()) {
+        m_prediction->setText(tr("kiln-serve was not found next to Kiln or on PATH."));
+        return;
+    }
+    m_server = new QProcess(this);
+    m_server->setProcessChannelMode(QProcess::MergedChannels);
+    connect(m_server, &QProcess::readyRead, this, [this] {
+        if (m_server) m_serverLog->appendPlainText(QString::fromLocal8Bit(m_server->readAll()).trimmed());
+    });
+    connect(m_server, &QProcess::stateChanged, this, [this](QProcess::ProcessState s) {
+        updateButtons();
+        emit servingChanged(s != QProcess::NotRunning);
+    });
+    const QString modelBase = QFileInfo(m_versionDir).absolutePath();
+    m_server->start(program, {QStringLiteral("--rest_api_port=%1").arg(m_port->value()),
+                              QStringLiteral("--model_name=%1").arg(m_name->text()),
+                              QStringLiteral("--model_base_path=%1").arg(modelBase)});
+}
+
+void ExportDialog::stopServing() {
+    if (!m_server) return;
+    if (m_server->state() != QProcess::NotRunning) {
+        m_server->terminate();
+        if (!m_server->waitForFinished(3000)) m_server->kill();
+        m_server->waitForFinished(1000);
+    }
+    m_server->deleteLater();
+    m_server = nullptr;
+    if (m_serveButton) updateButtons();
+}
+
+QByteArray ExportDialog::imageRequest(const QImage& image, const std::vector<int64_t>& shape, double scale) {
+    if (shape.size() != 4 || image.isNull()) return {};
+    const int h = static_cast<int>(shape[1]), w = static_cast<int>(shape[2]), c = static_cast<int>(shape[3]);
+    QImage img = image.scaled(w, h, Qt::IgnoreAspectRatio, Qt::SmoothTransformation)
+                     .convertToFormat(c == 1 ? QImage::Format_Grayscale8 : QImage::Format_RGB888);
+    QJsonArray rows;
+    for (int y = 0; y < h; ++y) {
+        QJsonArray row;
+        const uchar* line = img.constScanLine(y);
+        for (int x = 0; x < w; ++x) {
+            QJsonArray px;
+            for (int k = 0; k < c; ++k) px.append(line[x * (c == 1 ? 1 : 3) + std::min(k, 2)] * scale);
+            row.append(px);
+        }
+        rows.append(row);
+    }
+    return QJsonDocument(QJsonObject{{QStringLiteral("instances"), QJsonArray{rows}}}).toJson(QJsonDocument::Compact);
+}
+
+QString ExportDialog::describePrediction(const QByteArray& response, const std::vector<std::string>& classNames) {
+    auto j = nlohmann::json::parse(response.toStdString(), nullptr, false);
+    if (j.is_discarded()) return QString::fromUtf8(response);
+    if (j.contains("error")) return tr("Server error: %1").arg(QString::fromStdString(j["error"].dump()));
+    if (!j.contains("predictions") || !j["predictions"].is_array() || j["predictions"].empty()) return QString::fromUtf8(response);
+    const auto& p = j["predictions"][0];
+    if (!p.is_array() || p.empty() || !p[0].is_number()) return QString::fromStdString(p.dump());
+    size_t best = 0;
+    for (size_t k = 1; k < p.size(); ++k)
+        if (p[k].get<double>() > p[best].get<double>()) best = k;
+    QString label = best < classNames.size() ? QString::fromStdString(classNames[best]) : QString::number(best);
+    if (p.size() == 1) return tr("Output: %1").arg(p[0].get<double>(), 0, 'g', 4);
+    return tr("Prediction: %1 (score %2)").arg(label).arg(p[best].get<double>(), 0, 'g', 4);
+}
+
+void ExportDialog::pickImage() {
+    if (m_description.is_null()) return;
+    QString f = QFileDialog::getOpenFileName(this, tr("Image"), QString(), tr("Images (*.png *.jpg *.jpeg *.bmp)"));
+    if (f.isEmpty()) return;
+    auto shape = m_description["inputs"][0]["shape"].get<std::vector<int64_t>>();
+    double scale = m_description["preprocessing"].value("pixel_scale", 1.0);
+    QByteArray body = imageRequest(QImage(f), shape, scale);
+    if (body.isEmpty()) m_prediction->setText(tr("The model's input is not an image."));
+    else m_request->setPlainText(QString::fromUtf8(body));
+}
+
+void ExportDialog::sendRequest() {
+    QNetworkRequest req(QUrl(QStringLiteral("http://127.0.0.1:%1/v1/models/%2:predict").arg(m_port->value()).arg(m_name->text())));
+    req.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
+    m_prediction->setText(tr("Sending…"));
+    QNetworkReply* reply = m_network->post(req, m_request->toPlainText().toUtf8());
+    connect(reply, &QNetworkReply::finished, this, [this, reply] {
+        reply->deleteLater();
+        QByteArray body = reply->readAll();
+        std::vector<std::string> classes;
+        if (!m_description.is_null() && m_description.contains("class_names"))
+            classes = m_description["class_names"].get<std::vector<std::string>>();
+        QString text = body.isEmpty() ? tr("No answer: %1").arg(reply->errorString()) : describePrediction(body, classes);
+        m_prediction->setText(text);
+        emit predictionReceived(text);
+    });
+}
+
+}  // namespace kiln::ui
