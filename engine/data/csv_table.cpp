@@ -365,4 +365,17 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
     return InMemoryDataset::create(count, std::move(columns));
 }
 
+Result<std::vector<CsvRecord>> tokenizeCsv(std::string_view text, const std::string& path, char delimiter) {
+    if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+    KILN_ASSIGN(std::vector<Record> records, tokenize(text, delimiter, 1, path));
+    std::vector<CsvRecord> out;
+    out.reserve(records.size());
+    for (Record& r : records) out.push_back(CsvRecord{std::move(r.fields), r.line});
+    return out;
+}
+
+bool parseCsvNumber(std::string_view cell, float* out) {
+    return parseNumber(cell, out);
+}
+
 }  // namespace kiln::engine::data

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -72,5 +73,20 @@ struct CsvTableOptions {
 // 1-based column; Error::toString() reads e.g. `breast.csv:17:4: Column 4: "abc" is not a number.`
 // Bad options (an unknown column name, a position past the end) are InvalidArgument.
 Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOptions& options = {});
+
+// One record of a CSV text: its cells (quotes removed, unquoted cells trimmed) and the 1-based
+// physical line where it starts.
+struct CsvRecord {
+    std::vector<std::string> fields;
+    int line = 0;
+};
+
+// Splits CSV text into records with the rules of readCsvTable (quotes, CRLF, blank lines
+// skipped; a leading UTF-8 byte order mark is dropped). ParseError naming `path` on an
+// unterminated quote.
+Result<std::vector<CsvRecord>> tokenizeCsv(std::string_view text, const std::string& path, char delimiter = ',');
+
+// Parses a whole cell (spaces around it allowed) as one float; false when it is not a number.
+bool parseCsvNumber(std::string_view cell, float* out);
 
 }  // namespace kiln::engine::data

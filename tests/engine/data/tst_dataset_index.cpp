@@ -1,0 +1,445 @@
+// kiln-test-libs: kiln_data
+// SPDX-License-Identifier: Apache-2.0
+// The dataset index on real files in a temporary folder: scans, incremental rescans, cancelling,
+// bad files and their reasons, splits (stratified, deterministic, by folder) and a 100k reopen.
+#include <QtTest>
+
+#include <opencv2/imgcodecs.hpp>
+
+#include <sqlite3.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "engine/data/dataset_index.h"
+
+using namespace kiln::engine;
+using namespace kiln::engine::data;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<unsigned char> encode(const std::string& ext, int w, int h, int seed) {
+    cv::Mat m(h, w, CV_8UC3);
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+            m.at<cv::Vec3b>(y, x) = cv::Vec3b(uchar(x * 9 + seed), uchar(y * 7 + seed * 3), uchar(seed));
+    std::vector<unsigned char> out;
+    cv::imencode(ext, m, out);
+    return out;
+}
+
+void writeBytes(const fs::path& p, const std::vector<unsigned char>& bytes) {
+    fs::create_directories(p.parent_path());
+    std::ofstream f(p, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+void writeText(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream f(p, std::ios::binary);
+    f << text;
+}
+
+// bird: 10 jpg, cat: 30 png (2 with upper-case extensions), dog: 20 png 12x10. Plus bad files
+// and files the scan must ignore.
+void makeClassFolders(const fs::path& root) {
+    for (int i = 0; i < 10; ++i)
+        writeBytes(root / "bird" / ("b" + std::to_string(i) + ".jpg"), encode(".jpg", 16, 8, i));
+    for (int i = 0; i < 30; ++i) {
+        const std::string ext = i < 2 ? ".PNG" : ".png";
+        writeBytes(root / "cat" / ("c" + std::to_string(i) + ext), encode(".png", 8, 8, i));
+    }
+    for (int i = 0; i < 20; ++i)
+        writeBytes(root / "dog" / "nested" / ("d" + std::to_string(i) + ".png"), encode(".png", 12, 10, i));
+    writeText(root / "cat" / "readme.txt", "not an image");
+    writeText(root / "cat" / ".hidden.png", "hidden files are not samples");
+    writeBytes(root / "cat" / ".thumbs" / "t.png", encode(".png", 8, 8, 1));
+    writeText(root / "stray.png", "files at the root belong to no class");
+}
+
+int64_t n(const Result<int64_t>& r) {
+    return r.ok() ? *r : -1;
+}
+
+}  // namespace
+
+class TestDatasetIndex : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_tmp;
+    fs::path tmp(const std::string& name) const { return fs::path(m_tmp.path().toStdString()) / name; }
+
+private slots:
+    void hashIsStableAndSensitive() {
+        const std::string a = "the quick brown fox jumps over the lazy dog, twice over and over";
+        std::string b = a;
+        b[40] ^= 1;
+        QCOMPARE(contentHash(a.data(), a.size()), contentHash(a.data(), a.size()));
+        QVERIFY(contentHash(a.data(), a.size()) != contentHash(b.data(), b.size()));
+        QVERIFY(contentHash(a.data(), a.size()) != contentHash(a.data(), a.size() - 1));
+        QVERIFY(contentHash("", 0) != contentHash("\0", 1));
+        QCOMPARE(hashHex(0x1234).size(), size_t{16});
+    }
+
+    void headerChecks() {
+        const auto png = encode(".png", 8, 6, 1);
+        auto info = inspectImageBytes(png.data(), png.size());
+        QVERIFY2(info.ok, info.reason.c_str());
+        QCOMPARE(info.format, std::string("png"));
+        QCOMPARE(info.width, 8);
+        QCOMPARE(info.height, 6);
+        const auto jpg = encode(".jpg", 20, 11, 2);
+        info = inspectImageBytes(jpg.data(), jpg.size());
+        QVERIFY2(info.ok, info.reason.c_str());
+        QCOMPARE(info.width, 20);
+        QCOMPARE(info.height, 11);
+        const auto bmp = encode(".bmp", 5, 7, 3);
+        info = inspectImageBytes(bmp.data(), bmp.size());
+        QVERIFY(info.ok);
+        QCOMPARE(info.width, 5);
+        QCOMPARE(info.height, 7);
+        const auto tif = encode(".tiff", 9, 4, 3);
+        info = inspectImageBytes(tif.data(), tif.size());
+        QVERIFY(info.ok);
+        QCOMPARE(info.width, 9);
+        QCOMPARE(info.height, 4);
+
+        info = inspectImageBytes(png.data(), png.size() - 12);
+        QVERIFY(!info.ok);
+        QVERIFY(info.reason.find("IEND") != std::string::npos);
+        info = inspectImageBytes(jpg.data(), jpg.size() / 2);
+        QVERIFY(!info.ok);
+        QVERIFY(info.reason.find("truncated JPEG") != std::string::npos);
+        info = inspectImageBytes(bmp.data(), bmp.size() - 10);
+        QVERIFY(!info.ok);
+        const std::string text = "hello, I am text";
+        info = inspectImageBytes(reinterpret_cast<const unsigned char*>(text.data()), text.size());
+        QVERIFY(!info.ok);
+        QVERIFY(info.reason.find("not an image") != std::string::npos);
+        QVERIFY(!inspectImageBytes(nullptr, 0).ok);
+        QVERIFY(isImageFileName("a.JPeG") && isImageFileName("x.tif") && !isImageFileName("x.gif") &&
+                !isImageFileName("png"));
+    }
+
+    void scanClassFolders() {
+        const fs::path root = tmp("classes");
+        makeClassFolders(root);
+        // Bad files: a zero-byte PNG, text named .jpg, a JPEG cut in half.
+        writeText(root / "cat" / "empty.png", "");
+        writeText(root / "dog" / "text.jpg", "this is not a JPEG at all");
+        const auto jpg = encode(".jpg", 32, 32, 5);
+        writeBytes(root / "bird" / "cut.jpg",
+                   std::vector<unsigned char>(jpg.begin(), jpg.begin() + jpg.size() / 2));
+
+        auto summary = summarizeImageFolder(root.string());
+        QVERIFY(summary.ok());
+        QCOMPARE(summary->classNames, (std::vector<std::string>{"bird", "cat", "dog"}));
+        QCOMPARE(summary->fileCounts, (std::vector<int64_t>{11, 31, 21}));
+        QCOMPARE(summary->firstFiles.size(), size_t{16});
+
+        auto index = DatasetIndex::open(tmp("classes.kindex").string());
+        QVERIFY2(index.ok(), index.ok() ? "" : index.error().toString().c_str());
+        int64_t lastProcessed = 0;
+        ScanOptions options;
+        options.progress = [&](const ScanProgress& p) { lastProcessed = p.processed; };
+        auto stats = index->scanImageFolder(root.string(), options);
+        QVERIFY2(stats.ok(), stats.ok() ? "" : stats.error().toString().c_str());
+        QCOMPARE(stats->files, int64_t{63});
+        QCOMPARE(stats->added, int64_t{63});
+        QCOMPARE(stats->bad, int64_t{3});
+        QCOMPARE(lastProcessed, int64_t{63});
+        QCOMPARE(stats->layout, FolderLayout::ClassFolders);
+        QCOMPARE(*index->classNames(), (std::vector<std::string>{"bird", "cat", "dog"}));
+
+        auto counts = index->counts();
+        QVERIFY(counts.ok());
+        QCOMPARE(counts->classTotal(0), int64_t{11});
+        QCOMPARE(counts->classTotal(1), int64_t{31});
+        QCOMPARE(counts->classTotal(2), int64_t{21});
+        QCOMPARE(counts->total(SampleSplit::Unassigned), int64_t{63});
+
+        auto bads = index->page({std::nullopt, std::nullopt, SampleStatus::Bad}, 0, 100);
+        QVERIFY(bads.ok());
+        QCOMPARE(bads->size(), size_t{3});
+        std::map<std::string, std::string> reasons;
+        for (const auto& r : *bads) reasons[r.path] = r.reason;
+        QVERIFY(reasons["cat/empty.png"].find("empty") != std::string::npos);
+        QVERIFY(reasons["dog/text.jpg"].find("not an image") != std::string::npos);
+        QVERIFY(reasons["bird/cut.jpg"].find("truncated JPEG") != std::string::npos);
+
+        auto dogs = index->page({2, std::nullopt, SampleStatus::Ok}, 0, 100);
+        QVERIFY(dogs.ok());
+        QCOMPARE(dogs->size(), size_t{20});
+        const SampleRecord& d = dogs->front();
+        QCOMPARE(d.className, std::string("dog"));
+        QCOMPARE(d.label, 2);
+        QCOMPARE(d.width, 12);
+        QCOMPARE(d.height, 10);
+        QVERIFY(d.path.rfind("dog/nested/", 0) == 0);
+        std::ifstream f(index->absolutePath(d), std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        QCOMPARE(d.hash, contentHash(bytes.data(), bytes.size()));
+        QCOMPARE(d.byteSize, static_cast<int64_t>(bytes.size()));
+        auto same = index->sample(d.id);
+        QVERIFY(same.ok());
+        QCOMPARE(same->path, d.path);
+        QVERIFY(!index->sample(999999).ok());
+
+        // Paging: ordered by label then path, pages tile the whole set.
+        auto all = index->page({}, 0, 1000);
+        QCOMPARE(all->size(), size_t{63});
+        auto p2 = index->page({}, 10, 5);
+        QCOMPARE(p2->size(), size_t{5});
+        QCOMPARE((*p2)[0].id, (*all)[10].id);
+        QCOMPARE((*p2)[4].id, (*all)[14].id);
+        QCOMPARE(n(index->count({1, std::nullopt, std::nullopt})), int64_t{31});
+    }
+
+    void rescanIsIncremental() {
+        const fs::path root = tmp("rescan");
+        makeClassFolders(root);
+        const std::string indexPath = tmp("rescan.kindex").string();
+        {
+            auto index = DatasetIndex::open(indexPath);
+            QVERIFY(index.ok());
+            QVERIFY(index->scanImageFolder(root.string()).ok());
+        }
+        auto index = DatasetIndex::open(indexPath);
+        QVERIFY(index.ok());
+        auto again = index->scanImageFolder(root.string());
+        QVERIFY(again.ok());
+        QCOMPARE(again->unchanged, int64_t{60});
+        QCOMPARE(again->added + again->changed + again->removed, int64_t{0});
+
+        // One changed (new content and time), one new, one removed, one new class.
+        const fs::path changed = root / "cat" / "c5.png";
+        writeBytes(changed, encode(".png", 4, 4, 99));
+        fs::last_write_time(changed, fs::last_write_time(changed) + std::chrono::seconds(5));
+        writeBytes(root / "dog" / "new.png", encode(".png", 8, 8, 77));
+        fs::remove(root / "bird" / "b3.jpg");
+        writeBytes(root / "ant" / "a0.png", encode(".png", 8, 8, 11));
+        int64_t rehashed = 0;
+        ScanOptions options;
+        options.progress = [&](const ScanProgress& p) { rehashed = p.rehashed; };
+        auto stats = index->scanImageFolder(root.string(), options);
+        QVERIFY(stats.ok());
+        QCOMPARE(stats->changed, int64_t{1});
+        QCOMPARE(stats->added, int64_t{2});
+        QCOMPARE(stats->removed, int64_t{1});
+        QCOMPARE(stats->unchanged, int64_t{58});
+        QCOMPARE(rehashed, int64_t{3});
+        // Labels follow the new sorted class list: ant, bird, cat, dog.
+        QCOMPARE(*index->classNames(), (std::vector<std::string>{"ant", "bird", "cat", "dog"}));
+        auto cats = index->page({2, std::nullopt, std::nullopt}, 0, 100);
+        QCOMPARE(cats->size(), size_t{30});
+        for (const auto& r : *cats) QCOMPARE(r.className, std::string("cat"));
+        auto c5 = std::find_if(cats->begin(), cats->end(),
+                               [](const SampleRecord& r) { return r.path == "cat/c5.png"; });
+        QVERIFY(c5 != cats->end());
+        QCOMPARE(c5->width, 4);
+    }
+
+    void cancelKeepsCommittedWork() {
+        const fs::path root = tmp("cancel");
+        const auto png = encode(".png", 8, 8, 3);
+        writeBytes(root / "a" / "0.png", png);
+        for (int c = 0; c < 2; ++c)
+            for (int i = 0; i < 1000; ++i) {
+                const fs::path p = root / (c == 0 ? "a" : "b") / (std::to_string(i) + ".png");
+                if (fs::exists(p)) continue;
+                fs::create_directories(p.parent_path());
+                fs::create_hard_link(root / "a" / "0.png", p);
+            }
+        auto index = DatasetIndex::open(tmp("cancel.kindex").string());
+        QVERIFY(index.ok());
+        std::atomic<bool> cancel{false};
+        ScanOptions options;
+        options.batchSize = 100;
+        options.cancel = &cancel;
+        options.progress = [&](const ScanProgress& p) {
+            if (p.processed >= 512) cancel = true;
+        };
+        auto stats = index->scanImageFolder(root.string(), options);
+        QVERIFY(!stats.ok());
+        QCOMPARE(stats.error().code, ErrorCode::Cancelled);
+        const int64_t kept = n(index->count());
+        QVERIFY2(kept >= 500 && kept <= 513, std::to_string(kept).c_str());
+
+        cancel = false;
+        options.progress = nullptr;
+        auto rest = index->scanImageFolder(root.string(), options);
+        QVERIFY(rest.ok());
+        QCOMPARE(rest->unchanged, kept);
+        QCOMPARE(rest->added, 2000 - kept);
+        QCOMPARE(n(index->count()), int64_t{2000});
+    }
+
+    void splitsAreStratifiedAndDeterministic() {
+        const fs::path root = tmp("split");
+        const auto png = encode(".png", 8, 8, 4);
+        const int sizes[3] = {100, 50, 250};
+        writeBytes(root / "c0" / "0.png", png);
+        for (int c = 0; c < 3; ++c)
+            for (int i = 0; i < sizes[c]; ++i) {
+                const fs::path p = root / ("c" + std::to_string(c)) / (std::to_string(i) + ".png");
+                if (fs::exists(p)) continue;
+                fs::create_directories(p.parent_path());
+                fs::create_hard_link(root / "c0" / "0.png", p);
+            }
+        auto index = DatasetIndex::open(tmp("split.kindex").string());
+        QVERIFY(index.ok());
+        QVERIFY(index->scanImageFolder(root.string()).ok());
+        QVERIFY(index->assignSplitsByRatio(0.7, 0.2, 0.1, 42).ok());
+        auto counts = index->counts();
+        for (int c = 0; c < 3; ++c) {
+            const auto& row = counts->counts[static_cast<size_t>(c)];
+            QVERIFY(std::abs(row[0] - 0.7 * sizes[c]) <= 2);
+            QVERIFY(std::abs(row[1] - 0.2 * sizes[c]) <= 2);
+            QVERIFY(std::abs(row[2] - 0.1 * sizes[c]) <= 2);
+            QCOMPARE(row[3], int64_t{0});
+        }
+        auto spec = index->splitSpec();
+        QVERIFY(spec.ok());
+        QCOMPARE(spec->mode, SplitSpec::Mode::Ratio);
+        QCOMPARE(spec->seed, uint64_t{42});
+        QCOMPARE(spec->validation, 0.2);
+
+        auto assignment = [](const DatasetIndex& idx) {
+            std::map<std::string, SampleSplit> m;
+            const auto rows = idx.page({}, 0, 10000);
+            for (const auto& r : *rows) m[r.path] = r.split;
+            return m;
+        };
+        const auto first = assignment(*index);
+        // A second index, filled in another order (a cancelled first pass), same seed: same split.
+        auto other = DatasetIndex::open(tmp("split2.kindex").string());
+        std::atomic<bool> cancel{true};
+        ScanOptions options;
+        options.cancel = &cancel;
+        QVERIFY(!other->scanImageFolder(root.string(), options).ok());
+        QVERIFY(other->scanImageFolder(root.string()).ok());
+        QVERIFY(other->assignSplitsByRatio(0.7, 0.2, 0.1, 42).ok());
+        QVERIFY(assignment(*other) == first);
+        QVERIFY(other->assignSplitsByRatio(0.7, 0.2, 0.1, 43).ok());
+        QVERIFY(assignment(*other) != first);
+        // Not stratified still gives the overall sizes.
+        QVERIFY(other->assignSplitsByRatio(0.5, 0.5, 0.0, 1, false).ok());
+        QCOMPARE(n(other->count({std::nullopt, SampleSplit::Train, std::nullopt})), int64_t{200});
+        QCOMPARE(n(other->count({std::nullopt, SampleSplit::Test, std::nullopt})), int64_t{0});
+        QVERIFY(!other->assignSplitsByRatio(0.9, 0.2, 0.1, 1).ok());  // adds up to more than 1
+        QVERIFY(!other->assignSplitsByFolder().ok());                 // no split folders here
+    }
+
+    void splitsByFolder() {
+        const fs::path root = tmp("folders");
+        for (int i = 0; i < 6; ++i)
+            writeBytes(root / "train" / "x" / (std::to_string(i) + ".png"), encode(".png", 8, 8, i));
+        for (int i = 0; i < 4; ++i)
+            writeBytes(root / "train" / "y" / (std::to_string(i) + ".png"), encode(".png", 8, 8, i));
+        for (int i = 0; i < 2; ++i)
+            writeBytes(root / "val" / "x" / (std::to_string(i) + ".png"), encode(".png", 8, 8, i));
+        for (int i = 0; i < 3; ++i)
+            writeBytes(root / "test" / "y" / (std::to_string(i) + ".png"), encode(".png", 8, 8, i));
+        writeText(root / "val" / "y" / "bad.png", "");
+        auto index = DatasetIndex::open(tmp("folders.kindex").string());
+        auto stats = index->scanImageFolder(root.string());
+        QVERIFY(stats.ok());
+        QCOMPARE(stats->layout, FolderLayout::SplitFolders);
+        QCOMPARE(*index->classNames(), (std::vector<std::string>{"x", "y"}));
+        QVERIFY(index->assignSplitsByFolder().ok());
+        auto c = index->counts();
+        QCOMPARE(c->counts[0][0], int64_t{6});
+        QCOMPARE(c->counts[0][1], int64_t{2});
+        QCOMPARE(c->counts[1][0], int64_t{4});
+        QCOMPARE(c->counts[1][2], int64_t{3});
+        QCOMPARE(c->counts[1][1], int64_t{1});  // the bad file keeps its folder's split
+        QCOMPARE(c->counts[1][3], int64_t{0});
+        QCOMPARE(index->splitSpec()->mode, SplitSpec::Mode::Folder);
+    }
+
+    void setStatusAndSchemaVersion() {
+        const std::string path = tmp("status.kindex").string();
+        {
+            auto index = DatasetIndex::open(path);
+            QVERIFY(index->scanImageFolder(tmp("split").string()).ok());
+            auto row = index->page({}, 0, 1);
+            QVERIFY(index->assignSplitsByRatio(1.0, 0, 0, 1).ok());
+            QVERIFY(index->setStatus(row->front().id, SampleStatus::Bad, "decode failed").ok());
+            auto s = index->sample(row->front().id);
+            QCOMPARE(s->status, SampleStatus::Bad);
+            QCOMPARE(s->split, SampleSplit::Train);
+            QCOMPARE(s->reason, std::string("decode failed"));
+        }
+        {
+            auto index = DatasetIndex::open(path);  // reopening keeps the status
+            QVERIFY(index.ok());
+            QCOMPARE(*index->count({std::nullopt, std::nullopt, SampleStatus::Bad}), int64_t{1});
+        }
+        // A file from a newer Kiln is refused with a clear error.
+        const std::string newer = tmp("newer.kindex").string();
+        QVERIFY(DatasetIndex::open(newer).ok());
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(newer.c_str(), &db), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr),
+                 SQLITE_OK);
+        sqlite3_close(db);
+        auto refused = DatasetIndex::open(newer);
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().code, ErrorCode::UnsupportedFormat);
+        QVERIFY(!DatasetIndex::open(tmp("no/such/dir/x.kindex").string()).ok());
+        auto missing = DatasetIndex::open(tmp("missing.kindex").string());
+        auto r = missing->scanImageFolder(tmp("does-not-exist").string());
+        QVERIFY(!r.ok());
+        QCOMPARE(r.error().code, ErrorCode::FileNotFound);
+    }
+
+    void reopen100k() {
+        const fs::path root = tmp("big");
+        QElapsedTimer t;
+        t.start();
+        // One source file per class: file systems cap the links to one file (ext4: 65,000).
+        for (int c = 0; c < 10; ++c) {
+            const fs::path dir = root / ("class" + std::to_string(c));
+            writeBytes(dir / "0.png", encode(".png", 8, 8, c));
+            for (int i = 1; i < 10000; ++i)
+                fs::create_hard_link(dir / "0.png", dir / (std::to_string(i) + ".png"));
+        }
+        qInfo("made 100k hard links in %lld ms", static_cast<long long>(t.restart()));
+        const std::string indexPath = tmp("big.kindex").string();
+        {
+            auto index = DatasetIndex::open(indexPath);
+            auto stats = index->scanImageFolder(root.string());
+            QVERIFY(stats.ok());
+            QCOMPARE(stats->added, int64_t{100000});
+            qInfo("first scan of 100k files: %lld ms", static_cast<long long>(t.restart()));
+        }
+        auto index = DatasetIndex::open(indexPath);
+        QVERIFY(index.ok());
+        auto counts = index->counts();
+        auto last = index->page({}, 99900, 100);
+        auto one = index->count({7, std::nullopt, std::nullopt});
+        const qint64 reopenMs = t.restart();
+        qInfo("reopen + counts + last page + filtered count: %lld ms", static_cast<long long>(reopenMs));
+        QCOMPARE(counts->total(), int64_t{100000});
+        QCOMPARE(last->size(), size_t{100});
+        QCOMPARE(*one, int64_t{10000});
+        QVERIFY2(reopenMs < 1000, std::to_string(reopenMs).c_str());
+
+        auto stats = index->scanImageFolder(root.string());
+        QVERIFY(stats.ok());
+        const qint64 rescanMs = t.restart();
+        qInfo("rescan of 100k unchanged files: %lld ms", static_cast<long long>(rescanMs));
+        QCOMPARE(stats->unchanged, int64_t{100000});
+        QCOMPARE(stats->added + stats->changed, int64_t{0});
+        QVERIFY(index->assignSplitsByRatio(0.8, 0.1, 0.1, 3).ok());
+        qInfo("split of 100k samples: %lld ms", static_cast<long long>(t.restart()));
+        QCOMPARE(n(index->count({std::nullopt, SampleSplit::Train, std::nullopt})), int64_t{80000});
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDatasetIndex)
+#include "tst_dataset_index.moc"
