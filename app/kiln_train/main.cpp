@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// kiln-train: trains a Kiln project headless — progress on the terminal, weights and a run
-// summary in the run directory, an optional final JSON line. Exit 0 on success, 2 on bad input
-// (the message names the file and line, or the node), 1 on other failures.
+// kiln-train: trains a Kiln project headless — progress on the terminal, the project's callbacks,
+// weights and a run summary in the run directory, the run recorded in the project's run store,
+// --resume from the run directory's backup, an optional final JSON line. Exit 0 on success, 2 on
+// bad input (the message names the file and line, or the node), 1 on other failures.
 #include <unistd.h>
 
 #include <QCommandLineParser>
@@ -19,9 +20,12 @@
 #include <exception>
 #include <fstream>
 
+#include "app/common/doctor.h"
 #include "app/common/error_text.h"
 #include "engine/io/project.h"
 #include "engine/ops/summary.h"
+#include "engine/store/run_store.h"
+#include "engine/train/callbacks.h"
 #include "engine/train/trainer.h"
 #include "engine/train/weights.h"
 #ifdef KILN_HAVE_CUDA
@@ -125,9 +129,19 @@ int main(int argc, char** argv) {
     QCommandLineOption jsonOpt(QStringLiteral("json"), Cli::tr("End with one line of JSON holding the results."));
     QCommandLineOption quietOpt(QStringLiteral("quiet"), Cli::tr("Print no progress."));
     QCommandLineOption listOpsOpt(QStringLiteral("list-ops"), Cli::tr("Print the table of operations (Markdown) and exit."));
+    QCommandLineOption doctorOpt(QStringLiteral("doctor"), Cli::tr("Report the GPUs, driver and libraries Kiln can use, and exit."));
+    QCommandLineOption resumeOpt(QStringLiteral("resume"),
+                                 Cli::tr("Continue the run in --run-dir from its backup (BackupAndRestore or a stop)."));
+    QCommandLineOption storeOpt(QStringLiteral("run-store"),
+                                Cli::tr("Run database (default: <project folder>/.kiln/runs.sqlite; \"none\" to skip)."),
+                                QStringLiteral("FILE"));
     parser.addOptions({epochsOpt, batchOpt, seedOpt, deviceOpt, runDirOpt, weightsOpt, threadsOpt, summaryOpt, jsonOpt, quietOpt,
-                       listOpsOpt});
+                       listOpsOpt, doctorOpt, resumeOpt, storeOpt});
     parser.process(app);
+    if (parser.isSet(doctorOpt)) {
+        printOut(kiln::app::Doctor::report());
+        return 0;
+    }
     if (parser.isSet(listOpsOpt)) {
         printOut(QString::fromStdString(opTableMarkdown()));
         return 0;
@@ -171,7 +185,7 @@ int main(int argc, char** argv) {
             return 0;
         }
 
-        auto device = Device::parse(parser.value(deviceOpt).toStdString());
+        auto device = Device::parse(parser.isSet(deviceOpt) ? parser.value(deviceOpt).toStdString() : config->device);
         if (!device.ok()) return fail(device.error());
         if (!device->isCpu()) {
 #ifdef KILN_HAVE_CUDA
@@ -187,6 +201,22 @@ int main(int argc, char** argv) {
         auto data = train::loadData(project->data, projectPath, config->seed);
         if (!data.ok()) return fail(data.error().withFile(data.error().file.empty() ? projectPath : data.error().file), &project.value());
 
+        const bool resume = parser.isSet(resumeOpt);
+        if (resume && !parser.isSet(runDirOpt)) {
+            printErr(Cli::tr("kiln-train: --resume needs --run-dir (the folder of the run to continue)"));
+            return 2;
+        }
+        // Run directory: callbacks write into it while training (backups, checkpoints, logs).
+        QString runDir = parser.value(runDirOpt);
+        if (runDir.isEmpty()) {
+            QString base = QString::fromStdString(project->name.empty() ? "run" : project->name);
+            runDir = QDir::current().filePath(QStringLiteral("runs/%1-%2").arg(base, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+        }
+        if (!QDir().mkpath(runDir))
+            return fail(Error(ErrorCode::FileWrite, "cannot create the run directory").withFile(runDir.toStdString()));
+        runDir = QFileInfo(runDir).absoluteFilePath();
+        const std::string dir = runDir.toStdString();
+
         ThreadPool pool(threads);
         auto trainer = train::Trainer::create(*model, *config, std::move(data.value()), pool);
         if (!trainer.ok()) return fail(trainer.error(), &project.value());
@@ -194,13 +224,85 @@ int main(int argc, char** argv) {
             Status st = train::loadWeights((*trainer)->params(), parser.value(weightsOpt).toStdString());
             if (!st.ok()) return fail(st.error());
         }
+        if (Status st = (*trainer)->addConfiguredCallbacks({dir}); !st.ok()) return fail(st.error().withFile(projectPath), &project.value());
+        std::string backupDir = dir + "/backup";
+        std::string tensorBoardDir;
+        for (const auto& cb : (*trainer)->callbacks()) {
+            if (auto* b = dynamic_cast<train::BackupAndRestore*>(cb.get())) backupDir = b->dir();
+            if (auto* t = dynamic_cast<train::TensorBoard*>(cb.get())) tensorBoardDir = t->logDir();
+        }
+        (*trainer)->setStopStateDir(backupDir);
+        if (resume) {
+            if (Status st = (*trainer)->restoreFrom(backupDir); !st.ok()) return fail(st.error());
+        }
+
+        // The project's run store records the run, its configuration and its metrics.
+        std::unique_ptr<store::RunStore> runStore;
+        int64_t runId = 0;
+        QString storePath = parser.value(storeOpt);
+        if (storePath.isEmpty())
+            storePath = QFileInfo(QString::fromStdString(projectPath)).absoluteDir().filePath(QStringLiteral(".kiln/runs.sqlite"));
+        if (storePath != QLatin1String("none")) {
+            auto rs = store::RunStore::open(storePath.toStdString());
+            if (!rs.ok()) return fail(rs.error());
+            runStore = std::move(rs.value());
+            if (resume) {
+                auto runs = runStore->listRuns();
+                if (!runs.ok()) return fail(runs.error());
+                for (const auto& r : *runs)
+                    if (r.runDir == dir) runId = r.id;
+            }
+            if (runId == 0) {
+                store::NewRun nr;
+                nr.name = QFileInfo(runDir).fileName().toStdString();
+                nr.configJson = json{{"training", project->training}, {"data", project->data}, {"seed", config->seed},
+                                     {"batch_size", config->batchSize}, {"epochs", config->epochs}}.dump();
+                nr.graphHash = store::contentHash(json::parse(io::serializeProject(*project)).value("graph", json()).dump());
+                nr.datasetFingerprint = store::contentHash(project->data.dump() + "|" + std::to_string((*trainer)->data().train.count()));
+                nr.runDir = dir;
+                auto id = runStore->createRun(nr);
+                if (!id.ok()) return fail(id.error());
+                runId = *id;
+            } else if (Status st = runStore->setStatus(runId, store::RunStatus::Running); !st.ok()) {
+                return fail(st.error());
+            }
+        }
+        Status storeStatus;
+        auto logStore = [&](store::MetricScope scope, int64_t step, std::vector<std::pair<std::string, double>> values) {
+            if (!runStore || !storeStatus.ok()) return;
+            storeStatus = runStore->logMetrics(runId, scope, step, values);
+        };
 
         const bool tty = isatty(fileno(stdout)) && !parser.isSet(quietOpt);
         const bool quiet = parser.isSet(quietOpt);
         auto lastPrint = std::chrono::steady_clock::now();
         auto onEvent = [&](const train::TrainEvent& e) {
+            if (e.kind == train::TrainEvent::Kind::Begin && runStore && e.globalStep > 0) {
+                // A resumed run: what was logged after the backup is logged again.
+                Status st = runStore->truncateMetrics(runId, e.globalStep, e.epoch - 1);
+                if (!st.ok()) storeStatus = st;
+            } else if (e.kind == train::TrainEvent::Kind::SavingState && runStore && storeStatus.ok()) {
+                // The store then holds every step the backup holds, so a resume after a crash
+                // continues the curves without a gap.
+                storeStatus = runStore->flush();
+            } else if (e.kind == train::TrainEvent::Kind::Step) {
+                std::vector<std::pair<std::string, double>> v{{"loss", e.loss}, {"learning_rate", e.learningRate}};
+                for (const auto& m : e.metrics) v.emplace_back(m.name, m.value);
+                logStore(store::MetricScope::Step, e.globalStep, std::move(v));
+            } else if (e.kind == train::TrainEvent::Kind::Epoch) {
+                std::vector<std::pair<std::string, double>> v{{"loss", e.loss}, {"learning_rate", e.learningRate}};
+                for (const auto& m : e.metrics) v.emplace_back(m.name, m.value);
+                if (e.validation) {
+                    v.emplace_back("val_loss", e.validation->loss);
+                    for (const auto& m : e.validation->metrics) v.emplace_back("val_" + m.name, m.value);
+                }
+                logStore(store::MetricScope::Epoch, e.epoch, std::move(v));
+            }
             if (quiet) return;
             if (e.kind == train::TrainEvent::Kind::Begin) {
+                if (e.globalStep > 0)
+                    printOut(Cli::tr("Resuming %1 at epoch %2, step %3 (global step %4)")
+                                 .arg(runDir).arg(e.epoch).arg(e.step).arg(e.globalStep));
                 printOut(Cli::tr("Training %1 for %2 epoch(s), %3 steps per epoch, on %4 (%5 threads)")
                              .arg(QString::fromStdString(project->name.empty() ? projectPath : project->name))
                              .arg(e.epochs).arg(e.stepsPerEpoch).arg(QString::fromStdString(device->toString()))
@@ -229,25 +331,29 @@ int main(int argc, char** argv) {
                 line += Cli::tr(" - %1 samples/s").arg(e.samplesPerSecond, 0, 'f', 0);
                 printOut(line);
                 std::fflush(stdout);
+            } else if (e.kind == train::TrainEvent::Kind::End && !e.message.empty()) {
+                printOut(Cli::tr("Training stopped early: %1").arg(QString::fromStdString(e.message)));
             }
         };
         auto result = (*trainer)->fit(onEvent);
-        if (!result.ok()) return fail(result.error(), &project.value());
-
-        // Run directory: weights, summary, configuration snapshot and results.
-        QString runDir = parser.value(runDirOpt);
-        if (runDir.isEmpty()) {
-            QString base = QString::fromStdString(project->name.empty() ? "run" : project->name);
-            runDir = QDir::current().filePath(QStringLiteral("runs/%1-%2").arg(base, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+        if (runStore) (void)runStore->flush();
+        if (!result.ok()) {
+            if (runStore) {
+                (void)runStore->setResults(runId, json{{"error", result.error().toString()}}.dump());
+                (void)runStore->setStatus(runId, store::RunStatus::Failed);
+            }
+            return fail(result.error(), &project.value());
         }
-        if (!QDir().mkpath(runDir))
-            return fail(Error(ErrorCode::FileWrite, "cannot create the run directory").withFile(runDir.toStdString()));
-        const std::string dir = runDir.toStdString();
+        if (!storeStatus.ok()) return fail(storeStatus.error());
+
         Status st = train::saveWeights((*trainer)->params(), dir + "/weights.safetensors", {{"project", projectPath}});
         if (!st.ok()) return fail(st.error());
 
         const auto& hist = result->history;
         json out = {{"epochs", hist.size()}, {"seconds", result->seconds}, {"samples_per_s", result->samplesPerSecond}};
+        if (result->earlyStopped) out["stopped_early"] = result->stopReason;
+        if (result->resumedFromStep >= 0) out["resumed_from_step"] = result->resumedFromStep;
+        if (runStore) out["run_id"] = runId;
         if (!hist.empty()) {
             out["train_loss"] = hist.back().train.loss;
             for (const auto& m : hist.back().train.metrics) out["train_" + m.name] = m.value;
@@ -281,6 +387,19 @@ int main(int argc, char** argv) {
                     {"project_snapshot", json::parse(io::serializeProject(*project))}};
         st = io::writeFileAtomic(dir + "/run.json", run.dump(2) + "\n");
         if (!st.ok()) return fail(st.error());
+        if (runStore) {
+            Status rs = runStore->setResults(runId, out.dump());
+            if (rs.ok()) rs = runStore->addArtifact(runId, "weights", dir + "/weights.safetensors");
+            if (rs.ok()) rs = runStore->addArtifact(runId, "summary", dir + "/run.json");
+            if (rs.ok() && !tensorBoardDir.empty()) rs = runStore->addArtifact(runId, "tensorboard", tensorBoardDir);
+            if (rs.ok() && train::Trainer::hasState(backupDir)) rs = runStore->addArtifact(runId, "backup", backupDir);
+            for (const auto& cb : (*trainer)->callbacks())
+                if (auto* m = dynamic_cast<train::ModelCheckpoint*>(cb.get()); m && rs.ok())
+                    for (const auto& f : m->saved()) rs = runStore->addArtifact(runId, "checkpoint", f);
+            if (rs.ok())
+                rs = runStore->setStatus(runId, result->stopped ? store::RunStatus::Stopped : store::RunStatus::Completed);
+            if (!rs.ok()) return fail(rs.error());
+        }
 
         if (!quiet) {
             if (result->test) {

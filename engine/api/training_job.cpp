@@ -113,6 +113,12 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
         job->m_config.seed = *options.seed;
     }
 
+    if (job->m_config.device != "cpu") {
+        // The CUDA backend's plans are not driven by the Trainer yet: say so before loading data.
+        return Error(ErrorCode::Unsupported, "training on " + job->m_config.device +
+                                                 " is not available in this version; choose the CPU")
+            .with("what", job->m_config.device);
+    }
     auto data = train::loadData(project.data, projectPath, job->m_config.seed);
     if (!data.ok()) {
         Error e = data.error();

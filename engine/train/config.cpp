@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <set>
 
+#include "engine/core/device.h"
 #include "engine/data/csv_table.h"
 #include "engine/data/idx_reader.h"
 #include "engine/data/split.h"
 #include "engine/io/project.h"
+#include "engine/train/callbacks.h"
 
 namespace kiln::engine::train {
 namespace {
@@ -194,6 +196,13 @@ Result<TrainingConfig> parseTrainingConfig(const json& training, const Graph& gr
     KILN_TRY(f.get("seed", c.seed));
     KILN_TRY(f.get("shuffle", c.shuffle));
     KILN_TRY(f.get("validation_split", c.validationSplit));
+    KILN_TRY(f.get("device", c.device));
+    KILN_TRY(f.get("precision", c.precision));
+    if (!Device::parse(c.device).ok()) return fieldError("training.device", "must be \"cpu\" or \"cuda:N\"");
+    if (c.precision != "float32" && c.precision != "mixed_float16" && c.precision != "mixed_bfloat16")
+        return fieldError("training.precision", "must be \"float32\", \"mixed_float16\" or \"mixed_bfloat16\"");
+    if (c.precision != "float32" && c.device == "cpu")
+        return fieldError("training.precision", "mixed precision needs a GPU device; the CPU trains in float32");
     if (c.epochs < 0) return fieldError("training.epochs", "must not be negative");
     if (c.batchSize < 1) return fieldError("training.batch_size", "must be at least 1");
     if (c.validationSplit < 0 || c.validationSplit >= 1) return fieldError("training.validation_split", "must be in [0, 1)");
@@ -225,6 +234,15 @@ Result<TrainingConfig> parseTrainingConfig(const json& training, const Graph& gr
         for (const auto& e : m) {
             if (!e.is_string()) return fieldError("training.metrics", "must be a list of metric names");
             c.metrics.push_back(e.get<std::string>());
+        }
+    }
+    if (f.has("callbacks")) {
+        const json& cbs = f.raw("callbacks");
+        if (!cbs.is_array()) return fieldError("training.callbacks", "must be a list of callback objects");
+        for (size_t i = 0; i < cbs.size(); ++i) {
+            // Built once here only to validate; the Trainer builds them again with the run folder.
+            KILN_TRY(makeCallback(cbs[i], "training.callbacks[" + std::to_string(i) + "]", CallbackContext{}));
+            c.callbacks.push_back(cbs[i]);
         }
     }
     KILN_TRY(f.finish());

@@ -32,6 +32,13 @@ struct TrainingConfig {
     optim::ScheduleConfig schedule;  // schedule.initial comes from the optimizer's learning rate
     std::vector<LossConfig> losses;
     std::vector<std::string> metrics;
+    // "callbacks": one object per callback ({"type": "EarlyStopping", ...}), validated by
+    // parseTrainingConfig and built by Trainer::addConfiguredCallbacks.
+    std::vector<nlohmann::json> callbacks;
+    // Where to train ("cpu", "cuda:N") and in which precision ("float32", "mixed_float16",
+    // "mixed_bfloat16"; the mixed ones need a GPU).
+    std::string device = "cpu";
+    std::string precision = "float32";
 };
 
 // Parses the "training" object; the graph is used to default the loss output (the single model

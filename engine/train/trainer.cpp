@@ -2,17 +2,26 @@
 // Epoch loop, batching, evaluation and metrics.
 #include "engine/train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <numeric>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
+#include "engine/data/byte_reader.h"
 #include "engine/data/split.h"
+#include "engine/io/project.h"
+#include "engine/io/safetensors.h"
+#include "engine/train/weights.h"
 
 namespace kiln::engine::train {
 namespace {
 
+using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t) {
@@ -259,6 +268,110 @@ Status Trainer::stepOnce(int64_t globalStep) {
     return {};
 }
 
+double Trainer::learningRate() const {
+    return m_lrOverride ? *m_lrOverride : m_config.schedule.lrAt(m_pos.globalStep);
+}
+
+void Trainer::requestStop(const std::string& reason) {
+    if (!m_stopRequested) m_stopReason = reason;
+    m_stopRequested = true;
+}
+
+void Trainer::requestStateSave(const std::string& dir) {
+    if (std::find(m_pendingSaves.begin(), m_pendingSaves.end(), dir) == m_pendingSaves.end()) m_pendingSaves.push_back(dir);
+}
+
+Status Trainer::addConfiguredCallbacks(const CallbackContext& ctx) {
+    for (size_t i = 0; i < m_config.callbacks.size(); ++i) {
+        KILN_ASSIGN(auto cb, makeCallback(m_config.callbacks[i], "training.callbacks[" + std::to_string(i) + "]", ctx));
+        m_callbacks.push_back(std::move(cb));
+    }
+    return {};
+}
+
+Status Trainer::runPendingSaves(const std::function<void(const TrainEvent&)>& emit) {
+    auto dirs = std::move(m_pendingSaves);
+    m_pendingSaves.clear();
+    for (const auto& d : dirs) {
+        TrainEvent e;
+        e.kind = TrainEvent::Kind::SavingState;
+        e.epochs = m_config.epochs;
+        e.epoch = m_pos.epoch;
+        e.step = m_pos.step;
+        e.globalStep = m_pos.globalStep;
+        e.message = d;
+        emit(e);
+        KILN_TRY(saveState(d));
+    }
+    return {};
+}
+
+Status Trainer::endCallbacks(TrainEndReason reason) {
+    Status first;
+    for (auto& cb : m_callbacks) {
+        Status st = cb->onTrainEnd(*this, reason);
+        if (!st.ok() && first.ok()) first = st;
+    }
+    return first;
+}
+
+Result<bool> Trainer::drainCommands(const std::function<void(const TrainEvent&)>& emit, const std::atomic<bool>* cancel,
+                                    FitResult& result) {
+    if (!m_queue) return false;
+    bool paused = false;
+    for (;;) {
+        std::optional<TrainCommand> c = paused ? m_queue->waitPop(std::chrono::milliseconds(50)) : m_queue->tryPop();
+        if (!c) {
+            if (!paused) return false;
+            if (cancel && cancel->load()) return false;  // the cancel flag ends a pause too
+            continue;
+        }
+        TrainEvent e;
+        e.epochs = m_config.epochs;
+        e.epoch = m_pos.epoch;
+        e.globalStep = m_pos.globalStep;
+        e.requestId = c->requestId;
+        switch (c->kind) {
+        case TrainCommand::Kind::Start: break;
+        case TrainCommand::Kind::Pause:
+            if (!paused) {
+                paused = true;
+                e.kind = TrainEvent::Kind::Paused;
+                emit(e);
+            }
+            break;
+        case TrainCommand::Kind::Resume:
+            if (paused) {
+                paused = false;
+                e.kind = TrainEvent::Kind::Resumed;
+                emit(e);
+                return false;
+            }
+            break;
+        case TrainCommand::Kind::SetLearningRate:
+            if (!(c->learningRate >= 0) || !std::isfinite(c->learningRate)) break;
+            setLearningRate(c->learningRate);
+            e.kind = TrainEvent::Kind::LearningRateChanged;
+            e.learningRate = c->learningRate;
+            emit(e);
+            break;
+        case TrainCommand::Kind::Stop:
+            result.stopped = true;
+            result.cancelled = true;
+            if (!m_stopStateDir.empty()) {
+                requestStateSave(m_stopStateDir);
+                KILN_TRY(runPendingSaves(emit));
+                result.stopStateDir = m_stopStateDir;
+                m_lastCheckpoint = m_stopStateDir;
+            }
+            e.kind = TrainEvent::Kind::Stopped;
+            e.message = m_stopStateDir;
+            emit(e);
+            return true;
+        }
+    }
+}
+
 Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onEvent, const std::atomic<bool>* cancel) {
     FitResult result;
     const auto& train = m_data.train;
@@ -270,17 +383,43 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
     auto emit = [&](const TrainEvent& e) {
         if (onEvent) onEvent(e);
     };
+    m_stopRequested = false;
+    m_stopReason.clear();
+    m_pendingSaves.clear();
+    // Each fit() runs config().epochs epochs unless it continues from a restored state.
+    m_pos = TrainPosition{1, 0, m_optimizer->iterations()};
+    m_history.clear();
+    m_epochLossSum = 0;
+    m_epochSeen = 0;
+    for (auto& cb : m_callbacks) KILN_TRY(cb->onTrainBegin(*this));
+    if (!m_restoreFrom.empty()) {
+        std::string dir = std::move(m_restoreFrom);
+        m_restoreFrom.clear();
+        KILN_TRY(loadState(dir));
+        result.resumedFromStep = m_pos.globalStep;
+        m_lastCheckpoint = dir;
+    }
+    result.history = m_history;
+    // Fails the run: callbacks see Failed, the error goes to the caller.
+    auto failWith = [&](Error e) -> Result<FitResult> {
+        (void)endCallbacks(TrainEndReason::Failed);
+        return e;
+    };
+
     TrainEvent begin;
     begin.kind = TrainEvent::Kind::Begin;
     begin.epochs = m_config.epochs;
+    begin.epoch = m_pos.epoch;
+    begin.step = m_pos.step;
     begin.stepsPerEpoch = steps;
+    begin.globalStep = m_pos.globalStep;
+    begin.learningRate = learningRate();
     emit(begin);
 
     const auto fitStart = Clock::now();
     double trainSeconds = 0;
     int64_t trainedSamples = 0;
-    int64_t globalStep = m_optimizer->iterations();
-    for (int epoch = 1; epoch <= m_config.epochs; ++epoch) {
+    for (int epoch = m_pos.epoch; epoch <= m_config.epochs; ++epoch) {
         std::vector<int64_t> order;
         if (m_config.shuffle) {
             order = data::shuffledIndices(n, m_config.seed, static_cast<uint64_t>(epoch));
@@ -290,10 +429,22 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
         }
         for (auto& ms : metrics)
             for (auto& m : ms) m->reset();
-        double lossSum = 0;
-        int64_t seen = 0;
+        // A run restored in the middle of an epoch continues its loss mean; the other training
+        // metrics of that epoch cover the steps after the restore.
+        const int64_t firstStep = m_pos.epoch == epoch ? std::min(m_pos.step, steps) : 0;
+        if (firstStep == 0) {
+            m_epochLossSum = 0;
+            m_epochSeen = 0;
+            for (auto& cb : m_callbacks)
+                if (Status st = cb->onEpochBegin(*this, epoch); !st.ok()) return failWith(st.error());
+        }
+        m_pos.epoch = epoch;
+        const int64_t seenBefore = m_epochSeen;
         const auto epochStart = Clock::now();
-        for (int64_t s = 0; s < steps; ++s) {
+        for (int64_t s = firstStep; s < steps; ++s) {
+            auto stop = drainCommands(emit, cancel, result);
+            if (!stop.ok()) return failWith(stop.error());
+            if (*stop) break;
             if (cancel && cancel->load()) {
                 result.cancelled = true;
                 break;
@@ -303,13 +454,16 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
             KILN_ASSIGN(exec::Plan * plan, planFor(size, true));
             std::span<const int64_t> idx(order.data() + start, static_cast<size_t>(size));
             KILN_TRY(loadBatch(*plan, train, idx));
-            KILN_TRY(plan->trainStep(static_cast<uint64_t>(globalStep)));
-            double lr = m_config.schedule.lrAt(globalStep);
+            KILN_TRY(plan->trainStep(static_cast<uint64_t>(m_pos.globalStep)));
+            const double lr = learningRate();
             m_optimizer->step(lr, *m_pool);
-            ++globalStep;
-            lossSum += static_cast<double>(plan->totalLoss()) * static_cast<double>(size);
-            seen += size;
+            ++m_pos.globalStep;
+            m_pos.step = s + 1;
+            const double batchLoss = static_cast<double>(plan->totalLoss());
+            m_epochLossSum += batchLoss * static_cast<double>(size);
+            m_epochSeen += size;
             updateMetrics(*plan, size, metrics);
+            const auto running = metricValues(metrics);
             if (onEvent) {
                 TrainEvent e;
                 e.kind = TrainEvent::Kind::Step;
@@ -317,51 +471,98 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
                 e.epochs = m_config.epochs;
                 e.step = s + 1;
                 e.stepsPerEpoch = steps;
-                e.globalStep = globalStep;
-                e.loss = lossSum / static_cast<double>(seen);
-                e.metrics = metricValues(metrics);
+                e.globalStep = m_pos.globalStep;
+                e.loss = m_epochLossSum / static_cast<double>(m_epochSeen);
+                e.metrics = running;
                 e.learningRate = lr;
                 double el = secondsSince(epochStart);
                 e.elapsedSeconds = el;
-                e.samplesPerSecond = el > 0 ? static_cast<double>(seen) / el : 0;
+                const int64_t seenNow = m_epochSeen - seenBefore;
+                e.samplesPerSecond = el > 0 ? static_cast<double>(seenNow) / el : 0;
                 int64_t remaining = (steps - s - 1) + (m_config.epochs - epoch) * steps;
-                e.etaSeconds = el / static_cast<double>(s + 1) * static_cast<double>(remaining);
+                e.etaSeconds = el / static_cast<double>(s + 1 - firstStep) * static_cast<double>(remaining);
                 emit(e);
             }
+            if (!m_callbacks.empty()) {
+                BatchLogs bl;
+                bl.epoch = epoch;
+                bl.step = s + 1;
+                bl.globalStep = m_pos.globalStep;
+                bl.batchLoss = batchLoss;
+                bl.logs["loss"] = m_epochLossSum / static_cast<double>(m_epochSeen);
+                for (const auto& m : running) bl.logs[m.name] = m.value;
+                bl.logs["learning_rate"] = lr;
+                for (auto& cb : m_callbacks)
+                    if (Status st = cb->onBatchEnd(*this, bl); !st.ok()) return failWith(st.error());
+                if (Status st = runPendingSaves(emit); !st.ok()) return failWith(st.error());
+            }
+            if (m_stopRequested) break;  // as Keras: stop_training is checked after every batch
         }
         double epochSeconds = secondsSince(epochStart);
         trainSeconds += epochSeconds;
-        trainedSamples += seen;
+        const int64_t seen = m_epochSeen;
+        trainedSamples += seen - seenBefore;
+        if (result.stopped) break;  // the state is saved at this step; no epoch-end processing
         if (result.cancelled && seen == 0) break;
         EpochRecord rec;
         rec.epoch = epoch;
-        rec.train.loss = seen ? lossSum / static_cast<double>(seen) : 0;
+        rec.train.loss = seen ? m_epochLossSum / static_cast<double>(seen) : 0;
         rec.train.metrics = metricValues(metrics);
         rec.train.samples = seen;
         rec.seconds = epochSeconds;
-        rec.samplesPerSecond = epochSeconds > 0 ? static_cast<double>(seen) / epochSeconds : 0;
+        rec.samplesPerSecond = epochSeconds > 0 ? static_cast<double>(seen - seenBefore) / epochSeconds : 0;
         if (m_data.validation) {
             KILN_ASSIGN(auto v, evaluate(*m_data.validation));
             rec.validation = v;
         }
+        // The position moves to the next epoch before the callbacks run, so a state saved at this
+        // epoch end resumes with the next one.
+        m_pos.epoch = epoch + 1;
+        m_pos.step = 0;
+        m_epochLossSum = 0;
+        m_epochSeen = 0;
+        result.history.push_back(rec);
+        m_history = result.history;
         TrainEvent e;
         e.kind = TrainEvent::Kind::Epoch;
         e.epoch = epoch;
         e.epochs = m_config.epochs;
         e.step = steps;
         e.stepsPerEpoch = steps;
-        e.globalStep = globalStep;
+        e.globalStep = m_pos.globalStep;
         e.loss = rec.train.loss;
         e.metrics = rec.train.metrics;
-        e.learningRate = m_config.schedule.lrAt(globalStep);
+        e.learningRate = learningRate();
         e.samplesPerSecond = rec.samplesPerSecond;
         e.elapsedSeconds = secondsSince(fitStart);
         e.etaSeconds = epochSeconds * (m_config.epochs - epoch);
         e.validation = rec.validation;
-        result.history.push_back(std::move(rec));
         emit(e);
+        if (!result.cancelled && !m_callbacks.empty()) {
+            Logs logs;
+            logs["loss"] = rec.train.loss;
+            for (const auto& m : rec.train.metrics) logs[m.name] = m.value;
+            if (rec.validation) {
+                logs["val_loss"] = rec.validation->loss;
+                for (const auto& m : rec.validation->metrics) logs["val_" + m.name] = m.value;
+            }
+            logs["learning_rate"] = learningRate();
+            for (auto& cb : m_callbacks)
+                if (Status st = cb->onEpochEnd(*this, epoch, logs); !st.ok()) return failWith(st.error());
+            if (Status st = runPendingSaves(emit); !st.ok()) return failWith(st.error());
+        }
         if (result.cancelled) break;
+        if (m_stopRequested) {
+            result.earlyStopped = true;
+            result.stopReason = m_stopReason;
+            break;
+        }
     }
+    const TrainEndReason reason = result.stopped     ? TrainEndReason::UserStopped
+                                  : result.cancelled ? TrainEndReason::UserStopped
+                                  : result.earlyStopped ? TrainEndReason::EarlyStopped
+                                                        : TrainEndReason::Completed;
+    KILN_TRY(endCallbacks(reason));
     if (m_data.test && !result.cancelled) {
         KILN_ASSIGN(auto t, evaluate(*m_data.test));
         result.test = t;
@@ -371,9 +572,173 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
     TrainEvent end;
     end.kind = TrainEvent::Kind::End;
     end.epochs = m_config.epochs;
+    end.epoch = m_pos.epoch;
+    end.globalStep = m_pos.globalStep;
     end.elapsedSeconds = result.seconds;
+    end.message = result.stopReason;
     emit(end);
     return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Full training state
+
+namespace {
+
+constexpr const char* kStateFormat = "kiln-train-state";
+constexpr int kStateVersion = 1;
+
+json evalToJson(const EvalResult& r) {
+    json m = json::object();
+    for (const auto& v : r.metrics) m[v.name] = v.value;
+    return {{"loss", r.loss}, {"metrics", m}, {"samples", r.samples}};
+}
+
+EvalResult evalFromJson(const json& j) {
+    EvalResult r;
+    r.loss = j.at("loss").get<double>();
+    r.samples = j.at("samples").get<int64_t>();
+    for (auto& [k, v] : j.at("metrics").items()) r.metrics.push_back({k, v.get<double>()});
+    return r;
+}
+
+Error stateError(const std::string& dir, const std::string& why) {
+    return Error(ErrorCode::DataError, "training state " + dir + ": " + why).withFile(dir).with("file", dir).with("reason", why);
+}
+
+}  // namespace
+
+bool Trainer::hasState(const std::string& dir) {
+    namespace fs = std::filesystem;
+    return fs::exists(fs::path(dir) / "state.json") || fs::exists(fs::path(dir + ".old") / "state.json");
+}
+
+Status Trainer::saveState(const std::string& dir) {
+    namespace fs = std::filesystem;
+    const std::string tmp = dir + ".tmp", old = dir + ".old";
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    fs::create_directories(tmp, ec);
+    if (ec)
+        return Error(ErrorCode::FileWrite, "cannot create " + tmp + ": " + ec.message()).withFile(tmp).with("path", tmp).with("reason", ec.message());
+    KILN_TRY(saveWeights(m_params, tmp + "/weights.safetensors", {{"step", std::to_string(m_pos.globalStep)}}));
+    std::vector<float> opt(static_cast<size_t>(m_optimizer->stateSize()));
+    if (!opt.empty()) m_optimizer->saveState(opt.data());
+    KILN_TRY(io::saveSafetensors(tmp + "/optimizer.safetensors",
+                                 {{"state", Tensor::fromVector(Shape{static_cast<int64_t>(opt.size())}, opt)}},
+                                 {{"type", m_config.optimizer.type}}));
+    json hist = json::array();
+    for (const auto& h : m_history) {
+        json e = {{"epoch", h.epoch}, {"train", evalToJson(h.train)}, {"seconds", h.seconds}, {"samples_per_s", h.samplesPerSecond}};
+        if (h.validation) e["validation"] = evalToJson(*h.validation);
+        hist.push_back(std::move(e));
+    }
+    json cbs = json::array();
+    for (const auto& cb : m_callbacks) {
+        KILN_ASSIGN(json s, cb->saveState(tmp));
+        cbs.push_back({{"type", cb->type()}, {"state", s}});
+    }
+    json st = {{"format", kStateFormat},
+               {"version", kStateVersion},
+               {"seed", m_config.seed},
+               {"batch_size", m_config.batchSize},
+               {"train_samples", m_data.train.count()},
+               {"optimizer", m_config.optimizer.type},
+               {"optimizer_state_size", m_optimizer->stateSize()},
+               {"iterations", m_optimizer->iterations()},
+               {"global_step", m_pos.globalStep},
+               {"epoch", m_pos.epoch},
+               {"step_in_epoch", m_pos.step},
+               {"epoch_loss_sum", m_epochLossSum},
+               {"epoch_seen", m_epochSeen},
+               {"lr_override", m_lrOverride ? json(*m_lrOverride) : json()},
+               {"last_checkpoint", m_lastCheckpoint},
+               {"history", hist},
+               {"callbacks", cbs}};
+    KILN_TRY(io::writeFileAtomic(tmp + "/state.json", st.dump(1) + "\n"));
+    // Swap folders: the previous state stays as <dir>.old until the new one is in place.
+    fs::remove_all(old, ec);
+    if (fs::exists(dir)) fs::rename(dir, old, ec);
+    if (ec) return Error(ErrorCode::FileWrite, "cannot replace " + dir + ": " + ec.message()).withFile(dir).with("path", dir).with("reason", ec.message());
+    fs::rename(tmp, dir, ec);
+    if (ec) return Error(ErrorCode::FileWrite, "cannot replace " + dir + ": " + ec.message()).withFile(dir).with("path", dir).with("reason", ec.message());
+    fs::remove_all(old, ec);
+    return {};
+}
+
+Status Trainer::restoreFrom(const std::string& dir) {
+    if (!hasState(dir))
+        return Error(ErrorCode::FileNotFound, "no training state to resume from in " + dir).withFile(dir).with("path", dir);
+    m_restoreFrom = dir;
+    return {};
+}
+
+Status Trainer::loadState(const std::string& requested) {
+    namespace fs = std::filesystem;
+    // A crash between the two renames of saveState leaves only <dir>.old.
+    std::string dir = requested;
+    if (!fs::exists(fs::path(dir) / "state.json") && fs::exists(fs::path(dir + ".old") / "state.json")) dir += ".old";
+    auto text = data::readWholeFile(dir + "/state.json");
+    if (!text.ok()) return text.error();
+    json st;
+    try {
+        st = json::parse(*text);
+    } catch (const json::exception& e) {
+        return stateError(dir, std::string("state.json is not valid JSON: ") + e.what());
+    }
+    try {
+        if (st.value("format", "") != kStateFormat || st.value("version", 0) != kStateVersion)
+            return stateError(dir, "state.json is not a Kiln training state of version " + std::to_string(kStateVersion));
+        auto mustMatch = [&](const char* key, const json& want, const std::string& what) -> Status {
+            if (st.at(key) != want)
+                return Error(ErrorCode::ConfigError, "the training state in " + dir + " was made with " + what + " " +
+                                                         st.at(key).dump() + ", but the run uses " + want.dump())
+                    .withFile(dir)
+                    .with("field", std::string("training.") + key)
+                    .with("reason", "differs from the saved state");
+            return {};
+        };
+        KILN_TRY(mustMatch("seed", m_config.seed, "seed"));
+        KILN_TRY(mustMatch("batch_size", m_config.batchSize, "batch size"));
+        KILN_TRY(mustMatch("train_samples", m_data.train.count(), "a training set of"));
+        KILN_TRY(mustMatch("optimizer", m_config.optimizer.type, "optimizer"));
+        if (st.at("optimizer_state_size").get<int64_t>() != m_optimizer->stateSize())
+            return stateError(dir, "the optimizer state does not fit this model");
+        KILN_TRY(loadWeights(m_params, dir + "/weights.safetensors"));
+        KILN_ASSIGN(auto opt, io::loadSafetensors(dir + "/optimizer.safetensors"));
+        const Tensor* os = opt.find("state");
+        if (!os || os->numel() != m_optimizer->stateSize()) return stateError(dir, "optimizer.safetensors does not fit this model");
+        if (os->numel() > 0) m_optimizer->loadState(os->data<float>());
+        m_optimizer->setIterations(st.at("iterations").get<int64_t>());
+        m_pos.globalStep = st.at("global_step").get<int64_t>();
+        m_pos.epoch = st.at("epoch").get<int>();
+        m_pos.step = st.at("step_in_epoch").get<int64_t>();
+        m_epochLossSum = st.at("epoch_loss_sum").get<double>();
+        m_epochSeen = st.at("epoch_seen").get<int64_t>();
+        if (st.at("lr_override").is_null()) m_lrOverride.reset();
+        else m_lrOverride = st.at("lr_override").get<double>();
+        m_lastCheckpoint = st.value("last_checkpoint", std::string());
+        m_history.clear();
+        for (const auto& h : st.at("history")) {
+            EpochRecord r;
+            r.epoch = h.at("epoch").get<int>();
+            r.train = evalFromJson(h.at("train"));
+            if (h.contains("validation")) r.validation = evalFromJson(h.at("validation"));
+            r.seconds = h.at("seconds").get<double>();
+            r.samplesPerSecond = h.at("samples_per_s").get<double>();
+            m_history.push_back(std::move(r));
+        }
+        const json& cbs = st.at("callbacks");
+        // Callback states are matched by position and type; a changed list keeps fresh states.
+        for (size_t i = 0; i < m_callbacks.size() && i < cbs.size(); ++i) {
+            if (cbs[i].at("type").get<std::string>() != m_callbacks[i]->type()) continue;
+            if (cbs[i].at("state").is_null()) continue;
+            KILN_TRY(m_callbacks[i]->loadState(cbs[i].at("state"), dir));
+        }
+    } catch (const json::exception& e) {
+        return stateError(dir, std::string("state.json is incomplete: ") + e.what());
+    }
+    return {};
 }
 
 }  // namespace kiln::engine::train

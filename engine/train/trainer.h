@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Trainer runs epochs over in-memory data with a compiled plan, an optimizer and metrics,
-// reporting progress events. Deterministic: the same seed gives bit-identical weights on the CPU.
+// reporting progress events, driving callbacks and obeying a command queue (pause, stop, learning
+// rate). Deterministic: the same seed gives bit-identical weights on the CPU, also across a
+// save/restore of the full training state.
 #pragma once
 
 #include <atomic>
@@ -13,6 +15,8 @@
 
 #include "engine/exec/plan.h"
 #include "engine/optim/optimizer.h"
+#include "engine/train/callbacks.h"
+#include "engine/train/command_queue.h"
 #include "engine/train/config.h"
 #include "engine/train/metrics.h"
 
@@ -33,7 +37,11 @@ struct EvalResult {
 };
 
 struct TrainEvent {
-    enum class Kind { Begin, Step, Epoch, End };
+    // Paused/Resumed/Stopped/LearningRateChanged acknowledge a TrainCommand (see requestId).
+    // SavingState comes just before each full-state save (message: the folder): everything
+    // emitted before it belongs to that state, so a listener that persists events flushes on it
+    // (then a crash never leaves a state newer than the persisted events).
+    enum class Kind { Begin, Step, Epoch, End, Paused, Resumed, Stopped, LearningRateChanged, SavingState };
     Kind kind = Kind::Step;
     int epoch = 0;             // 1-based
     int epochs = 0;
@@ -47,6 +55,8 @@ struct TrainEvent {
     double etaSeconds = 0;
     double elapsedSeconds = 0;
     std::optional<EvalResult> validation;  // Epoch events, when there is validation data
+    uint64_t requestId = 0;    // the command acknowledged by Paused/Resumed/Stopped/LearningRateChanged
+    std::string message;       // Stopped: where the state was saved; End: why training stopped early
 };
 
 struct EpochRecord {
@@ -62,16 +72,60 @@ struct FitResult {
     std::optional<EvalResult> test;
     double seconds = 0;
     double samplesPerSecond = 0;  // training samples per second over all epochs
-    bool cancelled = false;
+    bool cancelled = false;      // ended by the cancel flag or a Stop command
+    bool stopped = false;        // ended by a Stop command
+    bool earlyStopped = false;   // a callback requested the stop (e.g. EarlyStopping)
+    std::string stopReason;
+    std::string stopStateDir;    // where a Stop command saved the full state ("" if nowhere)
+    int64_t resumedFromStep = -1;  // global step of the state training continued from, -1 if none
 };
 
-class Trainer {
+// The position of training: the next step to run.
+struct TrainPosition {
+    int epoch = 1;          // 1-based
+    int64_t step = 0;       // steps of that epoch already done
+    int64_t globalStep = 0;
+};
+
+class Trainer : public TrainControl {
 public:
     // The model must have been analysed; data columns are matched to Input nodes by
     // DataBundle::inputs, else by a single feature column.
     static Result<std::unique_ptr<Trainer>> create(const ops::ModelInfo& model, const TrainingConfig& config,
                                                    DataBundle data, ThreadPool& pool);
-    ~Trainer();
+    ~Trainer() override;
+
+    // Callbacks run in the order added. Also see addCallbacks() for the project's list.
+    void addCallback(std::unique_ptr<Callback> callback) { m_callbacks.push_back(std::move(callback)); }
+    // Builds and adds the callbacks of config().callbacks (paths relative to ctx.runDir).
+    Status addConfiguredCallbacks(const CallbackContext& ctx);
+    const std::vector<std::unique_ptr<Callback>>& callbacks() const { return m_callbacks; }
+    // Drained between steps by fit(); may be posted to from any thread. Not owned.
+    void setCommandQueue(TrainCommandQueue* queue) { m_queue = queue; }
+    // Where a Stop command saves the full training state ("" : nowhere).
+    void setStopStateDir(std::string dir) { m_stopStateDir = std::move(dir); }
+
+    // Full training state (weights, optimizer moments and step count, learning-rate override,
+    // position in the data order, RNG position, callback states, history) in a folder, written
+    // atomically (a new folder renamed into place). A run restored from it continues bit-identically.
+    Status saveState(const std::string& dir);
+    // Checks that `dir` holds a state of this model and configuration; fit() then continues from it.
+    Status restoreFrom(const std::string& dir);
+    static bool hasState(const std::string& dir);
+    TrainPosition position() const { return m_pos; }
+
+    // TrainControl
+    double learningRate() const override;
+    void setLearningRate(double lr) override { m_lrOverride = lr; }
+    void requestStop(const std::string& reason) override;
+    exec::ParamStore* parameters() override { return &m_params; }
+    void requestStateSave(const std::string& dir) override;
+    void requestRestore(const std::string& dir) override { m_restoreFrom = dir; }
+    void noteCheckpoint(const std::string& path) override { m_lastCheckpoint = path; }
+    std::string lastCheckpoint() const override { return m_lastCheckpoint; }
+    int64_t globalStep() const override { return m_pos.globalStep; }
+
+    const TrainingConfig& config() const { return m_config; }
 
     Result<FitResult> fit(const std::function<void(const TrainEvent&)>& onEvent = {},
                           const std::atomic<bool>* cancel = nullptr);
@@ -105,6 +159,26 @@ private:
     std::vector<size_t> m_lossOutput;          // model output index per loss
     std::vector<std::string> m_inputColumns;   // per Input node (model order)
     std::map<std::pair<int64_t, bool>, std::unique_ptr<exec::Plan>> m_plans;
+    Status loadState(const std::string& dir);
+    Status runPendingSaves(const std::function<void(const TrainEvent&)>& emit);
+    Status endCallbacks(TrainEndReason reason);
+    // Handles queued commands; true when training must stop now.
+    Result<bool> drainCommands(const std::function<void(const TrainEvent&)>& emit, const std::atomic<bool>* cancel,
+                               FitResult& result);
+
+    std::vector<std::unique_ptr<Callback>> m_callbacks;
+    TrainCommandQueue* m_queue = nullptr;
+    std::string m_stopStateDir;
+    std::optional<double> m_lrOverride;
+    TrainPosition m_pos;
+    double m_epochLossSum = 0;   // running loss sum of the epoch in progress
+    int64_t m_epochSeen = 0;
+    std::vector<EpochRecord> m_history;
+    std::vector<std::string> m_pendingSaves;
+    std::string m_restoreFrom;
+    bool m_stopRequested = false;
+    std::string m_stopReason;
+    std::string m_lastCheckpoint;
     std::vector<float*> m_feed;                // scratch: destination pointers for a batch
     std::vector<const data::Column*> m_feedColumns;
     std::vector<int64_t> m_firstBatch;         // indices used by stepOnce()

@@ -23,7 +23,7 @@ class TestExamples : public QObject {
         p.setProcessChannelMode(QProcess::ForwardedErrorChannel);
         p.start(QStringLiteral(KILN_BINARY_DIR "/app/kiln-train"),
                 {QStringLiteral(KILN_SOURCE_DIR "/resources/examples/%1").arg(QLatin1String(example)), QStringLiteral("--json"),
-                 QStringLiteral("--quiet"), QStringLiteral("--run-dir"), m_dir.filePath(QLatin1String(example))});
+                 QStringLiteral("--quiet"), QStringLiteral("--run-store"), QStringLiteral("none"), QStringLiteral("--run-dir"), m_dir.filePath(QLatin1String(example))});
         if (!p.waitForFinished(1200000)) return {};
         if (p.exitCode() != 0) return {};
         QString last = QString::fromLocal8Bit(p.readAllStandardOutput()).trimmed().split(QLatin1Char('\n')).last();
