@@ -30,7 +30,22 @@ QString ErrorText::headline(const engine::Error& e) {
     case ErrorCode::ConfigError: return tr("Invalid setting %1").arg(QString::fromStdString(e.param("field")));
     case ErrorCode::Unsupported: return tr("Not supported");
     case ErrorCode::DeviceUnavailable: return tr("Device not available");
-    case ErrorCode::OutOfMemory: return tr("Out of memory");
+    case ErrorCode::OutOfMemory: {
+        // Device allocations carry the numbers (bytes) and, from the memory assistant, a batch that fits.
+        auto gib = [&](const char* key) {
+            return QString::number(QString::fromStdString(e.param(key)).toDouble() / double(1ull << 30), 'f', 2);
+        };
+        if (e.param("cap").empty()) return tr("Out of memory");
+        QString text = tr("Out of memory on %1: %2 GiB requested, %3 GiB in use, limit %4 GiB")
+                           .arg(QString::fromStdString(e.param("device")), gib("requested"), gib("in_use"), gib("cap"));
+        if (!e.param("predicted").empty())
+            text += QLatin1String("; ") + tr("predicted peak %1 GiB for batch size %2")
+                                             .arg(gib("predicted"), QString::fromStdString(e.param("batch")));
+        if (!e.param("suggested_batch").empty())
+            text += QLatin1String("; ") + tr("try batch size %1, or bf16 precision")
+                                             .arg(QString::fromStdString(e.param("suggested_batch")));
+        return text;
+    }
     case ErrorCode::Cancelled: return tr("Cancelled");
     }
     return tr("Error");

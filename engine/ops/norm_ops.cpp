@@ -41,6 +41,13 @@ public:
             kernels::BatchNormParams bp;
             bp.epsilon = m_eps;
             bp.momentum = m_momentum;
+            if (kernels::BatchNormSync* sync = kernels::batchNormSync()) {  // data parallel, synchronised
+                if (!kernels::batchNormForwardTrainingSync(m_rows, m_c, io.in[0], io.params[0], io.params[1], bp, io.out,
+                                                           io.saved, io.saved + m_c, io.params[2], io.params[3], *sync,
+                                                           *io.pool))
+                    return Error(ErrorCode::Internal, "synchronising batch statistics across replicas failed");
+                return {};
+            }
             kernels::batchNormForwardTraining(m_rows, m_c, io.in[0], io.params[0], io.params[1], bp, io.out, io.saved,
                                               io.saved + m_c, io.params[2], io.params[3], *io.pool);
         } else {
@@ -53,6 +60,12 @@ public:
         if (m_frozen) {
             kernels::batchNormBackwardInference(m_rows, m_c, io.in[0], io.params[0], io.params[2], io.params[3], m_eps,
                                                 io.dOut, io.dIn[0], io.dParams[0], io.dParams[1], *io.pool);
+            return {};
+        }
+        if (kernels::BatchNormSync* sync = kernels::batchNormSync()) {
+            if (!kernels::batchNormBackwardTrainingSync(m_rows, m_c, io.in[0], io.params[0], io.saved, io.saved + m_c,
+                                                        io.dOut, io.dIn[0], io.dParams[0], io.dParams[1], *sync, *io.pool))
+                return Error(ErrorCode::Internal, "synchronising batch-norm gradients across replicas failed");
             return {};
         }
         kernels::batchNormBackwardTraining(m_rows, m_c, io.in[0], io.params[0], io.saved, io.saved + m_c, io.dOut,

@@ -66,3 +66,31 @@ void layerNormBackward(int64_t rows, int64_t c, const float* x, const float* gam
                        ThreadPool& pool);
 
 }  // namespace kiln::engine::kernels
+
+namespace kiln::engine::kernels {
+
+// Synchronised batch normalisation for data-parallel training: while a hook is installed on the
+// calling thread, training-mode BatchNormalization sums its per-channel statistics over every
+// replica through it, so each replica normalises with the statistics of the whole global batch.
+class BatchNormSync {
+public:
+    virtual ~BatchNormSync() = default;
+    // Element-wise sum of `values` over all replicas, in place; the same order on every replica.
+    virtual bool allReduceSum(double* values, int64_t n) = 0;
+};
+// The calling thread's hook (null by default); set per replica thread by the data-parallel runner.
+BatchNormSync* batchNormSync();
+void setBatchNormSync(BatchNormSync* sync);
+
+// As batchNormForwardTraining/batchNormBackwardTraining, with the sums over rows (count, sum x,
+// sum x², and in backward sum dy, sum dy·xhat) reduced through `sync` first. dgamma/dbeta receive
+// this replica's local sums only (the gradient all-reduce adds the other replicas'). Return false
+// when the reduction failed.
+bool batchNormForwardTrainingSync(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
+                                  const BatchNormParams& params, float* y, float* saveMean, float* saveInvStd,
+                                  float* movingMean, float* movingVar, BatchNormSync& sync, ThreadPool& pool);
+bool batchNormBackwardTrainingSync(int64_t rows, int64_t c, const float* x, const float* gamma,
+                                   const float* saveMean, const float* saveInvStd, const float* dy, float* dx,
+                                   float* dgamma, float* dbeta, BatchNormSync& sync, ThreadPool& pool);
+
+}  // namespace kiln::engine::kernels

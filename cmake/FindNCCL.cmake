@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: Apache-2.0
+# Finds NCCL (no CMake or pkg-config files ship with it): NCCL_FOUND, NCCL_VERSION, NCCL::nccl.
+# Looks under NCCL_ROOT, then the CUDA toolkit.
+find_path(NCCL_INCLUDE_DIR nccl.h
+  HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}
+  PATH_SUFFIXES include)
+find_library(NCCL_LIBRARY NAMES nccl
+  HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}
+  PATH_SUFFIXES lib64 lib)
+if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")
+  file(STRINGS "${NCCL_INCLUDE_DIR}/nccl.h" _nccl_defs REGEX "^#define NCCL_(MAJOR|MINOR|PATCH) ")
+  foreach(part MAJOR MINOR PATCH)
+    string(REGEX REPLACE ".*#define NCCL_${part} ([0-9]+).*" "\\1" _nccl_${part} "${_nccl_defs}")
+  endforeach()
+  set(NCCL_VERSION "${_nccl_MAJOR}.${_nccl_MINOR}.${_nccl_PATCH}")
+endif()
+include(FindPackageHandleStandardArgs)
+find_package_handle_standard_args(NCCL REQUIRED_VARS NCCL_LIBRARY NCCL_INCLUDE_DIR VERSION_VAR NCCL_VERSION)
+if(NCCL_FOUND AND NOT TARGET NCCL::nccl)
+  add_library(NCCL::nccl SHARED IMPORTED)
+  set_target_properties(NCCL::nccl PROPERTIES IMPORTED_LOCATION "${NCCL_LIBRARY}"
+    INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
+endif()
+mark_as_advanced(NCCL_INCLUDE_DIR NCCL_LIBRARY)

@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: Apache-2.0
+// CUDA plan compilation: the same step positions and liveness intervals as exec::Plan, byte
+// offsets in one device arena, CUDA kernels where supported and CPU kernels with copies elsewhere.
+#include "engine/backends/cuda/cuda_plan.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "engine/backends/cuda/kernels.h"
+#include "engine/core/rng.h"
+
+namespace kiln::engine::cuda {
+
+struct CudaPlan::Step {
+    std::string node;
+    bool loss = false;
+    std::shared_ptr<CudaKernel> gpu;      // or
+    std::shared_ptr<ops::CpuKernel> cpu;  // a CPU-placed node
+    std::vector<const float*> in;
+    float* out = nullptr;
+    std::vector<float*> params, dParams, dIn;
+    const float* dOut = nullptr;
+    std::byte* saved = nullptr;
+    uint64_t seed = 0;
+    float weight = 1.0f;
+    std::vector<std::pair<void*, size_t>> zeroFirst;
+    // Buffer ids until the arena exists.
+    std::vector<int> inBuf, dInBuf, zeroBuf;
+    int outBuf = -1, dOutBuf = -1, savedBuf = -1;
+    // CPU-placed steps: host mirrors of what they read and write.
+    std::vector<std::vector<float>> hostIn, hostDIn;
+    std::vector<size_t> inFloats;
+    std::vector<float> hostOut, hostDOut, hostSaved, hostWorkspace;
+    size_t outFloats = 0;
+};
+
+namespace {
+
+constexpr size_t kAlign = 256;
+size_t alignUp(size_t b) {
+    return (b + kAlign - 1) / kAlign * kAlign;
+}
+
+struct Buffer {
+    size_t bytes = 0;
+    int first = 0, last = 0;
+    size_t offset = 0;
+    void use(int pos) {
+        first = std::min(first, pos);
+        last = std::max(last, pos);
+    }
+};
+
+// Greedy placement, largest first, at the lowest offset free during the buffer's interval.
+size_t placeBuffers(std::vector<Buffer>& bufs) {
+    std::vector<size_t> order(bufs.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return bufs[a].bytes > bufs[b].bytes; });
+    std::vector<size_t> placed;
+    size_t total = 0;
+    for (size_t id : order) {
+        Buffer& b = bufs[id];
+        std::vector<std::pair<size_t, size_t>> busy;
+        for (size_t p : placed) {
+            const Buffer& o = bufs[p];
+            if (o.first <= b.last && b.first <= o.last)
+                busy.emplace_back(o.offset, o.offset + alignUp(o.bytes));
+        }
+        std::sort(busy.begin(), busy.end());
+        size_t offset = 0;
+        const size_t need = alignUp(b.bytes);
+        for (const auto& [start, end] : busy) {
+            if (offset + need <= start) break;
+            offset = std::max(offset, end);
+        }
+        b.offset = offset;
+        total = std::max(total, offset + need);
+        placed.push_back(id);
+    }
+    return total;
+}
+
+Error configError(const std::string& field, const std::string& reason) {
+    return Error(ErrorCode::ConfigError, field + " " + reason).with("field", field).with("reason", reason);
+}
+
+}  // namespace
+
+CudaPlan::~CudaPlan() {
+    if (m_ctx) (void)m_ctx->synchronize();  // no kernel may still use the arena being freed
+}
+
+float* CudaPlan::input(size_t k) const {
+    return k < m_inputs.size() ? m_inputs[k] : nullptr;
+}
+float* CudaPlan::target(size_t l) const {
+    return l < m_targets.size() ? m_targets[l] : nullptr;
+}
+
+Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model, exec::ParamStore& params,
+                                                    const CudaPlanOptions& options, DeviceContext& ctx,
+                                                    ThreadPool& pool) {
+    if (options.batch <= 0) return configError("batch_size", "must be positive");
+    std::unique_ptr<CudaPlan> plan(new CudaPlan());
+    plan->m_ctx = &ctx;
+    plan->m_pool = &pool;
+    plan->m_params = &params;
+    plan->m_batch = options.batch;
+    plan->m_training = options.training;
+    plan->m_placement = placeModel(model);
+    const int64_t batch = options.batch;
+    const auto& g = model.graph;
+    const size_t n = model.nodes.size();
+    const int F = static_cast<int>(model.order.size());
+    const int L = static_cast<int>(options.losses.size());
+    const int kEnd = 2 * F + L;
+    std::vector<int> orderIndex(n);
+    for (int k = 0; k < F; ++k) orderIndex[static_cast<size_t>(model.order[static_cast<size_t>(k)])] = k;
+    auto fwdPos = [&](int i) { return orderIndex[static_cast<size_t>(i)]; };
+    auto bwdPos = [&](int i) { return F + L + (F - 1 - orderIndex[static_cast<size_t>(i)]); };
+    CudaBuildOptions bo{&ctx, options.precision, options.tf32};
+
+    // Parameters: one device block for values, one for gradients.
+    auto& ps = params.params();
+    std::vector<size_t> pOffset(ps.size());
+    size_t pBytes = 0;
+    for (size_t i = 0; i < ps.size(); ++i) {
+        pOffset[i] = pBytes;
+        pBytes += alignUp(static_cast<size_t>(ps[i].value.numel()) * 4);
+    }
+    plan->m_paramBytes = pBytes;
+    KILN_ASSIGN(plan->m_paramValues, ctx.alloc(std::max<size_t>(pBytes, kAlign)));
+    KILN_ASSIGN(plan->m_paramGrads, ctx.alloc(std::max<size_t>(pBytes, kAlign)));
+    for (size_t i = 0; i < ps.size(); ++i) {
+        DeviceParam d;
+        d.value = reinterpret_cast<float*>(plan->m_paramValues.as<std::byte>() + pOffset[i]);
+        d.grad = reinterpret_cast<float*>(plan->m_paramGrads.as<std::byte>() + pOffset[i]);
+        d.n = ps[i].value.numel();
+        d.trainable = ps[i].trainable;
+        d.lrMultiplier = ps[i].lrMultiplier;
+        d.decay = ps[i].decay;
+        plan->m_dparams.push_back(d);
+    }
+    KILN_TRY(plan->uploadParams());
+
+    // Kernels per node.
+    struct NodeK {
+        std::shared_ptr<CudaKernel> gpu;
+        std::shared_ptr<ops::CpuKernel> cpu;
+        bool alias = false;
+        size_t saved = 0;
+    };
+    std::vector<NodeK> nk(n);
+    size_t workspace = 0;
+    for (int i : model.order) {
+        const auto si = static_cast<size_t>(i);
+        const auto& ni = model.nodes[si];
+        if (ni.def->kind == ops::OpKind::Input) continue;
+        std::vector<Shape> ins;
+        for (const auto& s : ni.inputShapes) ins.push_back(s.withBatch(batch));
+        const ops::ShapeContext sctx{g.nodes[si], ni.attrs, ins};
+        const Shape out = ni.output.withBatch(batch);
+        if (plan->m_placement.onGpu[si]) {
+            const auto& row = cudaOpTable()[static_cast<size_t>(ni.def->kind)];
+            KILN_ASSIGN(auto k, row->make(sctx, out, bo));
+            nk[si].alias = k->aliasesInput();
+            nk[si].saved = k->savedBytes();
+            workspace = std::max(workspace, k->workspaceBytes());
+            nk[si].gpu = std::move(k);
+        } else {
+            if (!ni.params.empty())
+                return Error(ErrorCode::Unsupported,
+                             "node \"" + g.nodes[si].name +
+                                 "\" has parameters but no CUDA kernel for its configuration")
+                    .withNode(g.nodes[si].name)
+                    .with("what", std::string(ni.def->name) + " on CUDA");
+            KILN_ASSIGN(auto k, ni.def->cpu(sctx, out));
+            nk[si].alias = k->aliasesInput();
+            nk[si].cpu = std::move(k);
+        }
+    }
+    std::vector<int> root(n);
+    for (int i : model.order) {
+        const auto si = static_cast<size_t>(i);
+        root[si] = nk[si].alias ? root[static_cast<size_t>(model.nodes[si].inputs[0])] : i;
+    }
+    // Which nodes need gradients (as exec::Plan).
+    std::vector<char> hasTrainable(n, 0), reqGrad(n, 0), reachLoss(n, 0), needGrad(n, 0);
+    for (int i : model.order) {
+        const auto si = static_cast<size_t>(i);
+        for (size_t q = 0; q < model.nodes[si].params.size(); ++q)
+            if (ps[static_cast<size_t>(params.index(i, q))].trainable) hasTrainable[si] = 1;
+        char r = hasTrainable[si];
+        for (int p : model.nodes[si].inputs) r = static_cast<char>(r | reqGrad[static_cast<size_t>(p)]);
+        reqGrad[si] = r;
+    }
+    std::vector<int> lossNodes;
+    for (const auto& ls : options.losses) {
+        const int o = g.find(ls.output);
+        if (o < 0) return configError("training.loss.output", "names no node");
+        lossNodes.push_back(o);
+        reachLoss[static_cast<size_t>(o)] = 1;
+    }
+    for (int k = F - 1; k >= 0; --k) {
+        const int i = model.order[static_cast<size_t>(k)];
+        if (!reachLoss[static_cast<size_t>(i)]) continue;
+        for (int p : model.nodes[static_cast<size_t>(i)].inputs) reachLoss[static_cast<size_t>(p)] = 1;
+    }
+    if (options.training)
+        for (size_t i = 0; i < n; ++i) needGrad[i] = static_cast<char>(reqGrad[i] && reachLoss[i]);
+
+    std::vector<Buffer> bufs;
+    auto newBuffer = [&](size_t bytes, int first, int last) {
+        bufs.push_back({std::max<size_t>(bytes, 4), first, last, 0});
+        return static_cast<int>(bufs.size() - 1);
+    };
+    std::vector<int> valBuf(n, -1), gradBuf(n, -1), savedBuf(n, -1);
+    for (int i : model.order) {
+        const auto si = static_cast<size_t>(i);
+        const size_t bytes = static_cast<size_t>(model.nodes[si].output.withBatch(batch).numel()) * 4;
+        if (root[si] != i)
+            valBuf[si] = valBuf[static_cast<size_t>(root[si])];
+        else if (model.nodes[si].def->kind == ops::OpKind::Input)
+            valBuf[si] = newBuffer(bytes, 0, kEnd);
+        else
+            valBuf[si] = newBuffer(bytes, fwdPos(i), fwdPos(i));
+        if (nk[si].saved > 0) savedBuf[si] = newBuffer(nk[si].saved, 0, kEnd);
+    }
+    for (int i : model.order) {
+        const auto si = static_cast<size_t>(i);
+        if (!needGrad[si]) continue;
+        const auto r = static_cast<size_t>(root[si]);
+        if (gradBuf[r] < 0) gradBuf[r] = newBuffer(bufs[static_cast<size_t>(valBuf[r])].bytes, kEnd, 0);
+        gradBuf[si] = gradBuf[r];
+    }
+    std::vector<int> targetBuf;
+    for (const auto& ls : options.losses)
+        targetBuf.push_back(newBuffer(
+            static_cast<size_t>(std::max<int64_t>(1, ls.targetShape.numel()) * batch) * 4, 0, kEnd));
+    for (int o : model.outputs) bufs[static_cast<size_t>(valBuf[static_cast<size_t>(o)])].use(kEnd);
+
+    auto paramPtrs = [&](int i, Step& st) {
+        for (size_t q = 0; q < model.nodes[static_cast<size_t>(i)].params.size(); ++q) {
+            const auto pi = static_cast<size_t>(params.index(i, q));
+            st.params.push_back(plan->m_dparams[pi].value);
+            st.dParams.push_back(plan->m_dparams[pi].trainable ? plan->m_dparams[pi].grad : nullptr);
+        }
+    };
+    auto hostMirror = [&](Step& st, const ops::NodeInfo& ni) {
+        for (const auto& s : ni.inputShapes) {
+            st.inFloats.push_back(static_cast<size_t>(s.withBatch(batch).numel()));
+            st.hostIn.emplace_back(st.inFloats.back());
+            st.hostDIn.emplace_back(st.inFloats.back());
+        }
+        st.outFloats = static_cast<size_t>(ni.output.withBatch(batch).numel());
+        st.hostOut.resize(st.outFloats);
+        st.hostDOut.resize(st.outFloats);
+        st.hostSaved.resize(st.cpu->savedFloats());
+        st.hostWorkspace.resize(std::max<size_t>(st.cpu->workspaceFloats(), 1));
+        workspace = std::max(workspace, st.outFloats * 4);  // staging for the gradient going back
+        for (size_t f : st.inFloats) workspace = std::max(workspace, f * 4);
+    };
+
+    for (int i : model.order) {
+        const auto si = static_cast<size_t>(i);
+        const auto& ni = model.nodes[si];
+        for (int p : ni.inputs) bufs[static_cast<size_t>(valBuf[static_cast<size_t>(p)])].use(fwdPos(i));
+        if (ni.def->kind == ops::OpKind::Input || root[si] != i) continue;
+        auto st = std::make_unique<Step>();
+        st->node = g.nodes[si].name;
+        st->gpu = nk[si].gpu;
+        st->cpu = nk[si].cpu;
+        for (int p : ni.inputs) st->inBuf.push_back(valBuf[static_cast<size_t>(p)]);
+        st->outBuf = valBuf[si];
+        st->savedBuf = savedBuf[si];
+        st->seed = rng::mix(options.seed, static_cast<uint64_t>(i));
+        paramPtrs(i, *st);
+        if (st->cpu) hostMirror(*st, ni);
+        plan->m_forward.push_back(std::move(st));
+    }
+
+    KILN_ASSIGN(plan->m_lossSlots, ctx.alloc(kAlign * 2));  // L floats, then one double of scratch
+    for (int l = 0; l < L; ++l) {
+        const auto& ls = options.losses[static_cast<size_t>(l)];
+        const ops::OpDef* def = ops::findOp(ls.type);
+        if (!def || !ops::isLoss(def->kind)) return configError("training.loss.type", "is not a loss");
+        if (L > 32) return configError("training.loss", "has more than 32 outputs");
+        const int o = lossNodes[static_cast<size_t>(l)];
+        Node lossNode;
+        lossNode.name = "loss:" + ls.output;
+        lossNode.op = ls.type;
+        lossNode.attrs = ls.attrs;
+        KILN_ASSIGN(AttrMap attrs, ops::resolveAttrs(*def, lossNode));
+        std::vector<int64_t> td{batch};
+        td.insert(td.end(), ls.targetShape.dims().begin(), ls.targetShape.dims().end());
+        std::vector<Shape> concrete{model.nodes[static_cast<size_t>(o)].output.withBatch(batch), Shape(td)};
+        const ops::ShapeContext cctx{lossNode, attrs, concrete};
+        KILN_TRY(def->shape(cctx));
+        auto st = std::make_unique<Step>();
+        st->node = g.nodes[static_cast<size_t>(o)].name;
+        st->loss = true;
+        if (cudaSupports(def->kind, cctx, Shape{1})) {
+            KILN_ASSIGN(auto k, cudaOpTable()[static_cast<size_t>(def->kind)]->make(cctx, Shape{1}, bo));
+            st->gpu = std::move(k);
+        } else {
+            KILN_ASSIGN(auto k, def->cpu(cctx, Shape{1}));
+            st->cpu = std::move(k);
+            plan->m_placement.cpuNodes.push_back(lossNode.name + " (" + ls.type + ")");
+            for (const auto& s : concrete) {
+                st->inFloats.push_back(static_cast<size_t>(s.numel()));
+                st->hostIn.emplace_back(st->inFloats.back());
+                st->hostDIn.emplace_back(st->inFloats.back());
+            }
+            st->outFloats = 1;
+            st->hostOut.resize(1);
+            st->hostWorkspace.resize(std::max<size_t>(st->cpu->workspaceFloats(), 1));
+            workspace = std::max(workspace, st->inFloats[0] * 4);
+        }
+        st->inBuf = {valBuf[static_cast<size_t>(o)], targetBuf[static_cast<size_t>(l)]};
+        st->weight = ls.weight;
+        st->dInBuf = {gradBuf[static_cast<size_t>(o)], -1};
+        const int pos = F + l;
+        bufs[static_cast<size_t>(valBuf[static_cast<size_t>(o)])].use(pos);
+        if (gradBuf[static_cast<size_t>(o)] >= 0)
+            bufs[static_cast<size_t>(gradBuf[static_cast<size_t>(o)])].use(pos);
+        plan->m_losses.push_back(std::move(st));
+    }
+
+    if (options.training) {
+        for (int k = F - 1; k >= 0; --k) {
+            const int i = model.order[static_cast<size_t>(k)];
+            const auto si = static_cast<size_t>(i);
+            const auto& ni = model.nodes[si];
+            if (!needGrad[si] || root[si] != i || ni.def->kind == ops::OpKind::Input) continue;
+            bool anyInputGrad = false;
+            for (int p : ni.inputs) anyInputGrad = anyInputGrad || needGrad[static_cast<size_t>(p)];
+            if (!anyInputGrad && !hasTrainable[si]) continue;
+            auto st = std::make_unique<Step>();
+            st->node = g.nodes[si].name;
+            st->gpu = nk[si].gpu;
+            st->cpu = nk[si].cpu;
+            const int pos = bwdPos(i);
+            const bool needsIn = st->gpu ? st->gpu->backwardNeedsInputs() : st->cpu->backwardNeedsInputs();
+            const bool needsOut = st->gpu ? st->gpu->backwardNeedsOutput() : st->cpu->backwardNeedsOutput();
+            for (int p : ni.inputs) {
+                st->inBuf.push_back(valBuf[static_cast<size_t>(p)]);
+                if (needsIn) bufs[static_cast<size_t>(valBuf[static_cast<size_t>(p)])].use(pos);
+                const int gb = needGrad[static_cast<size_t>(p)] ? gradBuf[static_cast<size_t>(p)] : -1;
+                st->dInBuf.push_back(gb);
+                if (gb >= 0) bufs[static_cast<size_t>(gb)].use(pos);
+            }
+            st->outBuf = valBuf[si];
+            if (needsOut) bufs[static_cast<size_t>(valBuf[si])].use(pos);
+            st->dOutBuf = gradBuf[si];
+            bufs[static_cast<size_t>(gradBuf[si])].use(pos);
+            st->savedBuf = savedBuf[si];
+            st->seed = rng::mix(options.seed, static_cast<uint64_t>(i));
+            paramPtrs(i, *st);
+            if (st->cpu) hostMirror(*st, ni);
+            plan->m_backward.push_back(std::move(st));
+        }
+    }
+    std::vector<char> zeroed(bufs.size(), 0);
+    auto markZero = [&](Step& s) {
+        for (int b : s.dInBuf)
+            if (b >= 0 && !zeroed[static_cast<size_t>(b)]) {
+                zeroed[static_cast<size_t>(b)] = 1;
+                s.zeroBuf.push_back(b);
+            }
+    };
+    for (auto& s : plan->m_losses) markZero(*s);
+    for (auto& s : plan->m_backward) markZero(*s);
+
+    const size_t arena = placeBuffers(bufs);
+    plan->m_arenaBytes = arena;
+    KILN_ASSIGN(plan->m_arena, ctx.alloc(std::max<size_t>(arena, kAlign)));
+    KILN_TRY(ctx.memsetAsync(plan->m_arena.get(), 0, std::max<size_t>(arena, kAlign)));
+    KILN_ASSIGN(plan->m_workspace, ctx.alloc(std::max<size_t>(workspace, kAlign)));
+    KILN_ASSIGN(plan->m_flag, ctx.alloc(kAlign));
+    auto* base = plan->m_arena.as<std::byte>();
+    auto ptr = [&](int b) -> float* {
+        return b < 0 ? nullptr : reinterpret_cast<float*>(base + bufs[static_cast<size_t>(b)].offset);
+    };
+    auto resolve = [&](Step& s) {
+        for (int b : s.inBuf) s.in.push_back(ptr(b));
+        s.out = ptr(s.outBuf);
+        s.dOut = ptr(s.dOutBuf);
+        for (int b : s.dInBuf) s.dIn.push_back(ptr(b));
+        s.saved = reinterpret_cast<std::byte*>(ptr(s.savedBuf));
+        for (int b : s.zeroBuf) s.zeroFirst.emplace_back(ptr(b), bufs[static_cast<size_t>(b)].bytes);
+    };
+    for (auto& s : plan->m_forward) resolve(*s);
+    for (auto& s : plan->m_losses) resolve(*s);
+    for (auto& s : plan->m_backward) resolve(*s);
+    for (size_t l = 0; l < plan->m_losses.size(); ++l)
+        plan->m_losses[l]->out = plan->m_lossSlots.as<float>() + l;
+    for (int i : model.inputs) {
+        plan->m_inputs.push_back(ptr(valBuf[static_cast<size_t>(i)]));
+        plan->m_inputBytes.push_back(
+            static_cast<size_t>(model.nodes[static_cast<size_t>(i)].output.withBatch(batch).numel()) * 4);
+    }
+    for (size_t l = 0; l < targetBuf.size(); ++l) {
+        plan->m_targets.push_back(ptr(targetBuf[l]));
+        plan->m_targetBytes.push_back(bufs[static_cast<size_t>(targetBuf[l])].bytes);
+    }
+    for (int o : model.outputs) {
+        plan->m_outputs.push_back(ptr(valBuf[static_cast<size_t>(o)]));
+        plan->m_outputBytes.push_back(
+            static_cast<size_t>(model.nodes[static_cast<size_t>(o)].output.withBatch(batch).numel()) * 4);
+    }
+    KILN_TRY(ctx.synchronize());
+    return plan;
+}
+
+Status CudaPlan::setInput(size_t k, const float* host) {
+    if (k >= m_inputs.size()) return Error(ErrorCode::InvalidArgument, "no such model input");
+    return m_ctx->stagedUpload(m_inputs[k], host, m_inputBytes[k]);
+}
+Status CudaPlan::setTarget(size_t l, const float* host) {
+    if (l >= m_targets.size()) return Error(ErrorCode::InvalidArgument, "no such loss target");
+    return m_ctx->stagedUpload(m_targets[l], host, m_targetBytes[l]);
+}
+Status CudaPlan::downloadOutput(size_t k, float* host) {
+    if (k >= m_outputs.size()) return Error(ErrorCode::InvalidArgument, "no such model output");
+    return m_ctx->download(host, m_outputs[k], m_outputBytes[k]);
+}
+
+Status CudaPlan::uploadParams() {
+    auto& ps = m_params->params();
+    for (size_t i = 0; i < ps.size(); ++i)
+        KILN_TRY(m_ctx->upload(m_dparams[i].value, ps[i].value.data<float>(),
+                               static_cast<size_t>(m_dparams[i].n) * 4));
+    return m_ctx->synchronize();
+}
+
+Status CudaPlan::downloadParams() {
+    KILN_TRY(m_ctx->synchronize());
+    auto& ps = m_params->params();
+    for (size_t i = 0; i < ps.size(); ++i)
+        KILN_TRY(checkCuda(
+            cudaMemcpyAsync(ps[i].value.data<float>(), m_dparams[i].value,
+                            static_cast<size_t>(m_dparams[i].n) * 4, cudaMemcpyDeviceToHost, m_ctx->stream()),
+            "copy of the weights to the host"));
+    return m_ctx->synchronize();
+}
+
+Status CudaPlan::forward(uint64_t step) {
+    return run(false, step, 1.0f);
+}
+
+Status CudaPlan::trainStep(uint64_t step, float lossScale) {
+    if (!m_training) return Error(ErrorCode::Internal, "trainStep called on an inference plan");
+    KILN_TRY(m_ctx->memsetAsync(m_paramGrads.get(), 0, m_paramGrads.bytes()));
+    return run(true, step, lossScale);
+}
+
+Status CudaPlan::runStep(Step& s, bool bwd, uint64_t stepNo) {
+    StreamHandle stream = m_ctx->stream();
+    for (auto [p, bytes] : s.zeroFirst) KILN_TRY(m_ctx->memsetAsync(p, 0, bytes));
+    if (s.gpu) {
+        CudaIo io;
+        io.ctx = m_ctx;
+        io.in = s.in;
+        io.out = s.out;
+        io.params = s.params;
+        io.dOut = s.dOut;
+        io.dIn = s.dIn;
+        io.dParams = s.dParams;
+        io.saved = s.saved;
+        io.workspace = m_workspace.as<std::byte>();
+        io.training = m_training;
+        io.seed = s.seed;
+        io.step = stepNo;
+        io.gradScale = s.weight;
+        io.lossAcc = reinterpret_cast<double*>(m_lossSlots.as<std::byte>() + kAlign);
+        io.badLabel = m_flag.as<int>();
+        Status st = bwd ? s.gpu->backward(io) : s.gpu->forward(io);
+        if (!st.ok() && st.error().node.empty()) st.error().withNode(s.node);
+        return st;
+    }
+    // A CPU-placed node: bring its inputs (and output gradient) over, run, send results back.
+    if (!bwd) {
+        for (size_t k = 0; k < s.in.size(); ++k)
+            KILN_TRY(checkCuda(cudaMemcpyAsync(s.hostIn[k].data(), s.in[k], s.inFloats[k] * 4,
+                                               cudaMemcpyDeviceToHost, stream),
+                               "copy to the host"));
+        KILN_TRY(m_ctx->synchronize());
+    } else if (s.dOut) {  // loss steps have no output gradient
+        KILN_TRY(checkCuda(
+            cudaMemcpyAsync(s.hostDOut.data(), s.dOut, s.outFloats * 4, cudaMemcpyDeviceToHost, stream),
+            "copy to the host"));
+        KILN_TRY(m_ctx->synchronize());
+    }
+    std::vector<const float*> in;
+    for (auto& h : s.hostIn) in.push_back(h.data());
+    std::vector<float*> dIn;
+    for (size_t k = 0; k < s.hostDIn.size(); ++k) {
+        std::fill(s.hostDIn[k].begin(), s.hostDIn[k].end(), 0.0f);
+        dIn.push_back(k < s.dIn.size() && s.dIn[k] ? s.hostDIn[k].data() : nullptr);
+    }
+    ops::KernelIo io;
+    io.in = in;
+    io.out = s.hostOut.data();
+    io.dOut = s.hostDOut.data();
+    io.dIn = dIn;
+    io.saved = s.hostSaved.empty() ? nullptr : s.hostSaved.data();
+    io.workspace = s.hostWorkspace.data();
+    io.training = m_training;
+    io.seed = s.seed;
+    io.step = stepNo;
+    io.pool = m_pool;
+    io.gradScale = s.weight;
+    Status st = bwd ? s.cpu->backward(io) : s.cpu->forward(io);
+    if (!st.ok()) {
+        if (st.error().node.empty()) st.error().withNode(s.node);
+        return st;
+    }
+    if (!bwd) {
+        return checkCuda(
+            cudaMemcpyAsync(s.out, s.hostOut.data(), s.outFloats * 4, cudaMemcpyHostToDevice, stream),
+            "copy to the device");
+    }
+    auto* staging = m_workspace.as<float>();
+    for (size_t k = 0; k < s.dIn.size(); ++k) {
+        if (!s.dIn[k]) continue;
+        KILN_TRY(checkCuda(
+            cudaMemcpyAsync(staging, s.hostDIn[k].data(), s.inFloats[k] * 4, cudaMemcpyHostToDevice, stream),
+            "copy to the device"));
+        k::accumulate(staging, s.dIn[k], static_cast<int64_t>(s.inFloats[k]), stream);
+        KILN_TRY(m_ctx->synchronize());  // the host buffer and the staging area are reused
+    }
+    return {};
+}
+
+Status CudaPlan::run(bool backward, uint64_t stepNo, float lossScale) {
+    KILN_TRY(m_ctx->memsetAsync(m_flag.get(), 0, sizeof(int)));
+    for (auto& s : m_forward) KILN_TRY(runStep(*s, false, stepNo));
+    for (auto& s : m_losses) {
+        const float w = s->weight;
+        KILN_TRY(runStep(*s, false, stepNo));
+        if (backward && s->dIn[0]) {
+            s->weight = w * lossScale;
+            Status st = runStep(*s, true, stepNo);
+            s->weight = w;
+            KILN_TRY(st);
+        }
+    }
+    if (backward)
+        for (auto& s : m_backward) KILN_TRY(runStep(*s, true, stepNo));
+    return checkCuda(cudaGetLastError(), "kernel launch");
+}
+
+Result<std::vector<float>> CudaPlan::losses() {
+    std::vector<float> out(m_losses.size());
+    int bad = 0;
+    KILN_TRY(m_ctx->download(&bad, m_flag.get(), sizeof(int)));
+    if (bad != 0)
+        return Error(ErrorCode::DataError, "label at sample " + std::to_string(bad - 1) +
+                                               " is not a class index of the model's output")
+            .with("reason", "label out of range");
+    if (!out.empty()) KILN_TRY(m_ctx->download(out.data(), m_lossSlots.get(), out.size() * sizeof(float)));
+    // CPU-placed losses wrote their value on the host.
+    for (size_t l = 0; l < m_losses.size(); ++l)
+        if (m_losses[l]->cpu) out[l] = m_losses[l]->hostOut[0];
+    return out;
+}
+
+Result<bool> CudaPlan::gradientsFinite() {
+    // The second int of the flag block; the first reports invalid labels to losses().
+    int* flag = m_flag.as<int>() + 1;
+    KILN_TRY(m_ctx->memsetAsync(flag, 0, sizeof(int)));
+    for (const auto& p : m_dparams)
+        if (p.trainable) k::checkFinite(p.grad, p.n, flag, m_ctx->stream());
+    int bad = 0;
+    KILN_TRY(m_ctx->download(&bad, flag, sizeof(int)));
+    return bad == 0;
+}
+
+Status CudaPlan::allReduceGradients(train::Reducer& reducer) {
+    const int64_t floats = static_cast<int64_t>(m_paramGrads.bytes() / 4);
+    KILN_TRY(reducer.allReduceSum(m_paramGrads.as<float>(), floats));
+    k::scale(m_paramGrads.as<float>(), 1.0f / static_cast<float>(reducer.size()), floats, m_ctx->stream());
+    return {};
+}
+
+// ---- Optimizer ----------------------------------------------------------------------------------
+
+Result<std::unique_ptr<CudaOptimizer>> CudaOptimizer::create(const optim::OptimizerConfig& config,
+                                                             CudaPlan& plan) {
+    KILN_TRY(config.validate());
+    KILN_ASSIGN(auto kind, optim::parseOptimizerKind(config.type));
+    if (kind == optim::OptimizerKind::RmsProp || config.amsgrad || config.clipNorm || config.globalClipNorm ||
+        config.clipValue)
+        return Error(ErrorCode::Unsupported, "this optimizer configuration updates on the host")
+            .with("what", "optimizer on CUDA");
+    std::unique_ptr<CudaOptimizer> o(new CudaOptimizer());
+    o->m_config = config;
+    o->m_kind = kind;
+    o->m_weightDecay = config.resolvedWeightDecay();
+    o->m_plan = &plan;
+    const int slots = kind == optim::OptimizerKind::Sgd ? (config.momentum != 0 ? 1 : 0) : 2;
+    size_t floats = 0;
+    for (const auto& p : plan.deviceParams())
+        if (p.trainable) floats += static_cast<size_t>(p.n) * static_cast<size_t>(slots);
+    KILN_ASSIGN(o->m_state, plan.context().alloc(std::max<size_t>(floats, 1) * 4));
+    KILN_TRY(plan.context().memsetAsync(o->m_state.get(), 0, std::max<size_t>(floats, 1) * 4));
+    size_t at = 0;
+    for (const auto& p : plan.deviceParams()) {
+        o->m_slots.push_back(p.trainable && slots > 0 ? o->m_state.as<float>() + at : nullptr);
+        if (p.trainable) at += static_cast<size_t>(p.n) * static_cast<size_t>(slots);
+    }
+    return o;
+}
+
+Status CudaOptimizer::step(double lr, float gradScale) {
+    StreamHandle s = m_plan->context().stream();
+    const double t = static_cast<double>(m_iterations + 1);
+    const double alpha =
+        lr * std::sqrt(1.0 - std::pow(m_config.beta2, t)) / (1.0 - std::pow(m_config.beta1, t));
+    auto& ps = m_plan->deviceParams();
+    for (size_t i = 0; i < ps.size(); ++i) {
+        const DeviceParam& p = ps[i];
+        if (!p.trainable) continue;
+        const double mult = p.lrMultiplier;
+        const float wdLr = p.decay ? static_cast<float>(lr * mult * m_weightDecay) : 0.0f;
+        if (m_kind == optim::OptimizerKind::Sgd)
+            k::sgdUpdate(p.value, p.grad, m_slots[i], p.n, static_cast<float>(lr * mult),
+                         static_cast<float>(m_config.momentum), m_config.nesterov, wdLr, gradScale, s);
+        else
+            k::adamUpdate(p.value, p.grad, m_slots[i], m_slots[i] + p.n, p.n,
+                          static_cast<float>(alpha * mult), static_cast<float>(m_config.beta1),
+                          static_cast<float>(m_config.beta2), static_cast<float>(m_config.epsilon), wdLr,
+                          gradScale, s);
+    }
+    ++m_iterations;
+    return checkCuda(cudaGetLastError(), "optimizer update");
+}
+
+Result<bool> scaledTrainStep(CudaPlan& plan, CudaOptimizer& opt, optim::LossScaler& scaler, double lr,
+                             uint64_t step) {
+    // update() may grow the scale for the next step; this step's gradients carry this one.
+    const float used = scaler.scale();
+    KILN_TRY(plan.trainStep(step, used));
+    KILN_ASSIGN(bool finite, plan.gradientsFinite());
+    if (!scaler.update(finite)) return false;
+    KILN_TRY(opt.step(lr, 1.0f / used));
+    return true;
+}
+
+}  // namespace kiln::engine::cuda

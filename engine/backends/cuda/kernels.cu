@@ -1,0 +1,818 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kiln's CUDA kernels. Elementwise work uses grid-stride loops over 64-bit indices; per-channel
+// and per-row reductions use one block (or warp) per output with shuffle reductions; losses
+// reduce in double. Semantics follow the CPU kernels in engine/ops/kernels.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "engine/backends/cuda/kernels.h"
+#include "engine/core/rng.h"
+
+namespace kiln::engine::cuda::k {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocksFor(int64_t n) {
+    // Enough blocks to fill an H200 (132 SMs) many times over; grid-stride loops cover the rest.
+    const int64_t b = (n + kThreads - 1) / kThreads;
+    return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(b, 132 * 32)));
+}
+
+#define KILN_GRID_LOOP(i, n)                                                               \
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+         i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+template <typename T>
+__device__ T warpSum(T v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ float warpMax(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_down_sync(0xffffffffu, v, o));
+    return v;
+}
+// Block-wide sum; every thread gets the result. blockDim.x a multiple of 32, at most 1024.
+template <typename T>
+__device__ T blockSum(T v) {
+    __shared__ T part[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warpSum(v);
+    __syncthreads();
+    if (lane == 0) part[warp] = v;
+    __syncthreads();
+    T t = (threadIdx.x < (blockDim.x >> 5)) ? part[threadIdx.x] : T(0);
+    if (warp == 0) t = warpSum(t);
+    if (threadIdx.x == 0) part[0] = t;
+    __syncthreads();
+    return part[0];
+}
+__device__ float blockMax(float v) {
+    __shared__ float part[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warpMax(v);
+    __syncthreads();
+    if (lane == 0) part[warp] = v;
+    __syncthreads();
+    float t = (threadIdx.x < (blockDim.x >> 5)) ? part[threadIdx.x] : -INFINITY;
+    if (warp == 0) t = warpMax(t);
+    if (threadIdx.x == 0) part[0] = t;
+    __syncthreads();
+    return part[0];
+}
+
+__device__ __forceinline__ float actF(Act a, float x, float alpha) {
+    switch (a) {
+    case Act::Linear:
+        return x;
+    case Act::ReLU:
+        return x > 0.f ? x : (x != x ? x : 0.f);
+    case Act::ReLU6:
+        return fminf(fmaxf(x, 0.f), 6.f);
+    case Act::LeakyReLU:
+        return x > 0.f ? x : alpha * x;
+    case Act::Sigmoid:
+        return 1.f / (1.f + expf(-x));
+    case Act::Tanh:
+        return tanhf(x);
+    case Act::GeluExact:
+        return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+    case Act::GeluTanh: {
+        const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+        return 0.5f * x * (1.f + tanhf(u));
+    }
+    }
+    return x;
+}
+// act'(x) given x (and y where cheaper).
+__device__ __forceinline__ float actD(Act a, float x, float y, float alpha) {
+    switch (a) {
+    case Act::Linear:
+        return 1.f;
+    case Act::ReLU:
+        return x > 0.f ? 1.f : 0.f;
+    case Act::ReLU6:
+        return (x > 0.f && x < 6.f) ? 1.f : 0.f;
+    case Act::LeakyReLU:
+        return x > 0.f ? 1.f : alpha;
+    case Act::Sigmoid:
+        return y * (1.f - y);
+    case Act::Tanh:
+        return 1.f - y * y;
+    case Act::GeluExact: {
+        const float cdf = 0.5f * (1.f + erff(x * 0.70710678118654752f));
+        const float pdf = 0.39894228040143268f * expf(-0.5f * x * x);
+        return cdf + x * pdf;
+    }
+    case Act::GeluTanh: {
+        const float k0 = 0.79788456080286536f, k1 = 0.044715f;
+        const float u = k0 * (x + k1 * x * x * x);
+        const float t = tanhf(u);
+        return 0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * k0 * (1.f + 3.f * k1 * x * x);
+    }
+    }
+    return 1.f;
+}
+
+__global__ void fillK(float* p, float v, int64_t n) {
+    KILN_GRID_LOOP(i, n) p[i] = v;
+}
+__global__ void accumulateK(const float* x, float* y, int64_t n) {
+    KILN_GRID_LOOP(i, n) y[i] += x[i];
+}
+__global__ void addK(const float* a, const float* b, float* y, int64_t n) {
+    KILN_GRID_LOOP(i, n) y[i] = a[i] + b[i];
+}
+__global__ void mulK(const float* a, const float* b, float* y, int64_t n) {
+    KILN_GRID_LOOP(i, n) y[i] = a[i] * b[i];
+}
+__global__ void mulBwdK(const float* a, const float* b, const float* dy, float* da, float* db, int64_t n) {
+    KILN_GRID_LOOP(i, n) {
+        if (da) da[i] += dy[i] * b[i];
+        if (db) db[i] += dy[i] * a[i];
+    }
+}
+__global__ void scaleK(float* p, float f, int64_t n) {
+    KILN_GRID_LOOP(i, n) p[i] *= f;
+}
+
+__global__ void actFwdK(Act a, const float* x, float* y, int64_t n, float alpha) {
+    KILN_GRID_LOOP(i, n) y[i] = actF(a, x[i], alpha);
+}
+__global__ void actBwdK(Act a, const float* x, const float* y, const float* dy, float* dx, int64_t n,
+                        float alpha) {
+    KILN_GRID_LOOP(i, n) {
+        const float xi = x ? x[i] : (y ? y[i] : 0.f);  // ReLU from y: same sign test
+        const float yi = y ? y[i] : actF(a, xi, alpha);
+        dx[i] += dy[i] * actD(a, xi, yi, alpha);
+    }
+}
+__global__ void biasActK(float* y, const float* bias, int64_t rows, int64_t cols, Act a, float alpha) {
+    KILN_GRID_LOOP(i, rows * cols) {
+        const float v = y[i] + (bias ? bias[i % cols] : 0.f);
+        y[i] = actF(a, v, alpha);
+    }
+}
+// One block of 32x8 threads per 32 columns: x indexes columns (coalesced), y strides rows.
+__global__ void columnSumsK(const float* dy, int64_t rows, int64_t cols, float* db) {
+    __shared__ float part[8][33];
+    const int64_t c = blockIdx.x * 32 + threadIdx.x;
+    float acc = 0.f;
+    if (c < cols)
+        for (int64_t r = threadIdx.y; r < rows; r += 8) acc += dy[r * cols + c];
+    part[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < cols) {
+        float t = 0.f;
+        for (int k = 0; k < 8; ++k) t += part[k][threadIdx.x];
+        db[c] += t;
+    }
+}
+__global__ void softmaxRowsK(const float* x, float* y, int64_t cols) {
+    const float* xr = x + blockIdx.x * cols;
+    float* yr = y + blockIdx.x * cols;
+    float m = -INFINITY;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, xr[j]);
+    m = blockMax(m);
+    float s = 0.f;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += expf(xr[j] - m);
+    s = blockSum(s);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = expf(xr[j] - m) / s;
+}
+
+__global__ void gapK(const float* x, float* y, int64_t n, int64_t hw, int64_t c) {
+    KILN_GRID_LOOP(i, n * c) {
+        const int64_t b = i / c, ch = i % c;
+        const float* p = x + b * hw * c + ch;
+        float s = 0.f;
+        for (int64_t k = 0; k < hw; ++k) s += p[k * c];
+        y[i] = s / static_cast<float>(hw);
+    }
+}
+__global__ void gapBwdK(const float* dy, float* dx, int64_t n, int64_t hw, int64_t c) {
+    KILN_GRID_LOOP(i, n * hw * c) {
+        const int64_t ch = i % c, b = i / (hw * c);
+        dx[i] += dy[b * c + ch] / static_cast<float>(hw);
+    }
+}
+__global__ void concatK(const float* x, float* y, int64_t rows, int64_t width, int64_t total,
+                        int64_t offset) {
+    KILN_GRID_LOOP(i, rows * width) y[(i / width) * total + offset + i % width] = x[i];
+}
+__global__ void concatBwdK(const float* dy, float* dx, int64_t rows, int64_t width, int64_t total,
+                           int64_t offset) {
+    KILN_GRID_LOOP(i, rows * width) dx[i] += dy[(i / width) * total + offset + i % width];
+}
+__global__ void padK(const float* x, float* y, int64_t n, int64_t h, int64_t w, int64_t c, int64_t top,
+                     int64_t left, int64_t ph, int64_t pw) {
+    KILN_GRID_LOOP(i, n * ph * pw * c) {
+        const int64_t ch = i % c, px = (i / c) % pw, py = (i / (c * pw)) % ph, b = i / (c * pw * ph);
+        const int64_t sy = py - top, sx = px - left;
+        y[i] = (sy >= 0 && sy < h && sx >= 0 && sx < w) ? x[((b * h + sy) * w + sx) * c + ch] : 0.f;
+    }
+}
+__global__ void unpadK(const float* dy, float* dx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t top,
+                       int64_t left, int64_t ph, int64_t pw) {
+    KILN_GRID_LOOP(i, n * h * w * c) {
+        const int64_t ch = i % c, sx = (i / c) % w, sy = (i / (c * w)) % h, b = i / (c * w * h);
+        dx[i] += dy[((b * ph + sy + top) * pw + sx + left) * c + ch];
+    }
+}
+
+// Four elements per thread: one Philox call gives the words of indices 4k..4k+3, exactly as
+// rng::bits(seed, stream, i) = philox(i/4 ...).v[i%4].
+__global__ void dropoutK(const float* x, float* y, uint8_t* mask, int64_t n, float rate, float scale,
+                         uint64_t seed, uint64_t stream) {
+    KILN_GRID_LOOP(q, (n + 3) / 4) {
+        const uint64_t first = static_cast<uint64_t>(q) * 4;
+        const rng::U32x4 r =
+            rng::philox(static_cast<uint32_t>(first >> 2), static_cast<uint32_t>(first >> 34),
+                        static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32),
+                        static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+        for (int j = 0; j < 4; ++j) {
+            const int64_t i = q * 4 + j;
+            if (i >= n) break;
+            const float u = static_cast<float>(r.v[j] >> 8) * (1.0f / 16777216.0f);
+            const bool keep = u >= rate;
+            y[i] = keep ? x[i] * scale : 0.f;
+            if (mask) mask[i] = keep ? 1 : 0;
+        }
+    }
+}
+__global__ void dropoutBwdK(const float* dy, const uint8_t* mask, float* dx, int64_t n, float scale) {
+    KILN_GRID_LOOP(i, n) dx[i] += mask[i] ? dy[i] * scale : 0.f;
+}
+
+// Per-channel sums: block (32 channels x 8 row lanes), double accumulation.
+__global__ void bnStatsK(const float* x, int64_t rows, int64_t c, double* sums) {
+    __shared__ double ps[8][33], pq[8][33];
+    const int64_t ch = blockIdx.x * 32 + threadIdx.x;
+    double s = 0, q = 0;
+    if (ch < c)
+        for (int64_t r = blockIdx.y * 8 + threadIdx.y; r < rows; r += 8 * gridDim.y) {
+            const double v = x[r * c + ch];
+            s += v;
+            q += v * v;
+        }
+    ps[threadIdx.y][threadIdx.x] = s;
+    pq[threadIdx.y][threadIdx.x] = q;
+    __syncthreads();
+    if (threadIdx.y == 0 && ch < c) {
+        double ts = 0, tq = 0;
+        for (int k = 0; k < 8; ++k) {
+            ts += ps[k][threadIdx.x];
+            tq += pq[k][threadIdx.x];
+        }
+        atomicAdd(&sums[ch], ts);
+        atomicAdd(&sums[c + ch], tq);
+    }
+}
+__global__ void bnFinishK(const double* sums, double count, int64_t c, float eps, float momentum, float* mean,
+                          float* invStd, float* mm, float* mv) {
+    KILN_GRID_LOOP(j, c) {
+        const double m = sums[j] / count;
+        const double var = fmax(0.0, sums[c + j] / count - m * m);
+        mean[j] = static_cast<float>(m);
+        invStd[j] = static_cast<float>(1.0 / sqrt(var + eps));
+        if (mm) mm[j] = static_cast<float>(mm[j] * momentum + m * (1.0 - momentum));
+        if (mv) mv[j] = static_cast<float>(mv[j] * momentum + var * (1.0 - momentum));
+    }
+}
+__global__ void bnApplyK(const float* x, const float* mean, const float* invStd, const float* g,
+                         const float* b, float* y, int64_t rows, int64_t c) {
+    KILN_GRID_LOOP(i, rows * c) {
+        const int64_t j = i % c;
+        y[i] = (x[i] - mean[j]) * invStd[j] * (g ? g[j] : 1.f) + (b ? b[j] : 0.f);
+    }
+}
+__global__ void bnInferK(const float* x, const float* mm, const float* mv, const float* g, const float* b,
+                         float eps, float* y, int64_t rows, int64_t c) {
+    KILN_GRID_LOOP(i, rows * c) {
+        const int64_t j = i % c;
+        y[i] = (x[i] - mm[j]) * rsqrtf(mv[j] + eps) * (g ? g[j] : 1.f) + (b ? b[j] : 0.f);
+    }
+}
+__global__ void bnBwdSumsK(const float* x, const float* dy, const float* mean, const float* invStd,
+                           int64_t rows, int64_t c, double* sums) {
+    __shared__ double ps[8][33], pq[8][33];
+    const int64_t ch = blockIdx.x * 32 + threadIdx.x;
+    double s = 0, q = 0;
+    if (ch < c) {
+        const float m = mean[ch], is = invStd[ch];
+        for (int64_t r = blockIdx.y * 8 + threadIdx.y; r < rows; r += 8 * gridDim.y) {
+            const double g = dy[r * c + ch];
+            s += g;
+            q += g * ((x[r * c + ch] - m) * is);
+        }
+    }
+    ps[threadIdx.y][threadIdx.x] = s;
+    pq[threadIdx.y][threadIdx.x] = q;
+    __syncthreads();
+    if (threadIdx.y == 0 && ch < c) {
+        double ts = 0, tq = 0;
+        for (int k = 0; k < 8; ++k) {
+            ts += ps[k][threadIdx.x];
+            tq += pq[k][threadIdx.x];
+        }
+        atomicAdd(&sums[ch], ts);
+        atomicAdd(&sums[c + ch], tq);
+    }
+}
+__global__ void bnBwdParamsK(const double* sums, int64_t c, float* dg, float* db) {
+    KILN_GRID_LOOP(j, c) {
+        if (db) db[j] += static_cast<float>(sums[j]);
+        if (dg) dg[j] += static_cast<float>(sums[c + j]);
+    }
+}
+__global__ void bnBwdDataK(const float* x, const float* dy, const float* mean, const float* invStd,
+                           const float* g, const double* sums, double count, float* dx, int64_t rows,
+                           int64_t c) {
+    KILN_GRID_LOOP(i, rows * c) {
+        const int64_t j = i % c;
+        const float xhat = (x[i] - mean[j]) * invStd[j];
+        const float mdy = static_cast<float>(sums[j] / count), mdx = static_cast<float>(sums[c + j] / count);
+        dx[i] += (g ? g[j] : 1.f) * invStd[j] * (dy[i] - mdy - xhat * mdx);
+    }
+}
+
+// Layer norm: one block per row.
+__global__ void lnFwdK(const float* x, const float* g, const float* b, float eps, float* y, float* sm,
+                       float* sr, int64_t c) {
+    const float* xr = x + blockIdx.x * c;
+    float* yr = y + blockIdx.x * c;
+    float s = 0.f;
+    for (int64_t j = threadIdx.x; j < c; j += blockDim.x) s += xr[j];
+    const float mean = blockSum(s) / static_cast<float>(c);
+    float q = 0.f;
+    for (int64_t j = threadIdx.x; j < c; j += blockDim.x) q += (xr[j] - mean) * (xr[j] - mean);
+    const float rstd = rsqrtf(blockSum(q) / static_cast<float>(c) + eps);
+    for (int64_t j = threadIdx.x; j < c; j += blockDim.x)
+        yr[j] = (xr[j] - mean) * rstd * (g ? g[j] : 1.f) + (b ? b[j] : 0.f);
+    if (threadIdx.x == 0) {
+        sm[blockIdx.x] = mean;
+        sr[blockIdx.x] = rstd;
+    }
+}
+__global__ void lnBwdK(const float* x, const float* g, const float* sm, const float* sr, const float* dy,
+                       float* dx, int64_t c) {
+    const int64_t r = blockIdx.x;
+    const float mean = sm[r], rstd = sr[r];
+    float a = 0.f, bsum = 0.f;
+    for (int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+        const float gj = dy[r * c + j] * (g ? g[j] : 1.f);
+        const float xh = (x[r * c + j] - mean) * rstd;
+        a += gj;
+        bsum += gj * xh;
+    }
+    const float ma = blockSum(a) / static_cast<float>(c), mb = blockSum(bsum) / static_cast<float>(c);
+    if (dx)
+        for (int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+            const float gj = dy[r * c + j] * (g ? g[j] : 1.f);
+            const float xh = (x[r * c + j] - mean) * rstd;
+            dx[r * c + j] += rstd * (gj - ma - xh * mb);
+        }
+}
+// dgamma/dbeta of layer norm: column reductions of dy*xhat and dy.
+__global__ void lnParamsK(const float* x, const float* sm, const float* sr, const float* dy, float* dg,
+                          float* db, int64_t rows, int64_t c) {
+    KILN_GRID_LOOP(j, c) {
+        float sg = 0.f, sb = 0.f;
+        for (int64_t r = 0; r < rows; ++r) {
+            const float d = dy[r * c + j];
+            sb += d;
+            sg += d * (x[r * c + j] - sm[r]) * sr[r];
+        }
+        if (dg) dg[j] += sg;
+        if (db) db[j] += sb;
+    }
+}
+
+// Loss kernels: one block per sample row; per-row losses summed in double by atomics into a
+// double accumulator, then the mean written by a one-thread finisher.
+__global__ void sparseCeK(const float* logits, const float* labels, int64_t classes, double* acc, float* grad,
+                          float gscale, int* bad) {
+    const int64_t r = blockIdx.x;
+    const float* x = logits + r * classes;
+    const float lf = labels[r];
+    const int64_t label = static_cast<int64_t>(lf);
+    const bool valid = lf == floorf(lf) && label >= 0 && label < classes;
+    if (!valid) {
+        if (threadIdx.x == 0 && bad) atomicCAS(bad, 0, static_cast<int>(r + 1));
+        return;
+    }
+    float m = -INFINITY;
+    for (int64_t j = threadIdx.x; j < classes; j += blockDim.x) m = fmaxf(m, x[j]);
+    m = blockMax(m);
+    float s = 0.f;
+    for (int64_t j = threadIdx.x; j < classes; j += blockDim.x) s += expf(x[j] - m);
+    s = blockSum(s);
+    if (threadIdx.x == 0) atomicAdd(acc, static_cast<double>(logf(s) + m - x[label]));
+    if (grad)
+        for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
+            grad[r * classes + j] += gscale * (expf(x[j] - m) / s - (j == label ? 1.f : 0.f));
+}
+__global__ void catCeK(const float* logits, const float* t, int64_t classes, double* acc, float* grad,
+                       float gscale) {
+    const int64_t r = blockIdx.x;
+    const float* x = logits + r * classes;
+    const float* tr = t + r * classes;
+    float m = -INFINITY;
+    for (int64_t j = threadIdx.x; j < classes; j += blockDim.x) m = fmaxf(m, x[j]);
+    m = blockMax(m);
+    float s = 0.f, ts = 0.f, tx = 0.f;
+    for (int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
+        s += expf(x[j] - m);
+        ts += tr[j];
+        tx += tr[j] * x[j];
+    }
+    s = blockSum(s);
+    ts = blockSum(ts);
+    tx = blockSum(tx);
+    if (threadIdx.x == 0) atomicAdd(acc, static_cast<double>((logf(s) + m) * ts - tx));
+    if (grad)
+        for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
+            grad[r * classes + j] += gscale * (expf(x[j] - m) / s * ts - tr[j]);
+}
+// Elementwise losses: kind 0 BCE from logits, 1 MSE, 2 MAE.
+__global__ void elemLossK(int kind, const float* p, const float* t, int64_t n, double* acc, float* grad,
+                          float gscale) {
+    double local = 0;
+    KILN_GRID_LOOP(i, n) {
+        const float x = p[i], z = t[i];
+        float l, d;
+        if (kind == 0) {
+            l = fmaxf(x, 0.f) - x * z + log1pf(expf(-fabsf(x)));
+            d = 1.f / (1.f + expf(-x)) - z;
+        } else if (kind == 1) {
+            l = (x - z) * (x - z);
+            d = 2.f * (x - z);
+        } else {
+            l = fabsf(x - z);
+            d = x > z ? 1.f : (x < z ? -1.f : 0.f);
+        }
+        local += l;
+        if (grad) grad[i] += gscale * d;
+    }
+    local = blockSum(local);
+    if (threadIdx.x == 0) atomicAdd(acc, local);
+}
+__global__ void finishMeanK(const double* acc, double count, float* out) {
+    *out = static_cast<float>(*acc / count);
+}
+
+__global__ void embFwdK(const float* ids, const float* table, float* y, int64_t count, int64_t dim,
+                        int64_t vocab) {
+    KILN_GRID_LOOP(i, count * dim) {
+        const int64_t id = static_cast<int64_t>(ids[i / dim]);
+        y[i] = (id >= 0 && id < vocab) ? table[id * dim + i % dim] : 0.f;
+    }
+}
+__global__ void embBwdK(const float* ids, const float* dy, float* dt, int64_t count, int64_t dim,
+                        int64_t vocab) {
+    KILN_GRID_LOOP(i, count * dim) {
+        const int64_t id = static_cast<int64_t>(ids[i / dim]);
+        if (id >= 0 && id < vocab) atomicAdd(&dt[id * dim + i % dim], dy[i]);
+    }
+}
+
+__global__ void sgdK(float* w, const float* g, float* mb, int64_t n, float lr, float mom, bool nesterov,
+                     float wdLr, float gs) {
+    KILN_GRID_LOOP(i, n) {
+        const float gi = g[i] * gs;
+        const float wi = w[i] - w[i] * wdLr;
+        if (!mb) {
+            w[i] = wi - lr * gi;
+            continue;
+        }
+        const float step = -gi * lr;
+        const float m = step + mb[i] * mom;
+        mb[i] = m;
+        w[i] = nesterov ? wi + (step + m * mom) : wi + m;
+    }
+}
+__global__ void adamK(float* w, const float* g, float* m, float* v, int64_t n, float alpha, float b1,
+                      float b2, float eps, float wdLr, float gs) {
+    KILN_GRID_LOOP(i, n) {
+        const float gi = g[i] * gs;
+        float mi = m[i], vi = v[i];
+        mi = mi + (gi - mi) * (1.f - b1);
+        vi = vi + (gi * gi - vi) * (1.f - b2);
+        m[i] = mi;
+        v[i] = vi;
+        const float wi = w[i] - w[i] * wdLr;
+        w[i] = wi - (mi * alpha) / (sqrtf(vi) + eps);
+    }
+}
+
+__global__ void toHalfK(const float* x, __half* y, int64_t n) {
+    KILN_GRID_LOOP(i, n) y[i] = __float2half_rn(x[i]);
+}
+__global__ void toBf16K(const float* x, __nv_bfloat16* y, int64_t n) {
+    KILN_GRID_LOOP(i, n) y[i] = __float2bfloat16_rn(x[i]);
+}
+__global__ void fromHalfK(const __half* x, float* y, int64_t n) {
+    KILN_GRID_LOOP(i, n) y[i] = __half2float(x[i]);
+}
+__global__ void fromBf16K(const __nv_bfloat16* x, float* y, int64_t n) {
+    KILN_GRID_LOOP(i, n) y[i] = __bfloat162float(x[i]);
+}
+__global__ void finiteK(const float* x, int64_t n, int* flag) {
+    bool bad = false;
+    KILN_GRID_LOOP(i, n) bad = bad || !isfinite(x[i]);
+    if (__any_sync(0xffffffffu, bad) && (threadIdx.x & 31) == 0) atomicExch(flag, 1);
+}
+__global__ void uniformK(float* out, int64_t n, uint64_t seed, uint64_t stream) {
+    KILN_GRID_LOOP(i, n) out[i] = rng::uniform(seed, stream, static_cast<uint64_t>(i));
+}
+
+__global__ void hwioToOhwiK(const float* w, float* o, int64_t kh, int64_t kw, int64_t ci, int64_t co) {
+    KILN_GRID_LOOP(i, kh * kw * ci * co) {  // i indexes HWIO
+        const int64_t oc = i % co, ic = (i / co) % ci, x = (i / (co * ci)) % kw, y = i / (co * ci * kw);
+        o[((oc * kh + y) * kw + x) * ci + ic] = w[i];
+    }
+}
+__global__ void ohwiToHwioK(const float* o, float* w, int64_t kh, int64_t kw, int64_t ci, int64_t co) {
+    KILN_GRID_LOOP(i, kh * kw * ci * co) {
+        const int64_t oc = i % co, ic = (i / co) % ci, x = (i / (co * ci)) % kw, y = i / (co * ci * kw);
+        w[i] += o[((oc * kh + y) * kw + x) * ci + ic];
+    }
+}
+// One thread per output element; windows clipped to the image.
+__global__ void maxPoolK(PoolGeom g, const float* x, float* y) {
+    KILN_GRID_LOOP(i, g.n * g.oh * g.ow * g.c) {
+        const int64_t c = i % g.c, ox = (i / g.c) % g.ow, oy = (i / (g.c * g.ow)) % g.oh,
+                      b = i / (g.c * g.ow * g.oh);
+        const int64_t y0 = oy * g.sh - g.padTop, x0 = ox * g.sw - g.padLeft;
+        float m = -INFINITY;
+        for (int64_t yy = max(y0, int64_t(0)); yy < min(y0 + g.ph, g.h); ++yy)
+            for (int64_t xx = max(x0, int64_t(0)); xx < min(x0 + g.pw, g.w); ++xx) {
+                const float v = x[((b * g.h + yy) * g.w + xx) * g.c + c];
+                if (v > m || v != v) m = v;
+            }
+        y[i] = m;
+    }
+}
+__global__ void maxPoolBwdK(PoolGeom g, const float* x, const float* dy, float* dx) {
+    KILN_GRID_LOOP(i, g.n * g.oh * g.ow * g.c) {
+        const int64_t c = i % g.c, ox = (i / g.c) % g.ow, oy = (i / (g.c * g.ow)) % g.oh,
+                      b = i / (g.c * g.ow * g.oh);
+        const int64_t y0 = oy * g.sh - g.padTop, x0 = ox * g.sw - g.padLeft;
+        float m = -INFINITY;
+        int64_t at = -1;
+        for (int64_t yy = max(y0, int64_t(0)); yy < min(y0 + g.ph, g.h); ++yy)
+            for (int64_t xx = max(x0, int64_t(0)); xx < min(x0 + g.pw, g.w); ++xx) {
+                const int64_t k = ((b * g.h + yy) * g.w + xx) * g.c + c;
+                if (at < 0 || x[k] > m) {
+                    m = x[k];
+                    at = k;
+                }
+            }
+        if (at >= 0) atomicAdd(&dx[at], dy[i]);
+    }
+}
+__global__ void avgPoolK(PoolGeom g, const float* x, float* y) {
+    KILN_GRID_LOOP(i, g.n * g.oh * g.ow * g.c) {
+        const int64_t c = i % g.c, ox = (i / g.c) % g.ow, oy = (i / (g.c * g.ow)) % g.oh,
+                      b = i / (g.c * g.ow * g.oh);
+        const int64_t y0 = oy * g.sh - g.padTop, x0 = ox * g.sw - g.padLeft;
+        float s = 0.f;
+        int count = 0;
+        for (int64_t yy = max(y0, int64_t(0)); yy < min(y0 + g.ph, g.h); ++yy)
+            for (int64_t xx = max(x0, int64_t(0)); xx < min(x0 + g.pw, g.w); ++xx) {
+                s += x[((b * g.h + yy) * g.w + xx) * g.c + c];
+                ++count;
+            }
+        y[i] = count ? s / static_cast<float>(count) : 0.f;
+    }
+}
+__global__ void avgPoolBwdK(PoolGeom g, const float* dy, float* dx) {
+    KILN_GRID_LOOP(i, g.n * g.oh * g.ow * g.c) {
+        const int64_t c = i % g.c, ox = (i / g.c) % g.ow, oy = (i / (g.c * g.ow)) % g.oh,
+                      b = i / (g.c * g.ow * g.oh);
+        const int64_t y0 = oy * g.sh - g.padTop, x0 = ox * g.sw - g.padLeft;
+        const int64_t ya = max(y0, int64_t(0)), yb = min(y0 + g.ph, g.h), xa = max(x0, int64_t(0)),
+                      xb = min(x0 + g.pw, g.w);
+        const int64_t count = (yb - ya) * (xb - xa);
+        if (count <= 0) continue;
+        const float share = dy[i] / static_cast<float>(count);
+        for (int64_t yy = ya; yy < yb; ++yy)
+            for (int64_t xx = xa; xx < xb; ++xx) atomicAdd(&dx[((b * g.h + yy) * g.w + xx) * g.c + c], share);
+    }
+}
+
+}  // namespace
+
+void hwioToOhwi(const float* w, float* o, int64_t kh, int64_t kw, int64_t ci, int64_t co, StreamHandle s) {
+    hwioToOhwiK<<<blocksFor(kh * kw * ci * co), kThreads, 0, s>>>(w, o, kh, kw, ci, co);
+}
+void ohwiToHwioAccumulate(const float* o, float* w, int64_t kh, int64_t kw, int64_t ci, int64_t co,
+                          StreamHandle s) {
+    ohwiToHwioK<<<blocksFor(kh * kw * ci * co), kThreads, 0, s>>>(o, w, kh, kw, ci, co);
+}
+void maxPoolForward(const PoolGeom& g, const float* x, float* y, StreamHandle s) {
+    maxPoolK<<<blocksFor(g.n * g.oh * g.ow * g.c), kThreads, 0, s>>>(g, x, y);
+}
+void maxPoolBackward(const PoolGeom& g, const float* x, const float* dy, float* dx, StreamHandle s) {
+    maxPoolBwdK<<<blocksFor(g.n * g.oh * g.ow * g.c), kThreads, 0, s>>>(g, x, dy, dx);
+}
+void avgPoolForward(const PoolGeom& g, const float* x, float* y, StreamHandle s) {
+    avgPoolK<<<blocksFor(g.n * g.oh * g.ow * g.c), kThreads, 0, s>>>(g, x, y);
+}
+void avgPoolBackward(const PoolGeom& g, const float* dy, float* dx, StreamHandle s) {
+    avgPoolBwdK<<<blocksFor(g.n * g.oh * g.ow * g.c), kThreads, 0, s>>>(g, dy, dx);
+}
+
+void fill(float* p, float v, int64_t n, StreamHandle s) {
+    if (n > 0) fillK<<<blocksFor(n), kThreads, 0, s>>>(p, v, n);
+}
+void accumulate(const float* x, float* y, int64_t n, StreamHandle s) {
+    if (n > 0) accumulateK<<<blocksFor(n), kThreads, 0, s>>>(x, y, n);
+}
+void add(const float* a, const float* b, float* y, int64_t n, StreamHandle s) {
+    if (n > 0) addK<<<blocksFor(n), kThreads, 0, s>>>(a, b, y, n);
+}
+void multiply(const float* a, const float* b, float* y, int64_t n, StreamHandle s) {
+    if (n > 0) mulK<<<blocksFor(n), kThreads, 0, s>>>(a, b, y, n);
+}
+void multiplyBackward(const float* a, const float* b, const float* dy, float* da, float* db, int64_t n,
+                      StreamHandle s) {
+    if (n > 0) mulBwdK<<<blocksFor(n), kThreads, 0, s>>>(a, b, dy, da, db, n);
+}
+void scale(float* p, float f, int64_t n, StreamHandle s) {
+    if (n > 0) scaleK<<<blocksFor(n), kThreads, 0, s>>>(p, f, n);
+}
+void activationForward(Act a, const float* x, float* y, int64_t n, float alpha, StreamHandle s) {
+    if (n > 0) actFwdK<<<blocksFor(n), kThreads, 0, s>>>(a, x, y, n, alpha);
+}
+void activationBackward(Act a, const float* x, const float* y, const float* dy, float* dx, int64_t n,
+                        float alpha, StreamHandle s) {
+    if (n > 0) actBwdK<<<blocksFor(n), kThreads, 0, s>>>(a, x, y, dy, dx, n, alpha);
+}
+void biasActivation(float* y, const float* bias, int64_t rows, int64_t cols, Act a, float alpha,
+                    StreamHandle s) {
+    if (rows * cols > 0) biasActK<<<blocksFor(rows * cols), kThreads, 0, s>>>(y, bias, rows, cols, a, alpha);
+}
+void columnSums(const float* dy, int64_t rows, int64_t cols, float* db, StreamHandle s) {
+    if (rows > 0 && cols > 0)
+        columnSumsK<<<static_cast<unsigned>((cols + 31) / 32), dim3(32, 8), 0, s>>>(dy, rows, cols, db);
+}
+void softmaxRows(const float* x, float* y, int64_t rows, int64_t cols, StreamHandle s) {
+    if (rows > 0) softmaxRowsK<<<static_cast<unsigned>(rows), cols >= 512 ? 512 : 128, 0, s>>>(x, y, cols);
+}
+void globalAvgPool(const float* x, float* y, int64_t n, int64_t hw, int64_t c, StreamHandle s) {
+    gapK<<<blocksFor(n * c), kThreads, 0, s>>>(x, y, n, hw, c);
+}
+void globalAvgPoolBackward(const float* dy, float* dx, int64_t n, int64_t hw, int64_t c, StreamHandle s) {
+    gapBwdK<<<blocksFor(n * hw * c), kThreads, 0, s>>>(dy, dx, n, hw, c);
+}
+void concatLast(const float* x, float* y, int64_t rows, int64_t width, int64_t total, int64_t offset,
+                StreamHandle s) {
+    concatK<<<blocksFor(rows * width), kThreads, 0, s>>>(x, y, rows, width, total, offset);
+}
+void concatLastBackward(const float* dy, float* dx, int64_t rows, int64_t width, int64_t total,
+                        int64_t offset, StreamHandle s) {
+    concatBwdK<<<blocksFor(rows * width), kThreads, 0, s>>>(dy, dx, rows, width, total, offset);
+}
+void padNhwc(const float* x, float* y, int64_t n, int64_t h, int64_t w, int64_t c, int64_t top, int64_t left,
+             int64_t ph, int64_t pw, StreamHandle s) {
+    padK<<<blocksFor(n * ph * pw * c), kThreads, 0, s>>>(x, y, n, h, w, c, top, left, ph, pw);
+}
+void unpadNhwcAccumulate(const float* dy, float* dx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t top,
+                         int64_t left, int64_t ph, int64_t pw, StreamHandle s) {
+    unpadK<<<blocksFor(n * h * w * c), kThreads, 0, s>>>(dy, dx, n, h, w, c, top, left, ph, pw);
+}
+void dropoutForward(const float* x, float* y, uint8_t* mask, int64_t n, float rate, uint64_t seed,
+                    uint64_t stream, StreamHandle s) {
+    if (n <= 0) return;
+    const float sc = rate <= 0.f ? 1.f : (rate >= 1.f ? 0.f : 1.f / (1.f - rate));
+    dropoutK<<<blocksFor((n + 3) / 4), kThreads, 0, s>>>(x, y, mask, n, rate, sc, seed, stream);
+}
+void dropoutBackward(const float* dy, const uint8_t* mask, float* dx, int64_t n, float rate, StreamHandle s) {
+    if (n <= 0 || rate >= 1.f) return;
+    dropoutBwdK<<<blocksFor(n), kThreads, 0, s>>>(dy, mask, dx, n, rate <= 0.f ? 1.f : 1.f / (1.f - rate));
+}
+
+namespace {
+dim3 bnGrid(int64_t rows, int64_t c) {
+    const unsigned gx = static_cast<unsigned>((c + 31) / 32);
+    // Enough row slices to occupy the machine; each block atomically adds its partial sums.
+    const int64_t slices =
+        std::max<int64_t>(1, std::min<int64_t>((rows + 255) / 256, std::max<int64_t>(1, 1024 / gx)));
+    return dim3(gx, static_cast<unsigned>(slices));
+}
+}  // namespace
+
+void batchNormStats(const float* x, int64_t rows, int64_t c, double* sums, StreamHandle s) {
+    cudaMemsetAsync(sums, 0, sizeof(double) * 2 * static_cast<size_t>(c), s);
+    bnStatsK<<<bnGrid(rows, c), dim3(32, 8), 0, s>>>(x, rows, c, sums);
+}
+void batchNormFinish(const double* sums, double count, int64_t c, float eps, float momentum, float* mean,
+                     float* invStd, float* mm, float* mv, StreamHandle s) {
+    bnFinishK<<<blocksFor(c), kThreads, 0, s>>>(sums, count, c, eps, momentum, mean, invStd, mm, mv);
+}
+void batchNormApply(const float* x, const float* mean, const float* invStd, const float* g, const float* b,
+                    float* y, int64_t rows, int64_t c, StreamHandle s) {
+    bnApplyK<<<blocksFor(rows * c), kThreads, 0, s>>>(x, mean, invStd, g, b, y, rows, c);
+}
+void batchNormInference(const float* x, const float* mm, const float* mv, const float* g, const float* b,
+                        float eps, float* y, int64_t rows, int64_t c, StreamHandle s) {
+    bnInferK<<<blocksFor(rows * c), kThreads, 0, s>>>(x, mm, mv, g, b, eps, y, rows, c);
+}
+void batchNormBackwardSums(const float* x, const float* dy, const float* mean, const float* invStd,
+                           int64_t rows, int64_t c, double* sums, StreamHandle s) {
+    cudaMemsetAsync(sums, 0, sizeof(double) * 2 * static_cast<size_t>(c), s);
+    bnBwdSumsK<<<bnGrid(rows, c), dim3(32, 8), 0, s>>>(x, dy, mean, invStd, rows, c, sums);
+}
+void batchNormBackwardParams(const double* sums, int64_t c, float* dg, float* db, StreamHandle s) {
+    bnBwdParamsK<<<blocksFor(c), kThreads, 0, s>>>(sums, c, dg, db);
+}
+void batchNormBackwardData(const float* x, const float* dy, const float* mean, const float* invStd,
+                           const float* g, const double* sums, double count, float* dx, int64_t rows,
+                           int64_t c, StreamHandle s) {
+    bnBwdDataK<<<blocksFor(rows * c), kThreads, 0, s>>>(x, dy, mean, invStd, g, sums, count, dx, rows, c);
+}
+void layerNormForward(const float* x, const float* g, const float* b, float eps, float* y, float* sm,
+                      float* sr, int64_t rows, int64_t c, StreamHandle s) {
+    if (rows > 0) lnFwdK<<<static_cast<unsigned>(rows), 256, 0, s>>>(x, g, b, eps, y, sm, sr, c);
+}
+void layerNormBackward(const float* x, const float* g, const float* sm, const float* sr, const float* dy,
+                       float* dx, float* dg, float* db, int64_t rows, int64_t c, StreamHandle s) {
+    if (rows <= 0) return;
+    lnBwdK<<<static_cast<unsigned>(rows), 256, 0, s>>>(x, g, sm, sr, dy, dx, c);
+    if (dg || db) lnParamsK<<<blocksFor(c), kThreads, 0, s>>>(x, sm, sr, dy, dg, db, rows, c);
+}
+
+void sparseCrossEntropy(const float* logits, const float* labels, int64_t batch, int64_t classes,
+                        float* lossOut, float* grad, float gradScale, int* bad, double* acc, StreamHandle s) {
+    cudaMemsetAsync(acc, 0, sizeof(double), s);
+    sparseCeK<<<static_cast<unsigned>(batch), 128, 0, s>>>(logits, labels, classes, acc, grad,
+                                                           gradScale / static_cast<float>(batch), bad);
+    finishMeanK<<<1, 1, 0, s>>>(acc, static_cast<double>(batch), lossOut);
+}
+void categoricalCrossEntropy(const float* logits, const float* t, int64_t batch, int64_t classes,
+                             float* lossOut, float* grad, float gradScale, double* acc, StreamHandle s) {
+    cudaMemsetAsync(acc, 0, sizeof(double), s);
+    catCeK<<<static_cast<unsigned>(batch), 128, 0, s>>>(logits, t, classes, acc, grad,
+                                                        gradScale / static_cast<float>(batch));
+    finishMeanK<<<1, 1, 0, s>>>(acc, static_cast<double>(batch), lossOut);
+}
+namespace {
+void elemLoss(int kind, const float* p, const float* t, int64_t n, float* lossOut, float* grad,
+              float gradScale, double* acc, StreamHandle s) {
+    cudaMemsetAsync(acc, 0, sizeof(double), s);
+    elemLossK<<<blocksFor(n), kThreads, 0, s>>>(kind, p, t, n, acc, grad, gradScale / static_cast<float>(n));
+    finishMeanK<<<1, 1, 0, s>>>(acc, static_cast<double>(n), lossOut);
+}
+}  // namespace
+void binaryCrossEntropy(const float* p, const float* t, int64_t n, float* o, float* g, float gs, double* acc,
+                        StreamHandle s) {
+    elemLoss(0, p, t, n, o, g, gs, acc, s);
+}
+void meanSquaredError(const float* p, const float* t, int64_t n, float* o, float* g, float gs, double* acc,
+                      StreamHandle s) {
+    elemLoss(1, p, t, n, o, g, gs, acc, s);
+}
+void meanAbsoluteError(const float* p, const float* t, int64_t n, float* o, float* g, float gs, double* acc,
+                       StreamHandle s) {
+    elemLoss(2, p, t, n, o, g, gs, acc, s);
+}
+
+void embeddingForward(const float* ids, const float* table, float* y, int64_t count, int64_t dim,
+                      int64_t vocab, StreamHandle s) {
+    embFwdK<<<blocksFor(count * dim), kThreads, 0, s>>>(ids, table, y, count, dim, vocab);
+}
+void embeddingBackward(const float* ids, const float* dy, float* dt, int64_t count, int64_t dim,
+                       int64_t vocab, StreamHandle s) {
+    embBwdK<<<blocksFor(count * dim), kThreads, 0, s>>>(ids, dy, dt, count, dim, vocab);
+}
+void sgdUpdate(float* w, const float* g, float* mb, int64_t n, float lr, float mom, bool nesterov, float wdLr,
+               float gs, StreamHandle s) {
+    if (n > 0) sgdK<<<blocksFor(n), kThreads, 0, s>>>(w, g, mb, n, lr, mom, nesterov, wdLr, gs);
+}
+void adamUpdate(float* w, const float* g, float* m, float* v, int64_t n, float alpha, float b1, float b2,
+                float eps, float wdLr, float gs, StreamHandle s) {
+    if (n > 0) adamK<<<blocksFor(n), kThreads, 0, s>>>(w, g, m, v, n, alpha, b1, b2, eps, wdLr, gs);
+}
+void castToHalf(const float* x, uint16_t* y, int64_t n, StreamHandle s) {
+    if (n > 0) toHalfK<<<blocksFor(n), kThreads, 0, s>>>(x, reinterpret_cast<__half*>(y), n);
+}
+void castToBf16(const float* x, uint16_t* y, int64_t n, StreamHandle s) {
+    if (n > 0) toBf16K<<<blocksFor(n), kThreads, 0, s>>>(x, reinterpret_cast<__nv_bfloat16*>(y), n);
+}
+void castFromHalf(const uint16_t* x, float* y, int64_t n, StreamHandle s) {
+    if (n > 0) fromHalfK<<<blocksFor(n), kThreads, 0, s>>>(reinterpret_cast<const __half*>(x), y, n);
+}
+void castFromBf16(const uint16_t* x, float* y, int64_t n, StreamHandle s) {
+    if (n > 0) fromBf16K<<<blocksFor(n), kThreads, 0, s>>>(reinterpret_cast<const __nv_bfloat16*>(x), y, n);
+}
+void checkFinite(const float* x, int64_t n, int* flag, StreamHandle s) {
+    if (n > 0) finiteK<<<blocksFor(n), kThreads, 0, s>>>(x, n, flag);
+}
+void uniform(float* out, int64_t n, uint64_t seed, uint64_t stream, StreamHandle s) {
+    if (n > 0) uniformK<<<blocksFor(n), kThreads, 0, s>>>(out, n, seed, stream);
+}
+
+}  // namespace kiln::engine::cuda::k

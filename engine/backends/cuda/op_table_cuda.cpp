@@ -1,0 +1,814 @@
+// SPDX-License-Identifier: Apache-2.0
+// CUDA rows of the op table: cuBLASLt for Dense, cuDNN for Conv2D and Softmax, Kiln's kernels for
+// the rest. Shapes are bound at plan time, like the CPU kernels; semantics match them.
+#include "engine/backends/cuda/op_table_cuda.h"
+
+#include <cuda_runtime.h>
+
+#include <sstream>
+
+#include "engine/backends/cuda/blas.h"
+#include "engine/backends/cuda/dnn.h"
+#include "engine/backends/cuda/kernels.h"
+#include "engine/ops/kernels/conv2d.h"
+#include "engine/ops/kernels/pooling.h"
+
+namespace kiln::engine::cuda {
+namespace {
+
+using ops::OpKind;
+using ops::ShapeContext;
+
+constexpr size_t kAlign = 256;
+size_t alignUp(size_t b) {
+    return (b + kAlign - 1) / kAlign * kAlign;
+}
+size_t f32(int64_t n) {
+    return alignUp(static_cast<size_t>(n) * 4);
+}
+size_t f16(int64_t n) {
+    return alignUp(static_cast<size_t>(n) * 2);
+}
+
+template <typename K, typename... A>
+Result<std::unique_ptr<CudaKernel>> make(A&&... a) {
+    return std::unique_ptr<CudaKernel>(new K(std::forward<A>(a)...));
+}
+
+// Activation attribute of Dense/Conv2D/activation layers. Softmax is handled by cuDNN.
+struct ActSpec {
+    k::Act act = k::Act::Linear;
+    float alpha = 0.0f;
+    bool softmax = false;
+    bool linear() const { return act == k::Act::Linear && !softmax; }
+    // GELU is differentiated from its input, the others from the output.
+    bool needsPre() const { return act == k::Act::GeluExact || act == k::Act::GeluTanh; }
+};
+ActSpec actFromName(const std::string& s, bool approximateGelu = false) {
+    ActSpec a;
+    if (s == "relu")
+        a.act = k::Act::ReLU;
+    else if (s == "relu6")
+        a.act = k::Act::ReLU6;
+    else if (s == "sigmoid")
+        a.act = k::Act::Sigmoid;
+    else if (s == "tanh")
+        a.act = k::Act::Tanh;
+    else if (s == "gelu")
+        a.act = approximateGelu ? k::Act::GeluTanh : k::Act::GeluExact;
+    else if (s == "softmax")
+        a.softmax = true;
+    return a;
+}
+
+// y holds the pre-activation (bias added) on entry; applies the activation in place, keeping
+// the pre-activation in `pre` when the backward needs it.
+Status applyAct(DeviceContext& ctx, const ActSpec& a, float* y, float* pre, int64_t rows, int64_t cols) {
+    const int64_t n = rows * cols;
+    if (a.softmax) return softmaxForward(ctx, y, y, rows, cols);
+    if (a.act == k::Act::Linear) return {};
+    if (a.needsPre() && pre)
+        KILN_TRY(checkCuda(
+            cudaMemcpyAsync(pre, y, sizeof(float) * size_t(n), cudaMemcpyDeviceToDevice, ctx.stream()),
+            "saving the pre-activation"));
+    k::activationForward(a.act, a.needsPre() ? pre : y, y, n, a.alpha, ctx.stream());
+    return {};
+}
+// dPre = dy * act'(...) (overwritten).
+Status actGrad(DeviceContext& ctx, const ActSpec& a, const float* y, const float* pre, const float* dy,
+               float* dPre, int64_t rows, int64_t cols) {
+    const int64_t n = rows * cols;
+    KILN_TRY(ctx.memsetAsync(dPre, 0, sizeof(float) * size_t(n)));
+    if (a.softmax) return softmaxBackward(ctx, y, dy, dPre, rows, cols);
+    k::activationBackward(a.act, a.needsPre() ? pre : nullptr, y, dy, dPre, n, a.alpha, ctx.stream());
+    return {};
+}
+
+DataType matType(train::Precision p) {
+    switch (p) {
+    case train::Precision::Fp16:
+        return DataType::F16;
+    case train::Precision::Bf16:
+        return DataType::BF16;
+    default:
+        return DataType::F32;
+    }
+}
+void castHalf(DataType t, const float* x, void* y, int64_t n, StreamHandle s) {
+    if (t == DataType::F16)
+        k::castToHalf(x, static_cast<uint16_t*>(y), n, s);
+    else
+        k::castToBf16(x, static_cast<uint16_t*>(y), n, s);
+}
+
+// ---- Reshape-like -------------------------------------------------------------------------------
+class AliasKernel final : public CudaKernel {
+public:
+    bool aliasesInput() const override { return true; }
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo&) override { return {}; }
+    Status backward(const CudaIo&) override { return {}; }
+};
+
+// ---- Dense --------------------------------------------------------------------------------------
+class DenseKernel final : public CudaKernel {
+public:
+    DenseKernel(int64_t rows, int64_t in, int64_t out, ActSpec act, bool bias, const CudaBuildOptions& o)
+        : m_rows(rows),
+          m_in(in),
+          m_out(out),
+          m_act(act),
+          m_bias(bias),
+          m_type(matType(o.precision)),
+          m_tf32(o.tf32) {}
+    size_t savedBytes() const override { return m_act.needsPre() ? f32(m_rows * m_out) : 0; }
+    size_t workspaceBytes() const override {
+        size_t fwd = m_type == DataType::F32 ? 0 : f16(m_rows * m_in) + f16(m_in * m_out);
+        size_t bwd = m_act.linear() ? 0 : f32(m_rows * m_out);
+        return std::max(fwd, bwd);
+    }
+    bool backwardNeedsOutput() const override { return !m_act.linear(); }
+    Status forward(const CudaIo& io) override {
+        DeviceContext& ctx = *io.ctx;
+        const float* bias = m_bias ? io.params[1] : nullptr;
+        const bool fuse = m_act.act == k::Act::ReLU && !m_act.softmax;
+        const k::Act epi = fuse ? k::Act::ReLU : k::Act::Linear;
+        if (m_type == DataType::F32) {
+            KILN_TRY(denseForward(ctx, io.in[0], io.params[0], bias, io.out, m_rows, m_in, m_out,
+                                  DataType::F32, epi, m_tf32));
+        } else {
+            std::byte* xh = io.workspace;
+            std::byte* wh = io.workspace + f16(m_rows * m_in);
+            castHalf(m_type, io.in[0], xh, m_rows * m_in, ctx.stream());
+            castHalf(m_type, io.params[0], wh, m_in * m_out, ctx.stream());
+            KILN_TRY(denseForward(ctx, xh, wh, bias, io.out, m_rows, m_in, m_out, m_type, epi, false));
+        }
+        if (fuse) return {};
+        return applyAct(ctx, m_act, io.out, reinterpret_cast<float*>(io.saved), m_rows, m_out);
+    }
+    Status backward(const CudaIo& io) override {
+        DeviceContext& ctx = *io.ctx;
+        const float* g = io.dOut;
+        if (!m_act.linear()) {
+            auto* dPre = reinterpret_cast<float*>(io.workspace);
+            KILN_TRY(actGrad(ctx, m_act, io.out, reinterpret_cast<const float*>(io.saved), io.dOut, dPre,
+                             m_rows, m_out));
+            g = dPre;
+        }
+        KILN_TRY(denseBackward(ctx, io.in[0], io.params[0], g, io.dIn[0], io.dParams[0], m_rows, m_in, m_out,
+                               m_tf32));
+        if (m_bias && io.dParams[1]) k::columnSums(g, m_rows, m_out, io.dParams[1], ctx.stream());
+        return {};
+    }
+
+private:
+    int64_t m_rows, m_in, m_out;
+    ActSpec m_act;
+    bool m_bias;
+    DataType m_type;
+    bool m_tf32;
+};
+
+Result<std::unique_ptr<CudaKernel>> denseCuda(const ShapeContext& c, const Shape& out,
+                                              const CudaBuildOptions& o) {
+    const int64_t units = out[-1], in = c.inputs[0][-1];
+    return make<DenseKernel>(out.numel() / units, in, units, actFromName(c.attrs.getString("activation")),
+                             c.attrs.getBool("use_bias"), o);
+}
+
+// ---- Conv2D -------------------------------------------------------------------------------------
+class ConvKernel final : public CudaKernel {
+public:
+    ConvKernel(const kernels::Conv2DGeom& g, int64_t padBottom, int64_t padRight, ActSpec act, bool bias,
+               const CudaBuildOptions& o)
+        : m_g(g), m_act(act), m_bias(bias), m_type(matType(o.precision)) {
+        m_padded = g.padTop != padBottom || g.padLeft != padRight;
+        m_ph = g.h + g.padTop + padBottom;
+        m_pw = g.w + g.padLeft + padRight;
+        m_shape = {g.n,
+                   m_padded ? m_ph : g.h,
+                   m_padded ? m_pw : g.w,
+                   g.c,
+                   g.kh,
+                   g.kw,
+                   g.oc,
+                   g.groups,
+                   g.strideH,
+                   g.strideW,
+                   g.dilationH,
+                   g.dilationW,
+                   m_padded ? 0 : g.padTop,
+                   m_padded ? 0 : g.padLeft,
+                   g.oh,
+                   g.ow};
+    }
+    Status init(DeviceContext& ctx) {
+        KILN_ASSIGN(m_conv, Convolution::create(ctx, m_shape, m_type));
+        if (m_type != DataType::F32) {
+            KILN_ASSIGN(m_conv32, Convolution::create(ctx, m_shape, DataType::F32));
+        }
+        return {};
+    }
+    int64_t xElems() const { return m_shape.n * m_shape.h * m_shape.w * m_g.c; }
+    int64_t wElems() const { return m_g.kh * m_g.kw * (m_g.c / m_g.groups) * m_g.oc; }
+    int64_t yElems() const { return m_g.n * m_g.oh * m_g.ow * m_g.oc; }
+    // Workspace: [padded x (fp32)] [OHWI w (fp32)] [then forward: half x, half w, half y | backward: dPre, dw
+    // OHWI, padded dx]
+    size_t padBytes() const { return m_padded ? f32(xElems()) : 0; }
+    size_t workspaceBytes() const override {
+        const size_t base = padBytes() + f32(wElems());
+        const size_t fwd = m_type == DataType::F32 ? 0 : f16(xElems()) + f16(wElems()) + f16(yElems());
+        const size_t bwd = (m_act.linear() ? 0 : f32(yElems())) + f32(wElems()) + padBytes();
+        return base + std::max(fwd, bwd);
+    }
+    size_t savedBytes() const override { return m_act.needsPre() ? f32(yElems()) : 0; }
+    bool backwardNeedsOutput() const override { return !m_act.linear(); }
+
+    Status forward(const CudaIo& io) override {
+        DeviceContext& ctx = *io.ctx;
+        StreamHandle s = ctx.stream();
+        const float* x = io.in[0];
+        std::byte* at = io.workspace;
+        if (m_padded) {
+            k::padNhwc(x, reinterpret_cast<float*>(at), m_g.n, m_g.h, m_g.w, m_g.c, m_g.padTop, m_g.padLeft,
+                       m_ph, m_pw, s);
+            x = reinterpret_cast<float*>(at);
+            at += padBytes();
+        }
+        auto* w = reinterpret_cast<float*>(at);
+        k::hwioToOhwi(io.params[0], w, m_g.kh, m_g.kw, m_g.c / m_g.groups, m_g.oc, s);
+        at += f32(wElems());
+        if (m_type == DataType::F32) {
+            KILN_TRY(m_conv->forward(ctx, x, w, io.out));
+        } else {
+            std::byte* xh = at;
+            std::byte* wh = xh + f16(xElems());
+            std::byte* yh = wh + f16(wElems());
+            castHalf(m_type, x, xh, xElems(), s);
+            castHalf(m_type, w, wh, wElems(), s);
+            KILN_TRY(m_conv->forward(ctx, xh, wh, yh));
+            if (m_type == DataType::F16)
+                k::castFromHalf(reinterpret_cast<uint16_t*>(yh), io.out, yElems(), s);
+            else
+                k::castFromBf16(reinterpret_cast<uint16_t*>(yh), io.out, yElems(), s);
+        }
+        const int64_t rows = m_g.n * m_g.oh * m_g.ow;
+        const bool simple = !m_act.softmax && !m_act.needsPre();
+        if (m_bias || simple)
+            k::biasActivation(io.out, m_bias ? io.params[1] : nullptr, rows, m_g.oc,
+                              simple ? m_act.act : k::Act::Linear, m_act.alpha, s);
+        if (simple) return {};
+        return applyAct(ctx, m_act, io.out, reinterpret_cast<float*>(io.saved), rows, m_g.oc);
+    }
+
+    Status backward(const CudaIo& io) override {
+        DeviceContext& ctx = *io.ctx;
+        StreamHandle s = ctx.stream();
+        const int64_t rows = m_g.n * m_g.oh * m_g.ow;
+        std::byte* at = io.workspace;
+        const float* x = io.in[0];
+        if (m_padded && io.dParams[0]) {
+            k::padNhwc(x, reinterpret_cast<float*>(at), m_g.n, m_g.h, m_g.w, m_g.c, m_g.padTop, m_g.padLeft,
+                       m_ph, m_pw, s);
+            x = reinterpret_cast<float*>(at);
+        }
+        at += padBytes();
+        auto* w = reinterpret_cast<float*>(at);
+        k::hwioToOhwi(io.params[0], w, m_g.kh, m_g.kw, m_g.c / m_g.groups, m_g.oc, s);
+        at += f32(wElems());
+        const float* g = io.dOut;
+        if (!m_act.linear()) {
+            auto* dPre = reinterpret_cast<float*>(at);
+            KILN_TRY(actGrad(ctx, m_act, io.out, reinterpret_cast<const float*>(io.saved), io.dOut, dPre,
+                             rows, m_g.oc));
+            g = dPre;
+            at += f32(yElems());
+        }
+        Convolution& conv = m_conv32 ? *m_conv32 : *m_conv;
+        if (m_bias && io.dParams[1]) k::columnSums(g, rows, m_g.oc, io.dParams[1], s);
+        if (io.dParams[0]) {
+            auto* dw = reinterpret_cast<float*>(at);
+            KILN_TRY(conv.backwardFilter(ctx, x, g, dw));
+            k::ohwiToHwioAccumulate(dw, io.dParams[0], m_g.kh, m_g.kw, m_g.c / m_g.groups, m_g.oc, s);
+        }
+        at += f32(wElems());
+        if (io.dIn[0]) {
+            if (m_padded) {
+                auto* dxp = reinterpret_cast<float*>(at);
+                KILN_TRY(ctx.memsetAsync(dxp, 0, sizeof(float) * size_t(xElems())));
+                KILN_TRY(conv.backwardData(ctx, w, g, dxp));
+                k::unpadNhwcAccumulate(dxp, io.dIn[0], m_g.n, m_g.h, m_g.w, m_g.c, m_g.padTop, m_g.padLeft,
+                                       m_ph, m_pw, s);
+            } else {
+                KILN_TRY(conv.backwardData(ctx, w, g, io.dIn[0]));
+            }
+        }
+        return {};
+    }
+
+private:
+    kernels::Conv2DGeom m_g;
+    ActSpec m_act;
+    bool m_bias;
+    DataType m_type;
+    bool m_padded = false;
+    int64_t m_ph = 0, m_pw = 0;
+    ConvShape m_shape{};
+    std::unique_ptr<Convolution> m_conv, m_conv32;
+};
+
+kernels::Conv2DGeom convGeom(const ShapeContext& c, const Shape& out) {
+    const Shape& x = c.inputs[0];
+    const auto& ks = c.attrs.getInts("kernel_size");
+    const auto& st = c.attrs.getInts("strides");
+    const auto& dl = c.attrs.getInts("dilation_rate");
+    return kernels::makeConv2DGeom(x[0], x[1], x[2], x[3], ks[0], ks[1], out[-1], st[0], st[1], dl[0], dl[1],
+                                   c.attrs.getString("padding") == "same", c.attrs.getInt("groups"));
+}
+Result<std::unique_ptr<CudaKernel>> convCuda(const ShapeContext& c, const Shape& out,
+                                             const CudaBuildOptions& o) {
+    const auto g = convGeom(c, out);
+    const int64_t padBottom =
+        std::max<int64_t>(0, (g.oh - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1 - g.h - g.padTop);
+    const int64_t padRight =
+        std::max<int64_t>(0, (g.ow - 1) * g.strideW + (g.kw - 1) * g.dilationW + 1 - g.w - g.padLeft);
+    auto k = std::make_unique<ConvKernel>(
+        g, padBottom, padRight, actFromName(c.attrs.getString("activation")), c.attrs.getBool("use_bias"), o);
+    KILN_TRY(k->init(*o.ctx));
+    return std::unique_ptr<CudaKernel>(std::move(k));
+}
+bool convSupports(const ShapeContext& c, const Shape&) {
+    return c.inputs[0].rank() == 4;
+}
+
+// ---- Pooling ------------------------------------------------------------------------------------
+class PoolKernel final : public CudaKernel {
+public:
+    PoolKernel(k::PoolGeom g, bool max) : m_g(g), m_max(max) {}
+    bool backwardNeedsInputs() const override { return m_max; }
+    Status forward(const CudaIo& io) override {
+        if (m_max)
+            k::maxPoolForward(m_g, io.in[0], io.out, io.ctx->stream());
+        else
+            k::avgPoolForward(m_g, io.in[0], io.out, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (!io.dIn[0]) return {};
+        if (m_max)
+            k::maxPoolBackward(m_g, io.in[0], io.dOut, io.dIn[0], io.ctx->stream());
+        else
+            k::avgPoolBackward(m_g, io.dOut, io.dIn[0], io.ctx->stream());
+        return {};
+    }
+
+private:
+    k::PoolGeom m_g;
+    bool m_max;
+};
+template <bool kMax>
+Result<std::unique_ptr<CudaKernel>> poolCuda(const ShapeContext& c, const Shape& out,
+                                             const CudaBuildOptions&) {
+    const Shape& x = c.inputs[0];
+    const auto& ps = c.attrs.getInts("pool_size");
+    auto st = c.attrs.getInts("strides");
+    if (st.empty()) st = ps;
+    const bool same = c.attrs.getString("padding") == "same";
+    const auto ay = kernels::kerasWindowAxis(x[1], ps[0], st[0], 1, same);
+    const auto ax = kernels::kerasWindowAxis(x[2], ps[1], st[1], 1, same);
+    return make<PoolKernel>(k::PoolGeom{x[0], x[1], x[2], x[3], ps[0], ps[1], st[0], st[1], ay.padBefore,
+                                        ax.padBefore, out[1], out[2]},
+                            kMax);
+}
+
+class GapKernel final : public CudaKernel {
+public:
+    GapKernel(int64_t n, int64_t hw, int64_t c) : m_n(n), m_hw(hw), m_c(c) {}
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::globalAvgPool(io.in[0], io.out, m_n, m_hw, m_c, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0]) k::globalAvgPoolBackward(io.dOut, io.dIn[0], m_n, m_hw, m_c, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n, m_hw, m_c;
+};
+Result<std::unique_ptr<CudaKernel>> gapCuda(const ShapeContext& c, const Shape& out,
+                                            const CudaBuildOptions&) {
+    const Shape& x = c.inputs[0];
+    return make<GapKernel>(x[0], x.numel() / (x[0] * x[-1]), x[-1]);
+}
+bool gapSupports(const ShapeContext& c, const Shape& out) {
+    return c.inputs[0].rank() == 4 && out.rank() == 2;
+}
+
+// ---- Normalisation ------------------------------------------------------------------------------
+class BatchNormKernel final : public CudaKernel {
+public:
+    BatchNormKernel(int64_t rows, int64_t c, float momentum, float eps)
+        : m_rows(rows), m_c(c), m_momentum(momentum), m_eps(eps) {}
+    size_t savedBytes() const override { return f32(2 * m_c); }  // mean, 1/std
+    size_t workspaceBytes() const override { return alignUp(sizeof(double) * 2 * size_t(m_c)); }  // sums
+    Status forward(const CudaIo& io) override {
+        StreamHandle s = io.ctx->stream();
+        if (!io.training) {
+            k::batchNormInference(io.in[0], io.params[2], io.params[3], io.params[0], io.params[1], m_eps,
+                                  io.out, m_rows, m_c, s);
+            return {};
+        }
+        auto* mean = reinterpret_cast<float*>(io.saved);
+        auto* sums = reinterpret_cast<double*>(io.workspace);
+        k::batchNormStats(io.in[0], m_rows, m_c, sums, s);
+        k::batchNormFinish(sums, double(m_rows), m_c, m_eps, m_momentum, mean, mean + m_c, io.params[2],
+                           io.params[3], s);
+        k::batchNormApply(io.in[0], mean, mean + m_c, io.params[0], io.params[1], io.out, m_rows, m_c, s);
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        StreamHandle s = io.ctx->stream();
+        auto* sums = reinterpret_cast<double*>(io.workspace);
+        const auto* mean = reinterpret_cast<const float*>(io.saved);
+        k::batchNormBackwardSums(io.in[0], io.dOut, mean, mean + m_c, m_rows, m_c, sums, s);
+        k::batchNormBackwardParams(sums, m_c, io.dParams[0], io.dParams[1], s);
+        if (io.dIn[0])
+            k::batchNormBackwardData(io.in[0], io.dOut, mean, mean + m_c, io.params[0], sums, double(m_rows),
+                                     io.dIn[0], m_rows, m_c, s);
+        return {};
+    }
+
+private:
+    int64_t m_rows, m_c;
+    float m_momentum, m_eps;
+};
+Result<std::unique_ptr<CudaKernel>> bnCuda(const ShapeContext& c, const Shape& out, const CudaBuildOptions&) {
+    const int64_t ch = out[-1];
+    return make<BatchNormKernel>(out.numel() / ch, ch, float(c.attrs.getFloat("momentum")),
+                                 float(c.attrs.getFloat("epsilon")));
+}
+// A frozen BatchNormalization (fine-tuning) keeps to the CPU, whose inference-mode backward exists.
+bool bnSupports(const ShapeContext& c, const Shape&) {
+    return c.node.trainable;
+}
+
+class LayerNormKernel final : public CudaKernel {
+public:
+    LayerNormKernel(int64_t rows, int64_t c, float eps) : m_rows(rows), m_c(c), m_eps(eps) {}
+    size_t savedBytes() const override { return f32(2 * m_rows); }
+    Status forward(const CudaIo& io) override {
+        auto* sm = reinterpret_cast<float*>(io.saved);
+        k::layerNormForward(io.in[0], io.params[0], io.params[1], m_eps, io.out, sm, sm + m_rows, m_rows, m_c,
+                            io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        const auto* sm = reinterpret_cast<const float*>(io.saved);
+        k::layerNormBackward(io.in[0], io.params[0], sm, sm + m_rows, io.dOut, io.dIn[0], io.dParams[0],
+                             io.dParams[1], m_rows, m_c, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_rows, m_c;
+    float m_eps;
+};
+Result<std::unique_ptr<CudaKernel>> lnCuda(const ShapeContext& c, const Shape& out, const CudaBuildOptions&) {
+    const int64_t ch = out[-1];
+    return make<LayerNormKernel>(out.numel() / ch, ch, float(c.attrs.getFloat("epsilon")));
+}
+
+// ---- Dropout ------------------------------------------------------------------------------------
+class DropoutKernel final : public CudaKernel {
+public:
+    DropoutKernel(int64_t n, float rate) : m_n(n), m_rate(rate) {}
+    size_t savedBytes() const override { return alignUp(size_t(m_n)); }  // keep mask, one byte each
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        if (!io.training || m_rate <= 0.0f)
+            return checkCuda(cudaMemcpyAsync(io.out, io.in[0], sizeof(float) * size_t(m_n),
+                                             cudaMemcpyDeviceToDevice, io.ctx->stream()),
+                             "dropout copy");
+        k::dropoutForward(io.in[0], io.out, reinterpret_cast<uint8_t*>(io.saved), m_n, m_rate, io.seed,
+                          io.step, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (!io.dIn[0]) return {};
+        if (!io.training || m_rate <= 0.0f)
+            k::accumulate(io.dOut, io.dIn[0], m_n, io.ctx->stream());
+        else
+            k::dropoutBackward(io.dOut, reinterpret_cast<const uint8_t*>(io.saved), io.dIn[0], m_n, m_rate,
+                               io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n;
+    float m_rate;
+};
+Result<std::unique_ptr<CudaKernel>> dropoutCuda(const ShapeContext& c, const Shape& out,
+                                                const CudaBuildOptions&) {
+    return make<DropoutKernel>(out.numel(), float(c.attrs.getFloat("rate")));
+}
+
+// ---- Merge --------------------------------------------------------------------------------------
+class AddKernel final : public CudaKernel {
+public:
+    explicit AddKernel(int64_t n) : m_n(n) {}
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::add(io.in[0], io.in[1], io.out, m_n, io.ctx->stream());
+        for (size_t i = 2; i < io.in.size(); ++i) k::accumulate(io.in[i], io.out, m_n, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        for (float* d : io.dIn)
+            if (d) k::accumulate(io.dOut, d, m_n, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n;
+};
+class MultiplyKernel final : public CudaKernel {
+public:
+    explicit MultiplyKernel(int64_t n) : m_n(n) {}
+    Status forward(const CudaIo& io) override {
+        k::multiply(io.in[0], io.in[1], io.out, m_n, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        k::multiplyBackward(io.in[0], io.in[1], io.dOut, io.dIn[0], io.dIn[1], m_n, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n;
+};
+class ConcatKernel final : public CudaKernel {
+public:
+    ConcatKernel(int64_t outer, std::vector<int64_t> inners) : m_outer(outer), m_inners(std::move(inners)) {
+        for (int64_t w : m_inners) m_total += w;
+    }
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        int64_t off = 0;
+        for (size_t i = 0; i < io.in.size(); ++i) {
+            k::concatLast(io.in[i], io.out, m_outer, m_inners[i], m_total, off, io.ctx->stream());
+            off += m_inners[i];
+        }
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        int64_t off = 0;
+        for (size_t i = 0; i < io.dIn.size(); ++i) {
+            if (io.dIn[i])
+                k::concatLastBackward(io.dOut, io.dIn[i], m_outer, m_inners[i], m_total, off,
+                                      io.ctx->stream());
+            off += m_inners[i];
+        }
+        return {};
+    }
+
+private:
+    int64_t m_outer;
+    std::vector<int64_t> m_inners;
+    int64_t m_total = 0;
+};
+Result<std::unique_ptr<CudaKernel>> addCuda(const ShapeContext&, const Shape& out, const CudaBuildOptions&) {
+    return make<AddKernel>(out.numel());
+}
+Result<std::unique_ptr<CudaKernel>> mulCuda(const ShapeContext&, const Shape& out, const CudaBuildOptions&) {
+    return make<MultiplyKernel>(out.numel());
+}
+bool sameShapes(const ShapeContext& c, const Shape& out) {
+    for (const auto& s : c.inputs)
+        if (s.numel() != out.numel()) return false;
+    return true;
+}
+bool mulSupports(const ShapeContext& c, const Shape& out) {
+    return c.inputs.size() == 2 && sameShapes(c, out);
+}
+Result<std::unique_ptr<CudaKernel>> concatCuda(const ShapeContext& c, const Shape& out,
+                                               const CudaBuildOptions&) {
+    int64_t axis = c.attrs.getInt("axis");
+    if (axis < 0) axis += out.rank();
+    int64_t outer = 1;
+    for (int d = 0; d < axis; ++d) outer *= out[d];
+    std::vector<int64_t> inners;
+    for (const auto& s : c.inputs) inners.push_back(s.numelFrom(static_cast<int>(axis)));
+    return make<ConcatKernel>(outer, std::move(inners));
+}
+
+// ---- Activation layers --------------------------------------------------------------------------
+class ActKernel final : public CudaKernel {
+public:
+    ActKernel(int64_t rows, int64_t cols, ActSpec a) : m_rows(rows), m_cols(cols), m_a(a) {}
+    bool backwardNeedsInputs() const override {
+        return m_a.needsPre() || m_a.act == k::Act::ReLU6 || m_a.act == k::Act::LeakyReLU;
+    }
+    bool backwardNeedsOutput() const override { return !backwardNeedsInputs(); }
+    Status forward(const CudaIo& io) override {
+        if (m_a.softmax) return softmaxForward(*io.ctx, io.in[0], io.out, m_rows, m_cols);
+        k::activationForward(m_a.act, io.in[0], io.out, m_rows * m_cols, m_a.alpha, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (!io.dIn[0]) return {};
+        if (m_a.softmax) return softmaxBackward(*io.ctx, io.out, io.dOut, io.dIn[0], m_rows, m_cols);
+        const bool fromX = backwardNeedsInputs();
+        k::activationBackward(m_a.act, fromX ? io.in[0] : nullptr, fromX ? nullptr : io.out, io.dOut,
+                              io.dIn[0], m_rows * m_cols, m_a.alpha, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_rows, m_cols;
+    ActSpec m_a;
+};
+template <OpKind K>
+Result<std::unique_ptr<CudaKernel>> actCuda(const ShapeContext& c, const Shape& out,
+                                            const CudaBuildOptions&) {
+    ActSpec a;
+    if constexpr (K == OpKind::ReLU) a.act = k::Act::ReLU;
+    if constexpr (K == OpKind::ReLU6) a.act = k::Act::ReLU6;
+    if constexpr (K == OpKind::Sigmoid) a.act = k::Act::Sigmoid;
+    if constexpr (K == OpKind::Tanh) a.act = k::Act::Tanh;
+    if constexpr (K == OpKind::Softmax) a.softmax = true;
+    if constexpr (K == OpKind::LeakyReLU) {
+        a.act = k::Act::LeakyReLU;
+        a.alpha = float(c.attrs.getFloat("negative_slope"));
+    }
+    if constexpr (K == OpKind::GELU)
+        a.act = c.attrs.getBool("approximate") ? k::Act::GeluTanh : k::Act::GeluExact;
+    const int64_t cols = out[-1];
+    return make<ActKernel>(out.numel() / cols, cols, a);
+}
+bool softmaxSupports(const ShapeContext& c, const Shape& out) {
+    const int64_t axis = c.attrs.getInt("axis");
+    return axis == -1 || axis == out.rank() - 1;
+}
+
+// ---- Embedding ----------------------------------------------------------------------------------
+class EmbeddingKernel final : public CudaKernel {
+public:
+    EmbeddingKernel(int64_t count, int64_t vocab, int64_t dim) : m_count(count), m_vocab(vocab), m_dim(dim) {}
+    Status forward(const CudaIo& io) override {
+        k::embeddingForward(io.in[0], io.params[0], io.out, m_count, m_dim, m_vocab, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dParams[0])
+            k::embeddingBackward(io.in[0], io.dOut, io.dParams[0], m_count, m_dim, m_vocab, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_count, m_vocab, m_dim;
+};
+Result<std::unique_ptr<CudaKernel>> embeddingCuda(const ShapeContext& c, const Shape& out,
+                                                  const CudaBuildOptions&) {
+    return make<EmbeddingKernel>(c.inputs[0].numel(), c.attrs.getInt("input_dim"),
+                                 c.attrs.getInt("output_dim"));
+}
+
+// ---- Losses -------------------------------------------------------------------------------------
+enum class LossKind { Sparse, Categorical, Binary, Mse, Mae };
+class LossKernel final : public CudaKernel {
+public:
+    LossKernel(LossKind kind, int64_t batch, int64_t width) : m_kind(kind), m_batch(batch), m_width(width) {}
+    Status forward(const CudaIo& io) override { return run(io, nullptr); }
+    Status backward(const CudaIo& io) override { return io.dIn[0] ? run(io, io.dIn[0]) : Status{}; }
+
+private:
+    Status run(const CudaIo& io, float* grad) {
+        StreamHandle s = io.ctx->stream();
+        const float* p = io.in[0];
+        const float* t = io.in[1];
+        const int64_t n = m_batch * m_width;
+        switch (m_kind) {
+        case LossKind::Sparse:
+            k::sparseCrossEntropy(p, t, m_batch, m_width, io.out, grad, io.gradScale, io.badLabel, io.lossAcc,
+                                  s);
+            break;
+        case LossKind::Categorical:
+            k::categoricalCrossEntropy(p, t, m_batch, m_width, io.out, grad, io.gradScale, io.lossAcc, s);
+            break;
+        case LossKind::Binary:
+            k::binaryCrossEntropy(p, t, n, io.out, grad, io.gradScale, io.lossAcc, s);
+            break;
+        case LossKind::Mse:
+            k::meanSquaredError(p, t, n, io.out, grad, io.gradScale, io.lossAcc, s);
+            break;
+        case LossKind::Mae:
+            k::meanAbsoluteError(p, t, n, io.out, grad, io.gradScale, io.lossAcc, s);
+            break;
+        }
+        return {};
+    }
+    LossKind m_kind;
+    int64_t m_batch, m_width;
+};
+template <LossKind K>
+Result<std::unique_ptr<CudaKernel>> lossCuda(const ShapeContext& c, const Shape&, const CudaBuildOptions&) {
+    const Shape& p = c.inputs[0];
+    return make<LossKernel>(K, p[0], p.numel() / p[0]);
+}
+// The probability forms (from_logits: false) clip and renormalise; they stay on the CPU.
+bool fromLogits(const ShapeContext& c, const Shape&) {
+    return c.attrs.getBool("from_logits");
+}
+
+}  // namespace
+
+const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
+    static const std::array<std::optional<CudaOpRow>, ops::kOpKindCount> table = {{
+        std::nullopt,  // Input: fed by the plan
+        CudaOpRow{OpKind::Dense, nullptr, denseCuda},
+        CudaOpRow{OpKind::Conv2D, convSupports, convCuda},
+        CudaOpRow{OpKind::MaxPooling2D, nullptr, poolCuda<true>},
+        CudaOpRow{OpKind::AveragePooling2D, nullptr, poolCuda<false>},
+        CudaOpRow{OpKind::GlobalAveragePooling2D, gapSupports, gapCuda},
+        CudaOpRow{OpKind::BatchNormalization, bnSupports, bnCuda},
+        CudaOpRow{OpKind::LayerNormalization, nullptr, lnCuda},
+        CudaOpRow{OpKind::Dropout, nullptr, dropoutCuda},
+        CudaOpRow{
+            OpKind::Flatten, nullptr,
+            [](const ShapeContext&, const Shape&, const CudaBuildOptions&) { return make<AliasKernel>(); }},
+        CudaOpRow{
+            OpKind::Reshape, nullptr,
+            [](const ShapeContext&, const Shape&, const CudaBuildOptions&) { return make<AliasKernel>(); }},
+        CudaOpRow{OpKind::Concatenate, nullptr, concatCuda},
+        CudaOpRow{OpKind::Add, sameShapes, addCuda},
+        CudaOpRow{OpKind::Multiply, mulSupports, mulCuda},
+        CudaOpRow{OpKind::ReLU, nullptr, actCuda<OpKind::ReLU>},
+        CudaOpRow{OpKind::LeakyReLU, nullptr, actCuda<OpKind::LeakyReLU>},
+        CudaOpRow{OpKind::ReLU6, nullptr, actCuda<OpKind::ReLU6>},
+        CudaOpRow{OpKind::GELU, nullptr, actCuda<OpKind::GELU>},
+        CudaOpRow{OpKind::Sigmoid, nullptr, actCuda<OpKind::Sigmoid>},
+        CudaOpRow{OpKind::Tanh, nullptr, actCuda<OpKind::Tanh>},
+        CudaOpRow{OpKind::Softmax, softmaxSupports, actCuda<OpKind::Softmax>},
+        CudaOpRow{OpKind::Embedding, nullptr, embeddingCuda},
+        CudaOpRow{OpKind::SparseCategoricalCrossentropy, fromLogits, lossCuda<LossKind::Sparse>},
+        CudaOpRow{OpKind::CategoricalCrossentropy, fromLogits, lossCuda<LossKind::Categorical>},
+        CudaOpRow{OpKind::BinaryCrossentropy, fromLogits, lossCuda<LossKind::Binary>},
+        CudaOpRow{OpKind::MeanSquaredError, nullptr, lossCuda<LossKind::Mse>},
+        CudaOpRow{OpKind::MeanAbsoluteError, nullptr, lossCuda<LossKind::Mae>},
+    }};
+    return table;
+}
+
+bool cudaSupports(OpKind kind, const ShapeContext& ctx, const Shape& output) {
+    const auto& r = cudaOpTable()[static_cast<size_t>(kind)];
+    if (!r) return false;
+    return !r->supports || r->supports(ctx, output);
+}
+
+Placement placeModel(const ops::ModelInfo& model) {
+    Placement p;
+    p.onGpu.assign(model.nodes.size(), 1);
+    const auto& g = model.graph;
+    for (int i : model.order) {
+        const auto& ni = model.nodes[static_cast<size_t>(i)];
+        if (ni.def->kind == OpKind::Input) continue;
+        const ShapeContext ctx = ops::shapeContext(model, i);
+        if (cudaSupports(ni.def->kind, ctx, ni.output)) continue;
+        p.onGpu[static_cast<size_t>(i)] = 0;
+        p.cpuNodes.push_back(g.nodes[static_cast<size_t>(i)].name + " (" + std::string(ni.def->name) + ")");
+    }
+    // A value crosses whenever producer and consumer sit on different sides.
+    for (int i : model.order) {
+        const auto& ni = model.nodes[static_cast<size_t>(i)];
+        for (int src : ni.inputs) {
+            if (p.onGpu[static_cast<size_t>(src)] == p.onGpu[static_cast<size_t>(i)]) continue;
+            p.copies.push_back({g.nodes[static_cast<size_t>(i)].name, g.nodes[static_cast<size_t>(src)].name,
+                                p.onGpu[static_cast<size_t>(src)] != 0,
+                                model.nodes[static_cast<size_t>(src)].output.numelFrom(1)});
+        }
+    }
+    return p;
+}
+
+std::string Placement::report() const {
+    std::ostringstream o;
+    size_t gpu = 0;
+    for (char c : onGpu) gpu += c ? 1 : 0;
+    o << gpu << " of " << onGpu.size() << " nodes on the GPU";
+    if (cpuNodes.empty()) {
+        o << "; no copies between host and device inside a step\n";
+        return o.str();
+    }
+    o << "; on the CPU:";
+    for (const auto& n : cpuNodes) o << ' ' << n << (n == cpuNodes.back() ? "" : ",");
+    o << "\ncopies per step:";
+    for (const auto& c : copies)
+        o << "\n  " << c.producer << (c.toHost ? " -> host for " : " -> device from ") << c.node << " ("
+          << c.floatsPerSample << " floats per sample, and its gradient back)";
+    o << '\n';
+    return o.str();
+}
+
+}  // namespace kiln::engine::cuda

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// The memory assistant against real CPU plans: predicted parameters, gradients, optimizer state
+// and activations are within 15 % of what a compiled plan and optimizer actually hold, the
+// largest batch for a budget fits and one more sample does not, and the OOM error's parameters.
+#include <QtTest>
+
+#include <cmath>
+#include <string>
+
+#include "engine/exec/param_store.h"
+#include "engine/exec/plan.h"
+#include "engine/io/project.h"
+#include "engine/ops/model.h"
+#include "engine/optim/optimizer.h"
+#include "engine/train/memory_assistant.h"
+
+using namespace kiln::engine;
+using namespace kiln::engine::train;
+
+namespace {
+
+ops::ModelInfo buildModel(const std::string& nodes) {
+    std::string text = R"({"format": "kiln-project", "version": 2, "graph": {"nodes": )" + nodes + "}}";
+    auto p = io::parseProject(text, "mem.kiln");
+    if (!p.ok()) qFatal("parseProject: %s", p.error().toString().c_str());
+    auto m = ops::analyzeModel(p->graph);
+    if (!m.ok()) qFatal("analyzeModel: %s", m.error().toString().c_str());
+    return std::move(m).value();
+}
+
+const char* kCnn = R"([
+  {"name": "image", "op": "Input", "attrs": {"shape": [16, 16, 3]}},
+  {"name": "conv", "op": "Conv2D", "inputs": ["image"], "attrs": {"filters": 16, "kernel_size": 3, "padding": "same"}},
+  {"name": "bn", "op": "BatchNormalization", "inputs": ["conv"]},
+  {"name": "relu", "op": "ReLU", "inputs": ["bn"]},
+  {"name": "pool", "op": "MaxPooling2D", "inputs": ["relu"]},
+  {"name": "conv2", "op": "Conv2D", "inputs": ["pool"], "attrs": {"filters": 32, "kernel_size": 3, "padding": "same", "activation": "relu"}},
+  {"name": "drop", "op": "Dropout", "inputs": ["conv2"], "attrs": {"rate": 0.3}},
+  {"name": "flat", "op": "Flatten", "inputs": ["drop"]},
+  {"name": "logits", "op": "Dense", "inputs": ["flat"], "attrs": {"units": 10}}
+])";
+
+const char* kMlp = R"([
+  {"name": "x", "op": "Input", "attrs": {"shape": [784]}},
+  {"name": "h1", "op": "Dense", "inputs": ["x"], "attrs": {"units": 256, "activation": "relu"}},
+  {"name": "h2", "op": "Dense", "inputs": ["h1"], "attrs": {"units": 128, "activation": "relu"}},
+  {"name": "logits", "op": "Dense", "inputs": ["h2"], "attrs": {"units": 10}}
+])";
+
+MemoryOptions memOptions(int64_t batch, const char* optimizer) {
+    MemoryOptions o;
+    o.batch = batch;
+    o.optimizer.type = optimizer;
+    if (std::string(optimizer) == "sgd") o.optimizer.momentum = 0.9;
+    exec::LossSpec l;
+    l.type = "SparseCategoricalCrossentropy";
+    l.output = "logits";
+    l.attrs.set("from_logits", true);
+    l.targetShape = Shape{};
+    o.losses = {l};
+    return o;
+}
+
+// What a real CPU training setup holds: arena + parameters + gradients + optimizer state.
+uint64_t actualBytes(const ops::ModelInfo& m, const MemoryOptions& o) {
+    ThreadPool pool(1);
+    auto store = exec::ParamStore::create(m, 1);
+    exec::CompileOptions co;
+    co.batch = o.batch;
+    co.losses = o.losses;
+    auto plan = exec::Plan::compile(m, store, co, pool);
+    if (!plan.ok()) qFatal("compile: %s", plan.error().toString().c_str());
+    optim::Optimizer opt(o.optimizer);
+    uint64_t params = 0;
+    for (auto& p : store.params()) {
+        params += p.value.bytes();
+        if (p.trainable) {
+            params += p.grad.bytes();
+            opt.addParameter(p.value.data<float>(), p.grad.data<float>(), p.value.numel());
+        }
+    }
+    return (*plan)->stats().arenaBytes + params + static_cast<uint64_t>(opt.stateSize()) * 4;
+}
+
+}  // namespace
+
+class TestMemoryAssistant : public QObject {
+    Q_OBJECT
+
+private slots:
+    void predictionMatchesPlan_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<QString>("optimizer");
+        QTest::newRow("cnn-32-sgd") << "cnn" << 32 << "sgd";
+        QTest::newRow("cnn-100-adam") << "cnn" << 100 << "adam";
+        QTest::newRow("mlp-128-adam") << "mlp" << 128 << "adam";
+        QTest::newRow("mlp-7-sgd") << "mlp" << 7 << "sgd";
+    }
+    void predictionMatchesPlan() {
+        QFETCH(QString, model);
+        QFETCH(int, batch);
+        QFETCH(QString, optimizer);
+        auto m = buildModel(model == "cnn" ? kCnn : kMlp);
+        auto o = memOptions(batch, optimizer == "sgd" ? "sgd" : "adam");
+        auto e = estimateMemory(m, o);
+        QVERIFY(e.ok());
+        const double actual = double(actualBytes(m, o));
+        const double predicted = double(e->total());
+        QVERIFY2(std::abs(predicted - actual) <= 0.15 * actual,
+                 qPrintable(QStringLiteral("predicted %1, actual %2").arg(predicted).arg(actual)));
+        QVERIFY(e->gradients > 0 && e->optimizerState > 0 && e->activations > 0);
+        QCOMPARE(e->optimizerState, optimizer == "sgd" ? e->gradients : 2 * e->gradients);
+    }
+
+    void halfPrecisionIsSmaller() {
+        auto m = buildModel(kCnn);
+        auto o = memOptions(64, "adam");
+        auto fp32 = estimateMemory(m, o);
+        o.precision = Precision::Bf16;
+        auto bf16 = estimateMemory(m, o);
+        QVERIFY(fp32.ok() && bf16.ok());
+        QVERIFY(bf16->activations < fp32->activations * 0.6);
+        QCOMPARE(bf16->lowPrecisionCopy, fp32->parameters / 2);
+    }
+
+    void largestBatchFits() {
+        auto m = buildModel(kCnn);
+        auto o = memOptions(1, "sgd");
+        const uint64_t budget = 24ull << 20;
+        auto b = largestBatch(m, o, budget);
+        QVERIFY(b.ok());
+        QVERIFY(*b > 8);
+        o.batch = *b;
+        QVERIFY(estimateMemory(m, o)->total() <= budget);
+        o.batch = *b + 1;
+        QVERIFY(estimateMemory(m, o)->total() > budget);
+        // And the real plan at that batch is within the budget's tolerance.
+        o.batch = *b;
+        QVERIFY(double(actualBytes(m, o)) <= 1.15 * double(budget));
+    }
+
+    void tooSmallBudgetIsOutOfMemory() {
+        auto m = buildModel(kMlp);
+        auto b = largestBatch(m, memOptions(1, "adam"), 100000);
+        QVERIFY(!b.ok());
+        QCOMPARE(b.error().code, ErrorCode::OutOfMemory);
+        QCOMPARE(b.error().param("cap"), std::string("100000"));
+    }
+
+    void outOfMemoryErrorParams() {
+        MemoryEstimate e;
+        e.batch = 256;
+        e.activations = 3ull << 30;
+        Error err = outOfMemoryError(1ull << 30, 70ull << 30, 72ull << 30, "cuda:0", &e, 128);
+        QCOMPARE(err.code, ErrorCode::OutOfMemory);
+        QCOMPARE(err.param("requested"), std::to_string(1ull << 30));
+        QCOMPARE(err.param("suggested_batch"), std::string("128"));
+        QCOMPARE(err.param("predicted"), std::to_string(3ull << 30));
+        QVERIFY(err.message.find("batch size 128 would fit") != std::string::npos);
+        QCOMPARE(formatBytes(1536ull << 20), std::string("1.50 GiB"));
+    }
+
+    void precisionNames() {
+        QVERIFY(parsePrecision("BF16").ok());
+        QCOMPARE(*parsePrecision("mixed_float16"), Precision::Fp16);
+        QVERIFY(!parsePrecision("fp8").ok());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestMemoryAssistant)
+#include "tst_memory_assistant.moc"
