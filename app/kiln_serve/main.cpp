@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+// kiln-serve: a model server compatible with TensorFlow Serving's REST and gRPC APIs, serving
+// Kiln model repositories (<base>/<name>/<version>/) with hot reload and optional batching.
+#include <signal.h>
+#include <unistd.h>
+
+#include <QCoreApplication>
+#include <QLocale>
+#include <QTranslator>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "app/common/error_text.h"
+#include "app/kiln_serve/grpc_service.h"
+#include "engine/core/thread_pool.h"
+#include "engine/serve/http_server.h"
+#include "engine/serve/metrics.h"
+#include "engine/serve/model_config.h"
+#include "engine/serve/model_manager.h"
+#include "engine/serve/rest_api.h"
+
+namespace {
+using namespace kiln;
+using namespace kiln::engine;
+
+class Cli {
+    Q_DECLARE_TR_FUNCTIONS(Cli)
+};
+
+void printErr(const QString& s) { std::fprintf(stderr, "%s\n", s.toLocal8Bit().constData()); }
+
+struct Flag {
+    const char* name;
+    const char* value;  // default, or nullptr for a boolean flag
+    const char* help;
+};
+
+// TF Serving's flag names. The help text is translated when printed.
+const Flag kFlags[] = {
+    {"port", "8500", QT_TRANSLATE_NOOP("Cli", "gRPC port (0 disables gRPC).")},
+    {"grpc_bind_address", "127.0.0.1", QT_TRANSLATE_NOOP("Cli", "Address the gRPC API listens on.")},
+    {"rest_api_port", "0", QT_TRANSLATE_NOOP("Cli", "HTTP/REST port (0 disables REST); must differ from --port.")},
+    {"rest_api_bind_address", "127.0.0.1", QT_TRANSLATE_NOOP("Cli", "Address the REST API listens on (0.0.0.0 exposes it to the network).")},
+    {"rest_api_num_threads", "0", QT_TRANSLATE_NOOP("Cli", "REST worker threads (0: 4 per processor).")},
+    {"rest_api_timeout_in_ms", "30000", QT_TRANSLATE_NOOP("Cli", "Timeout for REST requests and for reading a request, in milliseconds.")},
+    {"rest_api_max_body_bytes", "67108864", QT_TRANSLATE_NOOP("Cli", "Largest accepted request body; larger ones get HTTP 413.")},
+    {"rest_api_enable_cors_support", nullptr, QT_TRANSLATE_NOOP("Cli", "Send CORS headers with every REST response.")},
+    {"model_name", "default", QT_TRANSLATE_NOOP("Cli", "Model name (ignored with --model_config_file).")},
+    {"model_base_path", "", QT_TRANSLATE_NOOP("Cli", "Folder holding the model's numeric version folders.")},
+    {"model_config_file", "", QT_TRANSLATE_NOOP("Cli", "ModelServerConfig in protobuf text format (several models, policies, labels).")},
+    {"file_system_poll_wait_seconds", "1", QT_TRANSLATE_NOOP("Cli", "Seconds between scans for new versions (0: scan once).")},
+    {"max_num_load_retries", "5", QT_TRANSLATE_NOOP("Cli", "How often a failed version load is retried on later scans.")},
+    {"enable_batching", nullptr, QT_TRANSLATE_NOOP("Cli", "Merge concurrent requests into batches.")},
+    {"batching_parameters_file", "", QT_TRANSLATE_NOOP("Cli", "BatchingParameters in protobuf text format.")},
+    {"num_inference_threads", "0", QT_TRANSLATE_NOOP("Cli", "Threads for running models (0: KILN_NUM_THREADS or all processors).")},
+};
+
+struct Options {
+    std::map<std::string, std::string> values;
+    std::string get(const std::string& name) const { return values.at(name); }
+    bool flag(const std::string& name) const { return values.at(name) == "true"; }
+};
+
+std::optional<Options> parseArgs(const QStringList& args, int& exitCode) {
+    Options o;
+    for (const auto& f : kFlags) o.values[f.name] = f.value ? f.value : "false";
+    for (int i = 1; i < args.size(); ++i) {
+        std::string a = args[i].toStdString();
+        if (a == "--help" || a == "-h") {
+            std::printf("%s\n\n", Cli::tr("Usage: kiln-serve [flags]\nServes Kiln models over TensorFlow Serving's REST and gRPC APIs.").toLocal8Bit().constData());
+            for (const auto& f : kFlags)
+                std::printf("  --%-32s %s%s\n", f.name, QCoreApplication::translate("Cli", f.help).toLocal8Bit().constData(),
+                            f.value && *f.value ? (" [" + std::string(f.value) + "]").c_str() : "");
+            exitCode = 0;
+            return std::nullopt;
+        }
+        if (a == "--version") {
+            std::printf("kiln-serve %s\n", KILN_VERSION);
+            exitCode = 0;
+            return std::nullopt;
+        }
+        if (a.rfind("--", 0) != 0 && !(a.size() > 1 && a[0] == '-')) {
+            printErr(Cli::tr("kiln-serve: unexpected argument \"%1\"").arg(QString::fromStdString(a)));
+            exitCode = 2;
+            return std::nullopt;
+        }
+        a = a.substr(a[1] == '-' ? 2 : 1);
+        std::string name = a, value;
+        bool hasValue = false;
+        if (auto eq = a.find('='); eq != std::string::npos) {
+            name = a.substr(0, eq);
+            value = a.substr(eq + 1);
+            hasValue = true;
+        }
+        const Flag* def = nullptr;
+        for (const auto& f : kFlags)
+            if (name == f.name) def = &f;
+        if (!def) {
+            printErr(Cli::tr("kiln-serve: unknown flag --%1 (see --help)").arg(QString::fromStdString(name)));
+            exitCode = 2;
+            return std::nullopt;
+        }
+        if (!def->value) {
+            if (!hasValue) value = "true";
+            if (value == "1") value = "true";
+            if (value == "0") value = "false";
+            if (value != "true" && value != "false") {
+                printErr(Cli::tr("kiln-serve: --%1 takes true or false, not \"%2\"").arg(QString::fromStdString(name), QString::fromStdString(value)));
+                exitCode = 2;
+                return std::nullopt;
+            }
+        } else if (!hasValue) {
+            if (i + 1 >= args.size()) {
+                printErr(Cli::tr("kiln-serve: --%1 needs a value").arg(QString::fromStdString(name)));
+                exitCode = 2;
+                return std::nullopt;
+            }
+            value = args[++i].toStdString();
+        }
+        o.values[name] = value;
+    }
+    return o;
+}
+
+std::optional<int64_t> intFlag(const Options& o, const char* name, int64_t min, int64_t max) {
+    const std::string v = o.get(name);
+    char* end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end || errno || n < min || n > max) {
+        printErr(Cli::tr("kiln-serve: --%1 must be an integer from %2 to %3, not \"%4\"")
+                     .arg(QString::fromLatin1(name)).arg(min).arg(max).arg(QString::fromStdString(v)));
+        return std::nullopt;
+    }
+    return n;
+}
+
+int fail(const Error& e) {
+    printErr(QStringLiteral("kiln-serve: ") + app::ErrorText::describe(e));
+    return app::ErrorText::exitCode(e);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("kiln-serve"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(KILN_VERSION));
+    QTranslator translator;
+    if (translator.load(QLocale(), QStringLiteral("kiln"), QStringLiteral("_"), QStringLiteral(":/i18n")))
+        QCoreApplication::installTranslator(&translator);
+
+    int exitCode = 0;
+    auto parsed = parseArgs(QCoreApplication::arguments(), exitCode);
+    if (!parsed) return exitCode;
+    const Options& o = *parsed;
+
+    const auto grpcPort = intFlag(o, "port", 0, 65535);
+    const auto restPort = intFlag(o, "rest_api_port", 0, 65535);
+    const auto restThreads = intFlag(o, "rest_api_num_threads", 0, 1024);
+    const auto timeoutMs = intFlag(o, "rest_api_timeout_in_ms", 1, 86'400'000);
+    const auto maxBody = intFlag(o, "rest_api_max_body_bytes", 1024, int64_t(1) << 40);
+    const auto poll = intFlag(o, "file_system_poll_wait_seconds", -1, 86400);
+    const auto retries = intFlag(o, "max_num_load_retries", 0, 1000);
+    const auto inferenceThreads = intFlag(o, "num_inference_threads", 0, 1024);
+    if (!grpcPort || !restPort || !restThreads || !timeoutMs || !maxBody || !poll || !retries || !inferenceThreads) return 2;
+    if (*grpcPort == 0 && *restPort == 0) {
+        printErr(Cli::tr("kiln-serve: both --port and --rest_api_port are 0; nothing to serve on"));
+        return 2;
+    }
+    if (*grpcPort == *restPort) {
+        printErr(Cli::tr("kiln-serve: --rest_api_port and --port must differ"));
+        return 2;
+    }
+
+    // The models: a config file, or one model from --model_name and --model_base_path.
+    serve::ModelServerConfig config;
+    if (!o.get("model_config_file").empty()) {
+        auto loaded = serve::loadModelServerConfig(o.get("model_config_file"));
+        if (!loaded) return fail(loaded.error());
+        config = std::move(loaded.value());
+    } else {
+        if (o.get("model_base_path").empty()) {
+            printErr(Cli::tr("kiln-serve: give --model_base_path (with --model_name) or --model_config_file"));
+            return 2;
+        }
+        serve::ModelConfig m;
+        m.name = o.get("model_name");
+        m.basePath = o.get("model_base_path");
+        if (!serve::isSafeModelName(m.name)) {
+            printErr(Cli::tr("kiln-serve: the model name \"%1\" is not allowed (empty, \".\", \"..\", a slash or a control character)")
+                         .arg(QString::fromStdString(m.name)));
+            return 2;
+        }
+        config.models.push_back(std::move(m));
+    }
+
+    serve::ManagerOptions managerOptions;
+    managerOptions.pollSeconds = static_cast<int>(*poll);
+    managerOptions.maxLoadRetries = static_cast<int>(*retries);
+    serve::Metrics metrics;
+    if (o.flag("enable_batching")) {
+        serve::BatchingParameters params;
+        if (!o.get("batching_parameters_file").empty()) {
+            auto b = serve::loadBatchingParameters(o.get("batching_parameters_file"));
+            if (!b) return fail(b.error());
+            params = b.value();
+        }
+        managerOptions.batching = params;
+        managerOptions.onBatch = [&metrics](const std::string& model, int64_t rows) { metrics.observeBatch(model, rows); };
+    } else if (!o.get("batching_parameters_file").empty()) {
+        printErr(Cli::tr("kiln-serve: --batching_parameters_file needs --enable_batching"));
+        return 2;
+    }
+
+    // SIGINT/SIGTERM are taken by sigwait() below: block them before any thread starts so that
+    // every thread inherits the mask.
+    sigset_t stopSignals;
+    sigemptyset(&stopSignals);
+    sigaddset(&stopSignals, SIGINT);
+    sigaddset(&stopSignals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+
+    ThreadPool pool(static_cast<int>(*inferenceThreads));
+    serve::ModelManager manager(config, managerOptions, pool);
+    manager.start();
+
+    std::unique_ptr<app::GrpcServer> grpc;
+    if (*grpcPort > 0) {
+        grpc = std::make_unique<app::GrpcServer>(manager, &metrics, static_cast<int>(*timeoutMs));
+        auto bound = grpc->start(o.get("grpc_bind_address"), static_cast<int>(*grpcPort));
+        if (!bound) return fail(bound.error());
+        std::fprintf(stderr, "kiln-serve: Running gRPC ModelServer at %s:%d ...\n", o.get("grpc_bind_address").c_str(), bound.value());
+    }
+    serve::RestApi api(manager, &metrics, {static_cast<int>(*timeoutMs), o.flag("rest_api_enable_cors_support")});
+    std::unique_ptr<serve::HttpServer> http;
+    if (*restPort > 0) {
+        serve::HttpOptions httpOptions;
+        httpOptions.bindAddress = o.get("rest_api_bind_address");
+        httpOptions.port = static_cast<int>(*restPort);
+        const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        httpOptions.threads = *restThreads > 0 ? static_cast<int>(*restThreads) : 4 * cpus;
+        httpOptions.maxBodyBytes = static_cast<size_t>(*maxBody);
+        httpOptions.timeoutMs = static_cast<int>(*timeoutMs);
+        httpOptions.cors = o.flag("rest_api_enable_cors_support");
+        http = std::make_unique<serve::HttpServer>(api, &metrics, &manager, httpOptions);
+        auto bound = http->start();
+        if (!bound) return fail(bound.error());
+        std::fprintf(stderr, "kiln-serve: Exporting HTTP/REST API at:%s:%d ...\n", httpOptions.bindAddress.c_str(), bound.value());
+    }
+
+    int sig = 0;
+    sigwait(&stopSignals, &sig);
+    std::fprintf(stderr, "kiln-serve: received %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    if (http) http->stop();
+    if (grpc) grpc->stop();
+    manager.stop();
+    return 0;
+}

@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: Apache-2.0
+# onnxruntime's raw inference rate on a model: batch-1 runs for a fixed time on N threads, each
+# thread with its own InferenceSession call loop (intra-op threads 1), as a server's workers would.
+# Prints one JSON line: {"rps": ..., "p50_us": ..., "p99_us": ...}.
+import argparse
+import json
+import threading
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=10)
+    args = ap.parse_args()
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(args.model, opts, providers=["CPUExecutionProvider"])
+    inp = sess.get_inputs()[0]
+    shape = [1] + [int(d) for d in inp.shape[1:]]
+    x = np.random.default_rng(0).random(shape, dtype=np.float32)
+    for _ in range(50):
+        sess.run(None, {inp.name: x})
+    lat, lock, stop = [], threading.Lock(), time.perf_counter() + args.seconds
+
+    def worker():
+        mine = []
+        while time.perf_counter() < stop:
+            t = time.perf_counter()
+            sess.run(None, {inp.name: x})
+            mine.append(time.perf_counter() - t)
+        with lock:
+            lat.extend(mine)
+
+    threads = [threading.Thread(target=worker) for _ in range(args.threads)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - start
+    lat.sort()
+    print(json.dumps({"rps": len(lat) / elapsed, "p50_us": lat[len(lat) // 2] * 1e6,
+                      "p99_us": lat[int(len(lat) * 0.99)] * 1e6, "runs": len(lat), "threads": args.threads}))
+
+
+if __name__ == "__main__":
+    main()

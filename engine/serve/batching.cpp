@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// The batch threads: collect, merge along the batch dimension, run once, split.
+#include "engine/serve/batching.h"
+
+#include <cstring>
+#include <optional>
+
+#include "engine/serve/status.h"
+
+namespace kiln::engine::serve {
+
+struct Batcher::Task {
+    std::vector<Tensor> inputs;
+    int64_t rows = 0;
+    Clock::time_point enqueued;
+    std::mutex mutex;
+    std::condition_variable done;
+    std::optional<Result<std::vector<Tensor>>> result;
+    bool abandoned = false;  // the caller stopped waiting (deadline)
+
+    void finish(Result<std::vector<Tensor>> r) {
+        std::lock_guard lock(mutex);
+        result.emplace(std::move(r));
+        done.notify_all();
+    }
+};
+
+Batcher::Batcher(std::shared_ptr<Servable> servable, BatchingParameters params, std::function<void(int64_t)> onBatch)
+    : m_servable(std::move(servable)), m_params(std::move(params)), m_onBatch(std::move(onBatch)) {
+    const int64_t threads = std::max<int64_t>(1, m_params.numBatchThreads);
+    for (int64_t i = 0; i < threads; ++i) m_threads.emplace_back([this] { loop(); });
+}
+
+Batcher::~Batcher() {
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_wake.notify_all();
+    for (auto& t : m_threads) t.join();
+    for (auto& task : m_queue) task->finish(serveError(TfCode::Unavailable, "the model version was unloaded"));
+}
+
+Result<std::vector<Tensor>> Batcher::run(std::vector<Tensor> inputs, Clock::time_point deadline) {
+    auto task = std::make_shared<Task>();
+    task->rows = inputs.empty() ? 0 : inputs[0].shape()[0];
+    task->inputs = std::move(inputs);
+    task->enqueued = Clock::now();
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_stop) return serveError(TfCode::Unavailable, "the model version is being unloaded");
+        if (m_queuedRows + task->rows > m_params.maxEnqueuedBatches * m_params.maxBatchSize)
+            return serveError(TfCode::Unavailable, "the batching queue is full");
+        m_queue.push_back(task);
+        m_queuedRows += task->rows;
+    }
+    m_wake.notify_one();
+    std::unique_lock lock(task->mutex);
+    if (!task->done.wait_until(lock, deadline, [&] { return task->result.has_value(); })) {
+        task->abandoned = true;
+        return serveError(TfCode::DeadlineExceeded, "the request timed out waiting for its batch");
+    }
+    return std::move(*task->result);
+}
+
+void Batcher::loop() {
+    const auto timeout = std::chrono::microseconds(m_params.batchTimeoutMicros);
+    while (true) {
+        std::vector<std::shared_ptr<Task>> batch;
+        int64_t rows = 0;
+        bool more = false;
+        {
+            std::unique_lock lock(m_mutex);
+            m_wake.wait(lock, [&] { return m_stop || !m_queue.empty(); });
+            if (m_stop) return;
+            // Wait for a full batch or the oldest request's timeout.
+            const auto until = m_queue.front()->enqueued + timeout;
+            m_wake.wait_until(lock, until, [&] { return m_stop || m_queuedRows >= m_params.maxBatchSize; });
+            if (m_stop) return;
+            while (!m_queue.empty()) {
+                auto& next = m_queue.front();
+                if (!batch.empty() && rows + next->rows > m_params.maxBatchSize) break;
+                rows += next->rows;
+                m_queuedRows -= next->rows;
+                batch.push_back(std::move(next));
+                m_queue.pop_front();
+            }
+            more = !m_queue.empty();
+        }
+        if (more) m_wake.notify_one();
+        // Drop requests whose callers gave up already.
+        std::vector<std::shared_ptr<Task>> live;
+        rows = 0;
+        for (auto& t : batch) {
+            std::lock_guard lock(t->mutex);
+            if (!t->abandoned) {
+                rows += t->rows;
+                live.push_back(t);
+            }
+        }
+        if (live.empty()) continue;
+        if (m_onBatch) m_onBatch(rows);
+        if (live.size() == 1) {
+            live[0]->finish(m_servable->run(live[0]->inputs));
+            continue;
+        }
+        // Merge along dimension 0.
+        const auto& specs = m_servable->signature().inputs;
+        std::vector<Tensor> merged;
+        for (size_t k = 0; k < specs.size(); ++k) {
+            Tensor t(Shape(specs[k].shape).withBatch(rows));
+            const int64_t item = specs[k].itemSize();
+            int64_t at = 0;
+            for (auto& task : live) {
+                std::memcpy(t.data<float>() + at * item, task->inputs[k].data<float>(),
+                            static_cast<size_t>(task->rows * item) * sizeof(float));
+                at += task->rows;
+            }
+            merged.push_back(std::move(t));
+        }
+        auto out = m_servable->run(merged);
+        if (!out) {
+            for (auto& task : live) task->finish(out.error());
+            continue;
+        }
+        const auto& outSpecs = m_servable->signature().outputs;
+        int64_t at = 0;
+        for (auto& task : live) {
+            std::vector<Tensor> mine;
+            for (size_t k = 0; k < outSpecs.size(); ++k) {
+                const int64_t item = outSpecs[k].itemSize();
+                Tensor t(Shape(outSpecs[k].shape).withBatch(task->rows));
+                std::memcpy(t.data<float>(), out.value()[k].data<float>() + at * item,
+                            static_cast<size_t>(task->rows * item) * sizeof(float));
+                mine.push_back(std::move(t));
+            }
+            at += task->rows;
+            task->finish(std::move(mine));
+        }
+    }
+}
+
+}  // namespace kiln::engine::serve

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: Apache-2.0
+// JSON <-> tensor conversion for the REST API, following TF Serving's json_tensor behaviour for
+// float models: request parsing and validation (row and columnar predict, examples for classify
+// and regress, {"b64": ...} images) and response writing.
+#include "engine/serve/json_tensor.h"
+
+#include <charconv>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/serve/status.h"
+
+namespace kiln::engine::serve {
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kMaxBatch = 1 << 16;  // rows per request
+
+Error invalid(const std::string& message) { return serveError(TfCode::InvalidArgument, message); }
+
+std::string shapeText(const std::vector<int64_t>& dims) {
+    std::string s = "[";
+    for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+    return s + "]";
+}
+
+const char* kindName(const json& v) {
+    switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "a list";
+    case json::value_t::object: return "an object";
+    case json::value_t::binary: return "binary data";
+    default: return "a number";
+    }
+}
+
+bool isB64(const json& v) { return v.is_object() && v.size() == 1 && v.contains("b64"); }
+
+// Fills `out` (itemSize floats) from `v`, which must have exactly the item shape of `spec`.
+Status fillItem(const json& v, const TensorSpec& spec, float* out, const std::string& where) {
+    if (isB64(v)) {
+        const json& b = v["b64"];
+        if (!b.is_string()) return invalid(where + ": input \"" + spec.name + "\": \"b64\" must be a string");
+        std::string bytes;
+        if (!decodeBase64(b.get_ref<const std::string&>(), bytes))
+            return invalid(where + ": input \"" + spec.name + "\": \"b64\" is not valid base64");
+        return decodeImageInto(bytes, spec, out, where);
+    }
+    const std::vector<int64_t> dims = spec.itemShape();
+    // Iterative walk over the nesting, checking each level's length.
+    struct Frame {
+        const json* node;
+        size_t next;
+    };
+    std::vector<Frame> stack;
+    std::vector<size_t> index;
+    int64_t written = 0;
+    auto position = [&]() {
+        std::string p;
+        for (size_t i : index) p += "[" + std::to_string(i) + "]";
+        return p;
+    };
+    auto visit = [&](const json& node) -> Status {
+        const size_t depth = stack.size();
+        if (depth < dims.size()) {
+            if (!node.is_array())
+                return invalid(where + position() + ": input \"" + spec.name + "\" expects shape " + shapeText(dims) +
+                               " per instance; found " + kindName(node) + " where a list of " +
+                               std::to_string(dims[depth]) + " values belongs");
+            if (static_cast<int64_t>(node.size()) != dims[depth])
+                return invalid(where + position() + ": input \"" + spec.name + "\" expects shape " + shapeText(dims) +
+                               " per instance; dimension " + std::to_string(depth) + " has " +
+                               std::to_string(node.size()) + " values instead of " + std::to_string(dims[depth]));
+            stack.push_back({&node, 0});
+            return okStatus();
+        }
+        if (spec.dtype == "DT_INT32" ? !node.is_number_integer() : !node.is_number())
+            return invalid(where + position() + ": input \"" + spec.name + "\" (" + spec.dtype + ") needs " +
+                           (spec.dtype == "DT_INT32" ? "an integer" : "a number") + ", found " + kindName(node));
+        out[written++] = node.get<float>();
+        return okStatus();
+    };
+    KILN_TRY(visit(v));
+    while (!stack.empty()) {
+        Frame& f = stack.back();
+        if (f.next == f.node->size()) {
+            stack.pop_back();
+            if (!index.empty()) index.pop_back();
+            continue;
+        }
+        const json& child = (*f.node)[f.next];
+        index.push_back(f.next);
+        ++f.next;
+        const size_t before = stack.size();
+        KILN_TRY(visit(child));
+        if (stack.size() == before) index.pop_back();  // a leaf
+    }
+    return okStatus();
+}
+
+Result<json> parseBody(std::string_view body) {
+    try {
+        return json::parse(body.begin(), body.end());
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
+        return invalid(std::string("JSON Parse error: ") + e.what());
+    }
+}
+
+Status checkSignatureName(const json& j) {
+    if (!j.contains("signature_name")) return okStatus();
+    const json& s = j["signature_name"];
+    if (!s.is_string()) return invalid("'signature_name' key must be a string value.");
+    const std::string name = s.get<std::string>();
+    if (!name.empty() && name != "serving_default")
+        return invalid("Serving signature name: \"" + name + "\" not found in signature def");
+    return okStatus();
+}
+
+// One input's column (the columnar form): a list of instances, or a single b64 object (batch 1).
+Result<Tensor> parseColumn(const json& v, const TensorSpec& spec, const std::string& where) {
+    const int64_t item = spec.itemSize();
+    if (isB64(v)) {
+        Tensor t(Shape(spec.shape).withBatch(1));
+        KILN_TRY(fillItem(v, spec, t.data<float>(), where));
+        return t;
+    }
+    if (!v.is_array()) return invalid(where + ": input \"" + spec.name + "\" needs a list with the batch first, found " + kindName(v));
+    if (v.empty()) return invalid(where + ": input \"" + spec.name + "\" has an empty batch");
+    if (static_cast<int64_t>(v.size()) > kMaxBatch) return invalid(where + ": the batch is larger than " + std::to_string(kMaxBatch));
+    Tensor t(Shape(spec.shape).withBatch(static_cast<int64_t>(v.size())));
+    for (size_t i = 0; i < v.size(); ++i)
+        KILN_TRY(fillItem(v[i], spec, t.data<float>() + static_cast<int64_t>(i) * item, where + "[" + std::to_string(i) + "]"));
+    return t;
+}
+
+std::string formatFloat(float v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+    char buf[32];
+    auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    std::string s(buf, ptr);
+    if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+    return s;
+}
+
+// Writes the item at `data` with shape `dims` as nested lists (a bare number for a scalar item).
+void writeNested(std::string& out, const float* data, const std::vector<int64_t>& dims, size_t depth = 0) {
+    if (depth == dims.size()) {
+        out += formatFloat(*data);
+        return;
+    }
+    int64_t stride = 1;
+    for (size_t i = depth + 1; i < dims.size(); ++i) stride *= dims[i];
+    out += '[';
+    for (int64_t i = 0; i < dims[depth]; ++i) {
+        if (i) out += ", ";
+        writeNested(out, data + i * stride, dims, depth + 1);
+    }
+    out += ']';
+}
+
+std::string quote(const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::vector<float> classScores(const float* row, int64_t n, ModelSignature::Scores mode) {
+    std::vector<float> p(row, row + n);
+    if (mode == ModelSignature::Scores::Softmax) {
+        float m = -INFINITY;
+        for (float x : p) m = std::max(m, x);
+        double sum = 0;
+        for (float& x : p) sum += (x = std::exp(x - m));
+        for (float& x : p) x = static_cast<float>(x / sum);
+    } else if (mode == ModelSignature::Scores::Sigmoid) {
+        for (float& x : p) x = 1.0f / (1.0f + std::exp(-x));
+    }
+    if (n == 1) return {1.0f - p[0], p[0]};  // a binary classifier's single unit: P(class 1)
+    return p;
+}
+
+}  // namespace
+
+bool decodeBase64(std::string_view in, std::string& out) {
+    out.clear();
+    out.reserve(in.size() / 4 * 3 + 3);
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t padding = 0;
+    for (char c : in) {
+        int v;
+        if (c >= 'A' && c <= 'Z') v = c - 'A';
+        else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9') v = c - '0' + 52;
+        else if (c == '+' || c == '-') v = 62;
+        else if (c == '/' || c == '_') v = 63;
+        else if (c == '=') {
+            ++padding;
+            continue;
+        } else if (c == '\n' || c == '\r') continue;
+        else return false;
+        if (padding) return false;  // data after padding
+        acc = (acc << 6) | static_cast<uint32_t>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += static_cast<char>((acc >> bits) & 0xff);
+        }
+    }
+    return padding <= 2 && bits < 6;
+}
+
+Result<PredictRequestData> parsePredictRequest(std::string_view body, const ModelSignature& sig) {
+    KILN_ASSIGN(json j, parseBody(body));
+    if (!j.is_object()) return invalid("The request body must be a JSON object");
+    KILN_TRY(checkSignatureName(j));
+    const bool hasInstances = j.contains("instances");
+    const bool hasInputs = j.contains("inputs");
+    if (hasInstances && hasInputs) return invalid("Not both 'instances' and 'inputs' keys may be given");
+    if (!hasInstances && !hasInputs) return invalid("Missing 'inputs' or 'instances' key");
+    PredictRequestData req;
+    if (hasInstances) {
+        const json& inst = j["instances"];
+        if (!inst.is_array()) return invalid("'instances' must be a list, found " + std::string(kindName(inst)));
+        if (inst.empty()) return invalid("'instances' is an empty list");
+        if (static_cast<int64_t>(inst.size()) > kMaxBatch) return invalid("more than " + std::to_string(kMaxBatch) + " instances");
+        req.batch = static_cast<int64_t>(inst.size());
+        for (const auto& spec : sig.inputs) req.inputs.emplace_back(Shape(spec.shape).withBatch(req.batch));
+        const bool named = sig.inputs.size() > 1 || (inst[0].is_object() && !isB64(inst[0]));
+        for (size_t i = 0; i < inst.size(); ++i) {
+            const std::string where = "instances[" + std::to_string(i) + "]";
+            const json& e = inst[i];
+            if (!named) {
+                const TensorSpec& spec = sig.inputs[0];
+                KILN_TRY(fillItem(e, spec, req.inputs[0].data<float>() + static_cast<int64_t>(i) * spec.itemSize(), where));
+                continue;
+            }
+            if (!e.is_object() || isB64(e))
+                return invalid(where + ": the model has several inputs, so every instance must be an object keyed by input name (" +
+                               [&] {
+                                   std::string names;
+                                   for (const auto& s : sig.inputs) names += (names.empty() ? "" : ", ") + s.name;
+                                   return names;
+                               }() + ")");
+            for (const auto& [key, value] : e.items())
+                if (sig.findInput(key) < 0) return invalid(where + ": \"" + key + "\" is not an input of the model");
+            for (size_t k = 0; k < sig.inputs.size(); ++k) {
+                const TensorSpec& spec = sig.inputs[k];
+                if (!e.contains(spec.name)) return invalid(where + ": input \"" + spec.name + "\" is missing");
+                KILN_TRY(fillItem(e[spec.name], spec, req.inputs[k].data<float>() + static_cast<int64_t>(i) * spec.itemSize(),
+                                  where + "." + spec.name));
+            }
+        }
+        return req;
+    }
+    req.columnar = true;
+    const json& in = j["inputs"];
+    const bool named = in.is_object() && !isB64(in);
+    if (!named) {
+        if (sig.inputs.size() > 1)
+            return invalid("'inputs' must be an object keyed by input name: the model has " + std::to_string(sig.inputs.size()) + " inputs");
+        KILN_ASSIGN(Tensor t, parseColumn(in, sig.inputs[0], "inputs"));
+        req.batch = t.shape()[0];
+        req.inputs.push_back(std::move(t));
+        return req;
+    }
+    for (const auto& spec : sig.inputs) {
+        if (!in.contains(spec.name)) return invalid("inputs: input \"" + spec.name + "\" is missing");
+        KILN_ASSIGN(Tensor t, parseColumn(in[spec.name], spec, "inputs." + spec.name));
+        if (!req.inputs.empty() && t.shape()[0] != req.batch)
+            return invalid("inputs: input \"" + spec.name + "\" has a batch of " + std::to_string(t.shape()[0]) + ", input \"" +
+                           sig.inputs[0].name + "\" of " + std::to_string(req.batch) + "; they must agree");
+        req.batch = t.shape()[0];
+        req.inputs.push_back(std::move(t));
+    }
+    return req;
+}
+
+Result<std::vector<Tensor>> parseExamplesRequest(std::string_view body, const ModelSignature& sig) {
+    KILN_ASSIGN(json j, parseBody(body));
+    if (!j.is_object()) return invalid("The request body must be a JSON object");
+    KILN_TRY(checkSignatureName(j));
+    if (!j.contains("examples")) return invalid("Missing 'examples' key");
+    const json& ex = j["examples"];
+    if (!ex.is_array() || ex.empty()) return invalid("'examples' must be a non-empty list");
+    if (static_cast<int64_t>(ex.size()) > kMaxBatch) return invalid("more than " + std::to_string(kMaxBatch) + " examples");
+    json context = json::object();
+    if (j.contains("context")) {
+        context = j["context"];
+        if (!context.is_object()) return invalid("'context' must be an object of features");
+    }
+    const auto batch = static_cast<int64_t>(ex.size());
+    std::vector<Tensor> inputs;
+    for (const auto& spec : sig.inputs) inputs.emplace_back(Shape(spec.shape).withBatch(batch));
+    for (size_t i = 0; i < ex.size(); ++i) {
+        const std::string where = "examples[" + std::to_string(i) + "]";
+        const json& e = ex[i];
+        if (!e.is_object()) return invalid(where + " must be an object of features, found " + kindName(e));
+        for (const auto& [key, value] : e.items())
+            if (context.contains(key)) return invalid(where + ": feature \"" + key + "\" is also in 'context'");
+        for (size_t k = 0; k < sig.inputs.size(); ++k) {
+            const TensorSpec& spec = sig.inputs[k];
+            const json* f = e.contains(spec.name) ? &e[spec.name] : context.contains(spec.name) ? &context[spec.name] : nullptr;
+            if (!f) return invalid(where + ": feature \"" + spec.name + "\" (a model input) is missing");
+            float* dst = inputs[k].data<float>() + static_cast<int64_t>(i) * spec.itemSize();
+            const std::string fw = where + "." + spec.name;
+            if (isB64(*f)) {
+                KILN_TRY(fillItem(*f, spec, dst, fw));
+                continue;
+            }
+            // A tf.train.Example feature is a flat list (or one value): fill the item in order.
+            json flat = f->is_array() ? *f : json::array({*f});
+            if (static_cast<int64_t>(flat.size()) != spec.itemSize())
+                return invalid(fw + ": feature has " + std::to_string(flat.size()) + " values, input \"" + spec.name +
+                               "\" takes " + std::to_string(spec.itemSize()));
+            for (size_t n = 0; n < flat.size(); ++n) {
+                if (!flat[n].is_number())
+                    return invalid(fw + "[" + std::to_string(n) + "]: needs a number, found " + kindName(flat[n]));
+                dst[n] = flat[n].get<float>();
+            }
+        }
+    }
+    return inputs;
+}
+
+std::string formatPredictResponse(const std::vector<Tensor>& outputs, const ModelSignature& sig, bool columnar) {
+    std::string out;
+    const int64_t batch = outputs.empty() ? 0 : outputs[0].shape()[0];
+    if (!columnar) {
+        out = "{\n    \"predictions\": [";
+        for (int64_t b = 0; b < batch; ++b) {
+            if (b) out += ", ";
+            if (outputs.size() == 1) {
+                writeNested(out, outputs[0].data<float>() + b * sig.outputs[0].itemSize(), sig.outputs[0].itemShape());
+                continue;
+            }
+            out += '{';
+            for (size_t k = 0; k < outputs.size(); ++k) {
+                out += (k ? ", " : "") + quote(sig.outputs[k].name) + ": ";
+                writeNested(out, outputs[k].data<float>() + b * sig.outputs[k].itemSize(), sig.outputs[k].itemShape());
+            }
+            out += '}';
+        }
+        return out + "]\n}";
+    }
+    out = "{\n    \"outputs\": ";
+    auto whole = [&](size_t k) {
+        std::vector<int64_t> dims = sig.outputs[k].itemShape();
+        dims.insert(dims.begin(), batch);
+        writeNested(out, outputs[k].data<float>(), dims);
+    };
+    if (outputs.size() == 1) {
+        whole(0);
+    } else {
+        out += '{';
+        for (size_t k = 0; k < outputs.size(); ++k) {
+            out += (k ? ", " : "") + quote(sig.outputs[k].name) + ": ";
+            whole(k);
+        }
+        out += '}';
+    }
+    return out + "\n}";
+}
+
+std::string formatClassifyResponse(const std::vector<Tensor>& outputs, const ModelSignature& sig) {
+    std::string out = "{\n    \"results\": [";
+    const int64_t batch = outputs[0].shape()[0];
+    const int64_t n = sig.outputs[0].itemSize();
+    for (int64_t b = 0; b < batch; ++b) {
+        if (b) out += ", ";
+        const auto scores = classScores(outputs[0].data<float>() + b * n, n, sig.scores);
+        out += '[';
+        for (size_t c = 0; c < scores.size(); ++c) {
+            const std::string label = c < sig.classNames.size() ? sig.classNames[c] : std::to_string(c);
+            out += (c ? ", [" : "[") + quote(label) + ", " + formatFloat(scores[c]) + "]";
+        }
+        out += ']';
+    }
+    return out + "]\n}";
+}
+
+std::string formatRegressResponse(const std::vector<Tensor>& outputs, const ModelSignature& sig) {
+    std::string out = "{\n    \"results\": [";
+    const int64_t batch = outputs[0].shape()[0];
+    for (int64_t b = 0; b < batch; ++b) out += (b ? ", " : "") + formatFloat(outputs[0].data<float>()[b]);
+    return out + "]\n}";
+}
+
+// Messages may quote request bytes that are not UTF-8: those are replaced, never thrown on.
+std::string errorBody(const std::string& message) {
+    return json{{"error", message}}.dump(4, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace kiln::engine::serve

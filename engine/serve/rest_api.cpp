@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// REST routing and dispatch, following TF Serving's http_rest_api_handler.
+#include "engine/serve/rest_api.h"
+
+#include <charconv>
+#include <chrono>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/serve/metrics.h"
+#include "engine/serve/model_config.h"
+#include "engine/serve/model_manager.h"
+#include "engine/serve/status.h"
+
+namespace kiln::engine::serve {
+using nlohmann::json;
+
+namespace {
+
+Error invalid(const std::string& message) { return serveError(TfCode::InvalidArgument, message); }
+
+}  // namespace
+
+std::string modelMetadataJson(const Servable& servable) {
+    auto tensorInfo = [](const TensorSpec& s) {
+        json dims = json::array();
+        for (int64_t d : s.shape) dims.push_back({{"size", std::to_string(d)}, {"name", ""}});
+        return json{{"dtype", s.dtype}, {"tensor_shape", {{"dim", dims}, {"unknown_rank", false}}}, {"name", s.name + ":0"}};
+    };
+    const ModelSignature& sig = servable.signature();
+    json inputs = json::object(), outputs = json::object();
+    for (const auto& s : sig.inputs) inputs[s.name] = tensorInfo(s);
+    for (const auto& s : sig.outputs) outputs[s.name] = tensorInfo(s);
+    json def = {{"inputs", inputs}, {"outputs", outputs}, {"method_name", "tensorflow/serving/predict"}, {"defaults", json::object()}};
+    json j = {{"model_spec", {{"name", servable.name()}, {"signature_name", ""}, {"version", std::to_string(servable.version())}}},
+              {"metadata", {{"signature_def", {{"signature_def", {{"serving_default", def}}}}}}}};
+    return j.dump(4, ' ', false, json::error_handler_t::replace);
+}
+
+RestApi::RestApi(ModelManager& manager, Metrics* metrics, RestOptions options)
+    : m_manager(manager), m_metrics(metrics), m_options(options) {}
+
+RestResponse RestApi::handle(const std::string& method, const std::string& path, std::string_view body,
+                             const std::string& origin) {
+    static const std::regex kV1("^/v1/.*", std::regex::icase);
+    static const std::regex kPost(R"(^/v1/models/([^/:]+)(?:/versions/(\d+)|/labels/([^/:]+))?:(classify|regress|predict)$)");
+    static const std::regex kGet(R"(^/v1/models(?:/([^/:]+))?(?:/versions/(\d+)|/labels/([^/:]+))?(?:/(metadata))?$)");
+    auto fail = [](TfCode code, const std::string& message) { return RestResponse{httpStatusFor(code), errorBody(message)}; };
+    if (method == "OPTIONS") {
+        if (origin.rfind("http://", 0) == 0 || origin.rfind("https://", 0) == 0) return RestResponse{200, ""};
+        return fail(TfCode::InvalidArgument, "Malformed request: OPTIONS " + path);
+    }
+    if (!std::regex_match(path, kV1)) return fail(TfCode::NotFound, "Not found: " + method + " " + path);
+    std::smatch m;
+    auto parseVersion = [](const std::string& s) -> std::optional<int64_t> {
+        int64_t v = 0;
+        auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+        return v;
+    };
+    if (method == "POST" && std::regex_match(path, m, kPost)) {
+        const std::string name = m[1].str();
+        std::optional<int64_t> version;
+        std::optional<std::string> label;
+        if (m[2].matched) {
+            version = parseVersion(m[2].str());
+            if (!version) return fail(TfCode::InvalidArgument, "Failed to convert version: " + m[2].str() + " to numeric.");
+        }
+        if (m[3].matched) label = m[3].str();
+        if (!isSafeModelName(name)) return fail(TfCode::InvalidArgument, "Invalid model name: " + name);
+        return handlePost(name, version, label, m[4].str(), body);
+    }
+    if (method == "GET" && std::regex_match(path, m, kGet)) {
+        if (!m[1].matched) return fail(TfCode::InvalidArgument, "Missing model name in request.");
+        const std::string name = m[1].str();
+        std::optional<int64_t> version;
+        std::optional<std::string> label;
+        if (m[2].matched) {
+            version = parseVersion(m[2].str());
+            if (!version) return fail(TfCode::InvalidArgument, "Failed to convert version: " + m[2].str() + " to numeric.");
+        }
+        if (m[3].matched) label = m[3].str();
+        if (!isSafeModelName(name)) return fail(TfCode::InvalidArgument, "Invalid model name: " + name);
+        return handleGet(name, version, label, m[4].matched);
+    }
+    return fail(TfCode::InvalidArgument, "Malformed request: " + method + " " + path);
+}
+
+RestResponse RestApi::handleGet(const std::string& name, std::optional<int64_t> version,
+                                const std::optional<std::string>& label, bool metadata) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string api = metadata ? "GetModelMetadata" : "GetModelStatus";
+    RestResponse res;
+    TfCode code = TfCode::Ok;
+    if (metadata) {
+        auto found = m_manager.find(name, version, label);
+        if (!found) {
+            code = tfCodeOf(found.error());
+            res = {httpStatusFor(code), errorBody(found.error().message)};
+        } else {
+            res.body = modelMetadataJson(found.value()->servable());
+        }
+    } else {
+        auto st = m_manager.status(name, version, label);
+        if (!st) {
+            code = tfCodeOf(st.error());
+            res = {httpStatusFor(code), errorBody(st.error().message)};
+        } else {
+            json list = json::array();
+            for (const auto& v : st.value())
+                list.push_back({{"version", std::to_string(v.version)},
+                                {"state", versionStateName(v.state)},
+                                {"status", {{"error_code", tfCodeName(v.code)}, {"error_message", v.message}}}});
+            res.body = json{{"model_version_status", list}}.dump(1, ' ', false, json::error_handler_t::replace);
+        }
+    }
+    if (m_metrics)
+        m_metrics->countRequest(m_manager.hasModel(name) ? name : "", api, "REST", tfCodeName(code),
+                                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    return res;
+}
+
+RestResponse RestApi::handlePost(const std::string& name, std::optional<int64_t> version,
+                                 const std::optional<std::string>& label, const std::string& verb, std::string_view body) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::chrono::milliseconds(m_options.timeoutMs);
+    auto run = [&]() -> Result<std::string> {
+        KILN_ASSIGN(std::shared_ptr<LoadedVersion> loaded, m_manager.find(name, version, label));
+        const ModelSignature& sig = loaded->servable().signature();
+        if (verb == "predict") {
+            KILN_ASSIGN(PredictRequestData req, parsePredictRequest(body, sig));
+            KILN_ASSIGN(std::vector<Tensor> out, loaded->run(std::move(req.inputs), deadline));
+            return formatPredictResponse(out, sig, req.columnar);
+        }
+        if (verb == "regress" && sig.outputs[0].itemSize() != 1)
+            return invalid("Regress needs a model whose first output has one value per example; \"" + sig.outputs[0].name +
+                           "\" has " + std::to_string(sig.outputs[0].itemSize()));
+        KILN_ASSIGN(std::vector<Tensor> inputs, parseExamplesRequest(body, sig));
+        KILN_ASSIGN(std::vector<Tensor> out, loaded->run(std::move(inputs), deadline));
+        return verb == "classify" ? formatClassifyResponse(out, sig) : formatRegressResponse(out, sig);
+    };
+    auto result = run();
+    RestResponse res;
+    TfCode code = TfCode::Ok;
+    if (result) {
+        res.body = std::move(result.value());
+    } else {
+        code = tfCodeOf(result.error());
+        res = {httpStatusFor(code), errorBody(result.error().message)};
+    }
+    if (m_metrics)
+        m_metrics->countRequest(m_manager.hasModel(name) ? name : "", verb, "REST", tfCodeName(code),
+                                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    return res;
+}
+
+}  // namespace kiln::engine::serve

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The TF Serving REST API: path routing, dispatch to the model manager, and JSON errors with TF
+// Serving's HTTP codes. Independent of the HTTP library: handle() maps (method, path, body) to a
+// response.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/tensor.h"
+#include "engine/serve/json_tensor.h"
+#include "engine/serve/servable.h"
+
+namespace kiln::engine::serve {
+
+class ModelManager;
+class Metrics;
+
+struct RestResponse {
+    int status = 200;
+    std::string body;
+    std::string contentType = "application/json";
+};
+
+struct RestOptions {
+    int timeoutMs = 30000;
+    bool cors = false;
+};
+
+class RestApi {
+public:
+    RestApi(ModelManager& manager, Metrics* metrics, RestOptions options);
+    // `origin` is the Origin header (for CORS preflight), empty when absent.
+    RestResponse handle(const std::string& method, const std::string& path, std::string_view body,
+                        const std::string& origin = {});
+
+private:
+    RestResponse handleGet(const std::string& name, std::optional<int64_t> version,
+                           const std::optional<std::string>& label, bool metadata);
+    RestResponse handlePost(const std::string& name, std::optional<int64_t> version,
+                            const std::optional<std::string>& label, const std::string& verb, std::string_view body);
+
+    ModelManager& m_manager;
+    Metrics* m_metrics;
+    RestOptions m_options;
+};
+
+// The model status JSON (GetModelStatusResponse) and metadata JSON (GetModelMetadataResponse).
+std::string modelMetadataJson(const Servable& servable);
+
+}  // namespace kiln::engine::serve
