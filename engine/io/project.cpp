@@ -197,6 +197,9 @@ Result<Project> parseProject(const std::string& text, const std::string& path) {
         } else if (key == "training") {
             if (!v.is_object()) return fieldError(path, "training", "must be an object");
             p.training = v;
+        } else if (key == "layout") {
+            if (!v.is_object()) return fieldError(path, "layout", "must be an object");
+            p.layout = v;
         } else if (key == "graph") {
             if (!v.is_object() || !v.contains("nodes") || !v["nodes"].is_array())
                 return fieldError(path, "graph.nodes", "must be a list of nodes");
@@ -261,6 +264,7 @@ std::string serializeProject(const Project& p) {
     if (!p.graph.outputs.empty()) doc["graph"]["outputs"] = p.graph.outputs;
     doc["data"] = p.data;
     doc["training"] = p.training;
+    if (!p.layout.empty()) doc["layout"] = p.layout;
     for (auto& [k, v] : p.extra.items()) doc[k] = v;
     return doc.dump(2) + "\n";
 }

@@ -20,6 +20,9 @@ struct Project {
     nlohmann::json data = nlohmann::json::object();      // data sources (see docs/project-format.md)
     nlohmann::json training = nlohmann::json::object();  // training configuration
     nlohmann::json extra = nlohmann::json::object();     // unknown top-level fields, kept
+    // Editor layout: {"nodes": {"name": [x, y]}, "groups": [...], "comments": [...]}; empty when
+    // the file has none (the editor then lays the graph out itself). The engine never reads it.
+    nlohmann::json layout = nlohmann::json::object();
     int loadedVersion = kProjectVersion;                 // version found in the file
 
     // Line (1-based) of the node's definition in the source text, 0 when unknown.

@@ -1,0 +1,852 @@
+// SPDX-License-Identifier: Apache-2.0
+// The editor document: project <-> editable content, layout persistence, and the edits, each
+// checked with the engine's rules before it becomes one undo command.
+#include "ui/graph_editor/editor_document.h"
+
+#include <QUndoStack>
+
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/ops/op_table.h"
+#include "ui/graph_editor/editor_commands.h"
+#include "ui/graph_editor/graph_analysis.h"
+#include "ui/graph_editor/graph_layout.h"
+
+namespace kiln::ui {
+namespace {
+
+using engine::Error;
+using engine::ErrorCode;
+using nlohmann::json;
+
+enum NodeEditKind { AttributeEdit, RenameEdit, FlagsEdit };
+
+std::optional<QPointF> pointFromJson(const json& j) {
+    if (!j.is_array() || j.size() != 2 || !j[0].is_number() || !j[1].is_number()) return std::nullopt;
+    return QPointF(j[0].get<double>(), j[1].get<double>());
+}
+
+json pointToJson(QPointF p) {
+    return json::array({p.x(), p.y()});
+}
+
+Error refused(ErrorCode code, const QString& why, const std::string& node = {}) {
+    Error e(code, why.toStdString());
+    if (!node.empty()) e.withNode(node);
+    e.with("reason", why.toStdString());
+    return e;
+}
+
+}  // namespace
+
+EditorDocument::EditorDocument(QObject* parent) : QObject(parent), m_undo(new QUndoStack(this)) {
+    connect(m_undo, &QUndoStack::cleanChanged, this, [this](bool) { emit modifiedChanged(isModified()); });
+    newDocument();
+}
+
+EditorDocument::~EditorDocument() = default;
+
+bool EditorDocument::isModified() const {
+    return m_forcedModified || !m_undo->isClean();
+}
+
+// ---- files --------------------------------------------------------------------------------
+
+void EditorDocument::newDocument() {
+    engine::io::Project p;
+    p.name = "untitled";
+    engine::Node input = makeNode("Input", "input");
+    p.graph.nodes.push_back(input);
+    m_filePath.clear();
+    loadFrom(std::move(p), true);
+    emit filePathChanged(m_filePath);
+}
+
+engine::Status EditorDocument::load(const QString& path) {
+    auto r = engine::io::loadProject(path.toStdString());
+    if (!r.ok()) return std::move(r.error());
+    m_filePath = path;
+    loadFrom(std::move(r.value()), true);
+    emit filePathChanged(m_filePath);
+    return {};
+}
+
+engine::Status EditorDocument::save(const QString& path) {
+    engine::io::Project p = project();
+    KILN_TRY(engine::io::saveProject(p, path.toStdString()));
+    bool pathChanged = path != m_filePath;
+    m_filePath = path;
+    m_base.path = path.toStdString();
+    m_forcedModified = false;
+    m_undo->setClean();
+    emit modifiedChanged(isModified());
+    if (pathChanged) emit filePathChanged(m_filePath);
+    return {};
+}
+
+void EditorDocument::setProject(const engine::io::Project& project, bool clean) {
+    m_filePath = QString::fromStdString(project.path);
+    loadFrom(project, clean);
+    emit filePathChanged(m_filePath);
+}
+
+QByteArray EditorDocument::toJson() const {
+    return QByteArray::fromStdString(engine::io::serializeProject(project()));
+}
+
+engine::Status EditorDocument::fromJson(const QByteArray& text, const QString& path) {
+    auto r = engine::io::parseProject(text.toStdString(), path.toStdString());
+    if (!r.ok()) return std::move(r.error());
+    setProject(r.value(), false);
+    return {};
+}
+
+void EditorDocument::loadFrom(engine::io::Project project, bool clean) {
+    m_undo->clear();
+    m_content = DocumentContent{};
+    m_nextId = 0;
+    const json layout = project.layout;
+    m_content.outputs = project.graph.outputs;
+    bool missing = false;
+    const json* positions =
+        layout.contains("nodes") && layout["nodes"].is_object() ? &layout["nodes"] : nullptr;
+    for (auto& node : project.graph.nodes) {
+        EditorNode en;
+        en.id = allocateId();
+        std::optional<QPointF> pos;
+        if (positions && positions->contains(node.name)) pos = pointFromJson((*positions)[node.name]);
+        if (pos)
+            en.pos = *pos;
+        else
+            missing = true;
+        en.node = std::move(node);
+        m_content.nodes.push_back(std::move(en));
+    }
+    reindex();
+    if (layout.contains("groups") && layout["groups"].is_array()) {
+        for (const auto& g : layout["groups"]) {
+            if (!g.is_object()) continue;
+            EditorGroup eg;
+            eg.id = allocateId();
+            if (g.contains("name") && g["name"].is_string())
+                eg.name = QString::fromStdString(g["name"].get<std::string>());
+            if (g.contains("nodes") && g["nodes"].is_array())
+                for (const auto& n : g["nodes"])
+                    if (n.is_string())
+                        if (ItemId id = idOf(n.get<std::string>());
+                            id && groupOf(id) == 0 && !eg.nodes.contains(id))
+                            eg.nodes.push_back(id);
+            eg.collapsed = g.value("collapsed", false);
+            if (g.contains("position"))
+                if (auto p = pointFromJson(g["position"])) eg.pos = *p;
+            if (!eg.nodes.isEmpty()) m_content.groups.push_back(eg);
+        }
+    }
+    if (layout.contains("comments") && layout["comments"].is_array()) {
+        for (const auto& c : layout["comments"]) {
+            if (!c.is_object() || !c.contains("rect") || !c["rect"].is_array() || c["rect"].size() != 4)
+                continue;
+            const auto& r = c["rect"];
+            bool numbers = true;
+            for (const auto& v : r) numbers = numbers && v.is_number();
+            if (!numbers) continue;
+            EditorComment ec;
+            ec.id = allocateId();
+            ec.rect = QRectF(r[0].get<double>(), r[1].get<double>(), r[2].get<double>(), r[3].get<double>());
+            if (c.contains("text") && c["text"].is_string())
+                ec.text = QString::fromStdString(c["text"].get<std::string>());
+            m_content.comments.push_back(ec);
+        }
+    }
+    if (missing) {
+        // Hand-written files have no positions: lay the graph out. Where only some nodes have
+        // one, the others go, in layered order, to the right of what is already placed.
+        auto laid = computeLayout();
+        QRectF placed, fresh;
+        QSet<ItemId> unplaced;
+        for (const auto& n : m_content.nodes) {
+            if (positions && positions->contains(n.node.name) && pointFromJson((*positions)[n.node.name])) {
+                placed |= QRectF(n.pos, QSizeF(1, 1));
+            } else {
+                unplaced.insert(n.id);
+                fresh |= QRectF(laid.value(n.id), QSizeF(1, 1));
+            }
+        }
+        const QPointF shift =
+            placed.isNull() ? QPointF() : QPointF(placed.right() + 300, placed.top()) - fresh.topLeft();
+        for (auto& n : m_content.nodes)
+            if (unplaced.contains(n.id)) n.pos = laid.value(n.id) + shift;
+    }
+    m_base = std::move(project);
+    m_base.graph = engine::Graph{};
+    m_base.layout = json::object();
+    m_base.sourceText.clear();
+    m_forcedModified = !clean;
+    m_undo->setClean();
+    emit structureChanged();
+    emit changed();
+    emit modifiedChanged(isModified());
+}
+
+engine::io::Project EditorDocument::project() const {
+    engine::io::Project p = m_base;
+    if (!m_filePath.isEmpty()) p.path = m_filePath.toStdString();
+    p.graph.nodes.reserve(m_content.nodes.size());
+    json positions = json::object();
+    for (const auto& n : m_content.nodes) {
+        p.graph.nodes.push_back(n.node);
+        positions[n.node.name] = pointToJson(n.pos);
+    }
+    p.graph.outputs = m_content.outputs;
+    json layout = json::object();
+    layout["nodes"] = std::move(positions);
+    if (!m_content.groups.isEmpty()) {
+        json groups = json::array();
+        for (const auto& g : m_content.groups) {
+            json members = json::array();
+            for (ItemId id : g.nodes)
+                if (const auto* n = node(id)) members.push_back(n->node.name);
+            groups.push_back({{"name", g.name.toStdString()},
+                              {"nodes", members},
+                              {"collapsed", g.collapsed},
+                              {"position", pointToJson(g.pos)}});
+        }
+        layout["groups"] = std::move(groups);
+    }
+    if (!m_content.comments.isEmpty()) {
+        json comments = json::array();
+        for (const auto& c : m_content.comments)
+            comments.push_back(
+                {{"text", c.text.toStdString()},
+                 {"rect", json::array({c.rect.x(), c.rect.y(), c.rect.width(), c.rect.height()})}});
+        layout["comments"] = std::move(comments);
+    }
+    p.layout = std::move(layout);
+    return p;
+}
+
+// ---- reading ------------------------------------------------------------------------------
+
+void EditorDocument::reindex() {
+    m_index.clear();
+    m_index.reserve(static_cast<qsizetype>(m_content.nodes.size()));
+    ItemId maxId = m_nextId;
+    for (size_t i = 0; i < m_content.nodes.size(); ++i) {
+        m_index.insert(m_content.nodes[i].id, static_cast<int>(i));
+        maxId = std::max(maxId, m_content.nodes[i].id);
+    }
+    for (const auto& g : m_content.groups) maxId = std::max(maxId, g.id);
+    for (const auto& c : m_content.comments) maxId = std::max(maxId, c.id);
+    m_nextId = maxId;
+}
+
+const EditorNode* EditorDocument::node(ItemId id) const {
+    auto it = m_index.constFind(id);
+    return it == m_index.constEnd() ? nullptr : &m_content.nodes[static_cast<size_t>(*it)];
+}
+
+const EditorNode* EditorDocument::nodeByName(const std::string& name) const {
+    for (const auto& n : m_content.nodes)
+        if (n.node.name == name) return &n;
+    return nullptr;
+}
+
+ItemId EditorDocument::idOf(const std::string& name) const {
+    const auto* n = nodeByName(name);
+    return n ? n->id : 0;
+}
+
+const EditorGroup* EditorDocument::group(ItemId id) const {
+    for (const auto& g : m_content.groups)
+        if (g.id == id) return &g;
+    return nullptr;
+}
+
+const EditorComment* EditorDocument::comment(ItemId id) const {
+    for (const auto& c : m_content.comments)
+        if (c.id == id) return &c;
+    return nullptr;
+}
+
+ItemId EditorDocument::groupOf(ItemId nodeId) const {
+    for (const auto& g : m_content.groups)
+        if (g.nodes.contains(nodeId)) return g.id;
+    return 0;
+}
+
+std::string EditorDocument::baseNameForOp(const std::string& op) {
+    std::string out;
+    for (size_t i = 0; i < op.size(); ++i) {
+        char c = op[i];
+        bool upper = c >= 'A' && c <= 'Z';
+        if (upper && i > 0 && op[i - 1] >= 'a' && op[i - 1] <= 'z') out += '_';
+        out += upper ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    return out.empty() ? std::string("node") : out;
+}
+
+std::string EditorDocument::uniqueName(const std::string& base,
+                                       const std::vector<std::string>& reserved) const {
+    std::unordered_set<std::string> used(reserved.begin(), reserved.end());
+    for (const auto& n : m_content.nodes) used.insert(n.node.name);
+    if (!used.count(base)) return base;
+    for (int k = 1;; ++k) {
+        std::string candidate = base + "_" + std::to_string(k);
+        if (!used.count(candidate)) return candidate;
+    }
+}
+
+engine::Node EditorDocument::makeNode(const std::string& op, const std::string& name) const {
+    engine::Node n;
+    n.op = op;
+    n.name = name.empty() ? uniqueName(baseNameForOp(op)) : name;
+    if (const auto* def = engine::ops::findOp(op)) {
+        for (const auto& spec : def->attrs) {
+            if (!spec.required) continue;
+            if (spec.name == "shape")
+                n.attrs.set("shape", std::vector<int64_t>{28, 28, 1});
+            else if (spec.name == "target_shape")
+                n.attrs.set("target_shape", std::vector<int64_t>{-1});
+            else if (spec.name == "input_dim")
+                n.attrs.set("input_dim", int64_t{1000});
+            else if (spec.type == engine::AttrType::Int)
+                n.attrs.set(spec.name, int64_t{64});
+        }
+    }
+    return n;
+}
+
+QHash<ItemId, QPointF> EditorDocument::computeLayout() const {
+    std::unordered_map<std::string, int> index;
+    index.reserve(m_content.nodes.size() * 2);
+    for (size_t i = 0; i < m_content.nodes.size(); ++i)
+        index.emplace(m_content.nodes[i].node.name, static_cast<int>(i));
+    std::vector<std::vector<int>> inputs(m_content.nodes.size());
+    for (size_t i = 0; i < m_content.nodes.size(); ++i)
+        for (const auto& in : m_content.nodes[i].node.inputs)
+            if (auto it = index.find(in); it != index.end()) inputs[i].push_back(it->second);
+    auto pos = layeredLayout(inputs);
+    QHash<ItemId, QPointF> out;
+    out.reserve(static_cast<qsizetype>(pos.size()));
+    for (size_t i = 0; i < pos.size(); ++i) out.insert(m_content.nodes[i].id, pos[i]);
+    return out;
+}
+
+QHash<ItemId, QPointF> EditorDocument::currentPositions(const QVector<ItemId>& ids) const {
+    QHash<ItemId, QPointF> out;
+    for (ItemId id : ids) {
+        if (const auto* n = node(id))
+            out.insert(id, n->pos);
+        else if (const auto* c = comment(id))
+            out.insert(id, c->rect.topLeft());
+        else if (const auto* g = group(id))
+            out.insert(id, g->pos);
+    }
+    return out;
+}
+
+// ---- raw mutators ---------------------------------------------------------------------------
+
+void EditorDocument::applyContent(const DocumentContent& content) {
+    m_content = content;
+    reindex();
+    emit structureChanged();
+    emit changed();
+}
+
+void EditorDocument::applyPositions(const QHash<ItemId, QPointF>& positions) {
+    QVector<ItemId> ids;
+    for (auto it = positions.begin(); it != positions.end(); ++it) {
+        if (auto idx = m_index.constFind(it.key()); idx != m_index.constEnd()) {
+            m_content.nodes[static_cast<size_t>(*idx)].pos = it.value();
+        } else {
+            for (auto& c : m_content.comments)
+                if (c.id == it.key()) c.rect.moveTopLeft(it.value());
+            for (auto& g : m_content.groups)
+                if (g.id == it.key()) g.pos = it.value();
+        }
+        ids.push_back(it.key());
+    }
+    emit positionsChanged(ids);
+    emit changed();
+}
+
+void EditorDocument::applyNode(ItemId id, const engine::Node& n) {
+    auto idx = m_index.constFind(id);
+    if (idx == m_index.constEnd()) return;
+    auto& slot = m_content.nodes[static_cast<size_t>(*idx)].node;
+    const std::string oldName = slot.name;
+    slot = n;
+    if (oldName != n.name) {
+        for (auto& other : m_content.nodes) {
+            if (other.id == id) continue;
+            for (auto& in : other.node.inputs)
+                if (in == oldName) in = n.name;
+            if (other.node.shareWeightsWith == oldName) other.node.shareWeightsWith = n.name;
+        }
+        for (auto& o : m_content.outputs)
+            if (o == oldName) o = n.name;
+    }
+    emit nodeChanged(id);
+    emit changed();
+}
+
+void EditorDocument::applyGroupCollapsed(ItemId id, bool collapsed, QPointF pos) {
+    for (auto& g : m_content.groups)
+        if (g.id == id) {
+            g.collapsed = collapsed;
+            g.pos = pos;
+        }
+    emit groupChanged(id);
+    emit changed();
+}
+
+void EditorDocument::applyCommentText(ItemId id, const QString& text) {
+    for (auto& c : m_content.comments)
+        if (c.id == id) c.text = text;
+    emit commentChanged(id);
+    emit changed();
+}
+
+// ---- edits ----------------------------------------------------------------------------------
+
+ItemId EditorDocument::addNode(const std::string& op, QPointF pos) {
+    if (!engine::ops::findOp(op)) return 0;
+    DocumentContent after = m_content;
+    EditorNode n{allocateId(), makeNode(op), pos};
+    after.nodes.push_back(n);
+    m_undo->push(
+        new AddNodesCommand(this, tr("Add %1").arg(QString::fromStdString(op)), m_content, std::move(after)));
+    return n.id;
+}
+
+QVector<ItemId> EditorDocument::addTemplate(const QString& templateId, QPointF pos) {
+    // Each template: (op, name base, attributes, producer indices within the template).
+    struct Part {
+        std::string op, base;
+        std::vector<std::pair<std::string, engine::AttrValue>> attrs;
+        std::vector<int> inputs;
+    };
+    using IL = std::vector<int64_t>;
+    std::vector<Part> parts;
+    if (templateId == "conv_bn_relu") {
+        parts = {{"Conv2D",
+                  "conv",
+                  {{"filters", int64_t{32}},
+                   {"kernel_size", IL{3, 3}},
+                   {"padding", std::string("same")},
+                   {"use_bias", false}},
+                  {}},
+                 {"BatchNormalization", "bn", {}, {0}},
+                 {"ReLU", "relu", {}, {1}}};
+    } else if (templateId == "residual_block") {
+        parts = {{"ReLU", "block_in", {}, {}},
+                 {"Conv2D",
+                  "conv_a",
+                  {{"filters", int64_t{64}},
+                   {"kernel_size", IL{3, 3}},
+                   {"padding", std::string("same")},
+                   {"use_bias", false}},
+                  {0}},
+                 {"BatchNormalization", "bn_a", {}, {1}},
+                 {"ReLU", "relu_a", {}, {2}},
+                 {"Conv2D",
+                  "conv_b",
+                  {{"filters", int64_t{64}},
+                   {"kernel_size", IL{3, 3}},
+                   {"padding", std::string("same")},
+                   {"use_bias", false}},
+                  {3}},
+                 {"BatchNormalization", "bn_b", {}, {4}},
+                 {"Add", "add", {}, {5, 0}},
+                 {"ReLU", "block_out", {}, {6}}};
+    } else if (templateId == "two_tower") {
+        parts = {{"Input", "tower_a", {{"shape", IL{16}}}, {}},
+                 {"Dense", "dense_a", {{"units", int64_t{64}}, {"activation", std::string("relu")}}, {0}},
+                 {"Input", "tower_b", {{"shape", IL{16}}}, {}},
+                 {"Dense", "dense_b", {{"units", int64_t{64}}, {"activation", std::string("relu")}}, {2}},
+                 {"Concatenate", "concat", {}, {1, 3}},
+                 {"Dense", "head", {{"units", int64_t{1}}}, {4}}};
+    } else {
+        return {};
+    }
+    DocumentContent after = m_content;
+    std::vector<std::string> names, reserved;
+    std::vector<std::vector<int>> inputs;
+    QVector<ItemId> ids;
+    for (const auto& part : parts) {
+        std::string name = uniqueName(part.base, reserved);
+        reserved.push_back(name);
+        names.push_back(name);
+        inputs.push_back(part.inputs);
+    }
+    auto rel = layeredLayout(inputs);
+    for (size_t i = 0; i < parts.size(); ++i) {
+        EditorNode n;
+        n.id = allocateId();
+        n.node.name = names[i];
+        n.node.op = parts[i].op;
+        for (const auto& [k, v] : parts[i].attrs) n.node.attrs.set(k, v);
+        for (int p : parts[i].inputs) n.node.inputs.push_back(names[static_cast<size_t>(p)]);
+        n.pos = pos + rel[i];
+        ids.push_back(n.id);
+        after.nodes.push_back(std::move(n));
+    }
+    m_undo->push(new AddNodesCommand(this, tr("Insert %1").arg(templateId), m_content, std::move(after)));
+    return ids;
+}
+
+engine::Status EditorDocument::connectNodes(ItemId from, ItemId to, int port) {
+    const auto* f = node(from);
+    const auto* t = node(to);
+    if (!f || !t) return refused(ErrorCode::DanglingInput, tr("The node no longer exists."));
+    engine::Graph g;
+    g.nodes.reserve(m_content.nodes.size());
+    for (const auto& n : m_content.nodes) g.nodes.push_back(n.node);
+    KILN_TRY(checkConnection(g, f->node.name, t->node.name, port));
+    DocumentContent after = m_content;
+    auto& inputs = after.nodes[static_cast<size_t>(m_index.value(to))].node.inputs;
+    if (port < 0 || port >= static_cast<int>(inputs.size()))
+        inputs.push_back(f->node.name);
+    else
+        inputs[static_cast<size_t>(port)] = f->node.name;
+    m_undo->push(new ConnectCommand(
+        this,
+        tr("Connect %1 to %2")
+            .arg(QString::fromStdString(f->node.name), QString::fromStdString(t->node.name)),
+        m_content, std::move(after)));
+    return {};
+}
+
+void EditorDocument::disconnect(ItemId to, int port) {
+    const auto* t = node(to);
+    if (!t || port < 0 || port >= static_cast<int>(t->node.inputs.size())) return;
+    DocumentContent after = m_content;
+    auto& inputs = after.nodes[static_cast<size_t>(m_index.value(to))].node.inputs;
+    inputs.erase(inputs.begin() + port);
+    m_undo->push(new DisconnectCommand(this, tr("Disconnect %1").arg(QString::fromStdString(t->node.name)),
+                                       m_content, std::move(after)));
+}
+
+void EditorDocument::removeItems(const QVector<ItemId>& nodeIds, const QVector<ItemId>& comments,
+                                 const QVector<ItemId>& groups) {
+    QSet<ItemId> gone(nodeIds.begin(), nodeIds.end());
+    for (ItemId gid : groups)
+        if (const auto* g = group(gid))
+            for (ItemId m : g->nodes) gone.insert(m);
+    std::unordered_set<std::string> goneNames;
+    for (ItemId id : gone)
+        if (const auto* n = node(id)) goneNames.insert(n->node.name);
+    QSet<ItemId> goneComments(comments.begin(), comments.end());
+    if (goneNames.empty() && goneComments.isEmpty() && groups.isEmpty()) return;
+    DocumentContent after;
+    for (const auto& n : m_content.nodes) {
+        if (goneNames.count(n.node.name)) continue;
+        EditorNode copy = n;
+        auto& in = copy.node.inputs;
+        in.erase(std::remove_if(in.begin(), in.end(),
+                                [&](const std::string& s) { return goneNames.count(s) != 0; }),
+                 in.end());
+        if (goneNames.count(copy.node.shareWeightsWith)) copy.node.shareWeightsWith.clear();
+        after.nodes.push_back(std::move(copy));
+    }
+    for (const auto& o : m_content.outputs)
+        if (!goneNames.count(o)) after.outputs.push_back(o);
+    for (const auto& g : m_content.groups) {
+        if (groups.contains(g.id)) continue;
+        EditorGroup copy = g;
+        copy.nodes.removeIf([&](ItemId id) { return gone.contains(id); });
+        if (!copy.nodes.isEmpty()) after.groups.push_back(copy);
+    }
+    for (const auto& c : m_content.comments)
+        if (!goneComments.contains(c.id)) after.comments.push_back(c);
+    int count = static_cast<int>(goneNames.size() + static_cast<size_t>(goneComments.size()));
+    m_undo->push(
+        new RemoveItemsCommand(this, tr("Delete %n item(s)", nullptr, count), m_content, std::move(after)));
+}
+
+void EditorDocument::moveNodes(const QHash<ItemId, QPointF>& newPositions, bool mergeable) {
+    QHash<ItemId, QPointF> before = currentPositions(newPositions.keys().toVector());
+    bool same = true;
+    for (auto it = newPositions.begin(); it != newPositions.end() && same; ++it)
+        same = before.value(it.key()) == it.value();
+    if (same || before.isEmpty()) return;
+    m_undo->push(new MoveCommand(this, tr("Move"), before, newPositions, mergeable));
+}
+
+void EditorDocument::alignNodes(const QHash<ItemId, QPointF>& newPositions) {
+    QHash<ItemId, QPointF> before = currentPositions(newPositions.keys().toVector());
+    if (before == newPositions || before.isEmpty()) return;
+    m_undo->push(new AlignCommand(this, tr("Align"), before, newPositions, false));
+}
+
+engine::Status EditorDocument::pushNodeEdit(int kind, const QString& text, ItemId id, engine::Node after,
+                                            const QString& mergeKey) {
+    const auto* n = node(id);
+    if (!n) return refused(ErrorCode::DanglingInput, tr("The node no longer exists."));
+    engine::Node before = n->node;
+    if (kind == AttributeEdit)
+        m_undo->push(new SetAttributeCommand(this, text, id, std::move(before), std::move(after), mergeKey));
+    else if (kind == RenameEdit)
+        m_undo->push(new RenameNodeCommand(this, text, id, std::move(before), std::move(after), mergeKey));
+    else
+        m_undo->push(new SetNodeFlagsCommand(this, text, id, std::move(before), std::move(after), mergeKey));
+    return {};
+}
+
+engine::Status EditorDocument::setAttribute(ItemId id, const std::string& attr,
+                                            const engine::AttrValue& value) {
+    const auto* n = node(id);
+    if (!n) return refused(ErrorCode::DanglingInput, tr("The node no longer exists."));
+    const auto* def = engine::ops::findOp(n->node.op);
+    if (!def)
+        return refused(ErrorCode::UnknownOp,
+                       tr("\"%1\" is not a known op.").arg(QString::fromStdString(n->node.op)));
+    const engine::AttrSpec* spec = nullptr;
+    for (const auto& s : def->attrs)
+        if (s.name == attr) spec = &s;
+    if (!spec)
+        return refused(ErrorCode::UnknownAttribute,
+                       tr("%1 has no attribute \"%2\".")
+                           .arg(QString::fromStdString(n->node.op), QString::fromStdString(attr)),
+                       n->node.name);
+    KILN_ASSIGN(engine::AttrValue coerced, engine::coerceAttr(*spec, value, n->node.name));
+    auto cur = n->node.attrs.values().find(attr);
+    if (cur != n->node.attrs.values().end() && cur->second == coerced) return {};
+    engine::Node after = n->node;
+    after.attrs.set(attr, coerced);
+    return pushNodeEdit(AttributeEdit, tr("Change %1").arg(QString::fromStdString(attr)), id,
+                        std::move(after), QStringLiteral("attr:") + QString::fromStdString(attr));
+}
+
+void EditorDocument::resetAttribute(ItemId id, const std::string& attr) {
+    const auto* n = node(id);
+    if (!n || !n->node.attrs.has(attr)) return;
+    engine::Node after = n->node;
+    engine::AttrMap attrs;
+    for (const auto& [k, v] : n->node.attrs.values())
+        if (k != attr) attrs.set(k, v);
+    after.attrs = attrs;
+    (void)pushNodeEdit(AttributeEdit, tr("Reset %1").arg(QString::fromStdString(attr)), id, std::move(after),
+                       {});
+}
+
+engine::Status EditorDocument::renameNode(ItemId id, const std::string& newName) {
+    const auto* n = node(id);
+    if (!n) return refused(ErrorCode::DanglingInput, tr("The node no longer exists."));
+    if (newName == n->node.name) return {};
+    if (newName.empty()) return refused(ErrorCode::InvalidArgument, tr("A node needs a name."), n->node.name);
+    for (char c : newName)
+        if (c == '/' || c == '"' || static_cast<unsigned char>(c) <= ' ')
+            return refused(
+                ErrorCode::InvalidArgument,
+                tr("A node name cannot contain spaces, quotes or \"/\" (it prefixes parameter names)."),
+                n->node.name);
+    if (nodeByName(newName))
+        return refused(ErrorCode::DuplicateNode,
+                       tr("Another node is already called \"%1\".").arg(QString::fromStdString(newName)),
+                       n->node.name);
+    engine::Node after = n->node;
+    after.name = newName;
+    return pushNodeEdit(RenameEdit, tr("Rename %1").arg(QString::fromStdString(n->node.name)), id,
+                        std::move(after), {});
+}
+
+void EditorDocument::setTrainable(ItemId id, bool trainable) {
+    const auto* n = node(id);
+    if (!n || n->node.trainable == trainable) return;
+    engine::Node after = n->node;
+    after.trainable = trainable;
+    (void)pushNodeEdit(FlagsEdit,
+                       trainable ? tr("Unfreeze %1").arg(QString::fromStdString(n->node.name))
+                                 : tr("Freeze %1").arg(QString::fromStdString(n->node.name)),
+                       id, std::move(after), {});
+}
+
+engine::Status EditorDocument::setLrMultiplier(ItemId id, double multiplier) {
+    const auto* n = node(id);
+    if (!n) return refused(ErrorCode::DanglingInput, tr("The node no longer exists."));
+    if (!std::isfinite(multiplier) || multiplier < 0)
+        return refused(ErrorCode::BadAttribute,
+                       tr("The learning-rate multiplier must be a number of at least 0."), n->node.name);
+    if (n->node.lrMultiplier == multiplier) return {};
+    engine::Node after = n->node;
+    after.lrMultiplier = multiplier;
+    return pushNodeEdit(FlagsEdit, tr("Change learning-rate multiplier"), id, std::move(after),
+                        QStringLiteral("lr"));
+}
+
+engine::Status EditorDocument::setShareWeightsWith(ItemId id, const std::string& owner) {
+    const auto* n = node(id);
+    if (!n) return refused(ErrorCode::DanglingInput, tr("The node no longer exists."));
+    if (owner == n->node.shareWeightsWith) return {};
+    if (!owner.empty()) {
+        const auto* o = nodeByName(owner);
+        if (!o)
+            return refused(ErrorCode::DanglingInput,
+                           tr("There is no node called \"%1\".").arg(QString::fromStdString(owner)),
+                           n->node.name);
+        if (o->id == id)
+            return refused(ErrorCode::BadAttribute, tr("A node cannot share weights with itself."),
+                           n->node.name);
+        if (o->node.op != n->node.op)
+            return refused(ErrorCode::BadAttribute,
+                           tr("Only nodes of the same op can share weights (%1 is a %2).")
+                               .arg(QString::fromStdString(owner), QString::fromStdString(o->node.op)),
+                           n->node.name);
+        // Follow the owner's chain: it must not lead back here.
+        std::string cur = o->node.shareWeightsWith;
+        for (int guard = 0; !cur.empty() && guard < 100000; ++guard) {
+            if (cur == n->node.name)
+                return refused(ErrorCode::Cycle, tr("Sharing would make a loop of shared weights."),
+                               n->node.name);
+            const auto* next = nodeByName(cur);
+            cur = next ? next->node.shareWeightsWith : std::string();
+        }
+    }
+    engine::Node after = n->node;
+    after.shareWeightsWith = owner;
+    return pushNodeEdit(FlagsEdit, tr("Share weights"), id, std::move(after), {});
+}
+
+ItemId EditorDocument::groupNodes(const QVector<ItemId>& ids, const QString& name) {
+    QVector<ItemId> members;
+    for (ItemId id : ids)
+        if (node(id) && !members.contains(id)) members.push_back(id);
+    if (members.isEmpty()) return 0;
+    DocumentContent after = m_content;
+    // A node belongs to one group at most: it leaves its old one.
+    for (auto& g : after.groups) g.nodes.removeIf([&](ItemId id) { return members.contains(id); });
+    after.groups.removeIf([](const EditorGroup& g) { return g.nodes.isEmpty(); });
+    EditorGroup g;
+    g.id = allocateId();
+    QString groupName = name;
+    if (groupName.isEmpty()) {
+        for (int k = 1;; ++k) {
+            groupName = tr("block_%1").arg(k);
+            bool taken = false;
+            for (const auto& other : after.groups) taken = taken || other.name == groupName;
+            if (!taken) break;
+        }
+    }
+    g.name = groupName;
+    g.nodes = members;
+    QRectF box;
+    for (ItemId id : members) box |= QRectF(node(id)->pos, QSizeF(1, 1));
+    g.pos = box.topLeft();
+    after.groups.push_back(g);
+    m_undo->push(new GroupCommand(this, tr("Group %n node(s)", nullptr, static_cast<int>(members.size())),
+                                  m_content, std::move(after)));
+    return g.id;
+}
+
+void EditorDocument::ungroup(ItemId id) {
+    if (!group(id)) return;
+    DocumentContent after = m_content;
+    after.groups.removeIf([id](const EditorGroup& g) { return g.id == id; });
+    m_undo->push(new UngroupCommand(this, tr("Ungroup"), m_content, std::move(after)));
+}
+
+void EditorDocument::setGroupCollapsed(ItemId id, bool collapsed) {
+    const auto* g = group(id);
+    if (!g || g->collapsed == collapsed) return;
+    QPointF pos = g->pos;
+    if (collapsed) {
+        // The box takes the place of its nodes' top-left corner.
+        QRectF box;
+        for (ItemId m : g->nodes)
+            if (const auto* n = node(m)) box |= QRectF(n->pos, QSizeF(1, 1));
+        pos = box.topLeft();
+    }
+    m_undo->push(
+        new GroupStateCommand(this, collapsed ? tr("Collapse %1").arg(g->name) : tr("Expand %1").arg(g->name),
+                              id, g->collapsed, g->pos, collapsed, pos));
+}
+
+ItemId EditorDocument::addComment(const QRectF& rect, const QString& text) {
+    DocumentContent after = m_content;
+    EditorComment c{allocateId(), rect, text};
+    after.comments.push_back(c);
+    m_undo->push(new AddCommentCommand(this, tr("Add comment"), m_content, std::move(after)));
+    return c.id;
+}
+
+void EditorDocument::editComment(ItemId id, const QString& text) {
+    const auto* c = comment(id);
+    if (!c || c->text == text) return;
+    m_undo->push(new CommentTextCommand(this, id, c->text, text));
+}
+
+void EditorDocument::autoLayout() {
+    auto after = computeLayout();
+    QVector<ItemId> ids;
+    for (const auto& n : m_content.nodes) ids.push_back(n.id);
+    auto before = currentPositions(ids);
+    if (before == after) return;
+    m_undo->push(new AutoLayoutCommand(this, tr("Auto layout"), before, after, false));
+}
+
+QByteArray EditorDocument::copyNodes(const QVector<ItemId>& ids) const {
+    engine::io::Project p;
+    json positions = json::object();
+    for (const auto& n : m_content.nodes) {
+        if (!ids.contains(n.id)) continue;
+        p.graph.nodes.push_back(n.node);
+        positions[n.node.name] = pointToJson(n.pos);
+    }
+    if (p.graph.nodes.empty()) return {};
+    p.layout = {{"nodes", positions}};
+    return QByteArray::fromStdString(engine::io::serializeProject(p));
+}
+
+QVector<ItemId> EditorDocument::pasteNodes(const QByteArray& data, QPointF offset) {
+    auto parsed = engine::io::parseProject(data.toStdString(), {});
+    if (!parsed.ok()) return {};
+    const auto& src = parsed.value();
+    std::unordered_map<std::string, std::string> rename;
+    std::vector<std::string> reserved;
+    for (const auto& n : src.graph.nodes) {
+        std::string name = uniqueName(n.name, reserved);
+        reserved.push_back(name);
+        rename[n.name] = name;
+    }
+    const json* positions = src.layout.contains("nodes") ? &src.layout["nodes"] : nullptr;
+    DocumentContent after = m_content;
+    QVector<ItemId> ids;
+    int k = 0;
+    for (const auto& n : src.graph.nodes) {
+        EditorNode en;
+        en.id = allocateId();
+        en.node = n;
+        en.node.name = rename[n.name];
+        en.node.inputs.clear();
+        for (const auto& in : n.inputs) {
+            if (auto it = rename.find(in); it != rename.end())
+                en.node.inputs.push_back(it->second);
+            else if (nodeByName(in))
+                en.node.inputs.push_back(in);
+        }
+        if (auto it = rename.find(n.shareWeightsWith); it != rename.end())
+            en.node.shareWeightsWith = it->second;
+        else if (!nodeByName(n.shareWeightsWith))
+            en.node.shareWeightsWith.clear();
+        std::optional<QPointF> p;
+        if (positions && positions->contains(n.name)) p = pointFromJson((*positions)[n.name]);
+        en.pos = (p ? *p : QPointF(k * 24.0, k * 24.0)) + offset;
+        ++k;
+        ids.push_back(en.id);
+        after.nodes.push_back(std::move(en));
+    }
+    if (ids.isEmpty()) return {};
+    m_undo->push(new PasteCommand(this, tr("Paste %n node(s)", nullptr, static_cast<int>(ids.size())),
+                                  m_content, std::move(after)));
+    return ids;
+}
+
+QVector<ItemId> EditorDocument::duplicateNodes(const QVector<ItemId>& ids) {
+    return pasteNodes(copyNodes(ids), QPointF(40, 40));
+}
+
+}  // namespace kiln::ui

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+// The editor's document: the engine project plus node positions, groups and comments. It owns
+// the undo stack; every user action is one QUndoCommand that calls the mutators below.
+#pragma once
+
+#include <QHash>
+#include <QObject>
+#include <QPointF>
+#include <QRectF>
+#include <QString>
+#include <QVector>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "engine/io/project.h"
+
+class QUndoStack;
+
+namespace kiln::ui {
+
+// Stable identity of a node, a group or a comment inside one document (names can change).
+using ItemId = quint64;
+
+struct EditorNode {
+    ItemId id = 0;
+    engine::Node node;  // name, op, inputs (producer names, in port order), attrs, flags
+    QPointF pos;        // top-left corner in scene coordinates
+};
+
+// A block: a named set of nodes shown as one box when collapsed.
+struct EditorGroup {
+    ItemId id = 0;
+    QString name;
+    QVector<ItemId> nodes;
+    bool collapsed = false;
+    QPointF pos;  // where the collapsed box sits
+};
+
+struct EditorComment {
+    ItemId id = 0;
+    QRectF rect;
+    QString text;
+};
+
+// Everything undoable, as one value (structural commands keep a before and an after copy).
+struct DocumentContent {
+    std::vector<EditorNode> nodes;     // file order
+    std::vector<std::string> outputs;  // graph.outputs
+    QVector<EditorGroup> groups;
+    QVector<EditorComment> comments;
+};
+
+class EditorDocument : public QObject {
+    Q_OBJECT
+public:
+    explicit EditorDocument(QObject* parent = nullptr);
+    ~EditorDocument() override;
+
+    // ---- files ----------------------------------------------------------------------------
+    // Opens a project; nodes without a saved position are laid out automatically.
+    engine::Status load(const QString& path);
+    // Writes the project (with the layout) atomically and marks the document clean.
+    engine::Status save(const QString& path);
+    // An empty project with one Input node; clears the undo stack.
+    void newDocument();
+    QString filePath() const { return m_filePath; }
+    bool isModified() const;
+    // The engine project built from the document (graph + data + training + layout + unknown
+    // fields): a value copy, safe to hand to another thread.
+    engine::io::Project project() const;
+    // Replaces the whole document (templates, crash recovery). Clears the undo stack; the
+    // document counts as modified unless `clean`.
+    void setProject(const engine::io::Project& project, bool clean = false);
+    // Autosave: the project text with its layout, and back (path: for relative data paths).
+    QByteArray toJson() const;
+    engine::Status fromJson(const QByteArray& json, const QString& path = {});
+
+    QUndoStack* undoStack() const { return m_undo; }
+
+    // ---- reading -------------------------------------------------------------------------
+    const DocumentContent& content() const { return m_content; }
+    const std::vector<EditorNode>& nodes() const { return m_content.nodes; }
+    const EditorNode* node(ItemId id) const;
+    const EditorNode* nodeByName(const std::string& name) const;
+    ItemId idOf(const std::string& name) const;
+    const EditorGroup* group(ItemId id) const;
+    const EditorComment* comment(ItemId id) const;
+    // The group a node belongs to, 0 if none.
+    ItemId groupOf(ItemId node) const;
+    // "conv2d", "conv2d_1", ... not used by any node (nor by `reserved`).
+    std::string uniqueName(const std::string& base, const std::vector<std::string>& reserved = {}) const;
+    static std::string baseNameForOp(const std::string& op);
+    // A new node of op `op` with attribute values that make it valid on its own where the op
+    // has required attributes (Input gets [28, 28, 1], Dense 64 units, ...).
+    engine::Node makeNode(const std::string& op, const std::string& name = {}) const;
+    ItemId allocateId() { return ++m_nextId; }
+
+    // ---- edits (undoable: each pushes one command) -----------------------------------------
+    ItemId addNode(const std::string& op, QPointF pos);
+    // Inserts a template ("conv_bn_relu", "residual_block", "two_tower") at pos.
+    QVector<ItemId> addTemplate(const QString& templateId, QPointF pos);
+    // Producer `from` feeds input `port` of `to` (port == inputs().size() appends). Refused
+    // (nothing pushed) with the reason when the engine's rules forbid it.
+    engine::Status connectNodes(ItemId from, ItemId to, int port);
+    void disconnect(ItemId to, int port);
+    void removeItems(const QVector<ItemId>& nodes, const QVector<ItemId>& comments = {},
+                     const QVector<ItemId>& groups = {});
+    // One drag = one command; consecutive drags of the same nodes merge.
+    void moveNodes(const QHash<ItemId, QPointF>& newPositions, bool mergeable = true);
+    void alignNodes(const QHash<ItemId, QPointF>& newPositions);
+    engine::Status setAttribute(ItemId node, const std::string& attr, const engine::AttrValue& value);
+    void resetAttribute(ItemId node, const std::string& attr);
+    engine::Status renameNode(ItemId node, const std::string& newName);
+    void setTrainable(ItemId node, bool trainable);
+    engine::Status setLrMultiplier(ItemId node, double multiplier);
+    engine::Status setShareWeightsWith(ItemId node, const std::string& owner);
+    ItemId groupNodes(const QVector<ItemId>& nodes, const QString& name = {});
+    void ungroup(ItemId group);
+    void setGroupCollapsed(ItemId group, bool collapsed);
+    ItemId addComment(const QRectF& rect, const QString& text);
+    void editComment(ItemId comment, const QString& text);
+    void autoLayout();
+    // Copy/paste: nodes (with their mutual connections) as JSON; paste renames clashes and
+    // keeps inputs whose producer exists in this document. Returns the new node ids.
+    QByteArray copyNodes(const QVector<ItemId>& nodes) const;
+    QVector<ItemId> pasteNodes(const QByteArray& data, QPointF offset);
+    QVector<ItemId> duplicateNodes(const QVector<ItemId>& nodes);
+
+    // ---- raw mutators: used only by the commands -------------------------------------------
+    void applyContent(const DocumentContent& content);
+    void applyPositions(const QHash<ItemId, QPointF>& positions);
+    void applyNode(ItemId id, const engine::Node& node);  // attrs/name/flags; renames update references
+    void applyGroupCollapsed(ItemId group, bool collapsed, QPointF pos);
+    void applyCommentText(ItemId comment, const QString& text);
+
+    // Layered positions for every node (pure; does not change the document).
+    QHash<ItemId, QPointF> computeLayout() const;
+
+signals:
+    void modifiedChanged(bool modified);
+    void filePathChanged(const QString& path);
+    // Anything changed (the graph, a position, a group, a comment).
+    void changed();
+    // Nodes/edges/groups/comments were added or removed, or the whole document was replaced.
+    void structureChanged();
+    // A node's name, attributes or flags changed (edges may have changed too on rename).
+    void nodeChanged(kiln::ui::ItemId id);
+    void positionsChanged(const QVector<kiln::ui::ItemId>& ids);
+    void groupChanged(kiln::ui::ItemId id);
+    void commentChanged(kiln::ui::ItemId id);
+
+private:
+    void reindex();
+    void loadFrom(engine::io::Project project, bool clean);
+    QHash<ItemId, QPointF> currentPositions(const QVector<ItemId>& ids) const;
+    engine::Status pushNodeEdit(int kind, const QString& text, ItemId id, engine::Node after,
+                                const QString& mergeKey);
+
+    QUndoStack* m_undo = nullptr;
+    DocumentContent m_content;
+    QHash<ItemId, int> m_index;  // node id -> position in m_content.nodes
+    engine::io::Project m_base;  // data, training, unknown fields, name (graph/layout unused)
+    QString m_filePath;
+    ItemId m_nextId = 0;
+    bool m_forcedModified = false;  // set by setProject(..., clean = false) until saved
+};
+
+}  // namespace kiln::ui

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: Apache-2.0
+// The canvas widget: toolbar, actions, clipboard, alignment, export, and the wiring between the
+// document, the scene and the background analysis.
+#include "ui/graph_editor/graph_editor_widget.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QFileDialog>
+#include <QImage>
+#include <QMenu>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPainter>
+#include <QSvgGenerator>
+#include <QToolBar>
+#include <QToolButton>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#include "ui/graph_editor/graph_items.h"
+#include "ui/graph_editor/graph_scene.h"
+
+namespace kiln::ui {
+namespace {
+
+constexpr const char* kNodesMimeType = "application/x-kiln-nodes";
+
+engine::Graph graphOf(const EditorDocument& doc) {
+    engine::Graph g;
+    g.nodes.reserve(doc.nodes().size());
+    for (const auto& n : doc.nodes()) g.nodes.push_back(n.node);
+    g.outputs = doc.content().outputs;
+    return g;
+}
+
+}  // namespace
+
+GraphEditorWidget::GraphEditorWidget(EditorDocument* document, QWidget* parent)
+    : QWidget(parent), m_document(document) {
+    m_scene = new GraphScene(document, this);
+    m_view = new GraphView(m_scene, this);
+    m_analysis = new AnalysisRunner(this);
+    m_toolBar = new QToolBar(tr("Canvas"), this);
+    m_toolBar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(m_toolBar);
+    layout->addWidget(m_view, 1);
+    createActions();
+
+    auto reanalyse = [this] { m_analysis->request(graphOf(*m_document)); };
+    connect(document, &EditorDocument::structureChanged, this, reanalyse);
+    connect(document, &EditorDocument::nodeChanged, this, reanalyse);
+    connect(m_analysis, &AnalysisRunner::finished, this, [this](const GraphAnalysis& a) {
+        m_scene->applyAnalysis(a);
+        emit analysisUpdated(a);
+    });
+    connect(m_scene, &QGraphicsScene::selectionChanged, this, [this] {
+        updateActions();
+        emit selectionChanged();
+        emit currentNodeChanged(currentNode());
+    });
+    connect(m_scene, &GraphScene::statusMessage, this, &GraphEditorWidget::statusMessage);
+    connect(document->undoStack(), &QUndoStack::indexChanged, this, [this] { updateActions(); });
+    reanalyse();
+    updateActions();
+}
+
+GraphEditorWidget::~GraphEditorWidget() {
+    m_analysis->waitForIdle();
+    // The scene emits selection changes while its items are destroyed: not to us any more.
+    m_scene->disconnect(this);
+    delete m_view;
+    delete m_scene;
+}
+
+QAction* GraphEditorWidget::action(StandardAction which) const {
+    return m_actions.value(static_cast<int>(which));
+}
+
+QList<QAction*> GraphEditorWidget::editActions() const {
+    QList<QAction*> out;
+    for (auto a : {StandardAction::Undo, StandardAction::Redo, StandardAction::Cut, StandardAction::Copy,
+                   StandardAction::Paste, StandardAction::Duplicate, StandardAction::Delete,
+                   StandardAction::SelectAll, StandardAction::Group, StandardAction::Ungroup,
+                   StandardAction::CollapseGroup, StandardAction::AddComment, StandardAction::AutoLayout})
+        out << action(a);
+    return out;
+}
+
+void GraphEditorWidget::createActions() {
+    auto make = [this](StandardAction id, const QString& text, const QKeySequence& key, auto slot) {
+        auto* a = new QAction(text, this);
+        if (!key.isEmpty()) a->setShortcut(key);
+        a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        connect(a, &QAction::triggered, this, slot);
+        addAction(a);
+        m_actions.insert(static_cast<int>(id), a);
+        return a;
+    };
+    QUndoStack* stack = m_document->undoStack();
+    auto* undo = stack->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    auto* redo = stack->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    for (auto* a : {undo, redo}) {
+        a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        addAction(a);
+    }
+    m_actions.insert(static_cast<int>(StandardAction::Undo), undo);
+    m_actions.insert(static_cast<int>(StandardAction::Redo), redo);
+
+    make(StandardAction::Copy, tr("&Copy"), QKeySequence::Copy, [this] {
+        QByteArray data = m_document->copyNodes(selectedNodes());
+        if (data.isEmpty()) return;
+        auto* mime = new QMimeData;
+        mime->setData(kNodesMimeType, data);
+        mime->setText(QString::fromUtf8(data));
+        QApplication::clipboard()->setMimeData(mime);
+    });
+    make(StandardAction::Cut, tr("Cu&t"), QKeySequence::Cut, [this] {
+        action(StandardAction::Copy)->trigger();
+        m_document->removeItems(selectedNodes());
+    });
+    make(StandardAction::Paste, tr("&Paste"), QKeySequence::Paste, [this] {
+        const QMimeData* mime = QApplication::clipboard()->mimeData();
+        if (!mime) return;
+        QByteArray data =
+            mime->hasFormat(kNodesMimeType) ? mime->data(kNodesMimeType) : mime->text().toUtf8();
+        auto ids = m_document->pasteNodes(data, QPointF(40, 40));
+        if (ids.isEmpty()) emit statusMessage(tr("The clipboard holds no Kiln nodes."));
+        selectNodes(ids);
+    });
+    make(StandardAction::Duplicate, tr("D&uplicate"), QKeySequence(Qt::CTRL | Qt::Key_D),
+         [this] { selectNodes(m_document->duplicateNodes(selectedNodes())); });
+    make(StandardAction::Delete, tr("&Delete"), QKeySequence::Delete, [this] {
+        // Selected edges: disconnect, highest port first so the lower ports keep their index.
+        QList<EdgeItem*> edges;
+        for (auto* item : m_scene->selectedItems())
+            if (item->type() == EdgeItemType) edges << static_cast<EdgeItem*>(item);
+        std::sort(edges.begin(), edges.end(), [](auto* a, auto* b) { return a->port() > b->port(); });
+        QUndoStack* s = m_document->undoStack();
+        const auto nodes = selectedNodes();
+        const auto comments = m_scene->selectedComments();
+        const auto groups = m_scene->selectedGroups();
+        QVector<std::pair<ItemId, int>> cuts;
+        for (auto* e : edges) cuts.push_back({e->to(), e->port()});
+        if (cuts.isEmpty() && nodes.isEmpty() && comments.isEmpty() && groups.isEmpty()) return;
+        s->beginMacro(tr("Delete"));
+        for (auto [to, port] : cuts)
+            if (!nodes.contains(to)) m_document->disconnect(to, port);
+        m_document->removeItems(nodes, comments, groups);
+        s->endMacro();
+    });
+    make(StandardAction::SelectAll, tr("Select &All"), QKeySequence::SelectAll, [this] {
+        for (auto* item : m_scene->items())
+            if (item->isVisible() && (item->flags() & QGraphicsItem::ItemIsSelectable) &&
+                item->type() != EdgeItemType)
+                item->setSelected(true);
+    });
+    make(StandardAction::Group, tr("&Group"), QKeySequence(Qt::CTRL | Qt::Key_G), [this] {
+        if (m_document->groupNodes(selectedNodes())) emit statusMessage(tr("Grouped into a block."));
+    });
+    make(StandardAction::Ungroup, tr("U&ngroup"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G), [this] {
+        QSet<ItemId> groups;
+        for (ItemId g : m_scene->selectedGroups()) groups.insert(g);
+        for (ItemId n : selectedNodes())
+            if (ItemId g = m_document->groupOf(n)) groups.insert(g);
+        m_document->undoStack()->beginMacro(tr("Ungroup"));
+        for (ItemId g : groups) m_document->ungroup(g);
+        m_document->undoStack()->endMacro();
+    });
+    make(StandardAction::CollapseGroup, tr("Collapse/Expand Block"), QKeySequence(Qt::CTRL | Qt::Key_E),
+         [this] {
+             QSet<ItemId> groups;
+             for (ItemId g : m_scene->selectedGroups()) groups.insert(g);
+             for (ItemId n : selectedNodes())
+                 if (ItemId g = m_document->groupOf(n)) groups.insert(g);
+             for (ItemId g : groups)
+                 if (const auto* eg = m_document->group(g)) m_document->setGroupCollapsed(g, !eg->collapsed);
+         });
+    make(StandardAction::AddComment, tr("Add Co&mment"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M),
+         [this] {
+             QPointF c = m_view->mapToScene(m_view->viewport()->rect().center());
+             m_document->addComment(QRectF(c - QPointF(100, 40), QSizeF(200, 80)), tr("Note"));
+         });
+    make(StandardAction::AutoLayout, tr("Auto &Layout"), QKeySequence(Qt::CTRL | Qt::Key_L), [this] {
+        m_document->autoLayout();
+        fitView();
+    });
+    make(StandardAction::ZoomIn, tr("Zoom &In"), QKeySequence::ZoomIn, [this] { zoomBy(1.25); });
+    make(StandardAction::ZoomOut, tr("Zoom &Out"), QKeySequence::ZoomOut, [this] { zoomBy(0.8); });
+    make(StandardAction::FitView, tr("&Fit"), QKeySequence(Qt::CTRL | Qt::Key_0), [this] { fitView(); });
+    make(StandardAction::ExportPng, tr("Export Diagram as &PNG…"), QKeySequence(),
+         [this] { exportPngInteractive(); });
+    make(StandardAction::ExportSvg, tr("Export Diagram as &SVG…"), QKeySequence(),
+         [this] { exportSvgInteractive(); });
+
+    m_toolBar->addAction(action(StandardAction::ZoomIn));
+    m_toolBar->addAction(action(StandardAction::ZoomOut));
+    m_toolBar->addAction(action(StandardAction::FitView));
+    m_toolBar->addSeparator();
+    m_toolBar->addAction(action(StandardAction::AutoLayout));
+    auto* alignMenu = new QMenu(tr("Align"), this);
+    const std::pair<Align, QString> aligns[] = {
+        {Align::Left, tr("Left edges")},          {Align::HCenter, tr("Horizontal centres")},
+        {Align::Right, tr("Right edges")},        {Align::Top, tr("Top edges")},
+        {Align::VCenter, tr("Vertical centres")}, {Align::Bottom, tr("Bottom edges")}};
+    for (const auto& [how, text] : aligns)
+        alignMenu->addAction(text, this, [this, how = how] { align(how); });
+    auto* alignButton = new QToolButton(m_toolBar);
+    alignButton->setText(tr("Align"));
+    alignButton->setMenu(alignMenu);
+    alignButton->setPopupMode(QToolButton::InstantPopup);
+    m_toolBar->addWidget(alignButton);
+    m_toolBar->addSeparator();
+    m_toolBar->addAction(action(StandardAction::Group));
+    m_toolBar->addAction(action(StandardAction::CollapseGroup));
+    m_toolBar->addAction(action(StandardAction::AddComment));
+}
+
+void GraphEditorWidget::updateActions() {
+    const bool any = !selectedNodes().isEmpty();
+    for (auto a :
+         {StandardAction::Cut, StandardAction::Copy, StandardAction::Duplicate, StandardAction::Group})
+        action(a)->setEnabled(any);
+}
+
+QVector<ItemId> GraphEditorWidget::selectedNodes() const {
+    return m_scene->selectedNodes();
+}
+
+ItemId GraphEditorWidget::currentNode() const {
+    auto nodes = selectedNodes();
+    return nodes.size() == 1 ? nodes.front() : 0;
+}
+
+void GraphEditorWidget::selectNodes(const QVector<ItemId>& ids) {
+    m_scene->clearSelection();
+    for (ItemId id : ids)
+        if (auto* item = m_scene->nodeItem(id)) item->setSelected(true);
+}
+
+void GraphEditorWidget::align(Align how) {
+    const auto ids = selectedNodes();
+    if (ids.size() < 2) {
+        emit statusMessage(tr("Select two or more nodes to align."));
+        return;
+    }
+    QRectF box;
+    for (ItemId id : ids) box |= QRectF(m_document->node(id)->pos, QSizeF(kNodeWidth, kNodeHeight));
+    QHash<ItemId, QPointF> pos;
+    for (ItemId id : ids) {
+        QPointF p = m_document->node(id)->pos;
+        switch (how) {
+        case Align::Left:
+            p.setX(box.left());
+            break;
+        case Align::HCenter:
+            p.setX(box.center().x() - kNodeWidth / 2);
+            break;
+        case Align::Right:
+            p.setX(box.right() - kNodeWidth);
+            break;
+        case Align::Top:
+            p.setY(box.top());
+            break;
+        case Align::VCenter:
+            p.setY(box.center().y() - kNodeHeight / 2);
+            break;
+        case Align::Bottom:
+            p.setY(box.bottom() - kNodeHeight);
+            break;
+        }
+        pos.insert(id, p);
+    }
+    m_document->alignNodes(pos);
+}
+
+void GraphEditorWidget::fitView() {
+    m_view->fit();
+}
+
+void GraphEditorWidget::zoomBy(qreal factor) {
+    m_view->zoomBy(factor, m_view->viewport()->rect().center());
+}
+
+void GraphEditorWidget::addOpAtCenter(const QString& op) {
+    QPointF c =
+        m_view->mapToScene(m_view->viewport()->rect().center()) - QPointF(kNodeWidth / 2, kNodeHeight / 2);
+    if (ItemId id = m_document->addNode(op.toStdString(), c)) selectNodes({id});
+}
+
+void GraphEditorWidget::addTemplateAtCenter(const QString& templateId) {
+    QPointF c =
+        m_view->mapToScene(m_view->viewport()->rect().center()) - QPointF(kNodeWidth / 2, kNodeHeight / 2);
+    selectNodes(m_document->addTemplate(templateId, c));
+}
+
+bool GraphEditorWidget::exportPng(const QString& path, qreal scale) {
+    const QRectF source = m_scene->diagramRect();
+    if (source.isEmpty()) return false;
+    QSize size = (source.size() * scale).toSize();
+    // Keep very large diagrams within a sane image size.
+    const int maxSide = 16000;
+    if (size.width() > maxSide || size.height() > maxSide) size.scale(maxSide, maxSide, Qt::KeepAspectRatio);
+    QImage image(size, QImage::Format_ARGB32_Premultiplied);
+    image.fill(m_scene->palette().color(QPalette::Window));
+    {
+        QPainter painter(&image);
+        painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+        m_scene->renderDiagram(&painter, QRectF(QPointF(0, 0), QSizeF(size)), source);
+    }
+    return image.save(path, "PNG");
+}
+
+bool GraphEditorWidget::exportSvg(const QString& path) {
+    const QRectF source = m_scene->diagramRect();
+    if (source.isEmpty()) return false;
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(source.size().toSize());
+    svg.setViewBox(QRectF(QPointF(0, 0), source.size()));
+    svg.setTitle(QString::fromStdString(m_document->project().name));
+    svg.setDescription(tr("Model diagram exported by Kiln"));
+    QPainter painter;
+    if (!painter.begin(&svg)) return false;
+    m_scene->renderDiagram(&painter, QRectF(QPointF(0, 0), source.size()), source);
+    return painter.end();
+}
+
+void GraphEditorWidget::exportPngInteractive() {
+    QString path =
+        QFileDialog::getSaveFileName(this, tr("Export Diagram as PNG"), QString(), tr("PNG images (*.png)"));
+    if (path.isEmpty()) return;
+    if (!path.endsWith(QLatin1String(".png"), Qt::CaseInsensitive)) path += QLatin1String(".png");
+    if (exportPng(path))
+        emit statusMessage(tr("Diagram saved to %1").arg(path));
+    else
+        QMessageBox::warning(this, tr("Export Diagram"), tr("Could not write %1.").arg(path));
+}
+
+void GraphEditorWidget::exportSvgInteractive() {
+    QString path =
+        QFileDialog::getSaveFileName(this, tr("Export Diagram as SVG"), QString(), tr("SVG images (*.svg)"));
+    if (path.isEmpty()) return;
+    if (!path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) path += QLatin1String(".svg");
+    if (exportSvg(path))
+        emit statusMessage(tr("Diagram saved to %1").arg(path));
+    else
+        QMessageBox::warning(this, tr("Export Diagram"), tr("Could not write %1.").arg(path));
+}
+
+}  // namespace kiln::ui

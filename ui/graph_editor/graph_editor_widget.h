@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// The node-graph canvas with its small toolbar (zoom, fit, layout, align) and the editing
+// actions the main window puts in its menus.
+#pragma once
+
+#include <QPointer>
+#include <QWidget>
+
+#include "ui/graph_editor/editor_document.h"
+
+class QAction;
+class QToolBar;
+class QUndoStack;
+
+namespace kiln::ui {
+
+class GraphScene;
+class GraphView;
+class AnalysisRunner;
+struct GraphAnalysis;
+
+class GraphEditorWidget : public QWidget {
+    Q_OBJECT
+public:
+    enum class Align { Left, HCenter, Right, Top, VCenter, Bottom };
+    enum class StandardAction {
+        Undo,
+        Redo,
+        Cut,
+        Copy,
+        Paste,
+        Duplicate,
+        Delete,
+        SelectAll,
+        Group,
+        Ungroup,
+        CollapseGroup,
+        AddComment,
+        AutoLayout,
+        ZoomIn,
+        ZoomOut,
+        FitView,
+        ExportPng,
+        ExportSvg,
+    };
+
+    explicit GraphEditorWidget(EditorDocument* document, QWidget* parent = nullptr);
+    ~GraphEditorWidget() override;
+
+    EditorDocument* document() const { return m_document; }
+    GraphScene* scene() const { return m_scene; }
+    GraphView* view() const { return m_view; }
+    AnalysisRunner* analysis() const { return m_analysis; }
+    QToolBar* toolBar() const { return m_toolBar; }
+
+    // Actions with shortcuts (Ctrl+X/C/V/D, Delete, Ctrl+A, Ctrl+G, Ctrl+Shift+G, Ctrl+L,
+    // Ctrl+0 fit, Ctrl++/-); undo/redo come from the document's stack.
+    QAction* action(StandardAction which) const;
+    QList<QAction*> editActions() const;
+
+    QVector<ItemId> selectedNodes() const;
+    ItemId currentNode() const;  // the single selected node, 0 otherwise
+    void selectNodes(const QVector<ItemId>& ids);
+
+    bool exportPng(const QString& path, qreal scale = 2.0);
+    bool exportSvg(const QString& path);
+    void align(Align how);
+    void fitView();
+    void zoomBy(qreal factor);
+
+    // Adds an op or a template (mime data from the palette) at the view's centre.
+    void addOpAtCenter(const QString& op);
+    void addTemplateAtCenter(const QString& templateId);
+
+signals:
+    void selectionChanged();
+    void currentNodeChanged(kiln::ui::ItemId id);
+    // A short message for the status bar (why a connection was refused, export done, ...).
+    void statusMessage(const QString& text);
+    void analysisUpdated(const kiln::ui::GraphAnalysis& analysis);
+
+private:
+    void createActions();
+    void updateActions();
+    void exportPngInteractive();
+    void exportSvgInteractive();
+
+    QPointer<EditorDocument> m_document;
+    GraphScene* m_scene = nullptr;
+    GraphView* m_view = nullptr;
+    AnalysisRunner* m_analysis = nullptr;
+    QToolBar* m_toolBar = nullptr;
+    QHash<int, QAction*> m_actions;
+};
+
+}  // namespace kiln::ui

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: Apache-2.0
+// Painting and geometry of nodes, edges, groups and comments. Colours come from the scene's
+// palette (light and dark themes); pens are cosmetic so lines stay crisp at every zoom.
+#include "ui/graph_editor/graph_items.h"
+
+#include <QGraphicsSceneMouseEvent>
+#include <QInputDialog>
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+
+#include "engine/ops/op_table.h"
+#include "ui/graph_editor/graph_scene.h"
+
+namespace kiln::ui {
+namespace {
+
+QPen cosmeticPen(const QColor& c, qreal width, Qt::PenStyle style = Qt::SolidLine) {
+    QPen pen(c, width, style);
+    pen.setCosmetic(true);
+    return pen;
+}
+
+// A hue per category, toned to the palette's lightness so it reads in light and dark themes.
+QColor categoryColor(const QPalette& pal, const std::string& op) {
+    const auto* def = engine::ops::findOp(op);
+    int hue = 210;
+    if (def) {
+        static const int hues[] = {140, 210, 25, 280, 50, 0, 180, 320, 350};
+        hue = hues[static_cast<int>(def->category) % 9];
+    }
+    bool dark = pal.color(QPalette::Base).lightness() < 128;
+    return QColor::fromHsl(hue, 150, dark ? 90 : 170);
+}
+
+QColor errorColor() {
+    return QColor(214, 48, 49);
+}
+
+}  // namespace
+
+// ---- NodeItem -------------------------------------------------------------------------------
+
+NodeItem::NodeItem(GraphScene* scene, ItemId id) : m_graph(scene), m_id(id) {
+    setFlags(ItemIsMovable | ItemIsSelectable | ItemSendsGeometryChanges);
+    setCacheMode(DeviceCoordinateCache);
+    setZValue(2);
+    syncFromDocument();
+}
+
+QRectF NodeItem::boundingRect() const {
+    const qreal m = kPortRadius + 2;
+    return QRectF(-m, -m, kNodeWidth + 2 * m, kNodeHeight + 2 * m);
+}
+
+QPainterPath NodeItem::shape() const {
+    QPainterPath p;
+    p.addRoundedRect(QRectF(0, 0, kNodeWidth, kNodeHeight), 6, 6);
+    for (int i = 0; i < m_inputPorts; ++i)
+        p.addEllipse(mapFromScene(inputPortPos(i)), kPortRadius + 2, kPortRadius + 2);
+    p.addEllipse(mapFromScene(outputPortPos()), kPortRadius + 2, kPortRadius + 2);
+    return p;
+}
+
+void NodeItem::syncFromDocument() {
+    const auto* n = m_graph->document()->node(m_id);
+    if (!n) return;
+    m_name = QString::fromStdString(n->node.name);
+    m_op = QString::fromStdString(n->node.op);
+    m_frozen = !n->node.trainable;
+    m_shared = !n->node.shareWeightsWith.empty();
+    const auto* def = engine::ops::findOp(n->node.op);
+    m_isInput = def && def->maxInputs == 0;
+    int ports = def ? (def->maxInputs < 0 ? static_cast<int>(n->node.inputs.size()) + 1 : def->maxInputs)
+                    : static_cast<int>(n->node.inputs.size());
+    ports = std::max(ports, static_cast<int>(n->node.inputs.size()));
+    if (ports != m_inputPorts) prepareGeometryChange();
+    m_inputPorts = ports;
+    QString tip =
+        m_error.isEmpty()
+            ? (def ? QString::fromUtf8(def->doc.data(), static_cast<int>(def->doc.size())) : QString())
+            : m_error;
+    setToolTip(QStringLiteral("<b>%1</b> (%2)<br>%3").arg(m_name.toHtmlEscaped(), m_op, tip.toHtmlEscaped()));
+    update();
+}
+
+void NodeItem::setAnalysis(const QString& shape, const QString& stats, const QString& error) {
+    if (shape == m_shape && stats == m_stats && error == m_error) return;
+    m_shape = shape;
+    m_stats = stats;
+    m_error = error;
+    syncFromDocument();
+}
+
+QPointF NodeItem::inputPortPos(int port) const {
+    qreal x = kNodeWidth * (port + 1) / (m_inputPorts + 1);
+    return mapToScene(QPointF(x, 0));
+}
+
+QPointF NodeItem::outputPortPos() const {
+    return mapToScene(QPointF(kNodeWidth / 2, kNodeHeight));
+}
+
+int NodeItem::portAt(QPointF scenePos) const {
+    const qreal r2 = (kPortRadius + 5) * (kPortRadius + 5);
+    auto near = [&](QPointF p) {
+        QPointF d = p - scenePos;
+        return d.x() * d.x() + d.y() * d.y() <= r2;
+    };
+    for (int i = 0; i < m_inputPorts; ++i)
+        if (near(inputPortPos(i))) return i;
+    if (near(outputPortPos())) return kOutputPort;
+    return -1;
+}
+
+QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) {
+    if (change == ItemPositionHasChanged) m_graph->noteItemMoved(m_id);
+    return QGraphicsItem::itemChange(change, value);
+}
+
+void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
+    const QPalette pal = m_graph->palette();
+    const qreal lod = option->levelOfDetailFromTransform(p->worldTransform());
+    const QRectF body(0, 0, kNodeWidth, kNodeHeight);
+    const QColor accent = categoryColor(pal, m_op.toStdString());
+    QColor border = isSelected() ? pal.color(QPalette::Highlight) : pal.color(QPalette::Mid);
+    if (!m_error.isEmpty()) border = errorColor();
+    p->setPen(cosmeticPen(border, isSelected() || !m_error.isEmpty() ? 2.5 : 1.2));
+    p->setBrush(pal.brush(QPalette::Base));
+    p->drawRoundedRect(body, 6, 6);
+    // Category band on the left.
+    p->setPen(Qt::NoPen);
+    p->setBrush(accent);
+    p->drawRect(QRectF(1, 6, 5, kNodeHeight - 12));
+    if (lod < 0.35) {
+        p->setBrush(accent);
+        p->drawRoundedRect(body.adjusted(2, 2, -2, -2), 5, 5);
+        return;
+    }
+    const QColor text = pal.color(QPalette::Text);
+    QFont f = p->font();
+    f.setPointSizeF(9);
+    f.setBold(true);
+    p->setFont(f);
+    p->setPen(text);
+    const QRectF inner = body.adjusted(12, 4, -8, -4);
+    QFontMetricsF fm(f);
+    p->drawText(QRectF(inner.x(), inner.y(), inner.width() - 40, 16), Qt::AlignLeft | Qt::AlignVCenter,
+                fm.elidedText(m_name, Qt::ElideRight, inner.width() - 40));
+    f.setBold(false);
+    f.setPointSizeF(7.5);
+    p->setFont(f);
+    QColor dim = text;
+    dim.setAlphaF(0.65);
+    p->setPen(dim);
+    p->drawText(QRectF(inner.x(), inner.y(), inner.width(), 16), Qt::AlignRight | Qt::AlignVCenter, m_op);
+    p->setPen(text);
+    p->drawText(QRectF(inner.x(), inner.y() + 18, inner.width(), 14), Qt::AlignLeft | Qt::AlignVCenter,
+                m_error.isEmpty() ? m_shape : QString());
+    p->setPen(dim);
+    QString flags;
+    if (m_frozen) flags += QObject::tr("frozen") + QLatin1Char(' ');
+    if (m_shared) flags += QObject::tr("shared");
+    p->drawText(QRectF(inner.x(), inner.y() + 34, inner.width(), 14), Qt::AlignLeft | Qt::AlignVCenter,
+                m_error.isEmpty() ? m_stats : QString());
+    if (!flags.isEmpty())
+        p->drawText(QRectF(inner.x(), inner.y() + 34, inner.width(), 14), Qt::AlignRight | Qt::AlignVCenter,
+                    flags.trimmed());
+    if (!m_error.isEmpty()) {
+        p->setPen(errorColor());
+        QFontMetricsF em(f);
+        p->drawText(QRectF(inner.x(), inner.y() + 18, inner.width(), 30), Qt::AlignLeft | Qt::TextWordWrap,
+                    em.elidedText(m_error, Qt::ElideRight, inner.width() * 2 - 10));
+        // Badge.
+        p->setBrush(errorColor());
+        p->setPen(Qt::NoPen);
+        p->drawEllipse(QPointF(kNodeWidth - 10, 10), 7, 7);
+        p->setPen(QColor(Qt::white));
+        QFont bf = f;
+        bf.setBold(true);
+        p->setFont(bf);
+        p->drawText(QRectF(kNodeWidth - 17, 3, 14, 14), Qt::AlignCenter, QStringLiteral("!"));
+    }
+    // Ports.
+    p->setPen(cosmeticPen(pal.color(QPalette::Text), 1));
+    p->setBrush(pal.brush(QPalette::Button));
+    for (int i = 0; i < m_inputPorts; ++i)
+        p->drawEllipse(mapFromScene(inputPortPos(i)), kPortRadius, kPortRadius);
+    p->setBrush(accent);
+    p->drawEllipse(mapFromScene(outputPortPos()), kPortRadius, kPortRadius);
+}
+
+// ---- EdgeItem -------------------------------------------------------------------------------
+
+EdgeItem::EdgeItem(GraphScene* scene, Kind kind, ItemId from, ItemId to, int port)
+    : m_graph(scene), m_kind(kind), m_from(from), m_to(to), m_port(port) {
+    setZValue(kind == Kind::Data ? 1 : 0.5);
+    if (kind == Kind::Data) setFlag(ItemIsSelectable);
+    // No item cache: a long skip connection would cache a large, mostly empty pixmap; a path
+    // with a cosmetic pen draws faster than such a pixmap blends.
+    updatePath();
+}
+
+void EdgeItem::setLabel(const QString& text) {
+    if (text == m_label) return;
+    prepareGeometryChange();
+    m_label = text;
+    update();
+}
+
+void EdgeItem::updatePath() {
+    QPointF a, b;
+    QPainterPath path;
+    if (m_kind == Kind::Data) {
+        a = m_graph->outputAnchor(m_from);
+        b = m_graph->inputAnchor(m_to, m_port);
+        qreal dy = std::max<qreal>(40, std::abs(b.y() - a.y()) / 2);
+        path.moveTo(a);
+        path.cubicTo(a + QPointF(0, dy), b - QPointF(0, dy), b);
+    } else {
+        // Shared weights: a dashed arc between the right sides of the two nodes.
+        a = m_graph->outputAnchor(m_from) + QPointF(kNodeWidth / 2, -kNodeHeight / 2);
+        b = m_graph->outputAnchor(m_to) + QPointF(kNodeWidth / 2, -kNodeHeight / 2);
+        qreal bulge = 40 + std::abs(b.y() - a.y()) * 0.15;
+        path.moveTo(a);
+        path.cubicTo(a + QPointF(bulge, 0), b + QPointF(bulge, 0), b);
+    }
+    m_mid = path.pointAtPercent(0.5);
+    prepareGeometryChange();
+    setPath(path);
+}
+
+QRectF EdgeItem::boundingRect() const {
+    QRectF r = QGraphicsPathItem::boundingRect().adjusted(-4, -4, 4, 4);
+    if (!m_label.isEmpty()) r |= QRectF(m_mid - QPointF(70, 10), QSizeF(140, 20));
+    return r;
+}
+
+void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
+    const QPalette pal = m_graph->palette();
+    QColor c = isSelected() ? pal.color(QPalette::Highlight) : pal.color(QPalette::Text);
+    if (m_kind == Kind::Data) {
+        if (!isSelected()) c.setAlphaF(0.55);
+        p->setPen(cosmeticPen(c, isSelected() ? 2.5 : 1.4));
+    } else {
+        c = pal.color(QPalette::Highlight);
+        p->setPen(cosmeticPen(c, 1.6, Qt::DashLine));
+    }
+    p->setBrush(Qt::NoBrush);
+    p->drawPath(path());
+    const qreal lod = option->levelOfDetailFromTransform(p->worldTransform());
+    if (m_label.isEmpty() || lod < 0.6) return;
+    QFont f = p->font();
+    f.setPointSizeF(7);
+    p->setFont(f);
+    QFontMetricsF fm(f);
+    QRectF box(0, 0, fm.horizontalAdvance(m_label) + 8, fm.height() + 2);
+    box.moveCenter(m_mid);
+    p->setPen(Qt::NoPen);
+    QColor bg = pal.color(QPalette::Window);
+    bg.setAlphaF(0.85);
+    p->setBrush(bg);
+    p->drawRoundedRect(box, 3, 3);
+    p->setPen(pal.color(QPalette::Text));
+    p->drawText(box, Qt::AlignCenter, m_label);
+}
+
+// ---- GroupItem ------------------------------------------------------------------------------
+
+GroupItem::GroupItem(GraphScene* scene, ItemId id) : m_graph(scene), m_id(id) {
+    setFlags(ItemIsSelectable | ItemSendsGeometryChanges);
+    syncFromDocument();
+}
+
+void GroupItem::syncFromDocument() {
+    const auto* g = m_graph->document()->group(m_id);
+    if (!g) return;
+    prepareGeometryChange();
+    m_name = g->name;
+    m_count = static_cast<int>(g->nodes.size());
+    m_collapsed = g->collapsed;
+    setFlag(ItemIsMovable, m_collapsed);
+    if (m_collapsed) {
+        setZValue(2);
+        m_rect = QRectF(0, 0, kNodeWidth, kNodeHeight);
+        setPos(g->pos);
+    } else {
+        setZValue(-1);
+        QRectF box;
+        for (ItemId id : g->nodes)
+            if (const auto* n = m_graph->document()->node(id))
+                box |= QRectF(n->pos, QSizeF(kNodeWidth, kNodeHeight));
+        setPos(box.topLeft() - QPointF(16, 30));
+        m_rect = QRectF(0, 0, box.width() + 32, box.height() + 46);
+    }
+    setToolTip(QObject::tr("Block \"%1\": %n node(s). Double-click to collapse or expand.", nullptr, m_count)
+                   .arg(m_name));
+    update();
+}
+
+QPointF GroupItem::inputAnchor() const {
+    return mapToScene(QPointF(kNodeWidth / 2, 0));
+}
+QPointF GroupItem::outputAnchor() const {
+    return mapToScene(QPointF(kNodeWidth / 2, kNodeHeight));
+}
+
+QVariant GroupItem::itemChange(GraphicsItemChange change, const QVariant& value) {
+    if (change == ItemPositionHasChanged && m_collapsed) m_graph->noteItemMoved(m_id);
+    return QGraphicsItem::itemChange(change, value);
+}
+
+void GroupItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
+    m_graph->document()->setGroupCollapsed(m_id, !m_collapsed);
+    event->accept();
+}
+
+void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
+    const QPalette pal = m_graph->palette();
+    QColor frame = isSelected() ? pal.color(QPalette::Highlight) : pal.color(QPalette::Mid);
+    QFont f = p->font();
+    f.setPointSizeF(9);
+    f.setBold(true);
+    p->setFont(f);
+    if (m_collapsed) {
+        p->setPen(cosmeticPen(frame, isSelected() ? 2.5 : 1.5));
+        p->setBrush(pal.brush(QPalette::AlternateBase));
+        p->drawRoundedRect(m_rect.adjusted(4, 4, 4, 4), 6, 6);  // a stack: this box stands for several
+        p->setBrush(pal.brush(QPalette::Base));
+        p->drawRoundedRect(m_rect, 6, 6);
+        p->setPen(pal.color(QPalette::Text));
+        p->drawText(m_rect.adjusted(12, 6, -8, -30), Qt::AlignLeft | Qt::AlignVCenter, m_name);
+        f.setBold(false);
+        f.setPointSizeF(7.5);
+        p->setFont(f);
+        p->drawText(m_rect.adjusted(12, 30, -8, -8), Qt::AlignLeft | Qt::AlignVCenter,
+                    QObject::tr("block of %n node(s)", nullptr, m_count));
+        p->setPen(cosmeticPen(pal.color(QPalette::Text), 1));
+        p->setBrush(pal.brush(QPalette::Button));
+        p->drawEllipse(QPointF(kNodeWidth / 2, 0), kPortRadius, kPortRadius);
+        p->drawEllipse(QPointF(kNodeWidth / 2, kNodeHeight), kPortRadius, kPortRadius);
+        return;
+    }
+    QColor fill = pal.color(QPalette::Highlight);
+    fill.setAlphaF(0.07);
+    p->setPen(cosmeticPen(frame, isSelected() ? 2 : 1, Qt::DashLine));
+    p->setBrush(fill);
+    p->drawRoundedRect(m_rect, 10, 10);
+    p->setPen(pal.color(QPalette::Text));
+    p->drawText(QRectF(12, 4, m_rect.width() - 24, 22), Qt::AlignLeft | Qt::AlignVCenter, m_name);
+}
+
+// ---- CommentItem ----------------------------------------------------------------------------
+
+CommentItem::CommentItem(GraphScene* scene, ItemId id) : m_graph(scene), m_id(id) {
+    setFlags(ItemIsMovable | ItemIsSelectable | ItemSendsGeometryChanges);
+    setZValue(3);
+    syncFromDocument();
+}
+
+void CommentItem::syncFromDocument() {
+    const auto* c = m_graph->document()->comment(m_id);
+    if (!c) return;
+    prepareGeometryChange();
+    m_rect = QRectF(QPointF(0, 0), c->rect.size());
+    m_text = c->text;
+    setPos(c->rect.topLeft());
+    update();
+}
+
+void CommentItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
+    bool ok = false;
+    QWidget* parent = event->widget();
+    QString text =
+        QInputDialog::getMultiLineText(parent, QObject::tr("Comment"), QObject::tr("Text:"), m_text, &ok);
+    if (ok) m_graph->document()->editComment(m_id, text);
+    event->accept();
+}
+
+void CommentItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
+    const QPalette pal = m_graph->palette();
+    p->setPen(cosmeticPen(isSelected() ? pal.color(QPalette::Highlight) : pal.color(QPalette::Mid),
+                          isSelected() ? 2 : 1));
+    p->setBrush(pal.brush(QPalette::ToolTipBase));
+    p->drawRect(m_rect);
+    p->setPen(pal.color(QPalette::ToolTipText));
+    QFont f = p->font();
+    f.setPointSizeF(8.5);
+    p->setFont(f);
+    p->drawText(m_rect.adjusted(8, 6, -8, -6), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_text);
+}
+
+}  // namespace kiln::ui

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// Graphics items of the canvas. Items hold ids and display strings only; the document holds the
+// data. Nodes flow top to bottom: input ports on the top edge, the output port at the bottom.
+#pragma once
+
+#include <QGraphicsItem>
+#include <QGraphicsObject>
+#include <QGraphicsPathItem>
+#include <QStaticText>
+
+#include "ui/graph_editor/editor_document.h"
+
+namespace kiln::ui {
+
+class GraphScene;
+
+inline constexpr qreal kNodeWidth = 176;
+inline constexpr qreal kNodeHeight = 68;
+inline constexpr qreal kPortRadius = 6;
+
+enum ItemType {
+    NodeItemType = QGraphicsItem::UserType + 1,
+    EdgeItemType,
+    GroupItemType,
+    CommentItemType,
+};
+
+class NodeItem : public QGraphicsItem {
+public:
+    NodeItem(GraphScene* scene, ItemId id);
+    int type() const override { return NodeItemType; }
+    ItemId id() const { return m_id; }
+    QRectF boundingRect() const override;
+    QPainterPath shape() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+    // Refreshes the display strings from the document (name, op, port count).
+    void syncFromDocument();
+    void setAnalysis(const QString& shape, const QString& stats, const QString& error);
+    QString errorText() const { return m_error; }
+    QString shapeText() const { return m_shape; }
+    QString statsText() const { return m_stats; }
+    int inputPortCount() const { return m_inputPorts; }
+    QPointF inputPortPos(int port) const;  // scene coordinates
+    QPointF outputPortPos() const;
+    // -1 when not on a port; else the input port index, or kOutputPort.
+    static constexpr int kOutputPort = 1000000;
+    int portAt(QPointF scenePos) const;
+
+protected:
+    QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
+
+private:
+    GraphScene* m_graph;
+    ItemId m_id;
+    QString m_name, m_op, m_shape, m_stats, m_error;
+    bool m_frozen = false, m_shared = false, m_isInput = false;
+    int m_inputPorts = 0;
+};
+
+// A data edge (producer -> input `port` of consumer) or a shared-weights link (dashed).
+class EdgeItem : public QGraphicsPathItem {
+public:
+    enum class Kind { Data, SharedWeights };
+    EdgeItem(GraphScene* scene, Kind kind, ItemId from, ItemId to, int port);
+    int type() const override { return EdgeItemType; }
+    Kind kind() const { return m_kind; }
+    ItemId from() const { return m_from; }
+    ItemId to() const { return m_to; }
+    int port() const { return m_port; }
+    void setLabel(const QString& text);
+    QString label() const { return m_label; }
+    void updatePath();
+    QRectF boundingRect() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+private:
+    GraphScene* m_graph;
+    Kind m_kind;
+    ItemId m_from, m_to;
+    int m_port;
+    QString m_label;
+    QPointF m_mid;
+};
+
+// A group: a titled frame behind its nodes, or one box standing for them when collapsed.
+class GroupItem : public QGraphicsItem {
+public:
+    GroupItem(GraphScene* scene, ItemId id);
+    int type() const override { return GroupItemType; }
+    ItemId id() const { return m_id; }
+    QRectF boundingRect() const override { return m_rect; }
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+    void syncFromDocument();
+    bool collapsed() const { return m_collapsed; }
+    // Anchor for edges entering/leaving the collapsed box (scene coordinates).
+    QPointF inputAnchor() const;
+    QPointF outputAnchor() const;
+
+protected:
+    QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
+    void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
+
+private:
+    GraphScene* m_graph;
+    ItemId m_id;
+    QRectF m_rect;
+    QString m_name;
+    int m_count = 0;
+    bool m_collapsed = false;
+};
+
+// A sticky note.
+class CommentItem : public QGraphicsItem {
+public:
+    CommentItem(GraphScene* scene, ItemId id);
+    int type() const override { return CommentItemType; }
+    ItemId id() const { return m_id; }
+    QRectF boundingRect() const override { return m_rect; }
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+    void syncFromDocument();
+
+protected:
+    void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
+
+private:
+    GraphScene* m_graph;
+    ItemId m_id;
+    QRectF m_rect;
+    QString m_text;
+};
+
+}  // namespace kiln::ui

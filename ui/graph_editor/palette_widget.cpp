@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// Palette model (categories from the engine's op table, plus templates) and its searchable view.
+#include "ui/graph_editor/palette_widget.h"
+
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QSortFilterProxyModel>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "engine/ops/op_table.h"
+
+namespace kiln::ui {
+namespace {
+
+// Internal ids: a section row has internalId 0; an entry has internalId = section + 1.
+constexpr quintptr kSectionId = 0;
+
+QString categoryLabel(engine::ops::Category c) {
+    using C = engine::ops::Category;
+    switch (c) {
+    case C::Input:
+        return PaletteModel::tr("Input");
+    case C::Core:
+        return PaletteModel::tr("Core");
+    case C::Convolution:
+        return PaletteModel::tr("Convolution");
+    case C::Pooling:
+        return PaletteModel::tr("Pooling");
+    case C::Normalization:
+        return PaletteModel::tr("Normalization");
+    case C::Regularization:
+        return PaletteModel::tr("Regularization");
+    case C::Merge:
+        return PaletteModel::tr("Merge");
+    case C::Activation:
+        return PaletteModel::tr("Activation");
+    case C::Loss:
+        return PaletteModel::tr("Loss");
+    }
+    return {};
+}
+
+}  // namespace
+
+QStringList PaletteModel::templateIds() {
+    return {QStringLiteral("conv_bn_relu"), QStringLiteral("residual_block"), QStringLiteral("two_tower")};
+}
+
+QString PaletteModel::templateName(const QString& id) {
+    if (id == QLatin1String("conv_bn_relu")) return tr("Conv-BN-ReLU");
+    if (id == QLatin1String("residual_block")) return tr("Residual block");
+    if (id == QLatin1String("two_tower")) return tr("Two-tower model");
+    return id;
+}
+
+PaletteModel::PaletteModel(QObject* parent) : QAbstractItemModel(parent) {
+    using C = engine::ops::Category;
+    for (C c : {C::Input, C::Core, C::Convolution, C::Pooling, C::Normalization, C::Regularization, C::Merge,
+                C::Activation, C::Loss}) {
+        Section s{categoryLabel(c), {}};
+        for (const auto& def : engine::ops::opTable()) {
+            if (def.category != c) continue;
+            QString name = QString::fromUtf8(def.name.data(), static_cast<int>(def.name.size()));
+            s.entries.push_back({name, name,
+                                 QString::fromUtf8(def.doc.data(), static_cast<int>(def.doc.size())),
+                                 QStringLiteral("op")});
+        }
+        m_sections.push_back(s);
+    }
+    Section t{tr("Templates"), {}};
+    t.entries.push_back({QStringLiteral("conv_bn_relu"), templateName(QStringLiteral("conv_bn_relu")),
+                         tr("Conv2D, BatchNormalization and ReLU in a row"), QStringLiteral("template")});
+    t.entries.push_back({QStringLiteral("residual_block"), templateName(QStringLiteral("residual_block")),
+                         tr("Two convolutions with batch normalization and a skip connection"),
+                         QStringLiteral("template")});
+    t.entries.push_back({QStringLiteral("two_tower"), templateName(QStringLiteral("two_tower")),
+                         tr("Two inputs, one dense tower each, joined by a concatenation"),
+                         QStringLiteral("template")});
+    m_sections.push_back(t);
+}
+
+QModelIndex PaletteModel::index(int row, int column, const QModelIndex& parent) const {
+    if (column != 0 || row < 0) return {};
+    if (!parent.isValid()) return row < m_sections.size() ? createIndex(row, 0, kSectionId) : QModelIndex();
+    if (parent.internalId() != kSectionId || parent.row() >= m_sections.size()) return {};
+    const auto& s = m_sections[parent.row()];
+    return row < s.entries.size() ? createIndex(row, 0, static_cast<quintptr>(parent.row() + 1))
+                                  : QModelIndex();
+}
+
+QModelIndex PaletteModel::parent(const QModelIndex& child) const {
+    if (!child.isValid() || child.internalId() == kSectionId) return {};
+    return createIndex(static_cast<int>(child.internalId() - 1), 0, kSectionId);
+}
+
+int PaletteModel::rowCount(const QModelIndex& parent) const {
+    if (!parent.isValid()) return static_cast<int>(m_sections.size());
+    if (parent.column() != 0 || parent.internalId() != kSectionId) return 0;
+    return static_cast<int>(m_sections[parent.row()].entries.size());
+}
+
+int PaletteModel::columnCount(const QModelIndex&) const {
+    return 1;
+}
+
+QVariant PaletteModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid()) return {};
+    if (index.internalId() == kSectionId) {
+        const auto& s = m_sections[index.row()];
+        if (role == Qt::DisplayRole) return s.label;
+        if (role == KindRole) return QStringLiteral("category");
+        if (role == IdRole) return s.label;
+        return {};
+    }
+    const auto& e = m_sections[static_cast<int>(index.internalId() - 1)].entries[index.row()];
+    switch (role) {
+    case Qt::DisplayRole:
+        return e.label;
+    case Qt::ToolTipRole:
+        return e.doc;
+    case Qt::StatusTipRole:
+        return e.doc;
+    case KindRole:
+        return e.kind;
+    case IdRole:
+        return e.id;
+    default:
+        return {};
+    }
+}
+
+Qt::ItemFlags PaletteModel::flags(const QModelIndex& index) const {
+    if (!index.isValid()) return Qt::NoItemFlags;
+    if (index.internalId() == kSectionId) return Qt::ItemIsEnabled;
+    return Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsDragEnabled | Qt::ItemNeverHasChildren;
+}
+
+QStringList PaletteModel::mimeTypes() const {
+    return {QString::fromLatin1(kOpMimeType), QString::fromLatin1(kTemplateMimeType)};
+}
+
+QMimeData* PaletteModel::mimeData(const QModelIndexList& indexes) const {
+    for (const auto& idx : indexes) {
+        if (!idx.isValid() || idx.internalId() == kSectionId) continue;
+        auto* mime = new QMimeData;
+        const QString kind = idx.data(KindRole).toString();
+        const QByteArray id = idx.data(IdRole).toString().toUtf8();
+        mime->setData(kind == QLatin1String("op") ? kOpMimeType : kTemplateMimeType, id);
+        mime->setText(QString::fromUtf8(id));
+        return mime;
+    }
+    return nullptr;
+}
+
+PaletteWidget::PaletteWidget(QWidget* parent) : QWidget(parent) {
+    m_model = new PaletteModel(this);
+    m_proxy = new QSortFilterProxyModel(this);
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setRecursiveFilteringEnabled(true);
+    m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    m_search = new QLineEdit(this);
+    m_search->setPlaceholderText(tr("Search ops…"));
+    m_search->setClearButtonEnabled(true);
+    m_view = new QTreeView(this);
+    m_view->setModel(m_proxy);
+    m_view->setHeaderHidden(true);
+    m_view->setDragEnabled(true);
+    m_view->setDragDropMode(QAbstractItemView::DragOnly);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->setUniformRowHeights(true);
+    m_view->expandAll();
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_search);
+    layout->addWidget(m_view);
+    connect(m_search, &QLineEdit::textChanged, this, &PaletteWidget::setFilter);
+    // activated: a double-click, or Enter on the current entry.
+    connect(m_view, &QTreeView::activated, this, [this](const QModelIndex& idx) {
+        const QString kind = idx.data(PaletteModel::KindRole).toString();
+        const QString id = idx.data(PaletteModel::IdRole).toString();
+        if (kind == QLatin1String("op"))
+            emit opActivated(id);
+        else if (kind == QLatin1String("template"))
+            emit templateActivated(id);
+    });
+}
+
+void PaletteWidget::setFilter(const QString& text) {
+    if (m_search->text() != text) m_search->setText(text);
+    m_proxy->setFilterFixedString(text);
+    m_view->expandAll();
+}
+
+QMimeData* PaletteWidget::mimeDataFor(const QString& id) const {
+    for (int s = 0; s < m_model->rowCount(); ++s) {
+        QModelIndex section = m_model->index(s, 0);
+        for (int r = 0; r < m_model->rowCount(section); ++r) {
+            QModelIndex idx = m_model->index(r, 0, section);
+            if (idx.data(PaletteModel::IdRole).toString() == id) return m_model->mimeData({idx});
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace kiln::ui
