@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// Augmentation preview: engine TransformList applied to one encoded picture, once per epoch.
+#include "ui/dataset_browser/augmentation_preview.h"
+
+#include <QFile>
+#include <QGridLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include <opencv2/core.hpp>
+
+#include "engine/data/sample.h"
+#include "engine/data/transforms.h"
+
+namespace kiln::ui {
+
+namespace {
+
+constexpr int kTile = 112;
+
+}  // namespace
+
+QImage imageFromMat(const cv::Mat& in) {
+    cv::Mat m = in;
+    if (m.depth() != CV_8U) {
+        double lo = 0, hi = 0;
+        cv::minMaxLoc(m.reshape(1), &lo, &hi);
+        const double scale = hi > lo ? 255.0 / (hi - lo) : 1.0;
+        m.convertTo(m, CV_MAKETYPE(CV_8U, m.channels()), scale, -lo * scale);
+    }
+    if (m.channels() == 1)
+        return QImage(m.data, m.cols, m.rows, static_cast<qsizetype>(m.step), QImage::Format_Grayscale8)
+            .copy();
+    if (m.channels() == 3)
+        return QImage(m.data, m.cols, m.rows, static_cast<qsizetype>(m.step), QImage::Format_RGB888).copy();
+    if (m.channels() == 4)
+        return QImage(m.data, m.cols, m.rows, static_cast<qsizetype>(m.step), QImage::Format_RGBA8888).copy();
+    return {};
+}
+
+nlohmann::json AugmentationPreview::defaultTransforms() {
+    return nlohmann::json::parse(R"([
+  {"type": "flip", "horizontal": true, "probability": 0.5},
+  {"type": "rotate", "degrees": 15},
+  {"type": "brightness_contrast", "brightness": 0.2, "contrast": 0.2}
+])");
+}
+
+AugmentationPreview::AugmentationPreview(QWidget* parent)
+    : QWidget(parent),
+      m_transforms(defaultTransforms()),
+      m_status(new QLabel(this)),
+      m_editor(new QPlainTextEdit(this)) {
+    auto* layout = new QVBoxLayout(this);
+    auto* grid = new QGridLayout;
+    for (int i = 0; i < kVariants; ++i) {
+        auto* tile = new QLabel(this);
+        tile->setFixedSize(kTile, kTile);
+        tile->setAlignment(Qt::AlignCenter);
+        tile->setFrameShape(QFrame::StyledPanel);
+        tile->setToolTip(tr("Pass %1 through the transforms").arg(i + 1));
+        grid->addWidget(tile, i / 4, i % 4);
+        m_tiles.append(tile);
+    }
+    layout->addLayout(grid);
+    auto* again = new QPushButton(tr("New random draw"), this);
+    layout->addWidget(again);
+    m_status->setWordWrap(true);
+    layout->addWidget(m_status);
+    layout->addWidget(new QLabel(tr("Transforms (JSON, as in the project's data section):"), this));
+    m_editor->setPlainText(QString::fromStdString(m_transforms.dump(2)));
+    m_editor->setMinimumHeight(90);
+    layout->addWidget(m_editor, 1);
+    auto* apply = new QPushButton(tr("Apply transforms"), this);
+    layout->addWidget(apply);
+    connect(again, &QPushButton::clicked, this, [this] {
+        ++m_seed;
+        start();
+    });
+    connect(apply, &QPushButton::clicked, this, &AugmentationPreview::applyEditedTransforms);
+    connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, [this] {
+        const Outcome out = m_watcher.result();
+        m_images = out.images;
+        m_error = out.error;
+        for (int i = 0; i < m_tiles.size(); ++i) {
+            if (i < m_images.size())
+                m_tiles[i]->setPixmap(QPixmap::fromImage(m_images[i].scaled(
+                    kTile - 4, kTile - 4, Qt::KeepAspectRatio,
+                    m_images[i].width() < kTile / 2 ? Qt::FastTransformation : Qt::SmoothTransformation)));
+            else
+                m_tiles[i]->clear();
+        }
+        m_status->setText(m_error.isEmpty()
+                              ? tr("Each picture is one pass of the sample through the transforms.")
+                              : m_error);
+        emit previewUpdated();
+        if (m_rerun) {
+            m_rerun = false;
+            start();
+        }
+    });
+}
+
+AugmentationPreview::~AugmentationPreview() {
+    m_watcher.waitForFinished();
+}
+
+void AugmentationPreview::setTransforms(const nlohmann::json& transforms) {
+    m_transforms = transforms.is_array() ? transforms : defaultTransforms();
+    m_editor->setPlainText(QString::fromStdString(m_transforms.dump(2)));
+    emit transformsChanged();
+    start();
+}
+
+void AugmentationPreview::applyEditedTransforms() {
+    const auto parsed = nlohmann::json::parse(m_editor->toPlainText().toStdString(), nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_array()) {
+        m_status->setText(tr("The transforms must be a JSON array of objects, each with a \"type\"."));
+        return;
+    }
+    m_transforms = parsed;
+    emit transformsChanged();
+    start();
+}
+
+void AugmentationPreview::setSamplePath(const QString& path) {
+    m_path = path;
+    start();
+}
+
+void AugmentationPreview::start() {
+    if (m_watcher.isRunning()) {
+        m_rerun = true;  // latest wins: run again with the newest settings when this one ends
+        return;
+    }
+    if (m_path.isEmpty()) {
+        for (QLabel* t : m_tiles) t->clear();
+        m_images.clear();
+        m_status->setText(tr("Select a sample to see it augmented."));
+        return;
+    }
+    m_status->setText(tr("Working…"));
+    m_watcher.setFuture(QtConcurrent::run(&AugmentationPreview::run, m_path, m_transforms, m_seed));
+}
+
+AugmentationPreview::Outcome AugmentationPreview::run(const QString& path, const nlohmann::json& transforms,
+                                                      quint64 seed) {
+    Outcome out;
+    auto list = engine::data::TransformList::fromJson(transforms);
+    if (!list.ok()) {
+        out.error = tr("Transforms: %1").arg(QString::fromStdString(list.error().toString()));
+        return out;
+    }
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        out.error = tr("Cannot read %1: %2").arg(path, f.errorString());
+        return out;
+    }
+    const QByteArray bytes = f.readAll();
+    engine::data::ColumnSpec spec;
+    spec.name = "image";
+    spec.image = true;
+    const std::vector<engine::data::ColumnSpec> specs{spec};
+    for (int pass = 0; pass < kVariants; ++pass) {
+        engine::data::Sample sample;
+        sample.index = 0;
+        sample.origin = path.toStdString();
+        engine::data::SampleValue v;
+        v.kind = engine::data::SampleValue::Kind::Encoded;
+        v.encoded.assign(bytes.constData(), static_cast<size_t>(bytes.size()));
+        sample.values.push_back(std::move(v));
+        auto st = list->apply(sample, specs, seed, pass);
+        if (st.ok()) st = list->decodeRemaining(sample, specs);
+        if (!st.ok()) {
+            out.error = QString::fromStdString(st.error().toString());
+            return out;
+        }
+        out.images.append(imageFromMat(sample.values[0].image));
+    }
+    return out;
+}
+
+}  // namespace kiln::ui

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Samples per class as stacked bars, one colour per split (train, validation, test, unassigned),
+// drawn with QCustomPlot.
+#pragma once
+
+#include <array>
+
+#include <QVector>
+#include <QWidget>
+
+#include "engine/data/dataset_index.h"
+
+class QCustomPlot;
+class QCPBars;
+
+namespace kiln::ui {
+
+class ClassDistributionChart : public QWidget {
+    Q_OBJECT
+public:
+    explicit ClassDistributionChart(QWidget* parent = nullptr);
+
+    void setCounts(const engine::data::ClassSplitCounts& counts);
+    const engine::data::ClassSplitCounts& counts() const { return m_counts; }
+    // The values the bars of one split show, one per class (read back from the plot).
+    QVector<double> barValues(engine::data::SampleSplit split) const;
+    QCustomPlot* plot() const { return m_plot; }
+
+private:
+    QCustomPlot* m_plot;
+    std::array<QCPBars*, 4> m_bars{};  // indexed by splitColumn()
+    engine::data::ClassSplitCounts m_counts;
+};
+
+}  // namespace kiln::ui

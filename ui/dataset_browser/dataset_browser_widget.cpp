@@ -1,0 +1,742 @@
+// SPDX-License-Identifier: Apache-2.0
+// Dataset browser wiring: index connections (one for the GUI, one per background job), the
+// thumbnail grid and its delegate, filters, splits and the side panels.
+#include "ui/dataset_browser/dataset_browser_widget.h"
+
+#include <QApplication>
+#include <QButtonGroup>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCryptographicHash>
+#include <QDateTime>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListView>
+#include <QLocale>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QStyledItemDelegate>
+#include <QTabWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include "ui/dataset_browser/augmentation_preview.h"
+#include "ui/dataset_browser/class_distribution_chart.h"
+#include "ui/dataset_browser/import_dataset_dialog.h"
+#include "ui/dataset_browser/pipeline_panel.h"
+#include "ui/dataset_browser/sample_list_model.h"
+#include "ui/dataset_browser/thumbnail_cache.h"
+
+namespace kiln::ui {
+
+using engine::data::DatasetIndex;
+using engine::data::SampleSplit;
+using engine::data::SampleStatus;
+
+namespace {
+
+const QSize kThumb(96, 96);
+const QSize kCell(112, 128);
+constexpr int kDetailBox = 240;
+
+QColor splitColour(SampleSplit s) {
+    switch (s) {
+    case SampleSplit::Train:
+        return QColor(0x3b, 0x75, 0xaf);
+    case SampleSplit::Validation:
+        return QColor(0xef, 0x8a, 0x3c);
+    case SampleSplit::Test:
+        return QColor(0x51, 0x9e, 0x3e);
+    case SampleSplit::Unassigned:
+        break;
+    }
+    return QColor(0xa0, 0xa0, 0xa0);
+}
+
+// Paints a cell: the thumbnail (or a placeholder while it decodes), the file name, a strip in the
+// split's colour and a red mark on bad samples. Cheap: no decoding, no lookups beyond data().
+class SampleDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+    QSize sizeHint(const QStyleOptionViewItem&, const QModelIndex&) const override { return kCell; }
+
+    void paint(QPainter* p, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+        p->save();
+        const QRect r = option.rect.adjusted(2, 2, -2, -2);
+        const bool selected = option.state & QStyle::State_Selected;
+        p->fillRect(r, selected ? option.palette.highlight() : option.palette.base());
+        const QRect pic(r.left() + (r.width() - kThumb.width()) / 2, r.top() + 4, kThumb.width(),
+                        kThumb.height());
+        const bool bad =
+            index.data(SampleListModel::StatusRole).toInt() == static_cast<int>(SampleStatus::Bad);
+        const QVariant deco = index.data(Qt::DecorationRole);
+        if (deco.canConvert<QPixmap>() && !deco.value<QPixmap>().isNull()) {
+            const QPixmap pm = deco.value<QPixmap>();
+            const QSize s = pm.size()
+                                .scaled(kThumb, Qt::KeepAspectRatio)
+                                .boundedTo(pm.size().expandedTo(QSize(1, 1)) * 16);
+            const QRect target(pic.center().x() - s.width() / 2 + 1, pic.center().y() - s.height() / 2 + 1,
+                               s.width(), s.height());
+            p->drawPixmap(target, pm);
+        } else {
+            p->fillRect(pic, option.palette.alternateBase());
+            p->setPen(option.palette.mid().color());
+            p->drawRect(pic.adjusted(0, 0, -1, -1));
+        }
+        if (bad) {
+            p->setPen(QPen(QColor(0xd0, 0x30, 0x30), 3));
+            p->drawLine(pic.topLeft() + QPoint(16, 16), pic.bottomRight() - QPoint(16, 16));
+            p->drawLine(pic.topRight() + QPoint(-16, 16), pic.bottomLeft() + QPoint(16, -16));
+        }
+        const auto split = static_cast<SampleSplit>(index.data(SampleListModel::SplitRole).toInt());
+        p->fillRect(QRect(r.left() + 4, pic.bottom() + 3, r.width() - 8, 3), splitColour(split));
+        p->setPen(selected ? option.palette.highlightedText().color() : option.palette.text().color());
+        const QRect text(r.left() + 2, pic.bottom() + 7, r.width() - 4, r.bottom() - pic.bottom() - 7);
+        const QString name = option.fontMetrics.elidedText(index.data(Qt::DisplayRole).toString(),
+                                                           Qt::ElideMiddle, text.width());
+        p->drawText(text, Qt::AlignHCenter | Qt::AlignTop, name);
+        p->restore();
+    }
+};
+
+QString byteText(qint64 bytes) {
+    return QLocale().formattedDataSize(bytes);
+}
+
+}  // namespace
+
+DatasetBrowserWidget::DatasetBrowserWidget(QWidget* parent)
+    : QWidget(parent),
+      m_thumbnails(new ThumbnailCache(kThumb, 3000, this)),
+      m_model(new SampleListModel(m_thumbnails, this)) {
+    m_jobs.setMaxThreadCount(2);
+    buildUi();
+    connect(&m_scanWatcher, &QFutureWatcher<ScanOutcome>::finished, this, &DatasetBrowserWidget::scanDone);
+    connect(&m_splitWatcher, &QFutureWatcher<QString>::finished, this, [this] {
+        const QString error = m_splitWatcher.result();
+        m_applySplit->setEnabled(true);
+        if (!error.isEmpty()) {
+            m_status->setText(error);
+            return;
+        }
+        m_model->refresh();
+        refreshCounts();
+        updateSplitControls();
+        emit splitsChanged();
+        emit dataSectionChanged();
+    });
+    connect(&m_detailWatcher, &QFutureWatcher<QImage>::finished, this, [this] {
+        m_detailsImage = m_detailWatcher.result();
+        if (!m_detailsImage.isNull()) {
+            const bool small = m_detailsImage.width() < kDetailBox / 2;
+            m_detailPicture->setPixmap(QPixmap::fromImage(
+                m_detailsImage.scaled(kDetailBox, kDetailBox, Qt::KeepAspectRatio,
+                                      small ? Qt::FastTransformation : Qt::SmoothTransformation)));
+        }
+        emit detailsPreviewReady();
+    });
+    connect(m_thumbnails, &ThumbnailCache::thumbnailFailed, this, &DatasetBrowserWidget::recordDecodeFailure);
+}
+
+DatasetBrowserWidget::~DatasetBrowserWidget() {
+    if (m_cancelFlag) m_cancelFlag->store(true);
+    m_scanWatcher.waitForFinished();
+    m_splitWatcher.waitForFinished();
+    m_detailWatcher.waitForFinished();
+    m_jobs.waitForDone();
+}
+
+void DatasetBrowserWidget::buildUi() {
+    auto* root = new QVBoxLayout(this);
+    root->setContentsMargins(4, 4, 4, 4);
+
+    auto* toolbar = new QHBoxLayout;
+    auto* open = new QPushButton(tr("Open Folder…"), this);
+    auto* import = new QPushButton(tr("Import…"), this);
+    m_rescan = new QPushButton(tr("Rescan"), this);
+    m_cancel = new QPushButton(tr("Cancel"), this);
+    m_cancel->setEnabled(false);
+    m_progress = new QProgressBar(this);
+    m_progress->setMaximumWidth(220);
+    m_progress->setVisible(false);
+    m_status = new QLabel(tr("No data set open."), this);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    toolbar->addWidget(open);
+    toolbar->addWidget(import);
+    toolbar->addWidget(m_rescan);
+    toolbar->addWidget(m_cancel);
+    toolbar->addWidget(m_progress);
+    toolbar->addWidget(m_status, 1);
+    root->addLayout(toolbar);
+    connect(open, &QPushButton::clicked, this, &DatasetBrowserWidget::chooseFolder);
+    connect(import, &QPushButton::clicked, this, &DatasetBrowserWidget::showImportDialog);
+    connect(m_rescan, &QPushButton::clicked, this, &DatasetBrowserWidget::rescan);
+    connect(m_cancel, &QPushButton::clicked, this, &DatasetBrowserWidget::cancelScan);
+
+    auto* filters = new QHBoxLayout;
+    m_classFilter = new QComboBox(this);
+    m_classFilter->setMinimumContentsLength(12);
+    m_splitFilter = new QComboBox(this);
+    m_splitFilter->addItem(tr("All splits"), -2);
+    for (SampleSplit s :
+         {SampleSplit::Train, SampleSplit::Validation, SampleSplit::Test, SampleSplit::Unassigned})
+        m_splitFilter->addItem(splitDisplayName(s), static_cast<int>(s));
+    m_statusFilter = new QComboBox(this);
+    m_statusFilter->addItem(tr("Any status"), -2);
+    m_statusFilter->addItem(statusDisplayName(SampleStatus::Ok), static_cast<int>(SampleStatus::Ok));
+    m_statusFilter->addItem(statusDisplayName(SampleStatus::Bad), static_cast<int>(SampleStatus::Bad));
+    m_shown = new QLabel(this);
+    filters->addWidget(new QLabel(tr("Class:"), this));
+    filters->addWidget(m_classFilter);
+    filters->addWidget(new QLabel(tr("Split:"), this));
+    filters->addWidget(m_splitFilter);
+    filters->addWidget(new QLabel(tr("Status:"), this));
+    filters->addWidget(m_statusFilter);
+    filters->addWidget(m_shown, 1);
+    root->addLayout(filters);
+    refreshClassFilter();
+    for (QComboBox* c : {m_classFilter, m_splitFilter, m_statusFilter})
+        connect(c, &QComboBox::activated, this, &DatasetBrowserWidget::applyFilterFromControls);
+
+    m_view = new QListView(this);
+    m_view->setViewMode(QListView::IconMode);
+    m_view->setMovement(QListView::Static);
+    m_view->setResizeMode(QListView::Adjust);
+    m_view->setUniformItemSizes(true);
+    m_view->setLayoutMode(QListView::Batched);
+    m_view->setBatchSize(250);  // short layout steps keep the event loop responsive
+    m_view->setGridSize(kCell);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->setVerticalScrollMode(QAbstractItemView::ScrollPerPixel);
+    m_view->setItemDelegate(new SampleDelegate(m_view));
+    m_view->setModel(m_model);
+    m_view->setAccessibleName(tr("Samples"));
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            [this](const QModelIndex& current) { showDetails(current); });
+
+    m_chart = new ClassDistributionChart(this);
+    m_splitSizes = new QLabel(this);
+    m_splitSizes->setWordWrap(true);
+
+    // Details.
+    auto* details = new QWidget(this);
+    auto* dform = new QFormLayout(details);
+    m_detailPicture = new QLabel(details);
+    m_detailPicture->setFixedSize(kDetailBox, kDetailBox);
+    m_detailPicture->setAlignment(Qt::AlignCenter);
+    m_detailPicture->setFrameShape(QFrame::StyledPanel);
+    dform->addRow(m_detailPicture);
+    for (QLabel** l : {&m_detailPath, &m_detailClass, &m_detailSplit, &m_detailSize, &m_detailDims,
+                       &m_detailHash, &m_detailStatus}) {
+        *l = new QLabel(details);
+        (*l)->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        (*l)->setWordWrap(true);
+    }
+    dform->addRow(tr("File:"), m_detailPath);
+    dform->addRow(tr("Class:"), m_detailClass);
+    dform->addRow(tr("Split:"), m_detailSplit);
+    dform->addRow(tr("Size:"), m_detailSize);
+    dform->addRow(tr("Dimensions:"), m_detailDims);
+    dform->addRow(tr("Hash:"), m_detailHash);
+    dform->addRow(tr("Status:"), m_detailStatus);
+
+    // Split controls.
+    auto* splits = new QWidget(this);
+    auto* sform = new QFormLayout(splits);
+    m_byRatio = new QRadioButton(tr("By ratio"), splits);
+    m_byFolder = new QRadioButton(tr("By folder (train/val/test)"), splits);
+    m_byRatio->setChecked(true);
+    auto* group = new QButtonGroup(splits);
+    group->addButton(m_byRatio);
+    group->addButton(m_byFolder);
+    auto pct = [splits](double v) {
+        auto* s = new QDoubleSpinBox(splits);
+        s->setRange(0, 100);
+        s->setDecimals(1);
+        s->setSuffix(QStringLiteral(" %"));
+        s->setValue(v);
+        return s;
+    };
+    m_trainPct = pct(80);
+    m_valPct = pct(10);
+    m_testPct = pct(10);
+    m_seed = new QSpinBox(splits);
+    m_seed->setRange(0, std::numeric_limits<int>::max());
+    m_seed->setValue(1);
+    m_stratify = new QCheckBox(tr("Stratified by class"), splits);
+    m_stratify->setChecked(true);
+    m_applySplit = new QPushButton(tr("Apply Split"), splits);
+    sform->addRow(m_byRatio);
+    sform->addRow(tr("Train:"), m_trainPct);
+    sform->addRow(tr("Validation:"), m_valPct);
+    sform->addRow(tr("Test:"), m_testPct);
+    sform->addRow(tr("Seed:"), m_seed);
+    sform->addRow(m_stratify);
+    sform->addRow(m_byFolder);
+    sform->addRow(m_applySplit);
+    sform->addRow(m_splitSizes);
+    connect(m_applySplit, &QPushButton::clicked, this, [this] {
+        if (m_byFolder->isChecked())
+            splitByFolder();
+        else
+            splitByRatio(m_valPct->value() / 100.0, m_testPct->value() / 100.0,
+                         static_cast<quint64>(m_seed->value()), m_stratify->isChecked());
+    });
+    // Training takes what validation and test leave.
+    m_trainPct->setReadOnly(true);
+    m_trainPct->setButtonSymbols(QAbstractSpinBox::NoButtons);
+    m_valPct->setMaximum(99);
+    m_testPct->setMaximum(99);
+    auto syncTrain = [this] {
+        m_trainPct->setValue(std::max(0.0, 100.0 - m_valPct->value() - m_testPct->value()));
+    };
+    connect(m_valPct, &QDoubleSpinBox::valueChanged, this, syncTrain);
+    connect(m_testPct, &QDoubleSpinBox::valueChanged, this, syncTrain);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_trainPct, m_valPct, m_testPct, m_seed, m_stratify})
+        connect(m_byRatio, &QRadioButton::toggled, w, &QWidget::setEnabled);
+
+    m_augment = new AugmentationPreview(this);
+    m_pipeline = new PipelinePanel(this);
+    connect(m_augment, &AugmentationPreview::transformsChanged, this, [this] {
+        m_pipeline->setTransforms(m_augment->transforms());
+        emit dataSectionChanged();
+    });
+    connect(m_pipeline, &PipelinePanel::settingsChanged, this, &DatasetBrowserWidget::dataSectionChanged);
+    m_pipeline->setTransforms(m_augment->transforms());
+
+    auto scrolled = [this](QWidget* w) {
+        auto* area = new QScrollArea(this);
+        area->setWidget(w);
+        area->setWidgetResizable(true);
+        area->setFrameShape(QFrame::NoFrame);
+        return area;
+    };
+    m_tabs = new QTabWidget(this);
+    m_tabs->addTab(scrolled(details), tr("Details"));
+    m_tabs->addTab(scrolled(splits), tr("Split"));
+    m_tabs->addTab(scrolled(m_augment), tr("Augmentation"));
+    m_tabs->addTab(scrolled(m_pipeline), tr("Pipeline"));
+
+    auto* side = new QSplitter(Qt::Vertical, this);
+    side->addWidget(m_chart);
+    side->addWidget(m_tabs);
+    side->setStretchFactor(0, 2);
+    side->setStretchFactor(1, 3);
+    auto* main = new QSplitter(Qt::Horizontal, this);
+    main->addWidget(m_view);
+    main->addWidget(side);
+    main->setStretchFactor(0, 3);
+    main->setStretchFactor(1, 2);
+    root->addWidget(main, 1);
+    updateSplitControls();
+}
+
+QString DatasetBrowserWidget::defaultIndexPath(const QString& folder) {
+    const QString canonical = QFileInfo(folder).absoluteFilePath();
+    const QByteArray key =
+        QCryptographicHash::hash(canonical.toUtf8(), QCryptographicHash::Sha1).toHex().left(16);
+    QString base = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation);
+    if (base.isEmpty()) base = QDir::tempPath();
+    const QString dir = base + QStringLiteral("/kiln/dataset-index");
+    QDir().mkpath(dir);
+    return dir + QLatin1Char('/') + QFileInfo(canonical).fileName() + QLatin1Char('-') +
+           QString::fromLatin1(key) + QStringLiteral(".kindex");
+}
+
+bool DatasetBrowserWidget::openImageFolder(const QString& folder, const QString& indexPath) {
+    cancelScan();
+    m_scanWatcher.waitForFinished();
+    m_splitWatcher.waitForFinished();
+    m_thumbnails->clear();
+    m_imported = nlohmann::json();
+    m_folder = QFileInfo(folder).absoluteFilePath();
+    m_indexPath = indexPath.isEmpty() ? defaultIndexPath(m_folder) : indexPath;
+    m_lastError.clear();
+    if (!QFileInfo(m_folder).isDir()) {
+        m_lastError = tr("The folder %1 does not exist.").arg(QDir::toNativeSeparators(m_folder));
+        m_status->setText(m_lastError);
+        return false;
+    }
+    if (!QFileInfo(m_indexPath).absoluteDir().exists()) {
+        m_lastError = tr("The folder for the dataset index, %1, does not exist.")
+                          .arg(QDir::toNativeSeparators(QFileInfo(m_indexPath).absolutePath()));
+        m_status->setText(m_lastError);
+        return false;
+    }
+    m_pipeline->setImageFolder(m_folder);
+    m_model->setIndexPath({});
+    // An existing index is shown at once (opening it writes nothing); a new one is created by
+    // the scan job, off the GUI thread, and attached when it exists.
+    m_pendingSplitProposal = true;
+    if (QFileInfo::exists(m_indexPath) && !attachModel()) return false;
+    refreshCounts();
+    startScan();
+    emit dataSectionChanged();
+    return true;
+}
+
+bool DatasetBrowserWidget::attachModel() {
+    if (!m_model->setIndexPath(m_indexPath)) {
+        m_lastError = tr("Cannot open the dataset index: %1").arg(m_model->lastError());
+        m_status->setText(m_lastError);
+        return false;
+    }
+    m_model->setFilter({});
+    m_classFilter->setCurrentIndex(0);
+    m_splitFilter->setCurrentIndex(0);
+    m_statusFilter->setCurrentIndex(0);
+    auto layout = m_model->datasetIndex()->layout();
+    if (layout.ok()) m_layout = *layout;
+    refreshCounts();
+    refreshClassFilter();
+    auto spec = m_model->datasetIndex()->splitSpec();
+    m_pendingSplitProposal = !spec.ok() || spec->mode == engine::data::SplitSpec::Mode::None;
+    updateSplitControls();
+    return true;
+}
+
+bool DatasetBrowserWidget::isScanning() const {
+    return m_scanWatcher.isRunning();
+}
+
+bool DatasetBrowserWidget::isSplitting() const {
+    return m_splitWatcher.isRunning();
+}
+
+void DatasetBrowserWidget::rescan() {
+    if (m_folder.isEmpty() || isScanning()) return;
+    startScan();
+}
+
+void DatasetBrowserWidget::cancelScan() {
+    if (m_cancelFlag) m_cancelFlag->store(true);
+}
+
+void DatasetBrowserWidget::startScan() {
+    m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
+    m_progress->setVisible(true);
+    m_progress->setRange(0, 0);
+    m_cancel->setEnabled(true);
+    m_rescan->setEnabled(false);
+    m_status->setText(tr("Scanning %1…").arg(QDir::toNativeSeparators(m_folder)));
+    const std::string folder = m_folder.toStdString();
+    const std::string indexPath = m_indexPath.toStdString();
+    const bool propose = m_pendingSplitProposal;
+    auto cancel = m_cancelFlag;
+    m_scanWatcher.setFuture(
+        QtConcurrent::run(&m_jobs, [this, folder, indexPath, propose, cancel]() -> ScanOutcome {
+            lowerCurrentThreadPriority();
+            ScanOutcome out;
+            auto index = DatasetIndex::open(indexPath);
+            if (!index.ok()) {
+                out.message = QString::fromStdString(index.error().toString());
+                return out;
+            }
+            // The index exists now: let the grid read it while the scan fills it.
+            QMetaObject::invokeMethod(
+                this,
+                [this] {
+                    if (!m_model->datasetIndex()) attachModel();
+                },
+                Qt::QueuedConnection);
+            engine::data::ScanOptions options;
+            options.cancel = cancel.get();
+            // Progress is posted to the GUI thread; the widget waits for this job before it dies.
+            options.progress = [this](const engine::data::ScanProgress& p) {
+                QMetaObject::invokeMethod(
+                    this,
+                    [this, p] {
+                        m_progress->setRange(0, static_cast<int>(std::min<int64_t>(p.total, INT_MAX)));
+                        m_progress->setValue(static_cast<int>(std::min<int64_t>(p.processed, INT_MAX)));
+                        emit scanProgress(p.processed, p.total);
+                        // Counts are cheap (one grouped query): keep the chart moving during a scan.
+                        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+                        if (now - m_lastCountsRefreshMs > 1000) {
+                            m_lastCountsRefreshMs = now;
+                            refreshCounts();
+                            if (m_model->rowCount() == 0) m_model->refresh();
+                        }
+                    },
+                    Qt::QueuedConnection);
+            };
+            auto stats = index->scanImageFolder(folder, options);
+            if (!stats.ok()) {
+                out.cancelled = stats.error().code == engine::ErrorCode::Cancelled;
+                out.message = out.cancelled ? tr("Scan cancelled; what was read so far is kept.")
+                                            : QString::fromStdString(stats.error().toString());
+                return out;
+            }
+            if (propose) {
+                const auto st = stats->layout == engine::data::FolderLayout::SplitFolders
+                                    ? index->assignSplitsByFolder()
+                                    : index->assignSplitsByRatio(0.8, 0.1, 0.1, 1, true);
+                if (!st.ok()) {
+                    out.message = QString::fromStdString(st.error().toString());
+                    return out;
+                }
+            }
+            out.ok = true;
+            const QLocale loc;
+            out.message = tr("%1 pictures, %2 classes: %3 new, %4 changed, %5 unchanged, %6 removed, %7 bad.")
+                              .arg(loc.toString(stats->files))
+                              .arg(index->classNames().ok() ? index->classNames()->size() : 0)
+                              .arg(loc.toString(stats->added), loc.toString(stats->changed),
+                                   loc.toString(stats->unchanged), loc.toString(stats->removed),
+                                   loc.toString(stats->bad));
+            return out;
+        }));
+}
+
+void DatasetBrowserWidget::scanDone() {
+    const ScanOutcome out = m_scanWatcher.result();
+    m_progress->setVisible(false);
+    m_cancel->setEnabled(false);
+    m_rescan->setEnabled(true);
+    m_status->setText(out.message);
+    if (out.ok) m_pendingSplitProposal = false;
+    if (m_model->datasetIndex()) {
+        auto l = m_model->datasetIndex()->layout();
+        if (l.ok()) m_layout = *l;
+    }
+    m_model->refresh();
+    refreshCounts();
+    refreshClassFilter();
+    updateSplitControls();
+    if (out.ok) {
+        emit splitsChanged();
+        emit dataSectionChanged();
+    }
+    emit scanFinished(out.ok, out.message);
+}
+
+void DatasetBrowserWidget::refreshCounts() {
+    if (!m_model->datasetIndex()) {
+        m_chart->setCounts({});
+        m_splitSizes->clear();
+        m_shown->clear();
+        return;
+    }
+    auto counts = m_model->datasetIndex()->counts();
+    if (!counts.ok()) return;
+    m_chart->setCounts(*counts);
+    const QLocale loc;
+    const int64_t total = counts->total();
+    auto part = [&](SampleSplit s) {
+        const int64_t n = counts->total(s);
+        return tr("%1: %2 (%3 %)")
+            .arg(splitDisplayName(s), loc.toString(n),
+                 loc.toString(total > 0 ? 100.0 * double(n) / double(total) : 0.0, 'f', 1));
+    };
+    auto bad = m_model->datasetIndex()->count({std::nullopt, std::nullopt, SampleStatus::Bad});
+    m_splitSizes->setText(QStringList{part(SampleSplit::Train), part(SampleSplit::Validation),
+                                      part(SampleSplit::Test), part(SampleSplit::Unassigned),
+                                      tr("Bad samples: %1").arg(loc.toString(bad.ok() ? *bad : 0))}
+                              .join(QLatin1Char('\n')));
+    m_shown->setText(
+        tr("%1 of %2 samples shown").arg(loc.toString(m_model->rowCount()), loc.toString(total)));
+}
+
+void DatasetBrowserWidget::refreshClassFilter() {
+    const QVariant current = m_classFilter->currentData();
+    m_classFilter->clear();
+    m_classFilter->addItem(tr("All classes"), -2);
+    if (m_model->datasetIndex()) {
+        auto names = m_model->datasetIndex()->classNames();
+        if (names.ok())
+            for (size_t k = 0; k < names->size(); ++k)
+                m_classFilter->addItem(QString::fromStdString((*names)[k]), int(k));
+    }
+    const int at = m_classFilter->findData(current);
+    m_classFilter->setCurrentIndex(at >= 0 ? at : 0);
+}
+
+void DatasetBrowserWidget::updateSplitControls() {
+    m_byFolder->setEnabled(m_layout == engine::data::FolderLayout::SplitFolders);
+    if (!m_model->datasetIndex()) return;
+    auto spec = m_model->datasetIndex()->splitSpec();
+    if (!spec.ok()) return;
+    if (spec->mode == engine::data::SplitSpec::Mode::Folder) {
+        m_byFolder->setChecked(true);
+    } else if (spec->mode == engine::data::SplitSpec::Mode::Ratio) {
+        m_byRatio->setChecked(true);
+        m_trainPct->setValue(spec->train * 100);
+        m_valPct->setValue(spec->validation * 100);
+        m_testPct->setValue(spec->test * 100);
+        m_seed->setValue(static_cast<int>(std::min<uint64_t>(spec->seed, INT_MAX)));
+        m_stratify->setChecked(spec->stratify);
+    }
+}
+
+void DatasetBrowserWidget::runSplitJob(std::function<engine::Status(DatasetIndex&)> job) {
+    if (m_indexPath.isEmpty() || isSplitting()) return;
+    if (isScanning()) {
+        m_status->setText(tr("Wait for the scan to finish before splitting."));
+        return;
+    }
+    m_applySplit->setEnabled(false);
+    const std::string path = m_indexPath.toStdString();
+    m_splitWatcher.setFuture(QtConcurrent::run(&m_jobs, [path, job]() -> QString {
+        lowerCurrentThreadPriority();
+        auto index = DatasetIndex::open(path);
+        if (!index.ok()) return QString::fromStdString(index.error().toString());
+        const auto st = job(*index);
+        return st.ok() ? QString() : QString::fromStdString(st.error().toString());
+    }));
+}
+
+void DatasetBrowserWidget::splitByRatio(double validation, double test, quint64 seed, bool stratify) {
+    if (validation < 0 || test < 0 || validation + test >= 1) {
+        m_status->setText(tr("Validation and test must leave some samples for training."));
+        return;
+    }
+    const double train = 1.0 - validation - test;
+    runSplitJob([=](DatasetIndex& index) {
+        return index.assignSplitsByRatio(train, validation, test, seed, stratify);
+    });
+}
+
+void DatasetBrowserWidget::splitByFolder() {
+    runSplitJob([](DatasetIndex& index) { return index.assignSplitsByFolder(); });
+}
+
+void DatasetBrowserWidget::setFilter(std::optional<int> label, std::optional<SampleSplit> split,
+                                     std::optional<SampleStatus> status) {
+    m_classFilter->setCurrentIndex(std::max(0, m_classFilter->findData(label ? *label : -2)));
+    m_splitFilter->setCurrentIndex(
+        std::max(0, m_splitFilter->findData(split ? static_cast<int>(*split) : -2)));
+    m_statusFilter->setCurrentIndex(
+        std::max(0, m_statusFilter->findData(status ? static_cast<int>(*status) : -2)));
+    applyFilterFromControls();
+}
+
+void DatasetBrowserWidget::applyFilterFromControls() {
+    engine::data::SampleFilter f;
+    const int label = m_classFilter->currentData().toInt();
+    const int split = m_splitFilter->currentData().toInt();
+    const int status = m_statusFilter->currentData().toInt();
+    if (label != -2) f.label = label;
+    if (split != -2) f.split = static_cast<SampleSplit>(split);
+    if (status != -2) f.status = static_cast<SampleStatus>(status);
+    m_model->setFilter(f);
+    refreshCounts();
+}
+
+void DatasetBrowserWidget::showDetails(const QModelIndex& index) {
+    const auto rec = index.isValid() ? m_model->record(index.row()) : std::nullopt;
+    m_detailPicture->clear();
+    m_detailsImage = QImage();
+    if (!rec) {
+        m_currentId = -1;
+        for (QLabel* l : {m_detailPath, m_detailClass, m_detailSplit, m_detailSize, m_detailDims,
+                          m_detailHash, m_detailStatus})
+            l->clear();
+        m_augment->setSamplePath({});
+        return;
+    }
+    m_currentId = rec->id;
+    const QString path = index.data(SampleListModel::PathRole).toString();
+    m_detailPath->setText(QDir::toNativeSeparators(path));
+    m_detailClass->setText(tr("%1 (label %2)").arg(QString::fromStdString(rec->className)).arg(rec->label));
+    m_detailSplit->setText(splitDisplayName(rec->split));
+    m_detailSize->setText(byteText(rec->byteSize));
+    m_detailDims->setText(rec->width > 0 ? tr("%1 × %2 pixels").arg(rec->width).arg(rec->height)
+                                         : tr("unknown"));
+    m_detailHash->setText(QString::fromStdString(engine::data::hashHex(rec->hash)));
+    QString status = statusDisplayName(rec->status);
+    const QString thumbFailure = m_thumbnails->failure(rec->id);
+    if (rec->status == SampleStatus::Bad)
+        status += QStringLiteral(": ") + reasonDisplayText(QString::fromStdString(rec->reason));
+    else if (!thumbFailure.isEmpty())
+        status = statusDisplayName(SampleStatus::Bad) + QStringLiteral(": ") + thumbFailure;
+    m_detailStatus->setText(status);
+    if (rec->status == SampleStatus::Ok) {
+        m_detailWatcher.setFuture(QtConcurrent::run(&m_jobs, [path] {
+            lowerCurrentThreadPriority();
+            return ThumbnailCache::decode(path, QSize(kDetailBox, kDetailBox), nullptr);
+        }));
+        m_augment->setSamplePath(path);
+    } else {
+        m_augment->setSamplePath({});
+    }
+    emit sampleSelected(rec->id);
+}
+
+void DatasetBrowserWidget::recordDecodeFailure(qint64 id, const QString& reason) {
+    // The header looked fine at scan time but the full decode failed: remember it in the index
+    // (a background connection, so a running scan never blocks the GUI).
+    if (m_indexPath.isEmpty()) return;
+    const std::string path = m_indexPath.toStdString();
+    const std::string why = "decode failed: " + reason.toStdString();
+    (void)QtConcurrent::run(&m_jobs, [path, id, why] {
+        lowerCurrentThreadPriority();
+        auto index = DatasetIndex::open(path);
+        if (index.ok()) (void)index->setStatus(id, SampleStatus::Bad, why);
+    });
+}
+
+void DatasetBrowserWidget::chooseFolder() {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open Image Folder"), m_folder);
+    if (!dir.isEmpty()) openImageFolder(dir);
+}
+
+void DatasetBrowserWidget::showImportDialog() {
+    ImportDatasetDialog dialog(this);
+    if (!m_folder.isEmpty()) dialog.setPath(m_folder);
+    if (dialog.exec() != QDialog::Accepted) return;
+    if (dialog.kind() == ImportDatasetDialog::Kind::ImageFolder) {
+        openImageFolder(dialog.path());
+        return;
+    }
+    m_imported = dialog.dataSection();
+    m_status->setText(tr("Imported %1 as the project's data.").arg(QDir::toNativeSeparators(dialog.path())));
+    emit dataSectionChanged();
+}
+
+nlohmann::json DatasetBrowserWidget::dataSection() const {
+    if (!m_imported.is_null()) return m_imported;
+    nlohmann::json j = m_pipeline->settings();
+    j["format"] = "folder";
+    j["path"] = m_folder.toStdString();
+    j["index"] = m_indexPath.toStdString();
+    j["transforms"] = m_augment->transforms();
+    if (m_model->datasetIndex()) {
+        auto names = m_model->datasetIndex()->classNames();
+        if (names.ok()) j["class_names"] = *names;
+        auto spec = m_model->datasetIndex()->splitSpec();
+        // A folder split needs no setting: training uses train/val/test folders when present.
+        if (spec.ok() && spec->mode == engine::data::SplitSpec::Mode::Ratio) {
+            j["split"] = {{"validation", spec->validation}, {"test", spec->test}};
+            j["stratify"] = spec->stratify;
+            j["seed"] = spec->seed;
+        }
+    }
+    return j;
+}
+
+void DatasetBrowserWidget::setDataSection(const nlohmann::json& data) {
+    if (!data.is_object()) return;
+    if (data.contains("transforms")) m_augment->setTransforms(data["transforms"]);
+    m_pipeline->setSettings(data);
+    if (data.value("format", "") == "folder" && data.contains("path") && data["path"].is_string()) {
+        const std::string index = data.value("index", "");
+        openImageFolder(QString::fromStdString(data["path"].get<std::string>()),
+                        QString::fromStdString(index));
+    } else if (data.contains("format")) {
+        m_imported = data;
+    }
+}
+
+}  // namespace kiln::ui
