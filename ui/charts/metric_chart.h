@@ -68,6 +68,7 @@ public:
     double rebuildNow();
     int lastDrawnPoints() const { return m_lastDrawnPoints; }
     static int replotInterval() { return 33; }
+    static constexpr int kSpacingMs = 6;  // between two charts' redraws
 
 signals:
     void hoverTextChanged(const QString& text);

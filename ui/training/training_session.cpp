@@ -5,8 +5,13 @@
 #include <QCoreApplication>
 #include <QJsonDocument>
 #include <QMetaObject>
+#include <QThread>
 
 #include <chrono>
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "app/common/error_text.h"
 
@@ -67,7 +72,15 @@ bool TrainingSession::start(const engine::io::Project& project, const QString& p
             this, [this, fn = std::move(fn)]() mutable { fn(*this); }, Qt::QueuedConnection);
     };
 
+    if (options.threads <= 0) {
+        // Leave one core to the window: training on every core starves the GUI thread of time
+        // slices and the charts stutter.
+        options.threads = std::max(1, QThread::idealThreadCount() - 1);
+    }
     m_thread = std::thread([this, project, path = projectPath.toStdString(), options, toGui]() mutable {
+        // A slightly lower priority for this thread and the training threads it starts (Linux
+        // threads inherit it), so input and painting win over a training step.
+        setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
         auto job = engine::api::TrainingJob::prepare(project, path, options);
         if (!job.ok()) {
             const QString message = app::ErrorText::describe(job.error());

@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: Apache-2.0
+// Main window: panels, menus, the file workflow, autosave/recovery and language changes.
+#include "app/kiln/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLocale>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTimer>
+#include <QToolBar>
+#include <QUuid>
+#include <QVBoxLayout>
+
+#include "app/common/error_text.h"
+#include "ui/common/app_settings.h"
+#include "ui/common/log_panel.h"
+#include "ui/common/notice_area.h"
+#include "ui/common/resources.h"
+#include "ui/common/settings_dialog.h"
+#include "ui/dataset_browser/dataset_browser_widget.h"
+#include "ui/export/export_dialog.h"
+#include "ui/graph_editor/editor_document.h"
+#include "ui/graph_editor/graph_analysis.h"
+#include "ui/graph_editor/graph_editor_widget.h"
+#include "ui/graph_editor/inspector_widget.h"
+#include "ui/graph_editor/palette_widget.h"
+#include "ui/graph_editor/summary_widget.h"
+#include "ui/training/training_panel.h"
+
+namespace kiln::app {
+
+namespace {
+const QString kFileFilter = QStringLiteral("*.kiln");
+
+QString errorText(const engine::Error& e, const QString& path) {
+    engine::Error located = e;
+    if (located.file.empty()) located.file = path.toStdString();
+    return ErrorText::describe(located);
+}
+
+}  // namespace
+
+MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
+    : QMainWindow(parent),
+      m_recovery(recoveryDirectory.isEmpty() ? ui::RecoveryStore::defaultDirectory() : recoveryDirectory),
+      m_sessionKey(QUuid::createUuid().toString(QUuid::WithoutBraces)) {
+    ui::initCommonResources();
+    setObjectName(QStringLiteral("mainWindow"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/kiln.svg")));
+    setDockNestingEnabled(true);
+    setDockOptions(AnimatedDocks | AllowNestedDocks | AllowTabbedDocks);
+
+    m_log = ui::MessageLog::instance();
+    if (!m_log) m_log = new ui::MessageLog(this);
+    ui::MessageLog::installMessageHandler();
+
+    m_document = new ui::EditorDocument(this);
+    m_editor = new ui::GraphEditorWidget(m_document);
+    m_editor->setObjectName(QStringLiteral("graphEditor"));
+    m_notices = new ui::NoticeArea;
+    auto* central = new QWidget;
+    central->setObjectName(QStringLiteral("canvas"));
+    auto* centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    centralLayout->setSpacing(0);
+    centralLayout->addWidget(m_notices);
+    centralLayout->addWidget(m_editor, 1);
+    setCentralWidget(central);
+
+    createActions();
+    createMenus();
+    createPanels();
+    statusBar();
+
+    connect(m_document, &ui::EditorDocument::modifiedChanged, this, [this](bool modified) {
+        setWindowModified(modified);
+        if (!modified) discardOwnRecovery();
+    });
+    connect(m_document, &ui::EditorDocument::filePathChanged, this, [this] { updateTitle(); });
+    connect(m_document, &ui::EditorDocument::changed, this, [this] { m_changedSinceAutosave = true; });
+    connect(m_editor, &ui::GraphEditorWidget::statusMessage, this, [this](const QString& t) { statusBar()->showMessage(t, 6000); });
+    connect(m_inspector, &ui::InspectorWidget::statusMessage, this, [this](const QString& t) { statusBar()->showMessage(t, 6000); });
+    connect(m_editor, &ui::GraphEditorWidget::currentNodeChanged, m_inspector, &ui::InspectorWidget::setNode);
+    connect(m_editor, &ui::GraphEditorWidget::analysisUpdated, m_summary, &ui::SummaryWidget::setAnalysis);
+    connect(m_palette, &ui::PaletteWidget::opActivated, m_editor, &ui::GraphEditorWidget::addOpAtCenter);
+    connect(m_palette, &ui::PaletteWidget::templateActivated, m_editor, &ui::GraphEditorWidget::addTemplateAtCenter);
+    // Training takes the open document as it is when Train is pressed.
+    m_training->setProjectProvider([this](engine::io::Project& project, QString& path) {
+        project = m_document->project();
+        path = trainingProjectPath();
+        return true;
+    });
+    connect(m_training, &ui::training::TrainingPanel::trainingConfigChanged, this, [this](const nlohmann::json& training) {
+        replaceSection([&training](engine::io::Project& p) { p.training = training; });
+    });
+    connect(m_training, &ui::training::TrainingPanel::runFinished, this, [this](qint64, const QString& runDir, bool ok) {
+        if (ok) m_lastRunDir = runDir;
+    });
+    connect(m_training, &ui::training::TrainingPanel::notice, this, [this](const QString& text, int severity) {
+        reportProblem(severity >= 2 ? ui::Severity::Error : severity == 1 ? ui::Severity::Warning : ui::Severity::Info, text);
+    });
+    connect(m_datasets, &ui::DatasetBrowserWidget::dataSectionChanged, this, [this] {
+        const nlohmann::json data = m_datasets->dataSection();
+        replaceSection([&data](engine::io::Project& p) { p.data = data; });
+    });
+    connect(m_notices, &ui::NoticeArea::detailsRequested, this, [this](int, const QString& text) { showLogEntry(text); });
+    // Background problems reported in the notice category surface above the canvas.
+    connect(m_log, &ui::MessageLog::entryAdded, this, [this](const ui::LogEntry& e, int) {
+        if (e.category == QLatin1String(ui::lcNotice().categoryName()) && e.severity >= ui::Severity::Warning)
+            m_notices->post(e.severity, e.text);
+    });
+
+    m_autosaveTimer = new QTimer(this);
+    connect(m_autosaveTimer, &QTimer::timeout, this, [this] { autosaveNow(); });
+
+    retranslateUi();
+    updateTitle();
+    applySettings();
+
+    resize(1400, 900);
+    m_defaultLayout = saveState(kLayoutVersion);
+    restoreGeometry(ui::AppSettings::windowGeometry());
+    restoreState(ui::AppSettings::windowState(), kLayoutVersion);
+
+    offerRecovery();
+}
+
+MainWindow::~MainWindow() {
+    // The canvas finishes its pending analysis on the way out and reads the document then: it goes
+    // before the document, which (as a plain QObject child created first) would otherwise go first.
+    delete m_editor;
+    m_editor = nullptr;
+}
+
+// ---- panels -------------------------------------------------------------------------------
+
+QDockWidget* MainWindow::addPanel(const QString& id, const QString& title, QWidget* widget, Qt::DockWidgetArea area) {
+    if (m_panels.contains(id)) return nullptr;
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(QStringLiteral("dock_") + id);
+    dock->setWidget(widget);
+    dock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(area, dock);
+    // A panel from outside names itself: its title follows the widget's (retranslated) title.
+    if (builtInPanelTitle(id).isEmpty()) connect(widget, &QWidget::windowTitleChanged, dock, &QDockWidget::setWindowTitle);
+    m_panels.insert(id, dock);
+    m_panelOrder << id;
+    QAction* toggle = dock->toggleViewAction();
+    toggle->setObjectName(QStringLiteral("view_") + id);
+    if (m_viewMenu) m_viewMenu->insertAction(m_panelSeparator, toggle);
+    // A panel added after the layout was restored takes its saved place (if any).
+    if (!m_defaultLayout.isEmpty()) restoreDockWidget(dock);
+    return dock;
+}
+
+QDockWidget* MainWindow::panel(const QString& id) const { return m_panels.value(id); }
+
+QStringList MainWindow::panelIds() const { return m_panelOrder; }
+
+void MainWindow::resetLayout() {
+    restoreState(m_defaultLayout, kLayoutVersion);
+    for (QDockWidget* dock : std::as_const(m_panels)) dock->setFloating(false);
+}
+
+QString MainWindow::builtInPanelTitle(const QString& id) const {
+    if (id == QLatin1String("palette")) return tr("Palette");
+    if (id == QLatin1String("inspector")) return tr("Inspector");
+    if (id == QLatin1String("summary")) return tr("Summary");
+    if (id == QLatin1String("datasets")) return tr("Dataset browser");
+    if (id == QLatin1String("training")) return tr("Training");
+    if (id == QLatin1String("log")) return tr("Log");
+    return {};  // a panel added from outside: its widget's own window title
+}
+
+void MainWindow::createPanels() {
+    m_palette = new ui::PaletteWidget;
+    m_palette->setObjectName(QStringLiteral("palette"));
+    m_inspector = new ui::InspectorWidget(m_document);
+    m_inspector->setObjectName(QStringLiteral("inspector"));
+    m_summary = new ui::SummaryWidget;
+    m_summary->setObjectName(QStringLiteral("summary"));
+    m_logPanel = new ui::LogPanel(m_log);
+
+    addPanel(QStringLiteral("palette"), builtInPanelTitle(QStringLiteral("palette")), m_palette, Qt::LeftDockWidgetArea);
+    m_datasets = new ui::DatasetBrowserWidget;
+    m_datasets->setObjectName(QStringLiteral("datasetBrowser"));
+    m_training = new ui::training::TrainingPanel;
+    m_training->setObjectName(QStringLiteral("trainingPanel"));
+    addPanel(QStringLiteral("datasets"), builtInPanelTitle(QStringLiteral("datasets")), m_datasets, Qt::LeftDockWidgetArea);
+    addPanel(QStringLiteral("inspector"), builtInPanelTitle(QStringLiteral("inspector")), m_inspector, Qt::RightDockWidgetArea);
+    addPanel(QStringLiteral("summary"), builtInPanelTitle(QStringLiteral("summary")), m_summary, Qt::BottomDockWidgetArea);
+    addPanel(QStringLiteral("training"), builtInPanelTitle(QStringLiteral("training")), m_training, Qt::BottomDockWidgetArea);
+    addPanel(QStringLiteral("log"), builtInPanelTitle(QStringLiteral("log")), m_logPanel, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(m_panels.value(QStringLiteral("palette")), m_panels.value(QStringLiteral("datasets")));
+    tabifyDockWidget(m_panels.value(QStringLiteral("summary")), m_panels.value(QStringLiteral("training")));
+    tabifyDockWidget(m_panels.value(QStringLiteral("summary")), m_panels.value(QStringLiteral("log")));
+    m_panels.value(QStringLiteral("palette"))->raise();
+    m_panels.value(QStringLiteral("summary"))->raise();
+    resizeDocks({m_panels.value(QStringLiteral("palette")), m_panels.value(QStringLiteral("inspector"))}, {240, 300}, Qt::Horizontal);
+    resizeDocks({m_panels.value(QStringLiteral("summary"))}, {220}, Qt::Vertical);
+}
+
+// ---- actions and menus --------------------------------------------------------------------
+
+void MainWindow::createActions() {
+    auto make = [this](const char* name, const char* icon, QKeySequence key, auto slot) {
+        auto* a = new QAction(this);
+        a->setObjectName(QString::fromLatin1(name));
+        if (icon) a->setIcon(QIcon(QStringLiteral(":/icons/%1.svg").arg(QLatin1String(icon))));
+        if (!key.isEmpty()) a->setShortcut(key);
+        connect(a, &QAction::triggered, this, slot);
+        return a;
+    };
+    m_newAction = make("actionNew", "new", QKeySequence::New, [this] { newProject(); });
+    m_openAction = make("actionOpen", "open", QKeySequence::Open, [this] {
+        if (!maybeSave()) return;
+        const QString start = m_document->filePath().isEmpty() ? QDir::homePath() : QFileInfo(m_document->filePath()).absolutePath();
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open Project"), start, tr("Kiln projects (%1)").arg(kFileFilter));
+        if (!path.isEmpty()) openProject(path);
+    });
+    m_saveAction = make("actionSave", "save", QKeySequence::Save, [this] { save(); });
+    m_saveAsAction = make("actionSaveAs", "save-as", QKeySequence::SaveAs, [this] { saveAs(); });
+    m_settingsAction = make("actionSettings", "settings", QKeySequence::Preferences, [this] { openSettings(); });
+    m_settingsAction->setMenuRole(QAction::PreferencesRole);
+    m_exportModelAction = make("actionExportModel", "export", QKeySequence(), [this] { openExportDialog(); });
+    m_quitAction = make("actionQuit", "quit", QKeySequence::Quit, [this] { close(); });
+    m_quitAction->setMenuRole(QAction::QuitRole);
+    m_clearRecentAction = make("actionClearRecent", "clear", {}, [this] { ui::AppSettings::clearRecentProjects(); });
+    m_resetLayoutAction = make("actionResetLayout", nullptr, {}, [this] { resetLayout(); });
+    m_showLogAction = make("actionShowLog", "log", {}, [this] { showLogEntry({}); });
+    m_aboutAction = make("actionAbout", "about", {}, [this] {
+        QMessageBox::about(this, tr("About Kiln"),
+                           tr("<h3>Kiln %1</h3><p>Design, train, export and serve neural networks.</p>")
+                               .arg(QApplication::applicationVersion()));
+    });
+    m_aboutAction->setMenuRole(QAction::AboutRole);
+}
+
+void MainWindow::createMenus() {
+    m_fileMenu = menuBar()->addMenu(QString());
+    m_fileMenu->setObjectName(QStringLiteral("menuFile"));
+    m_fileMenu->addAction(m_newAction);
+    m_fileMenu->addAction(m_openAction);
+    m_recentMenu = m_fileMenu->addMenu(QString());
+    m_recentMenu->setObjectName(QStringLiteral("menuRecent"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
+    m_examplesMenu = m_fileMenu->addMenu(QIcon(QStringLiteral(":/icons/example.svg")), QString());
+    m_examplesMenu->setObjectName(QStringLiteral("menuExamples"));
+    connect(m_examplesMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildExamplesMenu);
+    m_fileMenu->addSeparator();
+    m_fileMenu->addAction(m_saveAction);
+    m_fileMenu->addAction(m_saveAsAction);
+    m_fileMenu->addSeparator();
+    m_fileMenu->addAction(m_editor->action(ui::GraphEditorWidget::StandardAction::ExportPng));
+    m_fileMenu->addAction(m_editor->action(ui::GraphEditorWidget::StandardAction::ExportSvg));
+    m_fileMenu->addAction(m_exportModelAction);
+    m_fileMenu->addSeparator();
+    m_fileMenu->addAction(m_settingsAction);
+    m_fileMenu->addSeparator();
+    m_fileMenu->addAction(m_quitAction);
+
+    m_editMenu = menuBar()->addMenu(QString());
+    m_editMenu->setObjectName(QStringLiteral("menuEdit"));
+    for (QAction* a : m_editor->editActions()) {
+        if (!a) continue;
+        m_editMenu->addAction(a);
+        addAction(a);  // shortcuts work wherever the focus is in the window
+    }
+
+    m_viewMenu = menuBar()->addMenu(QString());
+    m_viewMenu->setObjectName(QStringLiteral("menuView"));
+    m_panelSeparator = m_viewMenu->addSeparator();
+    m_viewMenu->addAction(m_showLogAction);
+    m_viewMenu->addAction(m_resetLayoutAction);
+
+    m_helpMenu = menuBar()->addMenu(QString());
+    m_helpMenu->setObjectName(QStringLiteral("menuHelp"));
+    m_helpMenu->addAction(m_aboutAction);
+
+    auto* bar = addToolBar(QString());
+    bar->setObjectName(QStringLiteral("mainToolBar"));
+    bar->addAction(m_newAction);
+    bar->addAction(m_openAction);
+    bar->addAction(m_saveAction);
+    bar->addSeparator();
+    for (auto [which, icon] : {std::pair{ui::GraphEditorWidget::StandardAction::Undo, "undo"},
+                               std::pair{ui::GraphEditorWidget::StandardAction::Redo, "redo"}}) {
+        QAction* a = m_editor->action(which);
+        if (!a) continue;
+        if (a->icon().isNull()) a->setIcon(QIcon(QStringLiteral(":/icons/%1.svg").arg(QLatin1String(icon))));
+        bar->addAction(a);
+    }
+}
+
+void MainWindow::retranslateUi() {
+    m_fileMenu->setTitle(tr("&File"));
+    m_recentMenu->setTitle(tr("Open &Recent"));
+    m_examplesMenu->setTitle(tr("E&xamples"));
+    m_editMenu->setTitle(tr("&Edit"));
+    m_viewMenu->setTitle(tr("&View"));
+    m_helpMenu->setTitle(tr("&Help"));
+    m_newAction->setText(tr("&New Project"));
+    m_newAction->setToolTip(tr("Start a new project"));
+    m_openAction->setText(tr("&Open…"));
+    m_openAction->setToolTip(tr("Open a project file"));
+    m_saveAction->setText(tr("&Save"));
+    m_saveAction->setToolTip(tr("Save the project"));
+    m_saveAsAction->setText(tr("Save &As…"));
+    m_settingsAction->setText(tr("Se&ttings…"));
+    m_exportModelAction->setText(tr("Export &Model…"));
+    m_exportModelAction->setToolTip(tr("Export the trained model to ONNX, SavedModel and a model repository, and serve it locally"));
+    m_quitAction->setText(tr("&Quit"));
+    m_clearRecentAction->setText(tr("&Clear List"));
+    m_resetLayoutAction->setText(tr("&Reset Layout"));
+    m_showLogAction->setText(tr("Show &Log"));
+    m_aboutAction->setText(tr("&About Kiln"));
+    if (auto* bar = findChild<QToolBar*>(QStringLiteral("mainToolBar"))) bar->setWindowTitle(tr("Main Toolbar"));
+    for (auto it = m_panels.cbegin(); it != m_panels.cend(); ++it) {
+        QString title = builtInPanelTitle(it.key());
+        if (title.isEmpty() && it.value()->widget() && !it.value()->widget()->windowTitle().isEmpty()) title = it.value()->widget()->windowTitle();
+        if (!title.isEmpty()) it.value()->setWindowTitle(title);
+    }
+    updateTitle();
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange && m_fileMenu) retranslateUi();
+    QMainWindow::changeEvent(event);
+}
+
+void MainWindow::rebuildRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList recent = ui::AppSettings::recentProjects();
+    for (int i = 0; i < recent.size(); ++i) {
+        const QString path = recent[i];
+        QAction* a = m_recentMenu->addAction(QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(QFileInfo(path).fileName()));
+        a->setToolTip(path);
+        a->setStatusTip(path);
+        a->setData(path);
+        connect(a, &QAction::triggered, this, [this, path] {
+            if (maybeSave()) openProject(path);
+        });
+    }
+    if (recent.isEmpty()) m_recentMenu->addAction(tr("No recent projects"))->setEnabled(false);
+    m_recentMenu->addSeparator();
+    m_recentMenu->addAction(m_clearRecentAction);
+    m_clearRecentAction->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::rebuildExamplesMenu() {
+    m_examplesMenu->clear();
+    for (const QString& path : exampleProjects()) {
+        QString name = QFileInfo(path).completeBaseName();
+        QString description;
+        QFile f(path);
+        if (f.open(QIODevice::ReadOnly)) {
+            const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+            description = o.value(QStringLiteral("description")).toString();
+        }
+        QAction* a = m_examplesMenu->addAction(QIcon(QStringLiteral(":/icons/example.svg")), name);
+        a->setToolTip(description);
+        a->setStatusTip(description);
+        a->setData(path);
+        connect(a, &QAction::triggered, this, [this, path] { openExample(path); });
+    }
+    if (m_examplesMenu->isEmpty()) m_examplesMenu->addAction(tr("No examples found"))->setEnabled(false);
+}
+
+QString MainWindow::examplesDirectory() {
+    const QString env = qEnvironmentVariable("KILN_EXAMPLES");
+    if (!env.isEmpty()) return env;
+    const QString installed = QCoreApplication::applicationDirPath() + QStringLiteral("/../share/kiln/examples");
+    if (QFileInfo(installed).isDir()) return QDir::cleanPath(installed);
+    return QStringLiteral(KILN_EXAMPLES_DIR);
+}
+
+QStringList MainWindow::exampleProjects() {
+    QStringList out;
+    const QDir dir(examplesDirectory());
+    for (const QString& f : dir.entryList({kFileFilter}, QDir::Files, QDir::Name)) out << dir.absoluteFilePath(f);
+    return out;
+}
+
+// ---- file workflow ------------------------------------------------------------------------
+
+QString MainWindow::projectName() const {
+    if (!m_cachedName.isEmpty()) return m_cachedName;
+    if (!m_document->filePath().isEmpty()) return QFileInfo(m_document->filePath()).completeBaseName();
+    return tr("Untitled");
+}
+
+void MainWindow::updateTitle() {
+    m_cachedName.clear();
+    if (m_document) {
+        const std::string name = m_document->project().name;
+        if (!name.empty() && !m_document->filePath().isEmpty()) m_cachedName = QString::fromStdString(name);
+    }
+    // "[*]" is where Qt shows the modified mark (setWindowModified).
+    setWindowTitle(tr("%1[*] — Kiln").arg(projectName()));
+    if (m_document) setWindowModified(m_document->isModified());
+}
+
+bool MainWindow::maybeSave() {
+    if (!m_document->isModified()) return true;
+    QMessageBox box(QMessageBox::Warning, tr("Unsaved Changes"),
+                    tr("The project “%1” has unsaved changes. Save them?").arg(projectName()),
+                    QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+    box.setObjectName(QStringLiteral("unsavedChangesBox"));
+    box.setInformativeText(tr("If you discard them, the changes since the last save are lost."));
+    box.button(QMessageBox::Save)->setText(tr("Save"));
+    box.button(QMessageBox::Discard)->setText(tr("Discard"));
+    box.button(QMessageBox::Cancel)->setText(tr("Cancel"));
+    box.setDefaultButton(QMessageBox::Save);
+    box.setEscapeButton(QMessageBox::Cancel);
+    switch (box.exec()) {
+    case QMessageBox::Save: return save();
+    case QMessageBox::Discard: discardOwnRecovery(); return true;
+    default: return false;
+    }
+}
+
+bool MainWindow::newProject() {
+    if (!maybeSave()) return false;
+    const QString previous = recoveryFile();
+    m_document->newDocument();
+    m_isExample = false;
+    documentReplaced(previous);
+    return true;
+}
+
+bool MainWindow::showOpenError(const QString& path, const QString& text) {
+    QMessageBox box(QMessageBox::Critical, tr("Cannot Open Project"), tr("Kiln could not open “%1”.").arg(QDir::toNativeSeparators(path)),
+                    QMessageBox::Ok, this);
+    box.setObjectName(QStringLiteral("openErrorBox"));
+    box.setInformativeText(text);
+    box.button(QMessageBox::Ok)->setText(tr("OK"));
+    m_log->append(ui::Severity::Error, text, QStringLiteral("kiln.file"));
+    box.exec();
+    return false;
+}
+
+bool MainWindow::openProject(const QString& path) {
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    if (!QFileInfo::exists(abs)) {
+        ui::AppSettings::removeRecentProject(abs);
+        return showOpenError(abs, tr("The file does not exist."));
+    }
+    // Load into a fresh document first, so that a bad file leaves the open one untouched.
+    auto* probe = new ui::EditorDocument(this);
+    const engine::Status st = probe->load(abs);
+    delete probe;
+    if (!st.ok()) return showOpenError(abs, errorText(st.error(), abs));
+    const QString previous = recoveryFile();
+    const engine::Status again = m_document->load(abs);
+    if (!again.ok()) return showOpenError(abs, errorText(again.error(), abs));
+    m_isExample = false;
+    ui::AppSettings::addRecentProject(abs);
+    documentReplaced(previous);
+    m_log->append(ui::Severity::Info, tr("Opened %1").arg(QDir::toNativeSeparators(abs)), QStringLiteral("kiln.file"));
+    return true;
+}
+
+bool MainWindow::openExample(const QString& path) {
+    if (!maybeSave()) return false;
+    const QString previous = recoveryFile();
+    const engine::Status st = m_document->load(path);
+    if (!st.ok()) return showOpenError(path, errorText(st.error(), path));
+    m_isExample = true;
+    documentReplaced(previous);
+    // Fit once the window has its final size.
+    QTimer::singleShot(0, m_editor, [editor = m_editor] { editor->fitView(); });
+    return true;
+}
+
+void MainWindow::documentReplaced(const QString& previousRecovery) {
+    if (!m_writtenRecovery.isEmpty() && m_writtenRecovery == previousRecovery) discardOwnRecovery();
+    m_changedSinceAutosave = false;
+    m_inspector->setNode(0);
+    updateTitle();
+    syncPanels();
+}
+
+void MainWindow::syncPanels() {
+    if (m_syncingPanels) return;
+    m_syncingPanels = true;
+    const engine::io::Project project = m_document->project();
+    // A shipped example has no run history of its own until it is trained (see trainingProjectPath).
+    m_training->setProject(project, m_isExample ? QString() : m_document->filePath());
+    if (!project.data.empty()) m_datasets->setDataSection(project.data);
+    m_syncingPanels = false;
+}
+
+void MainWindow::openExportDialog() {
+    // The exporter reads the project from its file: unsaved edits are saved first (asked).
+    if (m_document->filePath().isEmpty()) {
+        if (!saveAs()) return;
+    } else if (m_document->isModified() && !m_isExample && !maybeSave()) {
+        return;
+    }
+    auto* dialog = new ui::ExportDialog(m_document->filePath(), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    if (!m_lastRunDir.isEmpty()) {
+        const QString weights = QDir(m_lastRunDir).filePath(QStringLiteral("weights.safetensors"));
+        if (QFile::exists(weights)) dialog->setWeightsPath(weights);
+    }
+    dialog->open();
+}
+
+QString MainWindow::trainingProjectPath() const {
+    if (!m_isExample) return m_document->filePath();
+    // Examples may sit in a read-only folder: their runs are kept in the user's data folder.
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/examples");
+    QDir().mkpath(dir);
+    return dir + QLatin1Char('/') + QFileInfo(m_document->filePath()).fileName();
+}
+
+void MainWindow::replaceSection(const std::function<void(engine::io::Project&)>& edit) {
+    if (m_syncingPanels) return;
+    // The document has no undoable command for its data and training sections: replace the
+    // project as a whole (the undo history of the graph starts afresh) and keep it modified.
+    m_syncingPanels = true;
+    engine::io::Project project = m_document->project();
+    const nlohmann::json data = project.data, training = project.training;
+    edit(project);
+    if (project.data == data && project.training == training) {  // nothing new: keep undo history
+        m_syncingPanels = false;
+        return;
+    }
+    m_document->setProject(project, false);
+    m_syncingPanels = false;
+    m_changedSinceAutosave = true;
+}
+
+QString MainWindow::askSavePath() {
+    QString start = m_document->filePath();
+    if (start.isEmpty() || m_isExample)
+        start = QDir::homePath() + QLatin1Char('/') + (start.isEmpty() ? tr("untitled") + QStringLiteral(".kiln") : QFileInfo(start).fileName());
+    QString path = QFileDialog::getSaveFileName(this, tr("Save Project As"), start, tr("Kiln projects (%1)").arg(kFileFilter));
+    if (!path.isEmpty() && QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".kiln");
+    return path;
+}
+
+bool MainWindow::save() {
+    if (m_document->filePath().isEmpty() || m_isExample) return saveAs();
+    return writeTo(m_document->filePath());
+}
+
+bool MainWindow::saveAs(const QString& path) {
+    const QString target = path.isEmpty() ? askSavePath() : path;
+    if (target.isEmpty()) return false;
+    return writeTo(target);
+}
+
+bool MainWindow::writeTo(const QString& path) {
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    const QString previous = recoveryFile();
+    const bool moved = m_isExample || abs != m_document->filePath();
+    const engine::Status st = m_document->save(abs);
+    if (!st.ok()) {
+        const QString text = errorText(st.error(), abs);
+        m_log->append(ui::Severity::Error, text, QStringLiteral("kiln.file"));
+        QMessageBox box(QMessageBox::Critical, tr("Cannot Save Project"), tr("Kiln could not save “%1”.").arg(QDir::toNativeSeparators(abs)),
+                        QMessageBox::Ok, this);
+        box.setObjectName(QStringLiteral("saveErrorBox"));
+        box.setInformativeText(text);
+        box.button(QMessageBox::Ok)->setText(tr("OK"));
+        box.exec();
+        return false;
+    }
+    m_isExample = false;
+    // The run history lives next to the project file: follow it to its new place.
+    if (moved) {
+        m_syncingPanels = true;
+        m_training->setProject(m_document->project(), abs);
+        m_syncingPanels = false;
+    }
+    // The document is clean now: no recovery file for the old or the new name.
+    if (previous != recoveryFile()) ui::RecoveryStore::discard(previous);
+    discardOwnRecovery();
+    m_changedSinceAutosave = false;
+    ui::AppSettings::addRecentProject(abs);
+    updateTitle();
+    statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(abs)), 4000);
+    return true;
+}
+
+// ---- autosave and recovery ----------------------------------------------------------------
+
+QString MainWindow::recoveryFile() const { return m_recovery.fileFor(m_document->filePath(), m_sessionKey); }
+
+int MainWindow::autosaveIntervalMs() const { return m_autosaveTimer->isActive() ? m_autosaveTimer->interval() : 0; }
+
+bool MainWindow::autosaveNow() {
+    if (!m_document->isModified()) return false;
+    const QString target = recoveryFile();
+    if (!m_changedSinceAutosave && target == m_writtenRecovery && QFileInfo::exists(target)) return true;
+    QString error;
+    if (!m_recovery.write(m_document->filePath(), m_sessionKey, projectName(), m_document->toJson(), &error)) {
+        reportProblem(ui::Severity::Warning, tr("Autosave failed: unsaved changes are not protected against a crash."), error);
+        return false;
+    }
+    if (!m_writtenRecovery.isEmpty() && m_writtenRecovery != target) ui::RecoveryStore::discard(m_writtenRecovery);
+    m_writtenRecovery = target;
+    m_changedSinceAutosave = false;
+    return true;
+}
+
+void MainWindow::discardOwnRecovery() {
+    if (m_writtenRecovery.isEmpty()) return;
+    ui::RecoveryStore::discard(m_writtenRecovery);
+    m_writtenRecovery.clear();
+}
+
+int MainWindow::offerRecovery() {
+    const QList<ui::RecoveryEntry> orphans = m_recovery.orphans();
+    for (const ui::RecoveryEntry& e : orphans) {
+        const QString what = e.projectPath.isEmpty() ? tr("an untitled project") : QStringLiteral("“%1”").arg(QDir::toNativeSeparators(e.projectPath));
+        const QString when = QLocale().toString(e.savedAt.toLocalTime(), QLocale::ShortFormat);
+        const QString text = tr("Kiln found unsaved changes to %1 from %2 that were not saved before Kiln stopped.").arg(what, when);
+        const QString file = e.file;
+        m_log->append(ui::Severity::Warning, text + QStringLiteral(" (") + QDir::toNativeSeparators(file) + QLatin1Char(')'),
+                      QStringLiteral("kiln.recovery"));
+        m_notices->post(ui::Severity::Warning, text,
+                        {{tr("Restore"), [this, file] { restoreRecovery(file); }, QStringLiteral("restoreButton")},
+                         {tr("Discard"), [file] { ui::RecoveryStore::discard(file); }, QStringLiteral("discardButton")}});
+    }
+    return orphans.size();
+}
+
+bool MainWindow::restoreRecovery(const QString& file) {
+    ui::RecoveryEntry entry;
+    QByteArray json;
+    QString error;
+    if (!ui::RecoveryStore::read(file, &entry, &json, &error)) {
+        reportProblem(ui::Severity::Error, tr("The recovery file could not be read."), QDir::toNativeSeparators(file) + QStringLiteral(": ") + error);
+        return false;
+    }
+    if (!maybeSave()) return false;
+    const QString previous = recoveryFile();
+    const engine::Status st = m_document->fromJson(json, entry.projectPath);
+    if (!st.ok()) {
+        reportProblem(ui::Severity::Error, tr("The recovered project could not be loaded."), errorText(st.error(), file));
+        return false;
+    }
+    m_isExample = false;
+    documentReplaced(previous);
+    m_changedSinceAutosave = true;
+    // Take the recovered content over: our own recovery file now protects it.
+    if (autosaveNow() && file != m_writtenRecovery) ui::RecoveryStore::discard(file);
+    m_log->append(ui::Severity::Info, tr("Restored unsaved changes of %1").arg(projectName()), QStringLiteral("kiln.recovery"));
+    return true;
+}
+
+// ---- notices, log, settings ---------------------------------------------------------------
+
+int MainWindow::reportProblem(ui::Severity severity, const QString& summary, const QString& details) {
+    m_log->append(severity, details.isEmpty() ? summary : summary + QStringLiteral(" — ") + details, QStringLiteral("kiln.app"));
+    return m_notices->post(severity, summary);
+}
+
+void MainWindow::showLogEntry(const QString& text) {
+    QDockWidget* dock = panel(QStringLiteral("log"));
+    dock->show();
+    dock->raise();
+    if (text.isEmpty()) return;
+    if (!m_logPanel->revealEntry(text)) {
+        m_logPanel->setMinimumSeverity(ui::Severity::Debug);
+        m_logPanel->revealEntry(text);
+    }
+}
+
+void MainWindow::openSettings() {
+    ui::SettingsDialog dialog(this);
+    connect(&dialog, &ui::SettingsDialog::settingsApplied, this, &MainWindow::applySettings);
+    dialog.exec();
+}
+
+void MainWindow::applySettings() {
+    const int seconds = ui::AppSettings::autosaveSeconds();
+    if (seconds > 0) m_autosaveTimer->start(seconds * 1000);
+    else m_autosaveTimer->stop();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    discardOwnRecovery();
+    ui::AppSettings::setWindowGeometry(saveGeometry());
+    ui::AppSettings::setWindowState(saveState(kLayoutVersion));
+    event->accept();
+}
+
+}  // namespace kiln::app

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+// The studio's main window: the graph canvas in the middle, dockable panels around it, the file
+// workflow (new/open/save, recent projects, examples), autosave with crash recovery, settings,
+// notices and the log.
+#pragma once
+
+#include <QHash>
+#include <QMainWindow>
+#include <QPointer>
+#include <QStringList>
+
+#include <functional>
+
+#include "engine/io/project.h"
+
+#include "ui/common/message_log.h"
+#include "ui/common/recovery_store.h"
+
+class QAction;
+class QDockWidget;
+class QLabel;
+class QMenu;
+class QTimer;
+
+namespace kiln::ui {
+class EditorDocument;
+class GraphEditorWidget;
+class InspectorWidget;
+class LogPanel;
+class NoticeArea;
+class PaletteWidget;
+class SummaryWidget;
+class DatasetBrowserWidget;
+namespace training {
+class TrainingPanel;
+}
+}  // namespace kiln::ui
+
+namespace kiln::app {
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+public:
+    // Version of the saved dock layout; a layout saved by another version is ignored.
+    static constexpr int kLayoutVersion = 1;
+
+    // `recoveryDirectory` empty: RecoveryStore::defaultDirectory(). The constructor offers the
+    // recovery files left by a crashed session as notices (Restore / Discard).
+    explicit MainWindow(const QString& recoveryDirectory = {}, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // ---- panels -------------------------------------------------------------------------------
+    // Adds a dockable panel (object name "dock_<id>", so the layout is saved and restored). The
+    // title follows `widget->windowTitle()` on language changes when the widget sets one. The
+    // panel gets a View-menu entry. Returns the dock.
+    QDockWidget* addPanel(const QString& id, const QString& title, QWidget* widget,
+                          Qt::DockWidgetArea area = Qt::RightDockWidgetArea);
+    QDockWidget* panel(const QString& id) const;
+    QStringList panelIds() const;
+    void resetLayout();
+
+    // ---- document -----------------------------------------------------------------------------
+    ui::EditorDocument* document() const { return m_document; }
+    ui::GraphEditorWidget* editor() const { return m_editor; }
+    ui::NoticeArea* notices() const { return m_notices; }
+    ui::LogPanel* logPanel() const { return m_logPanel; }
+    ui::DatasetBrowserWidget* datasetBrowser() const { return m_datasets; }
+    ui::training::TrainingPanel* trainingPanel() const { return m_training; }
+    ui::MessageLog* messageLog() const { return m_log; }
+    QMenu* fileMenu() const { return m_fileMenu; }
+    QMenu* viewMenu() const { return m_viewMenu; }
+
+    // Each asks about unsaved changes first (Save / Discard / Cancel) and returns false when the
+    // user cancelled or the action failed (an error dialog names the file and line).
+    bool newProject();
+    bool openProject(const QString& path);
+    bool openExample(const QString& path);
+    // Save writes to the current file (or asks like Save As for untitled documents and examples).
+    bool save();
+    bool saveAs(const QString& path = {});  // empty: a file dialog
+    // Save / Discard / Cancel when the document has unsaved changes; true to go on.
+    bool maybeSave();
+
+    QString projectName() const;  // the project's name, or "Untitled"
+
+    // ---- autosave and recovery ----------------------------------------------------------------
+    bool autosaveNow();  // writes the recovery file when the document has unsaved changes
+    QString recoveryFile() const;  // where this window's document is autosaved
+    int autosaveIntervalMs() const;
+    // Posts one notice per orphaned recovery file; returns how many.
+    int offerRecovery();
+    bool restoreRecovery(const QString& file);
+
+    // ---- notices and log ----------------------------------------------------------------------
+    // A non-modal notice above the canvas plus a log entry (`details` goes to the log too).
+    int reportProblem(ui::Severity severity, const QString& summary, const QString& details = {});
+    void showLogEntry(const QString& text);
+
+    static QString examplesDirectory();
+    static QStringList exampleProjects();
+
+public slots:
+    void openSettings();
+    void openExportDialog();
+    void applySettings();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void changeEvent(QEvent* event) override;
+
+private:
+    void createActions();
+    void createMenus();
+    void createPanels();
+    QString builtInPanelTitle(const QString& id) const;
+    void retranslateUi();
+    void updateTitle();
+    void rebuildRecentMenu();
+    void rebuildExamplesMenu();
+    void documentReplaced(const QString& previousRecovery);
+    void syncPanels();  // the dataset browser and training view follow the open document
+    QString trainingProjectPath() const;
+    void replaceSection(const std::function<void(engine::io::Project&)>& edit);
+    void discardOwnRecovery();
+    bool writeTo(const QString& path);
+    bool showOpenError(const QString& path, const QString& text);
+    QString askSavePath();
+
+    ui::MessageLog* m_log = nullptr;
+    ui::EditorDocument* m_document = nullptr;
+    ui::GraphEditorWidget* m_editor = nullptr;
+    ui::NoticeArea* m_notices = nullptr;
+    ui::LogPanel* m_logPanel = nullptr;
+    ui::PaletteWidget* m_palette = nullptr;
+    ui::InspectorWidget* m_inspector = nullptr;
+    ui::SummaryWidget* m_summary = nullptr;
+    ui::DatasetBrowserWidget* m_datasets = nullptr;
+    ui::training::TrainingPanel* m_training = nullptr;
+    bool m_syncingPanels = false;
+    QHash<QString, QDockWidget*> m_panels;
+    QStringList m_panelOrder;
+    QByteArray m_defaultLayout;
+
+    QMenu* m_fileMenu = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_examplesMenu = nullptr;
+    QMenu* m_editMenu = nullptr;
+    QMenu* m_viewMenu = nullptr;
+    QMenu* m_helpMenu = nullptr;
+    QAction* m_newAction = nullptr;
+    QAction* m_openAction = nullptr;
+    QAction* m_saveAction = nullptr;
+    QAction* m_saveAsAction = nullptr;
+    QAction* m_settingsAction = nullptr;
+    QAction* m_exportModelAction = nullptr;
+    QString m_lastRunDir;  // the last run trained in this window (its weights are exported)
+    QAction* m_quitAction = nullptr;
+    QAction* m_clearRecentAction = nullptr;
+    QAction* m_resetLayoutAction = nullptr;
+    QAction* m_showLogAction = nullptr;
+    QAction* m_aboutAction = nullptr;
+    QAction* m_panelSeparator = nullptr;
+
+    QTimer* m_autosaveTimer = nullptr;
+    ui::RecoveryStore m_recovery;
+    QString m_sessionKey;        // names the recovery file of an untitled document
+    QString m_writtenRecovery;   // the recovery file this window wrote last (removed when clean)
+    bool m_changedSinceAutosave = false;
+    bool m_isExample = false;    // Save goes to Save As: shipped examples are not overwritten
+    QString m_cachedName;
+};
+
+}  // namespace kiln::app

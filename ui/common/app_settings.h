@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// The studio's persistent settings (QSettings, per user): language, autosave interval, default
+// device, recent projects and the window layout. One place for the keys and their defaults.
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+namespace kiln::ui {
+
+class AppSettings {
+public:
+    static constexpr int kMaxRecentProjects = 10;
+    static constexpr int kDefaultAutosaveSeconds = 60;
+    static constexpr int kMinAutosaveSeconds = 5;
+    static constexpr int kMaxAutosaveSeconds = 3600;
+
+    // "" means the system's language; otherwise a code of Language::available() ("en", "zh_CN").
+    static QString language();
+    static void setLanguage(const QString& code);
+
+    // Seconds between autosaves of a modified document; 0 turns autosave off.
+    static int autosaveSeconds();
+    static void setAutosaveSeconds(int seconds);
+
+    // Device new trainings use: "cpu" or "cuda:N".
+    static QString defaultDevice();
+    static void setDefaultDevice(const QString& device);
+
+    // Most recent first, at most kMaxRecentProjects, absolute paths; files that no longer exist
+    // are pruned (and the pruned list is written back).
+    static QStringList recentProjects();
+    static void addRecentProject(const QString& path);
+    static void removeRecentProject(const QString& path);
+    static void clearRecentProjects();
+
+    static QByteArray windowGeometry();
+    static void setWindowGeometry(const QByteArray& geometry);
+    static QByteArray windowState();
+    static void setWindowState(const QByteArray& state);
+};
+
+}  // namespace kiln::ui
