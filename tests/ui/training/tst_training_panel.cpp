@@ -123,6 +123,14 @@ void TestTrainingPanel::clickTrainPauseResumeStopOnFashionCnn()
     const auto* loss = panel.charts()->chart(QStringLiteral("loss"))->series(panel.liveRunKey(), ui::charts::Split::Train);
     QVERIFY(loss && loss->size() >= 3);
 
+    // tools/training_screenshot.sh runs this under Xvfb with KILN_SCREENSHOT set: the real window
+    // mid-run, once the curves have a few hundred points.
+    if (const QByteArray shot = qgetenv("KILN_SCREENSHOT"); !shot.isEmpty()) {
+        QTRY_VERIFY_WITH_TIMEOUT(panel.session()->stepEventsDelivered() >= 300, 120000);
+        QTest::qWait(300);
+        QVERIFY(panel.grab().save(QString::fromLocal8Bit(shot)));
+    }
+
     QTest::mouseClick(pause, Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(panel.session()->state(), TrainingSession::State::Paused, 20000);
     const qint64 atPause = panel.session()->stepEventsDelivered();
