@@ -100,6 +100,517 @@
 %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Kiln: design, train, export and serve neural networks.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A project file (*.kiln) to open.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>User interface language: en or zh_CN (default: the setting, else the system&apos;s).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save a picture of the window to this PNG file and quit.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Milliseconds to wait before the screenshot (default 1500).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Window size, e.g. 1600x1000.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln: unknown language &quot;%1&quot; (use en or zh_CN)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln: cannot write %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run &quot;kiln-data --help&quot; for the commands and options.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Data: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kind: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Split %1: %2 samples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Samples: %1 readable, %2 bad</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Columns:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>picture</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source> (%n classes)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Classes:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sample shapes:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  %1 (%2 samples)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bad files:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The source is already TFRecord; convert it to a folder (a destination without .tfrecord).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Wrote %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n sample(s) converted</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n bad file(s) left out:</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Epoch %1: %2 samples in %3 s = %4 samples/s (consumer waited %5 %); %6 bad skipped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Column %1: %2 per sample</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bad file %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Peak memory: %1 MiB</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Looks into, converts and benchmarks Kiln data sets.
+
+Commands:
+  inspect PATH        kind, sample count, classes, sample shapes and bad files
+  convert SRC DST     IDX, image folder or CSV index to TFRecord (DST ends in .tfrecord),
+                      or any of them (TFRecord too) to a PNG folder with one subfolder per class
+  bench PATH          speed of the input pipeline on PATH</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shows this help.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shows the version.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>inspect, bench: print JSON.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>inspect, convert: only the first N samples.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TFRecord compression: none, gzip or zlib (reading: auto by default).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>convert: number of TFRecord files to write.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bench: worker threads.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bench: batch size.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bench: batches prepared ahead.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bench: shuffle buffer in samples.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bench: epochs to run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bench: stop each epoch after N batches.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bench: cache after the fixed transforms: memory or file.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bench: random seed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bench: stop at the first bad file instead of skipping it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bench: a preset (none, unit, imagenet-train, imagenet-eval), a JSON file or a JSON list.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>inspect, convert or bench.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The data set(s).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No command given (inspect, convert or bench).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--%1 needs a whole number of at least %2, not &quot;%3&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--compression must be none, gzip or zlib, not &quot;%1&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>inspect needs exactly one PATH.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>convert needs SRC and DST.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bench needs exactly one PATH.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--cache must be memory or file, not &quot;%1&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unknown command &quot;%1&quot; (inspect, convert or bench).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, Kiln).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trained weights (a run&apos;s weights.safetensors).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Repository root; the model goes to BASE/NAME/VERSION.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model name (default: the project&apos;s name).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Version number (default: the highest existing + 1).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Comma-separated formats: onnx, savedmodel, kiln.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Print the result as one JSON line.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>give exactly one project file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--weights is required</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--base is required</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the version must be a positive whole number</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--threads must be a whole number &gt;= 0</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parity: largest difference %1 over %2 samples (%3 data), within tolerance</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Note: synthetic inputs were used because %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parity: not checked (ONNX was not exported)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-export: out of memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-export: internal error: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gRPC port (0 disables gRPC).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Address the gRPC API listens on.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>HTTP/REST port (0 disables REST); must differ from --port.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Address the REST API listens on (0.0.0.0 exposes it to the network).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>REST worker threads (0: 4 per processor).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Timeout for REST requests and for reading a request, in milliseconds.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Largest accepted request body; larger ones get HTTP 413.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send CORS headers with every REST response.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model name (ignored with --model_config_file).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Folder holding the model&apos;s numeric version folders.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ModelServerConfig in protobuf text format (several models, policies, labels).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seconds between scans for new versions (0: scan once).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How often a failed version load is retried on later scans.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Merge concurrent requests into batches.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>BatchingParameters in protobuf text format.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Threads for running models (0: KILN_NUM_THREADS or all processors).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Usage: kiln-serve [flags]
+Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-serve: unexpected argument &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-serve: unknown flag --%1 (see --help)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-serve: --%1 takes true or false, not &quot;%2&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-serve: --%1 needs a value</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-serve: --%1 must be an integer from %2 to %3, not &quot;%4&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-serve: both --port and --rest_api_port are 0; nothing to serve on</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-serve: --rest_api_port and --port must differ</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-serve: give --model_base_path (with --model_name) or --model_config_file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-serve: the model name &quot;%1&quot; is not allowed (empty, &quot;.&quot;, &quot;..&quot;, a slash or a control character)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-serve: --batching_parameters_file needs --enable_batching</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Report the GPUs, driver and libraries Kiln can use, and exit.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Continue the run in --run-dir from its backup (BackupAndRestore or a stop).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run database (default: &lt;project folder&gt;/.kiln/runs.sqlite; &quot;none&quot; to skip).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-train: --resume needs --run-dir (the folder of the run to continue)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resuming %1 at epoch %2, step %3 (global step %4)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Training stopped early: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>Doctor</name>
+    <message>
+        <source>This Kiln was built without the CUDA backend.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln trains on the CPU.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>NVIDIA driver: supports CUDA %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>NVIDIA driver: not found</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CUDA runtime: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cuDNN: %1 (built with %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cuDNN: not loadable</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>NCCL: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>NCCL: not available (multi-GPU training is off)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPU %1: %2, compute capability %3.%4, %5 GiB free of %6 GiB</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No NVIDIA driver is installed or it could not be loaded; install the driver for your GPU.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The driver supports CUDA %1, older than the CUDA %2 runtime Kiln uses; update the NVIDIA driver.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The driver sees no GPU (%1).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPU %1 has compute capability %2.%3; Kiln&apos;s GPU kernels need 9.0 or newer (Hopper and later).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPU %1 has only %2 GiB free: another program is using it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The loaded cuDNN %1 is another major version than the %2 Kiln was built with; install cuDNN %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cuDNN cannot be loaded; convolutions cannot run on the GPU.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln can train on the GPU (--device cuda:0).</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>ErrorText</name>
@@ -201,6 +712,2235 @@
     </message>
     <message>
         <source>Error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Out of memory on %1: %2 GiB requested, %3 GiB in use, limit %4 GiB</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>predicted peak %1 GiB for batch size %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>try batch size %1, or bf16 precision</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>QObject</name>
+    <message>
+        <source>frozen</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shared</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Block &quot;%1&quot;: %n node(s). Double-click to collapse or expand.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>block of %n node(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Comment</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Text:</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>RecoveryStore</name>
+    <message>
+        <source>the document is not a JSON object: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot create the folder %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot write %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not a Kiln recovery file</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::app::MainWindow</name>
+    <message>
+        <source>Palette</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Inspector</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dataset browser</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Log</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln projects (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>About Kiln</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;Kiln %1&lt;/h3&gt;&lt;p&gt;Design, train, export and serve neural networks.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open &amp;Recent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>E&amp;xamples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;New Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a new project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Open…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a project file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save the project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save &amp;As…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Se&amp;ttings…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Clear List</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Reset Layout</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show &amp;Log</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;About Kiln</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Main Toolbar</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No recent projects</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No examples found</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Untitled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1[*] — Kiln</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unsaved Changes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The project “%1” has unsaved changes. Save them?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>If you discard them, the changes since the last save are lost.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Discard</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot Open Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln could not open “%1”.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>OK</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The file does not exist.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Opened %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>untitled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save Project As</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot Save Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln could not save “%1”.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Autosave failed: unsaved changes are not protected against a crash.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>an untitled project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln found unsaved changes to %1 from %2 that were not saved before Kiln stopped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Restore</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The recovery file could not be read.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The recovered project could not be loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Restored unsaved changes of %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export &amp;Model…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the trained model to ONNX, SavedModel and a model repository, and serve it locally</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::AugmentationPreview</name>
+    <message>
+        <source>Pass %1 through the transforms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New random draw</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Transforms (JSON, as in the project&apos;s data section):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Apply transforms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each picture is one pass of the sample through the transforms.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The transforms must be a JSON array of objects, each with a &quot;type&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select a sample to see it augmented.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Working…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Transforms: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot read %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ClassDistributionChart</name>
+    <message>
+        <source>Samples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Samples per class and split</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::DatasetBrowser</name>
+    <message>
+        <source>Train</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unassigned</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>OK</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bad</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::DatasetBrowserWidget</name>
+    <message>
+        <source>Open Folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rescan</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No data set open.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All splits</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Any status</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Class:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Split:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Status:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>File:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Size:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dimensions:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hash:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>By ratio</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>By folder (train/val/test)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stratified by class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Apply Split</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Train:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Test:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Split</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Augmentation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pipeline</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The folder %1 does not exist.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The folder for the dataset index, %1, does not exist.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot open the dataset index: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Scanning %1…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Scan cancelled; what was read so far is kept.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 pictures, %2 classes: %3 new, %4 changed, %5 unchanged, %6 removed, %7 bad.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2 (%3 %)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bad samples: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 of %2 samples shown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All classes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Wait for the scan to finish before splitting.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation and test must leave some samples for training.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (label %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 × %2 pixels</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open Image Folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Imported %1 as the project&apos;s data.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::EditorDocument</name>
+    <message>
+        <source>Edit comment</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Insert %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The node no longer exists.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Connect %1 to %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Disconnect %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Delete %n item(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Move</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Align</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is not a known op.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 has no attribute &quot;%2&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Change %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reset %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A node needs a name.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A node name cannot contain spaces, quotes or &quot;/&quot; (it prefixes parameter names).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Another node is already called &quot;%1&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rename %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unfreeze %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Freeze %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The learning-rate multiplier must be a number of at least 0.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Change learning-rate multiplier</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>There is no node called &quot;%1&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A node cannot share weights with itself.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Only nodes of the same op can share weights (%1 is a %2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sharing would make a loop of shared weights.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Share weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>block_%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Group %n node(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Ungroup</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Collapse %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Expand %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add comment</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Auto layout</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Paste %n node(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ExportDialog</name>
+    <message>
+        <source>Export model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run weights:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model name:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Repository folder:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>automatic (next free)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Version:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ONNX</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TensorFlow SavedModel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Formats:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Serve locally</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>REST port:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Request body for :predict, e.g. {&quot;instances&quot;: [...]}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pick image…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Send request</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights (*.safetensors)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Repository folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Exporting…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Exporting… (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parity check failed: largest difference %1. Nothing was exported.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Exported version %1 to %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parity: largest difference %1 over %2 samples (%3 data), within tolerance</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parity: not checked (ONNX was not exported)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-serve was not found next to Kiln or on PATH.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Server error: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Prediction: %1 (score %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Image</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Images (*.png *.jpg *.jpeg *.bmp)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model&apos;s input is not an image.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sending…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No answer: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::GraphEditorWidget</name>
+    <message>
+        <source>Canvas</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Undo</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Redo</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Copy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cu&amp;t</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Paste</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The clipboard holds no Kiln nodes.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>D&amp;uplicate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Delete</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select &amp;All</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Grouped into a block.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>U&amp;ngroup</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ungroup</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Collapse/Expand Block</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add Co&amp;mment</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Note</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Auto &amp;Layout</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Zoom &amp;In</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Zoom &amp;Out</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Fit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export Diagram as &amp;PNG…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export Diagram as &amp;SVG…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Align</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Left edges</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Horizontal centres</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Right edges</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Top edges</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Vertical centres</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bottom edges</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select two or more nodes to align.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model diagram exported by Kiln</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export Diagram as PNG</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PNG images (*.png)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Diagram saved to %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export Diagram</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not write %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export Diagram as SVG</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>SVG images (*.svg)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::GraphScene</name>
+    <message>
+        <source>%1 params · %2 MACs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A node cannot take its own output as input.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Connect an output to an input port.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Connect an input to an output port.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Connection refused: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ImportDatasetDialog</name>
+    <message numerus="yes">
+        <source> … (%n value(s))</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>picture, %n byte(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>picture %1×%2×%3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>#</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n sample(s); columns: %1</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>OK</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n picture(s) in train/validation/test folders, %1 classes</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n picture(s), %1 classes</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n byte string(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>picture</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n record(s) read; features: %1</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>First row names the columns</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Labels are names (preview)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import Data</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Image folder (one subfolder per class)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV index (x:image, y:label)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TFRecord files (tf.train.Example)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Numeric CSV table</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>IDX files (MNIST format)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Folder:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Classes are the subfolders, sorted by name. Folders named train, val and test are used as the split.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Index file:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>optional, e.g. split</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Split column:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Record file:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TFRecord files (*.tfrecord *.tfrecords *.tfrec);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compression:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Image feature (bytes):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Label feature (int64):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Table:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv *.csv.gz);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Skip rows:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Position (0 is the first, -1 the last) or header name of the label column.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Label column:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Images file:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>IDX files (*-idx3-ubyte *-idx3-ubyte.gz);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>found next to the images file when empty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Labels file:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>IDX files (*-idx1-ubyte *-idx1-ubyte.gz);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Source:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Preview:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a Folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a source to see a preview.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading…</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::InspectorWidget</name>
+    <message>
+        <source>Unique node name; parameters are saved as name/kernel, name/bias, …</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trainable</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unchecked: the node&apos;s parameters are frozen (no gradient, no update).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Scales the learning rate for this node&apos;s parameters (1 = unchanged).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>LR multiplier</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Use another node&apos;s parameters (same op and parameter shapes).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Share weights with</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is not a number.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No node selected</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select one node on the canvas to edit it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unknown op</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>required</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Default: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Range: %1 to %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Required: no default</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reset to the default (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 — %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is required: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 must be a whole number, not &quot;%2&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 must be a number, not &quot;%2&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 must be whole numbers separated by commas, not &quot;%2&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::LogPanel</name>
+    <message>
+        <source>Log</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All messages</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Info and above</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Warnings and errors</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Errors only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show messages of this severity and above</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy the selected messages (all shown messages if none is selected)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Clear the log</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::MessageLog</name>
+    <message>
+        <source>Debug</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Info</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Warning</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::NoticeArea</name>
+    <message>
+        <source>Details</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dismiss</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::PaletteModel</name>
+    <message>
+        <source>Input</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Core</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Convolution</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pooling</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Normalization</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Regularization</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Merge</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Activation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Conv-BN-ReLU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Residual block</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Two-tower model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Templates</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Conv2D, BatchNormalization and ReLU in a row</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Two convolutions with batch normalization and a skip connection</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Two inputs, one dense tower each, joined by a concatenation</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::PaletteWidget</name>
+    <message>
+        <source>Search ops…</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::PipelinePanel</name>
+    <message>
+        <source>Measure rate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Samples held for shuffling; 0 keeps the order, the data set&apos;s size shuffles fully.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Threads that read, decode and transform samples.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Batches prepared ahead of the trainer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep decoded samples after the first epoch (before random transforms).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Batch size:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shuffle buffer:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Workers:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Prefetch:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cache:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 samples/s (%2 samples in %3 s, %4 batches of %5)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n bad sample(s) left out.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Measures how fast the input pipeline delivers batches with these settings.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open an image folder first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Measuring…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The pipeline stopped: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The folder holds no pictures.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>None of the first pictures could be decoded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::SampleListModel</name>
+    <message>
+        <source>%1
+Class: %2
+Split: %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::SettingsDialog</name>
+    <message>
+        <source>Settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Language:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>System default (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Autosave:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>every</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unsaved changes are written to a recovery file this often</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Default &amp;device:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Device for new trainings: cpu, or cuda:N for the N-th GPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The language changes as soon as you press OK.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>OK</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::SummaryModel</name>
+    <message>
+        <source>shared with %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Node</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Op</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output shape</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trainable params</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Frozen params</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MACs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::SummaryWidget</name>
+    <message>
+        <source>Export as Text…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No analysis yet.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Total: %1 trainable and %2 frozen parameters (%3), %4 MACs per sample, %5 of activations per sample.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model has a problem: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The graph is empty.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export Summary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model has a problem; fix it to get a summary.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Text files (*.txt)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not write %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::charts::ChartsPanel</name>
+    <message>
+        <source>Smoothing</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Horizontal axis</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Epoch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Relative time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Wall time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Logarithmic</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Exponential moving average, debiased as in TensorBoard</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot write %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::charts::MetricChart</name>
+    <message>
+        <source>training</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>validation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seconds since start</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Epoch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (%2)
+step %3 · epoch %4
+%5 = %6</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> (smoothed %1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot write %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::RunListModel</name>
+    <message>
+        <source>running</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Created</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::TrainingConfigForm</name>
+    <message>
+        <source>Epochs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation split</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shuffle</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Momentum</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weight decay</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Schedule</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decay steps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Warm-up steps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Metrics</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reshuffle the training data every epoch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>SGD</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Adam</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>AdamW</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>RMSprop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Constant</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step decay</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Exponential decay</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cosine decay</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Recall</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ROC AUC</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>32-bit float</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mixed 16-bit float (GPU)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mixed bfloat16 (GPU)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mixed precision needs a GPU; on the CPU Kiln trains in 32-bit float.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reduce the learning rate on a plateau of the validation loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Patience (epochs)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Factor</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop early when the validation loss stops improving</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Restore the best weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep the best weights (checkpoint)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Monitor</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Back up the full training state every epoch (resume after a crash)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write TensorBoard logs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Log epochs to a CSV file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop when the loss becomes NaN</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::TrainingPanel</name>
+    <message>
+        <source>Run %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Train</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stops after the current step and saves the full training state, so the run can be resumed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Apply now</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Changes the learning rate of the running training from the next step on.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Charts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Configuration</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Filter runs by name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show in charts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Clone configuration</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open or create a project first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save the project first: runs are kept next to the project file.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The training configuration has a problem: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loading the data...</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Paused. Resume continues with the next step.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stopping after the current step...</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Learning rate set to %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Epoch %1/%2 · step %3/%4 · loss %5 · %6 samples/s · ETA %7</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%p% · ETA %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Training failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Training finished.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation loss %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Test accuracy %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select two runs to compare.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compare runs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Setting</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(not set)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The configurations are identical.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select one run to clone its configuration.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This run has no stored configuration.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Configuration of &quot;%1&quot; copied into the project.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Delete runs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Delete %n run(s) from the history? Their folders on disk are kept.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::TrainingSession</name>
+    <message>
+        <source>Stopped; the training state was saved.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

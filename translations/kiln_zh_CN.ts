@@ -13,7 +13,7 @@
     </message>
     <message>
         <source>Number of epochs (overrides the project).</source>
-        <translation>训练轮数（覆盖项目设置）。</translation>
+        <translation>训练轮次数（覆盖项目设置）。</translation>
     </message>
     <message>
         <source>Batch size (overrides the project).</source>
@@ -100,6 +100,521 @@
 %1</source>
         <translation>测试集上的混淆矩阵（行：真实类别，列：预测类别）：
 %1</translation>
+    </message>
+    <message>
+        <source>Kiln: design, train, export and serve neural networks.</source>
+        <translation>Kiln：设计、训练、导出神经网络并提供模型服务。</translation>
+    </message>
+    <message>
+        <source>A project file (*.kiln) to open.</source>
+        <translation>要打开的项目文件（*.kiln）。</translation>
+    </message>
+    <message>
+        <source>User interface language: en or zh_CN (default: the setting, else the system&apos;s).</source>
+        <translation>界面语言：en 或 zh_CN（默认：使用设置中的语言，未设置时使用系统语言）。</translation>
+    </message>
+    <message>
+        <source>Save a picture of the window to this PNG file and quit.</source>
+        <translation>将窗口截图保存到此 PNG 文件后退出。</translation>
+    </message>
+    <message>
+        <source>Milliseconds to wait before the screenshot (default 1500).</source>
+        <translation>截图前等待的毫秒数（默认 1500）。</translation>
+    </message>
+    <message>
+        <source>Window size, e.g. 1600x1000.</source>
+        <translation>窗口大小，例如 1600x1000。</translation>
+    </message>
+    <message>
+        <source>kiln: unknown language &quot;%1&quot; (use en or zh_CN)</source>
+        <translation>kiln：未知语言“%1”（请使用 en 或 zh_CN）</translation>
+    </message>
+    <message>
+        <source>kiln: cannot write %1</source>
+        <translation>kiln：无法写入 %1</translation>
+    </message>
+    <message>
+        <source>Run &quot;kiln-data --help&quot; for the commands and options.</source>
+        <translation>运行 kiln-data --help 查看命令和选项。</translation>
+    </message>
+    <message>
+        <source>Data: %1</source>
+        <translation>数据：%1</translation>
+    </message>
+    <message>
+        <source>Kind: %1</source>
+        <translation>类型：%1</translation>
+    </message>
+    <message>
+        <source>Split %1: %2 samples</source>
+        <translation>划分 %1：%2 个样本</translation>
+    </message>
+    <message>
+        <source>Samples: %1 readable, %2 bad</source>
+        <translation>样本：%1 个可读，%2 个损坏</translation>
+    </message>
+    <message>
+        <source>Columns:</source>
+        <translation>列：</translation>
+    </message>
+    <message>
+        <source>picture</source>
+        <translation>图片</translation>
+    </message>
+    <message numerus="yes">
+        <source> (%n classes)</source>
+        <translation>
+            <numerusform> (%n 个类别)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Classes:</source>
+        <translation>类别：</translation>
+    </message>
+    <message>
+        <source>Sample shapes:</source>
+        <translation>样本形状：</translation>
+    </message>
+    <message>
+        <source>  %1 (%2 samples)</source>
+        <translation>  %1（%2 个样本）</translation>
+    </message>
+    <message>
+        <source>Bad files:</source>
+        <translation>损坏的文件：</translation>
+    </message>
+    <message>
+        <source>The source is already TFRecord; convert it to a folder (a destination without .tfrecord).</source>
+        <translation>源已经是 TFRecord；请将其转换为文件夹（目标路径不以 .tfrecord 结尾）。</translation>
+    </message>
+    <message>
+        <source>Wrote %1</source>
+        <translation>已写入 %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n sample(s) converted</source>
+        <translation>
+            <numerusform>已转换 %n 个样本</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n bad file(s) left out:</source>
+        <translation>
+            <numerusform>已略过 %n 个损坏的文件：</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Epoch %1: %2 samples in %3 s = %4 samples/s (consumer waited %5 %); %6 bad skipped</source>
+        <translation>第 %1 轮：%3 秒内 %2 个样本 = %4 样本/秒（消费端等待时间占 %5 %）；跳过 %6 个损坏样本</translation>
+    </message>
+    <message>
+        <source>Column %1: %2 per sample</source>
+        <translation>列 %1：每个样本 %2</translation>
+    </message>
+    <message>
+        <source>Bad file %1: %2</source>
+        <translation>损坏的文件 %1：%2</translation>
+    </message>
+    <message>
+        <source>Peak memory: %1 MiB</source>
+        <translation>内存峰值：%1 MiB</translation>
+    </message>
+    <message>
+        <source>Looks into, converts and benchmarks Kiln data sets.
+
+Commands:
+  inspect PATH        kind, sample count, classes, sample shapes and bad files
+  convert SRC DST     IDX, image folder or CSV index to TFRecord (DST ends in .tfrecord),
+                      or any of them (TFRecord too) to a PNG folder with one subfolder per class
+  bench PATH          speed of the input pipeline on PATH</source>
+        <translation>查看、转换 Kiln 数据集并测试其读取性能。
+
+命令：
+  inspect PATH        类型、样本数、类别、样本形状和损坏的文件
+  convert SRC DST     将 IDX、图片文件夹或 CSV 索引转换为 TFRecord（DST 以 .tfrecord 结尾），
+                      或将其中任意一种（包括 TFRecord）转换为每个类别一个子文件夹的 PNG 文件夹
+  bench PATH          测量 PATH 上输入流水线的速度</translation>
+    </message>
+    <message>
+        <source>Shows this help.</source>
+        <translation>显示此帮助。</translation>
+    </message>
+    <message>
+        <source>Shows the version.</source>
+        <translation>显示版本。</translation>
+    </message>
+    <message>
+        <source>inspect, bench: print JSON.</source>
+        <translation>inspect、bench：输出 JSON。</translation>
+    </message>
+    <message>
+        <source>inspect, convert: only the first N samples.</source>
+        <translation>inspect、convert：只处理前 N 个样本。</translation>
+    </message>
+    <message>
+        <source>TFRecord compression: none, gzip or zlib (reading: auto by default).</source>
+        <translation>TFRecord 压缩：none、gzip 或 zlib（读取时默认自动检测）。</translation>
+    </message>
+    <message>
+        <source>convert: number of TFRecord files to write.</source>
+        <translation>convert：要写入的 TFRecord 文件数。</translation>
+    </message>
+    <message>
+        <source>bench: worker threads.</source>
+        <translation>bench：工作线程数。</translation>
+    </message>
+    <message>
+        <source>bench: batch size.</source>
+        <translation>bench：批大小。</translation>
+    </message>
+    <message>
+        <source>bench: batches prepared ahead.</source>
+        <translation>bench：预先准备的批次数。</translation>
+    </message>
+    <message>
+        <source>bench: shuffle buffer in samples.</source>
+        <translation>bench：打乱缓冲区大小（样本数）。</translation>
+    </message>
+    <message>
+        <source>bench: epochs to run.</source>
+        <translation>bench：要运行的轮次数。</translation>
+    </message>
+    <message>
+        <source>bench: stop each epoch after N batches.</source>
+        <translation>bench：每轮在 N 个批次后停止。</translation>
+    </message>
+    <message>
+        <source>bench: cache after the fixed transforms: memory or file.</source>
+        <translation>bench：在固定变换之后缓存：memory 或 file。</translation>
+    </message>
+    <message>
+        <source>bench: random seed.</source>
+        <translation>bench：随机种子。</translation>
+    </message>
+    <message>
+        <source>bench: stop at the first bad file instead of skipping it.</source>
+        <translation>bench：遇到第一个损坏的文件时停止，而不是跳过。</translation>
+    </message>
+    <message>
+        <source>bench: a preset (none, unit, imagenet-train, imagenet-eval), a JSON file or a JSON list.</source>
+        <translation>bench：预设（none、unit、imagenet-train、imagenet-eval）、JSON 文件或 JSON 列表。</translation>
+    </message>
+    <message>
+        <source>inspect, convert or bench.</source>
+        <translation>inspect、convert 或 bench。</translation>
+    </message>
+    <message>
+        <source>The data set(s).</source>
+        <translation>数据集。</translation>
+    </message>
+    <message>
+        <source>No command given (inspect, convert or bench).</source>
+        <translation>未指定命令（inspect、convert 或 bench）。</translation>
+    </message>
+    <message>
+        <source>--%1 needs a whole number of at least %2, not &quot;%3&quot;.</source>
+        <translation>--%1 需要不小于 %2 的整数，而不是“%3”。</translation>
+    </message>
+    <message>
+        <source>--compression must be none, gzip or zlib, not &quot;%1&quot;.</source>
+        <translation>--compression 必须为 none、gzip 或 zlib，而不是“%1”。</translation>
+    </message>
+    <message>
+        <source>inspect needs exactly one PATH.</source>
+        <translation>inspect 需要且只需要一个 PATH。</translation>
+    </message>
+    <message>
+        <source>convert needs SRC and DST.</source>
+        <translation>convert 需要 SRC 和 DST。</translation>
+    </message>
+    <message>
+        <source>bench needs exactly one PATH.</source>
+        <translation>bench 需要且只需要一个 PATH。</translation>
+    </message>
+    <message>
+        <source>--cache must be memory or file, not &quot;%1&quot;.</source>
+        <translation>--cache 必须为 memory 或 file，而不是“%1”。</translation>
+    </message>
+    <message>
+        <source>Unknown command &quot;%1&quot; (inspect, convert or bench).</source>
+        <translation>未知命令“%1”（可用命令：inspect、convert 或 bench）。</translation>
+    </message>
+    <message>
+        <source>Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, Kiln).</source>
+        <translation>将训练好的 Kiln 模型导出到模型仓库（ONNX、TensorFlow SavedModel、Kiln）。</translation>
+    </message>
+    <message>
+        <source>Trained weights (a run&apos;s weights.safetensors).</source>
+        <translation>训练好的权重（某次训练运行的 weights.safetensors）。</translation>
+    </message>
+    <message>
+        <source>Repository root; the model goes to BASE/NAME/VERSION.</source>
+        <translation>仓库根目录；模型将保存到 BASE/NAME/VERSION。</translation>
+    </message>
+    <message>
+        <source>Model name (default: the project&apos;s name).</source>
+        <translation>模型名称（默认：项目名称）。</translation>
+    </message>
+    <message>
+        <source>Version number (default: the highest existing + 1).</source>
+        <translation>版本号（默认：现有最高版本号 + 1）。</translation>
+    </message>
+    <message>
+        <source>Comma-separated formats: onnx, savedmodel, kiln.</source>
+        <translation>导出格式，以英文逗号分隔：onnx、savedmodel、kiln。</translation>
+    </message>
+    <message>
+        <source>Print the result as one JSON line.</source>
+        <translation>以一行 JSON 输出结果。</translation>
+    </message>
+    <message>
+        <source>give exactly one project file</source>
+        <translation>请只指定一个项目文件</translation>
+    </message>
+    <message>
+        <source>--weights is required</source>
+        <translation>必须指定 --weights</translation>
+    </message>
+    <message>
+        <source>--base is required</source>
+        <translation>必须指定 --base</translation>
+    </message>
+    <message>
+        <source>the version must be a positive whole number</source>
+        <translation>版本号必须是正整数</translation>
+    </message>
+    <message>
+        <source>--threads must be a whole number &gt;= 0</source>
+        <translation>--threads 必须是 &gt;= 0 的整数</translation>
+    </message>
+    <message>
+        <source>Parity: largest difference %1 over %2 samples (%3 data), within tolerance</source>
+        <translation>一致性：在 %2 个样本（%3 数据）上的最大差异为 %1，在容差范围内</translation>
+    </message>
+    <message>
+        <source>Note: synthetic inputs were used because %1</source>
+        <translation>注意：使用了合成输入，原因：%1</translation>
+    </message>
+    <message>
+        <source>Parity: not checked (ONNX was not exported)</source>
+        <translation>一致性：未检查（未导出 ONNX）</translation>
+    </message>
+    <message>
+        <source>kiln-export: out of memory</source>
+        <translation>kiln-export：内存不足</translation>
+    </message>
+    <message>
+        <source>kiln-export: internal error: %1</source>
+        <translation>kiln-export：内部错误：%1</translation>
+    </message>
+    <message>
+        <source>gRPC port (0 disables gRPC).</source>
+        <translation>gRPC 端口（0 表示禁用 gRPC）。</translation>
+    </message>
+    <message>
+        <source>Address the gRPC API listens on.</source>
+        <translation>gRPC API 监听的地址。</translation>
+    </message>
+    <message>
+        <source>HTTP/REST port (0 disables REST); must differ from --port.</source>
+        <translation>HTTP/REST 端口（0 表示禁用 REST）；必须与 --port 不同。</translation>
+    </message>
+    <message>
+        <source>Address the REST API listens on (0.0.0.0 exposes it to the network).</source>
+        <translation>REST API 监听的地址（0.0.0.0 会将其暴露到网络上）。</translation>
+    </message>
+    <message>
+        <source>REST worker threads (0: 4 per processor).</source>
+        <translation>REST 工作线程数（0：每个处理器 4 个）。</translation>
+    </message>
+    <message>
+        <source>Timeout for REST requests and for reading a request, in milliseconds.</source>
+        <translation>REST 请求及读取请求的超时时间，单位为毫秒。</translation>
+    </message>
+    <message>
+        <source>Largest accepted request body; larger ones get HTTP 413.</source>
+        <translation>可接受的最大请求体；超出此大小的请求将返回 HTTP 413。</translation>
+    </message>
+    <message>
+        <source>Send CORS headers with every REST response.</source>
+        <translation>在每个 REST 响应中发送 CORS 标头。</translation>
+    </message>
+    <message>
+        <source>Model name (ignored with --model_config_file).</source>
+        <translation>模型名称（使用 --model_config_file 时忽略）。</translation>
+    </message>
+    <message>
+        <source>Folder holding the model&apos;s numeric version folders.</source>
+        <translation>包含模型各数字版本文件夹的文件夹。</translation>
+    </message>
+    <message>
+        <source>ModelServerConfig in protobuf text format (several models, policies, labels).</source>
+        <translation>protobuf 文本格式的 ModelServerConfig（多个模型、版本策略、标签）。</translation>
+    </message>
+    <message>
+        <source>Seconds between scans for new versions (0: scan once).</source>
+        <translation>扫描新版本的间隔秒数（0：只扫描一次）。</translation>
+    </message>
+    <message>
+        <source>How often a failed version load is retried on later scans.</source>
+        <translation>加载失败的版本在之后的扫描中重试的次数。</translation>
+    </message>
+    <message>
+        <source>Merge concurrent requests into batches.</source>
+        <translation>将并发请求合并为批次。</translation>
+    </message>
+    <message>
+        <source>BatchingParameters in protobuf text format.</source>
+        <translation>protobuf 文本格式的 BatchingParameters。</translation>
+    </message>
+    <message>
+        <source>Threads for running models (0: KILN_NUM_THREADS or all processors).</source>
+        <translation>运行模型的线程数（0：使用 KILN_NUM_THREADS 或全部处理器）。</translation>
+    </message>
+    <message>
+        <source>Usage: kiln-serve [flags]
+Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
+        <translation>用法：kiln-serve [flags]
+通过 TensorFlow Serving 的 REST 和 gRPC API 为 Kiln 模型提供模型服务。</translation>
+    </message>
+    <message>
+        <source>kiln-serve: unexpected argument &quot;%1&quot;</source>
+        <translation>kiln-serve：意外的参数“%1”</translation>
+    </message>
+    <message>
+        <source>kiln-serve: unknown flag --%1 (see --help)</source>
+        <translation>kiln-serve：未知标志 --%1（参见 --help）</translation>
+    </message>
+    <message>
+        <source>kiln-serve: --%1 takes true or false, not &quot;%2&quot;</source>
+        <translation>kiln-serve：--%1 的值应为 true 或 false，而不是“%2”</translation>
+    </message>
+    <message>
+        <source>kiln-serve: --%1 needs a value</source>
+        <translation>kiln-serve：--%1 需要一个值</translation>
+    </message>
+    <message>
+        <source>kiln-serve: --%1 must be an integer from %2 to %3, not &quot;%4&quot;</source>
+        <translation>kiln-serve：--%1 必须是 %2 到 %3 之间的整数，而不是“%4”</translation>
+    </message>
+    <message>
+        <source>kiln-serve: both --port and --rest_api_port are 0; nothing to serve on</source>
+        <translation>kiln-serve：--port 和 --rest_api_port 均为 0；没有可用于提供服务的端口</translation>
+    </message>
+    <message>
+        <source>kiln-serve: --rest_api_port and --port must differ</source>
+        <translation>kiln-serve：--rest_api_port 和 --port 必须不同</translation>
+    </message>
+    <message>
+        <source>kiln-serve: give --model_base_path (with --model_name) or --model_config_file</source>
+        <translation>kiln-serve：请指定 --model_base_path（及 --model_name）或 --model_config_file</translation>
+    </message>
+    <message>
+        <source>kiln-serve: the model name &quot;%1&quot; is not allowed (empty, &quot;.&quot;, &quot;..&quot;, a slash or a control character)</source>
+        <translation>kiln-serve：不允许使用模型名称“%1”（为空、为“.”或“..”，或包含斜杠或控制字符）</translation>
+    </message>
+    <message>
+        <source>kiln-serve: --batching_parameters_file needs --enable_batching</source>
+        <translation>kiln-serve：--batching_parameters_file 需要同时指定 --enable_batching</translation>
+    </message>
+    <message>
+        <source>Report the GPUs, driver and libraries Kiln can use, and exit.</source>
+        <translation>报告 Kiln 可用的 GPU、驱动和库，然后退出。</translation>
+    </message>
+    <message>
+        <source>Continue the run in --run-dir from its backup (BackupAndRestore or a stop).</source>
+        <translation>从备份继续 --run-dir 中的训练运行（备份来自 BackupAndRestore 或停止时的保存）。</translation>
+    </message>
+    <message>
+        <source>Run database (default: &lt;project folder&gt;/.kiln/runs.sqlite; &quot;none&quot; to skip).</source>
+        <translation>运行数据库（默认：&lt;项目文件夹&gt;/.kiln/runs.sqlite；设为 none 则不使用）。</translation>
+    </message>
+    <message>
+        <source>kiln-train: --resume needs --run-dir (the folder of the run to continue)</source>
+        <translation>kiln-train：--resume 需要 --run-dir（要继续的训练运行所在的文件夹）</translation>
+    </message>
+    <message>
+        <source>Resuming %1 at epoch %2, step %3 (global step %4)</source>
+        <translation>正在继续 %1：从第 %2 轮第 %3 步（全局第 %4 步）开始</translation>
+    </message>
+    <message>
+        <source>Training stopped early: %1</source>
+        <translation>训练已提前停止：%1</translation>
+    </message>
+</context>
+<context>
+    <name>Doctor</name>
+    <message>
+        <source>This Kiln was built without the CUDA backend.</source>
+        <translation>此 Kiln 构建时未包含 CUDA 后端。</translation>
+    </message>
+    <message>
+        <source>Kiln trains on the CPU.</source>
+        <translation>Kiln 将在 CPU 上训练。</translation>
+    </message>
+    <message>
+        <source>NVIDIA driver: supports CUDA %1</source>
+        <translation>NVIDIA 驱动：支持 CUDA %1</translation>
+    </message>
+    <message>
+        <source>NVIDIA driver: not found</source>
+        <translation>NVIDIA 驱动：未找到</translation>
+    </message>
+    <message>
+        <source>CUDA runtime: %1</source>
+        <translation>CUDA 运行时：%1</translation>
+    </message>
+    <message>
+        <source>cuDNN: %1 (built with %2)</source>
+        <translation>cuDNN：%1（构建时使用 %2）</translation>
+    </message>
+    <message>
+        <source>cuDNN: not loadable</source>
+        <translation>cuDNN：无法加载</translation>
+    </message>
+    <message>
+        <source>NCCL: %1</source>
+        <translation>NCCL：%1</translation>
+    </message>
+    <message>
+        <source>NCCL: not available (multi-GPU training is off)</source>
+        <translation>NCCL：不可用（多 GPU 训练已关闭）</translation>
+    </message>
+    <message>
+        <source>GPU %1: %2, compute capability %3.%4, %5 GiB free of %6 GiB</source>
+        <translation>GPU %1：%2，计算能力 %3.%4，可用 %5 GiB（共 %6 GiB）</translation>
+    </message>
+    <message>
+        <source>No NVIDIA driver is installed or it could not be loaded; install the driver for your GPU.</source>
+        <translation>未安装 NVIDIA 驱动或无法加载驱动；请为您的 GPU 安装驱动。</translation>
+    </message>
+    <message>
+        <source>The driver supports CUDA %1, older than the CUDA %2 runtime Kiln uses; update the NVIDIA driver.</source>
+        <translation>驱动支持的 CUDA %1 低于 Kiln 使用的 CUDA %2 运行时；请更新 NVIDIA 驱动。</translation>
+    </message>
+    <message>
+        <source>The driver sees no GPU (%1).</source>
+        <translation>驱动未检测到 GPU（%1）。</translation>
+    </message>
+    <message>
+        <source>GPU %1 has compute capability %2.%3; Kiln&apos;s GPU kernels need 9.0 or newer (Hopper and later).</source>
+        <translation>GPU %1 的计算能力为 %2.%3；Kiln 的 GPU 内核需要 9.0 或更高（Hopper 及更新的架构）。</translation>
+    </message>
+    <message>
+        <source>GPU %1 has only %2 GiB free: another program is using it.</source>
+        <translation>GPU %1 仅有 %2 GiB 可用：另一个程序正在使用它。</translation>
+    </message>
+    <message>
+        <source>The loaded cuDNN %1 is another major version than the %2 Kiln was built with; install cuDNN %3.</source>
+        <translation>已加载的 cuDNN %1 与 Kiln 构建时使用的 %2 主版本不同；请安装 cuDNN %3。</translation>
+    </message>
+    <message>
+        <source>cuDNN cannot be loaded; convolutions cannot run on the GPU.</source>
+        <translation>无法加载 cuDNN；卷积无法在 GPU 上运行。</translation>
+    </message>
+    <message>
+        <source>Kiln can train on the GPU (--device cuda:0).</source>
+        <translation>Kiln 可以在 GPU 上训练（--device cuda:0）。</translation>
     </message>
 </context>
 <context>
@@ -203,6 +718,2225 @@
     <message>
         <source>Error</source>
         <translation>错误</translation>
+    </message>
+    <message>
+        <source>Out of memory on %1: %2 GiB requested, %3 GiB in use, limit %4 GiB</source>
+        <translation>%1 内存不足：请求 %2 GiB，已使用 %3 GiB，上限 %4 GiB</translation>
+    </message>
+    <message>
+        <source>predicted peak %1 GiB for batch size %2</source>
+        <translation>批大小为 %2 时预计峰值为 %1 GiB</translation>
+    </message>
+    <message>
+        <source>try batch size %1, or bf16 precision</source>
+        <translation>请尝试批大小 %1，或使用 bf16 精度</translation>
+    </message>
+</context>
+<context>
+    <name>QObject</name>
+    <message>
+        <source>frozen</source>
+        <translation>已冻结</translation>
+    </message>
+    <message>
+        <source>shared</source>
+        <translation>共享</translation>
+    </message>
+    <message numerus="yes">
+        <source>Block &quot;%1&quot;: %n node(s). Double-click to collapse or expand.</source>
+        <translation>
+            <numerusform>块“%1”：%n 个节点。双击可折叠或展开。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>block of %n node(s)</source>
+        <translation>
+            <numerusform>包含 %n 个节点的块</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Comment</source>
+        <translation>注释</translation>
+    </message>
+    <message>
+        <source>Text:</source>
+        <translation>文本：</translation>
+    </message>
+</context>
+<context>
+    <name>RecoveryStore</name>
+    <message>
+        <source>the document is not a JSON object: %1</source>
+        <translation>文档不是 JSON 对象：%1</translation>
+    </message>
+    <message>
+        <source>cannot create the folder %1</source>
+        <translation>无法创建文件夹 %1</translation>
+    </message>
+    <message>
+        <source>cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>not a Kiln recovery file</source>
+        <translation>不是 Kiln 恢复文件</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::app::MainWindow</name>
+    <message>
+        <source>Palette</source>
+        <translation>节点面板</translation>
+    </message>
+    <message>
+        <source>Inspector</source>
+        <translation>属性检查器</translation>
+    </message>
+    <message>
+        <source>Summary</source>
+        <translation>模型摘要</translation>
+    </message>
+    <message>
+        <source>Dataset browser</source>
+        <translation>数据集浏览器</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Log</source>
+        <translation>日志</translation>
+    </message>
+    <message>
+        <source>Open Project</source>
+        <translation>打开项目</translation>
+    </message>
+    <message>
+        <source>Kiln projects (%1)</source>
+        <translation>Kiln 项目 (%1)</translation>
+    </message>
+    <message>
+        <source>About Kiln</source>
+        <translation>关于 Kiln</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;Kiln %1&lt;/h3&gt;&lt;p&gt;Design, train, export and serve neural networks.&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;Kiln %1&lt;/h3&gt;&lt;p&gt;设计、训练、导出神经网络并提供模型服务。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Open &amp;Recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>E&amp;xamples</source>
+        <translation>示例(&amp;X)</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;New Project</source>
+        <translation>新建项目(&amp;N)</translation>
+    </message>
+    <message>
+        <source>Start a new project</source>
+        <translation>新建一个项目</translation>
+    </message>
+    <message>
+        <source>&amp;Open…</source>
+        <translation>打开(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Open a project file</source>
+        <translation>打开项目文件</translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation>保存(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save the project</source>
+        <translation>保存项目</translation>
+    </message>
+    <message>
+        <source>Save &amp;As…</source>
+        <translation>另存为(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>Se&amp;ttings…</source>
+        <translation>设置(&amp;T)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Clear List</source>
+        <translation>清除列表(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Reset Layout</source>
+        <translation>重置布局(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Show &amp;Log</source>
+        <translation>显示日志(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;About Kiln</source>
+        <translation>关于 Kiln(&amp;A)</translation>
+    </message>
+    <message>
+        <source>Main Toolbar</source>
+        <translation>主工具栏</translation>
+    </message>
+    <message>
+        <source>No recent projects</source>
+        <translation>没有最近的项目</translation>
+    </message>
+    <message>
+        <source>No examples found</source>
+        <translation>未找到示例</translation>
+    </message>
+    <message>
+        <source>Untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>%1[*] — Kiln</source>
+        <translation>%1[*] — Kiln</translation>
+    </message>
+    <message>
+        <source>Unsaved Changes</source>
+        <translation>未保存的更改</translation>
+    </message>
+    <message>
+        <source>The project “%1” has unsaved changes. Save them?</source>
+        <translation>项目“%1”有未保存的更改。是否保存？</translation>
+    </message>
+    <message>
+        <source>If you discard them, the changes since the last save are lost.</source>
+        <translation>如果放弃，自上次保存以来的更改将会丢失。</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Discard</source>
+        <translation>放弃</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Cannot Open Project</source>
+        <translation>无法打开项目</translation>
+    </message>
+    <message>
+        <source>Kiln could not open “%1”.</source>
+        <translation>Kiln 无法打开“%1”。</translation>
+    </message>
+    <message>
+        <source>OK</source>
+        <translation>确定</translation>
+    </message>
+    <message>
+        <source>The file does not exist.</source>
+        <translation>文件不存在。</translation>
+    </message>
+    <message>
+        <source>Opened %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <source>untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>Save Project As</source>
+        <translation>项目另存为</translation>
+    </message>
+    <message>
+        <source>Cannot Save Project</source>
+        <translation>无法保存项目</translation>
+    </message>
+    <message>
+        <source>Kiln could not save “%1”.</source>
+        <translation>Kiln 无法保存“%1”。</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>Autosave failed: unsaved changes are not protected against a crash.</source>
+        <translation>自动保存失败：程序崩溃时未保存的更改将无法恢复。</translation>
+    </message>
+    <message>
+        <source>an untitled project</source>
+        <translation>未命名项目</translation>
+    </message>
+    <message>
+        <source>Kiln found unsaved changes to %1 from %2 that were not saved before Kiln stopped.</source>
+        <translation>Kiln 发现 %1 有 %2 时的未保存更改，这些更改在 Kiln 退出前未能保存。</translation>
+    </message>
+    <message>
+        <source>Restore</source>
+        <translation>恢复</translation>
+    </message>
+    <message>
+        <source>The recovery file could not be read.</source>
+        <translation>无法读取恢复文件。</translation>
+    </message>
+    <message>
+        <source>The recovered project could not be loaded.</source>
+        <translation>无法加载恢复的项目。</translation>
+    </message>
+    <message>
+        <source>Restored unsaved changes of %1</source>
+        <translation>已恢复 %1 的未保存更改</translation>
+    </message>
+    <message>
+        <source>Export &amp;Model…</source>
+        <translation>导出模型(&amp;M)…</translation>
+    </message>
+    <message>
+        <source>Export the trained model to ONNX, SavedModel and a model repository, and serve it locally</source>
+        <translation>将训练好的模型导出为 ONNX 和 SavedModel、存入模型仓库，并在本地提供模型服务</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::AugmentationPreview</name>
+    <message>
+        <source>Pass %1 through the transforms</source>
+        <translation>第 %1 次经过变换</translation>
+    </message>
+    <message>
+        <source>New random draw</source>
+        <translation>重新随机生成</translation>
+    </message>
+    <message>
+        <source>Transforms (JSON, as in the project&apos;s data section):</source>
+        <translation>变换（JSON，格式与项目的 data 部分相同）：</translation>
+    </message>
+    <message>
+        <source>Apply transforms</source>
+        <translation>应用变换</translation>
+    </message>
+    <message>
+        <source>Each picture is one pass of the sample through the transforms.</source>
+        <translation>每张图片都是该样本经过一次变换的结果。</translation>
+    </message>
+    <message>
+        <source>The transforms must be a JSON array of objects, each with a &quot;type&quot;.</source>
+        <translation>变换必须是由对象组成的 JSON 数组，每个对象都要有 &quot;type&quot; 字段。</translation>
+    </message>
+    <message>
+        <source>Select a sample to see it augmented.</source>
+        <translation>选择一个样本以查看其增强效果。</translation>
+    </message>
+    <message>
+        <source>Working…</source>
+        <translation>正在处理…</translation>
+    </message>
+    <message>
+        <source>Transforms: %1</source>
+        <translation>变换：%1</translation>
+    </message>
+    <message>
+        <source>Cannot read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ClassDistributionChart</name>
+    <message>
+        <source>Samples</source>
+        <translation>样本数</translation>
+    </message>
+    <message>
+        <source>Samples per class and split</source>
+        <translation>各类别及各划分的样本数</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::DatasetBrowser</name>
+    <message>
+        <source>Train</source>
+        <translation>训练集</translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation>验证集</translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation>测试集</translation>
+    </message>
+    <message>
+        <source>Unassigned</source>
+        <translation>未分配</translation>
+    </message>
+    <message>
+        <source>OK</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <source>Bad</source>
+        <translation>损坏</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::DatasetBrowserWidget</name>
+    <message>
+        <source>Open Folder…</source>
+        <translation>打开文件夹…</translation>
+    </message>
+    <message>
+        <source>Import…</source>
+        <translation>导入…</translation>
+    </message>
+    <message>
+        <source>Rescan</source>
+        <translation>重新扫描</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>No data set open.</source>
+        <translation>未打开数据集。</translation>
+    </message>
+    <message>
+        <source>All splits</source>
+        <translation>全部划分</translation>
+    </message>
+    <message>
+        <source>Any status</source>
+        <translation>任意状态</translation>
+    </message>
+    <message>
+        <source>Class:</source>
+        <translation>类别：</translation>
+    </message>
+    <message>
+        <source>Split:</source>
+        <translation>划分：</translation>
+    </message>
+    <message>
+        <source>Status:</source>
+        <translation>状态：</translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation>样本</translation>
+    </message>
+    <message>
+        <source>File:</source>
+        <translation>文件：</translation>
+    </message>
+    <message>
+        <source>Size:</source>
+        <translation>大小：</translation>
+    </message>
+    <message>
+        <source>Dimensions:</source>
+        <translation>尺寸：</translation>
+    </message>
+    <message>
+        <source>Hash:</source>
+        <translation>哈希：</translation>
+    </message>
+    <message>
+        <source>By ratio</source>
+        <translation>按比例</translation>
+    </message>
+    <message>
+        <source>By folder (train/val/test)</source>
+        <translation>按文件夹（train/val/test）</translation>
+    </message>
+    <message>
+        <source>Stratified by class</source>
+        <translation>按类别分层</translation>
+    </message>
+    <message>
+        <source>Apply Split</source>
+        <translation>应用划分</translation>
+    </message>
+    <message>
+        <source>Train:</source>
+        <translation>训练集：</translation>
+    </message>
+    <message>
+        <source>Validation:</source>
+        <translation>验证集：</translation>
+    </message>
+    <message>
+        <source>Test:</source>
+        <translation>测试集：</translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation>随机种子：</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详细信息</translation>
+    </message>
+    <message>
+        <source>Split</source>
+        <translation>划分</translation>
+    </message>
+    <message>
+        <source>Augmentation</source>
+        <translation>数据增强</translation>
+    </message>
+    <message>
+        <source>Pipeline</source>
+        <translation>流水线</translation>
+    </message>
+    <message>
+        <source>The folder %1 does not exist.</source>
+        <translation>文件夹 %1 不存在。</translation>
+    </message>
+    <message>
+        <source>The folder for the dataset index, %1, does not exist.</source>
+        <translation>数据集索引所在的文件夹 %1 不存在。</translation>
+    </message>
+    <message>
+        <source>Cannot open the dataset index: %1</source>
+        <translation>无法打开数据集索引：%1</translation>
+    </message>
+    <message>
+        <source>Scanning %1…</source>
+        <translation>正在扫描 %1…</translation>
+    </message>
+    <message>
+        <source>Scan cancelled; what was read so far is kept.</source>
+        <translation>扫描已取消；已读取的内容会保留。</translation>
+    </message>
+    <message>
+        <source>%1 pictures, %2 classes: %3 new, %4 changed, %5 unchanged, %6 removed, %7 bad.</source>
+        <translation>%1 张图片，%2 个类别：新增 %3，已更改 %4，未更改 %5，已移除 %6，损坏 %7。</translation>
+    </message>
+    <message>
+        <source>%1: %2 (%3 %)</source>
+        <translation>%1：%2（%3 %）</translation>
+    </message>
+    <message>
+        <source>Bad samples: %1</source>
+        <translation>损坏的样本：%1</translation>
+    </message>
+    <message>
+        <source>%1 of %2 samples shown</source>
+        <translation>已显示 %1 / %2 个样本</translation>
+    </message>
+    <message>
+        <source>All classes</source>
+        <translation>全部类别</translation>
+    </message>
+    <message>
+        <source>Wait for the scan to finish before splitting.</source>
+        <translation>请等待扫描完成后再进行划分。</translation>
+    </message>
+    <message>
+        <source>Validation and test must leave some samples for training.</source>
+        <translation>验证集和测试集必须为训练留出一些样本。</translation>
+    </message>
+    <message>
+        <source>%1 (label %2)</source>
+        <translation>%1（标签 %2）</translation>
+    </message>
+    <message>
+        <source>%1 × %2 pixels</source>
+        <translation>%1 × %2 像素</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>Open Image Folder</source>
+        <translation>打开图片文件夹</translation>
+    </message>
+    <message>
+        <source>Imported %1 as the project&apos;s data.</source>
+        <translation>已将 %1 导入为项目数据。</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::EditorDocument</name>
+    <message>
+        <source>Edit comment</source>
+        <translation>编辑注释</translation>
+    </message>
+    <message>
+        <source>Add %1</source>
+        <translation>添加 %1</translation>
+    </message>
+    <message>
+        <source>Insert %1</source>
+        <translation>插入 %1</translation>
+    </message>
+    <message>
+        <source>The node no longer exists.</source>
+        <translation>该节点已不存在。</translation>
+    </message>
+    <message>
+        <source>Connect %1 to %2</source>
+        <translation>将 %1 连接到 %2</translation>
+    </message>
+    <message>
+        <source>Disconnect %1</source>
+        <translation>断开 %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>Delete %n item(s)</source>
+        <translation>
+            <numerusform>删除 %n 项</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Move</source>
+        <translation>移动</translation>
+    </message>
+    <message>
+        <source>Align</source>
+        <translation>对齐</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is not a known op.</source>
+        <translation>“%1”不是已知的操作。</translation>
+    </message>
+    <message>
+        <source>%1 has no attribute &quot;%2&quot;.</source>
+        <translation>%1 没有属性“%2”。</translation>
+    </message>
+    <message>
+        <source>Change %1</source>
+        <translation>更改 %1</translation>
+    </message>
+    <message>
+        <source>Reset %1</source>
+        <translation>重置 %1</translation>
+    </message>
+    <message>
+        <source>A node needs a name.</source>
+        <translation>节点必须有名称。</translation>
+    </message>
+    <message>
+        <source>A node name cannot contain spaces, quotes or &quot;/&quot; (it prefixes parameter names).</source>
+        <translation>节点名称不能包含空格、引号或“/”（节点名称用作参数名称的前缀）。</translation>
+    </message>
+    <message>
+        <source>Another node is already called &quot;%1&quot;.</source>
+        <translation>已有另一个节点名为“%1”。</translation>
+    </message>
+    <message>
+        <source>Rename %1</source>
+        <translation>重命名 %1</translation>
+    </message>
+    <message>
+        <source>Unfreeze %1</source>
+        <translation>解冻 %1</translation>
+    </message>
+    <message>
+        <source>Freeze %1</source>
+        <translation>冻结 %1</translation>
+    </message>
+    <message>
+        <source>The learning-rate multiplier must be a number of at least 0.</source>
+        <translation>学习率倍数必须是不小于 0 的数。</translation>
+    </message>
+    <message>
+        <source>Change learning-rate multiplier</source>
+        <translation>更改学习率倍数</translation>
+    </message>
+    <message>
+        <source>There is no node called &quot;%1&quot;.</source>
+        <translation>没有名为“%1”的节点。</translation>
+    </message>
+    <message>
+        <source>A node cannot share weights with itself.</source>
+        <translation>节点不能与自身共享权重。</translation>
+    </message>
+    <message>
+        <source>Only nodes of the same op can share weights (%1 is a %2).</source>
+        <translation>只有相同操作的节点才能共享权重（%1 是 %2）。</translation>
+    </message>
+    <message>
+        <source>Sharing would make a loop of shared weights.</source>
+        <translation>此共享会使共享权重形成循环。</translation>
+    </message>
+    <message>
+        <source>Share weights</source>
+        <translation>共享权重</translation>
+    </message>
+    <message>
+        <source>block_%1</source>
+        <translation>block_%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>Group %n node(s)</source>
+        <translation>
+            <numerusform>将 %n 个节点编组</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Ungroup</source>
+        <translation>取消编组</translation>
+    </message>
+    <message>
+        <source>Collapse %1</source>
+        <translation>折叠 %1</translation>
+    </message>
+    <message>
+        <source>Expand %1</source>
+        <translation>展开 %1</translation>
+    </message>
+    <message>
+        <source>Add comment</source>
+        <translation>添加注释</translation>
+    </message>
+    <message>
+        <source>Auto layout</source>
+        <translation>自动布局</translation>
+    </message>
+    <message numerus="yes">
+        <source>Paste %n node(s)</source>
+        <translation>
+            <numerusform>粘贴 %n 个节点</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ExportDialog</name>
+    <message>
+        <source>Export model</source>
+        <translation>导出模型</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Run weights:</source>
+        <translation>训练运行的权重：</translation>
+    </message>
+    <message>
+        <source>Model name:</source>
+        <translation>模型名称：</translation>
+    </message>
+    <message>
+        <source>Repository folder:</source>
+        <translation>仓库文件夹：</translation>
+    </message>
+    <message>
+        <source>automatic (next free)</source>
+        <translation>自动（下一个可用版本号）</translation>
+    </message>
+    <message>
+        <source>Version:</source>
+        <translation>版本：</translation>
+    </message>
+    <message>
+        <source>ONNX</source>
+        <translation>ONNX</translation>
+    </message>
+    <message>
+        <source>TensorFlow SavedModel</source>
+        <translation>TensorFlow SavedModel</translation>
+    </message>
+    <message>
+        <source>Kiln</source>
+        <translation>Kiln</translation>
+    </message>
+    <message>
+        <source>Formats:</source>
+        <translation>格式：</translation>
+    </message>
+    <message>
+        <source>Serve locally</source>
+        <translation>在本地提供模型服务</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>REST port:</source>
+        <translation>REST 端口：</translation>
+    </message>
+    <message>
+        <source>Request body for :predict, e.g. {&quot;instances&quot;: [...]}</source>
+        <translation>:predict 的请求体，例如 {&quot;instances&quot;: [...]}</translation>
+    </message>
+    <message>
+        <source>Pick image…</source>
+        <translation>选择图片…</translation>
+    </message>
+    <message>
+        <source>Send request</source>
+        <translation>发送请求</translation>
+    </message>
+    <message>
+        <source>Run weights</source>
+        <translation>训练运行的权重</translation>
+    </message>
+    <message>
+        <source>Weights (*.safetensors)</source>
+        <translation>权重 (*.safetensors)</translation>
+    </message>
+    <message>
+        <source>Repository folder</source>
+        <translation>仓库文件夹</translation>
+    </message>
+    <message>
+        <source>Exporting…</source>
+        <translation>正在导出…</translation>
+    </message>
+    <message>
+        <source>Exporting… (%1)</source>
+        <translation>正在导出…（%1）</translation>
+    </message>
+    <message>
+        <source>Export failed: %1</source>
+        <translation>导出失败：%1</translation>
+    </message>
+    <message>
+        <source>Parity check failed: largest difference %1. Nothing was exported.</source>
+        <translation>一致性检查失败：最大差异为 %1。未导出任何内容。</translation>
+    </message>
+    <message>
+        <source>Exported version %1 to %2</source>
+        <translation>已将版本 %1 导出到 %2</translation>
+    </message>
+    <message>
+        <source>Parity: largest difference %1 over %2 samples (%3 data), within tolerance</source>
+        <translation>一致性：在 %2 个样本（%3 数据）上的最大差异为 %1，在容差范围内</translation>
+    </message>
+    <message>
+        <source>Parity: not checked (ONNX was not exported)</source>
+        <translation>一致性：未检查（未导出 ONNX）</translation>
+    </message>
+    <message>
+        <source>kiln-serve was not found next to Kiln or on PATH.</source>
+        <translation>在 Kiln 所在目录和 PATH 中均未找到 kiln-serve。</translation>
+    </message>
+    <message>
+        <source>Server error: %1</source>
+        <translation>服务器错误：%1</translation>
+    </message>
+    <message>
+        <source>Output: %1</source>
+        <translation>输出：%1</translation>
+    </message>
+    <message>
+        <source>Prediction: %1 (score %2)</source>
+        <translation>预测：%1（得分 %2）</translation>
+    </message>
+    <message>
+        <source>Image</source>
+        <translation>图片</translation>
+    </message>
+    <message>
+        <source>Images (*.png *.jpg *.jpeg *.bmp)</source>
+        <translation>图片 (*.png *.jpg *.jpeg *.bmp)</translation>
+    </message>
+    <message>
+        <source>The model&apos;s input is not an image.</source>
+        <translation>模型的输入不是图片。</translation>
+    </message>
+    <message>
+        <source>Sending…</source>
+        <translation>正在发送…</translation>
+    </message>
+    <message>
+        <source>No answer: %1</source>
+        <translation>无响应：%1</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::GraphEditorWidget</name>
+    <message>
+        <source>Canvas</source>
+        <translation>画布</translation>
+    </message>
+    <message>
+        <source>&amp;Undo</source>
+        <translation>撤销(&amp;U)</translation>
+    </message>
+    <message>
+        <source>&amp;Redo</source>
+        <translation>重做(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Copy</source>
+        <translation>复制(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Cu&amp;t</source>
+        <translation>剪切(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Paste</source>
+        <translation>粘贴(&amp;P)</translation>
+    </message>
+    <message>
+        <source>The clipboard holds no Kiln nodes.</source>
+        <translation>剪贴板中没有 Kiln 节点。</translation>
+    </message>
+    <message>
+        <source>D&amp;uplicate</source>
+        <translation>创建副本(&amp;U)</translation>
+    </message>
+    <message>
+        <source>&amp;Delete</source>
+        <translation>删除(&amp;D)</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Select &amp;All</source>
+        <translation>全选(&amp;A)</translation>
+    </message>
+    <message>
+        <source>&amp;Group</source>
+        <translation>编组(&amp;G)</translation>
+    </message>
+    <message>
+        <source>Grouped into a block.</source>
+        <translation>已编组为一个块。</translation>
+    </message>
+    <message>
+        <source>U&amp;ngroup</source>
+        <translation>取消编组(&amp;N)</translation>
+    </message>
+    <message>
+        <source>Ungroup</source>
+        <translation>取消编组</translation>
+    </message>
+    <message>
+        <source>Collapse/Expand Block</source>
+        <translation>折叠/展开块</translation>
+    </message>
+    <message>
+        <source>Add Co&amp;mment</source>
+        <translation>添加注释(&amp;M)</translation>
+    </message>
+    <message>
+        <source>Note</source>
+        <translation>备注</translation>
+    </message>
+    <message>
+        <source>Auto &amp;Layout</source>
+        <translation>自动布局(&amp;L)</translation>
+    </message>
+    <message>
+        <source>Zoom &amp;In</source>
+        <translation>放大(&amp;I)</translation>
+    </message>
+    <message>
+        <source>Zoom &amp;Out</source>
+        <translation>缩小(&amp;O)</translation>
+    </message>
+    <message>
+        <source>&amp;Fit</source>
+        <translation>适应窗口(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Export Diagram as &amp;PNG…</source>
+        <translation>将模型图导出为 PNG(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>Export Diagram as &amp;SVG…</source>
+        <translation>将模型图导出为 SVG(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Align</source>
+        <translation>对齐</translation>
+    </message>
+    <message>
+        <source>Left edges</source>
+        <translation>左对齐</translation>
+    </message>
+    <message>
+        <source>Horizontal centres</source>
+        <translation>水平居中对齐</translation>
+    </message>
+    <message>
+        <source>Right edges</source>
+        <translation>右对齐</translation>
+    </message>
+    <message>
+        <source>Top edges</source>
+        <translation>顶端对齐</translation>
+    </message>
+    <message>
+        <source>Vertical centres</source>
+        <translation>垂直居中对齐</translation>
+    </message>
+    <message>
+        <source>Bottom edges</source>
+        <translation>底端对齐</translation>
+    </message>
+    <message>
+        <source>Select two or more nodes to align.</source>
+        <translation>请选择两个或更多节点以进行对齐。</translation>
+    </message>
+    <message>
+        <source>Model diagram exported by Kiln</source>
+        <translation>由 Kiln 导出的模型图</translation>
+    </message>
+    <message>
+        <source>Export Diagram as PNG</source>
+        <translation>将模型图导出为 PNG</translation>
+    </message>
+    <message>
+        <source>PNG images (*.png)</source>
+        <translation>PNG 图片 (*.png)</translation>
+    </message>
+    <message>
+        <source>Diagram saved to %1</source>
+        <translation>模型图已保存到 %1</translation>
+    </message>
+    <message>
+        <source>Export Diagram</source>
+        <translation>导出模型图</translation>
+    </message>
+    <message>
+        <source>Could not write %1.</source>
+        <translation>无法写入 %1。</translation>
+    </message>
+    <message>
+        <source>Export Diagram as SVG</source>
+        <translation>将模型图导出为 SVG</translation>
+    </message>
+    <message>
+        <source>SVG images (*.svg)</source>
+        <translation>SVG 图片 (*.svg)</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::GraphScene</name>
+    <message>
+        <source>%1 params · %2 MACs</source>
+        <translation>%1 参数 · %2 MACs</translation>
+    </message>
+    <message>
+        <source>A node cannot take its own output as input.</source>
+        <translation>节点不能将自身的输出作为输入。</translation>
+    </message>
+    <message>
+        <source>Connect an output to an input port.</source>
+        <translation>请将输出连接到输入端口。</translation>
+    </message>
+    <message>
+        <source>Connect an input to an output port.</source>
+        <translation>请将输入连接到输出端口。</translation>
+    </message>
+    <message>
+        <source>Connection refused: %1</source>
+        <translation>无法连接：%1</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ImportDatasetDialog</name>
+    <message numerus="yes">
+        <source> … (%n value(s))</source>
+        <translation>
+            <numerusform> …（共 %n 个值）</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>picture, %n byte(s)</source>
+        <translation>
+            <numerusform>图片，%n 字节</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>picture %1×%2×%3</source>
+        <translation>图片 %1×%2×%3</translation>
+    </message>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n sample(s); columns: %1</source>
+        <translation>
+            <numerusform>%n 个样本；列：%1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Class</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>OK</source>
+        <translation>正常</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n picture(s) in train/validation/test folders, %1 classes</source>
+        <translation>
+            <numerusform>训练/验证/测试文件夹中共 %n 张图片，%1 个类别</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n picture(s), %1 classes</source>
+        <translation>
+            <numerusform>%n 张图片，%1 个类别</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n byte string(s)</source>
+        <translation>
+            <numerusform>%n 个字节串</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>picture</source>
+        <translation>图片</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n record(s) read; features: %1</source>
+        <translation>
+            <numerusform>已读取 %n 条记录；特征：%1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>First row names the columns</source>
+        <translation>第一行为列名</translation>
+    </message>
+    <message>
+        <source>Labels are names (preview)</source>
+        <translation>标签为类别名称（预览）</translation>
+    </message>
+    <message>
+        <source>Import Data</source>
+        <translation>导入数据</translation>
+    </message>
+    <message>
+        <source>Image folder (one subfolder per class)</source>
+        <translation>图片文件夹（每个类别一个子文件夹）</translation>
+    </message>
+    <message>
+        <source>CSV index (x:image, y:label)</source>
+        <translation>CSV 索引（x：图片，y：标签）</translation>
+    </message>
+    <message>
+        <source>TFRecord files (tf.train.Example)</source>
+        <translation>TFRecord 文件（tf.train.Example）</translation>
+    </message>
+    <message>
+        <source>Numeric CSV table</source>
+        <translation>数值 CSV 表格</translation>
+    </message>
+    <message>
+        <source>IDX files (MNIST format)</source>
+        <translation>IDX 文件（MNIST 格式）</translation>
+    </message>
+    <message>
+        <source>Folder:</source>
+        <translation>文件夹：</translation>
+    </message>
+    <message>
+        <source>Classes are the subfolders, sorted by name. Folders named train, val and test are used as the split.</source>
+        <translation>各子文件夹即为类别，按名称排序。名为 train、val 和 test 的文件夹将用作数据划分。</translation>
+    </message>
+    <message>
+        <source>Index file:</source>
+        <translation>索引文件：</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv);;All files (*)</source>
+        <translation>CSV 文件 (*.csv);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>optional, e.g. split</source>
+        <translation>可选，例如 split</translation>
+    </message>
+    <message>
+        <source>Split column:</source>
+        <translation>划分列：</translation>
+    </message>
+    <message>
+        <source>Record file:</source>
+        <translation>记录文件：</translation>
+    </message>
+    <message>
+        <source>TFRecord files (*.tfrecord *.tfrecords *.tfrec);;All files (*)</source>
+        <translation>TFRecord 文件 (*.tfrecord *.tfrecords *.tfrec);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Compression:</source>
+        <translation>压缩：</translation>
+    </message>
+    <message>
+        <source>Image feature (bytes):</source>
+        <translation>图片特征（bytes）：</translation>
+    </message>
+    <message>
+        <source>Label feature (int64):</source>
+        <translation>标签特征（int64）：</translation>
+    </message>
+    <message>
+        <source>Table:</source>
+        <translation>表格：</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv *.csv.gz);;All files (*)</source>
+        <translation>CSV 文件 (*.csv *.csv.gz);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Skip rows:</source>
+        <translation>跳过行数：</translation>
+    </message>
+    <message>
+        <source>Position (0 is the first, -1 the last) or header name of the label column.</source>
+        <translation>标签列的位置（0 为第一列，-1 为最后一列）或表头名称。</translation>
+    </message>
+    <message>
+        <source>Label column:</source>
+        <translation>标签列：</translation>
+    </message>
+    <message>
+        <source>Images file:</source>
+        <translation>图片文件：</translation>
+    </message>
+    <message>
+        <source>IDX files (*-idx3-ubyte *-idx3-ubyte.gz);;All files (*)</source>
+        <translation>IDX 文件 (*-idx3-ubyte *-idx3-ubyte.gz);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>found next to the images file when empty</source>
+        <translation>留空时在图片文件旁查找</translation>
+    </message>
+    <message>
+        <source>Labels file:</source>
+        <translation>标签文件：</translation>
+    </message>
+    <message>
+        <source>IDX files (*-idx1-ubyte *-idx1-ubyte.gz);;All files (*)</source>
+        <translation>IDX 文件 (*-idx1-ubyte *-idx1-ubyte.gz);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation>样本数</translation>
+    </message>
+    <message>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message>
+        <source>Source:</source>
+        <translation>来源：</translation>
+    </message>
+    <message>
+        <source>Preview:</source>
+        <translation>预览：</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Choose a Folder</source>
+        <translation>选择文件夹</translation>
+    </message>
+    <message>
+        <source>Choose a File</source>
+        <translation>选择文件</translation>
+    </message>
+    <message>
+        <source>Choose a source to see a preview.</source>
+        <translation>选择数据来源以查看预览。</translation>
+    </message>
+    <message>
+        <source>Reading…</source>
+        <translation>正在读取…</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::InspectorWidget</name>
+    <message>
+        <source>Unique node name; parameters are saved as name/kernel, name/bias, …</source>
+        <translation>唯一的节点名称；参数保存为 name/kernel、name/bias、…</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Trainable</source>
+        <translation>可训练</translation>
+    </message>
+    <message>
+        <source>Unchecked: the node&apos;s parameters are frozen (no gradient, no update).</source>
+        <translation>取消勾选：冻结该节点的参数（不计算梯度，也不更新）。</translation>
+    </message>
+    <message>
+        <source>Scales the learning rate for this node&apos;s parameters (1 = unchanged).</source>
+        <translation>缩放此节点参数的学习率（1 = 不变）。</translation>
+    </message>
+    <message>
+        <source>LR multiplier</source>
+        <translation>学习率倍数</translation>
+    </message>
+    <message>
+        <source>Use another node&apos;s parameters (same op and parameter shapes).</source>
+        <translation>使用另一个节点的参数（操作和参数形状须相同）。</translation>
+    </message>
+    <message>
+        <source>Share weights with</source>
+        <translation>与以下节点共享权重</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is not a number.</source>
+        <translation>“%1”不是数字。</translation>
+    </message>
+    <message>
+        <source>No node selected</source>
+        <translation>未选择节点</translation>
+    </message>
+    <message>
+        <source>Select one node on the canvas to edit it.</source>
+        <translation>在画布上选择一个节点以进行编辑。</translation>
+    </message>
+    <message>
+        <source>Unknown op</source>
+        <translation>未知操作</translation>
+    </message>
+    <message>
+        <source>required</source>
+        <translation>必填</translation>
+    </message>
+    <message>
+        <source>Default: %1</source>
+        <translation>默认值：%1</translation>
+    </message>
+    <message>
+        <source>Range: %1 to %2</source>
+        <translation>范围：%1 到 %2</translation>
+    </message>
+    <message>
+        <source>Required: no default</source>
+        <translation>必填：无默认值</translation>
+    </message>
+    <message>
+        <source>Reset to the default (%1)</source>
+        <translation>重置为默认值（%1）</translation>
+    </message>
+    <message>
+        <source>%1 — %2</source>
+        <translation>%1 — %2</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <source>%1 is required: %2</source>
+        <translation>%1 为必填项：%2</translation>
+    </message>
+    <message>
+        <source>%1 must be a whole number, not &quot;%2&quot;.</source>
+        <translation>%1 必须是整数，而不是“%2”。</translation>
+    </message>
+    <message>
+        <source>%1 must be a number, not &quot;%2&quot;.</source>
+        <translation>%1 必须是数字，而不是“%2”。</translation>
+    </message>
+    <message>
+        <source>%1 must be whole numbers separated by commas, not &quot;%2&quot;.</source>
+        <translation>%1 必须是以逗号分隔的整数，而不是“%2”。</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::LogPanel</name>
+    <message>
+        <source>Log</source>
+        <translation>日志</translation>
+    </message>
+    <message>
+        <source>All messages</source>
+        <translation>全部消息</translation>
+    </message>
+    <message>
+        <source>Info and above</source>
+        <translation>信息及以上</translation>
+    </message>
+    <message>
+        <source>Warnings and errors</source>
+        <translation>警告和错误</translation>
+    </message>
+    <message>
+        <source>Errors only</source>
+        <translation>仅错误</translation>
+    </message>
+    <message>
+        <source>Show messages of this severity and above</source>
+        <translation>显示此严重级别及以上的消息</translation>
+    </message>
+    <message>
+        <source>Copy the selected messages (all shown messages if none is selected)</source>
+        <translation>复制所选消息（未选择时复制所有显示的消息）</translation>
+    </message>
+    <message>
+        <source>Clear the log</source>
+        <translation>清空日志</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::MessageLog</name>
+    <message>
+        <source>Debug</source>
+        <translation>调试</translation>
+    </message>
+    <message>
+        <source>Info</source>
+        <translation>信息</translation>
+    </message>
+    <message>
+        <source>Warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>错误</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::NoticeArea</name>
+    <message>
+        <source>Details</source>
+        <translation>详细信息</translation>
+    </message>
+    <message>
+        <source>Dismiss</source>
+        <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::PaletteModel</name>
+    <message>
+        <source>Input</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>Core</source>
+        <translation>核心</translation>
+    </message>
+    <message>
+        <source>Convolution</source>
+        <translation>卷积</translation>
+    </message>
+    <message>
+        <source>Pooling</source>
+        <translation>池化</translation>
+    </message>
+    <message>
+        <source>Normalization</source>
+        <translation>归一化</translation>
+    </message>
+    <message>
+        <source>Regularization</source>
+        <translation>正则化</translation>
+    </message>
+    <message>
+        <source>Merge</source>
+        <translation>合并</translation>
+    </message>
+    <message>
+        <source>Activation</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Conv-BN-ReLU</source>
+        <translation>Conv-BN-ReLU</translation>
+    </message>
+    <message>
+        <source>Residual block</source>
+        <translation>残差块</translation>
+    </message>
+    <message>
+        <source>Two-tower model</source>
+        <translation>双塔模型</translation>
+    </message>
+    <message>
+        <source>Templates</source>
+        <translation>模板</translation>
+    </message>
+    <message>
+        <source>Conv2D, BatchNormalization and ReLU in a row</source>
+        <translation>依次连接的 Conv2D、BatchNormalization 和 ReLU</translation>
+    </message>
+    <message>
+        <source>Two convolutions with batch normalization and a skip connection</source>
+        <translation>两个带批归一化的卷积，外加一个跳跃连接</translation>
+    </message>
+    <message>
+        <source>Two inputs, one dense tower each, joined by a concatenation</source>
+        <translation>两个输入，各接一个全连接塔，再通过拼接合并</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::PaletteWidget</name>
+    <message>
+        <source>Search ops…</source>
+        <translation>搜索操作…</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::PipelinePanel</name>
+    <message>
+        <source>Measure rate</source>
+        <translation>测量速率</translation>
+    </message>
+    <message>
+        <source>Samples held for shuffling; 0 keeps the order, the data set&apos;s size shuffles fully.</source>
+        <translation>用于打乱的缓冲样本数；0 表示保持原有顺序，等于数据集大小时完全打乱。</translation>
+    </message>
+    <message>
+        <source>Threads that read, decode and transform samples.</source>
+        <translation>读取、解码和变换样本的线程数。</translation>
+    </message>
+    <message>
+        <source>Batches prepared ahead of the trainer.</source>
+        <translation>提前为训练器准备的批次数。</translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Keep decoded samples after the first epoch (before random transforms).</source>
+        <translation>第一轮之后保留已解码的样本（在随机变换之前）。</translation>
+    </message>
+    <message>
+        <source>Batch size:</source>
+        <translation>批大小：</translation>
+    </message>
+    <message>
+        <source>Shuffle buffer:</source>
+        <translation>打乱缓冲区：</translation>
+    </message>
+    <message>
+        <source>Workers:</source>
+        <translation>工作线程：</translation>
+    </message>
+    <message>
+        <source>Prefetch:</source>
+        <translation>预取：</translation>
+    </message>
+    <message>
+        <source>Cache:</source>
+        <translation>缓存：</translation>
+    </message>
+    <message>
+        <source>%1 samples/s (%2 samples in %3 s, %4 batches of %5)</source>
+        <translation>%1 样本/秒（%3 秒内 %2 个样本，%4 个批次，每批 %5 个）</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n bad sample(s) left out.</source>
+        <translation>
+            <numerusform>已略过 %n 个损坏的样本。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Measures how fast the input pipeline delivers batches with these settings.</source>
+        <translation>测量输入流水线在这些设置下提供批次的速度。</translation>
+    </message>
+    <message>
+        <source>Open an image folder first.</source>
+        <translation>请先打开一个图片文件夹。</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Measuring…</source>
+        <translation>正在测量…</translation>
+    </message>
+    <message>
+        <source>The pipeline stopped: %1</source>
+        <translation>流水线已停止：%1</translation>
+    </message>
+    <message>
+        <source>The folder holds no pictures.</source>
+        <translation>该文件夹中没有图片。</translation>
+    </message>
+    <message>
+        <source>None of the first pictures could be decoded.</source>
+        <translation>开头的几张图片都无法解码。</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::SampleListModel</name>
+    <message>
+        <source>%1
+Class: %2
+Split: %3</source>
+        <translation>%1
+类别：%2
+划分：%3</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::SettingsDialog</name>
+    <message>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>&amp;Language:</source>
+        <translation>语言(&amp;L)：</translation>
+    </message>
+    <message>
+        <source>System default (%1)</source>
+        <translation>系统默认（%1）</translation>
+    </message>
+    <message>
+        <source>&amp;Autosave:</source>
+        <translation>自动保存(&amp;A)：</translation>
+    </message>
+    <message>
+        <source>every</source>
+        <translation>每隔</translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation> 秒</translation>
+    </message>
+    <message>
+        <source>Unsaved changes are written to a recovery file this often</source>
+        <translation>按此间隔将未保存的更改写入恢复文件</translation>
+    </message>
+    <message>
+        <source>Default &amp;device:</source>
+        <translation>默认设备(&amp;D)：</translation>
+    </message>
+    <message>
+        <source>Device for new trainings: cpu, or cuda:N for the N-th GPU</source>
+        <translation>新训练使用的设备：cpu，或用 cuda:N 表示第 N 个 GPU</translation>
+    </message>
+    <message>
+        <source>The language changes as soon as you press OK.</source>
+        <translation>按“确定”后立即切换语言。</translation>
+    </message>
+    <message>
+        <source>OK</source>
+        <translation>确定</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::SummaryModel</name>
+    <message>
+        <source>shared with %1</source>
+        <translation>与 %1 共享</translation>
+    </message>
+    <message>
+        <source>Node</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>Op</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Output shape</source>
+        <translation>输出形状</translation>
+    </message>
+    <message>
+        <source>Trainable params</source>
+        <translation>可训练参数</translation>
+    </message>
+    <message>
+        <source>Frozen params</source>
+        <translation>冻结参数</translation>
+    </message>
+    <message>
+        <source>MACs</source>
+        <translation>MACs</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活值</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::SummaryWidget</name>
+    <message>
+        <source>Export as Text…</source>
+        <translation>导出为文本…</translation>
+    </message>
+    <message>
+        <source>No analysis yet.</source>
+        <translation>尚未分析。</translation>
+    </message>
+    <message>
+        <source>Total: %1 trainable and %2 frozen parameters (%3), %4 MACs per sample, %5 of activations per sample.</source>
+        <translation>总计：%1 个可训练参数和 %2 个冻结参数（%3），每个样本 %4 次乘加运算（MACs），每个样本的激活值占用 %5。</translation>
+    </message>
+    <message>
+        <source>The model has a problem: %1</source>
+        <translation>模型有问题：%1</translation>
+    </message>
+    <message>
+        <source>The graph is empty.</source>
+        <translation>计算图为空。</translation>
+    </message>
+    <message>
+        <source>Export Summary</source>
+        <translation>导出摘要</translation>
+    </message>
+    <message>
+        <source>The model has a problem; fix it to get a summary.</source>
+        <translation>模型有问题；修复后才能生成摘要。</translation>
+    </message>
+    <message>
+        <source>Text files (*.txt)</source>
+        <translation>文本文件 (*.txt)</translation>
+    </message>
+    <message>
+        <source>Could not write %1.</source>
+        <translation>无法写入 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::charts::ChartsPanel</name>
+    <message>
+        <source>Smoothing</source>
+        <translation>平滑</translation>
+    </message>
+    <message>
+        <source>Horizontal axis</source>
+        <translation>横轴</translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <source>Epoch</source>
+        <translation>轮次</translation>
+    </message>
+    <message>
+        <source>Relative time</source>
+        <translation>相对时间</translation>
+    </message>
+    <message>
+        <source>Wall time</source>
+        <translation>实际时间</translation>
+    </message>
+    <message>
+        <source>Logarithmic</source>
+        <translation>对数坐标</translation>
+    </message>
+    <message>
+        <source>Exponential moving average, debiased as in TensorBoard</source>
+        <translation>指数移动平均，与 TensorBoard 一样做了去偏处理</translation>
+    </message>
+    <message>
+        <source>Cannot write %1</source>
+        <translation>无法写入 %1</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::charts::MetricChart</name>
+    <message>
+        <source>training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>validation</source>
+        <translation>验证</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Seconds since start</source>
+        <translation>自开始以来的秒数</translation>
+    </message>
+    <message>
+        <source>Epoch</source>
+        <translation>轮次</translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <source>%1 (%2)
+step %3 · epoch %4
+%5 = %6</source>
+        <translation>%1（%2）
+第 %3 步 · 第 %4 轮
+%5 = %6</translation>
+    </message>
+    <message>
+        <source> (smoothed %1)</source>
+        <translation> (平滑后 %1)</translation>
+    </message>
+    <message>
+        <source>Cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::RunListModel</name>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation>已中断</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Created</source>
+        <translation>创建时间</translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation>轮次</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Validation loss</source>
+        <translation>验证损失</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::TrainingConfigForm</name>
+    <message>
+        <source>Epochs</source>
+        <translation>轮次</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Validation split</source>
+        <translation>验证集比例</translation>
+    </message>
+    <message>
+        <source>Shuffle</source>
+        <translation>打乱</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Momentum</source>
+        <translation>动量</translation>
+    </message>
+    <message>
+        <source>Weight decay</source>
+        <translation>权重衰减</translation>
+    </message>
+    <message>
+        <source>Schedule</source>
+        <translation>学习率调度</translation>
+    </message>
+    <message>
+        <source>Decay steps</source>
+        <translation>衰减步数</translation>
+    </message>
+    <message>
+        <source>Warm-up steps</source>
+        <translation>预热步数</translation>
+    </message>
+    <message>
+        <source>Metrics</source>
+        <translation>评估指标</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>Reshuffle the training data every epoch</source>
+        <translation>每轮重新打乱训练数据</translation>
+    </message>
+    <message>
+        <source>SGD</source>
+        <translation>SGD</translation>
+    </message>
+    <message>
+        <source>Adam</source>
+        <translation>Adam</translation>
+    </message>
+    <message>
+        <source>AdamW</source>
+        <translation>AdamW</translation>
+    </message>
+    <message>
+        <source>RMSprop</source>
+        <translation>RMSprop</translation>
+    </message>
+    <message>
+        <source>Constant</source>
+        <translation>常数</translation>
+    </message>
+    <message>
+        <source>Step decay</source>
+        <translation>阶梯衰减</translation>
+    </message>
+    <message>
+        <source>Exponential decay</source>
+        <translation>指数衰减</translation>
+    </message>
+    <message>
+        <source>Cosine decay</source>
+        <translation>余弦衰减</translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation>准确率</translation>
+    </message>
+    <message>
+        <source>Recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>ROC AUC</source>
+        <translation>ROC AUC</translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <source>32-bit float</source>
+        <translation>32 位浮点</translation>
+    </message>
+    <message>
+        <source>Mixed 16-bit float (GPU)</source>
+        <translation>混合精度 16 位浮点（GPU）</translation>
+    </message>
+    <message>
+        <source>Mixed bfloat16 (GPU)</source>
+        <translation>混合精度 bfloat16（GPU）</translation>
+    </message>
+    <message>
+        <source>Mixed precision needs a GPU; on the CPU Kiln trains in 32-bit float.</source>
+        <translation>混合精度需要 GPU；在 CPU 上 Kiln 使用 32 位浮点训练。</translation>
+    </message>
+    <message>
+        <source>Reduce the learning rate on a plateau of the validation loss</source>
+        <translation>验证损失停滞时降低学习率</translation>
+    </message>
+    <message>
+        <source>Patience (epochs)</source>
+        <translation>耐心值（轮次）</translation>
+    </message>
+    <message>
+        <source>Factor</source>
+        <translation>衰减因子</translation>
+    </message>
+    <message>
+        <source>Stop early when the validation loss stops improving</source>
+        <translation>验证损失不再改善时提前停止</translation>
+    </message>
+    <message>
+        <source>Restore the best weights</source>
+        <translation>恢复最佳权重</translation>
+    </message>
+    <message>
+        <source>Keep the best weights (checkpoint)</source>
+        <translation>保留最佳权重（检查点）</translation>
+    </message>
+    <message>
+        <source>Monitor</source>
+        <translation>监控指标</translation>
+    </message>
+    <message>
+        <source>Back up the full training state every epoch (resume after a crash)</source>
+        <translation>每轮备份完整的训练状态（崩溃后可继续训练）</translation>
+    </message>
+    <message>
+        <source>Write TensorBoard logs</source>
+        <translation>写入 TensorBoard 日志</translation>
+    </message>
+    <message>
+        <source>Log epochs to a CSV file</source>
+        <translation>将每轮结果记录到 CSV 文件</translation>
+    </message>
+    <message>
+        <source>Stop when the loss becomes NaN</source>
+        <translation>损失变为 NaN 时停止</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::TrainingPanel</name>
+    <message>
+        <source>Run %1</source>
+        <translation>运行 %1</translation>
+    </message>
+    <message>
+        <source>Train</source>
+        <translation>开始训练</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Stops after the current step and saves the full training state, so the run can be resumed.</source>
+        <translation>在当前步完成后停止并保存完整的训练状态，以便之后继续该训练运行。</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Apply now</source>
+        <translation>立即应用</translation>
+    </message>
+    <message>
+        <source>Changes the learning rate of the running training from the next step on.</source>
+        <translation>从下一步起更改正在进行的训练的学习率。</translation>
+    </message>
+    <message>
+        <source>Charts</source>
+        <translation>图表</translation>
+    </message>
+    <message>
+        <source>Configuration</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation>运行记录</translation>
+    </message>
+    <message>
+        <source>Filter runs by name</source>
+        <translation>按名称筛选运行</translation>
+    </message>
+    <message>
+        <source>Show in charts</source>
+        <translation>在图表中显示</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>比较</translation>
+    </message>
+    <message>
+        <source>Clone configuration</source>
+        <translation>克隆配置</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Open or create a project first.</source>
+        <translation>请先打开或创建项目。</translation>
+    </message>
+    <message>
+        <source>Save the project first: runs are kept next to the project file.</source>
+        <translation>请先保存项目：运行记录保存在项目文件旁边。</translation>
+    </message>
+    <message>
+        <source>The training configuration has a problem: %1</source>
+        <translation>训练配置有问题：%1</translation>
+    </message>
+    <message>
+        <source>Loading the data...</source>
+        <translation>正在加载数据…</translation>
+    </message>
+    <message>
+        <source>Paused. Resume continues with the next step.</source>
+        <translation>已暂停。点击“继续”将从下一步开始。</translation>
+    </message>
+    <message>
+        <source>Stopping after the current step...</source>
+        <translation>将在当前步完成后停止…</translation>
+    </message>
+    <message>
+        <source>Learning rate set to %1.</source>
+        <translation>学习率已设为 %1。</translation>
+    </message>
+    <message>
+        <source>Epoch %1/%2 · step %3/%4 · loss %5 · %6 samples/s · ETA %7</source>
+        <translation>第 %1/%2 轮 · 第 %3/%4 步 · 损失 %5 · %6 样本/秒 · 剩余 %7</translation>
+    </message>
+    <message>
+        <source>%p% · ETA %1</source>
+        <translation>%p% · 剩余 %1</translation>
+    </message>
+    <message>
+        <source>Training failed: %1</source>
+        <translation>训练失败：%1</translation>
+    </message>
+    <message>
+        <source>Training finished.</source>
+        <translation>训练完成。</translation>
+    </message>
+    <message>
+        <source>Validation loss %1.</source>
+        <translation>验证损失 %1。</translation>
+    </message>
+    <message>
+        <source>Test accuracy %1.</source>
+        <translation>测试准确率 %1。</translation>
+    </message>
+    <message>
+        <source>Select two runs to compare.</source>
+        <translation>请选择两个运行进行比较。</translation>
+    </message>
+    <message>
+        <source>Compare runs</source>
+        <translation>比较运行</translation>
+    </message>
+    <message>
+        <source>Setting</source>
+        <translation>设置项</translation>
+    </message>
+    <message>
+        <source>(not set)</source>
+        <translation>（未设置）</translation>
+    </message>
+    <message>
+        <source>The configurations are identical.</source>
+        <translation>两者配置完全相同。</translation>
+    </message>
+    <message>
+        <source>Select one run to clone its configuration.</source>
+        <translation>请选择一个运行以克隆其配置。</translation>
+    </message>
+    <message>
+        <source>This run has no stored configuration.</source>
+        <translation>此运行没有保存的配置。</translation>
+    </message>
+    <message>
+        <source>Configuration of &quot;%1&quot; copied into the project.</source>
+        <translation>已将“%1”的配置复制到项目中。</translation>
+    </message>
+    <message>
+        <source>Delete runs</source>
+        <translation>删除运行</translation>
+    </message>
+    <message numerus="yes">
+        <source>Delete %n run(s) from the history? Their folders on disk are kept.</source>
+        <translation>
+            <numerusform>要从历史记录中删除 %n 个运行吗？它们在磁盘上的文件夹将会保留。</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::TrainingSession</name>
+    <message>
+        <source>Stopped; the training state was saved.</source>
+        <translation>已停止；训练状态已保存。</translation>
     </message>
 </context>
 </TS>
