@@ -2770,6 +2770,11 @@ step %3 · epoch %4
         <source>Stop when the loss becomes NaN</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Precision</source>
+        <comment>metric: the share of predicted positives that are right</comment>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>

@@ -2766,6 +2766,11 @@ step %3 · epoch %4
         <source>Stop when the loss becomes NaN</source>
         <translation>损失变为 NaN 时停止</translation>
     </message>
+    <message>
+        <source>Precision</source>
+        <comment>metric: the share of predicted positives that are right</comment>
+        <translation>精确率</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>

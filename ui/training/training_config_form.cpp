@@ -219,7 +219,7 @@ void TrainingConfigForm::retranslate()
     m_schedule->setItemText(2, tr("Exponential decay"));
     m_schedule->setItemText(3, tr("Cosine decay"));
     m_metricAccuracy->setText(tr("Accuracy"));
-    m_metricPrecision->setText(tr("Precision"));
+    m_metricPrecision->setText(tr("Precision", "metric: the share of predicted positives that are right"));
     m_metricRecall->setText(tr("Recall"));
     m_metricAuc->setText(tr("ROC AUC"));
     m_device->setItemText(0, tr("CPU"));
