@@ -22,6 +22,7 @@
 
 #include "app/common/doctor.h"
 #include "app/common/error_text.h"
+#include "engine/api/run_summary.h"
 #include "engine/io/project.h"
 #include "engine/ops/summary.h"
 #include "engine/store/run_store.h"
@@ -83,25 +84,6 @@ std::string opTableMarkdown() {
     return out;
 }
 
-json evalJson(const train::EvalResult& r, const std::vector<std::string>& classNames = {}) {
-    json j = {{"loss", r.loss}};
-    for (const auto& m : r.metrics) j[m.name] = m.value;
-    if (r.confusion) {
-        const auto& cm = *r.confusion;
-        json rows = json::array(), perClass = json::array();
-        for (int64_t t = 0; t < cm.numClasses(); ++t) {
-            json row = json::array();
-            for (int64_t p = 0; p < cm.numClasses(); ++p) row.push_back(cm.count(t, p));
-            rows.push_back(std::move(row));
-            json c = {{"class", t < static_cast<int64_t>(classNames.size()) ? classNames[static_cast<size_t>(t)] : std::to_string(t)},
-                      {"precision", cm.precision(t)}, {"recall", cm.recall(t)}, {"support", cm.support(t)}};
-            perClass.push_back(std::move(c));
-        }
-        j["confusion_matrix"] = std::move(rows);
-        j["per_class"] = std::move(perClass);
-    }
-    return j;
-}
 
 }  // namespace
 
@@ -349,42 +331,12 @@ int main(int argc, char** argv) {
         Status st = train::saveWeights((*trainer)->params(), dir + "/weights.safetensors", {{"project", projectPath}});
         if (!st.ok()) return fail(st.error());
 
-        const auto& hist = result->history;
-        json out = {{"epochs", hist.size()}, {"seconds", result->seconds}, {"samples_per_s", result->samplesPerSecond}};
-        if (result->earlyStopped) out["stopped_early"] = result->stopReason;
-        if (result->resumedFromStep >= 0) out["resumed_from_step"] = result->resumedFromStep;
+        json out = api::resultsJson(*result);
         if (runStore) out["run_id"] = runId;
-        if (!hist.empty()) {
-            out["train_loss"] = hist.back().train.loss;
-            for (const auto& m : hist.back().train.metrics) out["train_" + m.name] = m.value;
-            if (hist.back().validation) {
-                out["val_loss"] = hist.back().validation->loss;
-                for (const auto& m : hist.back().validation->metrics) out["val_" + m.name] = m.value;
-            }
-        }
         const auto& classNames = (*trainer)->data().classNames;
-        if (result->test) {
-            out["test_loss"] = result->test->loss;
-            for (const auto& m : result->test->metrics) out["test_" + m.name] = m.value;
-        }
-        json history = json::array();
-        for (const auto& h : hist) {
-            json e = {{"epoch", h.epoch}, {"train", evalJson(h.train)}, {"seconds", h.seconds}, {"samples_per_s", h.samplesPerSecond}};
-            if (h.validation) e["validation"] = evalJson(*h.validation);
-            history.push_back(std::move(e));
-        }
-        json run = {{"format", "kiln-run"},
-                    {"version", 1},
-                    {"project", projectPath},
-                    {"device", device->toString()},
-                    {"threads", pool.size()},
-                    {"seed", config->seed},
-                    {"batch_size", config->batchSize},
-                    {"results", out},
-                    {"history", history},
-                    {"test", result->test ? evalJson(*result->test, classNames) : json()},
-                    {"summary", ops::summaryJson(ops::summarize(*model, config->batchSize))},
-                    {"project_snapshot", json::parse(io::serializeProject(*project))}};
+        api::RunRecord record{&project.value(), projectPath, &model.value(), &config.value(), device->toString(),
+                              static_cast<int>(pool.size()), classNames};
+        const json run = api::runJson(record, *result, out);
         st = io::writeFileAtomic(dir + "/run.json", run.dump(2) + "\n");
         if (!st.ok()) return fail(st.error());
         if (runStore) {

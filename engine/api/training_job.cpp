@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "engine/ops/summary.h"
+#include "engine/api/run_summary.h"
 #include "engine/train/weights.h"
 
 namespace kiln::engine::api {
@@ -31,32 +31,6 @@ double wallSeconds()
 {
     using namespace std::chrono;
     return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
-json evalJson(const train::EvalResult& r, const std::vector<std::string>& classNames = {})
-{
-    json j = {{"loss", r.loss}};
-    for (const auto& m : r.metrics) {
-        j[m.name] = m.value;
-    }
-    if (r.confusion) {
-        const auto& cm = *r.confusion;
-        json rows = json::array(), perClass = json::array();
-        for (int64_t t = 0; t < cm.numClasses(); ++t) {
-            json row = json::array();
-            for (int64_t p = 0; p < cm.numClasses(); ++p) {
-                row.push_back(cm.count(t, p));
-            }
-            rows.push_back(std::move(row));
-            perClass.push_back({{"class", t < int64_t(classNames.size()) ? classNames[size_t(t)] : std::to_string(t)},
-                                {"precision", cm.precision(t)},
-                                {"recall", cm.recall(t)},
-                                {"support", cm.support(t)}});
-        }
-        j["confusion_matrix"] = std::move(rows);
-        j["per_class"] = std::move(perClass);
-    }
-    return j;
 }
 
 fs::file_time_type modified(const std::string& dir)
@@ -297,55 +271,11 @@ Result<TrainingOutcome> TrainingJob::run(const std::function<void(const train::T
     const std::string weights = (fs::path(m_runDir) / "weights.safetensors").string();
     KILN_TRY(train::saveWeights(m_trainer->params(), weights, {{"project", m_projectPath}}));
 
-    const auto& hist = fit->history;
-    json out = {{"epochs", hist.size()}, {"seconds", fit->seconds}, {"samples_per_s", fit->samplesPerSecond}};
-    if (!hist.empty()) {
-        out["train_loss"] = hist.back().train.loss;
-        for (const auto& m : hist.back().train.metrics) {
-            out["train_" + m.name] = m.value;
-        }
-        if (hist.back().validation) {
-            out["val_loss"] = hist.back().validation->loss;
-            for (const auto& m : hist.back().validation->metrics) {
-                out["val_" + m.name] = m.value;
-            }
-        }
-    }
-    if (fit->test) {
-        out["test_loss"] = fit->test->loss;
-        for (const auto& m : fit->test->metrics) {
-            out["test_" + m.name] = m.value;
-        }
-    }
-    if (fit->stopped) {
-        out["stopped"] = true;
-    }
-    if (fit->earlyStopped) {
-        out["early_stopped"] = true;
-        out["stop_reason"] = fit->stopReason;
-    }
-    json history = json::array();
-    for (const auto& h : hist) {
-        json e = {{"epoch", h.epoch}, {"train", evalJson(h.train)}, {"seconds", h.seconds}, {"samples_per_s", h.samplesPerSecond}};
-        if (h.validation) {
-            e["validation"] = evalJson(*h.validation);
-        }
-        history.push_back(std::move(e));
-    }
-    const auto& classNames = m_trainer->data().classNames;
-    json runJson = {{"format", "kiln-run"},
-                    {"version", 1},
-                    {"project", m_projectPath},
-                    {"device", "cpu"},
-                    {"threads", threads()},
-                    {"seed", m_config.seed},
-                    {"batch_size", m_config.batchSize},
-                    {"results", out},
-                    {"history", history},
-                    {"test", fit->test ? evalJson(*fit->test, classNames) : json()},
-                    {"summary", ops::summaryJson(ops::summarize(m_model, m_config.batchSize))},
-                    {"project_snapshot", json::parse(io::serializeProject(m_project))}};
-    KILN_TRY(io::writeFileAtomic((fs::path(m_runDir) / "run.json").string(), runJson.dump(2) + "\n"));
+    json out = resultsJson(*fit);
+    RunRecord record{&m_project, m_projectPath, &m_model, &m_config, m_config.device, threads(),
+                     m_trainer->data().classNames};
+    const json runJsonValue = runJson(record, *fit, out);
+    KILN_TRY(io::writeFileAtomic((fs::path(m_runDir) / "run.json").string(), runJsonValue.dump(2) + "\n"));
 
     if (m_store && m_runId) {
         (void)m_store->flush();
