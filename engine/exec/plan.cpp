@@ -8,10 +8,10 @@
 #include "engine/exec/plan.h"
 
 #include "engine/core/rng.h"
+#include "engine/exec/planning.h"
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 
 namespace kiln::engine::exec {
 
@@ -29,7 +29,7 @@ struct Plan::Step {
     float* saved = nullptr;
     uint64_t seed = 0;
     float gradScale = 1.0f;
-    std::vector<std::pair<float*, size_t>> zeroFirst;  // gradient buffers first written here
+    std::vector<std::pair<float*, size_t>> zeroFirst;  // gradient buffers first written here, bytes
     // Buffer ids, resolved to pointers once the arena exists.
     std::vector<int> inBuf;
     int outBuf = -1;
@@ -38,53 +38,6 @@ struct Plan::Step {
     int savedBuf = -1;
     std::vector<int> zeroBuf;
 };
-
-namespace {
-
-constexpr size_t kAlignFloats = kTensorAlignment / sizeof(float);
-
-struct Buffer {
-    size_t floats = 0;
-    int first = 0;
-    int last = 0;
-    size_t offset = 0;
-    void use(int pos) {
-        first = std::min(first, pos);
-        last = std::max(last, pos);
-    }
-};
-
-size_t roundUp(size_t n) { return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats; }
-
-// Greedy placement, largest first, at the lowest offset free during the buffer's interval.
-size_t placeBuffers(std::vector<Buffer>& bufs) {
-    std::vector<size_t> order(bufs.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bufs[a].floats > bufs[b].floats; });
-    std::vector<size_t> placed;
-    size_t total = 0;
-    for (size_t id : order) {
-        Buffer& b = bufs[id];
-        std::vector<std::pair<size_t, size_t>> busy;  // [offset, end) of overlapping placed buffers
-        for (size_t p : placed) {
-            const Buffer& o = bufs[p];
-            if (o.first <= b.last && b.first <= o.last) busy.emplace_back(o.offset, o.offset + roundUp(o.floats));
-        }
-        std::sort(busy.begin(), busy.end());
-        size_t offset = 0;
-        size_t need = roundUp(b.floats);
-        for (const auto& [start, end] : busy) {
-            if (offset + need <= start) break;
-            offset = std::max(offset, end);
-        }
-        b.offset = offset;
-        total = std::max(total, offset + need);
-        placed.push_back(id);
-    }
-    return total;
-}
-
-}  // namespace
 
 Plan::~Plan() = default;
 
@@ -131,15 +84,6 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
 
     // Which nodes need an output gradient: they depend on a trainable parameter and a loss
     // depends on them.
-    std::vector<char> hasTrainable(n, 0), reqGrad(n, 0), reachLoss(n, 0), needGrad(n, 0);
-    for (int i : model.order) {
-        const auto& ni = model.nodes[static_cast<size_t>(i)];
-        for (size_t k = 0; k < ni.params.size(); ++k)
-            if (params.params()[static_cast<size_t>(params.index(i, k))].trainable) hasTrainable[static_cast<size_t>(i)] = 1;
-        char r = hasTrainable[static_cast<size_t>(i)];
-        for (int p : ni.inputs) r = static_cast<char>(r | reqGrad[static_cast<size_t>(p)]);
-        reqGrad[static_cast<size_t>(i)] = r;
-    }
     std::vector<int> lossNodes;
     for (const auto& ls : options.losses) {
         int o = g.find(ls.output);
@@ -147,20 +91,15 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
             return Error(ErrorCode::ConfigError, "the loss refers to output \"" + ls.output + "\", which is not a node")
                 .with("field", "training.loss.output");
         lossNodes.push_back(o);
-        reachLoss[static_cast<size_t>(o)] = 1;
     }
-    for (int k = F - 1; k >= 0; --k) {
-        int i = model.order[static_cast<size_t>(k)];
-        if (!reachLoss[static_cast<size_t>(i)]) continue;
-        for (int p : model.nodes[static_cast<size_t>(i)].inputs) reachLoss[static_cast<size_t>(p)] = 1;
-    }
-    if (options.training)
-        for (size_t i = 0; i < n; ++i) needGrad[i] = static_cast<char>(reqGrad[i] && reachLoss[i]);
+    const GradientNeeds needs = gradientNeeds(model, params, lossNodes, options.training);
+    const std::vector<char>& hasTrainable = needs.hasTrainable;
+    const std::vector<char>& needGrad = needs.needGrad;
 
     // Buffers.
-    std::vector<Buffer> bufs;
+    std::vector<LiveBuffer> bufs;
     auto newBuffer = [&](size_t floats, int first, int last) {
-        bufs.push_back({std::max<size_t>(floats, 1), first, last, 0});
+        bufs.push_back({std::max<size_t>(floats, 1) * sizeof(float), first, last, 0});
         return static_cast<int>(bufs.size() - 1);
     };
     std::vector<int> valBuf(n, -1), gradBuf(n, -1), savedBuf(n, -1);
@@ -180,7 +119,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         auto si = static_cast<size_t>(i);
         if (!needGrad[si]) continue;
         auto r = static_cast<size_t>(root[si]);
-        if (gradBuf[r] < 0) gradBuf[r] = newBuffer(bufs[static_cast<size_t>(valBuf[r])].floats, kEnd, 0);
+        if (gradBuf[r] < 0) gradBuf[r] = newBuffer(bufs[static_cast<size_t>(valBuf[r])].bytes / sizeof(float), kEnd, 0);
         gradBuf[si] = gradBuf[r];
     }
     int workspaceBuf = newBuffer(workspace, 0, kEnd);
@@ -230,7 +169,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         ops::ShapeContext cctx{lossNode, attrs, concrete};
         KILN_ASSIGN(auto kernel, def->cpu(cctx, Shape{1}));
         workspace = std::max(workspace, kernel->workspaceFloats());
-        bufs[static_cast<size_t>(workspaceBuf)].floats = std::max<size_t>(workspace, 1);
+        bufs[static_cast<size_t>(workspaceBuf)].bytes = std::max<size_t>(workspace, 1) * sizeof(float);
         auto step = std::make_unique<Step>();
         step->kernel = std::move(kernel);
         step->node = g.nodes[static_cast<size_t>(o)].name;
@@ -297,12 +236,14 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
 
     // Arena.
     size_t unplanned = 0;
-    for (const auto& b : bufs) unplanned += roundUp(b.floats);
-    size_t arenaFloats = placeBuffers(bufs);
-    plan->m_arena = makeAlignedBuffer(std::max<size_t>(arenaFloats, 1) * sizeof(float));
-    float* base = reinterpret_cast<float*>(plan->m_arena.get());
-    std::memset(base, 0, arenaFloats * sizeof(float));
-    auto ptr = [&](int b) -> float* { return b < 0 ? nullptr : base + bufs[static_cast<size_t>(b)].offset; };
+    for (const auto& b : bufs) unplanned += alignUp(b.bytes, kTensorAlignment);
+    const size_t arenaBytes = placeBuffers(bufs, kTensorAlignment);
+    plan->m_arena = makeAlignedBuffer(std::max(arenaBytes, sizeof(float)));
+    std::byte* base = plan->m_arena.get();
+    std::memset(base, 0, arenaBytes);
+    auto ptr = [&](int b) -> float* {
+        return b < 0 ? nullptr : reinterpret_cast<float*>(base + bufs[static_cast<size_t>(b)].offset);
+    };
     auto resolve = [&](Step& s) {
         s.in.clear();
         for (int b : s.inBuf) s.in.push_back(ptr(b));
@@ -311,7 +252,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         s.dIn.clear();
         for (int b : s.dInBuf) s.dIn.push_back(ptr(b));
         s.saved = ptr(s.savedBuf);
-        for (int b : s.zeroBuf) s.zeroFirst.emplace_back(ptr(b), bufs[static_cast<size_t>(b)].floats);
+        for (int b : s.zeroBuf) s.zeroFirst.emplace_back(ptr(b), bufs[static_cast<size_t>(b)].bytes);
     };
     for (auto& s : plan->m_forward) resolve(*s);
     for (auto& s : plan->m_losses) resolve(*s);
@@ -329,7 +270,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         plan->m_valueNames.push_back(g.nodes[static_cast<size_t>(o)].name);
         plan->m_values.push_back(ptr(valBuf[static_cast<size_t>(o)]));
     }
-    plan->m_stats = {arenaFloats * sizeof(float), unplanned * sizeof(float),
+    plan->m_stats = {arenaBytes, unplanned,
                      plan->m_forward.size() + plan->m_losses.size() + plan->m_backward.size()};
     return plan;
 }
@@ -367,7 +308,7 @@ Status Plan::trainStep(uint64_t step) {
 
 Status Plan::run(bool backward, uint64_t stepNo) {
     auto exec = [&](Step& s, bool bwd) -> Status {
-        for (auto [p, floats] : s.zeroFirst) std::memset(p, 0, floats * sizeof(float));
+        for (auto [p, bytes] : s.zeroFirst) std::memset(p, 0, bytes);
         ops::KernelIo io;
         io.in = s.in;
         io.out = s.out;

@@ -12,6 +12,7 @@
 
 #include "engine/backends/cuda/kernels.h"
 #include "engine/core/rng.h"
+#include "engine/exec/planning.h"
 
 namespace kiln::engine::cuda {
 
@@ -45,44 +46,11 @@ size_t alignUp(size_t b) {
     return (b + kAlign - 1) / kAlign * kAlign;
 }
 
-struct Buffer {
-    size_t bytes = 0;
-    int first = 0, last = 0;
-    size_t offset = 0;
-    void use(int pos) {
-        first = std::min(first, pos);
-        last = std::max(last, pos);
-    }
-};
+using Buffer = exec::LiveBuffer;
 
-// Greedy placement, largest first, at the lowest offset free during the buffer's interval.
+// Arena placement shared with exec::Plan, at the device alignment.
 size_t placeBuffers(std::vector<Buffer>& bufs) {
-    std::vector<size_t> order(bufs.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return bufs[a].bytes > bufs[b].bytes; });
-    std::vector<size_t> placed;
-    size_t total = 0;
-    for (size_t id : order) {
-        Buffer& b = bufs[id];
-        std::vector<std::pair<size_t, size_t>> busy;
-        for (size_t p : placed) {
-            const Buffer& o = bufs[p];
-            if (o.first <= b.last && b.first <= o.last)
-                busy.emplace_back(o.offset, o.offset + alignUp(o.bytes));
-        }
-        std::sort(busy.begin(), busy.end());
-        size_t offset = 0;
-        const size_t need = alignUp(b.bytes);
-        for (const auto& [start, end] : busy) {
-            if (offset + need <= start) break;
-            offset = std::max(offset, end);
-        }
-        b.offset = offset;
-        total = std::max(total, offset + need);
-        placed.push_back(id);
-    }
-    return total;
+    return exec::placeBuffers(bufs, kAlign);
 }
 
 Error configError(const std::string& field, const std::string& reason) {
@@ -190,29 +158,15 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
         root[si] = nk[si].alias ? root[static_cast<size_t>(model.nodes[si].inputs[0])] : i;
     }
     // Which nodes need gradients (as exec::Plan).
-    std::vector<char> hasTrainable(n, 0), reqGrad(n, 0), reachLoss(n, 0), needGrad(n, 0);
-    for (int i : model.order) {
-        const auto si = static_cast<size_t>(i);
-        for (size_t q = 0; q < model.nodes[si].params.size(); ++q)
-            if (ps[static_cast<size_t>(params.index(i, q))].trainable) hasTrainable[si] = 1;
-        char r = hasTrainable[si];
-        for (int p : model.nodes[si].inputs) r = static_cast<char>(r | reqGrad[static_cast<size_t>(p)]);
-        reqGrad[si] = r;
-    }
     std::vector<int> lossNodes;
     for (const auto& ls : options.losses) {
         const int o = g.find(ls.output);
         if (o < 0) return configError("training.loss.output", "names no node");
         lossNodes.push_back(o);
-        reachLoss[static_cast<size_t>(o)] = 1;
     }
-    for (int k = F - 1; k >= 0; --k) {
-        const int i = model.order[static_cast<size_t>(k)];
-        if (!reachLoss[static_cast<size_t>(i)]) continue;
-        for (int p : model.nodes[static_cast<size_t>(i)].inputs) reachLoss[static_cast<size_t>(p)] = 1;
-    }
-    if (options.training)
-        for (size_t i = 0; i < n; ++i) needGrad[i] = static_cast<char>(reqGrad[i] && reachLoss[i]);
+    const exec::GradientNeeds needs = exec::gradientNeeds(model, params, lossNodes, options.training);
+    const std::vector<char>& hasTrainable = needs.hasTrainable;
+    const std::vector<char>& needGrad = needs.needGrad;
 
     std::vector<Buffer> bufs;
     auto newBuffer = [&](size_t bytes, int first, int last) {
