@@ -75,19 +75,25 @@ else
   benchbin=$root/build-gpu/bench/train_gpu/train_gpu
 fi
 export KILN_SOURCE_DIR=$root QT_QPA_PLATFORM=offscreen
+test_timeout=${KILN_GPU_TEST_TIMEOUT:-300}
+bench_timeout=${KILN_GPU_BENCH_TIMEOUT:-240}
+# A library the dynamic linker cannot find fails every program the same way: say which, once.
+missing=$(for t in "${tests[@]}"; do ldd "$(testbin "$t")"; done; ldd "$benchbin")
+missing=$(echo "$missing" | grep 'not found' | sort -u)
+[ -n "$missing" ] && { echo "libraries not found (LD_LIBRARY_PATH=$LD_LIBRARY_PATH):"; echo "$missing"; }
 
 failed=0
 for t in "${tests[@]}"; do
   stamp "test $t"
-  if ! timeout 300 "$(testbin "$t")" -o "$out/$t.txt,txt" -o -,txt; then failed=$((failed + 1)); echo "FAILED: $t"; fi
+  if ! timeout "$test_timeout" "$(testbin "$t")" -o "$out/$t.txt,txt" -o -,txt; then failed=$((failed + 1)); echo "FAILED: $t"; fi
 done
 stamp "tests done: $failed failed"
 
 stamp "benchmark: Kiln"
-timeout 240 "$benchbin" --windows 3 --window-seconds 1 --warmup-steps 5 "${models[@]}" | tee "$out/kiln_results.txt"
+timeout "$bench_timeout" "$benchbin" --windows 3 --window-seconds 1 --warmup-steps 5 "${models[@]}" | tee "$out/kiln_results.txt"
 stamp "benchmark: PyTorch"
 if python3 -c 'import torch' 2>/dev/null; then
-  timeout 240 python3 "$root/bench/train_gpu/torch_train_gpu.py" --windows 3 --window-seconds 1 --warmup-steps 5 "${models[@]}" |
+  timeout "$bench_timeout" python3 "$root/bench/train_gpu/torch_train_gpu.py" --windows 3 --window-seconds 1 --warmup-steps 5 "${models[@]}" |
     tee "$out/torch_results.txt"
 else
   echo "PyTorch is not installed: peer skipped"
