@@ -37,6 +37,9 @@ struct CudaPlan::Step {
     std::vector<size_t> inFloats;
     std::vector<float> hostOut, hostDOut, hostSaved, hostWorkspace;
     size_t outFloats = 0;
+    // Backward steps of CPU-placed nodes: the forward step whose host inputs, output and saved
+    // state the gradient is computed from.
+    Step* fwd = nullptr;
 };
 
 namespace {
@@ -93,28 +96,37 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
     auto bwdPos = [&](int i) { return F + L + (F - 1 - orderIndex[static_cast<size_t>(i)]); };
     CudaBuildOptions bo{&ctx, options.precision, options.tf32};
 
-    // Parameters: one device block for values, one for gradients.
+    // Parameters: one device block for values, one for gradients (or another plan's blocks).
     auto& ps = params.params();
-    std::vector<size_t> pOffset(ps.size());
-    size_t pBytes = 0;
-    for (size_t i = 0; i < ps.size(); ++i) {
-        pOffset[i] = pBytes;
-        pBytes += alignUp(static_cast<size_t>(ps[i].value.numel()) * 4);
+    if (options.shareParameters) {
+        if (options.shareParameters->params.size() != ps.size())
+            return Error(ErrorCode::Internal, "shared device parameters belong to another model");
+        plan->m_dev = options.shareParameters;
+    } else {
+        auto dev = std::make_shared<DeviceParameters>();
+        std::vector<size_t> pOffset(ps.size());
+        size_t pBytes = 0;
+        for (size_t i = 0; i < ps.size(); ++i) {
+            pOffset[i] = pBytes;
+            pBytes += alignUp(static_cast<size_t>(ps[i].value.numel()) * 4);
+        }
+        dev->bytes = pBytes;
+        KILN_ASSIGN(dev->values, ctx.alloc(std::max<size_t>(pBytes, kAlign)));
+        KILN_ASSIGN(dev->grads, ctx.alloc(std::max<size_t>(pBytes, kAlign)));
+        for (size_t i = 0; i < ps.size(); ++i) {
+            DeviceParam d;
+            d.value = reinterpret_cast<float*>(dev->values.as<std::byte>() + pOffset[i]);
+            d.grad = reinterpret_cast<float*>(dev->grads.as<std::byte>() + pOffset[i]);
+            d.n = ps[i].value.numel();
+            d.trainable = ps[i].trainable;
+            d.lrMultiplier = ps[i].lrMultiplier;
+            d.decay = ps[i].decay;
+            dev->params.push_back(d);
+        }
+        plan->m_dev = std::move(dev);
+        KILN_TRY(plan->uploadParams());
     }
-    plan->m_paramBytes = pBytes;
-    KILN_ASSIGN(plan->m_paramValues, ctx.alloc(std::max<size_t>(pBytes, kAlign)));
-    KILN_ASSIGN(plan->m_paramGrads, ctx.alloc(std::max<size_t>(pBytes, kAlign)));
-    for (size_t i = 0; i < ps.size(); ++i) {
-        DeviceParam d;
-        d.value = reinterpret_cast<float*>(plan->m_paramValues.as<std::byte>() + pOffset[i]);
-        d.grad = reinterpret_cast<float*>(plan->m_paramGrads.as<std::byte>() + pOffset[i]);
-        d.n = ps[i].value.numel();
-        d.trainable = ps[i].trainable;
-        d.lrMultiplier = ps[i].lrMultiplier;
-        d.decay = ps[i].decay;
-        plan->m_dparams.push_back(d);
-    }
-    KILN_TRY(plan->uploadParams());
+    plan->m_paramBytes = plan->m_dev->bytes;
 
     // Kernels per node.
     struct NodeK {
@@ -201,10 +213,11 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
     auto paramPtrs = [&](int i, Step& st) {
         for (size_t q = 0; q < model.nodes[static_cast<size_t>(i)].params.size(); ++q) {
             const auto pi = static_cast<size_t>(params.index(i, q));
-            st.params.push_back(plan->m_dparams[pi].value);
-            st.dParams.push_back(plan->m_dparams[pi].trainable ? plan->m_dparams[pi].grad : nullptr);
+            st.params.push_back(plan->m_dev->params[pi].value);
+            st.dParams.push_back(plan->m_dev->params[pi].trainable ? plan->m_dev->params[pi].grad : nullptr);
         }
     };
+    std::vector<Step*> forwardStep(n, nullptr);
     auto hostMirror = [&](Step& st, const ops::NodeInfo& ni) {
         for (const auto& s : ni.inputShapes) {
             st.inFloats.push_back(static_cast<size_t>(s.withBatch(batch).numel()));
@@ -235,6 +248,7 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
         st->seed = rng::mix(options.seed, static_cast<uint64_t>(i));
         paramPtrs(i, *st);
         if (st->cpu) hostMirror(*st, ni);
+        forwardStep[si] = st.get();
         plan->m_forward.push_back(std::move(st));
     }
 
@@ -315,7 +329,10 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
             st->savedBuf = savedBuf[si];
             st->seed = rng::mix(options.seed, static_cast<uint64_t>(i));
             paramPtrs(i, *st);
-            if (st->cpu) hostMirror(*st, ni);
+            if (st->cpu) {
+                hostMirror(*st, ni);
+                st->fwd = forwardStep[si];
+            }
             plan->m_backward.push_back(std::move(st));
         }
     }
@@ -387,8 +404,8 @@ Status CudaPlan::downloadOutput(size_t k, float* host) {
 Status CudaPlan::uploadParams() {
     auto& ps = m_params->params();
     for (size_t i = 0; i < ps.size(); ++i)
-        KILN_TRY(m_ctx->upload(m_dparams[i].value, ps[i].value.data<float>(),
-                               static_cast<size_t>(m_dparams[i].n) * 4));
+        KILN_TRY(m_ctx->upload(m_dev->params[i].value, ps[i].value.data<float>(),
+                               static_cast<size_t>(m_dev->params[i].n) * 4));
     return m_ctx->synchronize();
 }
 
@@ -397,8 +414,8 @@ Status CudaPlan::downloadParams() {
     auto& ps = m_params->params();
     for (size_t i = 0; i < ps.size(); ++i)
         KILN_TRY(checkCuda(
-            cudaMemcpyAsync(ps[i].value.data<float>(), m_dparams[i].value,
-                            static_cast<size_t>(m_dparams[i].n) * 4, cudaMemcpyDeviceToHost, m_ctx->stream()),
+            cudaMemcpyAsync(ps[i].value.data<float>(), m_dev->params[i].value,
+                            static_cast<size_t>(m_dev->params[i].n) * 4, cudaMemcpyDeviceToHost, m_ctx->stream()),
             "copy of the weights to the host"));
     return m_ctx->synchronize();
 }
@@ -409,7 +426,7 @@ Status CudaPlan::forward(uint64_t step) {
 
 Status CudaPlan::trainStep(uint64_t step, float lossScale) {
     if (!m_training) return Error(ErrorCode::Internal, "trainStep called on an inference plan");
-    KILN_TRY(m_ctx->memsetAsync(m_paramGrads.get(), 0, m_paramGrads.bytes()));
+    KILN_TRY(m_ctx->memsetAsync(m_dev->grads.get(), 0, m_dev->grads.bytes()));
     return run(true, step, lossScale);
 }
 
@@ -450,8 +467,10 @@ Status CudaPlan::runStep(Step& s, bool bwd, uint64_t stepNo) {
             "copy to the host"));
         KILN_TRY(m_ctx->synchronize());
     }
+    // A backward step reads what its forward step brought over and kept.
+    Step& f = s.fwd ? *s.fwd : s;
     std::vector<const float*> in;
-    for (auto& h : s.hostIn) in.push_back(h.data());
+    for (auto& h : f.hostIn) in.push_back(h.data());
     std::vector<float*> dIn;
     for (size_t k = 0; k < s.hostDIn.size(); ++k) {
         std::fill(s.hostDIn[k].begin(), s.hostDIn[k].end(), 0.0f);
@@ -459,10 +478,10 @@ Status CudaPlan::runStep(Step& s, bool bwd, uint64_t stepNo) {
     }
     ops::KernelIo io;
     io.in = in;
-    io.out = s.hostOut.data();
+    io.out = f.hostOut.data();
     io.dOut = s.hostDOut.data();
     io.dIn = dIn;
-    io.saved = s.hostSaved.empty() ? nullptr : s.hostSaved.data();
+    io.saved = f.hostSaved.empty() ? nullptr : f.hostSaved.data();
     io.workspace = s.hostWorkspace.data();
     io.training = m_training;
     io.seed = s.seed;
@@ -528,7 +547,7 @@ Result<bool> CudaPlan::gradientsFinite() {
     // The second int of the flag block; the first reports invalid labels to losses().
     int* flag = m_flag.as<int>() + 1;
     KILN_TRY(m_ctx->memsetAsync(flag, 0, sizeof(int)));
-    for (const auto& p : m_dparams)
+    for (const auto& p : m_dev->params)
         if (p.trainable) k::checkFinite(p.grad, p.n, flag, m_ctx->stream());
     int bad = 0;
     KILN_TRY(m_ctx->download(&bad, flag, sizeof(int)));
@@ -536,9 +555,9 @@ Result<bool> CudaPlan::gradientsFinite() {
 }
 
 Status CudaPlan::allReduceGradients(train::Reducer& reducer) {
-    const int64_t floats = static_cast<int64_t>(m_paramGrads.bytes() / 4);
-    KILN_TRY(reducer.allReduceSum(m_paramGrads.as<float>(), floats));
-    k::scale(m_paramGrads.as<float>(), 1.0f / static_cast<float>(reducer.size()), floats, m_ctx->stream());
+    const int64_t floats = static_cast<int64_t>(m_dev->grads.bytes() / 4);
+    KILN_TRY(reducer.allReduceSum(m_dev->grads.as<float>(), floats));
+    k::scale(m_dev->grads.as<float>(), 1.0f / static_cast<float>(reducer.size()), floats, m_ctx->stream());
     return {};
 }
 
@@ -561,6 +580,7 @@ Result<std::unique_ptr<CudaOptimizer>> CudaOptimizer::create(const optim::Optimi
     size_t floats = 0;
     for (const auto& p : plan.deviceParams())
         if (p.trainable) floats += static_cast<size_t>(p.n) * static_cast<size_t>(slots);
+    o->m_stateFloats = static_cast<int64_t>(floats);
     KILN_ASSIGN(o->m_state, plan.context().alloc(std::max<size_t>(floats, 1) * 4));
     KILN_TRY(plan.context().memsetAsync(o->m_state.get(), 0, std::max<size_t>(floats, 1) * 4));
     size_t at = 0;
@@ -569,6 +589,17 @@ Result<std::unique_ptr<CudaOptimizer>> CudaOptimizer::create(const optim::Optimi
         if (p.trainable) at += static_cast<size_t>(p.n) * static_cast<size_t>(slots);
     }
     return o;
+}
+
+Status CudaOptimizer::downloadState(float* host) {
+    if (m_stateFloats == 0) return {};
+    return m_plan->context().download(host, m_state.get(), static_cast<size_t>(m_stateFloats) * 4);
+}
+
+Status CudaOptimizer::uploadState(const float* host) {
+    if (m_stateFloats == 0) return {};
+    KILN_TRY(m_plan->context().upload(m_state.get(), host, static_cast<size_t>(m_stateFloats) * 4));
+    return m_plan->context().synchronize();
 }
 
 Status CudaOptimizer::step(double lr, float gradScale) {

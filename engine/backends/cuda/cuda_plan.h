@@ -21,15 +21,8 @@
 
 namespace kiln::engine::cuda {
 
-struct CudaPlanOptions {
-    int64_t batch = 32;
-    bool training = true;
-    std::vector<exec::LossSpec> losses;
-    uint64_t seed = 0;
-    train::Precision precision = train::Precision::Fp32;
-    bool tf32 = true;
-};
-
+// Parameter values and gradients on the device, one block each; shared by the plans of one model
+// (training and inference, full and last partial batch), so they all see the same weights.
 struct DeviceParam {
     float* value = nullptr;
     float* grad = nullptr;
@@ -37,6 +30,24 @@ struct DeviceParam {
     bool trainable = true;
     float lrMultiplier = 1.0f;
     bool decay = true;
+};
+
+struct DeviceParameters {
+    DeviceBuffer values, grads;
+    std::vector<DeviceParam> params;
+    uint64_t bytes = 0;
+};
+
+struct CudaPlanOptions {
+    int64_t batch = 32;
+    bool training = true;
+    std::vector<exec::LossSpec> losses;
+    uint64_t seed = 0;
+    train::Precision precision = train::Precision::Fp32;
+    bool tf32 = true;
+    // Another plan's parameters of the same model (CudaPlan::sharedParameters); null: allocate
+    // and upload the ParamStore's values.
+    std::shared_ptr<DeviceParameters> shareParameters;
 };
 
 class CudaPlan {
@@ -64,7 +75,8 @@ public:
     // Losses of the last step (synchronises).
     Result<std::vector<float>> losses();
 
-    std::vector<DeviceParam>& deviceParams() { return m_dparams; }
+    std::vector<DeviceParam>& deviceParams() { return m_dev->params; }
+    const std::shared_ptr<DeviceParameters>& sharedParameters() const { return m_dev; }
     Status downloadParams();  // device values -> the host ParamStore
     Status uploadParams();    // host ParamStore -> device
     // True when every trainable gradient is finite (one small device reduction and a sync).
@@ -91,8 +103,8 @@ private:
     int64_t m_batch = 0;
     bool m_training = false;
     Placement m_placement;
-    DeviceBuffer m_arena, m_paramValues, m_paramGrads, m_workspace, m_lossSlots, m_flag;
-    std::vector<DeviceParam> m_dparams;
+    std::shared_ptr<DeviceParameters> m_dev;
+    DeviceBuffer m_arena, m_workspace, m_lossSlots, m_flag;
     std::vector<std::unique_ptr<Step>> m_forward, m_losses, m_backward;
     std::vector<float*> m_inputs, m_targets, m_outputs;
     std::vector<size_t> m_inputBytes, m_targetBytes, m_outputBytes;
@@ -109,6 +121,12 @@ public:
     // One update with learning rate lr; gradients are multiplied by gradScale first (1/lossScale).
     Status step(double lr, float gradScale = 1.0f);
     int64_t iterations() const { return m_iterations; }
+    void setIterations(int64_t n) { m_iterations = n; }
+    // The moments in optim::Optimizer's layout (per trainable parameter, slot after slot), so a
+    // saved training state resumes on either device.
+    int64_t stateFloats() const { return m_stateFloats; }
+    Status downloadState(float* host);
+    Status uploadState(const float* host);
 
 private:
     CudaOptimizer() = default;
@@ -119,6 +137,7 @@ private:
     DeviceBuffer m_state;
     std::vector<float*> m_slots;  // per parameter: first slot (m, or momentum); v follows at +n
     int64_t m_iterations = 0;
+    int64_t m_stateFloats = 0;
 };
 
 // One mixed-precision training step: forward/backward with the scaler's loss scale, an overflow
