@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // train_gpu: GPU training throughput of Kiln projects (images/s over timed windows of full
 // training steps on one device-resident synthetic batch) in fp32, fp16 and bf16, with the memory
-// assistant's prediction next to the allocator's measured peak. Peer: bench/train_gpu/torch_train_gpu.py.
+// assistant's prediction next to the allocator's measured peak, both without the cuDNN
+// convolution workspace (chosen by cuDNN at run time). Peer: bench/train_gpu/torch_train_gpu.py.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include "engine/backends/cuda/cuda_device.h"
 #include "engine/backends/cuda/cuda_plan.h"
+#include "engine/backends/cuda/dnn.h"
 #include "engine/core/rng.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
@@ -23,9 +25,14 @@ using Clock = std::chrono::steady_clock;
 
 const char* kUsage =
     "usage: train_gpu [--batch N] [--precision fp32,fp16,bf16] [--windows N] [--window-seconds S]\n"
-    "                 [--warmup-steps N] [--device N] project.kiln ...\n"
+    "                 [--warmup-steps N] [--device N] [--predict-only] project.kiln ...\n"
     "Times full training steps (forward, loss, backward, optimizer update) on the GPU with\n"
-    "synthetic data already on the device; prints one RESULT line per project and precision.\n";
+    "synthetic data already on the device; prints one RESULT line per project and precision.\n"
+    "Memory: predicted_bytes is the memory assistant's prediction and peak_bytes the caching\n"
+    "allocator's peak in use, both covering the cuBLASLt workspace, parameters, gradients,\n"
+    "optimizer state, the plan's arena and kernel workspace, and neither the cuDNN convolution\n"
+    "workspace (conv_workspace_bytes, chosen by cuDNN at run time, up to 256 MiB);\n"
+    "allocator_peak_bytes is the peak with it. --predict-only prints the prediction only (no GPU).\n";
 
 struct Options {
     std::vector<std::string> projects;
@@ -35,6 +42,7 @@ struct Options {
     double windowSeconds = 1.0;
     int warmupSteps = 10;
     int device = 0;
+    bool predictOnly = false;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -106,6 +114,24 @@ bool runOne(const std::string& path, const std::string& precisionName, const Opt
     mo.cuda = true;
     auto predicted = train::estimateMemory(*model, mo);
     if (!predicted.ok()) return fail(predicted.error()), false;
+    std::printf(
+        "%s %s: predicted %s = parameters %s + gradients %s + optimizer state %s + arena %s + 16-bit staging "
+        "%s "
+        "+ workspaces %s (cuBLASLt and kernels); cuDNN convolution workspace not predicted (up to %s)\n",
+        name.c_str(), precisionName.c_str(), train::formatBytes(predicted->total()).c_str(),
+        train::formatBytes(predicted->parameters).c_str(), train::formatBytes(predicted->gradients).c_str(),
+        train::formatBytes(predicted->optimizerState).c_str(),
+        train::formatBytes(predicted->activations).c_str(),
+        train::formatBytes(predicted->lowPrecisionCopy).c_str(),
+        train::formatBytes(predicted->workspace).c_str(),
+        train::formatBytes(predicted->convWorkspaceLimit).c_str());
+    if (o.predictOnly) {
+        std::printf("PREDICT model=%s precision=%s batch=%lld predicted_bytes=%llu\n", name.c_str(),
+                    precisionName.c_str(), static_cast<long long>(batch),
+                    static_cast<unsigned long long>(predicted->total()));
+        std::fflush(stdout);
+        return true;
+    }
 
     auto ctx = cuda::DeviceContext::create(o.device);
     if (!ctx.ok()) return fail(ctx.error()), false;
@@ -122,6 +148,9 @@ bool runOne(const std::string& path, const std::string& precisionName, const Opt
     auto opt = cuda::CudaOptimizer::create(optimizer, **plan);
     if (!opt.ok()) return fail(opt.error()), false;
     std::printf("%s: %s", name.c_str(), (*plan)->placement().report().c_str());
+    // Blocks held once the plan and optimizer exist; what is still held after the warm-up beyond
+    // them was allocated lazily by the steps: the cuDNN convolution workspace.
+    const uint64_t heldBeforeSteps = (*ctx)->allocator().stats().inUse;
 
     for (size_t k = 0; k < model->inputs.size(); ++k) {
         std::vector<float> x(static_cast<size_t>(
@@ -157,6 +186,9 @@ bool runOne(const std::string& path, const std::string& precisionName, const Opt
     for (int i = 0; i < o.warmupSteps; ++i)
         if (auto st = step(); !st.ok()) return fail(st.error()), false;
     if (auto st = (*ctx)->synchronize(); !st.ok()) return fail(st.error()), false;
+    const uint64_t heldAfterWarmup = (*ctx)->allocator().stats().inUse;
+    const uint64_t convWorkspace = heldAfterWarmup > heldBeforeSteps ? heldAfterWarmup - heldBeforeSteps : 0;
+    for (const auto& note : cuda::convolutionNotes()) std::printf("%s: %s\n", name.c_str(), note.c_str());
 
     std::vector<double> rates;
     for (int w = 0; w < o.windows; ++w) {
@@ -177,12 +209,21 @@ bool runOne(const std::string& path, const std::string& precisionName, const Opt
     if (!lossValues.ok()) return fail(lossValues.error()), false;
     std::sort(rates.begin(), rates.end());
     const auto stats = (*ctx)->allocator().stats();
+    const uint64_t peak = stats.peakInUse > convWorkspace ? stats.peakInUse - convWorkspace : stats.peakInUse;
+    std::printf(
+        "%s %s: measured %s = allocator peak %s - cuDNN convolution workspace %s (plan arena %s, "
+        "parameters %s)\n",
+        name.c_str(), precisionName.c_str(), train::formatBytes(peak).c_str(),
+        train::formatBytes(stats.peakInUse).c_str(), train::formatBytes(convWorkspace).c_str(),
+        train::formatBytes((*plan)->arenaBytes()).c_str(),
+        train::formatBytes((*plan)->parameterBytes()).c_str());
     std::printf(
         "RESULT model=%s precision=%s batch=%lld samples_per_s=%.1f loss=%.4f predicted_bytes=%llu "
-        "peak_bytes=%llu skipped_steps=%lld\n",
+        "peak_bytes=%llu allocator_peak_bytes=%llu conv_workspace_bytes=%llu skipped_steps=%lld\n",
         name.c_str(), precisionName.c_str(), static_cast<long long>(batch), rates[rates.size() / 2],
         lossValues->empty() ? 0.0 : (*lossValues)[0], static_cast<unsigned long long>(predicted->total()),
-        static_cast<unsigned long long>(stats.peakInUse), static_cast<long long>(scaler.skippedSteps()));
+        static_cast<unsigned long long>(peak), static_cast<unsigned long long>(stats.peakInUse),
+        static_cast<unsigned long long>(convWorkspace), static_cast<long long>(scaler.skippedSteps()));
     std::fflush(stdout);
     return true;
 }
@@ -212,6 +253,8 @@ int main(int argc, char** argv) {
             o.warmupSteps = std::max(0, std::atoi(next().c_str()));
         else if (a == "--device")
             o.device = std::atoi(next().c_str());
+        else if (a == "--predict-only")
+            o.predictOnly = true;
         else if (a == "--help" || a == "-h") {
             std::printf("%s", kUsage);
             return 0;
@@ -222,7 +265,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s", kUsage);
         return 2;
     }
-    if (cuda::deviceCount() == 0) {
+    if (!o.predictOnly && cuda::deviceCount() == 0) {
         std::fprintf(stderr, "train_gpu: no CUDA device (%s)\n", cuda::unavailableReason().c_str());
         return 3;
     }

@@ -7,15 +7,95 @@
 #include <cstdio>
 
 #include "engine/exec/param_store.h"
+#include "engine/ops/kernels/conv2d.h"
 
 namespace kiln::engine::train {
 namespace {
 
-// cuBLASLt's workspace (32 MiB, the size NVIDIA recommends for Hopper) plus the cap Kiln puts on
-// cuDNN convolution workspaces (256 MiB).
-constexpr uint64_t kCudaWorkspace = (32ull + 256ull) << 20;
-// The caching allocator rounds large blocks to 2 MiB; assume a few percent of rounding waste.
-constexpr double kCudaRounding = 1.03;
+// cuBLASLt's workspace, allocated with the device context (32 MiB, NVIDIA's size for Hopper).
+constexpr uint64_t kBlasWorkspace = 32ull << 20;
+// The cap Kiln puts on cuDNN convolution workspaces (DeviceContext::kMaxConvWorkspace).
+constexpr uint64_t kConvWorkspaceCap = 256ull << 20;
+// Small device blocks of a CUDA plan: loss slots and the non-finite flag.
+constexpr uint64_t kCudaSmallBlocks = 2 * 512;
+
+// The caching allocator's size classes: 512 B steps below 1 MiB, 2 MiB steps above.
+uint64_t deviceRound(uint64_t bytes) {
+    if (bytes == 0) bytes = 1;
+    if (bytes < (1ull << 20)) return (bytes + 511) / 512 * 512;
+    constexpr uint64_t kLarge = 2ull << 20;
+    return (bytes + kLarge - 1) / kLarge * kLarge;
+}
+uint64_t align256(uint64_t b) {
+    return (b + 255) / 256 * 256;
+}
+uint64_t f32(int64_t n) {
+    return align256(static_cast<uint64_t>(n) * 4);
+}
+uint64_t f16(int64_t n) {
+    return align256(static_cast<uint64_t>(n) * 2);
+}
+
+// The CUDA plan's kernel workspace (one block, the largest need of any kernel) for Dense, Conv2D
+// and BatchNormalization as the CUDA kernels lay it out: fp32 scratch of the backward (padded
+// input, OHWI weights, activation gradient) and, at 16 bits, the staged input, weights and output.
+struct KernelWorkspace {
+    uint64_t fp32 = 0;  // the precision's fp32 needs
+    uint64_t all = 0;   // with the 16-bit staging
+    bool hasConv = false;
+};
+KernelWorkspace kernelWorkspace(const ops::ModelInfo& model, int64_t batch, bool half) {
+    KernelWorkspace k;
+    for (int i : model.order) {
+        const auto& ni = model.nodes[static_cast<size_t>(i)];
+        if (!ni.def) continue;
+        const Shape out = ni.output.withBatch(batch);
+        uint64_t f = 0, h = 0;
+        if (ni.def->kind == ops::OpKind::Dense && !ni.inputShapes.empty()) {
+            const int64_t units = out[-1], in = ni.inputShapes[0][-1];
+            const int64_t rows = out.numel() / std::max<int64_t>(1, units);
+            const bool linear =
+                ni.attrs.getString("activation").empty() || ni.attrs.getString("activation") == "linear";
+            f = linear ? 0 : f32(rows * units);
+            h = half ? f16(rows * in) + f16(in * units) : 0;
+            h = std::max(h, f);
+        } else if (ni.def->kind == ops::OpKind::Conv2D && !ni.inputShapes.empty() &&
+                   ni.inputShapes[0].rank() == 4) {
+            k.hasConv = true;
+            const Shape x = ni.inputShapes[0].withBatch(batch);
+            const auto& ks = ni.attrs.getInts("kernel_size");
+            const auto& st = ni.attrs.getInts("strides");
+            const auto& dl = ni.attrs.getInts("dilation_rate");
+            if (ks.size() < 2 || st.size() < 2 || dl.size() < 2) continue;
+            const auto g = kernels::makeConv2DGeom(
+                x[0], x[1], x[2], x[3], ks[0], ks[1], out[-1], st[0], st[1], dl[0], dl[1],
+                ni.attrs.getString("padding") == "same", ni.attrs.getInt("groups"));
+            const int64_t padBottom =
+                std::max<int64_t>(0, (g.oh - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1 - g.h - g.padTop);
+            const int64_t padRight =
+                std::max<int64_t>(0, (g.ow - 1) * g.strideW + (g.kw - 1) * g.dilationW + 1 - g.w - g.padLeft);
+            const bool padded = g.padTop != padBottom || g.padLeft != padRight;
+            const int64_t xElems =
+                padded ? g.n * (g.h + g.padTop + padBottom) * (g.w + g.padLeft + padRight) * g.c
+                       : g.n * g.h * g.w * g.c;
+            const int64_t wElems = g.kh * g.kw * (g.c / std::max<int64_t>(1, g.groups)) * g.oc;
+            const int64_t yElems = g.n * g.oh * g.ow * g.oc;
+            const uint64_t pad = padded ? f32(xElems) : 0;
+            const bool linear =
+                ni.attrs.getString("activation").empty() || ni.attrs.getString("activation") == "linear";
+            const uint64_t base = pad + f32(wElems);
+            const uint64_t bwd = (linear ? 0 : f32(yElems)) + f32(wElems) + pad;
+            const uint64_t fwd = half ? f16(xElems) + f16(wElems) + f16(yElems) : 0;
+            f = base + bwd;
+            h = base + std::max(fwd, bwd);
+        } else if (ni.def->kind == ops::OpKind::BatchNormalization) {
+            f = h = align256(16 * static_cast<uint64_t>(out[-1]));
+        }
+        k.fp32 = std::max(k.fp32, f);
+        k.all = std::max(k.all, h);
+    }
+    return k;
+}
 
 Result<uint64_t> arenaBytes(const ops::ModelInfo& model, exec::ParamStore& store, const MemoryOptions& o,
                             int64_t batch, ThreadPool& pool) {
@@ -25,6 +105,23 @@ Result<uint64_t> arenaBytes(const ops::ModelInfo& model, exec::ParamStore& store
     co.losses = o.losses;
     KILN_ASSIGN(auto plan, exec::Plan::compile(model, store, co, pool));
     return static_cast<uint64_t>(plan->stats().arenaBytes);
+}
+
+// The CPU plan's kernel scratch (one block, live through the whole step, inside its arena): the
+// CUDA plan keeps its own kernel workspace outside the arena instead, so it is taken out of the
+// CPU arena when predicting a CUDA run. Loss kernels' scratch is small and stays counted.
+Result<uint64_t> cpuWorkspaceBytes(const ops::ModelInfo& model, int64_t batch) {
+    size_t workspace = 0;
+    for (int i : model.order) {
+        const auto& ni = model.nodes[static_cast<size_t>(i)];
+        if (!ni.def || ni.def->kind == ops::OpKind::Input) continue;
+        std::vector<Shape> ins;
+        for (const auto& s : ni.inputShapes) ins.push_back(s.withBatch(batch));
+        const ops::ShapeContext ctx{model.graph.nodes[static_cast<size_t>(i)], ni.attrs, ins};
+        KILN_ASSIGN(auto k, ni.def->cpu(ctx, ni.output.withBatch(batch)));
+        workspace = std::max(workspace, k->workspaceFloats());
+    }
+    return static_cast<uint64_t>(workspace) * sizeof(float);
 }
 
 }  // namespace
@@ -59,39 +156,62 @@ Result<MemoryEstimate> estimateMemory(const ops::ModelInfo& model, const MemoryO
     exec::ParamStore store = exec::ParamStore::create(model, 0);
     MemoryEstimate e;
     e.batch = o.batch;
-    uint64_t trainable = 0, all = 0;
+    uint64_t trainable = 0, all = 0, allAligned = 0;
     for (const auto& p : store.params()) {
         all += static_cast<uint64_t>(p.value.numel());
+        allAligned += f32(p.value.numel());
         if (p.trainable) trainable += static_cast<uint64_t>(p.value.numel());
     }
     const bool half = o.precision != Precision::Fp32;
-    e.parameters = all * 4;
-    e.lowPrecisionCopy = half ? all * 2 : 0;
-    if (o.training) {
-        e.gradients = trainable * 4;
-        optim::Optimizer opt(o.optimizer);
-        e.optimizerState = trainable * 4 * static_cast<uint64_t>(opt.stateSlots());
+    optim::Optimizer opt(o.optimizer);
+    if (!o.cuda) {
+        e.parameters = all * 4;
+        if (o.training) {
+            e.gradients = trainable * 4;
+            e.optimizerState = trainable * 4 * static_cast<uint64_t>(opt.stateSlots());
+        }
+    } else {
+        // One block of values and one of gradients (every parameter, 256-byte aligned each), one
+        // of optimizer state (trainable parameters).
+        e.parameters = deviceRound(allAligned);
+        if (o.training) {
+            e.gradients = deviceRound(allAligned);
+            e.optimizerState =
+                deviceRound(std::max<uint64_t>(1, trainable * static_cast<uint64_t>(opt.stateSlots())) * 4);
+        }
     }
-    // Two small plans give the arena's fixed part and its growth per sample.
+    // Two small plans give the arena's fixed part and its growth per sample. Values, gradients
+    // and saved state are fp32 at every precision.
     ThreadPool pool(1);
     const int64_t b1 = 2, b2 = 4;
     KILN_ASSIGN(uint64_t a1, arenaBytes(model, store, o, b1, pool));
     KILN_ASSIGN(uint64_t a2, arenaBytes(model, store, o, b2, pool));
+    if (o.cuda) {
+        KILN_ASSIGN(uint64_t w1, cpuWorkspaceBytes(model, b1));
+        KILN_ASSIGN(uint64_t w2, cpuWorkspaceBytes(model, b2));
+        a1 -= std::min(a1, w1);
+        a2 -= std::min(a2, w2);
+    }
     const double perSample = std::max(0.0, (double(a2) - double(a1)) / double(b2 - b1));
     const double fixed = std::max(0.0, double(a1) - perSample * double(b1));
-    double act = fixed + perSample * double(o.batch);
-    double per = perSample;
-    if (half) {  // 16-bit activations; BatchNorm statistics, softmax and losses stay fp32 (small)
-        act *= 0.5;
-        per *= 0.5;
+    const double act = fixed + perSample * double(o.batch);
+    e.bytesPerSample = perSample;
+    if (!o.cuda) {
+        e.activations = static_cast<uint64_t>(act);
+        return e;
     }
-    if (o.cuda) {
-        act *= kCudaRounding;
-        per *= kCudaRounding;
-        e.workspace = kCudaWorkspace;
-    }
-    e.activations = static_cast<uint64_t>(act);
-    e.bytesPerSample = per;
+    e.activations = deviceRound(static_cast<uint64_t>(act));
+    // The kernel workspace, at this batch and at batch 1 for its growth per sample.
+    const KernelWorkspace k = kernelWorkspace(model, o.batch, half);
+    const KernelWorkspace k1 = kernelWorkspace(model, 1, half);
+    const uint64_t kernelAll = deviceRound(std::max<uint64_t>(k.all, 256));
+    const uint64_t kernelFp32 = deviceRound(std::max<uint64_t>(k.fp32, 256));
+    e.lowPrecisionCopy = kernelAll > kernelFp32 ? kernelAll - kernelFp32 : 0;
+    e.workspace = kBlasWorkspace + kernelFp32 + kCudaSmallBlocks;
+    e.convWorkspaceLimit = k.hasConv ? kConvWorkspaceCap : 0;
+    // The kernel workspace grows with the batch too (linear in it: every term is).
+    const double kb = double(std::max(k.all, k.fp32)), k1b = double(std::max(k1.all, k1.fp32));
+    if (o.batch > 1 && kb > k1b) e.bytesPerSample += (kb - k1b) / double(o.batch - 1);
     return e;
 }
 
@@ -99,21 +219,21 @@ Result<int64_t> largestBatch(const ops::ModelInfo& model, MemoryOptions o, uint6
                              int64_t maxBatch) {
     o.batch = 1;
     KILN_ASSIGN(MemoryEstimate one, estimateMemory(model, o));
-    if (one.total() > budget) {
-        Error e = outOfMemoryError(one.total(), 0, budget, o.cuda ? "cuda" : "cpu", &one, 0);
-        e.message = "even a batch of one needs " + formatBytes(one.total()) + ", more than the budget of " +
-                    formatBytes(budget);
+    if (one.totalWithConvWorkspace() > budget) {
+        Error e = outOfMemoryError(one.totalWithConvWorkspace(), 0, budget, o.cuda ? "cuda" : "cpu", &one, 0);
+        e.message = "even a batch of one needs " + formatBytes(one.totalWithConvWorkspace()) +
+                    ", more than the budget of " + formatBytes(budget);
         return e;
     }
     if (one.bytesPerSample <= 0) return maxBatch;
-    const double room = double(budget) - double(one.total());
+    const double room = double(budget) - double(one.totalWithConvWorkspace());
     int64_t b = 1 + static_cast<int64_t>(room / one.bytesPerSample);
     b = std::clamp<int64_t>(b, 1, maxBatch);
     // The linear estimate is exact up to rounding; step down if rounding crossed the budget.
     for (;;) {
         o.batch = b;
         KILN_ASSIGN(MemoryEstimate e, estimateMemory(model, o));
-        if (e.total() <= budget || b == 1) break;
+        if (e.totalWithConvWorkspace() <= budget || b == 1) break;
         b = std::max<int64_t>(1, b - std::max<int64_t>(1, b / 64));
     }
     return b;

@@ -181,7 +181,7 @@ class ConvKernel final : public CudaKernel {
 public:
     ConvKernel(const kernels::Conv2DGeom& g, int64_t padBottom, int64_t padRight, ActSpec act, bool bias,
                const CudaBuildOptions& o)
-        : m_g(g), m_act(act), m_bias(bias), m_type(matType(o.precision)) {
+        : m_g(g), m_act(act), m_bias(bias), m_type(matType(o.precision)), m_tf32(o.tf32) {
         m_padded = g.padTop != padBottom || g.padLeft != padRight;
         m_ph = g.h + g.padTop + padBottom;
         m_pw = g.w + g.padLeft + padRight;
@@ -202,12 +202,26 @@ public:
                    g.oh,
                    g.ow};
     }
+    // fp32 descriptors always (backward, and the forward when 16 bits cannot run); the 16-bit
+    // forward when the precision asks for it and cuDNN offers an algorithm.
     Status init(DeviceContext& ctx) {
-        KILN_ASSIGN(m_conv, Convolution::create(ctx, m_shape, m_type));
+        KILN_ASSIGN(m_conv32, Convolution::create(ctx, m_shape, DataType::F32, m_tf32));
         if (m_type != DataType::F32) {
-            KILN_ASSIGN(m_conv32, Convolution::create(ctx, m_shape, DataType::F32));
+            auto half = Convolution::create(ctx, m_shape, m_type);
+            if (half.ok())
+                m_conv = std::move(half).value();
+            else if (half.error().code == ErrorCode::Unsupported)
+                fallBack(half.error());
+            else
+                return half.error();
         }
         return {};
+    }
+    // The 16-bit forward is not possible for this shape: run it in fp32 from now on, and say so.
+    void fallBack(const Error& why) {
+        m_conv.reset();
+        noteConvolution("Conv2D " + describeConvolution(m_shape, m_type) + ": runs in fp32 instead of " +
+                        dataTypeName(m_type) + " (" + why.message + ")");
     }
     int64_t xElems() const { return m_shape.n * m_shape.h * m_shape.w * m_g.c; }
     int64_t wElems() const { return m_g.kh * m_g.kw * (m_g.c / m_g.groups) * m_g.oc; }
@@ -238,20 +252,26 @@ public:
         auto* w = reinterpret_cast<float*>(at);
         k::hwioToOhwi(io.params[0], w, m_g.kh, m_g.kw, m_g.c / m_g.groups, m_g.oc, s);
         at += f32(wElems());
-        if (m_type == DataType::F32) {
-            KILN_TRY(m_conv->forward(ctx, x, w, io.out));
-        } else {
+        bool done = false;
+        if (m_conv) {  // 16-bit forward
             std::byte* xh = at;
             std::byte* wh = xh + f16(xElems());
             std::byte* yh = wh + f16(wElems());
             castHalf(m_type, x, xh, xElems(), s);
             castHalf(m_type, w, wh, wElems(), s);
-            KILN_TRY(m_conv->forward(ctx, xh, wh, yh));
-            if (m_type == DataType::F16)
-                k::castFromHalf(reinterpret_cast<uint16_t*>(yh), io.out, yElems(), s);
-            else
-                k::castFromBf16(reinterpret_cast<uint16_t*>(yh), io.out, yElems(), s);
+            if (auto st = m_conv->forward(ctx, xh, wh, yh); st.ok()) {
+                if (m_type == DataType::F16)
+                    k::castFromHalf(reinterpret_cast<uint16_t*>(yh), io.out, yElems(), s);
+                else
+                    k::castFromBf16(reinterpret_cast<uint16_t*>(yh), io.out, yElems(), s);
+                done = true;
+            } else if (st.error().code == ErrorCode::Unsupported) {
+                fallBack(st.error());
+            } else {
+                return st;
+            }
         }
+        if (!done) KILN_TRY(m_conv32->forward(ctx, x, w, io.out));
         const int64_t rows = m_g.n * m_g.oh * m_g.ow;
         const bool simple = !m_act.softmax && !m_act.needsPre();
         if (m_bias || simple)
@@ -284,7 +304,7 @@ public:
             g = dPre;
             at += f32(yElems());
         }
-        Convolution& conv = m_conv32 ? *m_conv32 : *m_conv;
+        Convolution& conv = *m_conv32;
         if (m_bias && io.dParams[1]) k::columnSums(g, rows, m_g.oc, io.dParams[1], s);
         if (io.dParams[0]) {
             auto* dw = reinterpret_cast<float*>(at);
@@ -311,10 +331,12 @@ private:
     ActSpec m_act;
     bool m_bias;
     DataType m_type;
+    bool m_tf32 = true;
     bool m_padded = false;
     int64_t m_ph = 0, m_pw = 0;
     ConvShape m_shape{};
-    std::unique_ptr<Convolution> m_conv, m_conv32;
+    std::unique_ptr<Convolution> m_conv;    // 16-bit forward (null: fp32 precision or fallen back)
+    std::unique_ptr<Convolution> m_conv32;  // fp32 backward, and forward without m_conv
 };
 
 kernels::Conv2DGeom convGeom(const ShapeContext& c, const Shape& out) {
