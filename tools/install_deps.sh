@@ -6,7 +6,7 @@ set -euo pipefail
 
 # One package per word; later features append here.
 KILN_APT_PACKAGES="
-  build-essential cmake ninja-build ccache pkg-config zlib1g-dev
+  build-essential cmake ninja-build ccache pkg-config zlib1g-dev libpng-dev
   libeigen3-dev nlohmann-json3-dev
   qt6-base-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqt6sql6-sqlite libsqlite3-dev
   dataset-fashion-mnist

@@ -14,9 +14,7 @@
 #include <filesystem>
 #include <limits>
 
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
+#include <png.h>
 
 namespace kiln::engine::io {
 namespace {
@@ -228,18 +226,25 @@ Status EventFileWriter::image(const std::string& tag, int64_t step, int height, 
         pixels.size() != static_cast<size_t>(height) * static_cast<size_t>(width) * static_cast<size_t>(channels))
         return invalid("image \"" + tag + "\": " + std::to_string(pixels.size()) + " bytes do not make a " +
                        std::to_string(height) + "x" + std::to_string(width) + "x" + std::to_string(channels) + " image");
-    cv::Mat src(height, width, CV_8UC(channels), const_cast<uint8_t*>(pixels.data()));
-    cv::Mat bgr;
-    // OpenCV writes BGR(A) order; our pixels are RGB(A).
-    if (channels == 3) cv::cvtColor(src, bgr, cv::COLOR_RGB2BGR);
-    else if (channels == 4) cv::cvtColor(src, bgr, cv::COLOR_RGBA2BGRA);
-    else bgr = src;
-    std::vector<uint8_t> png;
-    try {
-        if (!cv::imencode(".png", bgr, png)) return invalid("image \"" + tag + "\" could not be encoded as PNG");
-    } catch (const cv::Exception& e) {
-        return invalid("image \"" + tag + "\" could not be encoded as PNG: " + e.what());
+    // libpng's simplified writer, straight from RGB(A)/grey rows.
+    png_image img{};
+    img.version = PNG_IMAGE_VERSION;
+    img.width = static_cast<png_uint_32>(width);
+    img.height = static_cast<png_uint_32>(height);
+    img.format = channels == 1 ? PNG_FORMAT_GRAY : channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_RGBA;
+    png_alloc_size_t size = 0;
+    if (!png_image_write_to_memory(&img, nullptr, &size, 0, pixels.data(), 0, nullptr) || size == 0) {
+        const std::string why = img.message;
+        png_image_free(&img);
+        return invalid("image \"" + tag + "\" could not be encoded as PNG: " + why);
     }
+    std::vector<uint8_t> png(size);
+    if (!png_image_write_to_memory(&img, png.data(), &size, 0, pixels.data(), 0, nullptr)) {
+        const std::string why = img.message;
+        png_image_free(&img);
+        return invalid("image \"" + tag + "\" could not be encoded as PNG: " + why);
+    }
+    png.resize(size);
     return imagePng(tag, step, height, width, channels, std::string(png.begin(), png.end()));
 }
 
