@@ -23,6 +23,7 @@
 #include "app/common/doctor.h"
 #include "app/common/error_text.h"
 #include "engine/api/run_summary.h"
+#include "engine/api/training_job.h"
 #include "engine/io/project.h"
 #include "engine/ops/summary.h"
 #include "engine/store/run_store.h"
@@ -109,6 +110,9 @@ int main(int argc, char** argv) {
     QCommandLineOption threadsOpt(QStringLiteral("threads"), Cli::tr("CPU threads (default: all cores)."), QStringLiteral("N"));
     QCommandLineOption summaryOpt(QStringLiteral("summary"), Cli::tr("Print the model summary and exit."));
     QCommandLineOption jsonOpt(QStringLiteral("json"), Cli::tr("End with one line of JSON holding the results."));
+    QCommandLineOption precisionOpt(QStringLiteral("precision"),
+                                    Cli::tr("Precision on a GPU: float32, mixed_float16 or mixed_bfloat16."),
+                                    QStringLiteral("PRECISION"));
     QCommandLineOption quietOpt(QStringLiteral("quiet"), Cli::tr("Print no progress."));
     QCommandLineOption listOpsOpt(QStringLiteral("list-ops"), Cli::tr("Print the table of operations (Markdown) and exit."));
     QCommandLineOption doctorOpt(QStringLiteral("doctor"), Cli::tr("Report the GPUs, driver and libraries Kiln can use, and exit."));
@@ -117,7 +121,7 @@ int main(int argc, char** argv) {
     QCommandLineOption storeOpt(QStringLiteral("run-store"),
                                 Cli::tr("Run database (default: <project folder>/.kiln/runs.sqlite; \"none\" to skip)."),
                                 QStringLiteral("FILE"));
-    parser.addOptions({epochsOpt, batchOpt, seedOpt, deviceOpt, runDirOpt, weightsOpt, threadsOpt, summaryOpt, jsonOpt, quietOpt,
+    parser.addOptions({epochsOpt, batchOpt, seedOpt, deviceOpt, precisionOpt, runDirOpt, weightsOpt, threadsOpt, summaryOpt, jsonOpt, quietOpt,
                        listOpsOpt, doctorOpt, resumeOpt, storeOpt});
     parser.process(app);
     if (parser.isSet(doctorOpt)) {
@@ -169,18 +173,20 @@ int main(int argc, char** argv) {
 
         auto device = Device::parse(parser.isSet(deviceOpt) ? parser.value(deviceOpt).toStdString() : config->device);
         if (!device.ok()) return fail(device.error());
-        if (!device->isCpu()) {
-#ifdef KILN_HAVE_CUDA
-            if (cuda::deviceCount() <= device->index)
-                return fail(Error(ErrorCode::DeviceUnavailable, device->toString() + " is not available: " + cuda::unavailableReason())
-                                .with("device", device->toString()));
-#endif
-            return fail(Error(ErrorCode::Unsupported, "training on " + device->toString() +
-                                                          " is not available in this build; use --device cpu")
-                            .with("what", device->toString()));
-        }
+        config->device = device->toString();
+        if (parser.isSet(precisionOpt)) config->precision = parser.value(precisionOpt).toStdString();
+        if (config->precision != "float32" && config->precision != "mixed_float16" && config->precision != "mixed_bfloat16")
+            return fail(Error(ErrorCode::ConfigError, "precision must be float32, mixed_float16 or mixed_bfloat16")
+                            .with("field", "training.precision")
+                            .with("reason", "must be float32, mixed_float16 or mixed_bfloat16"));
+        if (config->precision != "float32" && device->isCpu())
+            return fail(Error(ErrorCode::ConfigError, "mixed precision needs a GPU device; the CPU trains in float32")
+                            .with("field", "training.precision")
+                            .with("reason", "mixed precision needs a GPU device; the CPU trains in float32"));
+        auto backend = api::backendFor(*config);
+        if (!backend.ok()) return fail(backend.error());
 
-        auto data = train::loadData(project->data, projectPath, config->seed);
+        auto data = train::openData(project->data, projectPath, config->seed, config->batchSize, config->shuffle);
         if (!data.ok()) return fail(data.error().withFile(data.error().file.empty() ? projectPath : data.error().file), &project.value());
 
         const bool resume = parser.isSet(resumeOpt);
@@ -200,7 +206,7 @@ int main(int argc, char** argv) {
         const std::string dir = runDir.toStdString();
 
         ThreadPool pool(threads);
-        auto trainer = train::Trainer::create(*model, *config, std::move(data.value()), pool);
+        auto trainer = train::Trainer::create(*model, *config, std::move(data.value()), pool, *backend);
         if (!trainer.ok()) return fail(trainer.error(), &project.value());
         if (parser.isSet(weightsOpt)) {
             Status st = train::loadWeights((*trainer)->params(), parser.value(weightsOpt).toStdString());
@@ -289,6 +295,7 @@ int main(int argc, char** argv) {
                              .arg(QString::fromStdString(project->name.empty() ? projectPath : project->name))
                              .arg(e.epochs).arg(e.stepsPerEpoch).arg(QString::fromStdString(device->toString()))
                              .arg(pool.size()));
+                for (const auto& line : (*trainer)->backend().describe()) printOut(QString::fromStdString(line));
             } else if (e.kind == train::TrainEvent::Kind::Step && tty) {
                 auto now = std::chrono::steady_clock::now();
                 if (e.step != e.stepsPerEpoch && now - lastPrint < std::chrono::milliseconds(100)) return;

@@ -47,6 +47,16 @@ json resultsJson(const train::FitResult& fit)
     if (fit.resumedFromStep >= 0) {
         out["resumed_from_step"] = fit.resumedFromStep;
     }
+    if (fit.skippedSteps > 0) {
+        out["skipped_steps"] = fit.skippedSteps;  // mixed float16: overflowing steps
+    }
+    if (!fit.badSamples.empty()) {
+        json bad = json::array();
+        for (const auto& b : fit.badSamples) {
+            bad.push_back({{"path", b.path}, {"reason", b.reason}});
+        }
+        out["bad_samples"] = bad;
+    }
     if (!hist.empty()) {
         out["train_loss"] = hist.back().train.loss;
         for (const auto& m : hist.back().train.metrics) {

@@ -2,6 +2,12 @@
 // TrainingJob: the set-up, recording and results of one training run, shared by every front end.
 #include "engine/api/training_job.h"
 
+#ifdef KILN_API_CUDA
+#include "engine/backends/cuda/cuda_backend.h"
+#include "engine/backends/cuda/cuda_device.h"
+#endif
+#include "engine/core/device.h"
+
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -59,6 +65,31 @@ int TrainingJob::threads() const
     return m_pool ? int(m_pool->size()) : 0;
 }
 
+Result<train::BackendFactory> backendFor(const train::TrainingConfig& config) {
+    auto device = Device::parse(config.device);
+    if (!device.ok()) {
+        return Error(ErrorCode::ConfigError, "training.device must be \"cpu\" or \"cuda:N\"")
+            .with("field", "training.device")
+            .with("reason", "not a device");
+    }
+    if (device->isCpu()) {
+        return train::BackendFactory{};
+    }
+#ifdef KILN_API_CUDA
+    if (cuda::deviceCount() <= device->index) {
+        return Error(ErrorCode::DeviceUnavailable, device->toString() + " is not available: " + cuda::unavailableReason())
+            .with("device", device->toString())
+            .with("field", "training.device");
+    }
+    KILN_ASSIGN(auto options, cuda::cudaBackendOptions(device->toString(), config.memoryLimit));
+    return cuda::cudaBackendFactory(options);
+#else
+    return Error(ErrorCode::Unsupported, "training on " + device->toString() + " needs Kiln built with CUDA")
+        .with("what", device->toString())
+        .with("field", "training.device");
+#endif
+}
+
 Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& project, const std::string& projectPath,
                                                           TrainingOptions options)
 {
@@ -87,19 +118,20 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
         job->m_config.seed = *options.seed;
     }
 
-    if (job->m_config.device != "cpu") {
-        // The CUDA backend's plans are not driven by the Trainer yet: say so before loading data.
-        return Error(ErrorCode::Unsupported, "training on " + job->m_config.device +
-                                                 " is not available in this version; choose the CPU")
-            .with("what", job->m_config.device);
+    // The device is checked before the data is read.
+    auto backend = backendFor(job->m_config);
+    if (!backend.ok()) {
+        return backend.error().withFile(projectPath);
     }
-    auto data = train::loadData(project.data, projectPath, job->m_config.seed);
+    auto data = train::openData(project.data, projectPath, job->m_config.seed, job->m_config.batchSize,
+                                 job->m_config.shuffle);
     if (!data.ok()) {
         Error e = data.error();
         return e.file.empty() ? e.withFile(projectPath) : e;
     }
     job->m_pool = std::make_unique<ThreadPool>(options.threads);
-    auto trainer = train::Trainer::create(job->m_model, job->m_config, std::move(data.value()), *job->m_pool);
+    auto trainer = train::Trainer::create(job->m_model, job->m_config, std::move(data.value()), *job->m_pool,
+                                          *backend);
     if (!trainer.ok()) {
         return io::locate(trainer.error(), project);
     }

@@ -33,6 +33,10 @@ struct TrainingOptions {
     int64_t stepMetricsEvery = 1;  // record step metrics every N steps (1 : every step)
 };
 
+// The compute backend for training.device (and training.precision, training.memory_limit):
+// the CPU, or a CUDA device when this build has the CUDA backend. Errors name the field.
+Result<train::BackendFactory> backendFor(const train::TrainingConfig& config);
+
 // <project folder>/.kiln/runs.sqlite
 std::string runStorePath(const std::string& projectPath);
 // Where a Stop command leaves the full training state inside a run folder.

@@ -112,17 +112,6 @@ Result<PipelineOptions> PipelineOptions::fromJson(const nlohmann::json& data, co
     return o;
 }
 
-int Batch::column(std::string_view name) const {
-    for (size_t i = 0; i < names.size(); ++i)
-        if (names[i] == name) return static_cast<int>(i);
-    return -1;
-}
-
-const float* Batch::data(std::string_view name) const {
-    const int c = column(name);
-    return c < 0 ? nullptr : columns[static_cast<size_t>(c)].data();
-}
-
 // ---------------------------------------------------------------------------------------------
 // State
 

@@ -14,6 +14,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/shape.h"
+#include "engine/data/batch_stream.h"
 #include "engine/data/record_source.h"
 #include "engine/data/sample.h"
 #include "engine/data/sources.h"
@@ -55,34 +56,7 @@ struct PipelineOptions {
     static Result<PipelineOptions> fromJson(const nlohmann::json& data, const std::string& field = "data");
 };
 
-// A batch: one contiguous float buffer per column, samples one after another (images NHWC,
-// labels as float class indices).
-struct Batch {
-    int64_t size = 0;
-    std::vector<std::string> names;
-    std::vector<Shape> shapes;                // per-sample shape of each column
-    std::vector<std::vector<float>> columns;  // size * shapes[c].numel() floats each
-    std::vector<int64_t> indices;             // the source index of every sample
-
-    int column(std::string_view name) const;  // -1 when there is none
-    const float* data(std::string_view name) const;
-};
-
-struct PipelineStats {
-    int epoch = 0;
-    int64_t samples = 0;  // delivered in this epoch
-    int64_t batches = 0;
-    int64_t skipped = 0;  // bad samples left out in this epoch
-    double seconds = 0;   // since startEpoch
-    double samplesPerSecond = 0;
-    double waitSeconds = 0;     // time the consumer spent blocked in next() this epoch
-    double waitFraction = 0;    // waitSeconds / seconds: near 1 means the trainer is input-bound
-    int64_t queuedBatches = 0;  // ready batches now (never more than prefetch)
-    int64_t samplesLoaded = 0;  // samples taken from the source this epoch
-    int64_t cacheHits = 0;
-};
-
-class Pipeline {
+class Pipeline final : public BatchStream {
 public:
     // A random-access source (IDX, image folder, CSV index, table). `transforms` with
     // Standardize entries must be fitted already (TransformList::fit on the training split).
@@ -94,32 +68,32 @@ public:
     static Result<std::unique_ptr<Pipeline>> create(std::shared_ptr<const RecordSource> source,
                                                     TransformList transforms, PipelineOptions options);
 
-    ~Pipeline();
+    ~Pipeline() override;
     Pipeline(const Pipeline&) = delete;
     Pipeline& operator=(const Pipeline&) = delete;
 
     // Starts (or restarts) an epoch: stops the running one, then starts the workers. The epoch
     // number keys the shuffle and the random transforms.
-    Status startEpoch(int epoch);
+    Status startEpoch(int epoch) override;
     // The next batch: true with `batch` filled, false at the end of the epoch, or an Error (a
     // bad file in strict mode, a broken CSV tensor, Cancelled after cancel()). Full batches
     // before the one holding a failure are delivered first.
-    Result<bool> next(Batch& batch);
+    Result<bool> next(Batch& batch) override;
     // Stops the epoch from any thread: workers finish their current sample and exit; next()
     // returns Cancelled. startEpoch() may follow.
     void cancel();
 
-    PipelineStats stats() const;
+    PipelineStats stats() const override;
     // Samples left out so far (each listed once, with file and reason).
-    std::vector<BadSample> badSamples() const;
-    int64_t badSampleCount() const;
+    std::vector<BadSample> badSamples() const override;
+    int64_t badSampleCount() const override;
     // Output columns (names and per-sample shapes after the transforms).
-    const std::vector<std::string>& outputNames() const;
-    const std::vector<Shape>& outputShapes() const;
+    const std::vector<std::string>& outputNames() const override;
+    const std::vector<Shape>& outputShapes() const override;
     const std::vector<ColumnSpec>& sourceColumns() const;
     // Samples per epoch of this shard (-1 for record files), before bad ones are left out.
-    int64_t samplesPerEpoch() const;
-    int64_t batchesPerEpoch() const;
+    int64_t samplesPerEpoch() const override;
+    int64_t batchesPerEpoch() const override;
 
     struct State;
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/data/dataset.h"
+#include "engine/data/batch_stream.h"
 #include "engine/exec/plan.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
@@ -39,6 +41,9 @@ struct TrainingConfig {
     // "mixed_bfloat16"; the mixed ones need a GPU).
     std::string device = "cpu";
     std::string precision = "float32";
+    // GPU memory Kiln may take: "growth" (as needed, the default), "all", a fraction ("0.8",
+    // "80%") or a size ("12GiB").
+    std::string memoryLimit = "growth";
 };
 
 // Parses the "training" object; the graph is used to default the loss output (the single model
@@ -49,6 +54,9 @@ struct DataBundle {
     data::InMemoryDataset train;
     std::optional<data::InMemoryDataset> validation;
     std::optional<data::InMemoryDataset> test;
+    // Streamed data (image folders, CSV index, TFRecord): pipelines instead of the sets above.
+    // When trainStream is set, train/validation/test are unused.
+    std::shared_ptr<data::BatchStream> trainStream, validationStream, testStream;
     std::map<std::string, std::string> inputs;  // Input node -> data column
     std::vector<std::string> classNames;
     std::string description;                    // one line, for logs
@@ -57,5 +65,14 @@ struct DataBundle {
 // Loads the "data" section (idx or csv). Relative paths are taken from the project's folder;
 // ${KILN_DATA} expands to the data cache.
 Result<DataBundle> loadData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed);
+
+// The data section as training takes it: image folders, CSV indexes and TFRecord files become
+// streaming pipelines (engine/data/data_config.h, batches of `batchSize` unless data.batch_size
+// says otherwise); IDX and numeric CSV tables are loaded into memory by loadData. Streamed
+// training data is shuffled with a buffer of kDefaultShuffleBuffer samples unless
+// data.shuffle_buffer is set or `shuffle` (training.shuffle) is false.
+constexpr int64_t kDefaultShuffleBuffer = 10000;
+Result<DataBundle> openData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed,
+                            int64_t batchSize, bool shuffle = true);
 
 }  // namespace kiln::engine::train

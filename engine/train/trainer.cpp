@@ -47,9 +47,13 @@ Trainer::Trainer(const ops::ModelInfo& model, const TrainingConfig& config, Data
 Trainer::~Trainer() = default;
 
 Result<std::unique_ptr<Trainer>> Trainer::create(const ops::ModelInfo& model, const TrainingConfig& config,
-                                                 DataBundle data, ThreadPool& pool) {
+                                                 DataBundle data, ThreadPool& pool, const BackendFactory& backend) {
     std::unique_ptr<Trainer> t(new Trainer(model, config, std::move(data), pool));
-    if (t->m_config.validationSplit > 0 && !t->m_data.validation) {
+    if (t->m_data.trainStream) {
+        if (t->m_config.validationSplit > 0 && !t->m_data.validationStream)
+            return configError("training.validation_split",
+                               "applies to data held in memory; for streamed data set data.split");
+    } else if (t->m_config.validationSplit > 0 && !t->m_data.validation) {
         // As Keras: the last fraction of the training data, taken before any shuffling.
         int64_t n = t->m_data.train.count();
         auto hold = static_cast<int64_t>(std::floor(static_cast<double>(n) * t->m_config.validationSplit));
@@ -63,23 +67,69 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const ops::ModelInfo& model, co
             t->m_data.train = std::move(train);
         }
     }
-    if (t->m_data.train.count() == 0) return configError("data.train", "holds no samples");
+    if (!t->m_data.trainStream && t->m_data.train.count() == 0) return configError("data.train", "holds no samples");
+    if (t->m_data.trainStream && t->m_data.trainStream->samplesPerEpoch() == 0)
+        return configError("data.train", "holds no samples");
     KILN_TRY(t->bindColumns());
     t->m_params = exec::ParamStore::create(t->m_model, t->m_config.seed);
-    KILN_ASSIGN(auto opt, optim::Optimizer::create(t->m_config.optimizer));
-    t->m_optimizer = std::make_unique<optim::Optimizer>(std::move(opt));
-    for (auto& p : t->m_params.params())
-        if (p.trainable)
-            t->m_optimizer->addParameter(p.value.data<float>(), p.grad.data<float>(), p.value.numel(), p.lrMultiplier,
-                                         p.decay);
-    KILN_ASSIGN(auto* plan, t->planFor(t->m_config.batchSize, true));
-    (void)plan;
+    BackendSetup setup;
+    setup.model = &t->m_model;
+    setup.params = &t->m_params;
+    setup.config = &t->m_config;
+    setup.losses = t->m_losses;
+    setup.pool = t->m_pool;
+    if (backend) {
+        KILN_ASSIGN(t->m_backend, backend(setup));
+    } else {
+        KILN_ASSIGN(t->m_backend, makeCpuBackend(setup));
+    }
+    KILN_ASSIGN(auto* runner, t->runnerFor(t->m_config.batchSize, true));
+    (void)runner;
     return t;
+}
+
+int64_t Trainer::trainSamples() const {
+    return m_data.trainStream ? m_data.trainStream->samplesPerEpoch() : m_data.train.count();
+}
+
+exec::ParamStore* Trainer::parameters() {
+    if (Status st = m_backend->pullParameters(); !st.ok()) return nullptr;
+    m_paramsOnHost = true;
+    return &m_params;
+}
+
+Status Trainer::forEachCallback(const std::function<Status(Callback&)>& call) {
+    Status first;
+    for (auto& cb : m_callbacks) {
+        Status st = call(*cb);
+        if (!st.ok()) {
+            first = st;
+            break;
+        }
+    }
+    if (m_paramsOnHost) {
+        m_paramsOnHost = false;
+        KILN_TRY(m_backend->pushParameters());
+    }
+    return first;
 }
 
 Status Trainer::bindColumns() {
     const auto& g = m_model.graph;
-    const auto& train = m_data.train;
+    // The training data's columns: name and per-sample shape.
+    std::vector<std::pair<std::string, Shape>> columns;
+    if (m_data.trainStream) {
+        const auto& names = m_data.trainStream->outputNames();
+        const auto& shapes = m_data.trainStream->outputShapes();
+        for (size_t c = 0; c < names.size(); ++c) columns.emplace_back(names[c], shapes[c]);
+    } else {
+        for (const auto& c : m_data.train.columnData()) columns.emplace_back(c.name, c.sampleShape);
+    }
+    auto column = [&](const std::string& name) -> const Shape* {
+        for (const auto& [n, shape] : columns)
+            if (n == name) return &shape;
+        return nullptr;
+    };
     std::set<std::string> targets;
     for (const auto& l : m_config.losses) targets.insert(l.target);
     for (int i : m_model.inputs) {
@@ -89,32 +139,32 @@ Status Trainer::bindColumns() {
             col = it->second;
         } else {
             std::vector<std::string> candidates;
-            for (const auto& c : train.columnData())
-                if (!targets.count(c.name)) candidates.push_back(c.name);
+            for (const auto& [name, shape] : columns)
+                if (!targets.count(name)) candidates.push_back(name);
             if (m_model.inputs.size() == 1 && candidates.size() == 1) {
                 col = candidates[0];
-            } else if (train.column(node)) {
+            } else if (column(node)) {
                 col = node;
             } else {
                 return configError("data.inputs", "does not say which data column feeds Input \"" + node + "\"");
             }
         }
-        const data::Column* c = train.column(col);
+        const Shape* c = column(col);
         if (!c) return configError("data.inputs." + node, "names column \"" + col + "\", which the data does not have");
         Shape want = m_model.nodes[static_cast<size_t>(i)].output.withoutFirst();
-        if (c->sampleShape.numel() != want.numel())
+        if (c->numel() != want.numel())
             return Error(ErrorCode::ShapeMismatch, "Input \"" + node + "\" has shape " + want.toString() +
                                                        " but its data column \"" + col + "\" holds samples of shape " +
-                                                       c->sampleShape.toString())
+                                                       c->toString())
                 .withNode(node)
                 .with("reason", "data shape");
         m_inputColumns.push_back(col);
     }
     for (const auto& l : m_config.losses) {
-        const data::Column* c = train.column(l.target);
+        const Shape* c = column(l.target);
         if (!c) return configError("training.loss.target", "names column \"" + l.target + "\", which the data does not have");
         exec::LossSpec spec = l.spec;
-        spec.targetShape = c->sampleShape;
+        spec.targetShape = *c;
         m_losses.push_back(spec);
         int o = g.find(spec.output);
         size_t k = 0;
@@ -128,29 +178,18 @@ Status Trainer::bindColumns() {
     return {};
 }
 
-Result<exec::Plan*> Trainer::planFor(int64_t batch, bool training) {
-    auto key = std::make_pair(batch, training);
-    auto it = m_plans.find(key);
-    if (it != m_plans.end()) return it->second.get();
-    exec::CompileOptions o;
-    o.batch = batch;
-    o.training = training;
-    o.losses = m_losses;
-    o.seed = m_config.seed;
-    KILN_ASSIGN(auto plan, exec::Plan::compile(m_model, m_params, o, *m_pool));
-    exec::Plan* raw = plan.get();
-    m_plans[key] = std::move(plan);
-    return raw;
+Result<BatchRunner*> Trainer::runnerFor(int64_t batch, bool training) {
+    return m_backend->runner(batch, training);
 }
 
-Status Trainer::loadBatch(exec::Plan& plan, const data::InMemoryDataset& set, std::span<const int64_t> indices) {
+Status Trainer::loadBatch(BatchRunner& runner, const data::InMemoryDataset& set, std::span<const int64_t> indices) {
     size_t k = 0;
     for (size_t i = 0; i < m_inputColumns.size(); ++i, ++k) {
-        m_feed[k] = plan.input(i);
+        m_feed[k] = runner.input(i);
         m_feedColumns[k] = set.column(m_inputColumns[i]);
     }
     for (size_t l = 0; l < m_losses.size(); ++l, ++k) {
-        m_feed[k] = plan.target(l);
+        m_feed[k] = runner.target(l);
         m_feedColumns[k] = set.column(m_config.losses[l].target);
     }
     for (size_t c = 0; c < m_feed.size(); ++c) {
@@ -162,6 +201,22 @@ Status Trainer::loadBatch(exec::Plan& plan, const data::InMemoryDataset& set, st
         for (size_t r = 0; r < indices.size(); ++r)
             std::memcpy(dst + static_cast<int64_t>(r) * size, src + indices[r] * size, static_cast<size_t>(size) * sizeof(float));
     }
+    return {};
+}
+
+Status Trainer::loadBatch(BatchRunner& runner, const data::Batch& batch) {
+    auto copy = [&](float* dst, const std::string& name) -> Status {
+        const int c = batch.column(name);
+        if (c < 0)
+            return Error(ErrorCode::DataError, "a streamed batch lacks the column \"" + name + "\"")
+                .with("field", "data")
+                .with("column", name);
+        std::memcpy(dst, batch.columns[static_cast<size_t>(c)].data(),
+                    batch.columns[static_cast<size_t>(c)].size() * sizeof(float));
+        return {};
+    };
+    for (size_t i = 0; i < m_inputColumns.size(); ++i) KILN_TRY(copy(runner.input(i), m_inputColumns[i]));
+    for (size_t l = 0; l < m_losses.size(); ++l) KILN_TRY(copy(runner.target(l), m_config.losses[l].target));
     return {};
 }
 
@@ -197,12 +252,15 @@ Status Trainer::makeMetrics(std::vector<std::vector<std::unique_ptr<Metric>>>& o
     return {};
 }
 
-void Trainer::updateMetrics(exec::Plan& plan, int64_t batch, std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) {
+Status Trainer::updateMetrics(BatchRunner& runner, int64_t batch, std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) {
     for (size_t l = 0; l < metrics.size(); ++l) {
+        if (metrics[l].empty()) continue;
         size_t o = m_lossOutput[l];
-        int64_t width = plan.outputShape(o).numelFrom(1);
-        for (auto& m : metrics[l]) m->update(plan.output(o), plan.target(l), batch, width);
+        int64_t width = runner.outputShape(o).numelFrom(1);
+        KILN_ASSIGN(const float* out, runner.output(o));
+        for (auto& m : metrics[l]) m->update(out, runner.target(l), batch, width);
     }
+    return {};
 }
 
 std::vector<MetricValue> Trainer::metricValues(const std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) const {
@@ -217,10 +275,17 @@ std::vector<MetricValue> Trainer::metricValues(const std::vector<std::vector<std
 }
 
 Result<EvalResult> Trainer::evaluate(const data::InMemoryDataset& set) {
+    return evaluateImpl(&set, nullptr);
+}
+
+Result<EvalResult> Trainer::evaluate(data::BatchStream& stream) {
+    return evaluateImpl(nullptr, &stream);
+}
+
+Result<EvalResult> Trainer::evaluateImpl(const data::InMemoryDataset* set, data::BatchStream* stream) {
     EvalResult r;
     std::vector<std::vector<std::unique_ptr<Metric>>> metrics;
     KILN_TRY(makeMetrics(metrics));
-    const int64_t n = set.count();
     const int64_t b = m_config.batchSize;
     std::vector<int64_t> idx(static_cast<size_t>(b));
     double lossSum = 0;
@@ -231,17 +296,34 @@ Result<EvalResult> Trainer::evaluate(const data::InMemoryDataset& set) {
         bool fromLogits = first.attrs.has("from_logits") && first.attrs.getBool("from_logits");
         r.confusion.emplace(width == 1 ? 2 : width, sparse, 0.5, fromLogits);
     }
-    for (int64_t start = 0; start < n; start += b) {
-        int64_t size = std::min(b, n - start);
-        std::iota(idx.begin(), idx.begin() + size, start);
-        KILN_ASSIGN(exec::Plan * plan, planFor(size, false));
-        KILN_TRY(loadBatch(*plan, set, std::span<const int64_t>(idx.data(), static_cast<size_t>(size))));
-        KILN_TRY(plan->forward(0));
-        lossSum += static_cast<double>(plan->totalLoss()) * static_cast<double>(size);
-        updateMetrics(*plan, size, metrics);
+    // Evaluation sees the same samples in the same order every time (epoch 0 of its pipeline).
+    if (stream) KILN_TRY(stream->startEpoch(0));
+    int64_t n = 0;
+    for (int64_t start = 0;; start += b) {
+        int64_t size = 0;
+        BatchRunner* runner = nullptr;
+        if (stream) {
+            KILN_ASSIGN(bool more, stream->next(m_batch));
+            if (!more) break;
+            size = m_batch.size;
+            KILN_ASSIGN(runner, runnerFor(size, false));
+            KILN_TRY(loadBatch(*runner, m_batch));
+        } else {
+            if (start >= set->count()) break;
+            size = std::min(b, set->count() - start);
+            std::iota(idx.begin(), idx.begin() + size, start);
+            KILN_ASSIGN(runner, runnerFor(size, false));
+            KILN_TRY(loadBatch(*runner, *set, std::span<const int64_t>(idx.data(), static_cast<size_t>(size))));
+        }
+        KILN_TRY(runner->forward());
+        KILN_ASSIGN(double loss, runner->totalLoss());
+        lossSum += loss * static_cast<double>(size);
+        n += size;
+        KILN_TRY(updateMetrics(*runner, size, metrics));
         if (r.confusion) {
             size_t o = m_lossOutput.front();
-            KILN_TRY(r.confusion->update(plan->output(o), plan->target(0), size, plan->outputShape(o).numelFrom(1)));
+            KILN_ASSIGN(const float* out, runner->output(o));
+            KILN_TRY(r.confusion->update(out, runner->target(0), size, runner->outputShape(o).numelFrom(1)));
         }
     }
     r.samples = n;
@@ -251,20 +333,29 @@ Result<EvalResult> Trainer::evaluate(const data::InMemoryDataset& set) {
 }
 
 exec::Plan* Trainer::trainPlan() {
-    auto it = m_plans.find({m_config.batchSize, true});
-    return it == m_plans.end() ? nullptr : it->second.get();
+    return cpuPlan(*m_backend, m_config.batchSize, true);
 }
 
 Status Trainer::stepOnce(int64_t globalStep) {
-    const int64_t b = std::min(m_config.batchSize, m_data.train.count());
-    if (static_cast<int64_t>(m_firstBatch.size()) != b) {
-        m_firstBatch.resize(static_cast<size_t>(b));
-        std::iota(m_firstBatch.begin(), m_firstBatch.end(), 0);
+    int64_t b = m_config.batchSize;
+    BatchRunner* runner = nullptr;
+    if (m_data.trainStream) {
+        KILN_TRY(m_data.trainStream->startEpoch(1));
+        KILN_ASSIGN(bool more, m_data.trainStream->next(m_batch));
+        if (!more) return configError("data.train", "holds no samples");
+        KILN_ASSIGN(runner, runnerFor(m_batch.size, true));
+        KILN_TRY(loadBatch(*runner, m_batch));
+    } else {
+        b = std::min(b, m_data.train.count());
+        if (static_cast<int64_t>(m_firstBatch.size()) != b) {
+            m_firstBatch.resize(static_cast<size_t>(b));
+            std::iota(m_firstBatch.begin(), m_firstBatch.end(), 0);
+        }
+        KILN_ASSIGN(runner, runnerFor(b, true));
+        KILN_TRY(loadBatch(*runner, m_data.train, m_firstBatch));
     }
-    KILN_ASSIGN(exec::Plan * plan, planFor(b, true));
-    KILN_TRY(loadBatch(*plan, m_data.train, m_firstBatch));
-    KILN_TRY(plan->trainStep(static_cast<uint64_t>(globalStep)));
-    m_optimizer->step(m_config.schedule.lrAt(globalStep), *m_pool);
+    KILN_ASSIGN(bool applied, runner->trainStep(static_cast<uint64_t>(globalStep), m_config.schedule.lrAt(globalStep)));
+    (void)applied;
     return {};
 }
 
@@ -310,6 +401,11 @@ Status Trainer::endCallbacks(TrainEndReason reason) {
     Status first;
     for (auto& cb : m_callbacks) {
         Status st = cb->onTrainEnd(*this, reason);
+        if (!st.ok() && first.ok()) first = st;
+    }
+    if (m_paramsOnHost) {  // e.g. EarlyStopping restored the best weights
+        m_paramsOnHost = false;
+        Status st = m_backend->pushParameters();
         if (!st.ok() && first.ok()) first = st;
     }
     return first;
@@ -375,9 +471,11 @@ Result<bool> Trainer::drainCommands(const std::function<void(const TrainEvent&)>
 Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onEvent, const std::atomic<bool>* cancel) {
     FitResult result;
     const auto& train = m_data.train;
-    const int64_t n = train.count();
+    data::BatchStream* const stream = m_data.trainStream.get();
+    const int64_t n = stream ? stream->samplesPerEpoch() : train.count();
     const int64_t b = m_config.batchSize;
-    const int64_t steps = (n + b - 1) / b;
+    // Record files do not know their length before the first epoch has read them.
+    int64_t steps = stream ? stream->batchesPerEpoch() : (n + b - 1) / b;
     std::vector<std::vector<std::unique_ptr<Metric>>> metrics;
     KILN_TRY(makeMetrics(metrics));
     auto emit = [&](const TrainEvent& e) {
@@ -387,11 +485,13 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
     m_stopReason.clear();
     m_pendingSaves.clear();
     // Each fit() runs config().epochs epochs unless it continues from a restored state.
-    m_pos = TrainPosition{1, 0, m_optimizer->iterations()};
+    // Weights set on the host before fit() (loaded, or changed by the caller) are what trains.
+    KILN_TRY(m_backend->pushParameters());
+    m_pos = TrainPosition{1, 0, m_backend->iterations()};
     m_history.clear();
     m_epochLossSum = 0;
     m_epochSeen = 0;
-    for (auto& cb : m_callbacks) KILN_TRY(cb->onTrainBegin(*this));
+    KILN_TRY(forEachCallback([&](Callback& cb) { return cb.onTrainBegin(*this); }));
     if (!m_restoreFrom.empty()) {
         std::string dir = std::move(m_restoreFrom);
         m_restoreFrom.clear();
@@ -411,7 +511,7 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
     begin.epochs = m_config.epochs;
     begin.epoch = m_pos.epoch;
     begin.step = m_pos.step;
-    begin.stepsPerEpoch = steps;
+    begin.stepsPerEpoch = std::max<int64_t>(steps, 0);
     begin.globalStep = m_pos.globalStep;
     begin.learningRate = learningRate();
     emit(begin);
@@ -421,7 +521,9 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
     int64_t trainedSamples = 0;
     for (int epoch = m_pos.epoch; epoch <= m_config.epochs; ++epoch) {
         std::vector<int64_t> order;
-        if (m_config.shuffle) {
+        if (stream) {
+            // The pipeline shuffles (data.shuffle_buffer), keyed by the seed and the epoch.
+        } else if (m_config.shuffle) {
             order = data::shuffledIndices(n, m_config.seed, static_cast<uint64_t>(epoch));
         } else {
             order.resize(static_cast<size_t>(n));
@@ -431,17 +533,28 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
             for (auto& m : ms) m->reset();
         // A run restored in the middle of an epoch continues its loss mean; the other training
         // metrics of that epoch cover the steps after the restore.
-        const int64_t firstStep = m_pos.epoch == epoch ? std::min(m_pos.step, steps) : 0;
+        const int64_t firstStep = m_pos.epoch == epoch ? (steps >= 0 ? std::min(m_pos.step, steps) : m_pos.step) : 0;
         if (firstStep == 0) {
             m_epochLossSum = 0;
             m_epochSeen = 0;
-            for (auto& cb : m_callbacks)
-                if (Status st = cb->onEpochBegin(*this, epoch); !st.ok()) return failWith(st.error());
+            if (Status st = forEachCallback([&](Callback& cb) { return cb.onEpochBegin(*this, epoch); }); !st.ok())
+                return failWith(st.error());
+        }
+        if (stream) {
+            // The batches of an epoch depend only on the seed and the epoch: a run restored in
+            // the middle of one reads past the batches it had already trained on.
+            if (Status st = stream->startEpoch(epoch); !st.ok()) return failWith(st.error());
+            for (int64_t s = 0; s < firstStep; ++s) {
+                auto more = stream->next(m_batch);
+                if (!more.ok()) return failWith(more.error());
+                if (!*more) break;
+            }
         }
         m_pos.epoch = epoch;
         const int64_t seenBefore = m_epochSeen;
         const auto epochStart = Clock::now();
-        for (int64_t s = firstStep; s < steps; ++s) {
+        int64_t s = firstStep;
+        for (; steps < 0 || s < steps; ++s) {
             auto stop = drainCommands(emit, cancel, result);
             if (!stop.ok()) return failWith(stop.error());
             if (*stop) break;
@@ -449,20 +562,38 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
                 result.cancelled = true;
                 break;
             }
-            int64_t start = s * b;
-            int64_t size = std::min(b, n - start);
-            KILN_ASSIGN(exec::Plan * plan, planFor(size, true));
-            std::span<const int64_t> idx(order.data() + start, static_cast<size_t>(size));
-            KILN_TRY(loadBatch(*plan, train, idx));
-            KILN_TRY(plan->trainStep(static_cast<uint64_t>(m_pos.globalStep)));
+            int64_t size = 0;
+            BatchRunner* runner = nullptr;
+            if (stream) {
+                auto more = stream->next(m_batch);
+                if (!more.ok()) return failWith(more.error());
+                if (!*more) break;  // fewer batches than announced: unreadable samples left out
+                size = m_batch.size;
+                auto r = runnerFor(size, true);
+                if (!r.ok()) return failWith(r.error());
+                runner = *r;
+                if (Status st = loadBatch(*runner, m_batch); !st.ok()) return failWith(st.error());
+            } else {
+                int64_t start = s * b;
+                size = std::min(b, n - start);
+                auto r = runnerFor(size, true);
+                if (!r.ok()) return failWith(r.error());
+                runner = *r;
+                std::span<const int64_t> idx(order.data() + start, static_cast<size_t>(size));
+                if (Status st = loadBatch(*runner, train, idx); !st.ok()) return failWith(st.error());
+            }
             const double lr = learningRate();
-            m_optimizer->step(lr, *m_pool);
+            auto applied = runner->trainStep(static_cast<uint64_t>(m_pos.globalStep), lr);
+            if (!applied.ok()) return failWith(applied.error());
+            if (!*applied) ++result.skippedSteps;
             ++m_pos.globalStep;
             m_pos.step = s + 1;
-            const double batchLoss = static_cast<double>(plan->totalLoss());
+            auto loss = runner->totalLoss();
+            if (!loss.ok()) return failWith(loss.error());
+            const double batchLoss = *loss;
             m_epochLossSum += batchLoss * static_cast<double>(size);
             m_epochSeen += size;
-            updateMetrics(*plan, size, metrics);
+            if (Status st = updateMetrics(*runner, size, metrics); !st.ok()) return failWith(st.error());
             const auto running = metricValues(metrics);
             if (onEvent) {
                 TrainEvent e;
@@ -479,8 +610,18 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
                 e.elapsedSeconds = el;
                 const int64_t seenNow = m_epochSeen - seenBefore;
                 e.samplesPerSecond = el > 0 ? static_cast<double>(seenNow) / el : 0;
-                int64_t remaining = (steps - s - 1) + (m_config.epochs - epoch) * steps;
-                e.etaSeconds = el / static_cast<double>(s + 1 - firstStep) * static_cast<double>(remaining);
+                if (steps >= 0) {
+                    int64_t remaining = (steps - s - 1) + (m_config.epochs - epoch) * steps;
+                    e.etaSeconds = el / static_cast<double>(s + 1 - firstStep) * static_cast<double>(remaining);
+                } else {
+                    e.stepsPerEpoch = 0;  // not known before the first epoch ends
+                }
+                if (stream) {
+                    const auto ps = stream->stats();
+                    e.inputWaitFraction = ps.waitFraction;
+                    e.badSamples = stream->badSampleCount();
+                }
+                e.deviceMemory = m_backend->memory();
                 emit(e);
             }
             if (!m_callbacks.empty()) {
@@ -492,12 +633,15 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
                 bl.logs["loss"] = m_epochLossSum / static_cast<double>(m_epochSeen);
                 for (const auto& m : running) bl.logs[m.name] = m.value;
                 bl.logs["learning_rate"] = lr;
-                for (auto& cb : m_callbacks)
-                    if (Status st = cb->onBatchEnd(*this, bl); !st.ok()) return failWith(st.error());
+                if (Status st = forEachCallback([&](Callback& cb) { return cb.onBatchEnd(*this, bl); }); !st.ok())
+                    return failWith(st.error());
                 if (Status st = runPendingSaves(emit); !st.ok()) return failWith(st.error());
             }
             if (m_stopRequested) break;  // as Keras: stop_training is checked after every batch
         }
+        // A streamed epoch's real length: unknown before (record files), or shorter than announced
+        // when unreadable files were left out.
+        if (stream && !result.cancelled && !m_stopRequested) steps = s;
         double epochSeconds = secondsSince(epochStart);
         trainSeconds += epochSeconds;
         const int64_t seen = m_epochSeen;
@@ -511,9 +655,10 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
         rec.train.samples = seen;
         rec.seconds = epochSeconds;
         rec.samplesPerSecond = epochSeconds > 0 ? static_cast<double>(seen - seenBefore) / epochSeconds : 0;
-        if (m_data.validation) {
-            KILN_ASSIGN(auto v, evaluate(*m_data.validation));
-            rec.validation = v;
+        if (m_data.validationStream || (!stream && m_data.validation)) {
+            auto v = m_data.validationStream ? evaluate(*m_data.validationStream) : evaluate(*m_data.validation);
+            if (!v.ok()) return failWith(v.error());
+            rec.validation = *v;
         }
         // The position moves to the next epoch before the callbacks run, so a state saved at this
         // epoch end resumes with the next one.
@@ -537,6 +682,11 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
         e.elapsedSeconds = secondsSince(fitStart);
         e.etaSeconds = epochSeconds * (m_config.epochs - epoch);
         e.validation = rec.validation;
+        if (stream) {
+            e.inputWaitFraction = stream->stats().waitFraction;
+            e.badSamples = stream->badSampleCount();
+        }
+        e.deviceMemory = m_backend->memory();
         emit(e);
         if (!result.cancelled && !m_callbacks.empty()) {
             Logs logs;
@@ -547,8 +697,8 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
                 for (const auto& m : rec.validation->metrics) logs["val_" + m.name] = m.value;
             }
             logs["learning_rate"] = learningRate();
-            for (auto& cb : m_callbacks)
-                if (Status st = cb->onEpochEnd(*this, epoch, logs); !st.ok()) return failWith(st.error());
+            if (Status st = forEachCallback([&](Callback& cb) { return cb.onEpochEnd(*this, epoch, logs); }); !st.ok())
+                return failWith(st.error());
             if (Status st = runPendingSaves(emit); !st.ok()) return failWith(st.error());
         }
         if (result.cancelled) break;
@@ -563,10 +713,13 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
                                   : result.earlyStopped ? TrainEndReason::EarlyStopped
                                                         : TrainEndReason::Completed;
     KILN_TRY(endCallbacks(reason));
-    if (m_data.test && !result.cancelled) {
-        KILN_ASSIGN(auto t, evaluate(*m_data.test));
+    if (!result.cancelled && (m_data.testStream || (!stream && m_data.test))) {
+        KILN_ASSIGN(auto t, m_data.testStream ? evaluate(*m_data.testStream) : evaluate(*m_data.test));
         result.test = t;
     }
+    // The trained weights on the host, for the caller's checkpoints and exports.
+    KILN_TRY(m_backend->pullParameters());
+    if (stream) result.badSamples = stream->badSamples();
     result.seconds = secondsSince(fitStart);
     result.samplesPerSecond = trainSeconds > 0 ? static_cast<double>(trainedSamples) / trainSeconds : 0;
     TrainEvent end;
@@ -621,9 +774,10 @@ Status Trainer::saveState(const std::string& dir) {
     fs::create_directories(tmp, ec);
     if (ec)
         return Error(ErrorCode::FileWrite, "cannot create " + tmp + ": " + ec.message()).withFile(tmp).with("path", tmp).with("reason", ec.message());
+    KILN_TRY(m_backend->pullParameters());
     KILN_TRY(saveWeights(m_params, tmp + "/weights.safetensors", {{"step", std::to_string(m_pos.globalStep)}}));
-    std::vector<float> opt(static_cast<size_t>(m_optimizer->stateSize()));
-    if (!opt.empty()) m_optimizer->saveState(opt.data());
+    std::vector<float> opt(static_cast<size_t>(m_backend->optimizerStateSize()));
+    if (!opt.empty()) KILN_TRY(m_backend->saveOptimizerState(opt.data()));
     KILN_TRY(io::saveSafetensors(tmp + "/optimizer.safetensors",
                                  {{"state", Tensor::fromVector(Shape{static_cast<int64_t>(opt.size())}, opt)}},
                                  {{"type", m_config.optimizer.type}}));
@@ -642,10 +796,10 @@ Status Trainer::saveState(const std::string& dir) {
                {"version", kStateVersion},
                {"seed", m_config.seed},
                {"batch_size", m_config.batchSize},
-               {"train_samples", m_data.train.count()},
+               {"train_samples", trainSamples()},
                {"optimizer", m_config.optimizer.type},
-               {"optimizer_state_size", m_optimizer->stateSize()},
-               {"iterations", m_optimizer->iterations()},
+               {"optimizer_state_size", m_backend->optimizerStateSize()},
+               {"iterations", m_backend->iterations()},
                {"global_step", m_pos.globalStep},
                {"epoch", m_pos.epoch},
                {"step_in_epoch", m_pos.step},
@@ -700,16 +854,18 @@ Status Trainer::loadState(const std::string& requested) {
         };
         KILN_TRY(mustMatch("seed", m_config.seed, "seed"));
         KILN_TRY(mustMatch("batch_size", m_config.batchSize, "batch size"));
-        KILN_TRY(mustMatch("train_samples", m_data.train.count(), "a training set of"));
+        KILN_TRY(mustMatch("train_samples", trainSamples(), "a training set of"));
         KILN_TRY(mustMatch("optimizer", m_config.optimizer.type, "optimizer"));
-        if (st.at("optimizer_state_size").get<int64_t>() != m_optimizer->stateSize())
+        if (st.at("optimizer_state_size").get<int64_t>() != m_backend->optimizerStateSize())
             return stateError(dir, "the optimizer state does not fit this model");
         KILN_TRY(loadWeights(m_params, dir + "/weights.safetensors"));
+        KILN_TRY(m_backend->pushParameters());
         KILN_ASSIGN(auto opt, io::loadSafetensors(dir + "/optimizer.safetensors"));
         const Tensor* os = opt.find("state");
-        if (!os || os->numel() != m_optimizer->stateSize()) return stateError(dir, "optimizer.safetensors does not fit this model");
-        if (os->numel() > 0) m_optimizer->loadState(os->data<float>());
-        m_optimizer->setIterations(st.at("iterations").get<int64_t>());
+        if (!os || os->numel() != m_backend->optimizerStateSize())
+            return stateError(dir, "optimizer.safetensors does not fit this model");
+        if (os->numel() > 0) KILN_TRY(m_backend->loadOptimizerState(os->data<float>()));
+        m_backend->setIterations(st.at("iterations").get<int64_t>());
         m_pos.globalStep = st.at("global_step").get<int64_t>();
         m_pos.epoch = st.at("epoch").get<int>();
         m_pos.step = st.at("step_in_epoch").get<int64_t>();

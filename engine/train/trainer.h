@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Trainer runs epochs over in-memory data with a compiled plan, an optimizer and metrics,
-// reporting progress events, driving callbacks and obeying a command queue (pause, stop, learning
-// rate). Deterministic: the same seed gives bit-identical weights on the CPU, also across a
-// save/restore of the full training state.
+// The Trainer runs epochs over in-memory data or a streaming pipeline on a compute backend (the
+// CPU, or a CUDA device), with metrics, progress events, callbacks and a command queue (pause,
+// stop, learning rate). Deterministic: the same seed gives bit-identical weights on the CPU, also
+// across a save/restore of the full training state.
 #pragma once
 
 #include <atomic>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/exec/plan.h"
+#include "engine/train/backend.h"
 #include "engine/optim/optimizer.h"
 #include "engine/train/callbacks.h"
 #include "engine/train/command_queue.h"
@@ -57,6 +58,11 @@ struct TrainEvent {
     std::optional<EvalResult> validation;  // Epoch events, when there is validation data
     uint64_t requestId = 0;    // the command acknowledged by Paused/Resumed/Stopped/LearningRateChanged
     std::string message;       // Stopped: where the state was saved; End: why training stopped early
+    // Streamed data: the share of the epoch's time the step waited for the input pipeline (near
+    // 1: input-bound), and the samples left out as unreadable so far. -1 / 0 for in-memory data.
+    double inputWaitFraction = -1;
+    int64_t badSamples = 0;
+    DeviceMemory deviceMemory;  // zeros on the CPU
 };
 
 struct EpochRecord {
@@ -78,6 +84,8 @@ struct FitResult {
     std::string stopReason;
     std::string stopStateDir;    // where a Stop command saved the full state ("" if nowhere)
     int64_t resumedFromStep = -1;  // global step of the state training continued from, -1 if none
+    int64_t skippedSteps = 0;      // mixed float16: updates skipped because gradients overflowed
+    std::vector<data::BadSample> badSamples;  // streamed data: samples left out, with reasons
 };
 
 // The position of training: the next step to run.
@@ -90,9 +98,11 @@ struct TrainPosition {
 class Trainer : public TrainControl {
 public:
     // The model must have been analysed; data columns are matched to Input nodes by
-    // DataBundle::inputs, else by a single feature column.
+    // DataBundle::inputs, else by a single feature column. `backend` makes the compute backend
+    // (default: the CPU).
     static Result<std::unique_ptr<Trainer>> create(const ops::ModelInfo& model, const TrainingConfig& config,
-                                                   DataBundle data, ThreadPool& pool);
+                                                   DataBundle data, ThreadPool& pool,
+                                                   const BackendFactory& backend = {});
     ~Trainer() override;
 
     // Callbacks run in the order added. Also see addCallbacks() for the project's list.
@@ -118,7 +128,9 @@ public:
     double learningRate() const override;
     void setLearningRate(double lr) override { m_lrOverride = lr; }
     void requestStop(const std::string& reason) override;
-    exec::ParamStore* parameters() override { return &m_params; }
+    // On a device backend the weights are brought to the host first; changes a callback makes
+    // are sent back once the callbacks of that event have run.
+    exec::ParamStore* parameters() override;
     void requestStateSave(const std::string& dir) override;
     void requestRestore(const std::string& dir) override { m_restoreFrom = dir; }
     void noteCheckpoint(const std::string& path) override { m_lastCheckpoint = path; }
@@ -130,11 +142,15 @@ public:
     Result<FitResult> fit(const std::function<void(const TrainEvent&)>& onEvent = {},
                           const std::atomic<bool>* cancel = nullptr);
     Result<EvalResult> evaluate(const data::InMemoryDataset& set);
+    Result<EvalResult> evaluate(data::BatchStream& stream);
 
+    // The weights on the host (after fit(): the trained ones). Changes made here before fit()
+    // are what training starts from.
     exec::ParamStore& params() { return m_params; }
+    ComputeBackend& backend() { return *m_backend; }
     const DataBundle& data() const { return m_data; }
     const ops::ModelInfo& model() const { return m_model; }
-    // The plan for full training batches (compiled by create()).
+    // The CPU plan for full training batches (compiled by create()); null on other backends.
     exec::Plan* trainPlan();
     // Runs one training step on the first batch of the training set (tests use this to
     // check that steps after the first allocate nothing).
@@ -143,10 +159,15 @@ public:
 private:
     Trainer(const ops::ModelInfo& model, const TrainingConfig& config, DataBundle data, ThreadPool& pool);
     Status bindColumns();
-    Result<exec::Plan*> planFor(int64_t batch, bool training);
-    Status loadBatch(exec::Plan& plan, const data::InMemoryDataset& set, std::span<const int64_t> indices);
+    Result<BatchRunner*> runnerFor(int64_t batch, bool training);
+    Status loadBatch(BatchRunner& runner, const data::InMemoryDataset& set, std::span<const int64_t> indices);
+    Status loadBatch(BatchRunner& runner, const data::Batch& batch);
+    Result<EvalResult> evaluateImpl(const data::InMemoryDataset* set, data::BatchStream* stream);
     Status makeMetrics(std::vector<std::vector<std::unique_ptr<Metric>>>& out) const;
-    void updateMetrics(exec::Plan& plan, int64_t batch, std::vector<std::vector<std::unique_ptr<Metric>>>& metrics);
+    Status updateMetrics(BatchRunner& runner, int64_t batch, std::vector<std::vector<std::unique_ptr<Metric>>>& metrics);
+    // Runs callbacks' `call` on each; sends weights a callback changed back to the device.
+    Status forEachCallback(const std::function<Status(Callback&)>& call);
+    int64_t trainSamples() const;
     std::vector<MetricValue> metricValues(const std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) const;
 
     ops::ModelInfo m_model;
@@ -154,11 +175,12 @@ private:
     DataBundle m_data;
     ThreadPool* m_pool;
     exec::ParamStore m_params;
-    std::unique_ptr<optim::Optimizer> m_optimizer;
+    std::unique_ptr<ComputeBackend> m_backend;
     std::vector<exec::LossSpec> m_losses;
     std::vector<size_t> m_lossOutput;          // model output index per loss
     std::vector<std::string> m_inputColumns;   // per Input node (model order)
-    std::map<std::pair<int64_t, bool>, std::unique_ptr<exec::Plan>> m_plans;
+    bool m_paramsOnHost = false;                // a callback took the weights to the host
+    data::Batch m_batch;                        // scratch: a streamed batch
     Status loadState(const std::string& dir);
     Status runPendingSaves(const std::function<void(const TrainEvent&)>& emit);
     Status endCallbacks(TrainEndReason reason);

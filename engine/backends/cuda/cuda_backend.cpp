@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Trainer on a CUDA device: plans per batch size over shared device parameters, device-side
+// optimizer updates, loss scaling for mixed float16, host updates as the fallback.
+#include "engine/backends/cuda/cuda_backend.h"
+
+#include <map>
+#include <vector>
+
+#include "engine/backends/cuda/cuda_device.h"
+#include "engine/backends/cuda/cuda_plan.h"
+#include "engine/backends/cuda/kernels.h"
+#include "engine/core/device.h"
+#include "engine/optim/loss_scaler.h"
+#include "engine/train/config.h"
+#include "engine/train/memory_assistant.h"
+
+namespace kiln::engine::cuda {
+namespace {
+
+class CudaBackend;
+
+class CudaRunner final : public train::BatchRunner {
+public:
+    CudaRunner(CudaBackend& owner, std::unique_ptr<CudaPlan> plan, const ops::ModelInfo& model,
+               const std::vector<exec::LossSpec>& losses);
+    int64_t batch() const override { return m_plan->batch(); }
+    float* input(size_t k) override { return k < m_inputs.size() ? m_inputs[k].data() : nullptr; }
+    float* target(size_t l) override { return l < m_targets.size() ? m_targets[l].data() : nullptr; }
+    Status forward() override {
+        KILN_TRY(upload());
+        KILN_TRY(m_plan->forward(0));
+        return finished();
+    }
+    Result<bool> trainStep(uint64_t globalStep, double lr) override;
+    Result<double> totalLoss() override { return m_loss; }
+    Result<const float*> output(size_t o) override {
+        if (o >= m_outputs.size()) return Error(ErrorCode::InvalidArgument, "no such model output");
+        if (!m_outputFresh[o]) {
+            KILN_TRY(m_plan->downloadOutput(o, m_outputs[o].data()));
+            m_outputFresh[o] = 1;
+        }
+        return static_cast<const float*>(m_outputs[o].data());
+    }
+    Shape outputShape(size_t o) const override { return m_outputShapes[o]; }
+    CudaPlan& plan() { return *m_plan; }
+
+private:
+    Status upload() {
+        for (size_t k = 0; k < m_inputs.size(); ++k) KILN_TRY(m_plan->setInput(k, m_inputs[k].data()));
+        for (size_t l = 0; l < m_targets.size(); ++l) KILN_TRY(m_plan->setTarget(l, m_targets[l].data()));
+        return {};
+    }
+    // After a forward or step: the losses (one synchronisation), outputs downloaded on demand.
+    Status finished() {
+        std::fill(m_outputFresh.begin(), m_outputFresh.end(), 0);
+        KILN_ASSIGN(auto losses, m_plan->losses());
+        double sum = 0;
+        for (float v : losses) sum += static_cast<double>(v);
+        m_loss = sum;
+        return {};
+    }
+
+    CudaBackend* m_owner;
+    std::unique_ptr<CudaPlan> m_plan;
+    std::vector<std::vector<float>> m_inputs, m_targets, m_outputs;
+    std::vector<Shape> m_outputShapes;
+    std::vector<char> m_outputFresh;
+    double m_loss = 0;
+};
+
+class CudaBackend final : public train::ComputeBackend {
+public:
+    CudaBackend(const train::BackendSetup& setup, std::unique_ptr<DeviceContext> ctx, train::Precision precision)
+        : m_setup(setup), m_ctx(std::move(ctx)), m_precision(precision) {}
+
+    ~CudaBackend() override {
+        // Plans and the optimizer hold device memory of the context: free them first.
+        m_optimizer.reset();
+        m_runners.clear();
+        m_hostOptimizer.reset();
+    }
+
+    std::string device() const override { return m_ctx->name(); }
+
+    Status init() {
+        // The device optimizer needs a plan's parameters: the full training batch's plan.
+        KILN_ASSIGN(auto* r, runnerImpl(m_setup.config->batchSize, true));
+        auto opt = CudaOptimizer::create(m_setup.config->optimizer, r->plan());
+        if (opt.ok()) {
+            m_optimizer = std::move(opt.value());
+        } else if (opt.error().code == ErrorCode::Unsupported) {
+            // AMSGrad, RMSprop, clipping: gradients come to the host, the host optimizer updates
+            // the host weights, which go back to the device after each step.
+            KILN_ASSIGN(auto host, optim::Optimizer::create(m_setup.config->optimizer));
+            for (auto& p : m_setup.params->params())
+                if (p.trainable)
+                    host.addParameter(p.value.data<float>(), p.grad.data<float>(), p.value.numel(), p.lrMultiplier,
+                                      p.decay);
+            m_hostOptimizer = std::make_unique<optim::Optimizer>(std::move(host));
+            m_notes.push_back("optimizer: updates on the host (this configuration has no device kernel)");
+        } else {
+            return opt.error();
+        }
+        return {};
+    }
+
+    Result<train::BatchRunner*> runner(int64_t batch, bool training) override {
+        KILN_ASSIGN(CudaRunner * r, runnerImpl(batch, training));
+        return static_cast<train::BatchRunner*>(r);
+    }
+
+    Result<CudaRunner*> runnerImpl(int64_t batch, bool training) {
+        auto key = std::make_pair(batch, training);
+        if (auto it = m_runners.find(key); it != m_runners.end()) return it->second.get();
+        CudaPlanOptions o;
+        o.batch = batch;
+        o.training = training;
+        o.losses = m_setup.losses;
+        o.seed = m_setup.config->seed;
+        o.precision = m_precision;
+        o.shareParameters = m_shared;
+        auto plan = CudaPlan::compile(*m_setup.model, *m_setup.params, o, *m_ctx, *m_setup.pool);
+        if (!plan.ok()) return withPrediction(plan.error());
+        if (!m_shared) {
+            m_shared = (*plan)->sharedParameters();
+            const auto& pl = (*plan)->placement();
+            if (!pl.cpuNodes.empty()) {
+                std::string list;
+                for (const auto& n : pl.cpuNodes) list += (list.empty() ? "" : ", ") + n;
+                m_notes.push_back("on the CPU (no CUDA kernel for their configuration): " + list);
+            }
+        }
+        auto r = std::make_unique<CudaRunner>(*this, std::move(plan.value()), *m_setup.model, m_setup.losses);
+        CudaRunner* raw = r.get();
+        m_runners[key] = std::move(r);
+        return raw;
+    }
+
+    // One update after a forward/backward pass with gradients scaled by `scale`; false when the
+    // gradients overflowed (mixed float16) and the step is skipped.
+    Result<bool> update(CudaPlan& plan, double lr, float scale) {
+        if (m_precision == train::Precision::Fp16) {
+            KILN_ASSIGN(bool finite, plan.gradientsFinite());
+            if (!m_scaler.update(finite)) return false;
+        }
+        if (m_optimizer) {
+            KILN_TRY(m_optimizer->step(lr, 1.0f / scale));
+            ++m_iterations;
+            return true;
+        }
+        // Host fallback: unscaled gradients to the host, update there, weights back.
+        auto& ps = m_setup.params->params();
+        auto& dp = plan.deviceParams();
+        for (size_t i = 0; i < ps.size(); ++i) {
+            if (!dp[i].trainable) continue;
+            if (scale != 1.0f) k::scale(dp[i].grad, 1.0f / scale, dp[i].n, m_ctx->stream());
+            KILN_TRY(m_ctx->download(ps[i].grad.data<float>(), dp[i].grad, static_cast<size_t>(dp[i].n) * 4));
+        }
+        m_hostOptimizer->step(lr, *m_setup.pool);
+        ++m_iterations;
+        KILN_TRY(pushParameters());
+        return true;
+    }
+
+    float lossScale() const { return m_precision == train::Precision::Fp16 ? m_scaler.scale() : 1.0f; }
+
+    Status pullParameters() override {
+        if (m_runners.empty()) return {};
+        return m_runners.begin()->second->plan().downloadParams();
+    }
+    Status pushParameters() override {
+        if (m_runners.empty()) return {};
+        return m_runners.begin()->second->plan().uploadParams();
+    }
+
+    int64_t optimizerStateSize() const override {
+        if (m_hostOptimizer) return m_hostOptimizer->stateSize();
+        return m_optimizer ? m_optimizer->stateFloats() : 0;
+    }
+    Status saveOptimizerState(float* out) override {
+        if (m_hostOptimizer) {
+            m_hostOptimizer->saveState(out);
+            return {};
+        }
+        return m_optimizer ? m_optimizer->downloadState(out) : Status{};
+    }
+    Status loadOptimizerState(const float* in) override {
+        if (m_hostOptimizer) {
+            m_hostOptimizer->loadState(in);
+            return {};
+        }
+        return m_optimizer ? m_optimizer->uploadState(in) : Status{};
+    }
+    int64_t iterations() const override { return m_iterations; }
+    void setIterations(int64_t n) override {
+        m_iterations = n;
+        if (m_optimizer) m_optimizer->setIterations(n);
+        if (m_hostOptimizer) m_hostOptimizer->setIterations(n);
+    }
+
+    train::DeviceMemory memory() const override {
+        const auto s = m_ctx->allocator().stats();
+        train::DeviceMemory m;
+        m.inUse = s.inUse;
+        m.reserved = s.reserved;
+        m.peak = s.peakInUse;
+        m.limit = s.cap;
+        m.total = m_total;
+        return m;
+    }
+
+    std::vector<std::string> describe() const override {
+        std::vector<std::string> lines{m_ctx->name() + ": " + m_name + ", precision " + train::precisionName(m_precision) +
+                                       ", memory limit " + train::formatBytes(m_ctx->allocator().stats().cap)};
+        lines.insert(lines.end(), m_notes.begin(), m_notes.end());
+        return lines;
+    }
+
+    void setDeviceInfo(std::string name, uint64_t total) {
+        m_name = std::move(name);
+        m_total = total;
+    }
+
+    // An out-of-memory error with what the memory assistant predicted and a batch that fits.
+    Error withPrediction(Error e) const {
+        if (e.code != ErrorCode::OutOfMemory) return e;
+        train::MemoryOptions mo;
+        mo.batch = m_setup.config->batchSize;
+        mo.precision = m_precision;
+        mo.optimizer = m_setup.config->optimizer;
+        mo.losses = m_setup.losses;
+        mo.cuda = true;
+        auto predicted = train::estimateMemory(*m_setup.model, mo);
+        const auto s = m_ctx->allocator().stats();
+        auto fits = train::largestBatch(*m_setup.model, mo, s.cap, m_setup.config->batchSize);
+        uint64_t requested = 0;
+        for (const auto& [k, v] : e.params)
+            if (k == "requested") requested = std::stoull(v);
+        return train::outOfMemoryError(requested, s.inUse, s.cap, m_ctx->name(), predicted.ok() ? &*predicted : nullptr,
+                                       fits.ok() && *fits < m_setup.config->batchSize ? *fits : 0);
+    }
+
+private:
+    train::BackendSetup m_setup;
+    std::unique_ptr<DeviceContext> m_ctx;
+    train::Precision m_precision;
+    std::shared_ptr<DeviceParameters> m_shared;
+    std::map<std::pair<int64_t, bool>, std::unique_ptr<CudaRunner>> m_runners;
+    std::unique_ptr<CudaOptimizer> m_optimizer;
+    std::unique_ptr<optim::Optimizer> m_hostOptimizer;
+    optim::LossScaler m_scaler;
+    int64_t m_iterations = 0;
+    std::vector<std::string> m_notes;
+    std::string m_name;
+    uint64_t m_total = 0;
+};
+
+CudaRunner::CudaRunner(CudaBackend& owner, std::unique_ptr<CudaPlan> plan, const ops::ModelInfo& model,
+                       const std::vector<exec::LossSpec>& losses)
+    : m_owner(&owner), m_plan(std::move(plan)) {
+    const int64_t b = m_plan->batch();
+    for (int i : model.inputs)
+        m_inputs.emplace_back(static_cast<size_t>(model.nodes[static_cast<size_t>(i)].output.withBatch(b).numel()));
+    for (const auto& l : losses)
+        m_targets.emplace_back(static_cast<size_t>(std::max<int64_t>(1, l.targetShape.numel()) * b));
+    for (int o : model.outputs) {
+        m_outputShapes.push_back(model.nodes[static_cast<size_t>(o)].output.withBatch(b));
+        m_outputs.emplace_back(static_cast<size_t>(m_outputShapes.back().numel()));
+    }
+    m_outputFresh.assign(m_outputs.size(), 0);
+}
+
+Result<bool> CudaRunner::trainStep(uint64_t globalStep, double lr) {
+    KILN_TRY(upload());
+    const float scale = m_owner->lossScale();
+    Status st = m_plan->trainStep(globalStep, scale);
+    if (!st.ok()) return m_owner->withPrediction(st.error());
+    KILN_TRY(finished());
+    auto applied = m_owner->update(*m_plan, lr, scale);
+    if (!applied.ok()) return m_owner->withPrediction(applied.error());
+    return *applied;
+}
+
+}  // namespace
+
+Result<CudaBackendOptions> cudaBackendOptions(const std::string& device, const std::string& memoryLimit) {
+    CudaBackendOptions o;
+    auto d = Device::parse(device);
+    if (!d.ok() || d->isCpu())
+        return Error(ErrorCode::ConfigError, "training.device must be cuda or cuda:N for the CUDA backend")
+            .with("field", "training.device")
+            .with("reason", "not a CUDA device");
+    o.device = d->index;
+    if (!memoryLimit.empty()) {
+        auto m = MemoryLimit::parse(memoryLimit);
+        if (!m.ok())
+            return Error(ErrorCode::ConfigError,
+                         "training.memory_limit must be growth, all, a fraction (0.8, 80%) or a size (12GiB), not \"" +
+                             memoryLimit + "\"")
+                .with("field", "training.memory_limit")
+                .with("reason", "must be growth, all, a fraction or a size");
+        o.memory = *m;
+    }
+    return o;
+}
+
+Result<std::unique_ptr<train::ComputeBackend>> makeCudaBackend(const train::BackendSetup& setup,
+                                                               const CudaBackendOptions& options) {
+    if (deviceCount() <= options.device)
+        return Error(ErrorCode::DeviceUnavailable,
+                     "cuda:" + std::to_string(options.device) + " is not available: " + unavailableReason())
+            .with("device", "cuda:" + std::to_string(options.device));
+    KILN_ASSIGN(auto precision, train::parsePrecision(setup.config->precision));
+    KILN_ASSIGN(auto ctx, DeviceContext::create(options.device, options.memory));
+    auto backend = std::make_unique<CudaBackend>(setup, std::move(ctx), precision);
+    if (auto list = listDevices(); list.ok())
+        for (const auto& info : *list)
+            if (info.index == options.device) backend->setDeviceInfo(info.name, info.totalMemory);
+    KILN_TRY(backend->init());
+    return std::unique_ptr<train::ComputeBackend>(std::move(backend));
+}
+
+train::BackendFactory cudaBackendFactory(const CudaBackendOptions& options) {
+    return [options](const train::BackendSetup& setup) { return makeCudaBackend(setup, options); };
+}
+
+}  // namespace kiln::engine::cuda

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where the Trainer's steps run. A compute backend owns the compiled model for each batch size
+// (training and inference) and the optimizer; the Trainer fills host-visible batch buffers,
+// asks for a step and reads the loss and outputs back for its metrics. The CPU backend runs
+// exec::Plan with optim::Optimizer in place; the CUDA backend (engine/backends/cuda) runs
+// CudaPlan with device-side updates. Both keep the optimizer state in the same layout, so a
+// saved training state resumes on either.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "engine/core/shape.h"
+#include "engine/core/thread_pool.h"
+#include "engine/exec/param_store.h"
+#include "engine/exec/plan.h"
+#include "engine/ops/model.h"
+#include "engine/optim/optimizer.h"
+
+namespace kiln::engine::train {
+
+struct TrainingConfig;
+
+// One compiled model for one batch size.
+class BatchRunner {
+public:
+    virtual ~BatchRunner() = default;
+    virtual int64_t batch() const = 0;
+    // Host memory the Trainer fills with a batch ([batch, ...] floats) before a step.
+    virtual float* input(size_t k) = 0;
+    virtual float* target(size_t l) = 0;
+    virtual Status forward() = 0;
+    // Forward, backward and the optimizer update with learning rate lr. False when the update was
+    // skipped (mixed float16: the gradients overflowed and the loss scale backs off).
+    virtual Result<bool> trainStep(uint64_t globalStep, double lr) = 0;
+    // The weighted sum of the losses of the last forward or step.
+    virtual Result<double> totalLoss() = 0;
+    // Output o of the last forward or step, in host memory ([batch, ...]).
+    virtual Result<const float*> output(size_t o) = 0;
+    virtual Shape outputShape(size_t o) const = 0;
+};
+
+// Device memory, for the training view's memory chart and the run summary (zeros on the CPU).
+struct DeviceMemory {
+    uint64_t inUse = 0, reserved = 0, peak = 0, limit = 0, total = 0;
+};
+
+class ComputeBackend {
+public:
+    virtual ~ComputeBackend() = default;
+    virtual std::string device() const = 0;  // "cpu", "cuda:0"
+    // The compiled model for `batch` (compiled once, then kept).
+    virtual Result<BatchRunner*> runner(int64_t batch, bool training) = 0;
+    // The host ParamStore is the source of checkpoints, callbacks and exports: pullParameters()
+    // brings the device's weights there, pushParameters() sends host changes back.
+    virtual Status pullParameters() = 0;
+    virtual Status pushParameters() = 0;
+    // Optimizer state in optim::Optimizer's layout, with its step count.
+    virtual int64_t optimizerStateSize() const = 0;
+    virtual Status saveOptimizerState(float* out) = 0;
+    virtual Status loadOptimizerState(const float* in) = 0;
+    virtual int64_t iterations() const = 0;
+    virtual void setIterations(int64_t n) = 0;
+    virtual DeviceMemory memory() const { return {}; }
+    // Lines for the log: where nodes run, precision, memory limits.
+    virtual std::vector<std::string> describe() const { return {}; }
+};
+
+struct BackendSetup {
+    const ops::ModelInfo* model = nullptr;
+    exec::ParamStore* params = nullptr;
+    const TrainingConfig* config = nullptr;
+    std::vector<exec::LossSpec> losses;  // with target shapes
+    ThreadPool* pool = nullptr;
+};
+
+using BackendFactory = std::function<Result<std::unique_ptr<ComputeBackend>>(const BackendSetup&)>;
+
+// exec::Plan and optim::Optimizer on the host's threads.
+Result<std::unique_ptr<ComputeBackend>> makeCpuBackend(const BackendSetup& setup);
+
+// The CPU backend's plan for a batch size, or null (benchmarks and tests read its statistics).
+exec::Plan* cpuPlan(ComputeBackend& backend, int64_t batch, bool training);
+
+}  // namespace kiln::engine::train

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// The data section opened for training: streamed formats through engine/data's pipelines, the
+// others in memory. Apart from config.cpp so that users of the training configuration alone do
+// not link the picture decoders.
+#include <nlohmann/json.hpp>
+
+#include "engine/data/data_config.h"
+#include "engine/io/project.h"
+#include "engine/train/config.h"
+
+namespace kiln::engine::train {
+namespace {
+
+using json = nlohmann::json;
+
+Error fieldError(const std::string& field, const std::string& why) {
+    return Error(ErrorCode::ConfigError, field + " " + why).with("field", field).with("reason", why);
+}
+
+}  // namespace
+
+Result<DataBundle> openData(const json& dataJson, const std::string& projectPath, uint64_t seed, int64_t batchSize,
+                            bool shuffle) {
+    const std::string format = dataJson.is_object() ? dataJson.value("format", std::string()) : std::string();
+    if (format == "idx" || !data::isStreamingFormat(format)) return loadData(dataJson, projectPath, seed);
+    DataBundle b;
+    if (dataJson.contains("inputs")) {
+        const json& in = dataJson.at("inputs");
+        if (!in.is_object()) return fieldError("data.inputs", "must map Input nodes to data columns");
+        for (auto& [node, col] : in.items()) {
+            if (!col.is_string()) return fieldError("data.inputs." + node, "must be a data column name");
+            b.inputs[node] = col.get<std::string>();
+        }
+    }
+    auto resolve = [&](const std::string& raw) { return io::resolveDataPath(raw, projectPath); };
+    json settings = dataJson;
+    if (!settings.contains("shuffle_buffer")) settings["shuffle_buffer"] = shuffle ? kDefaultShuffleBuffer : 0;
+    KILN_ASSIGN(auto p, data::openDataPipelines(settings, resolve, seed, batchSize));
+    b.trainStream = std::move(p.train);
+    b.validationStream = std::move(p.validation);
+    b.testStream = std::move(p.test);
+    b.classNames = std::move(p.classNames);
+    const int64_t n = b.trainStream->samplesPerEpoch();
+    b.description = p.kind + ", streamed" + (n >= 0 ? ", " + std::to_string(n) + " training samples" : std::string());
+    return b;
+}
+
+}  // namespace kiln::engine::train
