@@ -536,6 +536,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Training stopped early: %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Precision on a GPU: float32, mixed_float16 or mixed_bfloat16.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -2775,6 +2779,14 @@ step %3 · epoch %4
         <comment>metric: the share of predicted positives that are right</comment>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>GPU memory limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How much GPU memory Kiln may take: growth (as needed), all, a share such as 80% or a size such as 12GiB.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>
@@ -2936,6 +2948,39 @@ step %3 · epoch %4
     </message>
     <message numerus="yes">
         <source>Delete %n run(s) from the history? Their folders on disk are kept.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Training is input-bound: each step waited for data %1% of the time. Add pipeline workers, turn on the cache or make the pictures smaller in the data settings.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>waiting for data %1%</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPU memory %1 GiB</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n unreadable file(s) left out</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n unreadable file(s) were left out (listed in the run&apos;s results).</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n step(s) skipped because float16 gradients overflowed.</source>
         <translation type="unfinished">
             <numerusform></numerusform>
             <numerusform></numerusform>

@@ -541,6 +541,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Training stopped early: %1</source>
         <translation>训练已提前停止：%1</translation>
     </message>
+    <message>
+        <source>Precision on a GPU: float32, mixed_float16 or mixed_bfloat16.</source>
+        <translation>GPU 上的精度：float32、mixed_float16 或 mixed_bfloat16。</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -2771,6 +2775,14 @@ step %3 · epoch %4
         <comment>metric: the share of predicted positives that are right</comment>
         <translation>精确率</translation>
     </message>
+    <message>
+        <source>GPU memory limit</source>
+        <translation>GPU 显存上限</translation>
+    </message>
+    <message>
+        <source>How much GPU memory Kiln may take: growth (as needed), all, a share such as 80% or a size such as 12GiB.</source>
+        <translation>Kiln 可以占用多少 GPU 显存：growth（按需增长）、all（全部）、比例（如 80%）或大小（如 12GiB）。</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>
@@ -2934,6 +2946,36 @@ step %3 · epoch %4
         <source>Delete %n run(s) from the history? Their folders on disk are kept.</source>
         <translation>
             <numerusform>要从历史记录中删除 %n 个运行吗？它们在磁盘上的文件夹将会保留。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Training is input-bound: each step waited for data %1% of the time. Add pipeline workers, turn on the cache or make the pictures smaller in the data settings.</source>
+        <translation>训练受输入限制：每一步有 %1% 的时间在等待数据。请在数据设置中增加流水线工作线程、打开缓存或缩小图片。</translation>
+    </message>
+    <message>
+        <source>waiting for data %1%</source>
+        <translation>等待数据 %1%</translation>
+    </message>
+    <message>
+        <source>GPU memory %1 GiB</source>
+        <translation>GPU 显存 %1 GiB</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n unreadable file(s) left out</source>
+        <translation>
+            <numerusform>已跳过 %n 个无法读取的文件</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n unreadable file(s) were left out (listed in the run&apos;s results).</source>
+        <translation>
+            <numerusform>已跳过 %n 个无法读取的文件（列在本次运行的结果中）。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n step(s) skipped because float16 gradients overflowed.</source>
+        <translation>
+            <numerusform>因 float16 梯度溢出跳过了 %n 步。</numerusform>
         </translation>
     </message>
 </context>

@@ -118,9 +118,17 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     for (const char* p : {"float32", "mixed_float16", "mixed_bfloat16"}) {
         m_precision->addItem(QString(), QLatin1String(p));
     }
+    m_memoryLimit = new QComboBox(host);
+    m_memoryLimit->setObjectName(QStringLiteral("memoryLimit"));
+    m_memoryLimit->setEditable(true);
+    m_memoryLimit->setInsertPolicy(QComboBox::NoInsert);
+    for (const char* p : {"growth", "50%", "80%", "all"}) {
+        m_memoryLimit->addItem(QLatin1String(p), QLatin1String(p));
+    }
 
     const QList<QWidget*> rows = {m_epochs, m_batch, m_seed, m_validation, m_shuffle, m_optimizer, m_lr, m_momentum,
-                                  m_weightDecay, m_schedule, m_decaySteps, m_warmup, metrics, m_device, m_precision};
+                                  m_weightDecay, m_schedule, m_decaySteps, m_warmup, metrics, m_device, m_precision,
+                                  m_memoryLimit};
     for (QWidget* w : rows) {
         auto* label = new QLabel(host);
         label->setBuddy(w);
@@ -190,6 +198,7 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     for (auto* combo : {m_optimizer, m_schedule, m_device, m_precision, m_checkpointMonitor}) {
         connect(combo, qOverload<int>(&QComboBox::currentIndexChanged), this, edited);
     }
+    connect(m_memoryLimit, &QComboBox::currentTextChanged, this, edited);
     for (auto* check : {m_shuffle, m_metricAccuracy, m_metricPrecision, m_metricRecall, m_metricAuc, m_earlyRestore,
                         m_backup, m_tensorboard, m_csvLogger, m_nanStop}) {
         connect(check, &QCheckBox::toggled, this, edited);
@@ -205,7 +214,7 @@ void TrainingConfigForm::retranslate()
     const QStringList names = {tr("Epochs"), tr("Batch size"), tr("Seed"), tr("Validation split"), tr("Shuffle"),
                                tr("Optimizer"), tr("Learning rate"), tr("Momentum"), tr("Weight decay"),
                                tr("Schedule"), tr("Decay steps"), tr("Warm-up steps"), tr("Metrics"), tr("Device"),
-                               tr("Precision")};
+                               tr("Precision"), tr("GPU memory limit")};
     for (int i = 0; i < m_labels.size() && i < names.size(); ++i) {
         m_labels[i]->setText(names[i]);
     }
@@ -227,6 +236,8 @@ void TrainingConfigForm::retranslate()
     m_precision->setItemText(1, tr("Mixed 16-bit float (GPU)"));
     m_precision->setItemText(2, tr("Mixed bfloat16 (GPU)"));
     m_precision->setToolTip(tr("Mixed precision needs a GPU; on the CPU Kiln trains in 32-bit float."));
+    m_memoryLimit->setToolTip(tr("How much GPU memory Kiln may take: growth (as needed), all, a share such as "
+                                 "80% or a size such as 12GiB."));
     m_reduceLr->setTitle(tr("Reduce the learning rate on a plateau of the validation loss"));
     qobject_cast<QLabel*>(qobject_cast<QFormLayout*>(m_reduceLr->layout())->labelForField(m_reducePatience))
         ->setText(tr("Patience (epochs)"));
@@ -305,6 +316,7 @@ void TrainingConfigForm::setConfig(const json& training)
     m_metricAuc->setChecked(metrics.contains(QStringLiteral("auc")));
     m_device->setCurrentIndex(std::max(0, m_device->findData(QString::fromStdString(value<std::string>(t, "device", "cpu")))));
     m_precision->setCurrentIndex(std::max(0, m_precision->findData(QString::fromStdString(value<std::string>(t, "precision", "float32")))));
+    m_memoryLimit->setCurrentText(QString::fromStdString(value<std::string>(t, "memory_limit", "growth")));
 
     const json reduce = findCallback(t, "ReduceLROnPlateau");
     m_reduceLr->setChecked(!reduce.is_null());
@@ -342,6 +354,7 @@ void TrainingConfigForm::updateEnabled()
     m_decaySteps->setEnabled(decays);
     const bool gpu = m_device->currentData().toString() != QLatin1String("cpu");
     m_precision->setEnabled(gpu);
+    m_memoryLimit->setEnabled(gpu);
 }
 
 json TrainingConfigForm::compose() const
@@ -431,6 +444,12 @@ json TrainingConfigForm::compose() const
         t.erase("precision");
     } else {
         t["precision"] = precision;
+    }
+    const std::string limit = m_memoryLimit->currentText().trimmed().toStdString();
+    if (limit.empty() || limit == "growth") {
+        t.erase("memory_limit");
+    } else {
+        t["memory_limit"] = limit;
     }
 
     // Callbacks: the ones the form shows are rebuilt from their old entries (keeping options the

@@ -9,6 +9,7 @@
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -281,6 +282,8 @@ void TrainingPanel::startTraining()
     }
     m_batch = project.training.value("batch_size", int64_t(32));
     m_totalSteps = 0;
+    m_inputBoundNoticed = false;
+    m_badSamplesSeen = 0;
     m_wallStart = nowSeconds();
     m_progress->setRange(0, 0);  // busy until the data is loaded
     setStatus(tr("Loading the data..."));
@@ -346,6 +349,25 @@ void TrainingPanel::onEvents(const std::vector<TrainEvent>& events)
                 m_charts->append(QStringLiteral("step_time_ms"), m_liveKey, Split::Train, e.globalStep, epoch, now,
                                  1000.0 * double(m_batch) / e.samplesPerSecond);
             }
+            if (e.deviceMemory.inUse > 0) {
+                m_charts->append(QStringLiteral("gpu_memory_gib"), m_liveKey, Split::Train, e.globalStep, epoch, now,
+                                 double(e.deviceMemory.inUse) / double(1ull << 30));
+            }
+            if (e.inputWaitFraction >= 0) {
+                m_charts->append(QStringLiteral("input_wait_percent"), m_liveKey, Split::Train, e.globalStep, epoch, now,
+                                 100.0 * e.inputWaitFraction);
+                // Judged once the epoch has run long enough for the fraction to mean something.
+                if (!m_inputBoundNoticed && e.step >= 20 && e.inputWaitFraction > 0.3) {
+                    m_inputBoundNoticed = true;
+                    emit notice(tr("Training is input-bound: each step waited for data %1% of the time. Add pipeline "
+                                   "workers, turn on the cache or make the pictures smaller in the data settings.")
+                                    .arg(qRound(100.0 * e.inputWaitFraction)),
+                                1);
+                }
+            }
+            if (e.badSamples > m_badSamplesSeen) {
+                m_badSamplesSeen = e.badSamples;
+            }
             lastStep = &e;
             break;
         }
@@ -375,14 +397,24 @@ void TrainingPanel::onEvents(const std::vector<TrainEvent>& events)
     if (lastStep) {
         const auto& e = *lastStep;
         m_progress->setValue(int(std::min<int64_t>(e.globalStep, m_progress->maximum())));
-        setStatus(tr("Epoch %1/%2 · step %3/%4 · loss %5 · %6 samples/s · ETA %7")
-                      .arg(e.epoch)
-                      .arg(e.epochs)
-                      .arg(e.step)
-                      .arg(e.stepsPerEpoch)
-                      .arg(e.loss, 0, 'f', 4)
-                      .arg(e.samplesPerSecond, 0, 'f', 0)
-                      .arg(formatDuration(e.etaSeconds)));
+        QString text = tr("Epoch %1/%2 · step %3/%4 · loss %5 · %6 samples/s · ETA %7")
+                           .arg(e.epoch)
+                           .arg(e.epochs)
+                           .arg(e.step)
+                           .arg(e.stepsPerEpoch)
+                           .arg(e.loss, 0, 'f', 4)
+                           .arg(e.samplesPerSecond, 0, 'f', 0)
+                           .arg(formatDuration(e.etaSeconds));
+        if (e.inputWaitFraction >= 0) {
+            text += QStringLiteral(" · ") + tr("waiting for data %1%").arg(qRound(100.0 * e.inputWaitFraction));
+        }
+        if (e.deviceMemory.inUse > 0) {
+            text += QStringLiteral(" · ") + tr("GPU memory %1 GiB").arg(double(e.deviceMemory.inUse) / double(1ull << 30), 0, 'f', 2);
+        }
+        if (e.badSamples > 0) {
+            text += QStringLiteral(" · ") + tr("%n unreadable file(s) left out", "", int(e.badSamples));
+        }
+        setStatus(text);
         m_progress->setFormat(tr("%p% · ETA %1").arg(formatDuration(e.etaSeconds)));
     }
 }
@@ -398,6 +430,15 @@ void TrainingPanel::onFinished(bool ok, const QString& message, const QJsonObjec
         QString text = message.isEmpty() ? tr("Training finished.") : message;
         if (results.contains(QStringLiteral("val_loss"))) {
             text += QLatin1Char(' ') + tr("Validation loss %1.").arg(results.value(QStringLiteral("val_loss")).toDouble(), 0, 'f', 4);
+        }
+        if (results.contains(QStringLiteral("bad_samples"))) {
+            const auto bad = results.value(QStringLiteral("bad_samples")).toArray();
+            text += QLatin1Char(' ') + tr("%n unreadable file(s) were left out (listed in the run's results).", "",
+                                          int(bad.size()));
+        }
+        if (results.contains(QStringLiteral("skipped_steps"))) {
+            text += QLatin1Char(' ') + tr("%n step(s) skipped because float16 gradients overflowed.", "",
+                                          results.value(QStringLiteral("skipped_steps")).toInt());
         }
         if (results.contains(QStringLiteral("test_accuracy"))) {
             text += QLatin1Char(' ') +

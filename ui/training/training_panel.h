@@ -91,6 +91,8 @@ private:
     QString m_liveKey;
     int64_t m_batch = 0;
     int64_t m_totalSteps = 0;
+    bool m_inputBoundNoticed = false;  // the input-bound notice is given once per run
+    int64_t m_badSamplesSeen = 0;
     double m_wallStart = 0;
 
     QPushButton* m_train = nullptr;

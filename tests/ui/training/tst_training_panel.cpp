@@ -237,6 +237,17 @@ void TestTrainingPanel::configFormEditsValidateAndKeepOtherSettings()
     t = form.config();
     QCOMPARE(t["optimizer"]["type"].get<std::string>(), std::string("adam"));
     QVERIFY(!t["optimizer"].contains("momentum"));
+    // Device settings: the GPU memory limit is written only for a GPU and kept when read back.
+    json gpu = project.training;
+    gpu["device"] = "cuda:0";
+    gpu["memory_limit"] = "12GiB";
+    form.setConfig(gpu);
+    auto* limit = form.findChild<QComboBox*>(QStringLiteral("memoryLimit"));
+    QVERIFY(limit);
+    QCOMPARE(limit->currentText(), QStringLiteral("12GiB"));
+    QCOMPARE(form.config().value("memory_limit", std::string()), std::string("12GiB"));
+    limit->setCurrentText(QStringLiteral("growth"));
+    QVERIFY(!form.config().contains("memory_limit"));
     // A configuration the engine refuses is shown as an error, never emitted.
     json bad = project.training;
     bad["loss"]["output"] = "no_such_node";
