@@ -94,8 +94,38 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
 
     // Held-out batch: validation split, else test, else training samples.
     step(2, "data");
-    auto bundle = train::loadData(project.data, project.path, seed);
-    if (bundle.ok()) {
+    auto bundle = train::openData(project.data, project.path, seed, req.parityBatch, false);
+    if (bundle.ok() && bundle->trainStream) {
+        // Streamed data: the first batch of the validation split, else test, else training.
+        auto& stream = bundle->validationStream ? *bundle->validationStream
+                       : bundle->testStream     ? *bundle->testStream
+                                                : *bundle->trainStream;
+        out.paritySource = bundle->validationStream ? "validation" : bundle->testStream ? "test" : "train";
+        if (bundle->classNames.size() && r.meta.classNames.empty()) r.meta.classNames = bundle->classNames;
+        data::Batch batch;
+        Status started = stream.startEpoch(0);
+        auto more = started.ok() ? stream.next(batch) : Result<bool>(started.error());
+        std::vector<Tensor> inputs;
+        if (more.ok() && *more) {
+            for (int i : model.inputs) {
+                const std::string& input = model.graph.nodes[static_cast<size_t>(i)].name;
+                auto it = bundle->inputs.find(input);
+                std::string column = it == bundle->inputs.end() ? input : it->second;
+                if (batch.column(column) < 0 && model.inputs.size() == 1 && batch.column("image") >= 0) column = "image";
+                const int c = batch.column(column);
+                Shape shape = model.nodes[static_cast<size_t>(i)].output.withBatch(batch.size);
+                if (c < 0 || batch.columns[static_cast<size_t>(c)].size() != static_cast<size_t>(shape.numel())) {
+                    inputs.clear();
+                    break;
+                }
+                Tensor t(shape);
+                std::memcpy(t.raw(), batch.columns[static_cast<size_t>(c)].data(), t.bytes());
+                inputs.push_back(std::move(t));
+            }
+        }
+        if (!inputs.empty()) r.parityInputs = std::move(inputs);
+        else out.parityNote = more.ok() ? "the data does not match the model inputs" : more.error().message;
+    } else if (bundle.ok()) {
         const data::InMemoryDataset* set = bundle->validation ? &*bundle->validation : bundle->test ? &*bundle->test : &bundle->train;
         out.paritySource = bundle->validation ? "validation" : bundle->test ? "test" : "train";
         if (bundle->classNames.size() && r.meta.classNames.empty()) r.meta.classNames = bundle->classNames;

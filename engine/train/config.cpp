@@ -275,18 +275,23 @@ Result<std::vector<data::CsvColumnRef>> columnList(const json& j, const std::str
 
 }  // namespace
 
+Result<std::map<std::string, std::string>> readInputMap(const json& inputs) {
+    if (!inputs.is_object()) return fieldError("data.inputs", "must map Input nodes to data columns");
+    std::map<std::string, std::string> out;
+    for (auto& [node, col] : inputs.items()) {
+        if (!col.is_string()) return fieldError("data.inputs." + node, "must be a data column name");
+        out[node] = col.get<std::string>();
+    }
+    return out;
+}
+
 Result<DataBundle> loadData(const json& dataJson, const std::string& projectPath, uint64_t seed) {
     DataBundle b;
     Fields f(dataJson, "data");
     std::string format;
     KILN_TRY(f.get("format", format));
     if (f.has("inputs")) {
-        const json& in = f.raw("inputs");
-        if (!in.is_object()) return fieldError("data.inputs", "must map Input nodes to data columns");
-        for (auto& [node, col] : in.items()) {
-            if (!col.is_string()) return fieldError("data.inputs." + node, "must be a data column name");
-            b.inputs[node] = col.get<std::string>();
-        }
+        KILN_ASSIGN(b.inputs, readInputMap(f.raw("inputs")));
     }
     if (format == "idx") {
         if (!f.has("train")) return fieldError("data.train", "is missing");

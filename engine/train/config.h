@@ -62,6 +62,9 @@ struct DataBundle {
     std::string description;                    // one line, for logs
 };
 
+// data.inputs: Input node -> data column (errors name the field).
+Result<std::map<std::string, std::string>> readInputMap(const nlohmann::json& inputs);
+
 // Loads the "data" section (idx or csv). Relative paths are taken from the project's folder;
 // ${KILN_DATA} expands to the data cache.
 Result<DataBundle> loadData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed);

@@ -13,10 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 
-Error fieldError(const std::string& field, const std::string& why) {
-    return Error(ErrorCode::ConfigError, field + " " + why).with("field", field).with("reason", why);
-}
-
 }  // namespace
 
 Result<DataBundle> openData(const json& dataJson, const std::string& projectPath, uint64_t seed, int64_t batchSize,
@@ -25,12 +21,7 @@ Result<DataBundle> openData(const json& dataJson, const std::string& projectPath
     if (format == "idx" || !data::isStreamingFormat(format)) return loadData(dataJson, projectPath, seed);
     DataBundle b;
     if (dataJson.contains("inputs")) {
-        const json& in = dataJson.at("inputs");
-        if (!in.is_object()) return fieldError("data.inputs", "must map Input nodes to data columns");
-        for (auto& [node, col] : in.items()) {
-            if (!col.is_string()) return fieldError("data.inputs." + node, "must be a data column name");
-            b.inputs[node] = col.get<std::string>();
-        }
+        KILN_ASSIGN(b.inputs, readInputMap(dataJson.at("inputs")));
     }
     auto resolve = [&](const std::string& raw) { return io::resolveDataPath(raw, projectPath); };
     json settings = dataJson;

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-train end to end: bad input exits 2 with a message naming the file and line or the node;
-// --summary and --json; the run directory; the same seed twice gives identical weights.
+// --summary and --json; the run directory; the same seed twice gives identical weights; an image
+// folder project trains from the streaming pipeline and lists the unreadable file it left out.
 #include <QtTest>
 
+#include <QDir>
+#include <algorithm>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -212,6 +216,58 @@ private slots:
         QCOMPARE(r.exitCode, 2);
         r = runTrain({example("fashion_mlp.kiln"), QStringLiteral("--device"), QStringLiteral("tpu:0")});
         QCOMPARE(r.exitCode, 2);
+    }
+
+    void streamsAnImageFolder() {
+        // 8x8 RGB bitmaps: "dark" and "light" classes in train/ and val/ folders, one broken file.
+        auto bmp = [](int level, int seed) {
+            QByteArray b(54 + 8 * 8 * 3, '\0');
+            auto put32 = [&](int at, quint32 v) {
+                for (int k = 0; k < 4; ++k) b[at + k] = char((v >> (8 * k)) & 0xff);
+            };
+            b[0] = 'B';
+            b[1] = 'M';
+            put32(2, quint32(b.size()));
+            put32(10, 54);
+            put32(14, 40);
+            put32(18, 8);
+            put32(22, 8);
+            b[26] = 1;
+            b[28] = 24;
+            for (int i = 0; i < 8 * 8 * 3; ++i) b[54 + i] = char(std::clamp(level + (i * 37 + seed * 11) % 61 - 30, 0, 255));
+            return b;
+        };
+        QDir root(m_dir.filePath(QStringLiteral("pics")));
+        for (const char* split : {"train", "val"}) {
+            for (int c = 0; c < 2; ++c) {
+                const QString dir = QStringLiteral("%1/%2").arg(QLatin1String(split), QLatin1String(c ? "light" : "dark"));
+                QVERIFY(root.mkpath(dir));
+                for (int i = 0; i < (QLatin1String(split) == QLatin1String("train") ? 16 : 4); ++i)
+                    write(m_dir, QStringLiteral("pics/%1/%2.bmp").arg(dir).arg(i), bmp(c ? 200 : 50, i));
+            }
+        }
+        write(m_dir, QStringLiteral("pics/train/dark/broken.bmp"), "not a bitmap");
+        const QByteArray nodes =
+            "    {\"name\": \"image\", \"op\": \"Input\", \"attrs\": {\"shape\": [8, 8, 3]}},\n"
+            "    {\"name\": \"flat\", \"op\": \"Flatten\", \"inputs\": [\"image\"]},\n"
+            "    {\"name\": \"logits\", \"op\": \"Dense\", \"inputs\": [\"flat\"], \"attrs\": {\"units\": 2}}";
+        QByteArray text = project(nodes, "\"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.01}, ");
+        text.replace("{\"format\": \"csv\", \"path\": \"blobs.csv\", \"split\": {\"validation\": 0.25}}",
+                     "{\"format\": \"folder\", \"path\": \"pics\", \"workers\": 2, "
+                     "\"transforms\": [{\"type\": \"normalize\", \"preset\": \"symmetric\"}]}");
+        const QString path = write(m_dir, QStringLiteral("folder.kiln"), text);
+        Run r = runTrain({path, QStringLiteral("--json"), QStringLiteral("--run-dir"), m_dir.filePath(QStringLiteral("folder-run"))});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = QJsonDocument::fromJson(r.out.trimmed().split(QLatin1Char('\n')).last().toUtf8()).object();
+        QCOMPARE(j.value(QStringLiteral("epochs")).toInt(), 3);
+        QVERIFY2(j.value(QStringLiteral("val_accuracy")).toDouble() > 0.9, qPrintable(r.out));
+        const QJsonArray bad = j.value(QStringLiteral("bad_samples")).toArray();
+        QCOMPARE(bad.size(), 1);
+        QVERIFY(bad[0].toObject().value(QStringLiteral("path")).toString().endsWith(QStringLiteral("broken.bmp")));
+        // Mixed precision needs a GPU: named, exit 2.
+        Run cpuHalf = runTrain({path, QStringLiteral("--quiet"), QStringLiteral("--precision"), QStringLiteral("mixed_float16")});
+        QCOMPARE(cpuHalf.exitCode, 2);
+        QVERIFY2(cpuHalf.err.contains(QStringLiteral("training.precision")), qPrintable(cpuHalf.err));
     }
 
     void badLabelInData() {
