@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// TrainingJob, the way the studio starts a run: the device setting picks the compute backend (or
+// is refused naming training.device), and an image-folder project trains from the streaming
+// pipeline into a run folder whose results list the unreadable file that was left out; the run
+// is recorded with its step metrics.
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include "engine/api/training_job.h"
+#include "engine/io/project.h"
+#include "engine/store/run_store.h"
+
+using namespace kiln::engine;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+void writePictures(const fs::path& dir, int level, int n) {
+    fs::create_directories(dir);
+    for (int i = 0; i < n; ++i) {
+        cv::Mat m(6, 6, CV_8UC1);
+        for (int p = 0; p < 36; ++p) m.data[p] = static_cast<unsigned char>(level + (p * 7 + i * 13) % 41 - 20);
+        cv::imwrite((dir / (std::to_string(i) + ".png")).string(), m);
+    }
+}
+
+io::Project folderProject(const std::string& device) {
+    const std::string text = R"({"format": "kiln-project", "version": 2, "name": "folder",
+      "graph": {"nodes": [
+        {"name": "image", "op": "Input", "attrs": {"shape": [6, 6, 1]}},
+        {"name": "flat", "op": "Flatten", "inputs": ["image"]},
+        {"name": "logits", "op": "Dense", "inputs": ["flat"], "attrs": {"units": 2}}]},
+      "data": {"format": "folder", "path": "pics", "transforms": [{"type": "normalize", "preset": "symmetric"}]},
+      "training": {"epochs": 3, "batch_size": 8, "seed": 2, "device": ")" +
+                             device + R"(", "optimizer": {"type": "adam", "learning_rate": 0.01},
+        "loss": {"type": "SparseCategoricalCrossentropy", "from_logits": true}, "metrics": ["accuracy"]}})";
+    auto p = io::parseProject(text, "folder.kiln");
+    if (!p.ok()) qFatal("parseProject: %s", p.error().toString().c_str());
+    return std::move(p).value();
+}
+
+}  // namespace
+
+class TestTrainingJob : public QObject {
+    Q_OBJECT
+
+private slots:
+    void deviceChoosesTheBackend() {
+        train::TrainingConfig c;
+        auto cpu = api::backendFor(c);
+        QVERIFY(cpu.ok());
+        QVERIFY(!*cpu);  // the CPU: the Trainer's default backend
+        c.device = "cuda:9";
+        auto missing = api::backendFor(c);
+        QVERIFY(!missing.ok());  // no ninth GPU here (or no CUDA in this build)
+        QVERIFY(missing.error().code == ErrorCode::DeviceUnavailable || missing.error().code == ErrorCode::Unsupported);
+        bool named = false;
+        for (const auto& [k, v] : missing.error().params) named = named || (k == "field" && v == "training.device");
+        QVERIFY(named);
+        c.device = "tpu:0";
+        QVERIFY(!api::backendFor(c).ok());
+    }
+
+    void folderProjectTrainsAndIsRecorded() {
+        QTemporaryDir tmp;
+        const fs::path root = tmp.path().toStdString();
+        writePictures(root / "pics" / "train" / "dark", 50, 12);
+        writePictures(root / "pics" / "train" / "light", 200, 12);
+        writePictures(root / "pics" / "val" / "dark", 50, 3);
+        writePictures(root / "pics" / "val" / "light", 200, 3);
+        std::ofstream(root / "pics" / "train" / "light" / "zero.png");  // zero bytes: left out
+        const std::string path = (root / "folder.kiln").string();
+        api::TrainingOptions o;
+        o.threads = 2;
+        auto job = api::TrainingJob::prepare(folderProject("cpu"), path, o);
+        QVERIFY2(job.ok(), job.ok() ? "" : job.error().toString().c_str());
+        QCOMPARE((*job)->trainer().backend().device(), std::string("cpu"));
+        double wait = -1;
+        auto out = (*job)->run([&](const train::TrainEvent& e) {
+            if (e.kind == train::TrainEvent::Kind::Step) wait = e.inputWaitFraction;
+        });
+        QVERIFY2(out.ok(), out.ok() ? "" : out.error().toString().c_str());
+        QVERIFY(wait >= 0);
+        QCOMPARE(out->fit.history.size(), size_t(3));
+        QVERIFY(out->results.contains("val_accuracy"));
+        QVERIFY(out->results.at("val_accuracy").get<double>() > 0.9);
+        QCOMPARE(out->results.at("bad_samples").size(), size_t(1));
+        QVERIFY(out->results.at("bad_samples")[0].at("path").get<std::string>().find("zero.png") != std::string::npos);
+        QVERIFY(fs::exists(fs::path(out->runDir) / "weights.safetensors"));
+        QVERIFY(fs::exists(fs::path(out->runDir) / "run.json"));
+        QVERIFY(out->runId > 0);
+        auto store = store::RunStore::open(api::runStorePath(path));
+        QVERIFY(store.ok());
+    }
+
+    void unavailableGpuIsRefusedBeforeTheData() {
+        QTemporaryDir tmp;
+        const std::string path = tmp.filePath(QStringLiteral("folder.kiln")).toStdString();
+        // No data folder at all: the device is checked first, so the error is about the device.
+        auto job = api::TrainingJob::prepare(folderProject("cuda:9"), path, api::TrainingOptions{});
+        QVERIFY(!job.ok());
+        QVERIFY2(job.error().toString().find("cuda:9") != std::string::npos, job.error().toString().c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTrainingJob)
+#include "tst_training_job.moc"
