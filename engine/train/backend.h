@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/core/error.h"
 #include "engine/core/shape.h"
 #include "engine/core/thread_pool.h"
@@ -65,6 +67,11 @@ public:
     virtual Status loadOptimizerState(const float* in) = 0;
     virtual int64_t iterations() const = 0;
     virtual void setIterations(int64_t n) = 0;
+    // Backend state a resumed run needs beyond weights and optimizer moments (the fp16 loss
+    // scale); null when there is none. A state without it (saved on another device) leaves
+    // the backend as it is.
+    virtual nlohmann::json extraState() const { return nullptr; }
+    virtual Status loadExtraState(const nlohmann::json& /*state*/) { return {}; }
     virtual DeviceMemory memory() const { return {}; }
     // Lines for the log: where nodes run, precision, memory limits.
     virtual std::vector<std::string> describe() const { return {}; }

@@ -808,7 +808,8 @@ Status Trainer::saveState(const std::string& dir) {
                {"lr_override", m_lrOverride ? json(*m_lrOverride) : json()},
                {"last_checkpoint", m_lastCheckpoint},
                {"history", hist},
-               {"callbacks", cbs}};
+               {"callbacks", cbs},
+               {"backend", m_backend->extraState()}};
     KILN_TRY(io::writeFileAtomic(tmp + "/state.json", st.dump(1) + "\n"));
     // Swap folders: the previous state stays as <dir>.old until the new one is in place.
     fs::remove_all(old, ec);
@@ -866,6 +867,7 @@ Status Trainer::loadState(const std::string& requested) {
             return stateError(dir, "optimizer.safetensors does not fit this model");
         if (os->numel() > 0) KILN_TRY(m_backend->loadOptimizerState(os->data<float>()));
         m_backend->setIterations(st.at("iterations").get<int64_t>());
+        if (st.contains("backend")) KILN_TRY(m_backend->loadExtraState(st.at("backend")));
         m_pos.globalStep = st.at("global_step").get<int64_t>();
         m_pos.epoch = st.at("epoch").get<int>();
         m_pos.step = st.at("step_in_epoch").get<int64_t>();

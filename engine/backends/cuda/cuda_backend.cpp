@@ -198,6 +198,24 @@ public:
         if (m_hostOptimizer) m_hostOptimizer->setIterations(n);
     }
 
+    nlohmann::json extraState() const override {
+        if (m_precision != train::Precision::Fp16) return nullptr;
+        return {{"loss_scale", m_scaler.scale()},
+                {"clean_streak", m_scaler.cleanStreak()},
+                {"skipped_steps", m_scaler.skippedSteps()}};
+    }
+    Status loadExtraState(const nlohmann::json& state) override {
+        if (m_precision != train::Precision::Fp16 || !state.is_object() || !state.contains("loss_scale")) return {};
+        try {
+            m_scaler.restore(state.at("loss_scale").get<float>(), state.value("clean_streak", int64_t{0}),
+                             state.value("skipped_steps", int64_t{0}));
+        } catch (const nlohmann::json::exception& e) {
+            return Error(ErrorCode::DataError, std::string("the saved loss scale is unreadable: ") + e.what())
+                .with("field", "backend.loss_scale");
+        }
+        return {};
+    }
+
     train::DeviceMemory memory() const override {
         const auto s = m_ctx->allocator().stats();
         train::DeviceMemory m;
