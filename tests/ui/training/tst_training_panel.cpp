@@ -10,6 +10,8 @@
 #include <QComboBox>
 #include <QDialog>
 #include <QFile>
+#include <QImage>
+#include <QRandomGenerator>
 #include <QLineEdit>
 #include <QDoubleSpinBox>
 #include <QMessageBox>
@@ -80,6 +82,7 @@ private slots:
     void clickTrainPauseResumeStopOnFashionCnn();
     void eventLoopStaysResponsiveAtHighStepRate();
     void configFormEditsValidateAndKeepOtherSettings();
+    void inputBoundNoticeOnASlowFolder();
     void runHistoryRenameFilterCompareCloneDelete();
 
 private:
@@ -254,6 +257,67 @@ void TestTrainingPanel::configFormEditsValidateAndKeepOtherSettings()
     form.setConfig(bad);
     QVERIFY(!form.isValid());
     QVERIFY2(form.errorText().contains(QStringLiteral("no_such_node")), qPrintable(form.errorText()));
+}
+
+// A folder of 256x256 noise pictures read by one worker and shrunk to 8x8 for a one-layer model:
+// each step waits for a picture to be decoded, and the view says so once.
+void TestTrainingPanel::inputBoundNoticeOnASlowFolder()
+{
+    QTemporaryDir dir;
+    QRandomGenerator rng(7);
+    for (int c = 0; c < 2; ++c) {
+        const QString cls = dir.filePath(QStringLiteral("pics/%1").arg(c ? QStringLiteral("b") : QStringLiteral("a")));
+        QVERIFY(QDir().mkpath(cls));
+        for (int i = 0; i < 24; ++i) {
+            QImage img(256, 256, QImage::Format_RGB888);
+            for (int y = 0; y < img.height(); ++y) {
+                uchar* row = img.scanLine(y);
+                for (int x = 0; x < img.width() * 3; ++x) row[x] = uchar(rng.bounded(256));
+            }
+            QVERIFY(img.save(QStringLiteral("%1/%2.png").arg(cls).arg(i)));
+        }
+    }
+    const json j = {
+        {"format", "kiln-project"},
+        {"version", 2},
+        {"name", "slow_folder"},
+        {"graph",
+         {{"nodes",
+           json::array({{{"name", "image"}, {"op", "Input"}, {"attrs", {{"shape", {8, 8, 3}}}}},
+                        {{"name", "flat"}, {"op", "Flatten"}, {"inputs", {"image"}}},
+                        {{"name", "logits"}, {"op", "Dense"}, {"inputs", {"flat"}}, {"attrs", {{"units", 2}}}}})}}},
+        {"data",
+         {{"format", "folder"},
+          {"path", "pics"},
+          {"workers", 1},
+          {"prefetch", 1},
+          {"transforms", json::array({{{"type", "resize"}, {"size", 8}},
+                                      {{"type", "normalize"}, {"preset", "unit"}}})}}},
+        {"training",
+         {{"epochs", 1},
+          {"batch_size", 1},
+          {"seed", 1},
+          {"loss", {{"type", "SparseCategoricalCrossentropy"}, {"from_logits", true}}}}}};
+    auto project = engine::io::parseProject(j.dump(), "slow_folder.kiln");
+    QVERIFY2(project.ok(), project.ok() ? "" : project.error().toString().c_str());
+    const QString path = dir.filePath(QStringLiteral("slow_folder.kiln"));
+    QVERIFY(engine::io::saveProject(*project, path.toStdString()).ok());
+
+    TrainingPanel panel;
+    panel.setProject(*project, path);
+    QSignalSpy notices(&panel, &TrainingPanel::notice);
+    QSignalSpy finished(panel.session(), &TrainingSession::finished);
+    QTest::mouseClick(panel.findChild<QPushButton*>(QStringLiteral("trainButton")), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
+    int inputBound = 0;
+    for (const auto& n : notices) {
+        if (n.at(0).toString().contains(QStringLiteral("input-bound")) && n.at(1).toInt() == 1) {
+            ++inputBound;
+        }
+    }
+    QCOMPARE(inputBound, 1);
+    QVERIFY(panel.charts()->chart(QStringLiteral("input_wait_percent")) != nullptr);
 }
 
 void TestTrainingPanel::runHistoryRenameFilterCompareCloneDelete()
