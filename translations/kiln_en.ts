@@ -1429,6 +1429,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
             <numerusform></numerusform>
         </translation>
     </message>
+    <message>
+        <source>Edit data settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edit training settings</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>

@@ -1429,6 +1429,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
             <numerusform>粘贴 %n 个节点</numerusform>
         </translation>
     </message>
+    <message>
+        <source>Edit data settings</source>
+        <translation>编辑数据设置</translation>
+    </message>
+    <message>
+        <source>Edit training settings</source>
+        <translation>编辑训练设置</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>

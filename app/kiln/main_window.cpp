@@ -92,6 +92,8 @@ MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
     });
     connect(m_document, &ui::EditorDocument::filePathChanged, this, [this] { updateTitle(); });
     connect(m_document, &ui::EditorDocument::changed, this, [this] { m_changedSinceAutosave = true; });
+    // Undo/redo of a data or training edit: the panels show the document's sections again.
+    connect(m_document, &ui::EditorDocument::sectionsChanged, this, [this] { syncPanels(); });
     connect(m_editor, &ui::GraphEditorWidget::statusMessage, this, [this](const QString& t) { statusBar()->showMessage(t, 6000); });
     connect(m_inspector, &ui::InspectorWidget::statusMessage, this, [this](const QString& t) { statusBar()->showMessage(t, 6000); });
     connect(m_editor, &ui::GraphEditorWidget::currentNodeChanged, m_inspector, &ui::InspectorWidget::setNode);
@@ -530,19 +532,17 @@ QString MainWindow::trainingProjectPath() const {
 
 void MainWindow::replaceSection(const std::function<void(engine::io::Project&)>& edit) {
     if (m_syncingPanels) return;
-    // The document has no undoable command for its data and training sections: replace the
-    // project as a whole (the undo history of the graph starts afresh) and keep it modified.
+    // One undoable step in the document (Edit > Undo puts the panels back too); the panel that
+    // made the edit is not reloaded from it.
     m_syncingPanels = true;
     engine::io::Project project = m_document->project();
     const nlohmann::json data = project.data, training = project.training;
     edit(project);
-    if (project.data == data && project.training == training) {  // nothing new: keep undo history
-        m_syncingPanels = false;
-        return;
+    if (project.data != data || project.training != training) {
+        m_document->setSections(project.data, project.training);
+        m_changedSinceAutosave = true;
     }
-    m_document->setProject(project, false);
     m_syncingPanels = false;
-    m_changedSinceAutosave = true;
 }
 
 QString MainWindow::askSavePath() {

@@ -12,6 +12,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -144,6 +145,26 @@ private slots:
         QVERIFY(w.isWindowModified());
         w.document()->undoStack()->undo();
         QVERIFY(!w.isWindowModified());
+    }
+
+    void trainingSettingsEditsAreUndoable() {
+        MainWindow w(recoveryDir());
+        QVERIFY(w.openProject(copyExample(QStringLiteral("settings.kiln"))));
+        const int before = w.document()->project().training.value("epochs", 0);
+        auto* epochs = w.findChild<QSpinBox*>(QStringLiteral("epochs"));
+        QVERIFY(epochs);
+        QCOMPARE(epochs->value(), before);
+        const int graphNodes = int(w.document()->nodes().size());
+        epochs->setValue(before + 7);
+        QCOMPARE(w.document()->project().training["epochs"].get<int>(), before + 7);
+        QVERIFY(w.isWindowModified());
+        QCOMPARE(int(w.document()->nodes().size()), graphNodes);  // the graph stays as it was
+        w.document()->undoStack()->undo();
+        QCOMPARE(w.document()->project().training["epochs"].get<int>(), before);
+        QCOMPARE(epochs->value(), before);  // the form shows the document again
+        QVERIFY(!w.isWindowModified());
+        w.document()->undoStack()->redo();
+        QCOMPARE(epochs->value(), before + 7);
     }
 
     void recentProjectsMenu() {

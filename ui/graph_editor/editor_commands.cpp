@@ -101,4 +101,28 @@ void CommentTextCommand::redo() {
     m_doc->applyCommentText(m_comment, m_after);
 }
 
+SectionsCommand::SectionsCommand(EditorDocument* doc, const QString& text, nlohmann::json dataBefore,
+                                 nlohmann::json trainingBefore, nlohmann::json dataAfter, nlohmann::json trainingAfter)
+    : QUndoCommand(text),
+      m_doc(doc),
+      m_dataBefore(std::move(dataBefore)),
+      m_trainingBefore(std::move(trainingBefore)),
+      m_dataAfter(std::move(dataAfter)),
+      m_trainingAfter(std::move(trainingAfter)) {}
+
+bool SectionsCommand::mergeWith(const QUndoCommand* other) {
+    auto* o = dynamic_cast<const SectionsCommand*>(other);
+    if (!o || o->dataEdit() != dataEdit()) return false;
+    m_dataAfter = o->m_dataAfter;
+    m_trainingAfter = o->m_trainingAfter;
+    return true;
+}
+
+void SectionsCommand::undo() {
+    m_doc->applySections(m_dataBefore, m_trainingBefore);
+}
+void SectionsCommand::redo() {
+    m_doc->applySections(m_dataAfter, m_trainingAfter);
+}
+
 }  // namespace kiln::ui

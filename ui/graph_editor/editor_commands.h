@@ -11,7 +11,7 @@
 
 namespace kiln::ui {
 
-enum CommandId { MoveCommandId = 1, NodeEditCommandId, GroupStateCommandId, CommentTextCommandId };
+enum CommandId { MoveCommandId = 1, NodeEditCommandId, GroupStateCommandId, CommentTextCommandId, SectionsCommandId };
 
 // Replaces the document content (nodes, edges, groups, comments) and restores it on undo.
 class ContentCommand : public QUndoCommand {
@@ -127,6 +127,23 @@ private:
     EditorDocument* m_doc;
     ItemId m_comment;
     QString m_before, m_after;
+};
+
+// The data and training sections before and after; consecutive edits of the same section merge
+// (a run of changes in one settings form is one step).
+class SectionsCommand : public QUndoCommand {
+public:
+    SectionsCommand(EditorDocument* doc, const QString& text, nlohmann::json dataBefore, nlohmann::json trainingBefore,
+                    nlohmann::json dataAfter, nlohmann::json trainingAfter);
+    int id() const override { return SectionsCommandId; }
+    bool mergeWith(const QUndoCommand* other) override;
+    void undo() override;
+    void redo() override;
+
+private:
+    bool dataEdit() const { return m_dataBefore != m_dataAfter; }
+    EditorDocument* m_doc;
+    nlohmann::json m_dataBefore, m_trainingBefore, m_dataAfter, m_trainingAfter;
 };
 
 }  // namespace kiln::ui

@@ -410,7 +410,20 @@ void EditorDocument::applyCommentText(ItemId id, const QString& text) {
     emit changed();
 }
 
+void EditorDocument::applySections(const json& data, const json& training) {
+    m_base.data = data;
+    m_base.training = training;
+    emit sectionsChanged();
+    emit changed();
+}
+
 // ---- edits ----------------------------------------------------------------------------------
+
+void EditorDocument::setSections(const json& data, const json& training) {
+    if (data == m_base.data && training == m_base.training) return;
+    const QString text = data != m_base.data ? tr("Edit data settings") : tr("Edit training settings");
+    m_undo->push(new SectionsCommand(this, text, m_base.data, m_base.training, data, training));
+}
 
 ItemId EditorDocument::addNode(const std::string& op, QPointF pos) {
     if (!engine::ops::findOp(op)) return 0;

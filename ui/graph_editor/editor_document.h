@@ -118,6 +118,10 @@ public:
     engine::Status setLrMultiplier(ItemId node, double multiplier);
     engine::Status setShareWeightsWith(ItemId node, const std::string& owner);
     ItemId groupNodes(const QVector<ItemId>& nodes, const QString& name = {});
+    // The project's "data" and "training" sections as the dataset browser and the training view
+    // edit them: one undoable command (consecutive edits of the same section merge); nothing
+    // is pushed when both are unchanged.
+    void setSections(const nlohmann::json& data, const nlohmann::json& training);
     void ungroup(ItemId group);
     void setGroupCollapsed(ItemId group, bool collapsed);
     ItemId addComment(const QRectF& rect, const QString& text);
@@ -135,6 +139,7 @@ public:
     void applyNode(ItemId id, const engine::Node& node);  // attrs/name/flags; renames update references
     void applyGroupCollapsed(ItemId group, bool collapsed, QPointF pos);
     void applyCommentText(ItemId comment, const QString& text);
+    void applySections(const nlohmann::json& data, const nlohmann::json& training);
 
     // Layered positions for every node (pure; does not change the document).
     QHash<ItemId, QPointF> computeLayout() const;
@@ -151,6 +156,8 @@ signals:
     void positionsChanged(const QVector<kiln::ui::ItemId>& ids);
     void groupChanged(kiln::ui::ItemId id);
     void commentChanged(kiln::ui::ItemId id);
+    // The data or training section changed (an edit, its undo or redo).
+    void sectionsChanged();
 
 private:
     void reindex();

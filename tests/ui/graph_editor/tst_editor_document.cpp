@@ -251,6 +251,32 @@ private slots:
         QCOMPARE(doc.node(d)->pos, QPointF(0, 100));
     }
 
+    void sectionEditsAreUndoable() {
+        EditorDocument doc;
+        doc.addNode("Dense", QPointF(0, 100));
+        const int base = doc.undoStack()->index();
+        const nlohmann::json data = doc.project().data;
+        nlohmann::json training = {{"epochs", 3}};
+        QSignalSpy changed(&doc, &EditorDocument::sectionsChanged);
+        doc.setSections(data, training);
+        training["epochs"] = 4;
+        doc.setSections(data, training);  // a run of edits in the training form: one step
+        QCOMPARE(doc.undoStack()->index(), base + 1);
+        QCOMPARE(doc.project().training["epochs"].get<int>(), 4);
+        doc.setSections({{"format", "folder"}, {"path", "pics"}}, training);  // another section: a new step
+        QCOMPARE(doc.undoStack()->index(), base + 2);
+        doc.setSections(doc.project().data, doc.project().training);  // unchanged: nothing pushed
+        QCOMPARE(doc.undoStack()->index(), base + 2);
+        QCOMPARE(changed.count(), 3);
+        doc.undoStack()->undo();
+        QCOMPARE(doc.project().data, data);
+        doc.undoStack()->undo();
+        QVERIFY(!doc.project().training.contains("epochs"));
+        QCOMPARE(doc.nodes().size(), size_t(2));  // the graph's history is untouched
+        doc.undoStack()->redo();
+        QCOMPARE(doc.project().training["epochs"].get<int>(), 4);
+    }
+
     void connectionRule_data() {
         QTest::addColumn<QString>("from");
         QTest::addColumn<QString>("to");
