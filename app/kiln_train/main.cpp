@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-train: trains a Kiln project headless — progress on the terminal, the project's callbacks,
 // weights and a run summary in the run directory, the run recorded in the project's run store,
-// --resume from the run directory's backup, an optional final JSON line. Exit 0 on success, 2 on
+// --resume from the run directory's backup, an optional final JSON line. The run itself is set up
+// and recorded by api::TrainingJob, as in the studio. Exit 0 on success, 2 on
 // bad input (the message names the file and line, or the node), 1 on other failures.
 #include <unistd.h>
 
@@ -18,21 +19,13 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
-#include <fstream>
 
 #include "app/common/doctor.h"
 #include "app/common/error_text.h"
-#include "engine/api/run_summary.h"
 #include "engine/api/training_job.h"
 #include "engine/io/project.h"
 #include "engine/ops/summary.h"
-#include "engine/store/run_store.h"
-#include "engine/train/callbacks.h"
 #include "engine/train/trainer.h"
-#include "engine/train/weights.h"
-#ifdef KILN_HAVE_CUDA
-#include "engine/backends/cuda/cuda_device.h"
-#endif
 
 namespace {
 using namespace kiln;
@@ -171,24 +164,6 @@ int main(int argc, char** argv) {
             return 0;
         }
 
-        auto device = Device::parse(parser.isSet(deviceOpt) ? parser.value(deviceOpt).toStdString() : config->device);
-        if (!device.ok()) return fail(device.error());
-        config->device = device->toString();
-        if (parser.isSet(precisionOpt)) config->precision = parser.value(precisionOpt).toStdString();
-        if (config->precision != "float32" && config->precision != "mixed_float16" && config->precision != "mixed_bfloat16")
-            return fail(Error(ErrorCode::ConfigError, "precision must be float32, mixed_float16 or mixed_bfloat16")
-                            .with("field", "training.precision")
-                            .with("reason", "must be float32, mixed_float16 or mixed_bfloat16"));
-        if (config->precision != "float32" && device->isCpu())
-            return fail(Error(ErrorCode::ConfigError, "mixed precision needs a GPU device; the CPU trains in float32")
-                            .with("field", "training.precision")
-                            .with("reason", "mixed precision needs a GPU device; the CPU trains in float32"));
-        auto backend = api::backendFor(*config);
-        if (!backend.ok()) return fail(backend.error());
-
-        auto data = train::openData(project->data, projectPath, config->seed, config->batchSize, config->shuffle);
-        if (!data.ok()) return fail(data.error().withFile(data.error().file.empty() ? projectPath : data.error().file), &project.value());
-
         const bool resume = parser.isSet(resumeOpt);
         if (resume && !parser.isSet(runDirOpt)) {
             printErr(Cli::tr("kiln-train: --resume needs --run-dir (the folder of the run to continue)"));
@@ -200,92 +175,32 @@ int main(int argc, char** argv) {
             QString base = QString::fromStdString(project->name.empty() ? "run" : project->name);
             runDir = QDir::current().filePath(QStringLiteral("runs/%1-%2").arg(base, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
         }
-        if (!QDir().mkpath(runDir))
-            return fail(Error(ErrorCode::FileWrite, "cannot create the run directory").withFile(runDir.toStdString()));
         runDir = QFileInfo(runDir).absoluteFilePath();
-        const std::string dir = runDir.toStdString();
 
-        ThreadPool pool(threads);
-        auto trainer = train::Trainer::create(*model, *config, std::move(data.value()), pool, *backend);
-        if (!trainer.ok()) return fail(trainer.error(), &project.value());
-        if (parser.isSet(weightsOpt)) {
-            Status st = train::loadWeights((*trainer)->params(), parser.value(weightsOpt).toStdString());
-            if (!st.ok()) return fail(st.error());
-        }
-        if (Status st = (*trainer)->addConfiguredCallbacks({dir}); !st.ok()) return fail(st.error().withFile(projectPath), &project.value());
-        std::string backupDir = dir + "/backup";
-        std::string tensorBoardDir;
-        for (const auto& cb : (*trainer)->callbacks()) {
-            if (auto* b = dynamic_cast<train::BackupAndRestore*>(cb.get())) backupDir = b->dir();
-            if (auto* t = dynamic_cast<train::TensorBoard*>(cb.get())) tensorBoardDir = t->logDir();
-        }
-        (*trainer)->setStopStateDir(backupDir);
-        if (resume) {
-            if (Status st = (*trainer)->restoreFrom(backupDir); !st.ok()) return fail(st.error());
-        }
-
-        // The project's run store records the run, its configuration and its metrics.
-        std::unique_ptr<store::RunStore> runStore;
-        int64_t runId = 0;
-        QString storePath = parser.value(storeOpt);
-        if (storePath.isEmpty())
-            storePath = QFileInfo(QString::fromStdString(projectPath)).absoluteDir().filePath(QStringLiteral(".kiln/runs.sqlite"));
-        if (storePath != QLatin1String("none")) {
-            auto rs = store::RunStore::open(storePath.toStdString());
-            if (!rs.ok()) return fail(rs.error());
-            runStore = std::move(rs.value());
-            if (resume) {
-                auto runs = runStore->listRuns();
-                if (!runs.ok()) return fail(runs.error());
-                for (const auto& r : *runs)
-                    if (r.runDir == dir) runId = r.id;
-            }
-            if (runId == 0) {
-                store::NewRun nr;
-                nr.name = QFileInfo(runDir).fileName().toStdString();
-                nr.configJson = json{{"training", project->training}, {"data", project->data}, {"seed", config->seed},
-                                     {"batch_size", config->batchSize}, {"epochs", config->epochs}}.dump();
-                nr.graphHash = store::contentHash(json::parse(io::serializeProject(*project)).value("graph", json()).dump());
-                nr.datasetFingerprint = store::contentHash(project->data.dump() + "|" + std::to_string((*trainer)->data().train.count()));
-                nr.runDir = dir;
-                auto id = runStore->createRun(nr);
-                if (!id.ok()) return fail(id.error());
-                runId = *id;
-            } else if (Status st = runStore->setStatus(runId, store::RunStatus::Running); !st.ok()) {
-                return fail(st.error());
-            }
-        }
-        Status storeStatus;
-        auto logStore = [&](store::MetricScope scope, int64_t step, std::vector<std::pair<std::string, double>> values) {
-            if (!runStore || !storeStatus.ok()) return;
-            storeStatus = runStore->logMetrics(runId, scope, step, values);
-        };
+        // The run is set up as the studio sets it up (engine/api/training_job.h).
+        api::TrainingOptions options;
+        options.runDir = runDir.toStdString();
+        options.runName = QFileInfo(runDir).fileName().toStdString();
+        options.resume = resume;
+        options.threads = threads;
+        options.epochs = config->epochs;
+        options.batchSize = config->batchSize;
+        options.seed = config->seed;
+        if (parser.isSet(weightsOpt)) options.weightsPath = parser.value(weightsOpt).toStdString();
+        if (parser.isSet(deviceOpt)) options.device = parser.value(deviceOpt).toStdString();
+        if (parser.isSet(precisionOpt)) options.precision = parser.value(precisionOpt).toStdString();
+        const QString storePath = parser.value(storeOpt);
+        options.recordRun = storePath != QLatin1String("none");
+        options.storePath = storePath.toStdString();
+        auto job = api::TrainingJob::prepare(*project, projectPath, options);
+        if (!job.ok()) return fail(job.error(), &project.value());
+        const std::string device = (*job)->config().device;
+        const int poolThreads = (*job)->threads();
 
         const bool tty = isatty(fileno(stdout)) && !parser.isSet(quietOpt);
         const bool quiet = parser.isSet(quietOpt);
         auto lastPrint = std::chrono::steady_clock::now();
         auto onEvent = [&](const train::TrainEvent& e) {
-            if (e.kind == train::TrainEvent::Kind::Begin && runStore && e.globalStep > 0) {
-                // A resumed run: what was logged after the backup is logged again.
-                Status st = runStore->truncateMetrics(runId, e.globalStep, e.epoch - 1);
-                if (!st.ok()) storeStatus = st;
-            } else if (e.kind == train::TrainEvent::Kind::SavingState && runStore && storeStatus.ok()) {
-                // The store then holds every step the backup holds, so a resume after a crash
-                // continues the curves without a gap.
-                storeStatus = runStore->flush();
-            } else if (e.kind == train::TrainEvent::Kind::Step) {
-                std::vector<std::pair<std::string, double>> v{{"loss", e.loss}, {"learning_rate", e.learningRate}};
-                for (const auto& m : e.metrics) v.emplace_back(m.name, m.value);
-                logStore(store::MetricScope::Step, e.globalStep, std::move(v));
-            } else if (e.kind == train::TrainEvent::Kind::Epoch) {
-                std::vector<std::pair<std::string, double>> v{{"loss", e.loss}, {"learning_rate", e.learningRate}};
-                for (const auto& m : e.metrics) v.emplace_back(m.name, m.value);
-                if (e.validation) {
-                    v.emplace_back("val_loss", e.validation->loss);
-                    for (const auto& m : e.validation->metrics) v.emplace_back("val_" + m.name, m.value);
-                }
-                logStore(store::MetricScope::Epoch, e.epoch, std::move(v));
-            }
             if (quiet) return;
             if (e.kind == train::TrainEvent::Kind::Begin) {
                 if (e.globalStep > 0)
@@ -293,9 +208,9 @@ int main(int argc, char** argv) {
                                  .arg(runDir).arg(e.epoch).arg(e.step).arg(e.globalStep));
                 printOut(Cli::tr("Training %1 for %2 epoch(s), %3 steps per epoch, on %4 (%5 threads)")
                              .arg(QString::fromStdString(project->name.empty() ? projectPath : project->name))
-                             .arg(e.epochs).arg(e.stepsPerEpoch).arg(QString::fromStdString(device->toString()))
-                             .arg(pool.size()));
-                for (const auto& line : (*trainer)->backend().describe()) printOut(QString::fromStdString(line));
+                             .arg(e.epochs).arg(e.stepsPerEpoch).arg(QString::fromStdString(device))
+                             .arg(poolThreads));
+                for (const auto& line : (*job)->trainer().backend().describe()) printOut(QString::fromStdString(line));
             } else if (e.kind == train::TrainEvent::Kind::Step && tty) {
                 auto now = std::chrono::steady_clock::now();
                 if (e.step != e.stepsPerEpoch && now - lastPrint < std::chrono::milliseconds(100)) return;
@@ -324,41 +239,11 @@ int main(int argc, char** argv) {
                 printOut(Cli::tr("Training stopped early: %1").arg(QString::fromStdString(e.message)));
             }
         };
-        auto result = (*trainer)->fit(onEvent);
-        if (runStore) (void)runStore->flush();
-        if (!result.ok()) {
-            if (runStore) {
-                (void)runStore->setResults(runId, json{{"error", result.error().toString()}}.dump());
-                (void)runStore->setStatus(runId, store::RunStatus::Failed);
-            }
-            return fail(result.error(), &project.value());
-        }
-        if (!storeStatus.ok()) return fail(storeStatus.error());
-
-        Status st = train::saveWeights((*trainer)->params(), dir + "/weights.safetensors", {{"project", projectPath}});
-        if (!st.ok()) return fail(st.error());
-
-        json out = api::resultsJson(*result);
-        if (runStore) out["run_id"] = runId;
-        const auto& classNames = (*trainer)->data().classNames;
-        api::RunRecord record{&project.value(), projectPath, &model.value(), &config.value(), device->toString(),
-                              static_cast<int>(pool.size()), classNames};
-        const json run = api::runJson(record, *result, out);
-        st = io::writeFileAtomic(dir + "/run.json", run.dump(2) + "\n");
-        if (!st.ok()) return fail(st.error());
-        if (runStore) {
-            Status rs = runStore->setResults(runId, out.dump());
-            if (rs.ok()) rs = runStore->addArtifact(runId, "weights", dir + "/weights.safetensors");
-            if (rs.ok()) rs = runStore->addArtifact(runId, "summary", dir + "/run.json");
-            if (rs.ok() && !tensorBoardDir.empty()) rs = runStore->addArtifact(runId, "tensorboard", tensorBoardDir);
-            if (rs.ok() && train::Trainer::hasState(backupDir)) rs = runStore->addArtifact(runId, "backup", backupDir);
-            for (const auto& cb : (*trainer)->callbacks())
-                if (auto* m = dynamic_cast<train::ModelCheckpoint*>(cb.get()); m && rs.ok())
-                    for (const auto& f : m->saved()) rs = runStore->addArtifact(runId, "checkpoint", f);
-            if (rs.ok())
-                rs = runStore->setStatus(runId, result->stopped ? store::RunStatus::Stopped : store::RunStatus::Completed);
-            if (!rs.ok()) return fail(rs.error());
-        }
+        auto outcome = (*job)->run(onEvent);
+        if (!outcome.ok()) return fail(outcome.error(), &project.value());
+        const train::FitResult* result = &outcome->fit;
+        const auto& classNames = (*job)->trainer().data().classNames;
+        json out = outcome->results;
 
         if (!quiet) {
             if (result->test) {
@@ -370,7 +255,7 @@ int main(int argc, char** argv) {
             printOut(Cli::tr("Weights and run summary written to %1").arg(runDir));
         }
         if (jsonOut) {
-            out["run_dir"] = dir;
+            out["run_dir"] = outcome->runDir;
             printOut(QString::fromStdString(out.dump()));
         }
         return 0;

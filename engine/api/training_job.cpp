@@ -117,6 +117,31 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
     if (options.seed) {
         job->m_config.seed = *options.seed;
     }
+    if (options.device || options.precision) {
+        if (options.device) {
+            auto device = Device::parse(*options.device);
+            if (!device.ok()) {
+                return Error(ErrorCode::ConfigError, "the device must be cpu or cuda:N, not \"" + *options.device + "\"")
+                    .with("field", "training.device")
+                    .with("reason", "not a device");
+            }
+            job->m_config.device = device->toString();
+        }
+        if (options.precision) {
+            job->m_config.precision = *options.precision;
+        }
+        const std::string& p = job->m_config.precision;
+        if (p != "float32" && p != "mixed_float16" && p != "mixed_bfloat16") {
+            return Error(ErrorCode::ConfigError, "precision must be float32, mixed_float16 or mixed_bfloat16")
+                .with("field", "training.precision")
+                .with("reason", "must be float32, mixed_float16 or mixed_bfloat16");
+        }
+        if (p != "float32" && job->m_config.device == "cpu") {
+            return Error(ErrorCode::ConfigError, "mixed precision needs a GPU device; the CPU trains in float32")
+                .with("field", "training.precision")
+                .with("reason", "mixed precision needs a GPU device; the CPU trains in float32");
+        }
+    }
 
     // The device is checked before the data is read.
     auto backend = backendFor(job->m_config);
@@ -174,7 +199,7 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
         const bool haveStopped = train::Trainer::hasState(stopped);
         const bool haveBackup = !backup.empty() && train::Trainer::hasState(backup);
         if (!haveStopped && !haveBackup) {
-            return Error(ErrorCode::FileNotFound, "no saved training state to resume from in the run folder")
+            return Error(ErrorCode::FileNotFound, "no training state to resume from in " + runDir)
                 .withFile(runDir)
                 .with("path", runDir);
         }
@@ -184,7 +209,7 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
     }
 
     if (options.recordRun) {
-        auto store = store::RunStore::open(runStorePath(projectPath));
+        auto store = store::RunStore::open(options.storePath.empty() ? runStorePath(projectPath) : options.storePath);
         if (!store.ok()) {
             return store.error();
         }
@@ -238,6 +263,11 @@ void TrainingJob::record(const train::TrainEvent& e)
             const train::TrainPosition p = m_trainer->position();
             (void)m_store->truncateMetrics(m_runId, p.globalStep, p.epoch - 1);
         }
+        break;
+    case train::TrainEvent::Kind::SavingState:
+        // Everything logged so far belongs to the state being saved: a resume after a crash then
+        // continues the curves without a gap.
+        (void)m_store->flush();
         break;
     case train::TrainEvent::Kind::Step: {
         if (m_options.stepMetricsEvery > 1 && e.globalStep % m_options.stepMetricsEvery != 0) {
@@ -304,6 +334,9 @@ Result<TrainingOutcome> TrainingJob::run(const std::function<void(const train::T
     KILN_TRY(train::saveWeights(m_trainer->params(), weights, {{"project", m_projectPath}}));
 
     json out = resultsJson(*fit);
+    if (m_store && m_runId) {
+        out["run_id"] = m_runId;
+    }
     RunRecord record{&m_project, m_projectPath, &m_model, &m_config, m_config.device, threads(),
                      m_trainer->data().classNames};
     const json runJsonValue = runJson(record, *fit, out);
@@ -313,6 +346,21 @@ Result<TrainingOutcome> TrainingJob::run(const std::function<void(const train::T
         (void)m_store->flush();
         (void)m_store->setResults(m_runId, out.dump());
         (void)m_store->addArtifact(m_runId, "weights", weights);
+        (void)m_store->addArtifact(m_runId, "summary", (fs::path(m_runDir) / "run.json").string());
+        for (const auto& cb : m_trainer->callbacks()) {
+            if (auto* t = dynamic_cast<const train::TensorBoard*>(cb.get())) {
+                (void)m_store->addArtifact(m_runId, "tensorboard", t->logDir());
+            } else if (auto* b = dynamic_cast<const train::BackupAndRestore*>(cb.get()); b && train::Trainer::hasState(b->dir())) {
+                (void)m_store->addArtifact(m_runId, "backup", b->dir());
+            } else if (auto* m = dynamic_cast<const train::ModelCheckpoint*>(cb.get())) {
+                for (const auto& f : m->saved()) {
+                    (void)m_store->addArtifact(m_runId, "checkpoint", f);
+                }
+            }
+        }
+        if (train::Trainer::hasState(stopStateDir(m_runDir))) {
+            (void)m_store->addArtifact(m_runId, "stopped_state", stopStateDir(m_runDir));
+        }
         (void)m_store->setStatus(m_runId, fit->stopped ? store::RunStatus::Stopped : store::RunStatus::Completed);
     }
     outcome.results = std::move(out);

@@ -29,7 +29,10 @@ struct TrainingOptions {
     std::optional<int> epochs;
     std::optional<int64_t> batchSize;
     std::optional<uint64_t> seed;
-    bool recordRun = true;     // record the run and its metrics in runStorePath()
+    bool recordRun = true;     // record the run and its metrics in the run store
+    std::string storePath;     // the run store; "" : runStorePath(project)
+    std::optional<std::string> device;     // overrides training.device ("cpu", "cuda:N")
+    std::optional<std::string> precision;  // overrides training.precision
     int64_t stepMetricsEvery = 1;  // record step metrics every N steps (1 : every step)
 };
 
