@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <set>
 
 #include "app/common/doctor.h"
 #include "app/common/error_text.h"
@@ -200,6 +201,7 @@ int main(int argc, char** argv) {
         const bool tty = isatty(fileno(stdout)) && !parser.isSet(quietOpt);
         const bool quiet = parser.isSet(quietOpt);
         auto lastPrint = std::chrono::steady_clock::now();
+        std::set<std::string> described;  // backend lines already printed
         auto onEvent = [&](const train::TrainEvent& e) {
             if (quiet) return;
             if (e.kind == train::TrainEvent::Kind::Begin) {
@@ -210,7 +212,10 @@ int main(int argc, char** argv) {
                              .arg(QString::fromStdString(project->name.empty() ? projectPath : project->name))
                              .arg(e.epochs).arg(e.stepsPerEpoch).arg(QString::fromStdString(device))
                              .arg(poolThreads));
-                for (const auto& line : (*job)->trainer().backend().describe()) printOut(QString::fromStdString(line));
+                for (const auto& line : (*job)->trainer().backend().describe()) {
+                    printOut(QString::fromStdString(line));
+                    described.insert(line);
+                }
             } else if (e.kind == train::TrainEvent::Kind::Step && tty) {
                 auto now = std::chrono::steady_clock::now();
                 if (e.step != e.stepsPerEpoch && now - lastPrint < std::chrono::milliseconds(100)) return;
@@ -252,6 +257,9 @@ int main(int argc, char** argv) {
                     printOut(Cli::tr("Confusion matrix on the test set (rows: true class, columns: predicted):\n%1")
                                  .arg(QString::fromStdString(result->test->confusion->toText(classNames))));
             }
+            // What the backend learnt while training (e.g. a convolution that ran in fp32).
+            for (const auto& line : (*job)->trainer().backend().describe())
+                if (!described.count(line)) printOut(QString::fromStdString(line));
             printOut(Cli::tr("Weights and run summary written to %1").arg(runDir));
         }
         if (jsonOut) {

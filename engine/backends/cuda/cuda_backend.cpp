@@ -8,6 +8,7 @@
 
 #include "engine/backends/cuda/cuda_device.h"
 #include "engine/backends/cuda/cuda_plan.h"
+#include "engine/backends/cuda/dnn.h"
 #include "engine/backends/cuda/kernels.h"
 #include "engine/core/device.h"
 #include "engine/optim/loss_scaler.h"
@@ -231,6 +232,8 @@ public:
         std::vector<std::string> lines{m_ctx->name() + ": " + m_name + ", precision " + train::precisionName(m_precision) +
                                        ", memory limit " + train::formatBytes(m_ctx->allocator().stats().cap)};
         lines.insert(lines.end(), m_notes.begin(), m_notes.end());
+        // Convolutions that could not run in 16 bits (known once a step has run).
+        for (const auto& note : convolutionNotes()) lines.push_back(note);
         return lines;
     }
 
