@@ -1,5 +1,6 @@
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_dataset_browser
+// kiln-test-serial (measures event-loop stalls)
 // SPDX-License-Identifier: Apache-2.0
 // The dataset browser on real picture folders: model tests, filters, the class chart, the
 // augmentation preview, import previews of every source kind, the pipeline rate, and a 20k-image

@@ -4,6 +4,7 @@
 // the run history (rename, filter, compare, clone, delete).
 // kiln-test-labels: ui slow
 // kiln-test-libs: kiln_ui_training
+// kiln-test-serial (measures event-loop stalls)
 #include <QtTest>
 
 #include <QAbstractItemModelTester>
