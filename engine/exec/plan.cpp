@@ -55,12 +55,8 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
     const size_t n = model.nodes.size();
     const int F = static_cast<int>(model.order.size());
     const int L = static_cast<int>(options.losses.size());
-    const int kEnd = 2 * F + L;
-
-    std::vector<int> orderIndex(n);
-    for (int k = 0; k < F; ++k) orderIndex[static_cast<size_t>(model.order[static_cast<size_t>(k)])] = k;
-    auto fwdPos = [&](int i) { return orderIndex[static_cast<size_t>(i)]; };
-    auto bwdPos = [&](int i) { return F + L + (F - 1 - orderIndex[static_cast<size_t>(i)]); };
+    const StepTimeline timeline(model, L);
+    const int kEnd = timeline.end();
 
     // Kernels, bound to concrete shapes.
     std::vector<std::shared_ptr<ops::CpuKernel>> kernels(n);
@@ -111,7 +107,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         } else if (model.nodes[si].def->kind == ops::OpKind::Input) {
             valBuf[si] = newBuffer(floats, 0, kEnd);
         } else {
-            valBuf[si] = newBuffer(floats, fwdPos(i), fwdPos(i));
+            valBuf[si] = newBuffer(floats, timeline.forward(i), timeline.forward(i));
         }
         if (size_t s = kernels[si]->savedFloats(); s > 0) savedBuf[si] = newBuffer(s, 0, kEnd);
     }
@@ -132,7 +128,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
     for (int i : model.order) {
         auto si = static_cast<size_t>(i);
         const auto& ni = model.nodes[si];
-        for (int p : ni.inputs) bufs[static_cast<size_t>(valBuf[static_cast<size_t>(p)])].use(fwdPos(i));
+        for (int p : ni.inputs) bufs[static_cast<size_t>(valBuf[static_cast<size_t>(p)])].use(timeline.forward(i));
         if (ni.def->kind == ops::OpKind::Input || root[si] != i) continue;
         auto step = std::make_unique<Step>();
         step->kernel = kernels[si];
@@ -177,7 +173,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         step->inBuf = {valBuf[static_cast<size_t>(o)], targetBuf[static_cast<size_t>(l)]};
         step->gradScale = ls.weight;
         step->dInBuf = {gradBuf[static_cast<size_t>(o)], -1};
-        int pos = F + l;
+        int pos = timeline.loss(l);
         bufs[static_cast<size_t>(valBuf[static_cast<size_t>(o)])].use(pos);
         if (gradBuf[static_cast<size_t>(o)] >= 0) bufs[static_cast<size_t>(gradBuf[static_cast<size_t>(o)])].use(pos);
         plan->m_losses.push_back(std::move(step));
@@ -197,7 +193,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
             step->kernel = kernels[si];
             step->node = g.nodes[si].name;
             step->backward = true;
-            int pos = bwdPos(i);
+            int pos = timeline.backward(i);
             for (int p : ni.inputs) {
                 step->inBuf.push_back(valBuf[static_cast<size_t>(p)]);
                 if (step->kernel->backwardNeedsInputs()) bufs[static_cast<size_t>(valBuf[static_cast<size_t>(p)])].use(pos);

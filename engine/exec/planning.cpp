@@ -43,6 +43,11 @@ void LiveBuffer::use(int pos) {
     last = std::max(last, pos);
 }
 
+StepTimeline::StepTimeline(const ops::ModelInfo& model, int losses)
+    : m_orderIndex(model.nodes.size(), 0), m_forward(static_cast<int>(model.order.size())), m_losses(losses) {
+    for (int k = 0; k < m_forward; ++k) m_orderIndex[static_cast<size_t>(model.order[static_cast<size_t>(k)])] = k;
+}
+
 size_t alignUp(size_t n, size_t align) {
     return (n + align - 1) / align * align;
 }

@@ -22,6 +22,22 @@ struct GradientNeeds {
 GradientNeeds gradientNeeds(const ops::ModelInfo& model, const ParamStore& params,
                             const std::vector<int>& lossNodes, bool training);
 
+// The step positions of a plan, on which buffer lifetimes are measured: forward steps 0..F-1 in
+// model order, the L loss steps F..F+L-1, backward steps F+L..2F+L-1 in reverse model order;
+// end() is one past the last.
+class StepTimeline {
+public:
+    StepTimeline(const ops::ModelInfo& model, int losses);
+    int forward(int node) const { return m_orderIndex[static_cast<size_t>(node)]; }
+    int loss(int l) const { return m_forward + l; }
+    int backward(int node) const { return m_forward + m_losses + (m_forward - 1 - forward(node)); }
+    int end() const { return 2 * m_forward + m_losses; }
+
+private:
+    std::vector<int> m_orderIndex;  // per node: its position in model.order
+    int m_forward = 0, m_losses = 0;
+};
+
 // A buffer alive from step position `first` to `last` inclusive; `offset` is its byte offset in
 // the arena once placed.
 struct LiveBuffer {

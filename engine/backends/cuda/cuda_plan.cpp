@@ -89,11 +89,8 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
     const size_t n = model.nodes.size();
     const int F = static_cast<int>(model.order.size());
     const int L = static_cast<int>(options.losses.size());
-    const int kEnd = 2 * F + L;
-    std::vector<int> orderIndex(n);
-    for (int k = 0; k < F; ++k) orderIndex[static_cast<size_t>(model.order[static_cast<size_t>(k)])] = k;
-    auto fwdPos = [&](int i) { return orderIndex[static_cast<size_t>(i)]; };
-    auto bwdPos = [&](int i) { return F + L + (F - 1 - orderIndex[static_cast<size_t>(i)]); };
+    const exec::StepTimeline timeline(model, L);
+    const int kEnd = timeline.end();
     CudaBuildOptions bo{&ctx, options.precision, options.tf32};
 
     // Parameters: one device block for values, one for gradients (or another plan's blocks).
@@ -194,7 +191,7 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
         else if (model.nodes[si].def->kind == ops::OpKind::Input)
             valBuf[si] = newBuffer(bytes, 0, kEnd);
         else
-            valBuf[si] = newBuffer(bytes, fwdPos(i), fwdPos(i));
+            valBuf[si] = newBuffer(bytes, timeline.forward(i), timeline.forward(i));
         if (nk[si].saved > 0) savedBuf[si] = newBuffer(nk[si].saved, 0, kEnd);
     }
     for (int i : model.order) {
@@ -236,7 +233,7 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
     for (int i : model.order) {
         const auto si = static_cast<size_t>(i);
         const auto& ni = model.nodes[si];
-        for (int p : ni.inputs) bufs[static_cast<size_t>(valBuf[static_cast<size_t>(p)])].use(fwdPos(i));
+        for (int p : ni.inputs) bufs[static_cast<size_t>(valBuf[static_cast<size_t>(p)])].use(timeline.forward(i));
         if (ni.def->kind == ops::OpKind::Input || root[si] != i) continue;
         auto st = std::make_unique<Step>();
         st->node = g.nodes[si].name;
@@ -292,7 +289,7 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
         st->inBuf = {valBuf[static_cast<size_t>(o)], targetBuf[static_cast<size_t>(l)]};
         st->weight = ls.weight;
         st->dInBuf = {gradBuf[static_cast<size_t>(o)], -1};
-        const int pos = F + l;
+        const int pos = timeline.loss(l);
         bufs[static_cast<size_t>(valBuf[static_cast<size_t>(o)])].use(pos);
         if (gradBuf[static_cast<size_t>(o)] >= 0)
             bufs[static_cast<size_t>(gradBuf[static_cast<size_t>(o)])].use(pos);
@@ -312,7 +309,7 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
             st->node = g.nodes[si].name;
             st->gpu = nk[si].gpu;
             st->cpu = nk[si].cpu;
-            const int pos = bwdPos(i);
+            const int pos = timeline.backward(i);
             const bool needsIn = st->gpu ? st->gpu->backwardNeedsInputs() : st->cpu->backwardNeedsInputs();
             const bool needsOut = st->gpu ? st->gpu->backwardNeedsOutput() : st->cpu->backwardNeedsOutput();
             for (int p : ni.inputs) {
