@@ -119,16 +119,6 @@ Result<std::vector<Record>> tokenize(std::string_view text, char delimiter, int 
     return records;
 }
 
-Error parseError(const std::string& path, int line, int column, const std::string& message,
-                 const std::string& reason) {
-    return Error(ErrorCode::ParseError, message)
-        .withFile(path, line, column)
-        .with("file", path)
-        .with("line", std::to_string(line))
-        .with("column", std::to_string(column))
-        .with("reason", reason);
-}
-
 Error optionError(const std::string& path, const std::string& message) {
     return Error(ErrorCode::InvalidArgument, message).withFile(path).with("reason", message);
 }
@@ -208,7 +198,7 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
     for (size_t r = first; r < records.size(); ++r) {
         const auto found = static_cast<int64_t>(records[r].fields.size());
         if (found != width)
-            return parseError(
+            return csvParseError(
                 path, records[r].line, 0,
                 "Expected " + std::to_string(width) + " columns, found " + std::to_string(found) + ".",
                 "column count");
@@ -324,13 +314,13 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
                                                         header[static_cast<size_t>(c)] + "\")";
                     if (trim(cell).empty()) {
                         if (!options.allowMissing)
-                            return parseError(path, rec.line, static_cast<int>(c + 1), where + " is empty.",
+                            return csvParseError(path, rec.line, static_cast<int>(c + 1), where + " is empty.",
                                               "empty value");
                         v = std::numeric_limits<float>::quiet_NaN();
                     } else {
                         std::string message = where;
                         message.append(": \"").append(cell).append("\" is not a number.");
-                        return parseError(path, rec.line, static_cast<int>(c + 1), message, "not a number");
+                        return csvParseError(path, rec.line, static_cast<int>(c + 1), message, "not a number");
                     }
                 }
                 *out++ = v;
@@ -353,7 +343,7 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
                 v = static_cast<float>(categoryIndex(labelCol, trim(cell)));
             } else if (!parseNumber(cell, &v) || !std::isfinite(v)) {
                 const std::string what = trim(cell).empty() ? "is empty" : "\"" + cell + "\" is not a number";
-                return parseError(path, rec.line, static_cast<int>(labelCol + 1),
+                return csvParseError(path, rec.line, static_cast<int>(labelCol + 1),
                                   "Label column " + std::to_string(labelCol + 1) + ": " + what +
                                       " (set categoricalLabel for class names).",
                                   "bad label");
@@ -376,6 +366,16 @@ Result<std::vector<CsvRecord>> tokenizeCsv(std::string_view text, const std::str
 
 bool parseCsvNumber(std::string_view cell, float* out) {
     return parseNumber(cell, out);
+}
+
+Error csvParseError(const std::string& path, int line, int column, const std::string& message,
+                    const std::string& reason) {
+    return Error(ErrorCode::ParseError, message)
+        .withFile(path, line, column)
+        .with("file", path)
+        .with("line", std::to_string(line))
+        .with("column", std::to_string(column))
+        .with("reason", reason);
 }
 
 }  // namespace kiln::engine::data

@@ -84,6 +84,10 @@ struct CsvRecord {
 // Splits CSV text into records with the rules of readCsvTable (quotes, CRLF, blank lines
 // skipped; a leading UTF-8 byte order mark is dropped). ParseError naming `path` on an
 // unterminated quote.
+// A ParseError naming the file, line and column (1-based), with "reason" for the UI.
+Error csvParseError(const std::string& path, int line, int column, const std::string& message,
+                    const std::string& reason);
+
 Result<std::vector<CsvRecord>> tokenizeCsv(std::string_view text, const std::string& path, char delimiter = ',');
 
 // Parses a whole cell (spaces around it allowed) as one float; false when it is not a number.

@@ -41,16 +41,6 @@ Status readPictureFile(const std::string& path, std::string& out) {
     return okStatus();
 }
 
-Error parseError(const std::string& path, int line, int column, const std::string& message,
-                 const std::string& reason) {
-    return Error(ErrorCode::ParseError, message)
-        .withFile(path, line, column)
-        .with("file", path)
-        .with("line", std::to_string(line))
-        .with("column", std::to_string(column))
-        .with("reason", reason);
-}
-
 bool isTensorPath(const std::string& cell) {
     const std::string l = lower(cell);
     return endsWith(l, ".csv") || endsWith(l, ".csv.gz");
@@ -408,23 +398,23 @@ Result<SampleValue> readCsvTensor(const std::string& path) {
             .with("path", path);
     KILN_ASSIGN(std::string text, readWholeFile(path));
     KILN_ASSIGN(std::vector<CsvRecord> records, tokenizeCsv(text, path));
-    if (records.empty()) return parseError(path, 1, 1, path + " holds no numbers.", "empty");
+    if (records.empty()) return csvParseError(path, 1, 1, path + " holds no numbers.", "empty");
     const size_t cols = records.front().fields.size();
     std::vector<float> values;
     values.reserve(records.size() * cols);
     for (const CsvRecord& r : records) {
         if (r.fields.size() != cols)
-            return parseError(path, r.line, static_cast<int>(std::min(r.fields.size(), cols)) + 1,
+            return csvParseError(path, r.line, static_cast<int>(std::min(r.fields.size(), cols)) + 1,
                               "Line " + std::to_string(r.line) + " has " + std::to_string(r.fields.size()) +
                                   " values; the first line has " + std::to_string(cols) + ".",
                               "ragged rows");
         for (size_t c = 0; c < cols; ++c) {
             float v = 0;
             if (r.fields[c].empty())
-                return parseError(path, r.line, static_cast<int>(c) + 1,
+                return csvParseError(path, r.line, static_cast<int>(c) + 1,
                                   "Column " + std::to_string(c + 1) + " is empty.", "missing value");
             if (!parseCsvNumber(r.fields[c], &v))
-                return parseError(
+                return csvParseError(
                     path, r.line, static_cast<int>(c) + 1,
                     "Column " + std::to_string(c + 1) + ": \"" + r.fields[c] + "\" is not a number.",
                     "not a number");
@@ -446,7 +436,7 @@ Result<std::shared_ptr<CsvIndexSource>> CsvIndexSource::open(const std::string& 
     KILN_ASSIGN(std::string text, readWholeFile(path));
     KILN_ASSIGN(std::vector<CsvRecord> records, tokenizeCsv(text, path));
     if (records.empty())
-        return parseError(path, 1, 1, path + " is empty; a header line is expected.", "empty");
+        return csvParseError(path, 1, 1, path + " is empty; a header line is expected.", "empty");
     auto src = std::shared_ptr<CsvIndexSource>(new CsvIndexSource());
     src->m_path = path;
     src->m_dir = fs::path(path).parent_path().string();
@@ -458,7 +448,7 @@ Result<std::shared_ptr<CsvIndexSource>> CsvIndexSource::open(const std::string& 
         std::string name = header.fields[c].substr(0, header.fields[c].find(':'));
         const int col = static_cast<int>(c) + 1;
         if (name.empty())
-            return parseError(path, header.line, col,
+            return csvParseError(path, header.line, col,
                               "Header column " + std::to_string(col) + " has no name.", "empty name");
         if (name == options.splitColumn) {
             src->m_splitCell = static_cast<int>(c);
@@ -473,7 +463,7 @@ Result<std::shared_ptr<CsvIndexSource>> CsvIndexSource::open(const std::string& 
         auto it = std::find_if(src->m_vars.begin(), src->m_vars.end(),
                                [&](const Variable& v) { return v.name == base; });
         if (it != src->m_vars.end() && base == name)
-            return parseError(path, header.line, col, "The header names \"" + name + "\" twice.",
+            return csvParseError(path, header.line, col, "The header names \"" + name + "\" twice.",
                               "duplicate column");
         if (it == src->m_vars.end()) {
             src->m_vars.push_back(Variable{base, VarKind::Number, {}, Shape{}});
@@ -493,14 +483,14 @@ Result<std::shared_ptr<CsvIndexSource>> CsvIndexSource::open(const std::string& 
     for (size_t r = 1; r < records.size(); ++r) {
         CsvRecord& rec = records[r];
         if (rec.fields.size() < width)
-            return parseError(path, rec.line, static_cast<int>(rec.fields.size()) + 1,
+            return csvParseError(path, rec.line, static_cast<int>(rec.fields.size()) + 1,
                               "Line " + std::to_string(rec.line) + " has " +
                                   std::to_string(rec.fields.size()) + " cells; the header has " +
                                   std::to_string(width) + " (column " +
                                   std::to_string(rec.fields.size() + 1) + " is missing).",
                               "missing cell");
         if (rec.fields.size() > width)
-            return parseError(path, rec.line, static_cast<int>(width) + 1,
+            return csvParseError(path, rec.line, static_cast<int>(width) + 1,
                               "Line " + std::to_string(rec.line) + " has " +
                                   std::to_string(rec.fields.size()) + " cells; the header has " +
                                   std::to_string(width) + ".",
@@ -510,7 +500,7 @@ Result<std::shared_ptr<CsvIndexSource>> CsvIndexSource::open(const std::string& 
                 const std::string& value = rec.fields[static_cast<size_t>(cell)];
                 const int col = cell + 1;
                 if (value.empty())
-                    return parseError(path, rec.line, col,
+                    return csvParseError(path, rec.line, col,
                                       "Column " + std::to_string(col) + " (\"" + v.name + "\") is empty.",
                                       "missing value");
                 VarKind kind = ImageFolderSource::isImageFile(value) ? VarKind::Image
@@ -518,7 +508,7 @@ Result<std::shared_ptr<CsvIndexSource>> CsvIndexSource::open(const std::string& 
                                                                      : VarKind::Number;
                 if (r == 1) {
                     if (kind != VarKind::Number && v.cells.size() > 1)
-                        return parseError(path, rec.line, col,
+                        return csvParseError(path, rec.line, col,
                                           "Column " + std::to_string(col) + " is part of the vector \"" +
                                               v.name + "\" and must hold a number.",
                                           "not a number");
@@ -527,14 +517,14 @@ Result<std::shared_ptr<CsvIndexSource>> CsvIndexSource::open(const std::string& 
                     const char* want = v.kind == VarKind::Image    ? "an image path"
                                        : v.kind == VarKind::Tensor ? "a CSV tensor path"
                                                                    : "a number";
-                    return parseError(path, rec.line, col,
+                    return csvParseError(path, rec.line, col,
                                       "Column " + std::to_string(col) + " (\"" + v.name + "\"): \"" + value +
                                           "\" is not " + want + " like the first row.",
                                       v.kind == VarKind::Number ? "not a number" : "wrong kind");
                 }
                 float number = 0;
                 if (kind == VarKind::Number && !parseCsvNumber(value, &number))
-                    return parseError(path, rec.line, col,
+                    return csvParseError(path, rec.line, col,
                                       "Column " + std::to_string(col) + " (\"" + v.name + "\"): \"" + value +
                                           "\" is not a number.",
                                       "not a number");
@@ -543,7 +533,7 @@ Result<std::shared_ptr<CsvIndexSource>> CsvIndexSource::open(const std::string& 
         src->m_rows.push_back(Row{rec.line, std::move(rec.fields)});
     }
     if (src->m_rows.empty())
-        return parseError(path, header.line + 1, 1, path + " has a header but no data rows.", "no rows");
+        return csvParseError(path, header.line + 1, 1, path + " has a header but no data rows.", "no rows");
     for (Variable& v : src->m_vars) {
         if (v.kind == VarKind::Number)
             v.shape = v.cells.size() == 1 ? Shape{} : Shape{static_cast<int64_t>(v.cells.size())};
