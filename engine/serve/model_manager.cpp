@@ -234,6 +234,16 @@ std::map<std::string, std::vector<int64_t>> ModelManager::availableVersions() co
     return out;
 }
 
+Status ModelManager::applyLabel(const ModelEntry& e, const std::optional<std::string>& label,
+                                std::optional<int64_t>& version) {
+    if (!label) return {};
+    auto l = e.config.versionLabels.find(*label);
+    if (l == e.config.versionLabels.end())
+        return serveError(TfCode::InvalidArgument, "Unrecognized servable version label: " + *label);
+    version = l->second;
+    return {};
+}
+
 Result<std::shared_ptr<LoadedVersion>> ModelManager::find(const std::string& name, std::optional<int64_t> version,
                                                           const std::optional<std::string>& label) const {
     std::lock_guard lock(m_mutex);
@@ -241,12 +251,7 @@ Result<std::shared_ptr<LoadedVersion>> ModelManager::find(const std::string& nam
     if (it == m_models.end())
         return serveError(TfCode::NotFound, "Servable not found for request: Latest(" + name + ")");
     const ModelEntry& e = it->second;
-    if (label) {
-        auto l = e.config.versionLabels.find(*label);
-        if (l == e.config.versionLabels.end())
-            return serveError(TfCode::InvalidArgument, "Unrecognized servable version label: " + *label);
-        version = l->second;
-    }
+    KILN_TRY(applyLabel(e, label, version));
     if (version) {
         auto v = e.versions.find(*version);
         if (v == e.versions.end() || v->second.state != VersionState::Available)
@@ -266,12 +271,7 @@ Result<std::vector<VersionStatus>> ModelManager::status(const std::string& name,
     if (it == m_models.end() || (it->second.versions.empty() && !version && !label))
         return serveError(TfCode::NotFound, "Could not find any versions of model " + name);
     const ModelEntry& e = it->second;
-    if (label) {
-        auto l = e.config.versionLabels.find(*label);
-        if (l == e.config.versionLabels.end())
-            return serveError(TfCode::InvalidArgument, "Unrecognized servable version label: " + *label);
-        version = l->second;
-    }
+    KILN_TRY(applyLabel(e, label, version));
     std::vector<VersionStatus> out;
     for (auto v = e.versions.rbegin(); v != e.versions.rend(); ++v) {
         if (version && v->first != *version) continue;

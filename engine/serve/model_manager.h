@@ -98,6 +98,9 @@ private:
         std::string lastScanError;
     };
 
+    // A version label replaces `version` with the version it names; InvalidArgument when unknown.
+    static Status applyLabel(const ModelEntry& e, const std::optional<std::string>& label,
+                             std::optional<int64_t>& version);
     void scanModel(const std::string& name);
     void logLine(const std::string& line) const;
     void pollLoop();

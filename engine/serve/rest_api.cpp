@@ -53,36 +53,35 @@ RestResponse RestApi::handle(const std::string& method, const std::string& path,
     }
     if (!std::regex_match(path, kV1)) return fail(TfCode::NotFound, "Not found: " + method + " " + path);
     std::smatch m;
-    auto parseVersion = [](const std::string& s) -> std::optional<int64_t> {
-        int64_t v = 0;
-        auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
-        return v;
-    };
-    if (method == "POST" && std::regex_match(path, m, kPost)) {
-        const std::string name = m[1].str();
+    // Groups 1-3 of both routes: the model name, then a version number or a version label.
+    struct Target {
+        std::string name;
         std::optional<int64_t> version;
         std::optional<std::string> label;
-        if (m[2].matched) {
-            version = parseVersion(m[2].str());
-            if (!version) return fail(TfCode::InvalidArgument, "Failed to convert version: " + m[2].str() + " to numeric.");
+    };
+    auto target = [&](const std::smatch& match, Target& t) -> std::optional<RestResponse> {
+        t.name = match[1].str();
+        if (match[2].matched) {
+            const std::string s = match[2].str();
+            int64_t v = 0;
+            auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            if (ec != std::errc() || ptr != s.data() + s.size())
+                return fail(TfCode::InvalidArgument, "Failed to convert version: " + s + " to numeric.");
+            t.version = v;
         }
-        if (m[3].matched) label = m[3].str();
-        if (!isSafeModelName(name)) return fail(TfCode::InvalidArgument, "Invalid model name: " + name);
-        return handlePost(name, version, label, m[4].str(), body);
+        if (match[3].matched) t.label = match[3].str();
+        if (!isSafeModelName(t.name)) return fail(TfCode::InvalidArgument, "Invalid model name: " + t.name);
+        return std::nullopt;
+    };
+    Target t;
+    if (method == "POST" && std::regex_match(path, m, kPost)) {
+        if (auto bad = target(m, t)) return *bad;
+        return handlePost(t.name, t.version, t.label, m[4].str(), body);
     }
     if (method == "GET" && std::regex_match(path, m, kGet)) {
         if (!m[1].matched) return fail(TfCode::InvalidArgument, "Missing model name in request.");
-        const std::string name = m[1].str();
-        std::optional<int64_t> version;
-        std::optional<std::string> label;
-        if (m[2].matched) {
-            version = parseVersion(m[2].str());
-            if (!version) return fail(TfCode::InvalidArgument, "Failed to convert version: " + m[2].str() + " to numeric.");
-        }
-        if (m[3].matched) label = m[3].str();
-        if (!isSafeModelName(name)) return fail(TfCode::InvalidArgument, "Invalid model name: " + name);
-        return handleGet(name, version, label, m[4].matched);
+        if (auto bad = target(m, t)) return *bad;
+        return handleGet(t.name, t.version, t.label, m[4].matched);
     }
     return fail(TfCode::InvalidArgument, "Malformed request: " + method + " " + path);
 }
