@@ -17,20 +17,6 @@ namespace {
 const SampleSplit kOrder[4] = {SampleSplit::Train, SampleSplit::Validation, SampleSplit::Test,
                                SampleSplit::Unassigned};
 
-QColor splitColour(SampleSplit s) {
-    switch (s) {
-    case SampleSplit::Train:
-        return QColor(0x3b, 0x75, 0xaf);
-    case SampleSplit::Validation:
-        return QColor(0xef, 0x8a, 0x3c);
-    case SampleSplit::Test:
-        return QColor(0x51, 0x9e, 0x3e);
-    case SampleSplit::Unassigned:
-        break;
-    }
-    return QColor(0xa0, 0xa0, 0xa0);
-}
-
 }  // namespace
 
 ClassDistributionChart::ClassDistributionChart(QWidget* parent)
@@ -103,6 +89,20 @@ QVector<double> ClassDistributionChart::barValues(SampleSplit split) const {
     const QCPBars* bars = m_bars[static_cast<size_t>(engine::data::splitColumn(split))];
     for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it) out.append(it->value);
     return out;
+}
+
+QColor splitColour(SampleSplit s) {
+    switch (s) {
+    case SampleSplit::Train:
+        return QColor(0x3b, 0x75, 0xaf);
+    case SampleSplit::Validation:
+        return QColor(0xef, 0x8a, 0x3c);
+    case SampleSplit::Test:
+        return QColor(0x51, 0x9e, 0x3e);
+    case SampleSplit::Unassigned:
+        break;
+    }
+    return QColor(0xa0, 0xa0, 0xa0);
 }
 
 }  // namespace kiln::ui

@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include <QColor>
 #include <QVector>
 #include <QWidget>
 
@@ -14,6 +15,9 @@ class QCustomPlot;
 class QCPBars;
 
 namespace kiln::ui {
+
+// The colour of a split, the same in the chart's bars and the thumbnails' stripes.
+QColor splitColour(engine::data::SampleSplit split);
 
 class ClassDistributionChart : public QWidget {
     Q_OBJECT

@@ -51,20 +51,6 @@ const QSize kThumb(96, 96);
 const QSize kCell(112, 128);
 constexpr int kDetailBox = 240;
 
-QColor splitColour(SampleSplit s) {
-    switch (s) {
-    case SampleSplit::Train:
-        return QColor(0x3b, 0x75, 0xaf);
-    case SampleSplit::Validation:
-        return QColor(0xef, 0x8a, 0x3c);
-    case SampleSplit::Test:
-        return QColor(0x51, 0x9e, 0x3e);
-    case SampleSplit::Unassigned:
-        break;
-    }
-    return QColor(0xa0, 0xa0, 0xa0);
-}
-
 // Paints a cell: the thumbnail (or a placeholder while it decodes), the file name, a strip in the
 // split's colour and a red mark on bad samples. Cheap: no decoding, no lookups beyond data().
 class SampleDelegate : public QStyledItemDelegate {
