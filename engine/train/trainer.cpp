@@ -88,6 +88,16 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const ops::ModelInfo& model, co
     return t;
 }
 
+TrainEvent Trainer::event(TrainEvent::Kind kind) const {
+    TrainEvent e;
+    e.kind = kind;
+    e.epochs = m_config.epochs;
+    e.epoch = m_pos.epoch;
+    e.step = m_pos.step;
+    e.globalStep = m_pos.globalStep;
+    return e;
+}
+
 int64_t Trainer::trainSamples() const {
     return m_data.trainStream ? m_data.trainStream->samplesPerEpoch() : m_data.train.count();
 }
@@ -384,12 +394,7 @@ Status Trainer::runPendingSaves(const std::function<void(const TrainEvent&)>& em
     auto dirs = std::move(m_pendingSaves);
     m_pendingSaves.clear();
     for (const auto& d : dirs) {
-        TrainEvent e;
-        e.kind = TrainEvent::Kind::SavingState;
-        e.epochs = m_config.epochs;
-        e.epoch = m_pos.epoch;
-        e.step = m_pos.step;
-        e.globalStep = m_pos.globalStep;
+        TrainEvent e = event(TrainEvent::Kind::SavingState);
         e.message = d;
         emit(e);
         KILN_TRY(saveState(d));
@@ -422,10 +427,7 @@ Result<bool> Trainer::drainCommands(const std::function<void(const TrainEvent&)>
             if (cancel && cancel->load()) return false;  // the cancel flag ends a pause too
             continue;
         }
-        TrainEvent e;
-        e.epochs = m_config.epochs;
-        e.epoch = m_pos.epoch;
-        e.globalStep = m_pos.globalStep;
+        TrainEvent e = event(TrainEvent::Kind::Step);  // the kind is set below
         e.requestId = c->requestId;
         switch (c->kind) {
         case TrainCommand::Kind::Start: break;
@@ -506,13 +508,8 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
         return e;
     };
 
-    TrainEvent begin;
-    begin.kind = TrainEvent::Kind::Begin;
-    begin.epochs = m_config.epochs;
-    begin.epoch = m_pos.epoch;
-    begin.step = m_pos.step;
+    TrainEvent begin = event(TrainEvent::Kind::Begin);
     begin.stepsPerEpoch = std::max<int64_t>(steps, 0);
-    begin.globalStep = m_pos.globalStep;
     begin.learningRate = learningRate();
     emit(begin);
 
@@ -596,13 +593,8 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
             if (Status st = updateMetrics(*runner, size, metrics); !st.ok()) return failWith(st.error());
             const auto running = metricValues(metrics);
             if (onEvent) {
-                TrainEvent e;
-                e.kind = TrainEvent::Kind::Step;
-                e.epoch = epoch;
-                e.epochs = m_config.epochs;
-                e.step = s + 1;
+                TrainEvent e = event(TrainEvent::Kind::Step);  // at (epoch, s + 1)
                 e.stepsPerEpoch = steps;
-                e.globalStep = m_pos.globalStep;
                 e.loss = m_epochLossSum / static_cast<double>(m_epochSeen);
                 e.metrics = running;
                 e.learningRate = lr;
@@ -668,13 +660,10 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
         m_epochSeen = 0;
         result.history.push_back(rec);
         m_history = result.history;
-        TrainEvent e;
-        e.kind = TrainEvent::Kind::Epoch;
-        e.epoch = epoch;
-        e.epochs = m_config.epochs;
+        TrainEvent e = event(TrainEvent::Kind::Epoch);
+        e.epoch = epoch;  // the position has moved on to the next epoch already
         e.step = steps;
         e.stepsPerEpoch = steps;
-        e.globalStep = m_pos.globalStep;
         e.loss = rec.train.loss;
         e.metrics = rec.train.metrics;
         e.learningRate = learningRate();
@@ -722,11 +711,7 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
     if (stream) result.badSamples = stream->badSamples();
     result.seconds = secondsSince(fitStart);
     result.samplesPerSecond = trainSeconds > 0 ? static_cast<double>(trainedSamples) / trainSeconds : 0;
-    TrainEvent end;
-    end.kind = TrainEvent::Kind::End;
-    end.epochs = m_config.epochs;
-    end.epoch = m_pos.epoch;
-    end.globalStep = m_pos.globalStep;
+    TrainEvent end = event(TrainEvent::Kind::End);
     end.elapsedSeconds = result.seconds;
     end.message = result.stopReason;
     emit(end);

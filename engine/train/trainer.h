@@ -168,6 +168,8 @@ private:
     // Runs callbacks' `call` on each; sends weights a callback changed back to the device.
     Status forEachCallback(const std::function<Status(Callback&)>& call);
     int64_t trainSamples() const;
+    // An event of `kind` at the current position.
+    TrainEvent event(TrainEvent::Kind kind) const;
     std::vector<MetricValue> metricValues(const std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) const;
 
     ops::ModelInfo m_model;
