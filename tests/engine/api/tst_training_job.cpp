@@ -95,8 +95,14 @@ private slots:
         QVERIFY(fs::exists(fs::path(out->runDir) / "weights.safetensors"));
         QVERIFY(fs::exists(fs::path(out->runDir) / "run.json"));
         QVERIFY(out->runId > 0);
+        // Recorded in the project's run store as completed, with its results.
         auto store = store::RunStore::open(api::runStorePath(path));
         QVERIFY(store.ok());
+        auto runs = (*store)->listRuns();
+        QVERIFY(runs.ok());
+        QCOMPARE(runs->size(), size_t(1));
+        QCOMPARE(runs->front().id, out->runId);
+        QVERIFY(runs->front().status == store::RunStatus::Completed);
     }
 
     void unavailableGpuIsRefusedBeforeTheData() {
