@@ -18,6 +18,7 @@ KILN_APT_PACKAGES="
   libcpp-httplib-dev libssl-dev wrk
   libopenmpi-dev openmpi-bin
   python3-venv clang libclang-rt-14-dev
+  libdnnl-dev
 "
 
 missing=()
