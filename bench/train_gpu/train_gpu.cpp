@@ -15,9 +15,9 @@
 #include "engine/backends/cuda/cuda_plan.h"
 #include "engine/backends/cuda/dnn.h"
 #include "engine/core/rng.h"
+#include "engine/exec/memory_assistant.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
-#include "engine/train/memory_assistant.h"
 
 namespace {
 using namespace kiln::engine;
@@ -88,7 +88,7 @@ bool runOne(const std::string& path, const std::string& precisionName, const Opt
     }
     lossSpec.output =
         project->graph.outputs.empty() ? project->graph.nodes.back().name : project->graph.outputs[0];
-    auto precision = train::parsePrecision(precisionName);
+    auto precision = parsePrecision(precisionName);
     if (!precision.ok()) return fail(precision.error()), false;
     const int64_t batch = o.batch > 0 ? o.batch : projectBatch;
     const std::string name = std::filesystem::path(path).stem().string();
@@ -106,25 +106,25 @@ bool runOne(const std::string& path, const std::string& precisionName, const Opt
         losses.push_back(s);
     }
 
-    train::MemoryOptions mo;
+    exec::MemoryOptions mo;
     mo.batch = batch;
     mo.precision = *precision;
     mo.optimizer = optimizer;
     mo.losses = losses;
     mo.cuda = true;
-    auto predicted = train::estimateMemory(*model, mo);
+    auto predicted = exec::estimateMemory(*model, mo);
     if (!predicted.ok()) return fail(predicted.error()), false;
     std::printf(
         "%s %s: predicted %s = parameters %s + gradients %s + optimizer state %s + arena %s + 16-bit staging "
         "%s "
         "+ workspaces %s (cuBLASLt and kernels); cuDNN convolution workspace not predicted (up to %s)\n",
-        name.c_str(), precisionName.c_str(), train::formatBytes(predicted->total()).c_str(),
-        train::formatBytes(predicted->parameters).c_str(), train::formatBytes(predicted->gradients).c_str(),
-        train::formatBytes(predicted->optimizerState).c_str(),
-        train::formatBytes(predicted->activations).c_str(),
-        train::formatBytes(predicted->lowPrecisionCopy).c_str(),
-        train::formatBytes(predicted->workspace).c_str(),
-        train::formatBytes(predicted->convWorkspaceLimit).c_str());
+        name.c_str(), precisionName.c_str(), exec::formatBytes(predicted->total()).c_str(),
+        exec::formatBytes(predicted->parameters).c_str(), exec::formatBytes(predicted->gradients).c_str(),
+        exec::formatBytes(predicted->optimizerState).c_str(),
+        exec::formatBytes(predicted->activations).c_str(),
+        exec::formatBytes(predicted->lowPrecisionCopy).c_str(),
+        exec::formatBytes(predicted->workspace).c_str(),
+        exec::formatBytes(predicted->convWorkspaceLimit).c_str());
     if (o.predictOnly) {
         std::printf("PREDICT model=%s precision=%s batch=%lld predicted_bytes=%llu\n", name.c_str(),
                     precisionName.c_str(), static_cast<long long>(batch),
@@ -173,7 +173,7 @@ bool runOne(const std::string& path, const std::string& precisionName, const Opt
     const double lr = optimizer.resolvedLearningRate();
     uint64_t stepNo = 0;
     auto step = [&]() -> Status {
-        if (*precision == train::Precision::Fp16) {
+        if (*precision == Precision::Fp16) {
             KILN_ASSIGN(bool applied, cuda::scaledTrainStep(**plan, **opt, scaler, lr, stepNo));
             (void)applied;
         } else {
@@ -213,10 +213,10 @@ bool runOne(const std::string& path, const std::string& precisionName, const Opt
     std::printf(
         "%s %s: measured %s = allocator peak %s - cuDNN convolution workspace %s (plan arena %s, "
         "parameters %s)\n",
-        name.c_str(), precisionName.c_str(), train::formatBytes(peak).c_str(),
-        train::formatBytes(stats.peakInUse).c_str(), train::formatBytes(convWorkspace).c_str(),
-        train::formatBytes((*plan)->arenaBytes()).c_str(),
-        train::formatBytes((*plan)->parameterBytes()).c_str());
+        name.c_str(), precisionName.c_str(), exec::formatBytes(peak).c_str(),
+        exec::formatBytes(stats.peakInUse).c_str(), exec::formatBytes(convWorkspace).c_str(),
+        exec::formatBytes((*plan)->arenaBytes()).c_str(),
+        exec::formatBytes((*plan)->parameterBytes()).c_str());
     std::printf(
         "RESULT model=%s precision=%s batch=%lld samples_per_s=%.1f loss=%.4f predicted_bytes=%llu "
         "peak_bytes=%llu allocator_peak_bytes=%llu conv_workspace_bytes=%llu skipped_steps=%lld\n",

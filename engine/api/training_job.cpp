@@ -65,7 +65,7 @@ int TrainingJob::threads() const
     return m_pool ? int(m_pool->size()) : 0;
 }
 
-Result<train::BackendFactory> backendFor(const train::TrainingConfig& config) {
+Result<exec::BackendFactory> backendFor(const train::TrainingConfig& config) {
     auto device = Device::parse(config.device);
     if (!device.ok()) {
         return Error(ErrorCode::ConfigError, "training.device must be \"cpu\" or \"cuda:N\"")
@@ -73,7 +73,7 @@ Result<train::BackendFactory> backendFor(const train::TrainingConfig& config) {
             .with("reason", "not a device");
     }
     if (device->isCpu()) {
-        return train::BackendFactory{};
+        return exec::BackendFactory{};
     }
 #ifdef KILN_API_CUDA
     if (cuda::deviceCount() <= device->index) {

@@ -38,7 +38,7 @@ struct TrainingOptions {
 
 // The compute backend for training.device (and training.precision, training.memory_limit):
 // the CPU, or a CUDA device when this build has the CUDA backend. Errors name the field.
-Result<train::BackendFactory> backendFor(const train::TrainingConfig& config);
+Result<exec::BackendFactory> backendFor(const train::TrainingConfig& config);
 
 // <project folder>/.kiln/runs.sqlite
 std::string runStorePath(const std::string& projectPath);

@@ -51,7 +51,7 @@ public:
         return {};
     }
 
-    class Member final : public Reducer {
+    class Member final : public exec::Reducer {
     public:
         Member(Impl& group, int rank) : m_group(group), m_rank(rank) {}
         int rank() const override { return m_rank; }
@@ -93,7 +93,7 @@ InProcessGroup::~InProcessGroup() = default;
 int InProcessGroup::size() const {
     return m_impl->m_size;
 }
-Reducer& InProcessGroup::reducer(int rank) {
+exec::Reducer& InProcessGroup::reducer(int rank) {
     return *m_impl->m_reducers[static_cast<size_t>(rank)];
 }
 
@@ -107,11 +107,11 @@ namespace {
 // Routes BatchNorm's statistics through the replica's reducer.
 class ReducerBatchNormSync final : public kernels::BatchNormSync {
 public:
-    explicit ReducerBatchNormSync(Reducer& r) : m_reducer(r) {}
+    explicit ReducerBatchNormSync(exec::Reducer& r) : m_reducer(r) {}
     bool allReduceSum(double* values, int64_t n) override { return m_reducer.allReduceSum(values, n).ok(); }
 
 private:
-    Reducer& m_reducer;
+    exec::Reducer& m_reducer;
 };
 
 Error configError(const std::string& field, const std::string& reason) {
@@ -121,7 +121,7 @@ Error configError(const std::string& field, const std::string& reason) {
 
 struct DataParallel::Replica {
     int globalRank = 0;
-    Reducer* reducer = nullptr;
+    exec::Reducer* reducer = nullptr;
     std::unique_ptr<ThreadPool> pool;
     exec::ParamStore params;
     std::unique_ptr<exec::Plan> plan;
@@ -145,16 +145,15 @@ Result<std::unique_ptr<DataParallel>> DataParallel::createLocal(const ops::Model
                                                                 int replicas) {
     if (replicas < 1) return configError("replicas", "must be at least 1");
     auto group = std::make_unique<InProcessGroup>(replicas);
-    std::vector<Reducer*> reducers;
+    std::vector<exec::Reducer*> reducers;
     for (int r = 0; r < replicas; ++r) reducers.push_back(&group->reducer(r));
     KILN_ASSIGN(auto dp, build(model, options, reducers, replicas));
     dp->m_group = std::move(group);
     return dp;
 }
 
-Result<std::unique_ptr<DataParallel>> DataParallel::createDistributed(const ops::ModelInfo& model,
-                                                                      const DataParallelOptions& options,
-                                                                      std::unique_ptr<Reducer> reducer) {
+Result<std::unique_ptr<DataParallel>> DataParallel::createDistributed(
+    const ops::ModelInfo& model, const DataParallelOptions& options, std::unique_ptr<exec::Reducer> reducer) {
     if (!reducer) return configError("reducer", "is missing");
     const int world = reducer->size();
     KILN_ASSIGN(auto dp, build(model, options, {reducer.get()}, world));
@@ -168,7 +167,8 @@ Result<std::unique_ptr<DataParallel>> DataParallel::createDistributed(const ops:
 
 Result<std::unique_ptr<DataParallel>> DataParallel::build(const ops::ModelInfo& model,
                                                           const DataParallelOptions& options,
-                                                          std::vector<Reducer*> reducers, int worldSize) {
+                                                          std::vector<exec::Reducer*> reducers,
+                                                          int worldSize) {
     if (options.globalBatch <= 0 || options.globalBatch % worldSize != 0)
         return configError("batch_size", "must be a positive multiple of the number of replicas (" +
                                              std::to_string(worldSize) + ")");
@@ -179,7 +179,7 @@ Result<std::unique_ptr<DataParallel>> DataParallel::build(const ops::ModelInfo& 
     dp->m_options = options;
     dp->m_worldSize = worldSize;
     dp->m_shardBatch = options.globalBatch / worldSize;
-    for (Reducer* red : reducers) {
+    for (exec::Reducer* red : reducers) {
         auto r = std::make_unique<Replica>();
         r->globalRank = red->rank();
         r->reducer = red;

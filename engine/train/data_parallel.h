@@ -14,24 +14,11 @@
 #include "engine/core/thread_pool.h"
 #include "engine/exec/param_store.h"
 #include "engine/exec/plan.h"
+#include "engine/exec/reducer.h"
 #include "engine/ops/model.h"
 #include "engine/optim/optimizer.h"
 
 namespace kiln::engine::train {
-
-// Collective operations among the replicas of one training run. Every replica calls the same
-// operations in the same order with the same sizes; results are identical on every replica.
-class Reducer {
-public:
-    virtual ~Reducer() = default;
-    virtual int rank() const = 0;
-    virtual int size() const = 0;
-    // Element-wise sums over all replicas, in place.
-    virtual Status allReduceSum(float* data, int64_t n) = 0;
-    virtual Status allReduceSum(double* data, int64_t n) = 0;
-    // Copies root's data to every replica.
-    virtual Status broadcast(float* data, int64_t n, int root) = 0;
-};
 
 // Replicas on threads of one process. Sums are taken in rank order, so every replica receives
 // bit-identical results whatever the scheduling.
@@ -40,7 +27,7 @@ public:
     explicit InProcessGroup(int size);
     ~InProcessGroup();
     int size() const;
-    Reducer& reducer(int rank);
+    exec::Reducer& reducer(int rank);
 
     class Impl;
 
@@ -71,7 +58,7 @@ public:
     // One replica in this process; `reducer` connects it to the others (MPI ranks, say).
     static Result<std::unique_ptr<DataParallel>> createDistributed(const ops::ModelInfo& model,
                                                                    const DataParallelOptions& options,
-                                                                   std::unique_ptr<Reducer> reducer);
+                                                                   std::unique_ptr<exec::Reducer> reducer);
     ~DataParallel();
 
     int localReplicas() const { return static_cast<int>(m_replicas.size()); }
@@ -96,7 +83,7 @@ private:
     DataParallel() = default;
     static Result<std::unique_ptr<DataParallel>> build(const ops::ModelInfo& model,
                                                        const DataParallelOptions& options,
-                                                       std::vector<Reducer*> reducers, int worldSize);
+                                                       std::vector<exec::Reducer*> reducers, int worldSize);
     Status replicaStep(Replica& r, double lr, uint64_t globalStep);
 
     struct Piece {
@@ -118,7 +105,7 @@ private:
     int m_worldSize = 1;
     int64_t m_shardBatch = 0;
     std::unique_ptr<InProcessGroup> m_group;
-    std::unique_ptr<Reducer> m_ownedReducer;
+    std::unique_ptr<exec::Reducer> m_ownedReducer;
     std::vector<std::unique_ptr<Replica>> m_replicas;
     std::vector<Bucket> m_buckets;       // trainable gradients
     std::vector<Bucket> m_stateBuckets;  // non-trainable values (moving statistics), averaged

@@ -47,7 +47,8 @@ Trainer::Trainer(const ops::ModelInfo& model, const TrainingConfig& config, Data
 Trainer::~Trainer() = default;
 
 Result<std::unique_ptr<Trainer>> Trainer::create(const ops::ModelInfo& model, const TrainingConfig& config,
-                                                 DataBundle data, ThreadPool& pool, const BackendFactory& backend) {
+                                                 DataBundle data, ThreadPool& pool,
+                                                 const exec::BackendFactory& backend) {
     std::unique_ptr<Trainer> t(new Trainer(model, config, std::move(data), pool));
     if (t->m_data.trainStream) {
         if (t->m_config.validationSplit > 0 && !t->m_data.validationStream)
@@ -72,16 +73,19 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const ops::ModelInfo& model, co
         return configError("data.train", "holds no samples");
     KILN_TRY(t->bindColumns());
     t->m_params = exec::ParamStore::create(t->m_model, t->m_config.seed);
-    BackendSetup setup;
+    exec::BackendSetup setup;
     setup.model = &t->m_model;
     setup.params = &t->m_params;
-    setup.config = &t->m_config;
     setup.losses = t->m_losses;
+    setup.optimizer = t->m_config.optimizer;
+    setup.batchSize = t->m_config.batchSize;
+    setup.seed = t->m_config.seed;
+    KILN_ASSIGN(setup.precision, parsePrecision(t->m_config.precision));
     setup.pool = t->m_pool;
     if (backend) {
         KILN_ASSIGN(t->m_backend, backend(setup));
     } else {
-        KILN_ASSIGN(t->m_backend, makeCpuBackend(setup));
+        KILN_ASSIGN(t->m_backend, exec::makeCpuBackend(setup));
     }
     KILN_ASSIGN(auto* runner, t->runnerFor(t->m_config.batchSize, true));
     (void)runner;
@@ -188,11 +192,12 @@ Status Trainer::bindColumns() {
     return {};
 }
 
-Result<BatchRunner*> Trainer::runnerFor(int64_t batch, bool training) {
+Result<exec::BatchRunner*> Trainer::runnerFor(int64_t batch, bool training) {
     return m_backend->runner(batch, training);
 }
 
-Status Trainer::loadBatch(BatchRunner& runner, const data::InMemoryDataset& set, std::span<const int64_t> indices) {
+Status Trainer::loadBatch(exec::BatchRunner& runner, const data::InMemoryDataset& set,
+                          std::span<const int64_t> indices) {
     size_t k = 0;
     for (size_t i = 0; i < m_inputColumns.size(); ++i, ++k) {
         m_feed[k] = runner.input(i);
@@ -214,7 +219,7 @@ Status Trainer::loadBatch(BatchRunner& runner, const data::InMemoryDataset& set,
     return {};
 }
 
-Status Trainer::loadBatch(BatchRunner& runner, const data::Batch& batch) {
+Status Trainer::loadBatch(exec::BatchRunner& runner, const data::Batch& batch) {
     auto copy = [&](float* dst, const std::string& name) -> Status {
         const int c = batch.column(name);
         if (c < 0)
@@ -262,7 +267,8 @@ Status Trainer::makeMetrics(std::vector<std::vector<std::unique_ptr<Metric>>>& o
     return {};
 }
 
-Status Trainer::updateMetrics(BatchRunner& runner, int64_t batch, std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) {
+Status Trainer::updateMetrics(exec::BatchRunner& runner, int64_t batch,
+                              std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) {
     for (size_t l = 0; l < metrics.size(); ++l) {
         if (metrics[l].empty()) continue;
         size_t o = m_lossOutput[l];
@@ -311,7 +317,7 @@ Result<EvalResult> Trainer::evaluateImpl(const data::InMemoryDataset* set, data:
     int64_t n = 0;
     for (int64_t start = 0;; start += b) {
         int64_t size = 0;
-        BatchRunner* runner = nullptr;
+        exec::BatchRunner* runner = nullptr;
         if (stream) {
             KILN_ASSIGN(bool more, stream->next(m_batch));
             if (!more) break;
@@ -343,12 +349,12 @@ Result<EvalResult> Trainer::evaluateImpl(const data::InMemoryDataset* set, data:
 }
 
 exec::Plan* Trainer::trainPlan() {
-    return cpuPlan(*m_backend, m_config.batchSize, true);
+    return exec::cpuPlan(*m_backend, m_config.batchSize, true);
 }
 
 Status Trainer::stepOnce(int64_t globalStep) {
     int64_t b = m_config.batchSize;
-    BatchRunner* runner = nullptr;
+    exec::BatchRunner* runner = nullptr;
     if (m_data.trainStream) {
         KILN_TRY(m_data.trainStream->startEpoch(1));
         KILN_ASSIGN(bool more, m_data.trainStream->next(m_batch));
@@ -560,7 +566,7 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
                 break;
             }
             int64_t size = 0;
-            BatchRunner* runner = nullptr;
+            exec::BatchRunner* runner = nullptr;
             if (stream) {
                 auto more = stream->next(m_batch);
                 if (!more.ok()) return failWith(more.error());

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/exec/backend.h"
 #include "engine/exec/plan.h"
-#include "engine/train/backend.h"
 #include "engine/optim/optimizer.h"
 #include "engine/train/callbacks.h"
 #include "engine/train/command_queue.h"
@@ -62,7 +62,7 @@ struct TrainEvent {
     // 1: input-bound), and the samples left out as unreadable so far. -1 / 0 for in-memory data.
     double inputWaitFraction = -1;
     int64_t badSamples = 0;
-    DeviceMemory deviceMemory;  // zeros on the CPU
+    exec::DeviceMemory deviceMemory;  // zeros on the CPU
 };
 
 struct EpochRecord {
@@ -102,7 +102,7 @@ public:
     // (default: the CPU).
     static Result<std::unique_ptr<Trainer>> create(const ops::ModelInfo& model, const TrainingConfig& config,
                                                    DataBundle data, ThreadPool& pool,
-                                                   const BackendFactory& backend = {});
+                                                   const exec::BackendFactory& backend = {});
     ~Trainer() override;
 
     // Callbacks run in the order added. Also see addCallbacks() for the project's list.
@@ -147,7 +147,7 @@ public:
     // The weights on the host (after fit(): the trained ones). Changes made here before fit()
     // are what training starts from.
     exec::ParamStore& params() { return m_params; }
-    ComputeBackend& backend() { return *m_backend; }
+    exec::ComputeBackend& backend() { return *m_backend; }
     const DataBundle& data() const { return m_data; }
     const ops::ModelInfo& model() const { return m_model; }
     // The CPU plan for full training batches (compiled by create()); null on other backends.
@@ -159,12 +159,14 @@ public:
 private:
     Trainer(const ops::ModelInfo& model, const TrainingConfig& config, DataBundle data, ThreadPool& pool);
     Status bindColumns();
-    Result<BatchRunner*> runnerFor(int64_t batch, bool training);
-    Status loadBatch(BatchRunner& runner, const data::InMemoryDataset& set, std::span<const int64_t> indices);
-    Status loadBatch(BatchRunner& runner, const data::Batch& batch);
+    Result<exec::BatchRunner*> runnerFor(int64_t batch, bool training);
+    Status loadBatch(exec::BatchRunner& runner, const data::InMemoryDataset& set,
+                     std::span<const int64_t> indices);
+    Status loadBatch(exec::BatchRunner& runner, const data::Batch& batch);
     Result<EvalResult> evaluateImpl(const data::InMemoryDataset* set, data::BatchStream* stream);
     Status makeMetrics(std::vector<std::vector<std::unique_ptr<Metric>>>& out) const;
-    Status updateMetrics(BatchRunner& runner, int64_t batch, std::vector<std::vector<std::unique_ptr<Metric>>>& metrics);
+    Status updateMetrics(exec::BatchRunner& runner, int64_t batch,
+                         std::vector<std::vector<std::unique_ptr<Metric>>>& metrics);
     // Runs callbacks' `call` on each; sends weights a callback changed back to the device.
     Status forEachCallback(const std::function<Status(Callback&)>& call);
     int64_t trainSamples() const;
@@ -177,7 +179,7 @@ private:
     DataBundle m_data;
     ThreadPool* m_pool;
     exec::ParamStore m_params;
-    std::unique_ptr<ComputeBackend> m_backend;
+    std::unique_ptr<exec::ComputeBackend> m_backend;
     std::vector<exec::LossSpec> m_losses;
     std::vector<size_t> m_lossOutput;          // model output index per loss
     std::vector<std::string> m_inputColumns;   // per Input node (model order)

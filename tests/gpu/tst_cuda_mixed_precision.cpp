@@ -61,7 +61,7 @@ class TestCudaMixedPrecision : public QObject {
 #ifdef KILN_HAVE_CUDA
     // Trains 150 Adam steps on a fixed learnable task; returns {first loss, mean of the last 10
     // losses}.
-    std::pair<double, double> train(const char* nodes, train::Precision precision) {
+    std::pair<double, double> train(const char* nodes, Precision precision) {
         auto m = buildModel(nodes);
         auto store = exec::ParamStore::create(m, 1);
         auto ctx = cuda::DeviceContext::create(0);
@@ -89,7 +89,7 @@ class TestCudaMixedPrecision : public QObject {
             makeBatch(cnn, width, s, x, y);
             if (!(*plan)->setInput(0, x.data()).ok() || !(*plan)->setTarget(0, y.data()).ok())
                 qFatal("upload");
-            if (precision == train::Precision::Fp16) {
+            if (precision == Precision::Fp16) {
                 auto applied = cuda::scaledTrainStep(**plan, **opt, scaler, 3e-3, static_cast<uint64_t>(s));
                 if (!applied.ok()) qFatal("%s", applied.error().toString().c_str());
             } else {
@@ -119,9 +119,9 @@ private slots:
         if (cuda::deviceCount() == 0) QSKIP("no CUDA device");
         QFETCH(QString, model);
         const char* nodes = model == "mlp" ? kMlp : kCnn;
-        auto fp32 = train(nodes, train::Precision::Fp32);
-        auto fp16 = train(nodes, train::Precision::Fp16);
-        auto bf16 = train(nodes, train::Precision::Bf16);
+        auto fp32 = train(nodes, Precision::Fp32);
+        auto fp16 = train(nodes, Precision::Fp16);
+        auto bf16 = train(nodes, Precision::Bf16);
         QVERIFY2(fp32.second < 0.6 * fp32.first,
                  qPrintable(QStringLiteral("fp32 %1 -> %2").arg(fp32.first).arg(fp32.second)));
         QVERIFY2(fp16.second < 0.6 * fp16.first,
@@ -249,7 +249,7 @@ private slots:
         cuda::CudaPlanOptions o;
         o.batch = 8;
         o.losses = {lossSpec("SparseCategoricalCrossentropy", "out", Shape{})};
-        o.precision = train::Precision::Fp16;
+        o.precision = Precision::Fp16;
         ThreadPool pool(1);
         auto plan = cuda::CudaPlan::compile(m, store, o, **ctx, pool);
         QVERIFY(plan.ok());

@@ -80,7 +80,7 @@ bool haveDevice() {
 
 Result<std::unique_ptr<Trainer>> make(const ops::ModelInfo& m, const TrainingConfig& c, ThreadPool& pool, int64_t n = 320) {
 #ifdef KILN_HAVE_CUDA
-    BackendFactory f;
+    exec::BackendFactory f;
     if (c.device != "cpu") {
         auto o = cuda::cudaBackendOptions(c.device, c.memoryLimit);
         if (!o.ok()) return o.error();

@@ -11,16 +11,15 @@
 #include "engine/backends/cuda/dnn.h"
 #include "engine/backends/cuda/kernels.h"
 #include "engine/core/device.h"
+#include "engine/exec/memory_assistant.h"
 #include "engine/optim/loss_scaler.h"
-#include "engine/train/config.h"
-#include "engine/train/memory_assistant.h"
 
 namespace kiln::engine::cuda {
 namespace {
 
 class CudaBackend;
 
-class CudaRunner final : public train::BatchRunner {
+class CudaRunner final : public exec::BatchRunner {
 public:
     CudaRunner(CudaBackend& owner, std::unique_ptr<CudaPlan> plan, const ops::ModelInfo& model,
                const std::vector<exec::LossSpec>& losses);
@@ -69,10 +68,10 @@ private:
     double m_loss = 0;
 };
 
-class CudaBackend final : public train::ComputeBackend {
+class CudaBackend final : public exec::ComputeBackend {
 public:
-    CudaBackend(const train::BackendSetup& setup, std::unique_ptr<DeviceContext> ctx, train::Precision precision)
-        : m_setup(setup), m_ctx(std::move(ctx)), m_precision(precision) {}
+    CudaBackend(const exec::BackendSetup& setup, std::unique_ptr<DeviceContext> ctx)
+        : m_setup(setup), m_ctx(std::move(ctx)), m_precision(setup.precision) {}
 
     ~CudaBackend() override {
         // Plans and the optimizer hold device memory of the context: free them first.
@@ -85,14 +84,14 @@ public:
 
     Status init() {
         // The device optimizer needs a plan's parameters: the full training batch's plan.
-        KILN_ASSIGN(auto* r, runnerImpl(m_setup.config->batchSize, true));
-        auto opt = CudaOptimizer::create(m_setup.config->optimizer, r->plan());
+        KILN_ASSIGN(auto* r, runnerImpl(m_setup.batchSize, true));
+        auto opt = CudaOptimizer::create(m_setup.optimizer, r->plan());
         if (opt.ok()) {
             m_optimizer = std::move(opt.value());
         } else if (opt.error().code == ErrorCode::Unsupported) {
             // AMSGrad, RMSprop, clipping: gradients come to the host, the host optimizer updates
             // the host weights, which go back to the device after each step.
-            KILN_ASSIGN(auto host, optim::Optimizer::create(m_setup.config->optimizer));
+            KILN_ASSIGN(auto host, optim::Optimizer::create(m_setup.optimizer));
             for (auto& p : m_setup.params->params())
                 if (p.trainable)
                     host.addParameter(p.value.data<float>(), p.grad.data<float>(), p.value.numel(), p.lrMultiplier,
@@ -105,9 +104,9 @@ public:
         return {};
     }
 
-    Result<train::BatchRunner*> runner(int64_t batch, bool training) override {
+    Result<exec::BatchRunner*> runner(int64_t batch, bool training) override {
         KILN_ASSIGN(CudaRunner * r, runnerImpl(batch, training));
-        return static_cast<train::BatchRunner*>(r);
+        return static_cast<exec::BatchRunner*>(r);
     }
 
     Result<CudaRunner*> runnerImpl(int64_t batch, bool training) {
@@ -117,7 +116,7 @@ public:
         o.batch = batch;
         o.training = training;
         o.losses = m_setup.losses;
-        o.seed = m_setup.config->seed;
+        o.seed = m_setup.seed;
         o.precision = m_precision;
         o.shareParameters = m_shared;
         auto plan = CudaPlan::compile(*m_setup.model, *m_setup.params, o, *m_ctx, *m_setup.pool);
@@ -140,7 +139,7 @@ public:
     // One update after a forward/backward pass with gradients scaled by `scale`; false when the
     // gradients overflowed (mixed float16) and the step is skipped.
     Result<bool> update(CudaPlan& plan, double lr, float scale) {
-        if (m_precision == train::Precision::Fp16) {
+        if (m_precision == Precision::Fp16) {
             KILN_ASSIGN(bool finite, plan.gradientsFinite());
             if (!m_scaler.update(finite)) return false;
         }
@@ -163,7 +162,7 @@ public:
         return true;
     }
 
-    float lossScale() const { return m_precision == train::Precision::Fp16 ? m_scaler.scale() : 1.0f; }
+    float lossScale() const { return m_precision == Precision::Fp16 ? m_scaler.scale() : 1.0f; }
 
     Status pullParameters() override {
         if (m_runners.empty()) return {};
@@ -200,13 +199,13 @@ public:
     }
 
     nlohmann::json extraState() const override {
-        if (m_precision != train::Precision::Fp16) return nullptr;
+        if (m_precision != Precision::Fp16) return nullptr;
         return {{"loss_scale", m_scaler.scale()},
                 {"clean_streak", m_scaler.cleanStreak()},
                 {"skipped_steps", m_scaler.skippedSteps()}};
     }
     Status loadExtraState(const nlohmann::json& state) override {
-        if (m_precision != train::Precision::Fp16 || !state.is_object() || !state.contains("loss_scale")) return {};
+        if (m_precision != Precision::Fp16 || !state.is_object() || !state.contains("loss_scale")) return {};
         try {
             m_scaler.restore(state.at("loss_scale").get<float>(), state.value("clean_streak", int64_t{0}),
                              state.value("skipped_steps", int64_t{0}));
@@ -217,9 +216,9 @@ public:
         return {};
     }
 
-    train::DeviceMemory memory() const override {
+    exec::DeviceMemory memory() const override {
         const auto s = m_ctx->allocator().stats();
-        train::DeviceMemory m;
+        exec::DeviceMemory m;
         m.inUse = s.inUse;
         m.reserved = s.reserved;
         m.peak = s.peakInUse;
@@ -229,8 +228,9 @@ public:
     }
 
     std::vector<std::string> describe() const override {
-        std::vector<std::string> lines{m_ctx->name() + ": " + m_name + ", precision " + train::precisionName(m_precision) +
-                                       ", memory limit " + train::formatBytes(m_ctx->allocator().stats().cap)};
+        std::vector<std::string> lines{m_ctx->name() + ": " + m_name + ", precision " +
+                                       precisionName(m_precision) + ", memory limit " +
+                                       exec::formatBytes(m_ctx->allocator().stats().cap)};
         lines.insert(lines.end(), m_notes.begin(), m_notes.end());
         // Convolutions that could not run in 16 bits (known once a step has run).
         for (const auto& note : convolutionNotes()) lines.push_back(note);
@@ -245,26 +245,27 @@ public:
     // An out-of-memory error with what the memory assistant predicted and a batch that fits.
     Error withPrediction(Error e) const {
         if (e.code != ErrorCode::OutOfMemory) return e;
-        train::MemoryOptions mo;
-        mo.batch = m_setup.config->batchSize;
+        exec::MemoryOptions mo;
+        mo.batch = m_setup.batchSize;
         mo.precision = m_precision;
-        mo.optimizer = m_setup.config->optimizer;
+        mo.optimizer = m_setup.optimizer;
         mo.losses = m_setup.losses;
         mo.cuda = true;
-        auto predicted = train::estimateMemory(*m_setup.model, mo);
+        auto predicted = exec::estimateMemory(*m_setup.model, mo);
         const auto s = m_ctx->allocator().stats();
-        auto fits = train::largestBatch(*m_setup.model, mo, s.cap, m_setup.config->batchSize);
+        auto fits = exec::largestBatch(*m_setup.model, mo, s.cap, m_setup.batchSize);
         uint64_t requested = 0;
         for (const auto& [k, v] : e.params)
             if (k == "requested") requested = std::stoull(v);
-        return train::outOfMemoryError(requested, s.inUse, s.cap, m_ctx->name(), predicted.ok() ? &*predicted : nullptr,
-                                       fits.ok() && *fits < m_setup.config->batchSize ? *fits : 0);
+        return exec::outOfMemoryError(requested, s.inUse, s.cap, m_ctx->name(),
+                                      predicted.ok() ? &*predicted : nullptr,
+                                      fits.ok() && *fits < m_setup.batchSize ? *fits : 0);
     }
 
 private:
-    train::BackendSetup m_setup;
+    exec::BackendSetup m_setup;
     std::unique_ptr<DeviceContext> m_ctx;
-    train::Precision m_precision;
+    Precision m_precision;
     std::shared_ptr<DeviceParameters> m_shared;
     std::map<std::pair<int64_t, bool>, std::unique_ptr<CudaRunner>> m_runners;
     std::unique_ptr<CudaOptimizer> m_optimizer;
@@ -325,24 +326,23 @@ Result<CudaBackendOptions> cudaBackendOptions(const std::string& device, const s
     return o;
 }
 
-Result<std::unique_ptr<train::ComputeBackend>> makeCudaBackend(const train::BackendSetup& setup,
-                                                               const CudaBackendOptions& options) {
+Result<std::unique_ptr<exec::ComputeBackend>> makeCudaBackend(const exec::BackendSetup& setup,
+                                                              const CudaBackendOptions& options) {
     if (deviceCount() <= options.device)
         return Error(ErrorCode::DeviceUnavailable,
                      "cuda:" + std::to_string(options.device) + " is not available: " + unavailableReason())
             .with("device", "cuda:" + std::to_string(options.device));
-    KILN_ASSIGN(auto precision, train::parsePrecision(setup.config->precision));
     KILN_ASSIGN(auto ctx, DeviceContext::create(options.device, options.memory));
-    auto backend = std::make_unique<CudaBackend>(setup, std::move(ctx), precision);
+    auto backend = std::make_unique<CudaBackend>(setup, std::move(ctx));
     if (auto list = listDevices(); list.ok())
         for (const auto& info : *list)
             if (info.index == options.device) backend->setDeviceInfo(info.name, info.totalMemory);
     KILN_TRY(backend->init());
-    return std::unique_ptr<train::ComputeBackend>(std::move(backend));
+    return std::unique_ptr<exec::ComputeBackend>(std::move(backend));
 }
 
-train::BackendFactory cudaBackendFactory(const CudaBackendOptions& options) {
-    return [options](const train::BackendSetup& setup) { return makeCudaBackend(setup, options); };
+exec::BackendFactory cudaBackendFactory(const CudaBackendOptions& options) {
+    return [options](const exec::BackendSetup& setup) { return makeCudaBackend(setup, options); };
 }
 
 }  // namespace kiln::engine::cuda

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "engine/backends/cuda/caching_allocator.h"
-#include "engine/train/backend.h"
+#include "engine/exec/backend.h"
 
 namespace kiln::engine::cuda {
 
@@ -22,10 +22,10 @@ struct CudaBackendOptions {
 // naming the field otherwise.
 Result<CudaBackendOptions> cudaBackendOptions(const std::string& device, const std::string& memoryLimit);
 
-Result<std::unique_ptr<train::ComputeBackend>> makeCudaBackend(const train::BackendSetup& setup,
-                                                               const CudaBackendOptions& options);
+Result<std::unique_ptr<exec::ComputeBackend>> makeCudaBackend(const exec::BackendSetup& setup,
+                                                              const CudaBackendOptions& options);
 
 // A factory for Trainer::create.
-train::BackendFactory cudaBackendFactory(const CudaBackendOptions& options);
+exec::BackendFactory cudaBackendFactory(const CudaBackendOptions& options);
 
 }  // namespace kiln::engine::cuda

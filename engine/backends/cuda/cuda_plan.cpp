@@ -551,7 +551,7 @@ Result<bool> CudaPlan::gradientsFinite() {
     return bad == 0;
 }
 
-Status CudaPlan::allReduceGradients(train::Reducer& reducer) {
+Status CudaPlan::allReduceGradients(exec::Reducer& reducer) {
     const int64_t floats = static_cast<int64_t>(m_dev->grads.bytes() / 4);
     KILN_TRY(reducer.allReduceSum(m_dev->grads.as<float>(), floats));
     k::scale(m_dev->grads.as<float>(), 1.0f / static_cast<float>(reducer.size()), floats, m_ctx->stream());

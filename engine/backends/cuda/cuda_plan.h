@@ -11,13 +11,13 @@
 
 #include "engine/backends/cuda/device_context.h"
 #include "engine/backends/cuda/op_table_cuda.h"
+#include "engine/core/precision.h"
 #include "engine/core/thread_pool.h"
 #include "engine/exec/param_store.h"
 #include "engine/exec/plan.h"
+#include "engine/exec/reducer.h"
 #include "engine/optim/loss_scaler.h"
 #include "engine/optim/optimizer.h"
-#include "engine/train/data_parallel.h"
-#include "engine/train/memory_assistant.h"
 
 namespace kiln::engine::cuda {
 
@@ -43,7 +43,7 @@ struct CudaPlanOptions {
     bool training = true;
     std::vector<exec::LossSpec> losses;
     uint64_t seed = 0;
-    train::Precision precision = train::Precision::Fp32;
+    Precision precision = Precision::Fp32;
     bool tf32 = true;
     // Another plan's parameters of the same model (CudaPlan::sharedParameters); null: allocate
     // and upload the ParamStore's values.
@@ -85,7 +85,7 @@ public:
     // Data parallel across GPUs: sums the gradients (one contiguous device block) over the
     // replicas of `reducer` (an NCCL reducer, whose data pointers are device pointers) and divides
     // by their number.
-    Status allReduceGradients(train::Reducer& reducer);
+    Status allReduceGradients(exec::Reducer& reducer);
 
     uint64_t arenaBytes() const { return m_arenaBytes; }
     uint64_t parameterBytes() const { return m_paramBytes; }

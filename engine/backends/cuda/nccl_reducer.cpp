@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// NCCL collectives behind train::Reducer; each call synchronises its stream so the Reducer
+// NCCL collectives behind exec::Reducer; each call synchronises its stream so the Reducer
 // contract (results ready on return) holds.
 #include "engine/backends/cuda/nccl_reducer.h"
 
@@ -16,7 +16,7 @@ Error ncclError(ncclResult_t r, const char* what) {
         .with("device", "nccl");
 }
 
-class NcclReducer final : public train::Reducer {
+class NcclReducer final : public exec::Reducer {
 public:
     NcclReducer(DeviceContext& ctx, ncclComm_t comm, int rank, int size)
         : m_ctx(ctx), m_comm(comm), m_rank(rank), m_size(size) {}
@@ -49,7 +49,7 @@ private:
 
 }  // namespace
 
-Result<std::vector<std::unique_ptr<train::Reducer>>> createNcclGroup(
+Result<std::vector<std::unique_ptr<exec::Reducer>>> createNcclGroup(
     const std::vector<DeviceContext*>& devices) {
     std::vector<ncclComm_t> comms(devices.size());
     std::vector<int> ids;
@@ -57,7 +57,7 @@ Result<std::vector<std::unique_ptr<train::Reducer>>> createNcclGroup(
     if (auto r = ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), ids.data());
         r != ncclSuccess)
         return ncclError(r, "ncclCommInitAll");
-    std::vector<std::unique_ptr<train::Reducer>> out;
+    std::vector<std::unique_ptr<exec::Reducer>> out;
     for (size_t k = 0; k < devices.size(); ++k)
         out.push_back(std::make_unique<NcclReducer>(*devices[k], comms[k], static_cast<int>(k),
                                                     static_cast<int>(devices.size())));
@@ -70,8 +70,8 @@ std::string ncclNewUniqueId() {
     return std::string(id.internal, sizeof id.internal);
 }
 
-Result<std::unique_ptr<train::Reducer>> createNcclReducer(DeviceContext& device, int rank, int size,
-                                                          const std::string& uniqueId) {
+Result<std::unique_ptr<exec::Reducer>> createNcclReducer(DeviceContext& device, int rank, int size,
+                                                         const std::string& uniqueId) {
     ncclUniqueId id{};
     if (uniqueId.size() != sizeof id.internal)
         return Error(ErrorCode::InvalidArgument, "the NCCL id has the wrong size").with("device", "nccl");
@@ -80,7 +80,7 @@ Result<std::unique_ptr<train::Reducer>> createNcclReducer(DeviceContext& device,
     ncclComm_t comm = nullptr;
     if (auto r = ncclCommInitRank(&comm, size, id, rank); r != ncclSuccess)
         return ncclError(r, "ncclCommInitRank");
-    return std::unique_ptr<train::Reducer>(new NcclReducer(device, comm, rank, size));
+    return std::unique_ptr<exec::Reducer>(new NcclReducer(device, comm, rank, size));
 }
 
 int ncclRuntimeVersion() {

@@ -9,19 +9,19 @@
 #include <vector>
 
 #include "engine/backends/cuda/device_context.h"
-#include "engine/train/data_parallel.h"
+#include "engine/exec/reducer.h"
 
 namespace kiln::engine::cuda {
 
 // One reducer per context, all in this process (ncclCommInitAll): single-node multi-GPU.
-Result<std::vector<std::unique_ptr<train::Reducer>>> createNcclGroup(
+Result<std::vector<std::unique_ptr<exec::Reducer>>> createNcclGroup(
     const std::vector<DeviceContext*>& devices);
 
 // Multi-process (mpirun): rank 0 makes the id, every rank receives its bytes (e.g. through
 // MPI_Bcast) and joins with its own device.
 std::string ncclNewUniqueId();
-Result<std::unique_ptr<train::Reducer>> createNcclReducer(DeviceContext& device, int rank, int size,
-                                                          const std::string& uniqueId);
+Result<std::unique_ptr<exec::Reducer>> createNcclReducer(DeviceContext& device, int rank, int size,
+                                                         const std::string& uniqueId);
 
 int ncclRuntimeVersion();  // e.g. 22809
 

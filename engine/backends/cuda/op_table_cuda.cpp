@@ -84,11 +84,11 @@ Status actGrad(DeviceContext& ctx, const ActSpec& a, const float* y, const float
     return {};
 }
 
-DataType matType(train::Precision p) {
+DataType matType(Precision p) {
     switch (p) {
-    case train::Precision::Fp16:
+    case Precision::Fp16:
         return DataType::F16;
-    case train::Precision::Bf16:
+    case Precision::Bf16:
         return DataType::BF16;
     default:
         return DataType::F32;

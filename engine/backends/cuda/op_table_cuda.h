@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "engine/backends/cuda/device_context.h"
+#include "engine/core/precision.h"
 #include "engine/ops/model.h"
 #include "engine/ops/op_table.h"
-#include "engine/train/memory_assistant.h"
 
 namespace kiln::engine::cuda {
 
@@ -51,7 +51,7 @@ public:
 
 struct CudaBuildOptions {
     DeviceContext* ctx = nullptr;
-    train::Precision precision = train::Precision::Fp32;  // matrix inputs of Dense/Conv2D forward
+    Precision precision = Precision::Fp32;  // matrix inputs of Dense/Conv2D forward
     bool tf32 = true;
 };
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// MPI_Allreduce / MPI_Bcast behind the Reducer interface. MPI's reduction order is fixed for a
+// MPI_Allreduce / MPI_Bcast behind the exec::Reducer interface. MPI's reduction order is fixed for a
 // given communicator size and message, so every rank receives the same sums.
 #include "engine/train/mpi/mpi_reducer.h"
 
@@ -22,7 +22,7 @@ Error mpiError(int code, const char* what) {
 // MPI counts are int: large buffers go in chunks.
 constexpr int64_t kChunk = int64_t{1} << 30;
 
-class MpiReducer final : public Reducer {
+class MpiReducer final : public exec::Reducer {
 public:
     MpiReducer() {
         MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
@@ -58,7 +58,7 @@ private:
 
 }  // namespace
 
-Result<std::unique_ptr<Reducer>> createMpiReducer() {
+Result<std::unique_ptr<exec::Reducer>> createMpiReducer() {
     int initialised = 0;
     MPI_Initialized(&initialised);
     if (!initialised) {
@@ -67,7 +67,7 @@ Result<std::unique_ptr<Reducer>> createMpiReducer() {
             return mpiError(e, "MPI_Init_thread");
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    return std::unique_ptr<Reducer>(new MpiReducer());
+    return std::unique_ptr<exec::Reducer>(new MpiReducer());
 }
 
 void finalizeMpi() {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A Reducer over MPI (one replica per rank, MPI_COMM_WORLD), for multi-process CPU training
+// An exec::Reducer over MPI (one replica per rank, MPI_COMM_WORLD), for multi-process CPU training
 // started with mpirun. Built only when MPI is found (library kiln_mpi, define KILN_HAVE_MPI).
 #pragma once
 
@@ -11,7 +11,7 @@ namespace kiln::engine::train {
 
 // Initialises MPI if needed (MPI_Init_thread, funneled) and returns a reducer for this rank.
 // finalizeMpi() ends MPI once training is over.
-Result<std::unique_ptr<Reducer>> createMpiReducer();
+Result<std::unique_ptr<exec::Reducer>> createMpiReducer();
 void finalizeMpi();
 
 }  // namespace kiln::engine::train

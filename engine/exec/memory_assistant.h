@@ -12,21 +12,18 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/core/precision.h"
 #include "engine/exec/plan.h"
 #include "engine/ops/model.h"
 #include "engine/optim/optimizer.h"
 
-namespace kiln::engine::train {
-
-enum class Precision { Fp32, Fp16, Bf16 };
-const char* precisionName(Precision p);
-Result<Precision> parsePrecision(const std::string& text);  // "fp32", "fp16", "bf16" (also "float32", ...)
+namespace kiln::engine::exec {
 
 struct MemoryOptions {
     int64_t batch = 32;
     Precision precision = Precision::Fp32;
     optim::OptimizerConfig optimizer;
-    std::vector<exec::LossSpec> losses;
+    std::vector<LossSpec> losses;
     bool training = true;
     bool cuda =
         false;  // the CUDA plan: its buffers, kernel workspace, cuBLASLt workspace, allocator rounding
@@ -72,4 +69,4 @@ Error outOfMemoryError(uint64_t requested, uint64_t inUse, uint64_t cap, const s
 // "1.5 GiB", "512 MiB", "900 B".
 std::string formatBytes(uint64_t bytes);
 
-}  // namespace kiln::engine::train
+}  // namespace kiln::engine::exec

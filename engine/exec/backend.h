@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where the Trainer's steps run. A compute backend owns the compiled model for each batch size
-// (training and inference) and the optimizer; the Trainer fills host-visible batch buffers,
-// asks for a step and reads the loss and outputs back for its metrics. The CPU backend runs
-// exec::Plan with optim::Optimizer in place; the CUDA backend (engine/backends/cuda) runs
-// CudaPlan with device-side updates. Both keep the optimizer state in the same layout, so a
-// saved training state resumes on either.
+// The compute-backend seam: where a model's steps run. A compute backend owns the compiled model
+// for each batch size (training and inference) and the optimizer; its user (the Trainer) fills
+// host-visible batch buffers, asks for a step and reads the loss and outputs back. The CPU
+// backend (here) runs Plan with optim::Optimizer in place; the CUDA backend
+// (engine/backends/cuda) runs CudaPlan with device-side updates. Both keep the optimizer state in
+// the same layout, so a saved training state resumes on either. engine/api/devices.h picks the
+// backend for a device name.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
+#include "engine/core/precision.h"
 #include "engine/core/shape.h"
 #include "engine/core/thread_pool.h"
 #include "engine/exec/param_store.h"
@@ -23,9 +25,7 @@
 #include "engine/ops/model.h"
 #include "engine/optim/optimizer.h"
 
-namespace kiln::engine::train {
-
-struct TrainingConfig;
+namespace kiln::engine::exec {
 
 // One compiled model for one batch size.
 class BatchRunner {
@@ -77,20 +77,25 @@ public:
     virtual std::vector<std::string> describe() const { return {}; }
 };
 
+// What a backend is built for: the model and its host parameters (the starting weights), the
+// losses, the optimizer and the run's batch size, seed and precision.
 struct BackendSetup {
     const ops::ModelInfo* model = nullptr;
-    exec::ParamStore* params = nullptr;
-    const TrainingConfig* config = nullptr;
-    std::vector<exec::LossSpec> losses;  // with target shapes
+    ParamStore* params = nullptr;
+    std::vector<LossSpec> losses;  // with target shapes
+    optim::OptimizerConfig optimizer;
+    int64_t batchSize = 32;  // the training batch: its plan is compiled first (device optimizers bind to it)
+    uint64_t seed = 0;       // dropout masks
+    Precision precision = Precision::Fp32;
     ThreadPool* pool = nullptr;
 };
 
 using BackendFactory = std::function<Result<std::unique_ptr<ComputeBackend>>(const BackendSetup&)>;
 
-// exec::Plan and optim::Optimizer on the host's threads.
+// Plan and optim::Optimizer on the host's threads.
 Result<std::unique_ptr<ComputeBackend>> makeCpuBackend(const BackendSetup& setup);
 
 // The CPU backend's plan for a batch size, or null (benchmarks and tests read its statistics).
-exec::Plan* cpuPlan(ComputeBackend& backend, int64_t batch, bool training);
+Plan* cpuPlan(ComputeBackend& backend, int64_t batch, bool training);
 
-}  // namespace kiln::engine::train
+}  // namespace kiln::engine::exec

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Memory prediction from the plan's arena at small batches, linear in the batch size.
-#include "engine/train/memory_assistant.h"
+#include "engine/exec/memory_assistant.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 
 #include "engine/exec/param_store.h"
 #include "engine/ops/kernels/conv2d.h"
 
-namespace kiln::engine::train {
+namespace kiln::engine::exec {
 namespace {
 
 // cuBLASLt's workspace, allocated with the device context (32 MiB, NVIDIA's size for Hopper).
@@ -97,13 +96,13 @@ KernelWorkspace kernelWorkspace(const ops::ModelInfo& model, int64_t batch, bool
     return k;
 }
 
-Result<uint64_t> arenaBytes(const ops::ModelInfo& model, exec::ParamStore& store, const MemoryOptions& o,
+Result<uint64_t> arenaBytes(const ops::ModelInfo& model, ParamStore& store, const MemoryOptions& o,
                             int64_t batch, ThreadPool& pool) {
-    exec::CompileOptions co;
+    CompileOptions co;
     co.batch = batch;
     co.training = o.training;
     co.losses = o.losses;
-    KILN_ASSIGN(auto plan, exec::Plan::compile(model, store, co, pool));
+    KILN_ASSIGN(auto plan, Plan::compile(model, store, co, pool));
     return static_cast<uint64_t>(plan->stats().arenaBytes);
 }
 
@@ -126,34 +125,11 @@ Result<uint64_t> cpuWorkspaceBytes(const ops::ModelInfo& model, int64_t batch) {
 
 }  // namespace
 
-const char* precisionName(Precision p) {
-    switch (p) {
-    case Precision::Fp32:
-        return "fp32";
-    case Precision::Fp16:
-        return "fp16";
-    case Precision::Bf16:
-        return "bf16";
-    }
-    return "fp32";
-}
-
-Result<Precision> parsePrecision(const std::string& text) {
-    std::string t;
-    for (char c : text) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (t == "fp32" || t == "float32") return Precision::Fp32;
-    if (t == "fp16" || t == "float16" || t == "mixed_float16") return Precision::Fp16;
-    if (t == "bf16" || t == "bfloat16" || t == "mixed_bfloat16") return Precision::Bf16;
-    return Error(ErrorCode::ConfigError, "precision must be fp32, fp16 or bf16, not \"" + text + "\"")
-        .with("field", "precision")
-        .with("reason", "must be fp32, fp16 or bf16");
-}
-
 Result<MemoryEstimate> estimateMemory(const ops::ModelInfo& model, const MemoryOptions& o) {
     if (o.batch <= 0)
         return Error(ErrorCode::ConfigError, "batch size must be positive").with("field", "batch_size");
     KILN_TRY(o.optimizer.validate());
-    exec::ParamStore store = exec::ParamStore::create(model, 0);
+    ParamStore store = ParamStore::create(model, 0);
     MemoryEstimate e;
     e.batch = o.batch;
     uint64_t trainable = 0, all = 0, allAligned = 0;
@@ -273,4 +249,4 @@ Error outOfMemoryError(uint64_t requested, uint64_t inUse, uint64_t cap, const s
     return e;
 }
 
-}  // namespace kiln::engine::train
+}  // namespace kiln::engine::exec

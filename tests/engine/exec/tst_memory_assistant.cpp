@@ -8,15 +8,15 @@
 #include <cmath>
 #include <string>
 
+#include "engine/exec/memory_assistant.h"
 #include "engine/exec/param_store.h"
 #include "engine/exec/plan.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
 #include "engine/optim/optimizer.h"
-#include "engine/train/memory_assistant.h"
 
 using namespace kiln::engine;
-using namespace kiln::engine::train;
+using namespace kiln::engine::exec;
 
 namespace {
 

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CPU compute backend: exec::Plan per batch size, optim::Optimizer updating in place.
-#include "engine/train/backend.h"
+// The CPU compute backend: Plan per batch size, optim::Optimizer updating in place.
+#include "engine/exec/backend.h"
 
 #include <map>
 
-#include "engine/train/config.h"
-
-namespace kiln::engine::train {
+namespace kiln::engine::exec {
 namespace {
 
 class CpuRunner final : public BatchRunner {
 public:
-    CpuRunner(std::unique_ptr<exec::Plan> plan, optim::Optimizer& opt, ThreadPool& pool)
+    CpuRunner(std::unique_ptr<Plan> plan, optim::Optimizer& opt, ThreadPool& pool)
         : m_plan(std::move(plan)), m_opt(&opt), m_pool(&pool) {}
     int64_t batch() const override { return m_plan->batch(); }
     float* input(size_t k) override { return m_plan->input(k); }
@@ -25,10 +23,10 @@ public:
     Result<double> totalLoss() override { return static_cast<double>(m_plan->totalLoss()); }
     Result<const float*> output(size_t o) override { return m_plan->output(o); }
     Shape outputShape(size_t o) const override { return m_plan->outputShape(o); }
-    exec::Plan* plan() { return m_plan.get(); }
+    Plan* plan() { return m_plan.get(); }
 
 private:
-    std::unique_ptr<exec::Plan> m_plan;
+    std::unique_ptr<Plan> m_plan;
     optim::Optimizer* m_opt;
     ThreadPool* m_pool;
 };
@@ -46,12 +44,12 @@ public:
     Result<CpuRunner*> find(int64_t batch, bool training) {
         auto key = std::make_pair(batch, training);
         if (auto it = m_runners.find(key); it != m_runners.end()) return it->second.get();
-        exec::CompileOptions o;
+        CompileOptions o;
         o.batch = batch;
         o.training = training;
         o.losses = m_setup.losses;
-        o.seed = m_setup.config->seed;
-        KILN_ASSIGN(auto plan, exec::Plan::compile(*m_setup.model, *m_setup.params, o, *m_setup.pool));
+        o.seed = m_setup.seed;
+        KILN_ASSIGN(auto plan, Plan::compile(*m_setup.model, *m_setup.params, o, *m_setup.pool));
         auto r = std::make_unique<CpuRunner>(std::move(plan), m_opt, *m_setup.pool);
         CpuRunner* raw = r.get();
         m_runners[key] = std::move(r);
@@ -86,18 +84,19 @@ private:
 }  // namespace
 
 Result<std::unique_ptr<ComputeBackend>> makeCpuBackend(const BackendSetup& setup) {
-    KILN_ASSIGN(auto opt, optim::Optimizer::create(setup.config->optimizer));
+    KILN_ASSIGN(auto opt, optim::Optimizer::create(setup.optimizer));
     for (auto& p : setup.params->params())
         if (p.trainable)
-            opt.addParameter(p.value.data<float>(), p.grad.data<float>(), p.value.numel(), p.lrMultiplier, p.decay);
+            opt.addParameter(p.value.data<float>(), p.grad.data<float>(), p.value.numel(), p.lrMultiplier,
+                             p.decay);
     return std::unique_ptr<ComputeBackend>(new CpuBackend(setup, std::move(opt)));
 }
 
-exec::Plan* cpuPlan(ComputeBackend& backend, int64_t batch, bool training) {
+Plan* cpuPlan(ComputeBackend& backend, int64_t batch, bool training) {
     auto* cpu = dynamic_cast<CpuBackend*>(&backend);
     if (!cpu) return nullptr;
     CpuRunner* r = cpu->existing(batch, training);
     return r ? r->plan() : nullptr;
 }
 
-}  // namespace kiln::engine::train
+}  // namespace kiln::engine::exec
