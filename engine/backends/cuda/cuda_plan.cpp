@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// CUDA plan compilation: the same step positions and liveness intervals as exec::Plan, byte
-// offsets in one device arena, CUDA kernels where supported and CPU kernels with copies elsewhere.
+// CUDA plan compilation: the exec::Schedule that exec::Plan also builds (steps, liveness, first
+// writes) from this device's kernel traits, byte offsets in one device arena, CUDA kernels where
+// supported and CPU kernels with copies elsewhere.
 #include "engine/backends/cuda/cuda_plan.h"
 
 #include <cuda_runtime.h>
@@ -9,10 +10,10 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <span>
 
 #include "engine/backends/cuda/kernels.h"
-#include "engine/core/rng.h"
-#include "engine/exec/planning.h"
+#include "engine/exec/schedule.h"
 
 namespace kiln::engine::cuda {
 
@@ -28,10 +29,7 @@ struct CudaPlan::Step {
     std::byte* saved = nullptr;
     uint64_t seed = 0;
     float weight = 1.0f;
-    std::vector<std::pair<void*, size_t>> zeroFirst;
-    // Buffer ids until the arena exists.
-    std::vector<int> inBuf, dInBuf, zeroBuf;
-    int outBuf = -1, dOutBuf = -1, savedBuf = -1;
+    std::vector<std::pair<void*, size_t>> zeroFirst;  // gradient buffers first written here, bytes
     // CPU-placed steps: host mirrors of what they read and write.
     std::vector<std::vector<float>> hostIn, hostDIn;
     std::vector<size_t> inFloats;
@@ -45,16 +43,6 @@ struct CudaPlan::Step {
 namespace {
 
 constexpr size_t kAlign = 256;
-size_t alignUp(size_t b) {
-    return (b + kAlign - 1) / kAlign * kAlign;
-}
-
-using Buffer = exec::LiveBuffer;
-
-// Arena placement shared with exec::Plan, at the device alignment.
-size_t placeBuffers(std::vector<Buffer>& bufs) {
-    return exec::placeBuffers(bufs, kAlign);
-}
 
 Error configError(const std::string& field, const std::string& reason) {
     return Error(ErrorCode::ConfigError, field + " " + reason).with("field", field).with("reason", reason);
@@ -87,10 +75,6 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
     const int64_t batch = options.batch;
     const auto& g = model.graph;
     const size_t n = model.nodes.size();
-    const int F = static_cast<int>(model.order.size());
-    const int L = static_cast<int>(options.losses.size());
-    const exec::StepTimeline timeline(model, L);
-    const int kEnd = timeline.end();
     CudaBuildOptions bo{&ctx, options.precision, options.tf32};
 
     // Parameters: one device block for values, one for gradients (or another plan's blocks).
@@ -105,7 +89,7 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
         size_t pBytes = 0;
         for (size_t i = 0; i < ps.size(); ++i) {
             pOffset[i] = pBytes;
-            pBytes += alignUp(static_cast<size_t>(ps[i].value.numel()) * 4);
+            pBytes += exec::alignUp(static_cast<size_t>(ps[i].value.numel()) * 4, kAlign);
         }
         dev->bytes = pBytes;
         KILN_ASSIGN(dev->values, ctx.alloc(std::max<size_t>(pBytes, kAlign)));
@@ -125,14 +109,14 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
     }
     plan->m_paramBytes = plan->m_dev->bytes;
 
-    // Kernels per node.
+    // Kernels per node; their traits drive the schedule. A CPU-placed node keeps its saved state
+    // on the host, so it has no saved buffer in the device arena.
     struct NodeK {
         std::shared_ptr<CudaKernel> gpu;
         std::shared_ptr<ops::CpuKernel> cpu;
-        bool alias = false;
-        size_t saved = 0;
     };
     std::vector<NodeK> nk(n);
+    std::vector<exec::KernelTraits> traits(n);
     size_t workspace = 0;
     for (int i : model.order) {
         const auto si = static_cast<size_t>(i);
@@ -145,8 +129,8 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
         if (plan->m_placement.onGpu[si]) {
             const auto& row = cudaOpTable()[static_cast<size_t>(ni.def->kind)];
             KILN_ASSIGN(auto k, row->make(sctx, out, bo));
-            nk[si].alias = k->aliasesInput();
-            nk[si].saved = k->savedBytes();
+            traits[si] = {k->aliasesInput(), k->savedBytes(), k->backwardNeedsInputs(),
+                          k->backwardNeedsOutput()};
             workspace = std::max(workspace, k->workspaceBytes());
             nk[si].gpu = std::move(k);
         } else {
@@ -157,56 +141,36 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
                     .withNode(g.nodes[si].name)
                     .with("what", std::string(ni.def->name) + " on CUDA");
             KILN_ASSIGN(auto k, ni.def->cpu(sctx, out));
-            nk[si].alias = k->aliasesInput();
+            traits[si] = {k->aliasesInput(), 0, k->backwardNeedsInputs(), k->backwardNeedsOutput()};
             nk[si].cpu = std::move(k);
         }
     }
-    std::vector<int> root(n);
-    for (int i : model.order) {
-        const auto si = static_cast<size_t>(i);
-        root[si] = nk[si].alias ? root[static_cast<size_t>(model.nodes[si].inputs[0])] : i;
-    }
-    // Which nodes need gradients (as exec::Plan).
-    std::vector<int> lossNodes;
-    for (const auto& ls : options.losses) {
-        const int o = g.find(ls.output);
-        if (o < 0) return configError("training.loss.output", "names no node");
-        lossNodes.push_back(o);
-    }
-    const exec::GradientNeeds needs = exec::gradientNeeds(model, params, lossNodes, options.training);
-    const std::vector<char>& hasTrainable = needs.hasTrainable;
-    const std::vector<char>& needGrad = needs.needGrad;
 
-    std::vector<Buffer> bufs;
-    auto newBuffer = [&](size_t bytes, int first, int last) {
-        bufs.push_back({std::max<size_t>(bytes, 4), first, last, 0});
-        return static_cast<int>(bufs.size() - 1);
-    };
-    std::vector<int> valBuf(n, -1), gradBuf(n, -1), savedBuf(n, -1);
-    for (int i : model.order) {
-        const auto si = static_cast<size_t>(i);
-        const size_t bytes = static_cast<size_t>(model.nodes[si].output.withBatch(batch).numel()) * 4;
-        if (root[si] != i)
-            valBuf[si] = valBuf[static_cast<size_t>(root[si])];
-        else if (model.nodes[si].def->kind == ops::OpKind::Input)
-            valBuf[si] = newBuffer(bytes, 0, kEnd);
-        else
-            valBuf[si] = newBuffer(bytes, timeline.forward(i), timeline.forward(i));
-        if (nk[si].saved > 0) savedBuf[si] = newBuffer(nk[si].saved, 0, kEnd);
+    // Loss kernels: CUDA where the loss's row supports the configuration, else on the CPU.
+    KILN_ASSIGN(auto losses, exec::resolveLosses(model, options.losses, batch));
+    if (losses.size() > 32) return configError("training.loss", "has more than 32 outputs");
+    KILN_ASSIGN(plan->m_lossSlots, ctx.alloc(kAlign * 2));  // L floats, then one double of scratch
+    std::vector<NodeK> lk(losses.size());
+    for (size_t l = 0; l < losses.size(); ++l) {
+        const auto& ls = losses[l];
+        const ops::ShapeContext cctx = ls.context();
+        if (cudaSupports(ls.def->kind, cctx, Shape{1})) {
+            KILN_ASSIGN(auto k, cudaOpTable()[static_cast<size_t>(ls.def->kind)]->make(cctx, Shape{1}, bo));
+            lk[l].gpu = std::move(k);
+        } else {
+            KILN_ASSIGN(auto k, ls.def->cpu(cctx, Shape{1}));
+            lk[l].cpu = std::move(k);
+            plan->m_placement.cpuNodes.push_back(ls.node.name + " (" + ls.node.op + ")");
+        }
     }
-    for (int i : model.order) {
-        const auto si = static_cast<size_t>(i);
-        if (!needGrad[si]) continue;
-        const auto r = static_cast<size_t>(root[si]);
-        if (gradBuf[r] < 0) gradBuf[r] = newBuffer(bufs[static_cast<size_t>(valBuf[r])].bytes, kEnd, 0);
-        gradBuf[si] = gradBuf[r];
-    }
-    std::vector<int> targetBuf;
-    for (const auto& ls : options.losses)
-        targetBuf.push_back(newBuffer(
-            static_cast<size_t>(std::max<int64_t>(1, ls.targetShape.numel()) * batch) * 4, 0, kEnd));
-    for (int o : model.outputs) bufs[static_cast<size_t>(valBuf[static_cast<size_t>(o)])].use(kEnd);
 
+    exec::ScheduleOptions so;
+    so.batch = batch;
+    so.training = options.training;
+    so.seed = options.seed;
+    exec::Schedule schedule = exec::Schedule::build(model, params, std::move(traits), std::move(losses), so);
+
+    // Steps, in the schedule's order.
     auto paramPtrs = [&](int i, Step& st) {
         for (size_t q = 0; q < model.nodes[static_cast<size_t>(i)].params.size(); ++q) {
             const auto pi = static_cast<size_t>(params.index(i, q));
@@ -214,137 +178,72 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
             st.dParams.push_back(plan->m_dev->params[pi].trainable ? plan->m_dev->params[pi].grad : nullptr);
         }
     };
-    std::vector<Step*> forwardStep(n, nullptr);
-    auto hostMirror = [&](Step& st, const ops::NodeInfo& ni) {
-        for (const auto& s : ni.inputShapes) {
-            st.inFloats.push_back(static_cast<size_t>(s.withBatch(batch).numel()));
+    // A CPU-placed step's host copies of what it reads and writes. Gradients going back to the
+    // device are staged in the device workspace.
+    auto hostMirror = [&](Step& st, std::span<const Shape> inputs, const Shape& output) {
+        for (const auto& s : inputs) {
+            st.inFloats.push_back(static_cast<size_t>(s.numel()));
             st.hostIn.emplace_back(st.inFloats.back());
             st.hostDIn.emplace_back(st.inFloats.back());
         }
-        st.outFloats = static_cast<size_t>(ni.output.withBatch(batch).numel());
+        st.outFloats = static_cast<size_t>(output.numel());
         st.hostOut.resize(st.outFloats);
+        st.hostWorkspace.resize(std::max<size_t>(st.cpu->workspaceFloats(), 1));
+    };
+    auto nodeMirror = [&](Step& st, const ops::NodeInfo& ni) {
+        std::vector<Shape> ins;
+        for (const auto& s : ni.inputShapes) ins.push_back(s.withBatch(batch));
+        hostMirror(st, ins, ni.output.withBatch(batch));
         st.hostDOut.resize(st.outFloats);
         st.hostSaved.resize(st.cpu->savedFloats());
-        st.hostWorkspace.resize(std::max<size_t>(st.cpu->workspaceFloats(), 1));
-        workspace = std::max(workspace, st.outFloats * 4);  // staging for the gradient going back
+        workspace = std::max(workspace, st.outFloats * 4);
         for (size_t f : st.inFloats) workspace = std::max(workspace, f * 4);
     };
-
-    for (int i : model.order) {
-        const auto si = static_cast<size_t>(i);
+    std::vector<Step*> forwardStep(n, nullptr);
+    std::vector<Step*> bySchedule;  // parallel to schedule.steps
+    for (const exec::ScheduleStep& ss : schedule.steps) {
+        const auto si = static_cast<size_t>(ss.node);
         const auto& ni = model.nodes[si];
-        for (int p : ni.inputs) bufs[static_cast<size_t>(valBuf[static_cast<size_t>(p)])].use(timeline.forward(i));
-        if (ni.def->kind == ops::OpKind::Input || root[si] != i) continue;
         auto st = std::make_unique<Step>();
         st->node = g.nodes[si].name;
-        st->gpu = nk[si].gpu;
-        st->cpu = nk[si].cpu;
-        for (int p : ni.inputs) st->inBuf.push_back(valBuf[static_cast<size_t>(p)]);
-        st->outBuf = valBuf[si];
-        st->savedBuf = savedBuf[si];
-        st->seed = rng::mix(options.seed, static_cast<uint64_t>(i));
-        paramPtrs(i, *st);
-        if (st->cpu) hostMirror(*st, ni);
-        forwardStep[si] = st.get();
-        plan->m_forward.push_back(std::move(st));
-    }
-
-    KILN_ASSIGN(plan->m_lossSlots, ctx.alloc(kAlign * 2));  // L floats, then one double of scratch
-    for (int l = 0; l < L; ++l) {
-        const auto& ls = options.losses[static_cast<size_t>(l)];
-        const ops::OpDef* def = ops::findOp(ls.type);
-        if (!def || !ops::isLoss(def->kind)) return configError("training.loss.type", "is not a loss");
-        if (L > 32) return configError("training.loss", "has more than 32 outputs");
-        const int o = lossNodes[static_cast<size_t>(l)];
-        Node lossNode;
-        lossNode.name = "loss:" + ls.output;
-        lossNode.op = ls.type;
-        lossNode.attrs = ls.attrs;
-        KILN_ASSIGN(AttrMap attrs, ops::resolveAttrs(*def, lossNode));
-        std::vector<int64_t> td{batch};
-        td.insert(td.end(), ls.targetShape.dims().begin(), ls.targetShape.dims().end());
-        std::vector<Shape> concrete{model.nodes[static_cast<size_t>(o)].output.withBatch(batch), Shape(td)};
-        const ops::ShapeContext cctx{lossNode, attrs, concrete};
-        KILN_TRY(def->shape(cctx));
-        auto st = std::make_unique<Step>();
-        st->node = g.nodes[static_cast<size_t>(o)].name;
-        st->loss = true;
-        if (cudaSupports(def->kind, cctx, Shape{1})) {
-            KILN_ASSIGN(auto k, cudaOpTable()[static_cast<size_t>(def->kind)]->make(cctx, Shape{1}, bo));
-            st->gpu = std::move(k);
-        } else {
-            KILN_ASSIGN(auto k, def->cpu(cctx, Shape{1}));
-            st->cpu = std::move(k);
-            plan->m_placement.cpuNodes.push_back(lossNode.name + " (" + ls.type + ")");
-            for (const auto& s : concrete) {
-                st->inFloats.push_back(static_cast<size_t>(s.numel()));
-                st->hostIn.emplace_back(st->inFloats.back());
-                st->hostDIn.emplace_back(st->inFloats.back());
-            }
-            st->outFloats = 1;
-            st->hostOut.resize(1);
-            st->hostWorkspace.resize(std::max<size_t>(st->cpu->workspaceFloats(), 1));
-            workspace = std::max(workspace, st->inFloats[0] * 4);
-        }
-        st->inBuf = {valBuf[static_cast<size_t>(o)], targetBuf[static_cast<size_t>(l)]};
-        st->weight = ls.weight;
-        st->dInBuf = {gradBuf[static_cast<size_t>(o)], -1};
-        const int pos = timeline.loss(l);
-        bufs[static_cast<size_t>(valBuf[static_cast<size_t>(o)])].use(pos);
-        if (gradBuf[static_cast<size_t>(o)] >= 0)
-            bufs[static_cast<size_t>(gradBuf[static_cast<size_t>(o)])].use(pos);
-        plan->m_losses.push_back(std::move(st));
-    }
-
-    if (options.training) {
-        for (int k = F - 1; k >= 0; --k) {
-            const int i = model.order[static_cast<size_t>(k)];
-            const auto si = static_cast<size_t>(i);
-            const auto& ni = model.nodes[si];
-            if (!needGrad[si] || root[si] != i || ni.def->kind == ops::OpKind::Input) continue;
-            bool anyInputGrad = false;
-            for (int p : ni.inputs) anyInputGrad = anyInputGrad || needGrad[static_cast<size_t>(p)];
-            if (!anyInputGrad && !hasTrainable[si]) continue;
-            auto st = std::make_unique<Step>();
-            st->node = g.nodes[si].name;
+        st->seed = ss.seed;
+        bySchedule.push_back(st.get());
+        switch (ss.kind) {
+        case exec::StepKind::Forward:
             st->gpu = nk[si].gpu;
             st->cpu = nk[si].cpu;
-            const int pos = timeline.backward(i);
-            const bool needsIn = st->gpu ? st->gpu->backwardNeedsInputs() : st->cpu->backwardNeedsInputs();
-            const bool needsOut = st->gpu ? st->gpu->backwardNeedsOutput() : st->cpu->backwardNeedsOutput();
-            for (int p : ni.inputs) {
-                st->inBuf.push_back(valBuf[static_cast<size_t>(p)]);
-                if (needsIn) bufs[static_cast<size_t>(valBuf[static_cast<size_t>(p)])].use(pos);
-                const int gb = needGrad[static_cast<size_t>(p)] ? gradBuf[static_cast<size_t>(p)] : -1;
-                st->dInBuf.push_back(gb);
-                if (gb >= 0) bufs[static_cast<size_t>(gb)].use(pos);
-            }
-            st->outBuf = valBuf[si];
-            if (needsOut) bufs[static_cast<size_t>(valBuf[si])].use(pos);
-            st->dOutBuf = gradBuf[si];
-            bufs[static_cast<size_t>(gradBuf[si])].use(pos);
-            st->savedBuf = savedBuf[si];
-            st->seed = rng::mix(options.seed, static_cast<uint64_t>(i));
-            paramPtrs(i, *st);
+            paramPtrs(ss.node, *st);
+            if (st->cpu) nodeMirror(*st, ni);
+            forwardStep[si] = st.get();
+            plan->m_forward.push_back(std::move(st));
+            break;
+        case exec::StepKind::Loss: {
+            const auto l = static_cast<size_t>(ss.loss);
+            st->loss = true;
+            st->gpu = lk[l].gpu;
+            st->cpu = lk[l].cpu;
+            st->weight = schedule.losses[l].weight;
             if (st->cpu) {
-                hostMirror(*st, ni);
+                hostMirror(*st, schedule.losses[l].inputs, Shape{1});
+                workspace = std::max(workspace, st->inFloats[0] * 4);  // the output's gradient
+            }
+            plan->m_losses.push_back(std::move(st));
+            break;
+        }
+        case exec::StepKind::Backward:
+            st->gpu = nk[si].gpu;
+            st->cpu = nk[si].cpu;
+            paramPtrs(ss.node, *st);
+            if (st->cpu) {
+                nodeMirror(*st, ni);
                 st->fwd = forwardStep[si];
             }
             plan->m_backward.push_back(std::move(st));
+            break;
         }
     }
-    std::vector<char> zeroed(bufs.size(), 0);
-    auto markZero = [&](Step& s) {
-        for (int b : s.dInBuf)
-            if (b >= 0 && !zeroed[static_cast<size_t>(b)]) {
-                zeroed[static_cast<size_t>(b)] = 1;
-                s.zeroBuf.push_back(b);
-            }
-    };
-    for (auto& s : plan->m_losses) markZero(*s);
-    for (auto& s : plan->m_backward) markZero(*s);
 
-    const size_t arena = placeBuffers(bufs);
+    const size_t arena = schedule.place(kAlign);
     plan->m_arenaBytes = arena;
     KILN_ASSIGN(plan->m_arena, ctx.alloc(std::max<size_t>(arena, kAlign)));
     KILN_TRY(ctx.memsetAsync(plan->m_arena.get(), 0, std::max<size_t>(arena, kAlign)));
@@ -352,32 +251,33 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
     KILN_ASSIGN(plan->m_flag, ctx.alloc(kAlign));
     auto* base = plan->m_arena.as<std::byte>();
     auto ptr = [&](int b) -> float* {
-        return b < 0 ? nullptr : reinterpret_cast<float*>(base + bufs[static_cast<size_t>(b)].offset);
+        return b < 0 ? nullptr
+                     : reinterpret_cast<float*>(base + schedule.buffers[static_cast<size_t>(b)].offset);
     };
-    auto resolve = [&](Step& s) {
-        for (int b : s.inBuf) s.in.push_back(ptr(b));
-        s.out = ptr(s.outBuf);
-        s.dOut = ptr(s.dOutBuf);
-        for (int b : s.dInBuf) s.dIn.push_back(ptr(b));
-        s.saved = reinterpret_cast<std::byte*>(ptr(s.savedBuf));
-        for (int b : s.zeroBuf) s.zeroFirst.emplace_back(ptr(b), bufs[static_cast<size_t>(b)].bytes);
-    };
-    for (auto& s : plan->m_forward) resolve(*s);
-    for (auto& s : plan->m_losses) resolve(*s);
-    for (auto& s : plan->m_backward) resolve(*s);
+    for (size_t k = 0; k < schedule.steps.size(); ++k) {
+        const exec::ScheduleStep& ss = schedule.steps[k];
+        Step& s = *bySchedule[k];
+        for (int b : ss.in) s.in.push_back(ptr(b));
+        s.out = ptr(ss.out);
+        s.dOut = ptr(ss.dOut);
+        for (int b : ss.dIn) s.dIn.push_back(ptr(b));
+        s.saved = reinterpret_cast<std::byte*>(ptr(ss.saved));
+        for (int b : ss.zeroFirst)
+            s.zeroFirst.emplace_back(ptr(b), schedule.buffers[static_cast<size_t>(b)].bytes);
+    }
     for (size_t l = 0; l < plan->m_losses.size(); ++l)
         plan->m_losses[l]->out = plan->m_lossSlots.as<float>() + l;
     for (int i : model.inputs) {
-        plan->m_inputs.push_back(ptr(valBuf[static_cast<size_t>(i)]));
+        plan->m_inputs.push_back(ptr(schedule.value[static_cast<size_t>(i)]));
         plan->m_inputBytes.push_back(
             static_cast<size_t>(model.nodes[static_cast<size_t>(i)].output.withBatch(batch).numel()) * 4);
     }
-    for (size_t l = 0; l < targetBuf.size(); ++l) {
-        plan->m_targets.push_back(ptr(targetBuf[l]));
-        plan->m_targetBytes.push_back(bufs[static_cast<size_t>(targetBuf[l])].bytes);
+    for (int b : schedule.target) {
+        plan->m_targets.push_back(ptr(b));
+        plan->m_targetBytes.push_back(schedule.buffers[static_cast<size_t>(b)].bytes);
     }
     for (int o : model.outputs) {
-        plan->m_outputs.push_back(ptr(valBuf[static_cast<size_t>(o)]));
+        plan->m_outputs.push_back(ptr(schedule.value[static_cast<size_t>(o)]));
         plan->m_outputBytes.push_back(
             static_cast<size_t>(model.nodes[static_cast<size_t>(o)].output.withBatch(batch).numel()) * 4);
     }

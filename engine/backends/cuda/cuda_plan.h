@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// A model compiled for one CUDA device: the CPU plan's step order and liveness-based arena, with
-// each node's CUDA kernel where the CUDA op table supports it and the CPU kernel (plus copies)
-// where it does not. Parameters, gradients and optimizer state live on the device; a training
+// A model compiled for one CUDA device from the same exec::Schedule as the CPU plan (step order,
+// liveness-based arena, first writes of gradients), with each node's CUDA kernel where the CUDA op
+// table supports it and the CPU kernel (plus copies) where it does not. Parameters, gradients and optimizer state live on the device; a training
 // step allocates nothing and synchronises only to read the loss.
 #pragma once
 

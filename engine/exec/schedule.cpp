@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+// The schedule: step list, alias roots, gradient needs, buffer liveness and first writes.
+//
+// Step positions (StepTimeline): forward steps 0..F-1 in model order, loss steps F..F+L-1,
+// backward steps F+L.. in reverse model order. Every buffer gets an interval [first, last] of
+// positions; buffers whose intervals do not overlap may share arena bytes. Inputs, targets, saved
+// state and the workspace live throughout; a value from its forward step to its last reader; a
+// gradient from its first writer to its last reader.
+#include "engine/exec/schedule.h"
+
+#include <algorithm>
+
+#include "engine/core/rng.h"
+
+namespace kiln::engine::exec {
+
+Result<std::vector<ResolvedLoss>> resolveLosses(const ops::ModelInfo& model,
+                                                const std::vector<LossSpec>& losses, int64_t batch) {
+    const auto& g = model.graph;
+    std::vector<ResolvedLoss> out(losses.size());
+    for (size_t l = 0; l < losses.size(); ++l) {
+        const auto& ls = losses[l];
+        out[l].output = g.find(ls.output);
+        if (out[l].output < 0)
+            return Error(ErrorCode::ConfigError,
+                         "the loss refers to output \"" + ls.output + "\", which is not a node")
+                .with("field", "training.loss.output");
+    }
+    for (size_t l = 0; l < losses.size(); ++l) {
+        const auto& ls = losses[l];
+        ResolvedLoss& r = out[l];
+        r.def = ops::findOp(ls.type);
+        if (!r.def || !ops::isLoss(r.def->kind))
+            return Error(ErrorCode::ConfigError, "unknown loss \"" + ls.type + "\"")
+                .with("field", "training.loss.type");
+        r.node.name = "loss:" + ls.output;
+        r.node.op = ls.type;
+        r.node.attrs = ls.attrs;
+        KILN_ASSIGN(r.attrs, ops::resolveAttrs(*r.def, r.node));
+        // The shape rule sees the batch symbolic, as the model's own shape rules do.
+        std::vector<Shape> symbolic{model.nodes[static_cast<size_t>(r.output)].output};
+        std::vector<int64_t> td{Shape::kBatch};
+        td.insert(td.end(), ls.targetShape.dims().begin(), ls.targetShape.dims().end());
+        symbolic.emplace_back(td);
+        KILN_TRY(r.def->shape(ops::ShapeContext{r.node, r.attrs, symbolic}));
+        r.inputs = {symbolic[0].withBatch(batch), symbolic[1].withBatch(batch)};
+        r.weight = ls.weight;
+    }
+    return out;
+}
+
+Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
+                         std::vector<KernelTraits> traits, std::vector<ResolvedLoss> losses,
+                         const ScheduleOptions& options) {
+    Schedule s;
+    s.batch = options.batch;
+    s.training = options.training;
+    s.traits = std::move(traits);
+    s.losses = std::move(losses);
+    const int64_t batch = options.batch;
+    const size_t n = model.nodes.size();
+    const int F = static_cast<int>(model.order.size());
+    const int L = static_cast<int>(s.losses.size());
+    const StepTimeline timeline(model, L);
+    const int kEnd = timeline.end();
+    auto node = [&](int i) -> const ops::NodeInfo& { return model.nodes[static_cast<size_t>(i)]; };
+    auto at = [](std::vector<int>& v, int i) -> int& { return v[static_cast<size_t>(i)]; };
+
+    // Alias classes: Flatten/Reshape share their input's buffer, and its gradient buffer.
+    s.root.assign(n, 0);
+    for (int i : model.order)
+        at(s.root, i) = s.traits[static_cast<size_t>(i)].aliasesInput ? at(s.root, node(i).inputs[0]) : i;
+
+    // Which nodes need an output gradient: they depend on a trainable parameter and a loss
+    // depends on them.
+    std::vector<int> lossNodes;
+    for (const auto& l : s.losses) lossNodes.push_back(l.output);
+    s.needs = gradientNeeds(model, params, lossNodes, options.training);
+    auto needGrad = [&](int i) { return s.needs.needGrad[static_cast<size_t>(i)] != 0; };
+
+    // Buffers: values and saved state per node, gradients per alias class, the workspace, targets.
+    auto newBuffer = [&](BufferKind kind, size_t bytes, int first, int last) {
+        s.buffers.push_back({std::max<size_t>(bytes, sizeof(float)), first, last, 0});
+        s.kinds.push_back(kind);
+        return static_cast<int>(s.buffers.size() - 1);
+    };
+    auto buffer = [&](int b) -> LiveBuffer& { return s.buffers[static_cast<size_t>(b)]; };
+    s.value.assign(n, -1);
+    s.saved.assign(n, -1);
+    s.gradient.assign(n, -1);
+    for (int i : model.order) {
+        const size_t bytes = static_cast<size_t>(node(i).output.withBatch(batch).numel()) * sizeof(float);
+        if (at(s.root, i) != i)
+            at(s.value, i) = at(s.value, at(s.root, i));
+        else if (node(i).def->kind == ops::OpKind::Input)
+            at(s.value, i) = newBuffer(BufferKind::Value, bytes, 0, kEnd);
+        else
+            at(s.value, i) = newBuffer(BufferKind::Value, bytes, timeline.forward(i), timeline.forward(i));
+        if (const size_t saved = s.traits[static_cast<size_t>(i)].savedBytes; saved > 0)
+            at(s.saved, i) = newBuffer(BufferKind::Saved, saved, 0, kEnd);
+    }
+    for (int i : model.order) {
+        if (!needGrad(i)) continue;
+        const int r = at(s.root, i);
+        if (at(s.gradient, r) < 0)
+            at(s.gradient, r) = newBuffer(BufferKind::Gradient, buffer(at(s.value, r)).bytes, kEnd, 0);
+        at(s.gradient, i) = at(s.gradient, r);
+    }
+    if (options.workspaceBytes)
+        s.workspace = newBuffer(BufferKind::Workspace, *options.workspaceBytes, 0, kEnd);
+    for (const auto& l : s.losses)
+        s.target.push_back(
+            newBuffer(BufferKind::Target, static_cast<size_t>(l.inputs[1].numel()) * sizeof(float), 0, kEnd));
+    for (int o : model.outputs) buffer(at(s.value, o)).use(kEnd);
+
+    // Forward steps in model order; Input nodes are filled by the caller, aliases cost nothing.
+    for (int i : model.order) {
+        const auto& ni = node(i);
+        for (int p : ni.inputs) buffer(at(s.value, p)).use(timeline.forward(i));
+        if (ni.def->kind == ops::OpKind::Input || at(s.root, i) != i) continue;
+        ScheduleStep st;
+        st.kind = StepKind::Forward;
+        st.node = i;
+        st.position = timeline.forward(i);
+        for (int p : ni.inputs) st.in.push_back(at(s.value, p));
+        st.out = at(s.value, i);
+        st.saved = at(s.saved, i);
+        st.seed = rng::mix(options.seed, static_cast<uint64_t>(i));
+        s.steps.push_back(std::move(st));
+    }
+    s.forwardSteps = s.steps.size();
+
+    // Loss steps: the loss, and (training) its gradient into the output's gradient buffer.
+    for (int l = 0; l < L; ++l) {
+        const int o = s.losses[static_cast<size_t>(l)].output;
+        ScheduleStep st;
+        st.kind = StepKind::Loss;
+        st.node = o;
+        st.loss = l;
+        st.position = timeline.loss(l);
+        st.in = {at(s.value, o), s.target[static_cast<size_t>(l)]};
+        st.dIn = {at(s.gradient, o), -1};
+        buffer(at(s.value, o)).use(st.position);
+        if (at(s.gradient, o) >= 0) buffer(at(s.gradient, o)).use(st.position);
+        s.steps.push_back(std::move(st));
+    }
+    s.lossSteps = s.steps.size() - s.forwardSteps;
+
+    // Backward steps in reverse model order, for nodes that pass a gradient on or own a
+    // trainable parameter.
+    if (options.training) {
+        for (int k = F - 1; k >= 0; --k) {
+            const int i = model.order[static_cast<size_t>(k)];
+            const auto& ni = node(i);
+            if (!needGrad(i) || at(s.root, i) != i || ni.def->kind == ops::OpKind::Input) continue;
+            bool anyInputGrad = false;
+            for (int p : ni.inputs) anyInputGrad = anyInputGrad || needGrad(p);
+            if (!anyInputGrad && !s.needs.hasTrainable[static_cast<size_t>(i)]) continue;
+            const KernelTraits& t = s.traits[static_cast<size_t>(i)];
+            ScheduleStep st;
+            st.kind = StepKind::Backward;
+            st.node = i;
+            st.position = timeline.backward(i);
+            for (int p : ni.inputs) {
+                st.in.push_back(at(s.value, p));
+                if (t.backwardNeedsInputs) buffer(at(s.value, p)).use(st.position);
+                const int gb = needGrad(p) ? at(s.gradient, p) : -1;
+                st.dIn.push_back(gb);
+                if (gb >= 0) buffer(gb).use(st.position);
+            }
+            st.out = at(s.value, i);
+            if (t.backwardNeedsOutput) buffer(st.out).use(st.position);
+            st.dOut = at(s.gradient, i);
+            buffer(st.dOut).use(st.position);
+            st.saved = at(s.saved, i);
+            st.seed = rng::mix(options.seed, static_cast<uint64_t>(i));
+            s.steps.push_back(std::move(st));
+        }
+    }
+    s.backwardSteps = s.steps.size() - s.forwardSteps - s.lossSteps;
+
+    // Each gradient buffer's first writer: the earliest loss or backward step accumulating into it.
+    s.firstWrite.assign(s.buffers.size(), -1);
+    for (size_t k = s.forwardSteps; k < s.steps.size(); ++k)
+        for (int b : s.steps[k].dIn)
+            if (b >= 0 && s.firstWrite[static_cast<size_t>(b)] < 0) {
+                s.firstWrite[static_cast<size_t>(b)] = static_cast<int>(k);
+                s.steps[k].zeroFirst.push_back(b);
+            }
+    return s;
+}
+
+size_t Schedule::place(size_t alignBytes) {
+    return placeBuffers(buffers, alignBytes);
+}
+
+size_t Schedule::unplannedBytes(size_t alignBytes) const {
+    size_t total = 0;
+    for (const auto& b : buffers) total += alignUp(b.bytes, alignBytes);
+    return total;
+}
+
+}  // namespace kiln::engine::exec
