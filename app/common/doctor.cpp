@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The doctor report: facts from the CUDA backend, findings and advice through tr().
+// The doctor report: facts from the CUDA backend (through engine/api/devices.h), findings and
+// advice through tr().
 #include "app/common/doctor.h"
 
-#ifdef KILN_HAVE_CUDA
-#include "engine/backends/cuda/system_info.h"
-#endif
+#include "engine/api/devices.h"
 
 namespace kiln::app {
 namespace {
@@ -26,9 +25,8 @@ QString gib(quint64 b) {
 
 DoctorFacts Doctor::gather() {
     DoctorFacts f;
-#ifdef KILN_HAVE_CUDA
-    const auto s = engine::cuda::systemInfo();
-    f.cudaBuilt = true;
+    f.cudaBuilt = engine::api::cudaBuilt();
+    const auto s = engine::api::gpuSystemInfo();
     f.driverVersion = s.driverVersion;
     f.runtimeVersion = s.runtimeVersion;
     f.cudnnVersion = s.cudnnVersion;
@@ -38,7 +36,6 @@ DoctorFacts Doctor::gather() {
     for (const auto& g : s.gpus)
         f.gpus.push_back(
             {g.index, QString::fromStdString(g.name), g.major, g.minor, g.totalMemory, g.freeMemory});
-#endif
     return f;
 }
 

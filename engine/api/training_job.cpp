@@ -2,10 +2,6 @@
 // TrainingJob: the set-up, recording and results of one training run, shared by every front end.
 #include "engine/api/training_job.h"
 
-#ifdef KILN_API_CUDA
-#include "engine/backends/cuda/cuda_backend.h"
-#include "engine/backends/cuda/cuda_device.h"
-#endif
 #include "engine/core/device.h"
 
 #include <chrono>
@@ -63,31 +59,6 @@ TrainingJob::~TrainingJob() = default;
 int TrainingJob::threads() const
 {
     return m_pool ? int(m_pool->size()) : 0;
-}
-
-Result<exec::BackendFactory> backendFor(const train::TrainingConfig& config) {
-    auto device = Device::parse(config.device);
-    if (!device.ok()) {
-        return Error(ErrorCode::ConfigError, "training.device must be \"cpu\" or \"cuda:N\"")
-            .with("field", "training.device")
-            .with("reason", "not a device");
-    }
-    if (device->isCpu()) {
-        return exec::BackendFactory{};
-    }
-#ifdef KILN_API_CUDA
-    if (cuda::deviceCount() <= device->index) {
-        return Error(ErrorCode::DeviceUnavailable, device->toString() + " is not available: " + cuda::unavailableReason())
-            .with("device", device->toString())
-            .with("field", "training.device");
-    }
-    KILN_ASSIGN(auto options, cuda::cudaBackendOptions(device->toString(), config.memoryLimit));
-    return cuda::cudaBackendFactory(options);
-#else
-    return Error(ErrorCode::Unsupported, "training on " + device->toString() + " needs Kiln built with CUDA")
-        .with("what", device->toString())
-        .with("field", "training.device");
-#endif
 }
 
 Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& project, const std::string& projectPath,

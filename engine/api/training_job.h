@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/api/devices.h"
 #include "engine/core/thread_pool.h"
 #include "engine/io/project.h"
 #include "engine/store/run_store.h"
@@ -35,10 +36,6 @@ struct TrainingOptions {
     std::optional<std::string> precision;  // overrides training.precision
     int64_t stepMetricsEvery = 1;  // record step metrics every N steps (1 : every step)
 };
-
-// The compute backend for training.device (and training.precision, training.memory_limit):
-// the CPU, or a CUDA device when this build has the CUDA backend. Errors name the field.
-Result<exec::BackendFactory> backendFor(const train::TrainingConfig& config);
 
 // <project folder>/.kiln/runs.sqlite
 std::string runStorePath(const std::string& projectPath);

@@ -13,10 +13,8 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "engine/api/devices.h"
 #include "engine/train/config.h"
-#ifdef KILN_HAVE_CUDA
-#include "engine/backends/cuda/cuda_device.h"
-#endif
 
 namespace kiln::ui::training {
 
@@ -105,14 +103,13 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     m_device = new QComboBox(host);
     m_device->setObjectName(QStringLiteral("device"));
     m_device->addItem(QString(), QStringLiteral("cpu"));
-#ifdef KILN_HAVE_CUDA
-    if (auto devices = engine::cuda::listDevices(); devices.ok()) {
-        for (const auto& d : *devices) {
-            m_device->addItem(QStringLiteral("cuda:%1 — %2").arg(d.index).arg(QString::fromStdString(d.name)),
-                              QStringLiteral("cuda:%1").arg(d.index));
+    for (const auto& d : engine::api::availableDevices()) {
+        if (d.device.isCpu()) {
+            continue;  // the first item, named in retranslate()
         }
+        const QString id = QString::fromStdString(d.device.toString());
+        m_device->addItem(QStringLiteral("%1 — %2").arg(id, QString::fromStdString(d.name)), id);
     }
-#endif
     m_precision = new QComboBox(host);
     m_precision->setObjectName(QStringLiteral("precision"));
     for (const char* p : {"float32", "mixed_float16", "mixed_bfloat16"}) {

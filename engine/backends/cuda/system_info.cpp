@@ -12,8 +12,8 @@
 
 namespace kiln::engine::cuda {
 
-SystemInfo systemInfo() {
-    SystemInfo s;
+GpuSystemInfo systemInfo() {
+    GpuSystemInfo s;
     cudaDriverGetVersion(&s.driverVersion);
     s.runtimeVersion = runtimeVersion();
     s.cudnnVersion = cudnnRuntimeVersion();
