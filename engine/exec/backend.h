@@ -84,8 +84,10 @@ struct BackendSetup {
     ParamStore* params = nullptr;
     std::vector<LossSpec> losses;  // with target shapes
     optim::OptimizerConfig optimizer;
-    int64_t batchSize = 32;  // the training batch: its plan is compiled first (device optimizers bind to it)
-    uint64_t seed = 0;       // dropout masks
+    // The training batch size: the CUDA backend compiles that plan first, binds its device
+    // optimizer to it and suggests smaller batches from it when memory runs out.
+    int64_t batchSize = 32;
+    uint64_t seed = 0;  // dropout masks
     Precision precision = Precision::Fp32;
     ThreadPool* pool = nullptr;
 };
