@@ -21,7 +21,7 @@
 namespace kiln::engine::api {
 
 struct TrainingOptions {
-    std::string runDir;        // "" : <project folder>/runs/<name>-<yyyyMMdd-HHmmss>
+    std::string runDir;        // "" : runsHome(<project folder>)/runs/<name>-<yyyyMMdd-HHmmss>
     std::string runName;       // "" : the project's name and the time
     std::string weightsPath;   // start from these weights (safetensors); "" : initialise
     bool resume = false;       // continue from the run folder's newest saved state
@@ -40,7 +40,8 @@ struct TrainingOptions {
 // the CPU, or a CUDA device when this build has the CUDA backend. Errors name the field.
 Result<train::BackendFactory> backendFor(const train::TrainingConfig& config);
 
-// <project folder>/.kiln/runs.sqlite
+// runsHome(<project folder>)/.kiln/runs.sqlite: next to the project, or in the user's data folder
+// when the project's folder is read-only (engine/api/run_location.h).
 std::string runStorePath(const std::string& projectPath);
 // Where a Stop command leaves the full training state inside a run folder.
 std::string stopStateDir(const std::string& runDir);
