@@ -730,6 +730,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>try batch size %1, or bf16 precision</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>The example data sets are fetched with kiln-fetch-data (tools/fetch_data.sh in a source tree).</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

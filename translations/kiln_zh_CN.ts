@@ -735,6 +735,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>try batch size %1, or bf16 precision</source>
         <translation>请尝试批大小 %1，或使用 bf16 精度</translation>
     </message>
+    <message>
+        <source>The example data sets are fetched with kiln-fetch-data (tools/fetch_data.sh in a source tree).</source>
+        <translation>示例数据集可用 kiln-fetch-data 获取（在源码树中用 tools/fetch_data.sh）。</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

@@ -164,6 +164,24 @@ private slots:
         QVERIFY(QFileInfo::exists(home.filePath(QStringLiteral("../.kiln/runs.sqlite"))));
     }
 
+    void missingDataSetSaysHowToFetchIt() {
+        QTemporaryDir empty;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("KILN_DATA"), empty.path());
+        p.setProcessEnvironment(env);
+        p.start(binary(), {example("fashion_mlp.kiln"), QStringLiteral("--quiet"), QStringLiteral("--run-store"),
+                           QStringLiteral("none"), QStringLiteral("--run-dir"), m_dir.filePath(QStringLiteral("nodata-run"))});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        const QString err = QString::fromLocal8Bit(p.readAllStandardError());
+        QVERIFY2(err.contains(empty.path() + QStringLiteral("/fashion-mnist/")), qPrintable(err));
+        QVERIFY2(err.contains(QStringLiteral("kiln-fetch-data")), qPrintable(err));
+        // A missing file elsewhere gets no such advice.
+        Run r = runTrain({m_dir.filePath(QStringLiteral("nope.kiln"))});
+        QVERIFY(!r.err.contains(QStringLiteral("kiln-fetch-data")));
+    }
+
     void summary() {
         Run r = runTrain({example("fashion_mlp.kiln"), QStringLiteral("--summary")});
         QCOMPARE(r.exitCode, 0);
