@@ -17,8 +17,7 @@ namespace kiln::engine::api {
 
 namespace fs = std::filesystem;
 
-std::string userDataDir()
-{
+std::string userDataDir() {
     // The XDG base directory rules: a relative XDG_DATA_HOME is ignored.
     if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/') {
         return (fs::path(xdg) / "kiln").string();
@@ -35,8 +34,7 @@ std::string userDataDir()
     return (fs::path(home) / ".local" / "share" / "kiln").string();
 }
 
-bool canWriteInto(const std::string& folder)
-{
+bool canWriteInto(const std::string& folder) {
     fs::path p = folder.empty() ? fs::path(".") : fs::path(folder);
     std::error_code ec;
     while (!fs::exists(p, ec)) {
@@ -54,8 +52,7 @@ bool canWriteInto(const std::string& folder)
     return (st.st_mode & 0222) != 0 && ::access(p.c_str(), W_OK) == 0;
 }
 
-std::string runsHome(const std::string& folder)
-{
+std::string runsHome(const std::string& folder) {
     if (canWriteInto(folder)) {
         return folder;
     }
