@@ -8,6 +8,7 @@
 #include <QLocale>
 #include <QTranslator>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -58,7 +59,8 @@ const Flag kFlags[] = {
     {"model_base_path", "", QT_TRANSLATE_NOOP("Cli", "Folder holding the model's numeric version folders.")},
     {"model_config_file", "", QT_TRANSLATE_NOOP("Cli", "ModelServerConfig in protobuf text format (several models, policies, labels).")},
     {"file_system_poll_wait_seconds", "1", QT_TRANSLATE_NOOP("Cli", "Seconds between scans for new versions (0: scan once).")},
-    {"max_num_load_retries", "5", QT_TRANSLATE_NOOP("Cli", "How often a failed version load is retried on later scans.")},
+    {"max_num_load_retries", "5", QT_TRANSLATE_NOOP("Cli", "How often a failed version load is retried while its files stay the same.")},
+    {"file_system_stable_ms", "2000", QT_TRANSLATE_NOOP("Cli", "A version without a file manifest loads once its files were unchanged this long.")},
     {"enable_batching", nullptr, QT_TRANSLATE_NOOP("Cli", "Merge concurrent requests into batches.")},
     {"batching_parameters_file", "", QT_TRANSLATE_NOOP("Cli", "BatchingParameters in protobuf text format.")},
     {"num_inference_threads", "0", QT_TRANSLATE_NOOP("Cli", "Threads for running models (0: KILN_NUM_THREADS or all processors).")},
@@ -175,8 +177,9 @@ int main(int argc, char** argv) {
     const auto maxElements = intFlag(o, "max_request_elements", 1, int64_t(1) << 40);
     const auto maxPixels = intFlag(o, "max_image_pixels", 1, int64_t(1) << 40);
     const auto grpcMaxReceive = intFlag(o, "grpc_max_receive_message_bytes", 1024, INT32_MAX);
+    const auto stableMs = intFlag(o, "file_system_stable_ms", 0, 86'400'000);
     if (!grpcPort || !restPort || !restThreads || !timeoutMs || !maxBody || !poll || !retries || !inferenceThreads || !maxElements ||
-        !maxPixels || !grpcMaxReceive)
+        !maxPixels || !grpcMaxReceive || !stableMs)
         return 2;
     serve::RequestLimits limits;
     limits.maxElements = *maxElements;
@@ -215,6 +218,7 @@ int main(int argc, char** argv) {
     serve::ManagerOptions managerOptions;
     managerOptions.pollSeconds = static_cast<int>(*poll);
     managerOptions.maxLoadRetries = static_cast<int>(*retries);
+    managerOptions.stableMs = static_cast<int>(*stableMs);
     serve::Metrics metrics;
     if (o.flag("enable_batching")) {
         serve::BatchingParameters params;
@@ -241,6 +245,14 @@ int main(int argc, char** argv) {
     ThreadPool pool(static_cast<int>(*inferenceThreads));
     serve::ModelManager manager(config, managerOptions, pool);
     manager.start();
+    if (*poll <= 0) {
+        // A single scan: versions still being copied get their settling time before it ends.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(*stableMs + 1000);
+        while (manager.hasWaitingVersions() && std::chrono::steady_clock::now() < until) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            manager.scanOnce();
+        }
+    }
 
     std::unique_ptr<app::GrpcServer> grpc;
     if (*grpcPort > 0) {
