@@ -247,6 +247,49 @@ private slots:
         QCOMPARE(state(manager, 1), VersionState::Available);
     }
 
+    // A version loaded without kiln-model.json is loaded again when the file arrives later.
+    void lateModelJsonIsRead() {
+        QTemporaryDir dir;
+        const fs::path from = staging(dir, 8);
+        QVERIFY(!from.empty());
+        const std::string base = dir.filePath("m").toStdString();
+        ModelServerConfig cfg;
+        cfg.models.push_back({"m", base, "tensorflow", {}, {}, 0});
+        ThreadPool pool(1);
+        Log log;
+        ManagerOptions options;
+        options.pollSeconds = 0;
+        options.stableMs = 150;
+        options.log = log.sink();
+        const fs::path to = fs::path(base) / "1";
+        fs::create_directories(to);
+        fs::copy_file(from / "model.kiln", to / "model.kiln");
+        fs::copy_file(from / "weights.safetensors", to / "weights.safetensors");
+        ModelManager manager(cfg, options, pool);
+        manager.start();
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        manager.scanOnce();
+        QCOMPARE(state(manager, 1), VersionState::Available);
+        RestApi api(manager, nullptr, {});
+        const json example = {{"examples", json::array({{{"image", kiln::test::sampleValues(784, 9)}}})}};
+        auto firstLabel = [&] {
+            auto r = api.handle("POST", "/v1/models/m:classify", example.dump());
+            return r.status == 200 ? json::parse(r.body)["results"][0][0][0].get<std::string>() : "HTTP " + std::to_string(r.status);
+        };
+        QVERIFY(firstLabel() != "c0");
+        json modelJson = json::parse(readAll(from / "kiln-model.json"));
+        modelJson.erase("manifest");
+        modelJson["class_names"] = {"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9"};
+        writeBytes(to / "kiln-model.json", modelJson.dump(2));
+        manager.scanOnce();  // changed just now: the loaded files keep serving meanwhile
+        QVERIFY(firstLabel() != "c0");
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        manager.scanOnce();
+        QCOMPARE(firstLabel(), std::string("c0"));
+        QCOMPARE(log.count("Reloading servable m version 1"), 1);
+        QCOMPARE(state(manager, 1), VersionState::Available);
+    }
+
     // kiln-model.json nested a million levels deep is a clear load error, not a crash.
     void deeplyNestedModelJson() {
         QTemporaryDir dir;
