@@ -4,6 +4,7 @@
 // and regress, {"b64": ...} images) and response writing.
 #include "engine/serve/json_tensor.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -105,10 +106,10 @@ Status fillItem(const json& v, const TensorSpec& spec, float* out, const std::st
     return okStatus();
 }
 
-Result<json> parseBody(std::string_view body, const RequestLimits& limits) {
+Result<json> parseBody(std::string_view body, const ModelSignature& sig, const RequestLimits& limits) {
     JsonLimits jl;
     jl.maxDepth = limits.maxJsonDepth;
-    jl.maxValues = limits.maxJsonValues();
+    jl.maxValues = jsonValueBudget(sig, limits);
     auto parsed = parseJsonChecked(body, jl, "request body");
     if (!parsed) return invalid("JSON Parse error: " + parsed.error().message);
     return parsed;
@@ -202,6 +203,25 @@ std::vector<float> classScores(const float* row, int64_t n, ModelSignature::Scor
 
 }  // namespace
 
+// Per row: an instance object, and per input one list for every prefix of its item shape plus
+// the numbers, plus one (a "b64" object's string, or the key). A classify 'context' may add a
+// row's worth, and the top level a few keys.
+uint64_t jsonValueBudget(const ModelSignature& sig, const RequestLimits& limits) {
+    uint64_t perRow = 1;
+    int64_t perItem = 0;
+    for (const auto& s : sig.inputs) {
+        uint64_t lists = 0, prefix = 1;
+        for (int64_t d : s.itemShape()) {
+            lists += prefix;
+            prefix *= static_cast<uint64_t>(std::max<int64_t>(d, 1));
+        }
+        perRow += lists + static_cast<uint64_t>(s.itemSize()) + 1;
+        perItem += s.itemSize();
+    }
+    const int64_t rows = std::min(limits.maxBatch, perItem > 0 ? limits.maxElements / perItem : limits.maxBatch);
+    return static_cast<uint64_t>(rows) * perRow + perRow + 64;
+}
+
 bool decodeBase64(std::string_view in, std::string& out) {
     out.clear();
     out.reserve(in.size() / 4 * 3 + 3);
@@ -232,7 +252,7 @@ bool decodeBase64(std::string_view in, std::string& out) {
 }
 
 Result<PredictRequestData> parsePredictRequest(std::string_view body, const ModelSignature& sig, const RequestLimits& limits) {
-    KILN_ASSIGN(json j, parseBody(body, limits));
+    KILN_ASSIGN(json j, parseBody(body, sig, limits));
     if (!j.is_object()) return invalid("The request body must be a JSON object");
     KILN_TRY(checkSignatureName(j));
     const bool hasInstances = j.contains("instances");
@@ -312,7 +332,7 @@ Result<PredictRequestData> parsePredictRequest(std::string_view body, const Mode
 }
 
 Result<std::vector<Tensor>> parseExamplesRequest(std::string_view body, const ModelSignature& sig, const RequestLimits& limits) {
-    KILN_ASSIGN(json j, parseBody(body, limits));
+    KILN_ASSIGN(json j, parseBody(body, sig, limits));
     if (!j.is_object()) return invalid("The request body must be a JSON object");
     KILN_TRY(checkSignatureName(j));
     if (!j.contains("examples")) return invalid("Missing 'examples' key");

@@ -20,10 +20,11 @@ struct RequestLimits {
     int64_t maxElements = int64_t(16) << 20;    // input values over all inputs (float32: 64 MiB)
     int maxJsonDepth = 64;                      // nesting of the request body
     int64_t maxImagePixels = int64_t(4096) * 4096;  // width x height of one {"b64": ...} image
-    // Values of any kind the body's JSON tree may hold: nested lists of an item of shape
-    // [n, 1, 1] take up to four values per number.
-    uint64_t maxJsonValues() const { return static_cast<uint64_t>(4 * maxElements + 16 * maxBatch + 4096); }
 };
+
+// The most JSON values (numbers, lists, objects, ...) a valid request for `sig` within `limits`
+// can hold; a body with more is refused while it is parsed, which bounds the parsed tree's size.
+uint64_t jsonValueBudget(const ModelSignature& sig, const RequestLimits& limits);
 
 // The request parts of a predict call, validated against a signature.
 struct PredictRequestData {

@@ -194,6 +194,15 @@ private slots:
         QCOMPARE(r.status, 400);
         QVERIFY(r.body.find("the request has 2 instances of 784 input values each, more than the limit of 784 values per request") !=
                 std::string::npos);
+        // The parsed tree itself is bounded: two images' worth of JSON values at most here
+        // (2 x 1599 + 64), so 4000 numbers are refused while the body is parsed.
+        QCOMPARE(jsonValueBudget(m_manager->find("mlp", 1, std::nullopt).value()->servable().signature(), options.limits),
+                 uint64_t(3262));
+        std::string zeros = "{\"instances\": [0";
+        for (int i = 1; i < 4000; ++i) zeros += ",0";
+        r = api.handle("POST", "/v1/models/mlp:predict", zeros + "]}");
+        QCOMPARE(r.status, 400);
+        QVERIFY2(r.body.find("JSON Parse error: JSON has more than 3262 values (at $.instances[3260])") != std::string::npos, r.body.c_str());
         options.limits.maxJsonDepth = 3;  // {"instances": [image]} needs 6 levels
         RestApi shallow(*m_manager, nullptr, options);
         r = shallow.handle("POST", "/v1/models/mlp:predict", one);
