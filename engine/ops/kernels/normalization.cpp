@@ -4,6 +4,7 @@
 // whose results are combined in chunk order; partial results live on the stack, so no
 // workspace is needed and the summation order never depends on the thread count.
 #include "engine/ops/kernels/normalization.h"
+#include "engine/ops/kernels/lane_vectors.h"
 
 // GCC 12 flags Eigen's AVX-512 unpack intrinsics as maybe-uninitialised (a false positive).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -13,45 +14,23 @@
 #include <cstring>
 #include <type_traits>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
-// Without AVX-512 the 64-byte vector types below are split across narrower registers; GCC
-// notes that passing them by value then differs from the AVX-512 ABI, which does not matter
-// for these file-local helpers.
+// GCC notes that passing 64-byte vector types by value depends on the ISA; the helpers are local.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace kiln::engine::kernels {
 namespace {
 
-// 16 floats (one channel block) and 8 doubles. GCC vector extensions: AVX-512 registers with
-// -march=native, pairs of narrower ones elsewhere.
-typedef float Vf __attribute__((vector_size(64)));
+// 16 floats (one channel block, lane_vectors.h) and 8 doubles.
+using vec16::loadN;
+using vec16::storeN;
+using vec16::Vf;
 typedef float Vf8 __attribute__((vector_size(32)));
 typedef double Vd __attribute__((vector_size(64)));
 
-// Loads n <= 16 floats, zero-filling the rest; stores n floats.
-inline Vf loadN(const float* p, int64_t n) {
-    Vf v = {};
-#if defined(__AVX512F__)
-    v = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p);
-#else
-    std::memcpy(&v, p, sizeof(float) * static_cast<size_t>(n));
-#endif
-    return v;
-}
 inline Vf load16(const float* p) {
     Vf v;
     std::memcpy(&v, p, sizeof v);
     return v;
-}
-inline void storeN(float* p, Vf v, int64_t n) {
-#if defined(__AVX512F__)
-    _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);
-#else
-    std::memcpy(p, &v, sizeof(float) * static_cast<size_t>(n));
-#endif
 }
 inline void store16(float* p, Vf v) {
     std::memcpy(p, &v, sizeof v);
