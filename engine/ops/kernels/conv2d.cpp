@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Conv2D kernels. Ungrouped convolutions (the common case) run on direct register-tile kernels
-// that read the NHWC tensors in place (conv2d_direct_isa.cpp, one variant per instruction set).
+// that read the NHWC tensors in place (tile_kernels_isa.cpp, one variant per instruction set).
 // Grouped ones: pointwise convs are one GEMM per group, depthwise convs (one input channel per group) a direct loop vectorised
 // over channels, everything else im2col tiles + GEMM.
 #include "engine/ops/kernels/conv2d.h"
@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "engine/core/cpu_isa.h"
-#include "engine/ops/kernels/conv2d_direct.h"
+#include "engine/ops/kernels/tile_kernels.h"
 #include "engine/ops/kernels/gemm.h"
 
 namespace kiln::engine::kernels {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Batch-normalisation kernels, compiled once per instruction set through a wrapper that defines
-// KILN_ISA_NS (see conv2d_direct_isa.cpp); normalization.cpp dispatches to the variant chosen at
+// KILN_ISA_NS (see tile_kernels_isa.cpp); normalization.cpp dispatches to the variant chosen at
 // run time. Per-channel reductions (batch statistics, dgamma, dbeta) run over
 // blocks of kChannelBlock channels and, for batch norm with many rows, over fixed chunks of rows
 // whose results are combined in chunk order; partial results live on the stack, so no

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Direct Conv2D kernels, compiled once per instruction set: the build includes this file from one
-// small wrapper per variant that defines KILN_ISA_NS (avx2 or avx512) and the matching -march.
-// Only the names declared in conv2d_direct.h leave this file; everything else is file-local, so
-// the variants never share a symbol.
+// Register-tile kernels (direct Conv2D, GEMM), compiled once per instruction set: the build
+// includes this file from one small wrapper per variant that defines KILN_ISA_NS (avx2 or avx512)
+// and the matching -march. Only the names declared in tile_kernels.h leave this file; everything
+// else is file-local, so the variants never share a symbol.
 #ifndef KILN_ISA_NS
-#error "conv2d_direct_isa.cpp is compiled through a per-ISA wrapper that defines KILN_ISA_NS"
+#error "tile_kernels_isa.cpp is compiled through a per-ISA wrapper that defines KILN_ISA_NS"
 #endif
 #if defined(KILN_ISA_AVX512) && !defined(__AVX512F__)
 #error "the avx512 variant needs -march=x86-64-v4"
@@ -20,7 +20,8 @@
 #include <cstring>
 #include <utility>
 
-#include "engine/ops/kernels/conv2d_direct.h"
+#include "engine/core/allocator.h"
+#include "engine/ops/kernels/tile_kernels.h"
 
 // GCC notes that passing vector types by value depends on the ISA; these helpers are file-local.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -885,6 +886,109 @@ void directBackward(const Conv2DGeom& g, const float* x, const float* w, const f
     }
 }
 
+
+// ---- GEMM (row-major) -----------------------------------------------------------------------
+//
+// C[i, j] (+)= sum_k op(A)[i, k] op(B)[k, j] on register tiles of R rows x V vectors: each k
+// broadcasts R values of op(A) and loads V vectors of one op(B) row. op(A) is read in place with
+// any row and k strides (so A^T needs no copy); op(B) rows must be contiguous and padded to whole
+// vectors, so B is copied into a panel when it is transposed or N is not a multiple of the vector
+// width. Every C element sums its K products in order in one accumulator: the result does not
+// depend on how the caller splits C between threads.
+
+struct GemmTileArgs {
+    const float* a = nullptr;  // op(A)[row 0, k 0]
+    int64_t aRow = 0, aCol = 0;  // floats between rows / between k of op(A)
+    const float* b = nullptr;    // op(B)[k 0, first column of the block]
+    int64_t bStride = 0;         // floats between op(B) rows
+    int64_t K = 0;
+    float* c = nullptr;  // C[row 0, first column of the block]
+    int64_t ldc = 0;
+    Mask lastMask{};
+    float alpha = 1.0f, beta = 0.0f;  // C = alpha * sum + beta * C; C is not read when beta is 0
+};
+
+template <int R, int V>
+void gemmTile(const GemmTileArgs& t) {
+    Vec acc[R][V];
+#pragma GCC unroll 32
+    for (int j = 0; j < R; ++j)
+#pragma GCC unroll 32
+        for (int v = 0; v < V; ++v) acc[j][v] = Vec{};
+    const float* a = t.a;
+    const float* b = t.b;
+    for (int64_t k = 0; k < t.K; ++k, a += t.aCol, b += t.bStride) {
+        Vec bv[V];
+#pragma GCC unroll 32
+        for (int v = 0; v < V; ++v) bv[v] = loadVec(b + v * kLanes);
+#pragma GCC unroll 32
+        for (int j = 0; j < R; ++j) {
+            const Vec av = splat(a[j * t.aRow]);
+#pragma GCC unroll 32
+            for (int v = 0; v < V; ++v) acc[j][v] += av * bv[v];
+        }
+    }
+    const Vec alpha = splat(t.alpha), beta = splat(t.beta);
+#pragma GCC unroll 32
+    for (int v = 0; v < V; ++v) {
+        const Mask m = v == V - 1 ? t.lastMask : laneMask(kLanes);
+#pragma GCC unroll 32
+        for (int j = 0; j < R; ++j) {
+            float* cp = t.c + j * t.ldc + v * kLanes;
+            Vec r = t.alpha == 1.0f ? acc[j][v] : acc[j][v] * alpha;
+            if (t.beta == 1.0f)
+                r += loadMasked(cp, m);
+            else if (t.beta != 0.0f)
+                r += loadMasked(cp, m) * beta;
+            storeMasked(cp, r, m);
+        }
+    }
+}
+
+using GemmFn = void (*)(const GemmTileArgs&);
+template <int V, int Limit, int... R>
+constexpr std::array<GemmFn, sizeof...(R)> gemmFns(std::integer_sequence<int, R...>) {
+    return {(R < Limit ? &gemmTile<(R < Limit ? R + 1 : 1), V> : nullptr)...};
+}
+template <int... V>
+constexpr std::array<std::array<GemmFn, kTileMaxR>, kMaxV> gemmTable(std::integer_sequence<int, V...>) {
+    return {gemmFns<V + 1, kTileRows[V + 1]>(std::make_integer_sequence<int, kTileMaxR>{})...};
+}
+constexpr auto kGemmFns = gemmTable(std::make_integer_sequence<int, kMaxV>{});
+
+// The op(B) panel of the calling thread. It only grows, so a repeated product allocates nothing.
+struct PanelBuffer {
+    float* data = nullptr;
+    size_t capacity = 0;
+    PanelBuffer() = default;
+    PanelBuffer(const PanelBuffer&) = delete;
+    PanelBuffer& operator=(const PanelBuffer&) = delete;
+    ~PanelBuffer() { alignedFree(data); }
+    float* reserve(size_t floats) {
+        if (floats > capacity) {
+            alignedFree(data);
+            data = nullptr;
+            capacity = 0;
+            data = static_cast<float*>(alignedAlloc(floats * sizeof(float)));
+            capacity = floats;
+        }
+        return data;
+    }
+};
+thread_local PanelBuffer t_panel;
+
+// Products per pass over a C tile (op(B) slice of kGemmKc rows) and rows of C per block.
+constexpr int64_t kGemmKc = 256;
+constexpr int64_t kGemmMc = 192;
+// Vectors of C columns per GEMM tile: 6 x 4 tiles with AVX-512 (24 of 32 registers), 6 x 2 with
+// AVX2 (12 of 16), the shapes that balance broadcasts, loads and FMAs best.
+#if defined(KILN_ISA_AVX512)
+constexpr int kGemmV = 4;
+#else
+constexpr int kGemmV = 2;
+#endif
+static_assert(kGemmV <= kMaxV);
+
 }  // namespace
 
 size_t directWorkspaceFloats(const Conv2DGeom& g) {
@@ -899,6 +1003,57 @@ void directConvForward(const Conv2DGeom& g, const float* x, const float* w, cons
 void directConvBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
                         float* dw, float* db, float* workspace, ThreadPool& pool) {
     directBackward(g, x, w, dy, dx, dw, db, workspace, pool);
+}
+
+void tileGemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+              const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
+    const int64_t nPad = roundUpLanes(N);
+    const float* b = B;
+    int64_t bStride = ldb;
+    if (transB || nPad != N) {
+        // panel [K][nPad]: op(B) rows, zero past N so that full-vector loads stay defined.
+        float* panel = t_panel.reserve(static_cast<size_t>(std::max<int64_t>(K, 1) * nPad));
+        for (int64_t k = 0; k < K; ++k) {
+            float* row = panel + k * nPad;
+            if (transB)
+                for (int64_t j = 0; j < N; ++j) row[j] = B[j * ldb + k];
+            else
+                std::memcpy(row, B + k * ldb, sizeof(float) * static_cast<size_t>(N));
+            for (int64_t j = N; j < nPad; ++j) row[j] = 0.0f;
+        }
+        b = panel;
+        bStride = nPad;
+    }
+    const int64_t aRow = transA ? 1 : lda, aCol = transA ? lda : 1;
+    GemmTileArgs t;
+    t.aRow = aRow;
+    t.aCol = aCol;
+    t.bStride = bStride;
+    t.ldc = ldc;
+    t.alpha = alpha;
+    // Blocks of kGemmKc products per pass over C (the first pass applies beta, later ones add),
+    // and of kGemmMc rows, so that one op(B) slice stays in cache across a block's row tiles.
+    for (int64_t k0 = 0; k0 < std::max<int64_t>(K, 1); k0 += kGemmKc) {
+        t.K = std::min(kGemmKc, K - k0);
+        t.beta = k0 == 0 ? beta : 1.0f;
+        for (int64_t m0 = 0; m0 < M; m0 += kGemmMc) {
+            const int64_t mb = std::min(kGemmMc, M - m0);
+            const int64_t vectors = ceilDiv(N, kLanes);
+            for (int64_t v0 = 0; v0 < vectors; v0 += kGemmV) {
+                const int V = static_cast<int>(std::min<int64_t>(kGemmV, vectors - v0));
+                const int64_t R = tileSize(mb, kTileRows[V]);
+                t.b = b + k0 * bStride + v0 * kLanes;
+                t.lastMask = laneMask(N - (v0 + V - 1) * kLanes);
+                for (int64_t i = m0; i < m0 + mb; i += R) {
+                    const int64_t r = std::min(R, m0 + mb - i);
+                    t.a = A + i * aRow + k0 * aCol;
+                    t.c = C + i * ldc + v0 * kLanes;
+                    kGemmFns[V - 1][r - 1](t);
+                }
+            }
+        }
+    }
 }
 
 }  // namespace kiln::engine::kernels::KILN_ISA_NS
