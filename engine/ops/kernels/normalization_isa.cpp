@@ -132,46 +132,72 @@ void normalizeRows(int64_t rows, int64_t c, const float* x, const float* gamma, 
     });
 }
 
+// Rows summed in float before a partial sum joins the double accumulators: 16 products change a
+// float sum by at most about 16 ulp, far below what a double total then keeps, and the float
+// adds cost a sixth of the conversions and double adds they replace.
+constexpr int64_t kFloatRun = 16;
+
+// Adds v (16 floats) to the double accumulators lo (lanes 0-7) and hi (lanes 8-15).
+inline void addToDouble(Vf v, Vd& lo, Vd& hi) {
+    lo += lowHalf(v);
+    hi += highHalf(v);
+}
+
 // Mean and sum of squared deviations of channels [c0, c0 + nb) over rows [r0, r1): two passes
-// over the (cache-resident) chunk, in double, each lane summing its rows in order.
+// over the (cache-resident) chunk, each lane summing its rows in order, in runs of kFloatRun rows
+// summed in float and then added in double.
 template <bool kFull>
 void chunkMoments(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0, int64_t nb, double* mean,
                   double* m2) {
     Vd sumLo = {}, sumHi = {};
-    for (int64_t r = r0; r < r1; ++r) {
-        const Vf v = loadBlock<kFull>(x + r * c + c0, nb);
-        sumLo += lowHalf(v);
-        sumHi += highHalf(v);
+    for (int64_t r = r0; r < r1;) {
+        const int64_t end = std::min(r1, r + kFloatRun);
+        Vf run = {};
+        for (; r < end; ++r) run += loadBlock<kFull>(x + r * c + c0, nb);
+        addToDouble(run, sumLo, sumHi);
     }
     const double n = static_cast<double>(r1 - r0);
     const Vd muLo = sumLo / n, muHi = sumHi / n;
+    // The deviations are taken from the mean rounded to float; the sum of squares is corrected
+    // for that rounding below (sum (x - m)^2 = sum (x - mf)^2 - n (m - mf)^2).
+    Vf mf;
+    for (int64_t j = 0; j < 16; ++j) mf[j] = static_cast<float>(j < 8 ? muLo[j] : muHi[j - 8]);
     Vd sqLo = {}, sqHi = {};
-    for (int64_t r = r0; r < r1; ++r) {
-        const Vf v = loadBlock<kFull>(x + r * c + c0, nb);
-        const Vd dLo = lowHalf(v) - muLo, dHi = highHalf(v) - muHi;
-        sqLo += dLo * dLo;
-        sqHi += dHi * dHi;
+    for (int64_t r = r0; r < r1;) {
+        const int64_t end = std::min(r1, r + kFloatRun);
+        Vf run = {};
+        for (; r < end; ++r) {
+            const Vf d = loadBlock<kFull>(x + r * c + c0, nb) - mf;
+            run += d * d;
+        }
+        addToDouble(run, sqLo, sqHi);
     }
     for (int64_t j = 0; j < nb; ++j) {
-        mean[j] = j < 8 ? muLo[j] : muHi[j - 8];
-        m2[j] = j < 8 ? sqLo[j] : sqHi[j - 8];
+        const double mu = j < 8 ? muLo[j] : muHi[j - 8];
+        const double e = mu - static_cast<double>(mf[j]);
+        mean[j] = mu;
+        m2[j] = std::max(0.0, (j < 8 ? sqLo[j] : sqHi[j - 8]) - n * e * e);
     }
 }
 
-// sum(dy) and sum(dy * xhat) of channels [c0, c0 + nb) over rows [r0, r1), in double.
+// sum(dy) and sum(dy * xhat) of channels [c0, c0 + nb) over rows [r0, r1): runs of kFloatRun rows
+// in float, added in double.
 template <bool kFull>
 void chunkGradSums(const float* x, const float* dy, int64_t c, int64_t r0, int64_t r1, int64_t c0, int64_t nb,
                    const float* mean, const float* inv, double* sdyOut, double* sdyxOut) {
     const Vf m = blockOf(mean + c0, nb), iv = blockOf(inv + c0, nb);
     Vd sdyLo = {}, sdyHi = {}, sdyxLo = {}, sdyxHi = {};
-    for (int64_t r = r0; r < r1; ++r) {
-        const Vf xhat = (loadBlock<kFull>(x + r * c + c0, nb) - m) * iv;
-        const Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
-        const Vd dLo = lowHalf(d), dHi = highHalf(d);
-        sdyLo += dLo;
-        sdyHi += dHi;
-        sdyxLo += dLo * lowHalf(xhat);
-        sdyxHi += dHi * highHalf(xhat);
+    for (int64_t r = r0; r < r1;) {
+        const int64_t end = std::min(r1, r + kFloatRun);
+        Vf runDy = {}, runDyx = {};
+        for (; r < end; ++r) {
+            const Vf xhat = (loadBlock<kFull>(x + r * c + c0, nb) - m) * iv;
+            const Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
+            runDy += d;
+            runDyx += d * xhat;
+        }
+        addToDouble(runDy, sdyLo, sdyHi);
+        addToDouble(runDyx, sdyxLo, sdyxHi);
     }
     for (int64_t j = 0; j < nb; ++j) {
         sdyOut[j] = j < 8 ? sdyLo[j] : sdyHi[j - 8];
