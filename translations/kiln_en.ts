@@ -548,6 +548,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>CPU kernels: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Kiln trains on the CPU.</source>
         <translation type="unfinished"></translation>
     </message>

@@ -553,6 +553,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>此 Kiln 构建时未包含 CUDA 后端。</translation>
     </message>
     <message>
+        <source>CPU kernels: %1</source>
+        <translation>CPU 内核：%1</translation>
+    </message>
+    <message>
         <source>Kiln trains on the CPU.</source>
         <translation>Kiln 将在 CPU 上训练。</translation>
     </message>

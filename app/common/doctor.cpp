@@ -2,6 +2,8 @@
 // The doctor report: facts from the CUDA backend, findings and advice through tr().
 #include "app/common/doctor.h"
 
+#include "engine/core/cpu_isa.h"
+
 #ifdef KILN_HAVE_CUDA
 #include "engine/backends/cuda/system_info.h"
 #endif
@@ -26,6 +28,7 @@ QString gib(quint64 b) {
 
 DoctorFacts Doctor::gather() {
     DoctorFacts f;
+    f.cpuKernels = QString::fromLatin1(engine::cpuIsaName(engine::cpuIsa()).data());
 #ifdef KILN_HAVE_CUDA
     const auto s = engine::cuda::systemInfo();
     f.cudaBuilt = true;
@@ -52,6 +55,9 @@ bool Doctor::gpuReady(const DoctorFacts& f) {
 
 QString Doctor::report(const DoctorFacts& f) {
     QStringList lines;
+    if (!f.cpuKernels.isEmpty())
+        lines << tr("CPU kernels: %1").arg(f.cpuKernels == QLatin1String("avx512") ? QStringLiteral("AVX-512")
+                                                                                   : QStringLiteral("AVX2"));
     if (!f.cudaBuilt) {
         lines << tr("This Kiln was built without the CUDA backend.");
         lines << tr("Kiln trains on the CPU.");
