@@ -20,10 +20,13 @@ if command -v ccache >/dev/null 2>&1; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}"
-cmake --build build -j"$(nproc)"
+# Only the two programs run below: the tests are built by test.sh.
+cmake --build build -j"$(nproc)" --target kiln kiln-train
 
-if [[ -n "${DISPLAY:-}" && -x build/app/kiln ]]; then
-    exec build/app/kiln "$example" "$@"
+# The studio's binary sits in its own folder (build/app/kiln is that folder).
+studio=build/app/kiln/kiln
+if [[ -n "${DISPLAY:-}" && -f $studio && -x $studio ]]; then
+    exec "$studio" "$example" "$@"
 fi
 if [[ ! -x build/app/kiln-train ]]; then
     echo "run.sh: build/app/kiln-train was not built" >&2

@@ -203,6 +203,10 @@ for model in models:
     if e:
         print(f"{model:<11}Kiln plan arena {int(e['arena_bytes']) / 2**20:.2f} MiB "
               f"(one buffer per value: {int(e['unplanned_bytes']) / 2**20:.2f} MiB), {e['plan_steps']} plan steps")
+isas = sorted({e["isa"] for k, e in extra.items() if k[0] == "kiln" and "isa" in e})
+avx512 = "avx512f" in flags
+print(f"Kiln CPU kernels: {', '.join(isas) or '?'} (this processor {'has' if avx512 else 'has no'} AVX-512; "
+      "KILN_CPU_ISA=avx2 forces the AVX2 kernels)")
 if any(any(v) for v in flags.values()):
     print("* other processes used more than "
           f"{args.max_other_load:.0f}% of the machine during that run, after {args.retries} retries")

@@ -15,6 +15,7 @@
 #include <pmmintrin.h>
 #include <xmmintrin.h>
 
+#include "engine/core/cpu_isa.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
 #include "engine/train/config.h"
@@ -208,8 +209,12 @@ int benchProject(const std::string& path, const Options& opt, ThreadPool& pool) 
                     static_cast<double>(stats.unplannedBytes) / (1 << 20), stats.steps, static_cast<double>(loss));
     }
     // Machine-readable line for bench/run_train_cpu.sh.
-    std::printf("RESULT\tkiln\t%s\t%.1f\tbatch=%lld\tarena_bytes=%zu\tunplanned_bytes=%zu\tplan_steps=%zu\n",
-                name.c_str(), med, static_cast<long long>(batch), stats.arenaBytes, stats.unplannedBytes, stats.steps);
+    // loss: of the last timed step (with --steps N, the same step every run, for comparing
+    // engines); isa: the CPU kernel variant that ran.
+    std::printf("RESULT\tkiln\t%s\t%.1f\tbatch=%lld\tarena_bytes=%zu\tunplanned_bytes=%zu\tplan_steps=%zu"
+                "\tloss=%.9g\tisa=%s\n",
+                name.c_str(), med, static_cast<long long>(batch), stats.arenaBytes, stats.unplannedBytes, stats.steps,
+                static_cast<double>(loss), std::string(cpuIsaName(cpuIsa())).c_str());
     std::fflush(stdout);
     return 0;
 }

@@ -5,7 +5,9 @@
 # Idempotent: files already cached and verified are left alone. Quiet on success but for one line.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The package installs this script as /usr/share/kiln/fetch-data.sh, next to its checksum list,
+# with /usr/bin/kiln-fetch-data linking to it: the list is found through the link.
+here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 sums_file="$here/data.sha256"
 data_dir="${KILN_DATA:-$HOME/.cache/kiln/data}"
 
@@ -65,7 +67,8 @@ for name in t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz train-images-idx
         echo "fetch_data: cached $rel does not match its checksum; copying it again" >&2
     fi
     [[ -f "$fashion_src/$name" ]] ||
-        die "$fashion_src/$name not found; install the Debian package dataset-fashion-mnist (tools/install_deps.sh)"
+        die "$fashion_src/$name not found; install the Debian package dataset-fashion-mnist" \
+            "(apt-get install dataset-fashion-mnist, or tools/install_deps.sh in a source tree)"
     cp "$fashion_src/$name" "$tmp/$name"
     install_checked "$rel" "$tmp/$name"
     fetched=$((fetched + 1))

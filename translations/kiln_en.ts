@@ -548,6 +548,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>CPU kernels: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Kiln trains on the CPU.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -728,6 +732,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>try batch size %1, or bf16 precision</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The example data sets are fetched with kiln-fetch-data (tools/fetch_data.sh in a source tree).</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

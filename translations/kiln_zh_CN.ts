@@ -553,6 +553,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>此 Kiln 构建时未包含 CUDA 后端。</translation>
     </message>
     <message>
+        <source>CPU kernels: %1</source>
+        <translation>CPU 内核：%1</translation>
+    </message>
+    <message>
         <source>Kiln trains on the CPU.</source>
         <translation>Kiln 将在 CPU 上训练。</translation>
     </message>
@@ -734,6 +738,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>try batch size %1, or bf16 precision</source>
         <translation>请尝试批大小 %1，或使用 bf16 精度</translation>
+    </message>
+    <message>
+        <source>The example data sets are fetched with kiln-fetch-data (tools/fetch_data.sh in a source tree).</source>
+        <translation>示例数据集可用 kiln-fetch-data 获取（在源码树中用 tools/fetch_data.sh）。</translation>
     </message>
 </context>
 <context>

@@ -4,6 +4,7 @@
 #include "app/common/doctor.h"
 
 #include "engine/api/devices.h"
+#include "engine/core/cpu_isa.h"
 
 namespace kiln::app {
 namespace {
@@ -25,6 +26,7 @@ QString gib(quint64 b) {
 
 DoctorFacts Doctor::gather() {
     DoctorFacts f;
+    f.cpuKernels = QString::fromLatin1(engine::cpuIsaName(engine::cpuIsa()).data());
     f.cudaBuilt = engine::api::cudaBuilt();
     const auto s = engine::api::gpuSystemInfo();
     f.driverVersion = s.driverVersion;
@@ -49,6 +51,9 @@ bool Doctor::gpuReady(const DoctorFacts& f) {
 
 QString Doctor::report(const DoctorFacts& f) {
     QStringList lines;
+    if (!f.cpuKernels.isEmpty())
+        lines << tr("CPU kernels: %1").arg(f.cpuKernels == QLatin1String("avx512") ? QStringLiteral("AVX-512")
+                                                                                   : QStringLiteral("AVX2"));
     if (!f.cudaBuilt) {
         lines << tr("This Kiln was built without the CUDA backend.");
         lines << tr("Kiln trains on the CPU.");

@@ -11,6 +11,7 @@
 namespace kiln::app {
 
 struct DoctorFacts {
+    QString cpuKernels;      // the CPU kernel variant this process runs: "avx2" or "avx512"
     bool cudaBuilt = false;  // this Kiln was compiled with the CUDA backend
     int driverVersion = 0;   // CUDA version the driver supports (13000 = 13.0); 0: no driver
     int runtimeVersion = 0;  // CUDA runtime Kiln uses

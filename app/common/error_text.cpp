@@ -2,8 +2,22 @@
 // Localized headlines for engine error codes.
 #include "app/common/error_text.h"
 
+#include <QDir>
+
 namespace kiln::app {
 using engine::ErrorCode;
+
+namespace {
+
+// True for a path inside the data cache (KILN_DATA, else ~/.cache/kiln/data), where the examples'
+// data sets are expected once fetched.
+bool inDataCache(const QString& path) {
+    QString cache = qEnvironmentVariable("KILN_DATA");
+    if (cache.isEmpty()) cache = QDir::homePath() + QStringLiteral("/.cache/kiln/data");
+    return !path.isEmpty() && QDir::cleanPath(path).startsWith(QDir::cleanPath(cache) + QLatin1Char('/'));
+}
+
+}  // namespace
 
 QString ErrorText::headline(const engine::Error& e) {
     const QString node = QString::fromStdString(e.node);
@@ -59,7 +73,11 @@ QString ErrorText::describe(const engine::Error& e) {
         if (e.column > 0) where += QLatin1Char(':') + QString::number(e.column);
         where += QStringLiteral(": ");
     }
-    return where + headline(e) + QStringLiteral(": ") + QString::fromStdString(e.message);
+    QString text = where + headline(e) + QStringLiteral(": ") + QString::fromStdString(e.message);
+    const QString missing = QString::fromStdString(e.param("path").empty() ? e.file : e.param("path"));
+    if (e.code == ErrorCode::FileNotFound && inDataCache(missing))
+        text += QLatin1Char(' ') + tr("The example data sets are fetched with kiln-fetch-data (tools/fetch_data.sh in a source tree).");
+    return text;
 }
 
 int ErrorText::exitCode(const engine::Error& e) {

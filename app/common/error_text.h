@@ -14,7 +14,8 @@ class ErrorText {
     Q_DECLARE_TR_FUNCTIONS(ErrorText)
 
 public:
-    // "file:line: <localized headline>: <engine detail>"
+    // "file:line: <localized headline>: <engine detail>", plus how to fetch the data sets when
+    // the missing file belongs in the data cache.
     static QString describe(const engine::Error& e);
     // The localized headline for the code alone.
     static QString headline(const engine::Error& e);

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/common/error_text.h"
+#include "engine/core/json_checked.h"
 #include "engine/data/convert.h"
 #include "engine/data/pipeline.h"
 #include "engine/data/sources.h"
@@ -377,25 +378,25 @@ Result<TransformList> transformsFrom(const QString& value) {
     if (value.isEmpty()) return TransformList::preset("none");
     const std::string v = value.toStdString();
     if (v.front() == '[') {
-        try {
-            return TransformList::fromJson(json::parse(v), "--transforms");
-        } catch (const json::exception& e) {
-            return Error(ErrorCode::ConfigError, std::string("--transforms is not valid JSON: ") + e.what())
+        auto parsed = parseJsonChecked(v, JsonLimits{}, "--transforms");
+        if (!parsed)
+            return Error(ErrorCode::ConfigError, "--transforms is not valid JSON: " + parsed.error().message)
                 .with("field", "--transforms");
+        try {
+            return TransformList::fromJson(parsed.value(), "--transforms");
+        } catch (const json::exception& e) {
+            return Error(ErrorCode::ConfigError, std::string("--transforms: ") + e.what()).with("field", "--transforms");
         }
     }
     std::error_code ec;
     if (fs::is_regular_file(v, ec)) {
-        std::ifstream in(v);
+        auto parsed = readJsonFileChecked(v);
+        if (!parsed) return std::move(parsed.error());
+        const json& j = parsed.value();
         try {
-            const json j = json::parse(in);
-            return TransformList::fromJson(j.is_object() && j.contains("transforms") ? j["transforms"] : j,
-                                           v);
+            return TransformList::fromJson(j.is_object() && j.contains("transforms") ? j["transforms"] : j, v);
         } catch (const json::exception& e) {
-            return Error(ErrorCode::ParseError, v + " is not valid JSON: " + e.what())
-                .withFile(v)
-                .with("file", v)
-                .with("reason", e.what());
+            return Error(ErrorCode::ConfigError, v + ": " + e.what()).withFile(v).with("field", "transforms");
         }
     }
     return TransformList::preset(v);

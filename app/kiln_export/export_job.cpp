@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/core/json_checked.h"
 #include "engine/data/split.h"
 #include "engine/io/project.h"
 #include "engine/train/config.h"
@@ -22,11 +23,13 @@ namespace {
 // The run's final results (run.json next to the weights), if there is one.
 json runMetrics(const std::string& weights) {
     fs::path run = fs::path(weights).parent_path() / "run.json";
-    std::ifstream in(run);
-    if (!in) return json::object();
-    json j = json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("results") || !j["results"].is_object()) return json::object();
-    return j["results"];
+    std::error_code ec;
+    if (!fs::exists(run, ec)) return json::object();
+    auto parsed = readJsonFileChecked(run.string());
+    if (!parsed) return json::object();  // metrics are optional: a broken run.json only loses them
+    json& j = parsed.value();
+    if (!j.is_object() || !j.contains("results") || !j["results"].is_object()) return json::object();
+    return std::move(j["results"]);
 }
 
 // How raw data becomes model input, as the training pipeline did it.

@@ -28,9 +28,8 @@ std::string shapeText(const std::vector<int64_t>& dims) {
     return s + "]";
 }
 
-// A request tensor for input `spec`: DT_FLOAT (float_val or tensor_content), DT_DOUBLE,
-// DT_INT32/INT64 (converted); a single value broadcasts as in TensorFlow.
-Result<Tensor> fromProto(const ::tensorflow::TensorProto& p, const TensorSpec& spec) {
+// The batch of a request tensor for input `spec`, checked against the signature's item shape.
+Result<int64_t> protoBatch(const ::tensorflow::TensorProto& p, const TensorSpec& spec, const RequestLimits& limits) {
     std::vector<int64_t> dims;
     for (const auto& d : p.tensor_shape().dim()) {
         if (d.size() < 0) return serveError(TfCode::InvalidArgument, "input \"" + spec.name + "\" has a negative dimension");
@@ -40,9 +39,19 @@ Result<Tensor> fromProto(const ::tensorflow::TensorProto& p, const TensorSpec& s
     if (dims.size() != item.size() + 1 || !std::equal(item.begin(), item.end(), dims.begin() + 1) || dims[0] < 1)
         return serveError(TfCode::InvalidArgument, "input \"" + spec.name + "\" has shape " + shapeText(dims) + ", expected [batch" +
                                                        (item.empty() ? "" : "," + shapeText(item).substr(1)));
-    if (dims[0] > (1 << 16)) return serveError(TfCode::InvalidArgument, "input \"" + spec.name + "\": the batch is too large");
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
+    if (dims[0] > limits.maxBatch)
+        return serveError(TfCode::InvalidArgument, "input \"" + spec.name + "\": a batch of " + std::to_string(dims[0]) +
+                                                       " is more than the limit of " + std::to_string(limits.maxBatch));
+    return dims[0];
+}
+
+// A request tensor for input `spec` with a batch already checked by protoBatch and the budget:
+// DT_FLOAT (float_val or tensor_content), DT_DOUBLE, DT_INT32/INT64 (converted); a single value
+// broadcasts as in TensorFlow.
+Result<Tensor> fromProto(const ::tensorflow::TensorProto& p, const TensorSpec& spec, int64_t batch) {
+    std::vector<int64_t> dims = spec.itemShape();
+    dims.insert(dims.begin(), batch);
+    const int64_t n = batch * spec.itemSize();
     Tensor t{Shape(dims)};
     float* out = t.data<float>();
     auto fill = [&](auto count, auto get) -> Status {
@@ -117,7 +126,8 @@ void fillInfo(const TensorSpec& s, ::tensorflow::TensorInfo& info) {
 
 class Services final : public tfs::PredictionService::Service, public tfs::ModelService::Service {
 public:
-    Services(ModelManager& manager, Metrics* metrics, int timeoutMs) : m_manager(manager), m_metrics(metrics), m_timeoutMs(timeoutMs) {}
+    Services(ModelManager& manager, Metrics* metrics, GrpcOptions options)
+        : m_manager(manager), m_metrics(metrics), m_options(options) {}
 
     grpc::Status Predict(grpc::ServerContext*, const tfs::PredictRequest* req, tfs::PredictResponse* res) override {
         return measured(req->model_spec().name(), "predict", [&]() -> Status {
@@ -133,18 +143,31 @@ public:
                 return serveError(TfCode::InvalidArgument, "input size does not match signature: " + std::to_string(req->inputs().size()) +
                                                                "!=" + std::to_string(sig.inputs.size()) + " Sent extra: {" + extra +
                                                                "}. Missing but required: {" + missing + "}.");
-            std::vector<Tensor> inputs;
+            // Shapes, batches and the element budget are checked before any tensor is allocated, so
+            // a one-value broadcast cannot expand past the budget.
+            int64_t batch = 0;
             for (const auto& s : sig.inputs) {
-                KILN_ASSIGN(Tensor t, fromProto(req->inputs().at(s.name), s));
-                if (!inputs.empty() && t.shape()[0] != inputs[0].shape()[0])
+                KILN_ASSIGN(int64_t b, protoBatch(req->inputs().at(s.name), s, m_options.limits));
+                if (batch && b != batch)
                     return serveError(TfCode::InvalidArgument, "input \"" + s.name + "\" has another batch size than \"" +
                                                                    sig.inputs[0].name + "\"");
+                batch = b;
+            }
+            int64_t perItem = 0;
+            for (const auto& s : sig.inputs) perItem += s.itemSize();
+            if (perItem > 0 && batch > m_options.limits.maxElements / perItem)
+                return serveError(TfCode::InvalidArgument, "the request has a batch of " + std::to_string(batch) + " with " +
+                                                               std::to_string(perItem) + " input values each, more than the limit of " +
+                                                               std::to_string(m_options.limits.maxElements) + " values per request");
+            std::vector<Tensor> inputs;
+            for (const auto& s : sig.inputs) {
+                KILN_ASSIGN(Tensor t, fromProto(req->inputs().at(s.name), s, batch));
                 inputs.push_back(std::move(t));
             }
             for (const auto& f : req->output_filter())
                 if (sig.findOutput(f) < 0)
                     return serveError(TfCode::InvalidArgument, "output tensor alias not found in signature: " + f);
-            const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(m_timeoutMs);
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(m_options.timeoutMs);
             KILN_ASSIGN(std::vector<Tensor> out, loaded->run(std::move(inputs), deadline));
             for (size_t k = 0; k < sig.outputs.size(); ++k) {
                 const auto& name = sig.outputs[k].name;
@@ -213,7 +236,7 @@ private:
 
     ModelManager& m_manager;
     Metrics* m_metrics;
-    int m_timeoutMs;
+    GrpcOptions m_options;
 };
 
 }  // namespace
@@ -221,11 +244,13 @@ private:
 struct GrpcServer::Impl {
     Services services;
     std::unique_ptr<grpc::Server> server;
-    Impl(ModelManager& m, Metrics* metrics, int timeoutMs) : services(m, metrics, timeoutMs) {}
+    int maxReceiveBytes;
+    Impl(ModelManager& m, Metrics* metrics, const GrpcOptions& options)
+        : services(m, metrics, options), maxReceiveBytes(options.maxReceiveBytes) {}
 };
 
-GrpcServer::GrpcServer(ModelManager& manager, Metrics* metrics, int timeoutMs)
-    : m_impl(std::make_unique<Impl>(manager, metrics, timeoutMs)) {}
+GrpcServer::GrpcServer(ModelManager& manager, Metrics* metrics, GrpcOptions options)
+    : m_impl(std::make_unique<Impl>(manager, metrics, options)) {}
 
 GrpcServer::~GrpcServer() { stop(); }
 
@@ -236,7 +261,7 @@ Result<int> GrpcServer::start(const std::string& address, int port) {
     builder.AddListeningPort(host + ":" + std::to_string(port), grpc::InsecureServerCredentials(), &bound);
     builder.RegisterService(static_cast<tfs::PredictionService::Service*>(&m_impl->services));
     builder.RegisterService(static_cast<tfs::ModelService::Service*>(&m_impl->services));
-    builder.SetMaxReceiveMessageSize(INT32_MAX);
+    builder.SetMaxReceiveMessageSize(m_impl->maxReceiveBytes);
     builder.SetMaxSendMessageSize(INT32_MAX);
     m_impl->server = builder.BuildAndStart();
     if (!m_impl->server || bound == 0)

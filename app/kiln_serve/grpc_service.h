@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/core/error.h"
+#include "engine/serve/json_tensor.h"
 
 namespace kiln::engine::serve {
 class ModelManager;
@@ -15,9 +16,15 @@ class Metrics;
 
 namespace kiln::app {
 
+struct GrpcOptions {
+    int timeoutMs = 30000;
+    int maxReceiveBytes = 64 << 20;  // larger messages are refused by gRPC (RESOURCE_EXHAUSTED)
+    engine::serve::RequestLimits limits;  // batch and element budget of one Predict call
+};
+
 class GrpcServer {
 public:
-    GrpcServer(engine::serve::ModelManager& manager, engine::serve::Metrics* metrics, int timeoutMs);
+    GrpcServer(engine::serve::ModelManager& manager, engine::serve::Metrics* metrics, GrpcOptions options);
     ~GrpcServer();
     // Starts listening on address:port (port 0 picks one); returns the bound port.
     engine::Result<int> start(const std::string& address, int port);

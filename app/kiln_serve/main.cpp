@@ -8,6 +8,8 @@
 #include <QLocale>
 #include <QTranslator>
 
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -49,12 +51,16 @@ const Flag kFlags[] = {
     {"rest_api_num_threads", "0", QT_TRANSLATE_NOOP("Cli", "REST worker threads (0: 4 per processor).")},
     {"rest_api_timeout_in_ms", "30000", QT_TRANSLATE_NOOP("Cli", "Timeout for REST requests and for reading a request, in milliseconds.")},
     {"rest_api_max_body_bytes", "67108864", QT_TRANSLATE_NOOP("Cli", "Largest accepted request body; larger ones get HTTP 413.")},
+    {"max_request_elements", "16777216", QT_TRANSLATE_NOOP("Cli", "Most input values one request may carry (REST and gRPC), checked before anything is allocated.")},
+    {"max_image_pixels", "16777216", QT_TRANSLATE_NOOP("Cli", "Largest {\"b64\": ...} image, in pixels (width x height, read from its header).")},
+    {"grpc_max_receive_message_bytes", "67108864", QT_TRANSLATE_NOOP("Cli", "Largest accepted gRPC message; larger ones get RESOURCE_EXHAUSTED.")},
     {"rest_api_enable_cors_support", nullptr, QT_TRANSLATE_NOOP("Cli", "Send CORS headers with every REST response.")},
     {"model_name", "default", QT_TRANSLATE_NOOP("Cli", "Model name (ignored with --model_config_file).")},
     {"model_base_path", "", QT_TRANSLATE_NOOP("Cli", "Folder holding the model's numeric version folders.")},
     {"model_config_file", "", QT_TRANSLATE_NOOP("Cli", "ModelServerConfig in protobuf text format (several models, policies, labels).")},
     {"file_system_poll_wait_seconds", "1", QT_TRANSLATE_NOOP("Cli", "Seconds between scans for new versions (0: scan once).")},
-    {"max_num_load_retries", "5", QT_TRANSLATE_NOOP("Cli", "How often a failed version load is retried on later scans.")},
+    {"max_num_load_retries", "5", QT_TRANSLATE_NOOP("Cli", "How often a failed version load is retried while its files stay the same.")},
+    {"file_system_stable_ms", "2000", QT_TRANSLATE_NOOP("Cli", "A version without a file manifest loads once its files were unchanged this long.")},
     {"enable_batching", nullptr, QT_TRANSLATE_NOOP("Cli", "Merge concurrent requests into batches.")},
     {"batching_parameters_file", "", QT_TRANSLATE_NOOP("Cli", "BatchingParameters in protobuf text format.")},
     {"num_inference_threads", "0", QT_TRANSLATE_NOOP("Cli", "Threads for running models (0: KILN_NUM_THREADS or all processors).")},
@@ -168,7 +174,16 @@ int main(int argc, char** argv) {
     const auto poll = intFlag(o, "file_system_poll_wait_seconds", -1, 86400);
     const auto retries = intFlag(o, "max_num_load_retries", 0, 1000);
     const auto inferenceThreads = intFlag(o, "num_inference_threads", 0, 1024);
-    if (!grpcPort || !restPort || !restThreads || !timeoutMs || !maxBody || !poll || !retries || !inferenceThreads) return 2;
+    const auto maxElements = intFlag(o, "max_request_elements", 1, int64_t(1) << 40);
+    const auto maxPixels = intFlag(o, "max_image_pixels", 1, int64_t(1) << 40);
+    const auto grpcMaxReceive = intFlag(o, "grpc_max_receive_message_bytes", 1024, INT32_MAX);
+    const auto stableMs = intFlag(o, "file_system_stable_ms", 0, 86'400'000);
+    if (!grpcPort || !restPort || !restThreads || !timeoutMs || !maxBody || !poll || !retries || !inferenceThreads || !maxElements ||
+        !maxPixels || !grpcMaxReceive || !stableMs)
+        return 2;
+    serve::RequestLimits limits;
+    limits.maxElements = *maxElements;
+    limits.maxImagePixels = *maxPixels;
     if (*grpcPort == 0 && *restPort == 0) {
         printErr(Cli::tr("kiln-serve: both --port and --rest_api_port are 0; nothing to serve on"));
         return 2;
@@ -203,6 +218,7 @@ int main(int argc, char** argv) {
     serve::ManagerOptions managerOptions;
     managerOptions.pollSeconds = static_cast<int>(*poll);
     managerOptions.maxLoadRetries = static_cast<int>(*retries);
+    managerOptions.stableMs = static_cast<int>(*stableMs);
     serve::Metrics metrics;
     if (o.flag("enable_batching")) {
         serve::BatchingParameters params;
@@ -229,15 +245,27 @@ int main(int argc, char** argv) {
     ThreadPool pool(static_cast<int>(*inferenceThreads));
     serve::ModelManager manager(config, managerOptions, pool);
     manager.start();
+    if (*poll <= 0) {
+        // A single scan: versions still being copied get their settling time before it ends.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(*stableMs + 1000);
+        while (manager.hasWaitingVersions() && std::chrono::steady_clock::now() < until) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            manager.scanOnce();
+        }
+    }
 
     std::unique_ptr<app::GrpcServer> grpc;
     if (*grpcPort > 0) {
-        grpc = std::make_unique<app::GrpcServer>(manager, &metrics, static_cast<int>(*timeoutMs));
+        app::GrpcOptions grpcOptions;
+        grpcOptions.timeoutMs = static_cast<int>(*timeoutMs);
+        grpcOptions.maxReceiveBytes = static_cast<int>(*grpcMaxReceive);
+        grpcOptions.limits = limits;
+        grpc = std::make_unique<app::GrpcServer>(manager, &metrics, grpcOptions);
         auto bound = grpc->start(o.get("grpc_bind_address"), static_cast<int>(*grpcPort));
         if (!bound) return fail(bound.error());
         std::fprintf(stderr, "kiln-serve: Running gRPC ModelServer at %s:%d ...\n", o.get("grpc_bind_address").c_str(), bound.value());
     }
-    serve::RestApi api(manager, &metrics, {static_cast<int>(*timeoutMs), o.flag("rest_api_enable_cors_support")});
+    serve::RestApi api(manager, &metrics, {static_cast<int>(*timeoutMs), o.flag("rest_api_enable_cors_support"), limits});
     std::unique_ptr<serve::HttpServer> http;
     if (*restPort > 0) {
         serve::HttpOptions httpOptions;

@@ -23,6 +23,7 @@
 
 #include "app/common/doctor.h"
 #include "app/common/error_text.h"
+#include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
 #include "engine/io/project.h"
 #include "engine/ops/summary.h"
@@ -174,7 +175,9 @@ int main(int argc, char** argv) {
         QString runDir = parser.value(runDirOpt);
         if (runDir.isEmpty()) {
             QString base = QString::fromStdString(project->name.empty() ? "run" : project->name);
-            runDir = QDir::current().filePath(QStringLiteral("runs/%1-%2").arg(base, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+            // runs/ in the current folder, or in the user's data folder when that one is read-only.
+            const QDir home(QString::fromStdString(api::runsHome(QDir::currentPath().toStdString())));
+            runDir = home.filePath(QStringLiteral("runs/%1-%2").arg(base, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
         }
         runDir = QFileInfo(runDir).absoluteFilePath();
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "engine/api/run_location.h"
 #include "engine/api/run_summary.h"
 #include "engine/train/weights.h"
 
@@ -46,7 +47,7 @@ fs::file_time_type modified(const std::string& dir)
 
 std::string runStorePath(const std::string& projectPath)
 {
-    return (fs::path(projectPath).parent_path() / ".kiln" / "runs.sqlite").string();
+    return (fs::path(runsHome(fs::path(projectPath).parent_path().string())) / ".kiln" / "runs.sqlite").string();
 }
 
 std::string stopStateDir(const std::string& runDir)
@@ -143,7 +144,9 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
             return Error(ErrorCode::ConfigError, "resuming needs the run folder to continue").with("field", "run_dir");
         }
         const std::string base = project.name.empty() ? "run" : project.name;
-        runDir = (fs::path(projectPath).parent_path() / "runs" / (base + "-" + timestamp("%Y%m%d-%H%M%S"))).string();
+        runDir = (fs::path(runsHome(fs::path(projectPath).parent_path().string())) / "runs" /
+                  (base + "-" + timestamp("%Y%m%d-%H%M%S")))
+                     .string();
     }
     std::error_code ec;
     fs::create_directories(runDir, ec);

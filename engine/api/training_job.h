@@ -22,7 +22,7 @@
 namespace kiln::engine::api {
 
 struct TrainingOptions {
-    std::string runDir;        // "" : <project folder>/runs/<name>-<yyyyMMdd-HHmmss>
+    std::string runDir;        // "" : runsHome(<project folder>)/runs/<name>-<yyyyMMdd-HHmmss>
     std::string runName;       // "" : the project's name and the time
     std::string weightsPath;   // start from these weights (safetensors); "" : initialise
     bool resume = false;       // continue from the run folder's newest saved state
@@ -37,7 +37,8 @@ struct TrainingOptions {
     int64_t stepMetricsEvery = 1;  // record step metrics every N steps (1 : every step)
 };
 
-// <project folder>/.kiln/runs.sqlite
+// runsHome(<project folder>)/.kiln/runs.sqlite: next to the project, or in the user's data folder
+// when the project's folder is read-only (engine/api/run_location.h).
 std::string runStorePath(const std::string& projectPath);
 // Where a Stop command leaves the full training state inside a run folder.
 std::string stopStateDir(const std::string& runDir);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -14,6 +15,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "engine/core/json_checked.h"
+#include "engine/core/sha256.h"
 #include "engine/io/project.h"
 #include "engine/io/safetensors.h"
 #include "engine/io/saved_model_export.h"
@@ -100,8 +103,27 @@ int64_t nextVersion(const std::string& modelDir) {
     return v.empty() ? 1 : v.back() + 1;
 }
 
+// Every regular file under `dir` (relative path, size, SHA-256), sorted by path: kiln-serve loads a
+// version copied in file by file only once all of them are there with these sizes and digests.
+Result<nlohmann::json> fileManifest(const std::string& dir) {
+    std::vector<std::pair<std::string, fs::path>> files;
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->is_regular_file(ec)) files.emplace_back(fs::relative(it->path(), dir, ec).generic_string(), it->path());
+    if (ec) return Error(ErrorCode::FileRead, "cannot list " + dir + ": " + ec.message()).withFile(dir).with("reason", ec.message());
+    std::sort(files.begin(), files.end());
+    nlohmann::json manifest = nlohmann::json::array();
+    for (const auto& [rel, path] : files) {
+        KILN_ASSIGN(std::string digest, sha256File(path.string()));
+        const auto size = fs::file_size(path, ec);
+        if (ec) return Error(ErrorCode::FileRead, "cannot stat " + path.string()).withFile(path.string()).with("reason", ec.message());
+        manifest.push_back({{"path", rel}, {"size", size}, {"sha256", digest}});
+    }
+    return manifest;
+}
+
 nlohmann::json modelDescription(const ops::ModelInfo& model, const RepositoryExport& req, int64_t version,
-                                const RepositoryResult& result) {
+                                const RepositoryResult& result, const nlohmann::json& manifest) {
     nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
     for (int i : model.inputs) {
         const auto& info = model.nodes[static_cast<size_t>(i)];
@@ -120,8 +142,9 @@ nlohmann::json modelDescription(const ops::ModelInfo& model, const RepositoryExp
         files["kiln_project"] = "model.kiln";
         files["weights"] = "weights.safetensors";
     }
-    nlohmann::json pre = nlohmann::json::parse(req.meta.preprocessingJson.empty() ? "{}" : req.meta.preprocessingJson, nullptr, false);
-    if (pre.is_discarded()) pre = nlohmann::json::object();
+    auto parsedPre = parseJsonChecked(req.meta.preprocessingJson.empty() ? "{}" : req.meta.preprocessingJson, JsonLimits{},
+                                      "preprocessing");
+    nlohmann::json pre = parsedPre ? std::move(parsedPre.value()) : nlohmann::json::object();
     nlohmann::json parity = nullptr;
     if (result.parityChecked)
         parity = {{"batch", result.parity.batch},
@@ -138,6 +161,7 @@ nlohmann::json modelDescription(const ops::ModelInfo& model, const RepositoryExp
             {"created", nowUtc()},
             {"layout", "NHWC"},
             {"files", files},
+            {"manifest", manifest},
             {"signature", {{"name", kServingSignature}, {"method_name", kPredictMethod}}},
             {"inputs", inputs},
             {"outputs", outputs},
@@ -233,11 +257,13 @@ Result<RepositoryResult> exportToRepository(const ops::ModelInfo& model, exec::P
 
     // Publish: take the next free number if another writer got there first.
     step(90, "publish");
+    auto manifest = fileManifest(tmp);
+    if (!manifest) return cleanup(manifest.error());
     for (int attempt = 0;; ++attempt) {
         const std::string target = (fs::path(modelDir) / std::to_string(version)).string();
         result.version = version;
         result.versionDir = target;
-        if (Status st = write(kModelJsonName, modelDescription(model, req, version, result).dump(2) + "\n"); !st.ok())
+        if (Status st = write(kModelJsonName, modelDescription(model, req, version, result, manifest.value()).dump(2) + "\n"); !st.ok())
             return cleanup(st.error());
         result.files.pop_back();
         syncDir(tmp);

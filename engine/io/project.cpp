@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/core/json_checked.h"
+
 namespace kiln::engine::io {
 namespace {
 using nlohmann::json;
@@ -157,16 +159,9 @@ Error locate(Error e, const Project& project) {
 }
 
 Result<Project> parseProject(const std::string& text, const std::string& path) {
-    json doc;
-    try {
-        doc = json::parse(text);
-    } catch (const json::parse_error& ex) {
-        auto [line, col] = lineColumn(text, ex.byte > 0 ? ex.byte - 1 : 0);
-        std::string what = ex.what();
-        auto p = what.find("syntax error");
-        std::string reason = p == std::string::npos ? what : what.substr(p);
-        return Error(ErrorCode::ParseError, "JSON " + reason).withFile(path, line, col).with("reason", reason);
-    }
+    // The depth limit is far above any real project and keeps copies of the tree (project
+    // sections are copied below) safe from stack overflow.
+    KILN_ASSIGN(json doc, parseJsonChecked(text, JsonLimits{}, path));
     if (!doc.is_object()) return fieldError(path, "project", "must be a JSON object");
     if (!doc.contains("format") || doc["format"] != "kiln-project")
         return Error(ErrorCode::UnsupportedFormat, "not a Kiln project: \"format\" must be \"kiln-project\"")

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_checked.h"
+
 #include "engine/io/project.h"
 
 namespace kiln::engine::io {
@@ -63,12 +65,12 @@ Result<SafetensorsFile> loadSafetensors(const std::string& path) {
     uint64_t len = 0;
     for (int i = 0; i < 8; ++i) len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[static_cast<size_t>(i)])) << (8 * i);
     if (len > kMaxHeader || 8 + len > bytes.size()) return fileError(path, "", "the header length is invalid");
-    json header;
-    try {
-        header = json::parse(bytes.substr(8, len));
-    } catch (const json::exception&) {
-        return fileError(path, "", "the header is not valid JSON");
-    }
+    JsonLimits limits;
+    limits.maxBytes = kMaxHeader;
+    limits.maxDepth = 16;  // {name: {dtype, shape: [...], data_offsets: [...]}} and __metadata__
+    auto parsed = parseJsonChecked(std::string_view(bytes).substr(8, len), limits, path);
+    if (!parsed) return fileError(path, "", "the header is not valid JSON: " + parsed.error().message);
+    json header = std::move(parsed.value());
     if (!header.is_object()) return fileError(path, "", "the header is not a JSON object");
     const uint64_t dataSize = bytes.size() - 8 - len;
     const char* data = bytes.data() + 8 + len;

@@ -4,19 +4,19 @@
 // and regress, {"b64": ...} images) and response writing.
 #include "engine/serve/json_tensor.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_checked.h"
 #include "engine/serve/status.h"
 
 namespace kiln::engine::serve {
 using nlohmann::json;
 
 namespace {
-
-constexpr int64_t kMaxBatch = 1 << 16;  // rows per request
 
 Error invalid(const std::string& message) { return serveError(TfCode::InvalidArgument, message); }
 
@@ -41,14 +41,17 @@ const char* kindName(const json& v) {
 bool isB64(const json& v) { return v.is_object() && v.size() == 1 && v.contains("b64"); }
 
 // Fills `out` (itemSize floats) from `v`, which must have exactly the item shape of `spec`.
-Status fillItem(const json& v, const TensorSpec& spec, float* out, const std::string& where) {
+// With `out` null it only checks the shape and types (images only that "b64" is a string): the
+// validation pass that runs before a request's tensors are allocated.
+Status fillItem(const json& v, const TensorSpec& spec, float* out, const std::string& where, const RequestLimits& limits) {
     if (isB64(v)) {
         const json& b = v["b64"];
         if (!b.is_string()) return invalid(where + ": input \"" + spec.name + "\": \"b64\" must be a string");
+        if (!out) return okStatus();
         std::string bytes;
         if (!decodeBase64(b.get_ref<const std::string&>(), bytes))
             return invalid(where + ": input \"" + spec.name + "\": \"b64\" is not valid base64");
-        return decodeImageInto(bytes, spec, out, where);
+        return decodeImageInto(bytes, spec, out, where, limits.maxImagePixels);
     }
     const std::vector<int64_t> dims = spec.itemShape();
     // Iterative walk over the nesting, checking each level's length.
@@ -81,7 +84,8 @@ Status fillItem(const json& v, const TensorSpec& spec, float* out, const std::st
         if (spec.dtype == "DT_INT32" ? !node.is_number_integer() : !node.is_number())
             return invalid(where + position() + ": input \"" + spec.name + "\" (" + spec.dtype + ") needs " +
                            (spec.dtype == "DT_INT32" ? "an integer" : "a number") + ", found " + kindName(node));
-        out[written++] = node.get<float>();
+        if (out) out[written] = node.get<float>();
+        ++written;
         return okStatus();
     };
     KILN_TRY(visit(v));
@@ -102,12 +106,27 @@ Status fillItem(const json& v, const TensorSpec& spec, float* out, const std::st
     return okStatus();
 }
 
-Result<json> parseBody(std::string_view body) {
-    try {
-        return json::parse(body.begin(), body.end());
-    } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
-        return invalid(std::string("JSON Parse error: ") + e.what());
-    }
+Result<json> parseBody(std::string_view body, const ModelSignature& sig, const RequestLimits& limits) {
+    JsonLimits jl;
+    jl.maxDepth = limits.maxJsonDepth;
+    jl.maxValues = jsonValueBudget(sig, limits);
+    auto parsed = parseJsonChecked(body, jl, "request body");
+    if (!parsed) return invalid("JSON Parse error: " + parsed.error().message);
+    return parsed;
+}
+
+// Refuses a request whose tensors would exceed the element budget, before they are allocated.
+Status checkBudget(int64_t batch, const ModelSignature& sig, const RequestLimits& limits, const char* what) {
+    if (batch > limits.maxBatch)
+        return invalid(std::string("more than ") + std::to_string(limits.maxBatch) + " " + what + " in one request (" +
+                       std::to_string(batch) + ")");
+    int64_t perItem = 0;
+    for (const auto& s : sig.inputs) perItem += s.itemSize();
+    if (perItem > 0 && batch > limits.maxElements / perItem)
+        return invalid("the request has " + std::to_string(batch) + " " + what + " of " + std::to_string(perItem) +
+                       " input values each, more than the limit of " + std::to_string(limits.maxElements) +
+                       " values per request");
+    return okStatus();
 }
 
 Status checkSignatureName(const json& j) {
@@ -120,21 +139,23 @@ Status checkSignatureName(const json& j) {
     return okStatus();
 }
 
-// One input's column (the columnar form): a list of instances, or a single b64 object (batch 1).
-Result<Tensor> parseColumn(const json& v, const TensorSpec& spec, const std::string& where) {
-    const int64_t item = spec.itemSize();
-    if (isB64(v)) {
-        Tensor t(Shape(spec.shape).withBatch(1));
-        KILN_TRY(fillItem(v, spec, t.data<float>(), where));
-        return t;
-    }
+// The batch of one input's column (the columnar form): a list of instances, or a single b64
+// object (batch 1).
+Result<int64_t> columnBatch(const json& v, const TensorSpec& spec, const std::string& where) {
+    if (isB64(v)) return int64_t(1);
     if (!v.is_array()) return invalid(where + ": input \"" + spec.name + "\" needs a list with the batch first, found " + kindName(v));
     if (v.empty()) return invalid(where + ": input \"" + spec.name + "\" has an empty batch");
-    if (static_cast<int64_t>(v.size()) > kMaxBatch) return invalid(where + ": the batch is larger than " + std::to_string(kMaxBatch));
-    Tensor t(Shape(spec.shape).withBatch(static_cast<int64_t>(v.size())));
+    return static_cast<int64_t>(v.size());
+}
+
+// Checks (out null) or fills one column of `batch` items.
+Status fillColumn(const json& v, const TensorSpec& spec, float* out, const std::string& where, const RequestLimits& limits) {
+    if (isB64(v)) return fillItem(v, spec, out, where, limits);
+    const int64_t item = spec.itemSize();
     for (size_t i = 0; i < v.size(); ++i)
-        KILN_TRY(fillItem(v[i], spec, t.data<float>() + static_cast<int64_t>(i) * item, where + "[" + std::to_string(i) + "]"));
-    return t;
+        KILN_TRY(fillItem(v[i], spec, out ? out + static_cast<int64_t>(i) * item : nullptr, where + "[" + std::to_string(i) + "]",
+                          limits));
+    return okStatus();
 }
 
 std::string formatFloat(float v) {
@@ -182,6 +203,25 @@ std::vector<float> classScores(const float* row, int64_t n, ModelSignature::Scor
 
 }  // namespace
 
+// Per row: an instance object, and per input one list for every prefix of its item shape plus
+// the numbers, plus one (a "b64" object's string, or the key). A classify 'context' may add a
+// row's worth, and the top level a few keys.
+uint64_t jsonValueBudget(const ModelSignature& sig, const RequestLimits& limits) {
+    uint64_t perRow = 1;
+    int64_t perItem = 0;
+    for (const auto& s : sig.inputs) {
+        uint64_t lists = 0, prefix = 1;
+        for (int64_t d : s.itemShape()) {
+            lists += prefix;
+            prefix *= static_cast<uint64_t>(std::max<int64_t>(d, 1));
+        }
+        perRow += lists + static_cast<uint64_t>(s.itemSize()) + 1;
+        perItem += s.itemSize();
+    }
+    const int64_t rows = std::min(limits.maxBatch, perItem > 0 ? limits.maxElements / perItem : limits.maxBatch);
+    return static_cast<uint64_t>(rows) * perRow + perRow + 64;
+}
+
 bool decodeBase64(std::string_view in, std::string& out) {
     out.clear();
     out.reserve(in.size() / 4 * 3 + 3);
@@ -211,8 +251,8 @@ bool decodeBase64(std::string_view in, std::string& out) {
     return padding <= 2 && bits < 6;
 }
 
-Result<PredictRequestData> parsePredictRequest(std::string_view body, const ModelSignature& sig) {
-    KILN_ASSIGN(json j, parseBody(body));
+Result<PredictRequestData> parsePredictRequest(std::string_view body, const ModelSignature& sig, const RequestLimits& limits) {
+    KILN_ASSIGN(json j, parseBody(body, sig, limits));
     if (!j.is_object()) return invalid("The request body must be a JSON object");
     KILN_TRY(checkSignatureName(j));
     const bool hasInstances = j.contains("instances");
@@ -224,103 +264,125 @@ Result<PredictRequestData> parsePredictRequest(std::string_view body, const Mode
         const json& inst = j["instances"];
         if (!inst.is_array()) return invalid("'instances' must be a list, found " + std::string(kindName(inst)));
         if (inst.empty()) return invalid("'instances' is an empty list");
-        if (static_cast<int64_t>(inst.size()) > kMaxBatch) return invalid("more than " + std::to_string(kMaxBatch) + " instances");
         req.batch = static_cast<int64_t>(inst.size());
-        for (const auto& spec : sig.inputs) req.inputs.emplace_back(Shape(spec.shape).withBatch(req.batch));
+        KILN_TRY(checkBudget(req.batch, sig, limits, "instances"));
         const bool named = sig.inputs.size() > 1 || (inst[0].is_object() && !isB64(inst[0]));
-        for (size_t i = 0; i < inst.size(); ++i) {
-            const std::string where = "instances[" + std::to_string(i) + "]";
-            const json& e = inst[i];
-            if (!named) {
-                const TensorSpec& spec = sig.inputs[0];
-                KILN_TRY(fillItem(e, spec, req.inputs[0].data<float>() + static_cast<int64_t>(i) * spec.itemSize(), where));
-                continue;
+        // Two passes over the instances: the first (no tensors yet) checks every shape and type,
+        // the second allocates and fills, so a malformed request costs no allocation.
+        auto pass = [&](bool write) -> Status {
+            auto dst = [&](size_t k, size_t i) -> float* {
+                return write ? req.inputs[k].data<float>() + static_cast<int64_t>(i) * sig.inputs[k].itemSize() : nullptr;
+            };
+            for (size_t i = 0; i < inst.size(); ++i) {
+                const std::string where = "instances[" + std::to_string(i) + "]";
+                const json& e = inst[i];
+                if (!named) {
+                    KILN_TRY(fillItem(e, sig.inputs[0], dst(0, i), where, limits));
+                    continue;
+                }
+                if (!e.is_object() || isB64(e))
+                    return invalid(where + ": the model has several inputs, so every instance must be an object keyed by input name (" +
+                                   [&] {
+                                       std::string names;
+                                       for (const auto& s : sig.inputs) names += (names.empty() ? "" : ", ") + s.name;
+                                       return names;
+                                   }() + ")");
+                for (const auto& [key, value] : e.items())
+                    if (sig.findInput(key) < 0) return invalid(where + ": \"" + key + "\" is not an input of the model");
+                for (size_t k = 0; k < sig.inputs.size(); ++k) {
+                    const TensorSpec& spec = sig.inputs[k];
+                    if (!e.contains(spec.name)) return invalid(where + ": input \"" + spec.name + "\" is missing");
+                    KILN_TRY(fillItem(e[spec.name], spec, dst(k, i), where + "." + spec.name, limits));
+                }
             }
-            if (!e.is_object() || isB64(e))
-                return invalid(where + ": the model has several inputs, so every instance must be an object keyed by input name (" +
-                               [&] {
-                                   std::string names;
-                                   for (const auto& s : sig.inputs) names += (names.empty() ? "" : ", ") + s.name;
-                                   return names;
-                               }() + ")");
-            for (const auto& [key, value] : e.items())
-                if (sig.findInput(key) < 0) return invalid(where + ": \"" + key + "\" is not an input of the model");
-            for (size_t k = 0; k < sig.inputs.size(); ++k) {
-                const TensorSpec& spec = sig.inputs[k];
-                if (!e.contains(spec.name)) return invalid(where + ": input \"" + spec.name + "\" is missing");
-                KILN_TRY(fillItem(e[spec.name], spec, req.inputs[k].data<float>() + static_cast<int64_t>(i) * spec.itemSize(),
-                                  where + "." + spec.name));
-            }
-        }
+            return okStatus();
+        };
+        KILN_TRY(pass(false));
+        for (const auto& spec : sig.inputs) req.inputs.emplace_back(Shape(spec.shape).withBatch(req.batch));
+        KILN_TRY(pass(true));
         return req;
     }
     req.columnar = true;
     const json& in = j["inputs"];
     const bool named = in.is_object() && !isB64(in);
-    if (!named) {
-        if (sig.inputs.size() > 1)
-            return invalid("'inputs' must be an object keyed by input name: the model has " + std::to_string(sig.inputs.size()) + " inputs");
-        KILN_ASSIGN(Tensor t, parseColumn(in, sig.inputs[0], "inputs"));
-        req.batch = t.shape()[0];
-        req.inputs.push_back(std::move(t));
-        return req;
-    }
+    if (!named && sig.inputs.size() > 1)
+        return invalid("'inputs' must be an object keyed by input name: the model has " + std::to_string(sig.inputs.size()) + " inputs");
+    // The column of each input, its batch checked against the first input's and the budget before
+    // anything is allocated.
+    std::vector<const json*> columns;
+    std::vector<std::string> wheres;
     for (const auto& spec : sig.inputs) {
-        if (!in.contains(spec.name)) return invalid("inputs: input \"" + spec.name + "\" is missing");
-        KILN_ASSIGN(Tensor t, parseColumn(in[spec.name], spec, "inputs." + spec.name));
-        if (!req.inputs.empty() && t.shape()[0] != req.batch)
-            return invalid("inputs: input \"" + spec.name + "\" has a batch of " + std::to_string(t.shape()[0]) + ", input \"" +
+        if (named && !in.contains(spec.name)) return invalid("inputs: input \"" + spec.name + "\" is missing");
+        columns.push_back(named ? &in[spec.name] : &in);
+        wheres.push_back(named ? "inputs." + spec.name : "inputs");
+        KILN_ASSIGN(int64_t b, columnBatch(*columns.back(), spec, wheres.back()));
+        if (columns.size() > 1 && b != req.batch)
+            return invalid("inputs: input \"" + spec.name + "\" has a batch of " + std::to_string(b) + ", input \"" +
                            sig.inputs[0].name + "\" of " + std::to_string(req.batch) + "; they must agree");
-        req.batch = t.shape()[0];
+        req.batch = b;
+    }
+    KILN_TRY(checkBudget(req.batch, sig, limits, "rows"));
+    for (size_t k = 0; k < sig.inputs.size(); ++k) KILN_TRY(fillColumn(*columns[k], sig.inputs[k], nullptr, wheres[k], limits));
+    for (size_t k = 0; k < sig.inputs.size(); ++k) {
+        Tensor t(Shape(sig.inputs[k].shape).withBatch(req.batch));
+        KILN_TRY(fillColumn(*columns[k], sig.inputs[k], t.data<float>(), wheres[k], limits));
         req.inputs.push_back(std::move(t));
     }
     return req;
 }
 
-Result<std::vector<Tensor>> parseExamplesRequest(std::string_view body, const ModelSignature& sig) {
-    KILN_ASSIGN(json j, parseBody(body));
+Result<std::vector<Tensor>> parseExamplesRequest(std::string_view body, const ModelSignature& sig, const RequestLimits& limits) {
+    KILN_ASSIGN(json j, parseBody(body, sig, limits));
     if (!j.is_object()) return invalid("The request body must be a JSON object");
     KILN_TRY(checkSignatureName(j));
     if (!j.contains("examples")) return invalid("Missing 'examples' key");
     const json& ex = j["examples"];
     if (!ex.is_array() || ex.empty()) return invalid("'examples' must be a non-empty list");
-    if (static_cast<int64_t>(ex.size()) > kMaxBatch) return invalid("more than " + std::to_string(kMaxBatch) + " examples");
-    json context = json::object();
-    if (j.contains("context")) {
-        context = j["context"];
-        if (!context.is_object()) return invalid("'context' must be an object of features");
-    }
     const auto batch = static_cast<int64_t>(ex.size());
+    KILN_TRY(checkBudget(batch, sig, limits, "examples"));
+    // The request tree is only ever referenced, never copied.
+    static const json kNoContext = json::object();
+    const json* context = &kNoContext;
+    if (j.contains("context")) {
+        context = &j["context"];
+        if (!context->is_object()) return invalid("'context' must be an object of features");
+    }
     std::vector<Tensor> inputs;
-    for (const auto& spec : sig.inputs) inputs.emplace_back(Shape(spec.shape).withBatch(batch));
-    for (size_t i = 0; i < ex.size(); ++i) {
-        const std::string where = "examples[" + std::to_string(i) + "]";
-        const json& e = ex[i];
-        if (!e.is_object()) return invalid(where + " must be an object of features, found " + kindName(e));
-        for (const auto& [key, value] : e.items())
-            if (context.contains(key)) return invalid(where + ": feature \"" + key + "\" is also in 'context'");
-        for (size_t k = 0; k < sig.inputs.size(); ++k) {
-            const TensorSpec& spec = sig.inputs[k];
-            const json* f = e.contains(spec.name) ? &e[spec.name] : context.contains(spec.name) ? &context[spec.name] : nullptr;
-            if (!f) return invalid(where + ": feature \"" + spec.name + "\" (a model input) is missing");
-            float* dst = inputs[k].data<float>() + static_cast<int64_t>(i) * spec.itemSize();
-            const std::string fw = where + "." + spec.name;
-            if (isB64(*f)) {
-                KILN_TRY(fillItem(*f, spec, dst, fw));
-                continue;
-            }
-            // A tf.train.Example feature is a flat list (or one value): fill the item in order.
-            json flat = f->is_array() ? *f : json::array({*f});
-            if (static_cast<int64_t>(flat.size()) != spec.itemSize())
-                return invalid(fw + ": feature has " + std::to_string(flat.size()) + " values, input \"" + spec.name +
-                               "\" takes " + std::to_string(spec.itemSize()));
-            for (size_t n = 0; n < flat.size(); ++n) {
-                if (!flat[n].is_number())
-                    return invalid(fw + "[" + std::to_string(n) + "]: needs a number, found " + kindName(flat[n]));
-                dst[n] = flat[n].get<float>();
+    // As for predict: a checking pass, then allocation, then the filling pass.
+    auto pass = [&](bool write) -> Status {
+        for (size_t i = 0; i < ex.size(); ++i) {
+            const std::string where = "examples[" + std::to_string(i) + "]";
+            const json& e = ex[i];
+            if (!e.is_object()) return invalid(where + " must be an object of features, found " + kindName(e));
+            for (const auto& [key, value] : e.items())
+                if (context->contains(key)) return invalid(where + ": feature \"" + key + "\" is also in 'context'");
+            for (size_t k = 0; k < sig.inputs.size(); ++k) {
+                const TensorSpec& spec = sig.inputs[k];
+                const json* f = e.contains(spec.name) ? &e[spec.name] : context->contains(spec.name) ? &(*context)[spec.name] : nullptr;
+                if (!f) return invalid(where + ": feature \"" + spec.name + "\" (a model input) is missing");
+                float* dst = write ? inputs[k].data<float>() + static_cast<int64_t>(i) * spec.itemSize() : nullptr;
+                const std::string fw = where + "." + spec.name;
+                if (isB64(*f)) {
+                    KILN_TRY(fillItem(*f, spec, dst, fw, limits));
+                    continue;
+                }
+                // A tf.train.Example feature is a flat list (or one value): fill the item in order.
+                const size_t count = f->is_array() ? f->size() : 1;
+                if (static_cast<int64_t>(count) != spec.itemSize())
+                    return invalid(fw + ": feature has " + std::to_string(count) + " values, input \"" + spec.name + "\" takes " +
+                                   std::to_string(spec.itemSize()));
+                for (size_t n = 0; n < count; ++n) {
+                    const json& v = f->is_array() ? (*f)[n] : *f;
+                    if (!v.is_number()) return invalid(fw + "[" + std::to_string(n) + "]: needs a number, found " + kindName(v));
+                    if (dst) dst[n] = v.get<float>();
+                }
             }
         }
-    }
+        return okStatus();
+    };
+    KILN_TRY(pass(false));
+    for (const auto& spec : sig.inputs) inputs.emplace_back(Shape(spec.shape).withBatch(batch));
+    KILN_TRY(pass(true));
     return inputs;
 }
 

@@ -3,10 +3,14 @@
 #include "engine/serve/model_manager.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <set>
+
+#include "engine/core/json_checked.h"
+#include "engine/core/sha256.h"
 
 namespace kiln::engine::serve {
 namespace fs = std::filesystem;
@@ -37,6 +41,116 @@ std::optional<int64_t> parseVersion(const std::string& s) {
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) return std::nullopt;
     return v;
+}
+
+// What a scan sees of a version folder: every entry's relative path, type, size and modification
+// time (symbolic links followed), sorted, as one string; and the age of the newest of them.
+struct VersionFiles {
+    std::string print;
+    int64_t newestAgeMs = 0;  // negative when a time lies in the future
+    std::string problem;      // a dangling link or an unreadable entry
+};
+
+constexpr size_t kMaxVersionEntries = 10000;
+
+VersionFiles inspectVersion(const fs::path& folder) {
+    VersionFiles out;
+    std::vector<std::string> entries;
+    auto newest = fs::file_time_type::min();
+    auto add = [&](const fs::path& path, const std::string& rel) {
+        std::error_code ec;
+        const fs::file_status st = fs::status(path, ec);
+        if (ec || !fs::exists(st)) {
+            if (out.problem.empty()) out.problem = (rel.empty() ? folder.string() : rel) + " is a dangling link or cannot be read";
+            entries.push_back(rel + "\t?");
+            return;
+        }
+        const auto mtime = fs::last_write_time(path, ec);
+        if (!ec) newest = std::max(newest, mtime);
+        const uintmax_t size = fs::is_regular_file(st) ? fs::file_size(path, ec) : 0;
+        entries.push_back(rel + "\t" + std::to_string(static_cast<int>(st.type())) + "\t" + std::to_string(size) + "\t" +
+                          std::to_string(mtime.time_since_epoch().count()));
+    };
+    add(folder, "");
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end && entries.size() < kMaxVersionEntries; it.increment(ec))
+        add(it->path(), fs::relative(it->path(), folder, ec).generic_string());
+    if (ec && out.problem.empty()) out.problem = "cannot list " + folder.string() + ": " + ec.message();
+    std::sort(entries.begin(), entries.end());
+    for (const auto& e : entries) out.print += e + "\n";
+    out.newestAgeMs = std::chrono::duration_cast<std::chrono::milliseconds>(fs::file_time_type::clock::now() - newest).count();
+    return out;
+}
+
+// Whether a version folder may be loaded now. Ready: kiln-model.json lists a manifest and every
+// file in it has its size, or (without a manifest) the files have settled. Waiting: files are
+// missing or still changing. Failed: they settled in a state that cannot load (a file missing or
+// not matching the manifest, kiln-model.json unreadable); retried when the files change.
+struct Readiness {
+    enum class Kind { Ready, Waiting, Failed } kind = Kind::Ready;
+    std::string reason;
+    nlohmann::json manifest;  // the manifest, when there is one
+};
+
+Readiness readiness(const fs::path& folder, const VersionFiles& files, int64_t unchangedMs, int stableMs) {
+    const bool settled = unchangedMs >= stableMs || files.newestAgeMs >= stableMs;
+    auto notYet = [&](std::string reason) {
+        return Readiness{settled ? Readiness::Kind::Failed : Readiness::Kind::Waiting, std::move(reason), nullptr};
+    };
+    if (!files.problem.empty()) return notYet(files.problem);
+    std::error_code ec;
+    for (const char* required : {kModelGraphFile, kModelWeightsFile})
+        if (!fs::is_regular_file(folder / required, ec)) return notYet(std::string(required) + " is missing");
+    const fs::path jsonPath = folder / kModelJsonFile;
+    if (fs::exists(jsonPath, ec)) {
+        auto j = readJsonFileChecked(jsonPath.string(), modelJsonLimits());
+        if (!j) return notYet(j.error().toString());
+        if (j->is_object() && j->contains("manifest")) {
+            const nlohmann::json& manifest = (*j)["manifest"];
+            if (!manifest.is_array())
+                return {Readiness::Kind::Failed, jsonPath.string() + ": \"manifest\" must be a list of {path, size, sha256}", nullptr};
+            for (const auto& f : manifest) {
+                const bool wellFormed = f.is_object() && f.contains("path") && f["path"].is_string() && f.contains("size") &&
+                                        f["size"].is_number_unsigned();
+                const fs::path rel = wellFormed ? fs::path(f["path"].get<std::string>()) : fs::path();
+                bool inside = wellFormed && !rel.empty() && rel.is_relative();
+                for (const auto& part : rel) inside = inside && part != "..";
+                if (!inside)
+                    return {Readiness::Kind::Failed,
+                            jsonPath.string() + ": every \"manifest\" entry needs a relative \"path\" inside the version and a \"size\"",
+                            nullptr};
+                const uintmax_t want = f["size"].get<uintmax_t>();
+                const uintmax_t have = fs::is_regular_file(folder / rel, ec) ? fs::file_size(folder / rel, ec) : 0;
+                if (!fs::is_regular_file(folder / rel, ec))
+                    return notYet(rel.generic_string() + " (listed in " + kModelJsonFile + ") is missing");
+                if (have != want)
+                    return notYet(rel.generic_string() + " has " + std::to_string(have) + " bytes, " + kModelJsonFile + " lists " +
+                                  std::to_string(want));
+            }
+            return {Readiness::Kind::Ready, {}, manifest};
+        }
+    }
+    if (!settled)
+        return {Readiness::Kind::Waiting, "the files changed less than " + std::to_string(stableMs) + " ms ago", nullptr};
+    return {};
+}
+
+// Checks the files of a manifest that carry a "sha256".
+Status verifyManifest(const fs::path& folder, const nlohmann::json& manifest) {
+    if (!manifest.is_array()) return okStatus();
+    for (const auto& f : manifest) {
+        if (!f.contains("sha256") || !f["sha256"].is_string()) continue;
+        const fs::path path = folder / f["path"].get<std::string>();
+        KILN_ASSIGN(std::string digest, sha256File(path.string()));
+        std::string want = f["sha256"].get<std::string>();
+        std::transform(want.begin(), want.end(), want.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (digest != want)
+            return Error(ErrorCode::DataError, path.string() + " does not match the sha256 listed in " + kModelJsonFile)
+                .withFile(path.string())
+                .with("reason", "sha256 mismatch");
+    }
+    return okStatus();
 }
 
 }  // namespace
@@ -132,38 +246,98 @@ void ModelManager::scanModel(const std::string& name) {
         break;
     }
 
-    // 3. Load what is wanted and not loaded (newest first), outside the lock.
+    // 3. Load what is wanted and not loaded (newest first), outside the lock. A version is loaded
+    //    only once its files are complete and settled (see readiness()); an available version
+    //    whose files changed is loaded anew the same way and swapped in.
+    std::vector<std::shared_ptr<LoadedVersion>> released;
     for (auto it = wanted.rbegin(); it != wanted.rend(); ++it) {
         const int64_t v = *it;
+        // The folder may be named "0007": find the real child name.
+        fs::path folder = fs::path(config.basePath) / std::to_string(v);
+        for (fs::directory_iterator di(config.basePath, ec), end; !ec && di != end; di.increment(ec))
+            if (parseVersion(di->path().filename().string()) == v) folder = di->path();
+        const VersionFiles files = inspectVersion(folder);
+        const std::string vname = "servable " + name + " version " + std::to_string(v);
+        bool reload = false;
+        int64_t unchangedMs = 0;
         {
             std::lock_guard lock(m_mutex);
             auto& ve = m_models.at(name).versions[v];
-            if (ve.state == VersionState::Available) continue;
-            if (ve.state == VersionState::End && ve.failures > m_options.maxLoadRetries) continue;
-            if (ve.state == VersionState::End && ve.failures == 0) {
-                // Unloaded earlier and wanted again (e.g. the policy changed back): load anew.
+            const auto now = std::chrono::steady_clock::now();
+            if (files.print != ve.seenPrint) {
+                ve.seenPrint = files.print;
+                ve.seenSince = now;
             }
-            ve.state = VersionState::Loading;
+            unchangedMs = std::chrono::duration_cast<std::chrono::milliseconds>(now - ve.seenSince).count();
+            if (files.print != ve.attemptPrint) ve.failures = 0;  // new files: a fresh set of retries
+            if (ve.state == VersionState::Available) {
+                if (files.print == ve.attemptPrint) continue;
+                reload = true;
+            } else if (ve.state == VersionState::End && ve.failures > m_options.maxLoadRetries) {
+                continue;
+            }
         }
-        const std::string dir = (fs::path(config.basePath) / std::to_string(v)).string();
-        // The folder may be named "0007": find the real child name.
-        std::string folder = dir;
-        for (fs::directory_iterator di(config.basePath, ec), end; !ec && di != end; di.increment(ec))
-            if (parseVersion(di->path().filename().string()) == v) folder = di->path().string();
-        logLine("Loading servable " + name + " version " + std::to_string(v) + " from " + folder);
-        auto servable = Servable::load(folder, name, v, *m_pool);
+        const Readiness ready = readiness(folder, files, unchangedMs, m_options.stableMs);
+        if (ready.kind != Readiness::Kind::Ready) {
+            std::lock_guard lock(m_mutex);
+            auto& ve = m_models.at(name).versions[v];
+            if (ready.kind == Readiness::Kind::Failed) {
+                ve.attemptPrint = files.print;
+                ++ve.failures;
+                if (!reload) {
+                    ve.state = VersionState::End;
+                    ve.code = TfCode::FailedPrecondition;
+                    ve.message = ready.reason;
+                }
+                logLine("Not loading " + vname + " (attempt " + std::to_string(ve.failures) + "): " + ready.reason);
+            } else if (!reload) {
+                const std::string message = "waiting for the version's files to be complete and unchanged: " + ready.reason;
+                if (ve.message != message) logLine("Not loading " + vname + " yet: " + ready.reason);
+                ve.state = VersionState::Start;
+                ve.code = TfCode::Ok;
+                ve.message = message;
+            }
+            continue;
+        }
+        if (!reload) {
+            std::lock_guard lock(m_mutex);
+            m_models.at(name).versions[v].state = VersionState::Loading;
+        }
+        logLine((reload ? "Reloading " : "Loading ") + vname + " from " + folder.string());
+        Status verified = verifyManifest(folder, ready.manifest);
+        auto servable = verified.ok() ? Servable::load(folder.string(), name, v, *m_pool)
+                                      : Result<std::shared_ptr<Servable>>(verified.error());
         Status warm = servable ? servable.value()->warmUp(m_options.batching ? m_options.batching->maxBatchSize : 1)
                                : Status(servable.error());
+        // Files that changed while they were read may have given half a model: drop it and wait.
+        const VersionFiles after = inspectVersion(folder);
         std::lock_guard lock(m_mutex);
         auto& ve = m_models.at(name).versions[v];
+        if (after.print != files.print) {
+            ve.seenPrint = after.print;
+            ve.seenSince = std::chrono::steady_clock::now();
+            if (!reload) {
+                ve.state = VersionState::Start;
+                ve.code = TfCode::Ok;
+                ve.message = "waiting for the version's files to be complete and unchanged: they changed while loading";
+            }
+            logLine("The files of " + vname + " changed while loading; waiting for them to settle");
+            continue;
+        }
+        ve.attemptPrint = files.print;
         if (!warm.ok()) {
             ++ve.failures;
+            const TfCode code = tfCodeOf(warm.error());
+            const std::string message = warm.error().toString();
+            if (reload) {
+                logLine("Reloading " + vname + " failed (attempt " + std::to_string(ve.failures) +
+                        "); the loaded files keep serving: " + message);
+                continue;
+            }
             ve.state = VersionState::End;
-            ve.code = tfCodeOf(warm.error());
-            if (ve.code == TfCode::Ok) ve.code = TfCode::Unknown;
-            ve.message = warm.error().toString();
-            logLine("Loading servable " + name + " version " + std::to_string(v) + " failed (attempt " +
-                    std::to_string(ve.failures) + "): " + ve.message);
+            ve.code = code == TfCode::Ok ? TfCode::Unknown : code;
+            ve.message = message;
+            logLine("Loading " + vname + " failed (attempt " + std::to_string(ve.failures) + "): " + message);
             continue;
         }
         std::unique_ptr<Batcher> batcher;
@@ -175,6 +349,7 @@ void ModelManager::scanModel(const std::string& name) {
         }
         // The swap: requests that look the version up from now on get the new one; requests in
         // flight keep their shared_ptr to whatever they found.
+        if (ve.loaded) released.push_back(std::move(ve.loaded));
         ve.loaded = std::make_shared<LoadedVersion>(std::move(servable.value()), std::move(batcher));
         ve.state = VersionState::Available;
         ve.code = TfCode::Ok;
@@ -185,7 +360,6 @@ void ModelManager::scanModel(const std::string& name) {
 
     // 4. Unload versions no longer wanted, but never the last available one while no wanted
     //    version is available (availability preserving). A version whose folder is gone goes.
-    std::vector<std::shared_ptr<LoadedVersion>> released;
     {
         std::lock_guard lock(m_mutex);
         auto& entry = m_models.at(name);
@@ -205,6 +379,9 @@ void ModelManager::scanModel(const std::string& name) {
                 logLine("Unloaded servable version {name: " + name + " version: " + std::to_string(v) + "}");
             } else if (ve.state == VersionState::End && ve.failures > 0 && !onDisk.count(v)) {
                 ve.failures = 0;  // a failed version folder was removed: forget the failures
+            } else if (ve.state == VersionState::Start) {
+                ve.state = VersionState::End;  // was waiting for its files, no longer wanted
+                ve.message.clear();
             }
         }
     }
@@ -221,6 +398,14 @@ std::vector<std::string> ModelManager::modelNames() const {
 bool ModelManager::hasModel(const std::string& name) const {
     std::lock_guard lock(m_mutex);
     return m_models.count(name) > 0;
+}
+
+bool ModelManager::hasWaitingVersions() const {
+    std::lock_guard lock(m_mutex);
+    for (const auto& [n, e] : m_models)
+        for (const auto& [v, ve] : e.versions)
+            if (ve.state == VersionState::Start) return true;
+    return false;
 }
 
 std::map<std::string, std::vector<int64_t>> ModelManager::availableVersions() const {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The model repository watcher: scans each model's base path for numeric version folders, loads
-// and warms up the versions its policy asks for, swaps them in atomically, and unloads the ones
-// it no longer wants only once a wanted version is available (availability preserving).
+// and warms up the versions its policy asks for once their files are complete and settled, swaps
+// them in atomically, and unloads the ones it no longer wants only once a wanted version is
+// available (availability preserving).
 #pragma once
 
 #include <atomic>
@@ -52,7 +53,10 @@ private:
 
 struct ManagerOptions {
     int pollSeconds = 1;             // <= 0: scan once at start
-    int maxLoadRetries = 5;          // failed loads are retried on later scans this many times
+    int maxLoadRetries = 5;          // a failed load is retried this many times while its files stay the same
+    // A version without a file manifest is loaded once its files (names, sizes, modification
+    // times) were seen unchanged for this long, or all were last modified at least this long ago.
+    int stableMs = 2000;
     std::optional<BatchingParameters> batching;
     std::function<void(const std::string& model, int64_t rows)> onBatch;  // batch-size metric
     std::function<void(const std::string& line)> log;                      // stderr by default
@@ -81,6 +85,8 @@ public:
                                               const std::optional<std::string>& label) const;
     std::vector<std::string> modelNames() const;
     bool hasModel(const std::string& name) const;
+    // Whether a wanted version is waiting for its files to be complete and settled (START).
+    bool hasWaitingVersions() const;
     // Available version numbers per model (for metrics).
     std::map<std::string, std::vector<int64_t>> availableVersions() const;
 
@@ -89,8 +95,11 @@ private:
         VersionState state = VersionState::Unknown;
         TfCode code = TfCode::Ok;
         std::string message;
-        int failures = 0;
+        int failures = 0;        // failed loads of the files in attemptPrint
         std::shared_ptr<LoadedVersion> loaded;
+        std::string seenPrint;   // the version folder's listing at the last scan
+        std::chrono::steady_clock::time_point seenSince;  // when seenPrint was first seen
+        std::string attemptPrint;  // the listing the last load (or failed load) read
     };
     struct ModelEntry {
         ModelConfig config;

@@ -128,14 +128,14 @@ RestResponse RestApi::handlePost(const std::string& name, std::optional<int64_t>
         KILN_ASSIGN(std::shared_ptr<LoadedVersion> loaded, m_manager.find(name, version, label));
         const ModelSignature& sig = loaded->servable().signature();
         if (verb == "predict") {
-            KILN_ASSIGN(PredictRequestData req, parsePredictRequest(body, sig));
+            KILN_ASSIGN(PredictRequestData req, parsePredictRequest(body, sig, m_options.limits));
             KILN_ASSIGN(std::vector<Tensor> out, loaded->run(std::move(req.inputs), deadline));
             return formatPredictResponse(out, sig, req.columnar);
         }
         if (verb == "regress" && sig.outputs[0].itemSize() != 1)
             return invalid("Regress needs a model whose first output has one value per example; \"" + sig.outputs[0].name +
                            "\" has " + std::to_string(sig.outputs[0].itemSize()));
-        KILN_ASSIGN(std::vector<Tensor> inputs, parseExamplesRequest(body, sig));
+        KILN_ASSIGN(std::vector<Tensor> inputs, parseExamplesRequest(body, sig, m_options.limits));
         KILN_ASSIGN(std::vector<Tensor> out, loaded->run(std::move(inputs), deadline));
         return verb == "classify" ? formatClassifyResponse(out, sig) : formatRegressResponse(out, sig);
     };

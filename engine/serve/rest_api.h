@@ -29,6 +29,7 @@ struct RestResponse {
 struct RestOptions {
     int timeoutMs = 30000;
     bool cors = false;
+    RequestLimits limits;
 };
 
 class RestApi {

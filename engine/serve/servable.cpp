@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "engine/core/json_checked.h"
 #include "engine/io/project.h"
 #include "engine/serve/model_config.h"
 #include "engine/serve/status.h"
@@ -241,12 +242,7 @@ Result<std::shared_ptr<Servable>> Servable::load(const std::string& dir, const s
     const fs::path jsonPath = folder / kModelJsonFile;
     std::error_code ec;
     if (fs::exists(jsonPath, ec)) {
-        KILN_ASSIGN(std::string text, readTextFile(jsonPath.string()));
-        json j = json::parse(text, nullptr, false);
-        if (j.is_discarded()) {
-            Error e(ErrorCode::ParseError, jsonPath.string() + " is not valid JSON");
-            return std::move(e.withFile(jsonPath.string()).with("file", jsonPath.string()).with("reason", "not valid JSON"));
-        }
+        KILN_ASSIGN(json j, readJsonFileChecked(jsonPath.string(), modelJsonLimits()));
         KILN_TRY(applyModelJson(j, jsonPath.string(), sig));
     }
     return fromModel(model, std::move(params), std::move(sig), modelName, version, pool);

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_checked.h"
 #include "engine/core/tensor.h"
 #include "engine/core/thread_pool.h"
 #include "engine/exec/param_store.h"
@@ -65,6 +66,10 @@ struct ModelSignature {
         return -1;
     }
 };
+
+// Limits for reading kiln-model.json: far above what an exporter writes (a few KiB, nesting
+// below 10), low enough that a hostile file is refused while it is parsed.
+inline JsonLimits modelJsonLimits() { return JsonLimits{size_t(16) << 20, 64, 0}; }
 
 // Reads kiln-model.json (inputs, outputs, preprocessing, class names) into `sig`, checking it
 // against the graph's signature; unknown fields are ignored. Errors name the file and field.

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_checked.h"
 #include "engine/data/byte_reader.h"
 #include "engine/data/split.h"
 #include "engine/io/project.h"
@@ -826,12 +827,9 @@ Status Trainer::loadState(const std::string& requested) {
     if (!fs::exists(fs::path(dir) / "state.json") && fs::exists(fs::path(dir + ".old") / "state.json")) dir += ".old";
     auto text = data::readWholeFile(dir + "/state.json");
     if (!text.ok()) return text.error();
-    json st;
-    try {
-        st = json::parse(*text);
-    } catch (const json::exception& e) {
-        return stateError(dir, std::string("state.json is not valid JSON: ") + e.what());
-    }
+    auto parsed = parseJsonChecked(*text, JsonLimits{}, dir + "/state.json");
+    if (!parsed) return stateError(dir, "state.json is not valid JSON: " + parsed.error().toString());
+    json st = std::move(parsed.value());
     try {
         if (st.value("format", "") != kStateFormat || st.value("version", 0) != kStateVersion)
             return stateError(dir, "state.json is not a Kiln training state of version " + std::to_string(kStateVersion));

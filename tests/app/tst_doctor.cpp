@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "app/common/doctor.h"
+#include "engine/core/cpu_isa.h"
 
 using kiln::app::Doctor;
 using kiln::app::DoctorFacts;
@@ -80,6 +81,9 @@ private slots:
         const QString r = Doctor::report(f);
         QVERIFY(!r.isEmpty());
         QCOMPARE(r.contains(QStringLiteral("can train on the GPU")), Doctor::gpuReady(f));
+        // The CPU kernel variant this process runs is named first.
+        const bool avx512 = kiln::engine::cpuIsa() == kiln::engine::CpuIsa::Avx512;
+        QVERIFY(r.startsWith(avx512 ? QStringLiteral("CPU kernels: AVX-512\n") : QStringLiteral("CPU kernels: AVX2\n")));
     }
 };
 

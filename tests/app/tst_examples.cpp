@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-test-labels: slow
+// kiln-test-timeout: 1800
 // The bundled examples train to their promised accuracy on the real data sets:
 // Fashion-MNIST MLP >= 88 % and CNN >= 90 % test accuracy, the residual network trains,
 // the two-tower breast-cancer model >= 95 % validation accuracy.

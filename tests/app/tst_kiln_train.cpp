@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-train end to end: bad input exits 2 with a message naming the file and line or the node;
 // --summary and --json; the run directory; the same seed twice gives identical weights; an image
-// folder project trains from the streaming pipeline and lists the unreadable file it left out.
+// folder project trains from the streaming pipeline and lists the unreadable file it left out; run
+// from a read-only folder, the run and its record go to the user's data folder.
 #include <QtTest>
 
 #include <QDir>
@@ -132,6 +133,53 @@ private slots:
                               QStringLiteral("--weights"), runDir + QStringLiteral("/weights.safetensors"),
                               QStringLiteral("--run-dir"), m_dir.filePath(QStringLiteral("run4"))});
         QCOMPARE(again.exitCode, 0);
+    }
+
+    void readOnlyFolderRunsGoToUserData() {
+        QTemporaryDir ro, data;
+        QVERIFY(QFile::copy(m_dir.filePath(QStringLiteral("blobs.csv")), ro.filePath(QStringLiteral("blobs.csv"))));
+        write(ro, QStringLiteral("good.kiln"), project(kGoodNodes));
+        const QStringList before = QDir(ro.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot);
+        QVERIFY(QFile::setPermissions(ro.path(), QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup |
+                                                     QFile::ReadOther | QFile::ExeOther));
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("XDG_DATA_HOME"), data.path());
+        p.setProcessEnvironment(env);
+        // The current folder is the read-only one too: the default run folder must not go there.
+        p.setWorkingDirectory(ro.path());
+        p.start(binary(), {QStringLiteral("good.kiln"), QStringLiteral("--epochs"), QStringLiteral("1"), QStringLiteral("--json")});
+        QVERIFY(p.waitForFinished(600000));
+        const QString out = QString::fromLocal8Bit(p.readAllStandardOutput());
+        QVERIFY2(p.exitCode() == 0, qPrintable(QString::fromLocal8Bit(p.readAllStandardError())));
+        QFile::setPermissions(ro.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+
+        QCOMPARE(QDir(ro.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), before);
+        const QJsonObject j = QJsonDocument::fromJson(out.trimmed().split(QLatin1Char('\n')).last().toUtf8()).object();
+        const QString runDir = j.value(QStringLiteral("run_dir")).toString();
+        QVERIFY2(runDir.startsWith(data.path() + QStringLiteral("/kiln/projects/")), qPrintable(runDir));
+        QVERIFY(QFileInfo::exists(runDir + QStringLiteral("/weights.safetensors")));
+        // The run store of the project sits beside the runs.
+        const QDir home = QFileInfo(runDir).dir();
+        QVERIFY(QFileInfo::exists(home.filePath(QStringLiteral("../.kiln/runs.sqlite"))));
+    }
+
+    void missingDataSetSaysHowToFetchIt() {
+        QTemporaryDir empty;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("KILN_DATA"), empty.path());
+        p.setProcessEnvironment(env);
+        p.start(binary(), {example("fashion_mlp.kiln"), QStringLiteral("--quiet"), QStringLiteral("--run-store"),
+                           QStringLiteral("none"), QStringLiteral("--run-dir"), m_dir.filePath(QStringLiteral("nodata-run"))});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        const QString err = QString::fromLocal8Bit(p.readAllStandardError());
+        QVERIFY2(err.contains(empty.path() + QStringLiteral("/fashion-mnist/")), qPrintable(err));
+        QVERIFY2(err.contains(QStringLiteral("kiln-fetch-data")), qPrintable(err));
+        // A missing file elsewhere gets no such advice.
+        Run r = runTrain({m_dir.filePath(QStringLiteral("nope.kiln"))});
+        QVERIFY(!r.err.contains(QStringLiteral("kiln-fetch-data")));
     }
 
     void summary() {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-serve against the official TF Serving Python client over gRPC: GetModelStatus,
 // GetModelMetadata (SignatureDefMap in an Any) and Predict on a two-input model, with outputs
-// equal to the engine's own plan.
+// equal to the engine's own plan; a broadcast past the element budget and a message past the
+// receive limit are refused.
 #include <QtTest>
 
 #include <QProcess>
@@ -55,7 +56,9 @@ private slots:
         QProcess server;
         server.setProcessChannelMode(QProcess::ForwardedOutputChannel);
         server.start(binary(), {QStringLiteral("--port=%1").arg(grpcPort), QStringLiteral("--rest_api_port=%1").arg(restPort),
-                                QStringLiteral("--model_name=tower"), QStringLiteral("--model_base_path=") + dir.filePath("tower")});
+                                QStringLiteral("--model_name=tower"), QStringLiteral("--model_base_path=") + dir.filePath("tower"),
+                                QStringLiteral("--max_request_elements=1000000"),
+                                QStringLiteral("--grpc_max_receive_message_bytes=1048576")});
         QVERIFY(server.waitForStarted(10000));
 
         const int64_t batch = 3;
@@ -92,6 +95,10 @@ private slots:
         QCOMPARE(report["predict_version"], json(4));
         QCOMPARE(report["bad_input"], json("INVALID_ARGUMENT"));
         QCOMPARE(report["unknown_model"], json("NOT_FOUND"));
+        QCOMPARE(report["broadcast"][0], json("INVALID_ARGUMENT"));
+        QCOMPARE(report["broadcast"][1],
+                 json("the request has a batch of 65536 with 30 input values each, more than the limit of 1000000 values per request"));
+        QCOMPARE(report["huge_message"], json("RESOURCE_EXHAUSTED"));
         QVERIFY(report["max_abs_diff"].get<double>() < 1e-5);
     }
 };

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The official TF Serving Python client (tensorflow-serving-api) against kiln-serve over gRPC:
-# GetModelStatus, GetModelMetadata and Predict (float_val and tensor_content requests), with the
-# expected outputs given on the command line. Prints one JSON line with what it saw; exits 1 on
-# a mismatch.
+# GetModelStatus, GetModelMetadata and Predict (float_val and tensor_content requests, a broadcast
+# past the element budget, a message past the size limit), with the expected outputs given on the
+# command line. Prints one JSON line with what it saw; exits 1 on a mismatch.
 import argparse
 import json
 import sys
@@ -91,6 +91,32 @@ def main():
         report["unknown_model"] = "OK"
     except grpc.RpcError as e:
         report["unknown_model"] = e.code().name
+
+    # One value broadcast over 65536 rows is more input values than the server's budget
+    # (--max_request_elements): refused before anything is allocated.
+    wide = predict_pb2.PredictRequest()
+    wide.model_spec.name = args.model
+    for name, value in inputs.items():
+        proto = wide.inputs[name]
+        proto.dtype = tf.float32.as_datatype_enum
+        proto.tensor_shape.dim.add().size = 65536
+        proto.tensor_shape.dim.add().size = value.shape[1]
+        proto.float_val.append(0.5)
+    try:
+        stub.Predict(wide, timeout=30)
+        report["broadcast"] = ["OK", ""]
+    except grpc.RpcError as e:
+        report["broadcast"] = [e.code().name, e.details()]
+    # A message over --grpc_max_receive_message_bytes is refused by gRPC itself.
+    huge = predict_pb2.PredictRequest()
+    huge.model_spec.name = args.model
+    for name, value in inputs.items():
+        huge.inputs[name].CopyFrom(tf.make_tensor_proto(np.zeros((20000, value.shape[1]), np.float32)))
+    try:
+        stub.Predict(huge, timeout=30)
+        report["huge_message"] = "OK"
+    except grpc.RpcError as e:
+        report["huge_message"] = e.code().name
 
     report["max_abs_diff"] = max_diff
     print(json.dumps(report))

@@ -33,6 +33,7 @@
 #include <fstream>
 
 #include "app/common/error_text.h"
+#include "engine/api/run_location.h"
 
 namespace kiln::ui {
 
@@ -173,9 +174,11 @@ void ExportDialog::setFormats(bool onnx, bool savedModel, bool kiln) {
 }
 void ExportDialog::setServePort(int port) { m_port->setValue(port); }
 
-// Offers the weights of every run under the project's runs/ folder, newest first.
+// Offers the weights of every run under the project's runs/ folder (in the user's data folder for a
+// read-only project, see engine/api/run_location.h), newest first.
 void ExportDialog::refreshWeightsChoices() {
-    QDir runs(QDir(QFileInfo(m_projectPath).absolutePath()).filePath(QStringLiteral("runs")));
+    const std::string home = engine::api::runsHome(QFileInfo(m_projectPath).absolutePath().toStdString());
+    QDir runs(QDir(QString::fromStdString(home)).filePath(QStringLiteral("runs")));
     QFileInfoList found;
     for (const QFileInfo& d : runs.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Time)) {
         QFileInfo w(QDir(d.filePath()).filePath(QStringLiteral("weights.safetensors")));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // 2-D convolution on NHWC float32 tensors with Keras HWIO weights: forward and accumulating
-// backward. Ungrouped convolutions use direct register-tile kernels (AVX-512 builds); grouped
-// ones pointwise (GEMM), depthwise (direct) and im2col+GEMM paths.
+// backward. Ungrouped convolutions use direct register-tile kernels (AVX2 or AVX-512, chosen at
+// run time); grouped ones pointwise (GEMM), depthwise (direct) and im2col+GEMM paths.
 #pragma once
 
 #include <cstddef>
@@ -63,7 +63,7 @@ void conv2dForward(const Conv2DGeom& g, const float* x, const float* w, const fl
 // be nullptr when that gradient is skipped. Never allocates; deterministic (every reduction has
 // a fixed order that does not depend on timing). The bias and depthwise-filter reductions use
 // fixed-chunk partial sums kept in the workspace, so they do not even depend on the pool size;
-// neither does anything else for ungrouped convolutions on AVX-512 builds (the direct kernels).
+// neither does anything else for ungrouped convolutions (the direct kernels).
 void conv2dBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
                     float* dw, float* db, float* workspace, ThreadPool& pool);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Single-precision GEMM on row-major matrices: Eigen's packed GEBP micro-kernels driven by
-// Kiln's thread pool, with persistent per-thread packing buffers so steady-state calls never
-// touch the heap.
+// Single-precision GEMM on row-major matrices: register-tile kernels for AVX2 or AVX-512 (chosen
+// at run time) driven by Kiln's thread pool, with a persistent per-thread panel buffer so
+// steady-state calls never touch the heap.
 #pragma once
 
 #include <cstdint>
@@ -17,10 +17,10 @@ namespace kiln::engine::kernels {
 // BLAS semantics for beta == 0: C is not read, so it may hold NaN or garbage. C must not overlap
 // A or B. No alignment is required of any pointer or leading dimension.
 // The larger of M and N is split into at most pool.size() contiguous blocks, each computed by
-// one thread with a single-threaded Eigen product; the split depends only on the sizes and the
+// one thread with a single-threaded tile product; the split depends only on the sizes and the
 // pool size, so results are bit-identical run to run. Safe to call from inside a pool task
 // (the pool then runs the blocks inline on the calling thread).
-// Allocation: the packing buffers live in thread_local storage and only grow, so after one call
+// Allocation: the panel buffers live in thread_local storage and only grow, so after one call
 // with the same sizes (on the same pool) a call performs no heap allocation at all.
 void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool& pool);

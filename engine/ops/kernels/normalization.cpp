@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Normalisation kernels. Per-channel reductions (batch statistics, dgamma, dbeta) run over
-// blocks of kChannelBlock channels and, for batch norm with many rows, over fixed chunks of rows
-// whose results are combined in chunk order; partial results live on the stack, so no
-// workspace is needed and the summation order never depends on the thread count.
+// Normalisation kernels: batch normalisation forwards to the variant compiled for the instruction
+// set chosen at start-up (normalization_isa.cpp); layer normalisation is here.
 #include "engine/ops/kernels/normalization.h"
 
 // GCC 12 flags Eigen's AVX-512 unpack intrinsics as maybe-uninitialised (a false positive).
@@ -10,91 +8,56 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <type_traits>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
-// Without AVX-512 the 64-byte vector types below are split across narrower registers; GCC
-// notes that passing them by value then differs from the AVX-512 ABI, which does not matter
-// for these file-local helpers.
-#pragma GCC diagnostic ignored "-Wpsabi"
+#include "engine/core/cpu_isa.h"
+#include "engine/ops/kernels/normalization_isa.h"
 
 namespace kiln::engine::kernels {
+
+void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
+                              const BatchNormParams& params, float* y, float* saveMean, float* saveInvStd,
+                              float* movingMean, float* movingVar, ThreadPool& pool) {
+    if (cpuIsa() == CpuIsa::Avx512)
+        avx512::batchNormForwardTraining(rows, c, x, gamma, beta, params, y, saveMean, saveInvStd, movingMean,
+                                         movingVar, pool);
+    else
+        avx2::batchNormForwardTraining(rows, c, x, gamma, beta, params, y, saveMean, saveInvStd, movingMean,
+                                       movingVar, pool);
+}
+
+void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
+                               const float* movingMean, const float* movingVar, float epsilon, float* y,
+                               ThreadPool& pool) {
+    if (cpuIsa() == CpuIsa::Avx512)
+        avx512::batchNormForwardInference(rows, c, x, gamma, beta, movingMean, movingVar, epsilon, y, pool);
+    else
+        avx2::batchNormForwardInference(rows, c, x, gamma, beta, movingMean, movingVar, epsilon, y, pool);
+}
+
+void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma,
+                               const float* saveMean, const float* saveInvStd, const float* dy, float* dx,
+                               float* dgamma, float* dbeta, ThreadPool& pool) {
+    if (cpuIsa() == CpuIsa::Avx512)
+        avx512::batchNormBackwardTraining(rows, c, x, gamma, saveMean, saveInvStd, dy, dx, dgamma, dbeta, pool);
+    else
+        avx2::batchNormBackwardTraining(rows, c, x, gamma, saveMean, saveInvStd, dy, dx, dgamma, dbeta, pool);
+}
+
+void batchNormBackwardInference(int64_t rows, int64_t c, const float* x, const float* gamma,
+                                const float* movingMean, const float* movingVar, float epsilon,
+                                const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool) {
+    if (cpuIsa() == CpuIsa::Avx512)
+        avx512::batchNormBackwardInference(rows, c, x, gamma, movingMean, movingVar, epsilon, dy, dx, dgamma,
+                                           dbeta, pool);
+    else
+        avx2::batchNormBackwardInference(rows, c, x, gamma, movingMean, movingVar, epsilon, dy, dx, dgamma, dbeta,
+                                         pool);
+}
+
 namespace {
 
-// 16 floats (one channel block) and 8 doubles. GCC vector extensions: AVX-512 registers with
-// -march=native, pairs of narrower ones elsewhere.
-typedef float Vf __attribute__((vector_size(64)));
-typedef float Vf8 __attribute__((vector_size(32)));
-typedef double Vd __attribute__((vector_size(64)));
-
-// Loads n <= 16 floats, zero-filling the rest; stores n floats.
-inline Vf loadN(const float* p, int64_t n) {
-    Vf v = {};
-#if defined(__AVX512F__)
-    v = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p);
-#else
-    std::memcpy(&v, p, sizeof(float) * static_cast<size_t>(n));
-#endif
-    return v;
-}
-inline Vf load16(const float* p) {
-    Vf v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-inline void storeN(float* p, Vf v, int64_t n) {
-#if defined(__AVX512F__)
-    _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);
-#else
-    std::memcpy(p, &v, sizeof(float) * static_cast<size_t>(n));
-#endif
-}
-inline void store16(float* p, Vf v) {
-    std::memcpy(p, &v, sizeof v);
-}
-template <bool kFull>
-inline Vf loadBlock(const float* p, int64_t n) {
-    if constexpr (kFull)
-        return load16(p);
-    else
-        return loadN(p, n);
-}
-template <bool kFull>
-inline void storeBlock(float* p, Vf v, int64_t n) {
-    if constexpr (kFull)
-        store16(p, v);
-    else
-        storeN(p, v, n);
-}
-inline Vd lowHalf(Vf v) {
-    Vf8 h;
-    std::memcpy(&h, &v, sizeof h);
-    return __builtin_convertvector(h, Vd);
-}
-inline Vd highHalf(Vf v) {
-    Vf8 h;
-    std::memcpy(&h, reinterpret_cast<const char*>(&v) + sizeof h, sizeof h);
-    return __builtin_convertvector(h, Vd);
-}
-// Per-channel values of a block as a vector (lanes past n are 0).
-inline Vf blockOf(const float* p, int64_t n) {
-    return loadN(p, n);
-}
-
-// One AVX-512 register of floats; the per-block accumulators (doubles) live on the stack.
+// Layer-norm parameter reductions work on blocks of this many channels, one block per task.
 constexpr int64_t kChannelBlock = 16;
-// Batch-norm reductions over many rows and few channels also split the rows into at most this
-// many fixed chunks (at least kMinChunkRows rows each). Each chunk is reduced in row order and
-// the chunk results are combined in chunk order, so the result depends only on rows and c.
-// Chunking is used up to kMaxChunkedChannels channels (above that, channel blocks alone give
-// enough parallelism), which bounds the stack arrays of chunk results.
-constexpr int64_t kMaxRowChunks = 16;
-constexpr int64_t kMinChunkRows = 256;
-constexpr int64_t kMaxChunkedChannels = 256;
 
 // Runs fn(c0, c1) over channel blocks in parallel.
 template <typename Fn>
@@ -105,279 +68,7 @@ void forChannelBlocks(int64_t c, ThreadPool& pool, Fn&& fn) {
     });
 }
 
-int64_t rowChunks(int64_t rows, int64_t c) {
-    if (c > kMaxChunkedChannels) return 1;
-    return std::max<int64_t>(1, std::min(kMaxRowChunks, rows / kMinChunkRows));
-}
-
-// Runs fn(k, r0, r1, c0, c1) for every row chunk k and channel block, in parallel over chunks:
-// one task reads whole rows, so neighbouring channel blocks share its cache lines. With
-// `reverse`, each task walks its chunks last to first: a second pass over the data (same chunk
-// count, so the same static split) then starts with what the first pass left in cache.
-template <typename Fn>
-void forChunks(int64_t rows, int64_t c, int64_t chunks, bool reverse, ThreadPool& pool, Fn&& fn) {
-    pool.parallelFor(chunks, 1, [&](int64_t k0, int64_t k1) {
-        for (int64_t i = k0; i < k1; ++i) {
-            const int64_t k = reverse ? k0 + k1 - 1 - i : i;
-            for (int64_t c0 = 0; c0 < c; c0 += kChannelBlock)
-                fn(k, rows * k / chunks, rows * (k + 1) / chunks, c0, std::min(c, c0 + kChannelBlock));
-        }
-    });
-}
-
-// y = (x - mean) * scale + shift per channel, where scale = invStd*gamma; parallel over rows.
-template <bool kFull>
-void normalizeBlock(int64_t r0, int64_t r1, int64_t c, int64_t c0, int64_t nb, const float* x,
-                    const float* gamma, const float* beta, const float* mean, const float* invStd, float* y) {
-    const Vf m = blockOf(mean + c0, nb);
-    Vf s = blockOf(invStd + c0, nb);
-    if (gamma) s *= blockOf(gamma + c0, nb);
-    const Vf b = beta ? blockOf(beta + c0, nb) : Vf{};
-    for (int64_t r = r0; r < r1; ++r)
-        storeBlock<kFull>(y + r * c + c0, (loadBlock<kFull>(x + r * c + c0, nb) - m) * s + b, nb);
-}
-
-void normalizeRows(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
-                   const float* mean, const float* invStd, float* y, ThreadPool& pool) {
-    pool.parallelFor(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(c, 1)), [&](int64_t r0, int64_t r1) {
-        for (int64_t c0 = 0; c0 < c; c0 += kChannelBlock) {
-            const int64_t nb = std::min(kChannelBlock, c - c0);
-            if (nb == kChannelBlock)
-                normalizeBlock<true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y);
-            else
-                normalizeBlock<false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y);
-        }
-    });
-}
-
-// Mean and sum of squared deviations of channels [c0, c0 + nb) over rows [r0, r1): two passes
-// over the (cache-resident) chunk, in double, each lane summing its rows in order.
-template <bool kFull>
-void chunkMoments(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0, int64_t nb, double* mean,
-                  double* m2) {
-    Vd sumLo = {}, sumHi = {};
-    for (int64_t r = r0; r < r1; ++r) {
-        const Vf v = loadBlock<kFull>(x + r * c + c0, nb);
-        sumLo += lowHalf(v);
-        sumHi += highHalf(v);
-    }
-    const double n = static_cast<double>(r1 - r0);
-    const Vd muLo = sumLo / n, muHi = sumHi / n;
-    Vd sqLo = {}, sqHi = {};
-    for (int64_t r = r0; r < r1; ++r) {
-        const Vf v = loadBlock<kFull>(x + r * c + c0, nb);
-        const Vd dLo = lowHalf(v) - muLo, dHi = highHalf(v) - muHi;
-        sqLo += dLo * dLo;
-        sqHi += dHi * dHi;
-    }
-    for (int64_t j = 0; j < nb; ++j) {
-        mean[j] = j < 8 ? muLo[j] : muHi[j - 8];
-        m2[j] = j < 8 ? sqLo[j] : sqHi[j - 8];
-    }
-}
-
-// sum(dy) and sum(dy * xhat) of channels [c0, c0 + nb) over rows [r0, r1), in double.
-template <bool kFull>
-void chunkGradSums(const float* x, const float* dy, int64_t c, int64_t r0, int64_t r1, int64_t c0, int64_t nb,
-                   const float* mean, const float* inv, double* sdyOut, double* sdyxOut) {
-    const Vf m = blockOf(mean + c0, nb), iv = blockOf(inv + c0, nb);
-    Vd sdyLo = {}, sdyHi = {}, sdyxLo = {}, sdyxHi = {};
-    for (int64_t r = r0; r < r1; ++r) {
-        const Vf xhat = (loadBlock<kFull>(x + r * c + c0, nb) - m) * iv;
-        const Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
-        const Vd dLo = lowHalf(d), dHi = highHalf(d);
-        sdyLo += dLo;
-        sdyHi += dHi;
-        sdyxLo += dLo * lowHalf(xhat);
-        sdyxHi += dHi * highHalf(xhat);
-    }
-    for (int64_t j = 0; j < nb; ++j) {
-        sdyOut[j] = j < 8 ? sdyLo[j] : sdyHi[j - 8];
-        sdyxOut[j] = j < 8 ? sdyxLo[j] : sdyxHi[j - 8];
-    }
-}
-
 }  // namespace
-
-void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
-                              const BatchNormParams& params, float* y, float* saveMean, float* saveInvStd,
-                              float* movingMean, float* movingVar, ThreadPool& pool) {
-    if (rows <= 0 || c <= 0) return;
-    const int64_t chunks = rowChunks(rows, c);
-    auto finish = [&](int64_t ci, double mean, double var) {
-        saveMean[ci] = static_cast<float>(mean);
-        saveInvStd[ci] = static_cast<float>(1.0 / std::sqrt(var + params.epsilon));
-        const double m = params.momentum;
-        const double movVar = params.unbiasedMovingVariance && rows > 1
-                                  ? var * static_cast<double>(rows) / static_cast<double>(rows - 1)
-                                  : var;
-        if (movingMean) movingMean[ci] = static_cast<float>(movingMean[ci] * m + mean * (1.0 - m));
-        if (movingVar) movingVar[ci] = static_cast<float>(movingVar[ci] * m + movVar * (1.0 - m));
-    };
-    if (chunks == 1) {
-        forChannelBlocks(c, pool, [&](int64_t c0, int64_t c1) {
-            double mean[kChannelBlock], m2[kChannelBlock];
-            if (c1 - c0 == kChannelBlock)
-                chunkMoments<true>(x, c, 0, rows, c0, kChannelBlock, mean, m2);
-            else
-                chunkMoments<false>(x, c, 0, rows, c0, c1 - c0, mean, m2);
-            for (int64_t j = 0; j < c1 - c0; ++j) finish(c0 + j, mean[j], m2[j] / static_cast<double>(rows));
-        });
-    } else {
-        // Per-chunk moments, combined in chunk order with the pairwise update of Chan et al.
-        double mean[kMaxRowChunks * kMaxChunkedChannels], m2[kMaxRowChunks * kMaxChunkedChannels];
-        forChunks(rows, c, chunks, false, pool,
-                  [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-                      double* mk = mean + k * c + c0;
-                      double* qk = m2 + k * c + c0;
-                      if (c1 - c0 == kChannelBlock)
-                          chunkMoments<true>(x, c, r0, r1, c0, kChannelBlock, mk, qk);
-                      else
-                          chunkMoments<false>(x, c, r0, r1, c0, c1 - c0, mk, qk);
-                  });
-        for (int64_t ci = 0; ci < c; ++ci) {
-            double n = static_cast<double>(rows / chunks), mu = mean[ci], q = m2[ci];
-            for (int64_t k = 1; k < chunks; ++k) {
-                const double nb = static_cast<double>(rows * (k + 1) / chunks - rows * k / chunks);
-                const double na = static_cast<double>(rows * k / chunks);
-                const double d = mean[k * c + ci] - mu;
-                n = na + nb;
-                mu += d * (nb / n);
-                q += m2[k * c + ci] + d * d * (na * nb / n);
-            }
-            finish(ci, mu, q / static_cast<double>(rows));
-        }
-        forChunks(rows, c, chunks, true, pool, [&](int64_t, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-            if (c1 - c0 == kChannelBlock)
-                normalizeBlock<true>(r0, r1, c, c0, kChannelBlock, x, gamma, beta, saveMean, saveInvStd, y);
-            else
-                normalizeBlock<false>(r0, r1, c, c0, c1 - c0, x, gamma, beta, saveMean, saveInvStd, y);
-        });
-        return;
-    }
-    normalizeRows(rows, c, x, gamma, beta, saveMean, saveInvStd, y, pool);
-}
-
-void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
-                               const float* movingMean, const float* movingVar, float epsilon, float* y,
-                               ThreadPool& pool) {
-    if (rows <= 0 || c <= 0) return;
-    pool.parallelFor(rows, std::max<int64_t>(1, 4096 / c), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-            const float* xr = x + r * c;
-            float* yr = y + r * c;
-            for (int64_t ci = 0; ci < c; ++ci) {
-                const float s = (gamma ? gamma[ci] : 1.0f) / std::sqrt(movingVar[ci] + epsilon);
-                yr[ci] = (xr[ci] - movingMean[ci]) * s + (beta ? beta[ci] : 0.0f);
-            }
-        }
-    });
-}
-
-void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma,
-                               const float* saveMean, const float* saveInvStd, const float* dy, float* dx,
-                               float* dgamma, float* dbeta, ThreadPool& pool) {
-    if (rows <= 0 || c <= 0) return;
-    const int64_t chunks = rowChunks(rows, c);
-    // Chunk sums [chunks][c], then totals in chunk order.
-    double sdy[kMaxRowChunks * kMaxChunkedChannels], sdyx[kMaxRowChunks * kMaxChunkedChannels];
-    auto gradSums = [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* sd, double* sx) {
-        (void)k;
-        if (c1 - c0 == kChannelBlock)
-            chunkGradSums<true>(x, dy, c, r0, r1, c0, kChannelBlock, saveMean, saveInvStd, sd, sx);
-        else
-            chunkGradSums<false>(x, dy, c, r0, r1, c0, c1 - c0, saveMean, saveInvStd, sd, sx);
-    };
-    // dx for rows [r0, r1) and channels [c0, c1) given the channel totals.
-    auto applyDx = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, const double* totDy,
-                       const double* totDyx) {
-        const int64_t nb = c1 - c0;
-        float mdyA[kChannelBlock] = {}, mdyxA[kChannelBlock] = {};
-        for (int64_t j = 0; j < nb; ++j) {
-            mdyA[j] = static_cast<float>(totDy[j] / static_cast<double>(rows));
-            mdyxA[j] = static_cast<float>(totDyx[j] / static_cast<double>(rows));
-        }
-        const Vf m = blockOf(saveMean + c0, nb), iv = blockOf(saveInvStd + c0, nb);
-        const Vf k = gamma ? blockOf(gamma + c0, nb) * iv : iv;
-        const Vf mdy = load16(mdyA), mdyx = load16(mdyxA);
-        auto body = [&](auto full) {
-            constexpr bool kFull = decltype(full)::value;
-            for (int64_t r = r0; r < r1; ++r) {
-                const Vf xhat = (loadBlock<kFull>(x + r * c + c0, nb) - m) * iv;
-                const Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
-                float* dxr = dx + r * c + c0;
-                storeBlock<kFull>(dxr, loadBlock<kFull>(dxr, nb) + k * (d - mdy - xhat * mdyx), nb);
-            }
-        };
-        if (nb == kChannelBlock)
-            body(std::true_type{});
-        else
-            body(std::false_type{});
-    };
-    if (chunks == 1) {
-        forChannelBlocks(c, pool, [&](int64_t c0, int64_t c1) {
-            double td[kChannelBlock], tx[kChannelBlock];
-            gradSums(0, 0, rows, c0, c1, td, tx);
-            for (int64_t j = 0; j < c1 - c0; ++j) {
-                if (dbeta) dbeta[c0 + j] += static_cast<float>(td[j]);
-                if (dgamma) dgamma[c0 + j] += static_cast<float>(tx[j]);
-            }
-            if (dx) applyDx(0, rows, c0, c1, td, tx);
-        });
-        return;
-    }
-    forChunks(rows, c, chunks, false, pool, [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-        gradSums(k, r0, r1, c0, c1, sdy + k * c + c0, sdyx + k * c + c0);
-    });
-    for (int64_t ci = 0; ci < c; ++ci) {
-        double td = 0.0, tx = 0.0;
-        for (int64_t k = 0; k < chunks; ++k) {
-            td += sdy[k * c + ci];
-            tx += sdyx[k * c + ci];
-        }
-        sdy[ci] = td;  // chunk 0's slot now holds the total
-        sdyx[ci] = tx;
-        if (dbeta) dbeta[ci] += static_cast<float>(td);
-        if (dgamma) dgamma[ci] += static_cast<float>(tx);
-    }
-    if (!dx) return;
-    forChunks(rows, c, chunks, true, pool, [&](int64_t, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-        applyDx(r0, r1, c0, c1, sdy + c0, sdyx + c0);
-    });
-}
-
-void batchNormBackwardInference(int64_t rows, int64_t c, const float* x, const float* gamma,
-                                const float* movingMean, const float* movingVar, float epsilon,
-                                const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool) {
-    if (rows <= 0 || c <= 0) return;
-    forChannelBlocks(c, pool, [&](int64_t c0, int64_t c1) {
-        const int64_t nb = c1 - c0;
-        float inv[kChannelBlock], k[kChannelBlock];
-        for (int64_t j = 0; j < nb; ++j) {
-            inv[j] = 1.0f / std::sqrt(movingVar[c0 + j] + epsilon);
-            k[j] = (gamma ? gamma[c0 + j] : 1.0f) * inv[j];
-        }
-        double sdy[kChannelBlock] = {}, sdyx[kChannelBlock] = {};
-        const float* mean = movingMean + c0;
-        for (int64_t r = 0; r < rows; ++r) {
-            const float* xr = x + r * c + c0;
-            const float* dr = dy + r * c + c0;
-            for (int64_t j = 0; j < nb; ++j) {
-                const float xhat = (xr[j] - mean[j]) * inv[j];
-                sdy[j] += dr[j];
-                sdyx[j] += static_cast<double>(dr[j]) * xhat;
-            }
-            if (dx) {
-                float* dxr = dx + r * c + c0;
-                for (int64_t j = 0; j < nb; ++j) dxr[j] += dr[j] * k[j];
-            }
-        }
-        for (int64_t j = 0; j < nb; ++j) {
-            if (dbeta) dbeta[c0 + j] += static_cast<float>(sdy[j]);
-            if (dgamma) dgamma[c0 + j] += static_cast<float>(sdyx[j]);
-        }
-    });
-}
 
 void layerNormForward(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
                       float epsilon, float* y, float* saveMean, float* saveRstd, ThreadPool& pool) {

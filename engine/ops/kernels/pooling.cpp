@@ -9,16 +9,11 @@
 #include <cstring>
 #include <limits>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
-// Without AVX-512 the 64-byte vector types below are split across narrower registers; GCC
-// notes that passing them by value then differs from the AVX-512 ABI, which does not matter
-// for these file-local helpers.
+// GCC notes that passing 64-byte vector types by value depends on the ISA; the helpers are local.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #include "engine/ops/kernels/conv2d.h"
+#include "engine/ops/kernels/lane_vectors.h"
 
 namespace kiln::engine::kernels {
 namespace {
@@ -40,36 +35,14 @@ inline void windowSpan(int64_t o, int64_t k, int64_t stride, int64_t pad, int64_
     end = std::min<int64_t>(s + k, in);
 }
 
-// 16 floats / int32 of one channel block (AVX-512 registers with -march=native).
-constexpr int64_t kLanes = 16;
-typedef float Vf __attribute__((vector_size(64)));
-typedef int32_t Vi __attribute__((vector_size(64)));
+// One block of channels: a vector register of the baseline instruction set (lane_vectors.h).
+using native::kLanes;
+using native::loadN;
+using native::storeN;
+using native::Vf;
+using native::Vi;
 
-inline Vf loadN(const float* p, int64_t n) {
-    Vf v = {};
-#if defined(__AVX512F__)
-    v = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p);
-#else
-    std::memcpy(&v, p, sizeof(float) * static_cast<size_t>(n));
-#endif
-    return v;
-}
-inline void storeN(float* p, Vf v, int64_t n) {
-#if defined(__AVX512F__)
-    _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);
-#else
-    std::memcpy(p, &v, sizeof(float) * static_cast<size_t>(n));
-#endif
-}
-inline void storeN(int32_t* p, Vi v, int64_t n) {
-#if defined(__AVX512F__)
-    _mm512_mask_storeu_epi32(p, static_cast<__mmask16>((1u << n) - 1u), reinterpret_cast<__m512i>(v));
-#else
-    std::memcpy(p, &v, sizeof(int32_t) * static_cast<size_t>(n));
-#endif
-}
-
-// Max pooling of output rows [q0, q1), 16 channels at a time: per lane, the first maximum in
+// Max pooling of output rows [q0, q1), kLanes channels at a time: per lane, the first maximum in
 // row-major window order wins and a NaN wins over everything (the last NaN, like the scalar
 // rule `v > best || isnan(v)`).
 template <bool kRecord>

@@ -2,15 +2,20 @@
 // TrainingJob, the way the studio starts a run: the device setting picks the compute backend (or
 // is refused naming training.device), and an image-folder project trains from the streaming
 // pipeline into a run folder whose results list the unreadable file that was left out; the run
-// is recorded with its step metrics.
+// is recorded with its step metrics. A project in a read-only folder keeps its runs and run store
+// in the user's data folder.
 #include <QtTest>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 
+#include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
 #include "engine/io/project.h"
 #include "engine/store/run_store.h"
@@ -103,6 +108,71 @@ private slots:
         QCOMPARE(runs->size(), size_t(1));
         QCOMPARE(runs->front().id, out->runId);
         QVERIFY(runs->front().status == store::RunStatus::Completed);
+    }
+
+    void userDataDirFollowsXdg() {
+        const QByteArray xdg = qgetenv("XDG_DATA_HOME");
+        qputenv("XDG_DATA_HOME", "/srv/xdg");
+        QCOMPARE(api::userDataDir(), std::string("/srv/xdg/kiln"));
+        qputenv("XDG_DATA_HOME", "relative/ignored");
+        QVERIFY(api::userDataDir().ends_with("/.local/share/kiln"));
+        if (xdg.isNull()) qunsetenv("XDG_DATA_HOME");
+        else qputenv("XDG_DATA_HOME", xdg);
+    }
+
+    void readOnlyFolderTrainsIntoUserData() {
+        QTemporaryDir tmp, data;
+        const fs::path root = fs::path(tmp.path().toStdString()) / "shared";
+        writePictures(root / "pics" / "train" / "dark", 50, 8);
+        writePictures(root / "pics" / "train" / "light", 200, 8);
+        writePictures(root / "pics" / "val" / "dark", 50, 2);
+        writePictures(root / "pics" / "val" / "light", 200, 2);
+        const std::string path = (root / "folder.kiln").string();
+        std::ofstream(path) << io::serializeProject(folderProject("cpu"));
+        QVERIFY(api::canWriteInto(root.string()));
+        QCOMPARE(api::runsHome(root.string()), root.string());
+        QVERIFY(::chmod(root.c_str(), 0555) == 0);
+        const QByteArray xdg = qgetenv("XDG_DATA_HOME");
+        qputenv("XDG_DATA_HOME", data.path().toUtf8());
+
+        QVERIFY(!api::canWriteInto(root.string()));
+        QVERIFY(!api::canWriteInto((root / "not" / "yet").string()));
+        const std::string home = api::runsHome(root.string());
+        QVERIFY2(home.starts_with(data.path().toStdString() + "/kiln/projects/shared-"), home.c_str());
+        // Another read-only folder of the same name has a history of its own.
+        const fs::path other = fs::path(tmp.path().toStdString()) / "elsewhere" / "shared";
+        fs::create_directories(other);
+        QVERIFY(::chmod(other.c_str(), 0555) == 0);
+        QVERIFY(api::runsHome(other.string()) != home);
+        QCOMPARE(api::runsHome(root.string() + "/"), home);
+        QCOMPARE(api::runsHome(root.string() + "/./pics/.."), home);
+
+        api::TrainingOptions o;
+        o.threads = 2;
+        o.epochs = 1;
+        auto job = api::TrainingJob::prepare(folderProject("cpu"), path, o);
+        QVERIFY2(job.ok(), job.ok() ? "" : job.error().toString().c_str());
+        auto out = (*job)->run([](const train::TrainEvent&) {});
+        QVERIFY2(out.ok(), out.ok() ? "" : out.error().toString().c_str());
+        QVERIFY2(out->runDir.starts_with(home + "/runs/folder-"), out->runDir.c_str());
+        QVERIFY(fs::exists(fs::path(out->runDir) / "weights.safetensors"));
+        QCOMPARE(api::runStorePath(path), home + "/.kiln/runs.sqlite");
+        auto store = store::RunStore::open(api::runStorePath(path));
+        QVERIFY(store.ok());
+        auto runs = (*store)->listRuns();
+        QVERIFY(runs.ok());
+        QCOMPARE(runs->size(), size_t(1));
+        QCOMPARE(runs->front().runDir, out->runDir);
+        // Nothing was written next to the project.
+        std::vector<std::string> names;
+        for (const auto& e : fs::directory_iterator(root)) names.push_back(e.path().filename().string());
+        std::sort(names.begin(), names.end());
+        QCOMPARE(names, (std::vector<std::string>{"folder.kiln", "pics"}));
+
+        if (xdg.isNull()) qunsetenv("XDG_DATA_HOME");
+        else qputenv("XDG_DATA_HOME", xdg);
+        fs::permissions(root, fs::perms::owner_all);
+        fs::permissions(other, fs::perms::owner_all);
     }
 
     void unavailableGpuIsRefusedBeforeTheData() {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/sha256.h"
 #include "engine/io/model_repository.h"
 #include "engine/io/onnx_import.h"
 #include "engine/io/project.h"
@@ -91,6 +92,17 @@ private slots:
         QCOMPARE(j["kiln_version"].get<std::string>(), std::string("9.9.9"));
         QVERIFY(j["parity"]["passed"].get<bool>());
         QCOMPARE(j["files"]["saved_model"].get<std::string>(), std::string("saved_model.pb"));
+        // The manifest lists every other file with its size and digest, so a server can tell a
+        // version copied in file by file is complete.
+        std::vector<std::string> listed;
+        for (const auto& f : j["manifest"]) {
+            const std::string rel = f["path"].get<std::string>();
+            listed.push_back(rel);
+            const std::string path = r2->versionDir + "/" + rel;
+            QCOMPARE(f["size"].get<uintmax_t>(), fs::file_size(path));
+            QCOMPARE(f["sha256"].get<std::string>(), sha256File(path).value());
+        }
+        QCOMPARE(listed, (std::vector<std::string>{"model.kiln", "model.onnx", "saved_model.pb", "weights.safetensors"}));
 
         // Kiln's own files reload, and the ONNX file reads back.
         QVERIFY(loadProject(r2->versionDir + "/model.kiln").ok());

@@ -186,6 +186,35 @@ private slots:
         QCOMPARE(r.error().file, std::string("t.kiln"));
     }
 
+    // A project nested a million levels deep is refused while it is parsed (no tree to copy or
+    // destroy recursively), with the file, line and column of the first bracket too deep.
+    void deeplyNestedProjectIsParseError() {
+        const size_t depth = 1 << 20;
+        const std::string text = "{\n  \"format\": \"kiln-project\",\n  \"graph\": " + std::string(depth, '[') + std::string(depth, ']') + "\n}";
+        const std::string path = (fs::path(m_dir.path().toStdString()) / "deep.kiln").string();
+        writeAll(path, text);
+        auto r = loadProject(path);
+        QVERIFY(!r.ok());
+        QCOMPARE(errorCodeName(r.error().code), errorCodeName(ErrorCode::ParseError));
+        QCOMPARE(r.error().file, path);
+        QCOMPARE(r.error().line, 3);
+        QCOMPARE(r.error().column, 12 + 127);  // "  \"graph\": " then the 128th bracket of the list
+        QVERIFY2(r.error().message.find("nested deeper than 128 levels") != std::string::npos, r.error().message.c_str());
+        QVERIFY(r.error().message.find("$.graph[0][0]") != std::string::npos);
+        // Objects too, and the weights header.
+        std::string objects;
+        for (size_t i = 0; i < 200000; ++i) objects += "{\"a\":";
+        objects += "0" + std::string(200000, '}');
+        QVERIFY(!parseProject(objects, "o.kiln").ok());
+        const std::string header = "{\"w\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+        std::string st(8, '\0');
+        for (int i = 0; i < 8; ++i) st[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+        writeAll(path + ".safetensors", st + header);
+        auto w = loadSafetensors(path + ".safetensors");
+        QVERIFY(!w.ok());
+        QVERIFY2(w.error().message.find("nested deeper than 16 levels") != std::string::npos, w.error().message.c_str());
+    }
+
     void wrongFormat() {
         auto r = parseProject(R"({"format": "keras-model", "version": 2, "graph": {"nodes": []}})", "m.kiln");
         QVERIFY(!r.ok());

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+// kiln-test-avx2
 // One harness for every op of the table: shape rules (one-node and through analyzeModel), CPU
 // kernels in training and inference mode against naive double references, finite-difference
 // gradients for every input and trainable parameter, the error of every invalid case, and a

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/sha256.h"
 #include "engine/core/thread_pool.h"
 #include "engine/exec/param_store.h"
 #include "engine/exec/plan.h"
@@ -27,8 +28,21 @@ inline std::string examplePath(const std::string& name) {
     return std::string(KILN_SOURCE_DIR) + "/resources/examples/" + name + ".kiln";
 }
 
+// The "manifest" kiln-export writes into kiln-model.json: each file of `dir` with size and sha256.
+inline nlohmann::json fileManifest(const std::string& dir, const std::vector<std::string>& names) {
+    nlohmann::json manifest = nlohmann::json::array();
+    for (const auto& n : names) {
+        const std::string path = dir + "/" + n;
+        manifest.push_back({{"path", n},
+                            {"size", std::filesystem::file_size(path)},
+                            {"sha256", kiln::engine::sha256File(path).value()}});
+    }
+    return manifest;
+}
+
 // Writes <base>/<version>/ (model.kiln, weights.safetensors with weights from `seed`,
-// kiln-model.json) through a temporary folder renamed into place, as an exporter does.
+// kiln-model.json with the file manifest) through a temporary folder renamed into place, as an
+// exporter does.
 inline bool makeVersion(const std::string& example, const std::string& base, int64_t version, uint64_t seed,
                         const nlohmann::json& modelJson = nlohmann::json()) {
     namespace fs = std::filesystem;
@@ -61,6 +75,7 @@ inline bool makeVersion(const std::string& example, const std::string& base, int
         j["outputs"] = outputs;
         if (project->data.contains("class_names")) j["class_names"] = project->data["class_names"];
     }
+    if (j.is_object() && !j.contains("manifest")) j["manifest"] = fileManifest(tmp.string(), {"model.kiln", "weights.safetensors"});
     {
         std::ofstream out(tmp / "kiln-model.json");
         out << j.dump(2);

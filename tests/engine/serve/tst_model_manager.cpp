@@ -23,6 +23,8 @@ namespace {
 ManagerOptions quiet(int poll = 0) {
     ManagerOptions o;
     o.pollSeconds = poll;
+    // Versions here are complete when they appear; a broken one must fail on its first scan.
+    o.stableMs = 0;
     o.log = [](const std::string&) {};
     return o;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-test-libs: kiln_kernels
+// kiln-test-avx2
 // Conv2D kernels against naive double-precision loops and finite differences, across strides,
 // paddings, dilations, groups, depthwise multipliers, odd sizes and batch sizes.
 #include <QtTest/QtTest>
@@ -13,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "engine/core/cpu_isa.h"
 #include "engine/core/thread_pool.h"
 #include "engine/ops/kernels/conv2d.h"
 
@@ -254,6 +256,7 @@ class TestConv2D : public QObject {
     Q_OBJECT
 
 private slots:
+    void kernelVariant();
     void geometry();
     void forward_data();
     void forward();
@@ -276,6 +279,15 @@ private slots:
 static void addSpecRows() {
     QTest::addColumn<int>("spec");
     for (size_t i = 0; i < std::size(kSpecs); ++i) QTest::newRow(kSpecs[i].name) << int(i);
+}
+
+// The variant under test is the one asked for: KILN_CPU_ISA=avx2 must really run the AVX2 kernels
+// (the _avx2 ctest entry), otherwise the best the processor has.
+void TestConv2D::kernelVariant() {
+    const QByteArray want = qgetenv("KILN_CPU_ISA");
+    const CpuIsa expected = want == "avx2" ? CpuIsa::Avx2 : cpuIsaSupported();
+    QCOMPARE(cpuIsa(), expected);
+    qInfo("direct kernels: %s", std::string(cpuIsaName(cpuIsa())).c_str());
 }
 
 void TestConv2D::geometry() {

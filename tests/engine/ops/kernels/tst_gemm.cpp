@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-test-libs: kiln_kernels
+// kiln-test-avx2
 // GEMM kernel: correctness against a double-precision reference for every transpose/stride/
 // alpha/beta combination, determinism, zero heap allocation after warm-up, and throughput.
 #include <QtTest/QtTest>

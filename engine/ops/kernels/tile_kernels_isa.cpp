@@ -1,0 +1,1059 @@
+// SPDX-License-Identifier: Apache-2.0
+// Register-tile kernels (direct Conv2D, GEMM), compiled once per instruction set: the build
+// includes this file from one small wrapper per variant that defines KILN_ISA_NS (avx2 or avx512)
+// and the matching -march. Only the names declared in tile_kernels.h leave this file; everything
+// else is file-local, so the variants never share a symbol.
+#ifndef KILN_ISA_NS
+#error "tile_kernels_isa.cpp is compiled through a per-ISA wrapper that defines KILN_ISA_NS"
+#endif
+#if defined(KILN_ISA_AVX512) && !defined(__AVX512F__)
+#error "the avx512 variant needs -march=x86-64-v4"
+#endif
+#if !defined(__AVX2__) || !defined(__FMA__)
+#error "the direct kernels need at least AVX2 and FMA"
+#endif
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "engine/core/allocator.h"
+#include "engine/ops/kernels/tile_kernels.h"
+
+// GCC notes that passing vector types by value depends on the ISA; these helpers are file-local.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace kiln::engine::kernels::KILN_ISA_NS {
+namespace {
+
+
+// ---- direct path (groups == 1): implicit GEMM, no im2col matrix, no GEMM packing -------------
+//
+// Forward and backward-data are both "broadcast one input value, multiply a vector of weights"
+// register tiles over R output pixels x V vectors of 16 output channels. For unit-stride rows
+// of 3- or 5-wide kernels (rowKernel) each broadcast value feeds every output pixel whose window
+// contains it. Zero padding is materialised a row at a time in small stack buffers (a ring of
+// the rows one output row needs), so no padded copy of a whole tensor is written; rows too wide
+// for those buffers fall back to a padded copy in the workspace. Backward-data is the transposed
+// convolution written as a gather (each input pixel sums the output pixels that read it), so
+// threads own disjoint rows of dx; when x has fewer than 16 channels it is instead dcol = dy W^T
+// (all lanes busy) scattered image by image. The filter gradient is a register tile over RK
+// filter rows x V output-channel vectors, reduced over output pixels in fixed chunks of output
+// rows whose partial sums are added in chunk order. Every reduction order depends only on the
+// geometry, never on the thread count.
+
+#if defined(KILN_ISA_AVX512)
+// 32 registers of 16 floats; masked loads and stores are single instructions.
+constexpr int kLanes = 16;
+typedef float Vec __attribute__((vector_size(64)));
+using Mask = __mmask16;
+inline Mask laneMask(int64_t n) {
+    return n >= kLanes ? Mask(0xFFFF) : Mask((1u << n) - 1u);
+}
+inline Vec loadMasked(const float* p, Mask m) {
+    return _mm512_maskz_loadu_ps(m, p);
+}
+inline void storeMasked(float* p, Vec v, Mask m) {
+    _mm512_mask_storeu_ps(p, m, v);
+}
+inline Vec splat(float s) {
+    return _mm512_set1_ps(s);  // folds into the FMA as an embedded broadcast
+}
+#else
+// 16 registers of 8 floats; a mask is a vector whose valid lanes have the sign bit set.
+constexpr int kLanes = 8;
+typedef float Vec __attribute__((vector_size(32)));
+using Mask = __m256i;
+inline Mask laneMask(int64_t n) {
+    const int64_t k = n >= kLanes ? kLanes : n;
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(k)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline Vec loadMasked(const float* p, Mask m) {
+    return _mm256_maskload_ps(p, m);
+}
+inline void storeMasked(float* p, Vec v, Mask m) {
+    _mm256_maskstore_ps(p, m, v);
+}
+inline Vec splat(float s) {
+    return _mm256_set1_ps(s);
+}
+#endif
+inline Vec loadVec(const float* p) {
+    Vec v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+inline void storeVec(float* p, Vec v) {
+    std::memcpy(p, &v, sizeof v);
+}
+
+int64_t roundUpLanes(int64_t n) {
+    return (n + kLanes - 1) / kLanes * kLanes;
+}
+
+// Padded rows are built per task in stack buffers of at most this many floats (the forward and
+// backward-data rings of kMaxRingRows rows at most, and the filter gradient's bands); larger
+// rows use one padded copy of the whole tensor in the workspace instead.
+constexpr int64_t kRingFloats = 16384;
+constexpr int64_t kMaxRingRows = 32;
+// Register-tile sizes. A forward/backward-data tile holds R*V accumulators, V weight vectors
+// and one broadcast; a filter-gradient tile RK*V accumulators, V dy vectors and one broadcast;
+// a row-reuse tile R*V accumulators, KW*V weights and one broadcast. Each stays within the
+// register file (32 vectors with AVX-512, 16 with AVX2) so nothing spills in the inner loop.
+#if defined(KILN_ISA_AVX512)
+// Most vectors of output channels per register tile.
+constexpr int kMaxV = 4;
+// Most output pixels per forward/backward-data tile, by V.
+constexpr int kTileMaxR = 8;
+constexpr int kTileRows[kMaxV + 1] = {0, 8, 8, 6, 6};
+// Most filter rows per filter-gradient tile, by V.
+constexpr int kDwMaxRows = 24;
+constexpr int kDwRows[kMaxV + 1] = {0, 24, 12, 8, 6};
+// Row-reuse kernels for kernel widths 3 and 5: kRowRows[kw == 5][V] output pixels per tile
+// (0: use the plain tile kernel).
+constexpr int kRowMaxR = 12;
+constexpr int kRowRows[2][kMaxV + 1] = {{0, 12, 0, 5, 4}, {0, 12, 0, 4, 2}};
+#else
+constexpr int kMaxV = 3;
+constexpr int kTileMaxR = 12;
+constexpr int kTileRows[kMaxV + 1] = {0, 12, 6, 4};
+constexpr int kDwMaxRows = 14;
+constexpr int kDwRows[kMaxV + 1] = {0, 14, 6, 4};
+constexpr int kRowMaxR = 12;
+constexpr int kRowRows[2][kMaxV + 1] = {{0, 12, 4, 0}, {0, 10, 0, 0}};
+#endif
+// Filter-gradient partial sums: at most this many fixed chunks of output rows.
+constexpr int64_t kDwChunks = 16;
+// The filter-gradient loop revisits a block of output pixels once per tile, so blocks are kept
+// to about this many pixels (L1/L2-resident).
+constexpr int64_t kDwBlockPixels = 256;
+
+struct TileArgs {
+    const float* a = nullptr;  // input data of pixel 0 before the tap offset
+    int64_t aStep = 0;         // floats between consecutive pixels' input data
+    const int64_t* tapOff = nullptr;
+    const float* const* tapW = nullptr;  // per tap: weights [kin][wStride]
+    int64_t taps = 0, kin = 0, wStride = 0;
+    int64_t wCol = 0;    // added to every tapW (the v-block's first column)
+    float* y = nullptr;  // output of pixel 0 (v-block offset applied); pixel j at y + j*yStep
+    int64_t yStep = 0;
+    Mask lastMask{};              // valid lanes of the last vector
+    const float* init = nullptr;  // added to the sum (v-block offset applied), or nullptr
+    bool accumulate = false;      // add the sum to y (init is ignored) instead of overwriting
+    bool relu = false;            // then clamp at zero
+};
+
+// y[j, :] = init + sum, or y[j, :] += sum, where sum is over taps t and k < kin of
+// a[j*aStep + tapOff[t] + k] * tapW[t][k, :]. The sum starts from zero and is added to init / y
+// once at the end.
+template <int R, int V>
+void tileKernel(const TileArgs& t) {
+    Vec acc[R][V];
+#pragma GCC unroll 32
+    for (int j = 0; j < R; ++j)
+#pragma GCC unroll 32
+        for (int v = 0; v < V; ++v) acc[j][v] = Vec{};
+    for (int64_t tp = 0; tp < t.taps; ++tp) {
+        const float* a = t.a + t.tapOff[tp];
+        const float* w = t.tapW[tp] + t.wCol;
+        const float* ap[R];
+#pragma GCC unroll 32
+        for (int j = 0; j < R; ++j) ap[j] = a + j * t.aStep;
+        for (int64_t k = 0; k < t.kin; ++k, w += t.wStride) {
+            Vec wv[V];
+#pragma GCC unroll 32
+            for (int v = 0; v < V; ++v) wv[v] = loadVec(w + v * kLanes);
+#pragma GCC unroll 32
+            for (int j = 0; j < R; ++j) {
+                const Vec av = splat(ap[j][k]);
+#pragma GCC unroll 32
+                for (int v = 0; v < V; ++v) acc[j][v] += av * wv[v];
+            }
+        }
+    }
+#pragma GCC unroll 32
+    for (int v = 0; v < V; ++v) {
+        const Mask m = v == V - 1 ? t.lastMask : laneMask(kLanes);
+        const Vec base = !t.accumulate && t.init ? loadMasked(t.init + v * kLanes, m) : Vec{};
+#pragma GCC unroll 32
+        for (int j = 0; j < R; ++j) {
+            float* yp = t.y + j * t.yStep + v * kLanes;
+            Vec r = (t.accumulate ? loadMasked(yp, m) : base) + acc[j][v];
+            if (t.relu) r = r < 0.0f ? Vec{} : r;  // keeps NaN, like the ReLU kernel
+            storeMasked(yp, r, m);
+        }
+    }
+}
+
+struct RowArgs {
+    const float* a = nullptr;  // input of pixel 0 (kx = 0) before the tap offset
+    int64_t cin = 0;           // input channels; consecutive pixels are cin floats apart
+    const int64_t* tapOff = nullptr;
+    const float* const* tapW = nullptr;  // per kernel row: weights [KW][cin][wStride]
+    int64_t taps = 0, wStride = 0, wCol = 0;
+    float* y = nullptr;
+    int64_t yStep = 0;
+    Mask lastMask{};
+    const float* init = nullptr;
+    bool accumulate = false;
+    bool relu = false;
+};
+
+// Unit-stride rows, same conventions as tileKernel with the sum over kernel rows t, kx < KW and
+// ci < cin of a[tapOff[t] + (j + kx)*cin + ci] * tapW[t][kx*cin + ci, :]. Each broadcast input
+// value feeds up to KW output pixels.
+template <int R, int V, int KW>
+void rowKernel(const RowArgs& t) {
+    Vec acc[R][V];
+#pragma GCC unroll 32
+    for (int j = 0; j < R; ++j)
+#pragma GCC unroll 32
+        for (int v = 0; v < V; ++v) acc[j][v] = Vec{};
+    const int64_t cin = t.cin;
+    for (int64_t tp = 0; tp < t.taps; ++tp) {
+        const float* a = t.a + t.tapOff[tp];
+        const float* w = t.tapW[tp] + t.wCol;
+        for (int64_t ci = 0; ci < cin; ++ci, ++a, w += t.wStride) {
+            Vec wv[KW][V];
+#pragma GCC unroll 32
+            for (int kx = 0; kx < KW; ++kx)
+#pragma GCC unroll 32
+                for (int v = 0; v < V; ++v) wv[kx][v] = loadVec(w + kx * cin * t.wStride + v * kLanes);
+#pragma GCC unroll 64
+            for (int i = 0; i < R + KW - 1; ++i) {
+                const Vec b = splat(a[i * cin]);
+#pragma GCC unroll 32
+                for (int kx = 0; kx < KW; ++kx) {
+                    const int j = i - kx;
+                    if (j < 0 || j >= R) continue;
+#pragma GCC unroll 32
+                    for (int v = 0; v < V; ++v) acc[j][v] += b * wv[kx][v];
+                }
+            }
+        }
+    }
+#pragma GCC unroll 32
+    for (int v = 0; v < V; ++v) {
+        const Mask m = v == V - 1 ? t.lastMask : laneMask(kLanes);
+        const Vec base = !t.accumulate && t.init ? loadMasked(t.init + v * kLanes, m) : Vec{};
+#pragma GCC unroll 32
+        for (int j = 0; j < R; ++j) {
+            float* yp = t.y + j * t.yStep + v * kLanes;
+            Vec r = (t.accumulate ? loadMasked(yp, m) : base) + acc[j][v];
+            if (t.relu) r = r < 0.0f ? Vec{} : r;  // keeps NaN, like the ReLU kernel
+            storeMasked(yp, r, m);
+        }
+    }
+}
+
+struct DwArgs {
+    const float* x = nullptr;  // padded input + filter-row offset of the tile's first row
+    int64_t imgStride = 0, rowStride = 0, pixStride = 0;
+    const float* dy = nullptr;  // v-block offset applied
+    int64_t oh = 0, ow = 0, oc = 0;
+    int64_t q0 = 0, q1 = 0;  // output rows (image*oh + oy)
+    float* part = nullptr;   // [rows][partStride] partial sums, v-block offset applied
+    int64_t partStride = 0;
+    Mask lastMask{};
+    bool zeroInit = false;  // start from zero instead of the partial sums in part
+};
+
+// part[r, :] += sum over output pixels p in rows [q0, q1) of x[window(p) + r] * dy[p, :].
+template <int RK, int V>
+void dwKernel(const DwArgs& d) {
+    Vec acc[RK][V];
+#pragma GCC unroll 32
+    for (int r = 0; r < RK; ++r)
+#pragma GCC unroll 32
+        for (int v = 0; v < V; ++v)
+            acc[r][v] = d.zeroInit ? Vec{} : loadVec(d.part + r * d.partStride + v * kLanes);
+    for (int64_t q = d.q0; q < d.q1; ++q) {
+        const float* xr = d.x + (q / d.oh) * d.imgStride + (q % d.oh) * d.rowStride;
+        const float* dr = d.dy + q * d.ow * d.oc;
+        for (int64_t ox = 0; ox < d.ow; ++ox, xr += d.pixStride, dr += d.oc) {
+            Vec dv[V];
+#pragma GCC unroll 32
+            for (int v = 0; v < V; ++v)
+                dv[v] = v == V - 1 ? loadMasked(dr + v * kLanes, d.lastMask) : loadVec(dr + v * kLanes);
+#pragma GCC unroll 32
+            for (int r = 0; r < RK; ++r) {
+                const Vec av = splat(xr[r]);
+#pragma GCC unroll 32
+                for (int v = 0; v < V; ++v) acc[r][v] += av * dv[v];
+            }
+        }
+    }
+#pragma GCC unroll 32
+    for (int r = 0; r < RK; ++r)
+#pragma GCC unroll 32
+        for (int v = 0; v < V; ++v) storeVec(d.part + r * d.partStride + v * kLanes, acc[r][v]);
+}
+
+using TileFn = void (*)(const TileArgs&);
+using DwFn = void (*)(const DwArgs&);
+
+// Function tables indexed [V-1][R-1]; entries past the per-V limit stay null (never used).
+template <int V, int Limit, int... R>
+constexpr std::array<TileFn, sizeof...(R)> tileFns(std::integer_sequence<int, R...>) {
+    return {(R < Limit ? &tileKernel<(R < Limit ? R + 1 : 1), V> : nullptr)...};
+}
+template <int V, int Limit, int... R>
+constexpr std::array<DwFn, sizeof...(R)> dwFns(std::integer_sequence<int, R...>) {
+    return {(R < Limit ? &dwKernel<(R < Limit ? R + 1 : 1), V> : nullptr)...};
+}
+
+template <int... V>
+constexpr std::array<std::array<TileFn, kTileMaxR>, kMaxV> tileTable(std::integer_sequence<int, V...>) {
+    return {tileFns<V + 1, kTileRows[V + 1]>(std::make_integer_sequence<int, kTileMaxR>{})...};
+}
+template <int... V>
+constexpr std::array<std::array<DwFn, kDwMaxRows>, kMaxV> dwTable(std::integer_sequence<int, V...>) {
+    return {dwFns<V + 1, kDwRows[V + 1]>(std::make_integer_sequence<int, kDwMaxRows>{})...};
+}
+constexpr auto kTileFns = tileTable(std::make_integer_sequence<int, kMaxV>{});
+constexpr auto kDwFns = dwTable(std::make_integer_sequence<int, kMaxV>{});
+
+using RowFn = void (*)(const RowArgs&);
+
+template <int KW, int V, int Limit, int... R>
+constexpr std::array<RowFn, sizeof...(R)> rowFns(std::integer_sequence<int, R...>) {
+    return {(R < Limit ? &rowKernel<(R < Limit ? R + 1 : 1), V, KW> : nullptr)...};
+}
+template <int KW, int W, int... V>
+constexpr std::array<std::array<RowFn, kRowMaxR>, kMaxV> rowTable(std::integer_sequence<int, V...>) {
+    return {rowFns<KW, V + 1, kRowRows[W][V + 1]>(std::make_integer_sequence<int, kRowMaxR>{})...};
+}
+constexpr std::array<std::array<std::array<RowFn, kRowMaxR>, kMaxV>, 2> kRowFns = {
+    rowTable<3, 0>(std::make_integer_sequence<int, kMaxV>{}), rowTable<5, 1>(std::make_integer_sequence<int, kMaxV>{})};
+
+// Index into the reuse tables for a kernel width, or -1 when there is no reuse kernel.
+int reuseIndex(int64_t kw) {
+    return kw == 3 ? 0 : kw == 5 ? 1 : -1;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+
+// Scratch floats (on the stack) for one tile of dcol rows in directBackwardDataScatter.
+constexpr int64_t kScatterTileFloats = 4096;
+
+// The scatter form of backward-data pays off when x has few channels: the gather above would
+// leave most lanes of its c-wide vectors idle.
+bool useScatterBackwardData(const Conv2DGeom& g) {
+    return g.c < kLanes && roundUpLanes(g.kh * g.kw * g.c) * kTileMaxR <= kScatterTileFloats;
+}
+
+// Workspace regions of the direct path, in floats from the workspace start.
+struct DirectLayout {
+    int64_t K = 0;                // filter rows kh*kw*c
+    int64_t ocPad = 0, cPad = 0;  // channel counts rounded up to whole vectors
+    bool padX = false;            // forward / filter gradient read a zero-padded copy of x
+    bool ring = false;            // the forward pass pads rows on the fly (no padded copy)
+    int64_t ringRows = 0;         // rows in its ring: the span of one output row's taps
+    bool dyRing = false;          // backward-data pads dy rows on the fly (no padded copy)
+    int64_t dyRingRows = 0;       // rows in its ring: the span of dy rows one input row reads
+    bool band = false;            // the filter gradient pads bands of rows on the fly
+    int64_t bandOutRows = 0;      // output rows per band (all when !band)
+    int64_t hp = 0, wp = 0;       // rows and columns of that copy (x's own when !padX)
+    int64_t ey = 0, ex = 0;       // rows / columns of zeros before dy in its padded copy
+    int64_t hq = 0, wq = 0;       // rows and columns of the padded dy
+    int64_t chunks = 0;           // fixed reduction chunks of the filter gradient
+    size_t wOff = 0, wtOff = 0, xOff = 0, dyOff = 0, partOff = 0, total = 0;
+};
+
+DirectLayout directLayout(const Conv2DGeom& g) {
+    DirectLayout L;
+    L.K = g.kh * g.kw * g.c;
+    L.ocPad = roundUpLanes(g.oc);
+    L.cPad = roundUpLanes(g.c);
+    // The forward pass reads padded rows [0, (oh-1)*strideH + (kh-1)*dilationH] (padded row =
+    // input row + padTop), and likewise columns.
+    const int64_t needH = (g.oh - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1;
+    const int64_t needW = (g.ow - 1) * g.strideW + (g.kw - 1) * g.dilationW + 1;
+    L.padX = g.padTop != 0 || g.padLeft != 0 || needH > g.h || needW > g.w;
+    L.hp = L.padX ? needH : g.h;
+    L.wp = L.padX ? needW : g.w;
+    L.ringRows = (g.kh - 1) * g.dilationH + 1;
+    L.ring = L.padX && L.ringRows <= kMaxRingRows && L.ringRows * L.wp * g.c <= kRingFloats;
+    // Output rows whose input band fits in kRingFloats: (rows-1)*strideH + ringRows input rows.
+    const int64_t bandInRows = kRingFloats / (L.wp * g.c);
+    L.bandOutRows = bandInRows >= L.ringRows ? (bandInRows - L.ringRows) / g.strideH + 1 : 0;
+    L.band = L.padX && L.bandOutRows > 0;
+    if (!L.band) L.bandOutRows = g.n * g.oh;
+    // Backward-data reads dy row (iy + padTop - ky*dilationH) / strideH for every input row iy;
+    // shift by ey rows so that the smallest is 0, and keep the largest inside.
+    L.ey = ceilDiv(std::max<int64_t>(0, (g.kh - 1) * g.dilationH - g.padTop), g.strideH);
+    L.ex = ceilDiv(std::max<int64_t>(0, (g.kw - 1) * g.dilationW - g.padLeft), g.strideW);
+    L.hq = L.ey + std::max(g.oh, (g.h - 1 + g.padTop) / g.strideH + 1);
+    L.wq = L.ex + std::max(g.ow, (g.w - 1 + g.padLeft) / g.strideW + 1);
+    L.dyRingRows = (g.kh - 1) * g.dilationH / g.strideH + 1;
+    L.dyRing = L.dyRingRows <= kMaxRingRows && L.dyRingRows * L.wq * g.oc <= kRingFloats;
+    L.chunks = std::min(kDwChunks, g.n * g.oh);
+    size_t at = 0;
+    auto region = [&](int64_t floats) {
+        const size_t off = at;
+        at += static_cast<size_t>(roundUpLanes(floats));
+        return off;
+    };
+    L.wOff = region(L.K * L.ocPad);
+    L.wtOff = region(g.kh * g.kw * g.oc * L.cPad);
+    L.xOff = region(L.padX && !(L.ring && L.band) ? g.n * L.hp * L.wp * g.c : 0);
+    L.dyOff = region(L.dyRing || useScatterBackwardData(g) ? 0 : g.n * L.hq * L.wq * g.oc);
+    L.partOff = region(L.chunks * (L.K + 1) * L.ocPad);
+    L.total = at;
+    return L;
+}
+
+// dst [n, hp, wp, c] = src [n, h, w, c] shifted by (top, left), zeros elsewhere; rows and
+// columns of src beyond hp / wp are dropped.
+void padImages(const float* src, int64_t n, int64_t h, int64_t w, int64_t c, int64_t top, int64_t left,
+               int64_t hp, int64_t wp, float* dst, ThreadPool& pool) {
+    const int64_t copyW = std::max<int64_t>(0, std::min(w, wp - left));
+    pool.parallelFor(n * hp, 8, [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+            const int64_t b = p / hp, iy = p % hp - top;
+            float* d = dst + p * wp * c;
+            if (iy < 0 || iy >= h) {
+                std::memset(d, 0, sizeof(float) * static_cast<size_t>(wp * c));
+                continue;
+            }
+            std::memset(d, 0, sizeof(float) * static_cast<size_t>(left * c));
+            std::memcpy(d + left * c, src + (b * h + iy) * w * c,
+                        sizeof(float) * static_cast<size_t>(copyW * c));
+            std::memset(d + (left + copyW) * c, 0,
+                        sizeof(float) * static_cast<size_t>((wp - left - copyW) * c));
+        }
+    });
+}
+
+// Splits `count` pixels into tiles of at most maxR, as even as possible.
+int64_t tileSize(int64_t count, int64_t maxR) {
+    return ceilDiv(count, ceilDiv(count, maxR));
+}
+
+// Calls fn(v0, V, lastMask) for blocks of at most kMaxV vectors covering `channels` lanes.
+template <typename Fn>
+void forVectorBlocks(int64_t channels, Fn&& fn) {
+    const int64_t vectors = ceilDiv(channels, kLanes);
+    for (int64_t v0 = 0; v0 < vectors; v0 += kMaxV) {
+        const int V = static_cast<int>(std::min<int64_t>(kMaxV, vectors - v0));
+        fn(v0, V, laneMask(channels - (v0 + V - 1) * kLanes));
+    }
+}
+
+// Tiles of one output row: fn(R-limit table choice) — row reuse for unit-stride 3/5-wide
+// kernels, else the plain tile kernel. `a` is the input of output pixel 0 before tap offsets.
+void forwardRow(const Conv2DGeom& g, const DirectLayout& L, int rowReuse, const float* a,
+                const int64_t* tapOff, const float* const* tapW, int64_t taps, int64_t kin, const float* bias,
+                float* yrow, bool relu) {
+    forVectorBlocks(g.oc, [&](int64_t v0, int V, Mask lastMask) {
+        if (rowReuse >= 0 && kRowRows[rowReuse][V] > 0) {
+            const int64_t R = tileSize(g.ow, kRowRows[rowReuse][V]);
+            RowArgs ra;
+            ra.cin = g.c;
+            ra.tapOff = tapOff;
+            ra.tapW = tapW;
+            ra.taps = taps;
+            ra.wStride = L.ocPad;
+            ra.wCol = v0 * kLanes;
+            ra.yStep = g.oc;
+            ra.lastMask = lastMask;
+            ra.init = bias ? bias + v0 * kLanes : nullptr;
+            ra.relu = relu;
+            for (int64_t ox = 0; ox < g.ow; ox += R) {
+                const int64_t r = std::min(R, g.ow - ox);
+                ra.a = a + ox * g.c;
+                ra.y = yrow + ox * g.oc + v0 * kLanes;
+                kRowFns[rowReuse][V - 1][r - 1](ra);
+            }
+            return;
+        }
+        const int64_t R = tileSize(g.ow, kTileRows[V]);
+        TileArgs ta;
+        ta.aStep = g.strideW * g.c;
+        ta.tapOff = tapOff;
+        ta.tapW = tapW;
+        ta.taps = taps;
+        ta.kin = kin;
+        ta.wStride = L.ocPad;
+        ta.wCol = v0 * kLanes;
+        ta.yStep = g.oc;
+        ta.lastMask = lastMask;
+        ta.init = bias ? bias + v0 * kLanes : nullptr;
+        ta.relu = relu;
+        for (int64_t ox = 0; ox < g.ow; ox += R) {
+            const int64_t r = std::min(R, g.ow - ox);
+            ta.a = a + ox * g.strideW * g.c;
+            ta.y = yrow + ox * g.oc + v0 * kLanes;
+            kTileFns[V - 1][r - 1](ta);
+        }
+    });
+}
+
+// One zero-padded input row: dst[wp*c] = x row iy of image b shifted right by padLeft.
+void padRow(const Conv2DGeom& g, const DirectLayout& L, const float* x, int64_t b, int64_t iy, float* dst) {
+    const int64_t copyW = std::max<int64_t>(0, std::min(g.w, L.wp - g.padLeft));
+    std::memset(dst, 0, sizeof(float) * static_cast<size_t>(g.padLeft * g.c));
+    std::memcpy(dst + g.padLeft * g.c, x + (b * g.h + iy) * g.w * g.c,
+                sizeof(float) * static_cast<size_t>(copyW * g.c));
+    std::memset(dst + (g.padLeft + copyW) * g.c, 0,
+                sizeof(float) * static_cast<size_t>((L.wp - g.padLeft - copyW) * g.c));
+}
+
+void directForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
+                   float* workspace, ThreadPool& pool, bool relu) {
+    const DirectLayout L = directLayout(g);
+    float* wpk = workspace + L.wOff;
+    for (int64_t k = 0; k < L.K; ++k) {
+        std::memcpy(wpk + k * L.ocPad, w + k * g.oc, sizeof(float) * static_cast<size_t>(g.oc));
+        std::memset(wpk + k * L.ocPad + g.oc, 0, sizeof(float) * static_cast<size_t>(L.ocPad - g.oc));
+    }
+    const float* xp = x;
+    if (L.padX && !L.ring) {
+        padImages(x, g.n, g.h, g.w, g.c, g.padTop, g.padLeft, L.hp, L.wp, workspace + L.xOff, pool);
+        xp = workspace + L.xOff;
+    }
+    // With unit column dilation the kw taps of a kernel row read kw*c consecutive floats, which
+    // are also consecutive filter rows: one long tap per kernel row.
+    const bool merge = g.dilationW == 1;
+    const int64_t kin = merge ? g.kw * g.c : g.c;
+    // Unit stride and dilation along x: consecutive output pixels share input pixels.
+    const int rowReuse = merge && g.strideW == 1 ? reuseIndex(g.kw) : -1;
+    pool.parallelFor(g.n * g.oh, 1, [&](int64_t q0, int64_t q1) {
+        int64_t tapOff[kDirectMaxTaps];
+        const float* tapW[kDirectMaxTaps];
+        if (!L.ring) {
+            int64_t nt = 0;
+            for (int64_t ky = 0; ky < g.kh; ++ky)
+                for (int64_t kx = 0; kx < (merge ? 1 : g.kw); ++kx, ++nt) {
+                    tapOff[nt] = (ky * g.dilationH * L.wp + kx * g.dilationW) * g.c;
+                    tapW[nt] = wpk + nt * kin * L.ocPad;
+                }
+            for (int64_t q = q0; q < q1; ++q) {
+                const int64_t b = q / g.oh, oy = q % g.oh;
+                const float* xrow = xp + (b * L.hp + oy * g.strideH) * L.wp * g.c;
+                forwardRow(g, L, rowReuse, xrow, tapOff, tapW, nt, kin, bias, y + q * g.ow * g.oc, relu);
+            }
+            return;
+        }
+        // Padded input rows are built on the fly in a ring of L.ringRows rows (input row iy in
+        // slot iy % ringRows); taps on rows outside the image are skipped.
+        alignas(64) float ring[kRingFloats];
+        int64_t tag[kMaxRingRows];
+        for (int64_t i = 0; i < L.ringRows; ++i) tag[i] = -1;
+        const int64_t rowFloats = L.wp * g.c;
+        for (int64_t q = q0; q < q1; ++q) {
+            const int64_t b = q / g.oh, oy = q % g.oh;
+            int64_t nt = 0;
+            for (int64_t ky = 0; ky < g.kh; ++ky) {
+                const int64_t iy = oy * g.strideH - g.padTop + ky * g.dilationH;
+                if (iy < 0 || iy >= g.h) continue;
+                const int64_t slot = iy % L.ringRows, key = b * g.h + iy;
+                if (tag[slot] != key) {
+                    padRow(g, L, x, b, iy, ring + slot * rowFloats);
+                    tag[slot] = key;
+                }
+                for (int64_t kx = 0; kx < (merge ? 1 : g.kw); ++kx, ++nt) {
+                    tapOff[nt] = slot * rowFloats + kx * g.dilationW * g.c;
+                    tapW[nt] = wpk + (merge ? ky : ky * g.kw + kx) * kin * L.ocPad;
+                }
+            }
+            forwardRow(g, L, rowReuse, ring, tapOff, tapW, nt, kin, bias, y + q * g.ow * g.oc, relu);
+        }
+    });
+}
+
+// dx += the transposed convolution of dy, as a gather: input pixel (iy, ix) sums, over the taps
+// (ky, kx) that map it onto an output pixel, dy[that pixel] * W[ky, kx]^T. Pixels of one input
+// row with the same column phase (ix mod strideW) share their taps and read consecutive dy
+// pixels, so they form register tiles.
+void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float* w, const float* dy,
+                        const float* dyp, float* dx, float* workspace, ThreadPool& pool) {
+    // wt [kh, kw (reversed), oc, cPad]: with unit stride and dilation along x the kw taps of a
+    // kernel row read consecutive dy pixels in reversed kx order.
+    float* wt = workspace + L.wtOff;
+    for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kr = 0; kr < g.kw; ++kr)
+            for (int64_t o = 0; o < g.oc; ++o) {
+                float* d = wt + ((ky * g.kw + kr) * g.oc + o) * L.cPad;
+                const float* s = w + (ky * g.kw + (g.kw - 1 - kr)) * g.c * g.oc + o;
+                for (int64_t ci = 0; ci < g.c; ++ci) d[ci] = s[ci * g.oc];
+                for (int64_t ci = g.c; ci < L.cPad; ++ci) d[ci] = 0.0f;
+            }
+    const bool merge = g.strideW == 1 && g.dilationW == 1;
+    const int64_t kin = merge ? g.kw * g.oc : g.oc;
+    const int rowReuse = merge ? reuseIndex(g.kw) : -1;
+    pool.parallelFor(g.n * g.h, 1, [&](int64_t p0, int64_t p1) {
+        int64_t tapOff[kDirectMaxTaps];
+        const float* tapW[kDirectMaxTaps];
+        // With L.dyRing, padded dy rows are built on the fly in a ring (dy row oy in slot
+        // oy % dyRingRows) and taps on rows outside dy are skipped; otherwise dyp is the padded
+        // copy of all of dy.
+        alignas(64) float ring[kRingFloats];
+        int64_t tag[kMaxRingRows];
+        for (int64_t i = 0; i < L.dyRingRows; ++i) tag[i] = -1;
+        const int64_t rowFloats = L.wq * g.oc;
+        for (int64_t p = p0; p < p1; ++p) {
+            const int64_t b = p / g.h, iy = p % g.h;
+            const float* dimg = L.dyRing ? ring : dyp + b * L.hq * L.wq * g.oc;
+            // Offset of padded dy row qy from dimg, or -1 when the row is all zeros.
+            auto rowOffset = [&](int64_t qy) -> int64_t {
+                if (!L.dyRing) return qy * rowFloats;
+                const int64_t oy = qy - L.ey;
+                if (oy < 0 || oy >= g.oh) return -1;
+                const int64_t slot = oy % L.dyRingRows, key = b * g.oh + oy;
+                if (tag[slot] != key) {
+                    float* d = ring + slot * rowFloats;
+                    std::memset(d, 0, sizeof(float) * static_cast<size_t>(L.ex * g.oc));
+                    std::memcpy(d + L.ex * g.oc, dy + key * g.ow * g.oc,
+                                sizeof(float) * static_cast<size_t>(g.ow * g.oc));
+                    std::memset(d + (L.ex + g.ow) * g.oc, 0,
+                                sizeof(float) * static_cast<size_t>((L.wq - L.ex - g.ow) * g.oc));
+                    tag[slot] = key;
+                }
+                return slot * rowFloats;
+            };
+            for (int64_t px = 0; px < std::min(g.strideW, g.w); ++px) {
+                const int64_t count = ceilDiv(g.w - px, g.strideW);
+                float* drow = dx + (p * g.w + px) * g.c;
+                // The taps (at most kh*kw <= kDirectMaxTaps) that map this phase onto dy pixels.
+                int64_t nt = 0;
+                auto run = [&] {
+                    if (nt == 0) return;  // no output pixel reads these input pixels
+                    forVectorBlocks(g.c, [&](int64_t v0, int V, Mask lastMask) {
+                        if (rowReuse >= 0 && kRowRows[rowReuse][V] > 0) {
+                            const int64_t R = tileSize(count, kRowRows[rowReuse][V]);
+                            RowArgs ra;
+                            ra.cin = g.oc;
+                            ra.tapOff = tapOff;
+                            ra.tapW = tapW;
+                            ra.taps = nt;
+                            ra.wStride = L.cPad;
+                            ra.wCol = v0 * kLanes;
+                            ra.yStep = g.c;
+                            ra.lastMask = lastMask;
+                            ra.accumulate = true;
+                            for (int64_t j = 0; j < count; j += R) {
+                                const int64_t r = std::min(R, count - j);
+                                ra.a = dimg + j * g.oc;
+                                ra.y = drow + j * g.c + v0 * kLanes;
+                                kRowFns[rowReuse][V - 1][r - 1](ra);
+                            }
+                            return;
+                        }
+                        const int64_t R = tileSize(count, kTileRows[V]);
+                        TileArgs ta;
+                        ta.aStep = g.oc;
+                        ta.tapOff = tapOff;
+                        ta.tapW = tapW;
+                        ta.taps = nt;
+                        ta.kin = kin;
+                        ta.wStride = L.cPad;
+                        ta.wCol = v0 * kLanes;
+                        ta.yStep = g.strideW * g.c;
+                        ta.lastMask = lastMask;
+                        ta.accumulate = true;
+                        for (int64_t j = 0; j < count; j += R) {
+                            const int64_t r = std::min(R, count - j);
+                            ta.a = dimg + j * g.oc;
+                            ta.y = drow + j * g.strideW * g.c + v0 * kLanes;
+                            kTileFns[V - 1][r - 1](ta);
+                        }
+                    });
+                };
+                auto add = [&](int64_t off, const float* wp) {
+                    tapOff[nt] = off;
+                    tapW[nt] = wp;
+                    ++nt;
+                };
+                for (int64_t ky = 0; ky < g.kh; ++ky) {
+                    // Non-negative by the choice of ey / ex.
+                    const int64_t numY = iy + g.padTop - ky * g.dilationH + L.ey * g.strideH;
+                    if (numY % g.strideH != 0) continue;
+                    const int64_t rowOff = rowOffset(numY / g.strideH);
+                    if (rowOff < 0) continue;
+                    if (merge) {
+                        add(rowOff + (px + g.padLeft - (g.kw - 1) + L.ex) * g.oc,
+                            wt + ky * g.kw * g.oc * L.cPad);
+                        continue;
+                    }
+                    for (int64_t kx = 0; kx < g.kw; ++kx) {
+                        const int64_t numX = px + g.padLeft - kx * g.dilationW + L.ex * g.strideW;
+                        if (numX % g.strideW != 0) continue;
+                        add(rowOff + numX / g.strideW * g.oc,
+                            wt + (ky * g.kw + (g.kw - 1 - kx)) * g.oc * L.cPad);
+                    }
+                }
+                run();
+            }
+        }
+    });
+}
+
+// d[0, n) += s[0, n).
+void addRun(float* d, const float* s, int64_t n) {
+    for (int64_t i = 0; i < n; i += kLanes) {
+        const Mask m = laneMask(n - i);
+        storeMasked(d + i, loadMasked(d + i, m) + loadMasked(s + i, m), m);
+    }
+}
+
+// dx += col2im(dy W^T) for few input channels: a tile of output pixels gets its dcol rows
+// (kh*kw*c columns, every lane busy) from the register-tile kernel, then each row is added into
+// the input pixels it came from. Tasks own whole images, so the scatter never races and every dx
+// element receives its terms in output-pixel order whatever the thread count.
+void directBackwardDataScatter(const Conv2DGeom& g, const DirectLayout& L, const float* w, const float* dy,
+                               float* dx, float* workspace, ThreadPool& pool) {
+    const int64_t K = L.K, kPad = roundUpLanes(K), pixels = g.oh * g.ow;
+    float* wT = workspace + L.wtOff;  // [oc][kPad], zero past K
+    for (int64_t o = 0; o < g.oc; ++o) {
+        for (int64_t k = 0; k < K; ++k) wT[o * kPad + k] = w[k * g.oc + o];
+        for (int64_t k = K; k < kPad; ++k) wT[o * kPad + k] = 0.0f;
+    }
+    const int64_t tilePixels = std::min(pixels, kScatterTileFloats / kPad);
+    const bool runs = g.dilationW == 1;  // the kw taps of a kernel row hit consecutive pixels
+    pool.parallelFor(g.n, 1, [&](int64_t b0, int64_t b1) {
+        alignas(64) float tile[kScatterTileFloats];
+        const int64_t zero = 0;
+        const float* tapW = wT;
+        for (int64_t b = b0; b < b1; ++b) {
+            float* dimg = dx + b * g.h * g.w * g.c;
+            for (int64_t p0 = 0; p0 < pixels; p0 += tilePixels) {
+                const int64_t t = std::min(tilePixels, pixels - p0);
+                forVectorBlocks(kPad, [&](int64_t v0, int V, Mask lastMask) {
+                    const int64_t R = tileSize(t, kTileRows[V]);
+                    TileArgs ta;
+                    ta.aStep = g.oc;
+                    ta.tapOff = &zero;
+                    ta.tapW = &tapW;
+                    ta.taps = 1;
+                    ta.kin = g.oc;
+                    ta.wStride = kPad;
+                    ta.wCol = v0 * kLanes;
+                    ta.yStep = kPad;
+                    ta.lastMask = lastMask;
+                    for (int64_t j = 0; j < t; j += R) {
+                        const int64_t r = std::min(R, t - j);
+                        ta.a = dy + (b * pixels + p0 + j) * g.oc;
+                        ta.y = tile + j * kPad + v0 * kLanes;
+                        kTileFns[V - 1][r - 1](ta);
+                    }
+                });
+                for (int64_t i = 0; i < t; ++i) {
+                    const int64_t oy = (p0 + i) / g.ow, ox = (p0 + i) % g.ow;
+                    const float* row = tile + i * kPad;
+                    for (int64_t ky = 0; ky < g.kh; ++ky) {
+                        const int64_t iy = oy * g.strideH - g.padTop + ky * g.dilationH;
+                        if (iy < 0 || iy >= g.h) continue;
+                        const int64_t ix0 = ox * g.strideW - g.padLeft;
+                        float* drow = dimg + iy * g.w * g.c;
+                        const float* srow = row + ky * g.kw * g.c;
+                        if (runs) {
+                            const int64_t kx0 = std::max<int64_t>(0, -ix0), kx1 = std::min(g.kw, g.w - ix0);
+                            if (kx0 < kx1)
+                                addRun(drow + (ix0 + kx0) * g.c, srow + kx0 * g.c, (kx1 - kx0) * g.c);
+                            continue;
+                        }
+                        for (int64_t kx = 0; kx < g.kw; ++kx) {
+                            const int64_t ix = ix0 + kx * g.dilationW;
+                            if (ix >= 0 && ix < g.w) addRun(drow + ix * g.c, srow + kx * g.c, g.c);
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+// out[0, oc) (padded to whole vectors) = sum of dy rows [p0, p1), in row order.
+void biasChunk(const float* dy, int64_t p0, int64_t p1, int64_t oc, float* out) {
+    forVectorBlocks(oc, [&](int64_t v0, int V, Mask lastMask) {
+        Vec acc[kMaxV] = {};
+        const float* d = dy + p0 * oc + v0 * kLanes;
+        for (int64_t p = p0; p < p1; ++p, d += oc) {
+            for (int v = 0; v < V - 1; ++v) acc[v] += loadVec(d + v * kLanes);
+            acc[V - 1] += loadMasked(d + (V - 1) * kLanes, lastMask);
+        }
+        for (int v = 0; v < V; ++v) storeVec(out + (v0 + v) * kLanes, acc[v]);
+    });
+}
+
+// dw += x^T dy and db += sum dy via fixed-chunk partial sums (chunks of output rows, each summed
+// in order), then added in chunk order: independent of the thread count.
+void directBackwardFilter(const Conv2DGeom& g, const DirectLayout& L, const float* xp, const float* dy,
+                          float* dw, float* db, float* workspace, ThreadPool& pool) {
+    float* parts = workspace + L.partOff;
+    const int64_t rows = g.n * g.oh, partFloats = (L.K + 1) * L.ocPad;
+    const bool merge = g.dilationW == 1;
+    const int64_t runs = merge ? g.kh : g.kh * g.kw, runLen = merge ? g.kw * g.c : g.c;
+    const int64_t blockRows = std::min(std::max<int64_t>(1, kDwBlockPixels / g.ow), L.bandOutRows);
+    pool.parallelFor(L.chunks, 1, [&](int64_t k0, int64_t k1) {
+        // With L.band, each block of output rows (within one image) reads a padded band of input
+        // rows built here instead of a padded copy of all of x.
+        alignas(64) float band[kRingFloats];
+        for (int64_t k = k0; k < k1; ++k) {
+            const int64_t q0 = rows * k / L.chunks, q1 = rows * (k + 1) / L.chunks;
+            float* part = parts + k * partFloats;
+            if (db) biasChunk(dy, q0 * g.ow, q1 * g.ow, g.oc, part + L.K * L.ocPad);
+            if (!dw) continue;
+            for (int64_t qs = q0, qe = 0; qs < q1; qs = qe) {
+                qe = std::min(q1, qs + blockRows);
+                const float* src = xp;
+                int64_t r0 = qs, r1 = qe, oh = g.oh;
+                if (L.band) {
+                    // Rows of one image only; the band starts at the block's first padded row.
+                    const int64_t b = qs / g.oh, oy0 = qs % g.oh;
+                    qe = std::min(qe, (b + 1) * g.oh);
+                    const int64_t rowsIn = (qe - qs - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1;
+                    for (int64_t i = 0; i < rowsIn; ++i) {
+                        const int64_t iy = oy0 * g.strideH - g.padTop + i;
+                        float* d = band + i * L.wp * g.c;
+                        if (iy < 0 || iy >= g.h)
+                            std::memset(d, 0, sizeof(float) * static_cast<size_t>(L.wp * g.c));
+                        else
+                            padRow(g, L, xp, b, iy, d);
+                    }
+                    src = band;
+                    r0 = 0;
+                    r1 = qe - qs;
+                    oh = r1;  // rows relative to the band: q % oh = q, q / oh = 0
+                }
+                const float* dyBlock = L.band ? dy + qs * g.ow * g.oc : dy;
+                forVectorBlocks(g.oc, [&](int64_t v0, int V, Mask lastMask) {
+                    DwArgs da;
+                    da.imgStride = L.hp * L.wp * g.c;
+                    da.rowStride = g.strideH * L.wp * g.c;
+                    da.pixStride = g.strideW * g.c;
+                    da.dy = dyBlock + v0 * kLanes;
+                    da.oh = oh;
+                    da.ow = g.ow;
+                    da.oc = g.oc;
+                    da.q0 = r0;
+                    da.q1 = r1;
+                    da.partStride = L.ocPad;
+                    da.lastMask = lastMask;
+                    da.zeroInit = qs == q0;  // the first block writes every partial row
+                    const int64_t maxRows = kDwRows[V];
+                    for (int64_t run = 0; run < runs; ++run) {
+                        const int64_t ky = merge ? run : run / g.kw, kx = merge ? 0 : run % g.kw;
+                        const int64_t runOff = (ky * g.dilationH * L.wp + kx * g.dilationW) * g.c;
+                        for (int64_t e0 = 0; e0 < runLen; e0 += maxRows) {
+                            const int64_t rk = std::min(maxRows, runLen - e0);
+                            da.x = src + runOff + e0;
+                            da.part = part + (run * runLen + e0) * L.ocPad + v0 * kLanes;
+                            kDwFns[V - 1][rk - 1](da);
+                        }
+                    }
+                });
+            }
+        }
+    });
+    const int64_t outRows = (dw ? L.K : 0) + (db ? 1 : 0);
+    pool.parallelFor(outRows, 16, [&](int64_t e0, int64_t e1) {
+        for (int64_t e = e0; e < e1; ++e) {
+            const int64_t row = dw ? e : L.K;  // row K holds the bias sums
+            float* out = row < L.K ? dw + row * g.oc : db;
+            for (int64_t o = 0; o < g.oc; ++o) {
+                float s = 0.0f;
+                for (int64_t k = 0; k < L.chunks; ++k) s += parts[k * partFloats + row * L.ocPad + o];
+                out[o] += s;
+            }
+        }
+    });
+}
+
+void directBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
+                    float* dw, float* db, float* workspace, ThreadPool& pool) {
+    const DirectLayout L = directLayout(g);
+    if (dx && useScatterBackwardData(g)) {
+        directBackwardDataScatter(g, L, w, dy, dx, workspace, pool);
+    } else if (dx) {
+        float* dyp = workspace + L.dyOff;
+        if (!L.dyRing) padImages(dy, g.n, g.oh, g.ow, g.oc, L.ey, L.ex, L.hq, L.wq, dyp, pool);
+        directBackwardData(g, L, w, dy, dyp, dx, workspace, pool);
+    }
+    if (dw || db) {
+        const float* xp = x;
+        if (dw && L.padX && !L.band) {
+            padImages(x, g.n, g.h, g.w, g.c, g.padTop, g.padLeft, L.hp, L.wp, workspace + L.xOff, pool);
+            xp = workspace + L.xOff;
+        }
+        directBackwardFilter(g, L, xp, dy, dw, db, workspace, pool);
+    }
+}
+
+
+// ---- GEMM (row-major) -----------------------------------------------------------------------
+//
+// C[i, j] (+)= sum_k op(A)[i, k] op(B)[k, j] on register tiles of R rows x V vectors: each k
+// broadcasts R values of op(A) and loads V vectors of one op(B) row. op(A) is read in place with
+// any row and k strides (so A^T needs no copy); op(B) rows must be contiguous and padded to whole
+// vectors, so B is copied into a panel when it is transposed or N is not a multiple of the vector
+// width. Every C element sums its K products in order in one accumulator: the result does not
+// depend on how the caller splits C between threads.
+
+struct GemmTileArgs {
+    const float* a = nullptr;  // op(A)[row 0, k 0]
+    int64_t aRow = 0, aCol = 0;  // floats between rows / between k of op(A)
+    const float* b = nullptr;    // op(B)[k 0, first column of the block]
+    int64_t bStride = 0;         // floats between op(B) rows
+    int64_t K = 0;
+    float* c = nullptr;  // C[row 0, first column of the block]
+    int64_t ldc = 0;
+    Mask lastMask{};
+    float alpha = 1.0f, beta = 0.0f;  // C = alpha * sum + beta * C; C is not read when beta is 0
+};
+
+template <int R, int V>
+void gemmTile(const GemmTileArgs& t) {
+    Vec acc[R][V];
+#pragma GCC unroll 32
+    for (int j = 0; j < R; ++j)
+#pragma GCC unroll 32
+        for (int v = 0; v < V; ++v) acc[j][v] = Vec{};
+    const float* a = t.a;
+    const float* b = t.b;
+    for (int64_t k = 0; k < t.K; ++k, a += t.aCol, b += t.bStride) {
+        Vec bv[V];
+#pragma GCC unroll 32
+        for (int v = 0; v < V; ++v) bv[v] = loadVec(b + v * kLanes);
+#pragma GCC unroll 32
+        for (int j = 0; j < R; ++j) {
+            const Vec av = splat(a[j * t.aRow]);
+#pragma GCC unroll 32
+            for (int v = 0; v < V; ++v) acc[j][v] += av * bv[v];
+        }
+    }
+    const Vec alpha = splat(t.alpha), beta = splat(t.beta);
+#pragma GCC unroll 32
+    for (int v = 0; v < V; ++v) {
+        const Mask m = v == V - 1 ? t.lastMask : laneMask(kLanes);
+#pragma GCC unroll 32
+        for (int j = 0; j < R; ++j) {
+            float* cp = t.c + j * t.ldc + v * kLanes;
+            Vec r = t.alpha == 1.0f ? acc[j][v] : acc[j][v] * alpha;
+            if (t.beta == 1.0f)
+                r += loadMasked(cp, m);
+            else if (t.beta != 0.0f)
+                r += loadMasked(cp, m) * beta;
+            storeMasked(cp, r, m);
+        }
+    }
+}
+
+using GemmFn = void (*)(const GemmTileArgs&);
+template <int V, int Limit, int... R>
+constexpr std::array<GemmFn, sizeof...(R)> gemmFns(std::integer_sequence<int, R...>) {
+    return {(R < Limit ? &gemmTile<(R < Limit ? R + 1 : 1), V> : nullptr)...};
+}
+template <int... V>
+constexpr std::array<std::array<GemmFn, kTileMaxR>, kMaxV> gemmTable(std::integer_sequence<int, V...>) {
+    return {gemmFns<V + 1, kTileRows[V + 1]>(std::make_integer_sequence<int, kTileMaxR>{})...};
+}
+constexpr auto kGemmFns = gemmTable(std::make_integer_sequence<int, kMaxV>{});
+
+// The op(B) panel of the calling thread. It only grows, so a repeated product allocates nothing.
+struct PanelBuffer {
+    float* data = nullptr;
+    size_t capacity = 0;
+    PanelBuffer() = default;
+    PanelBuffer(const PanelBuffer&) = delete;
+    PanelBuffer& operator=(const PanelBuffer&) = delete;
+    ~PanelBuffer() { alignedFree(data); }
+    float* reserve(size_t floats) {
+        if (floats > capacity) {
+            alignedFree(data);
+            data = nullptr;
+            capacity = 0;
+            data = static_cast<float*>(alignedAlloc(floats * sizeof(float)));
+            capacity = floats;
+        }
+        return data;
+    }
+};
+thread_local PanelBuffer t_panel;
+
+// Products per pass over a C tile (op(B) slice of kGemmKc rows) and rows of C per block.
+constexpr int64_t kGemmKc = 256;
+constexpr int64_t kGemmMc = 192;
+// Vectors of C columns per GEMM tile: 6 x 4 tiles with AVX-512 (24 of 32 registers), 6 x 2 with
+// AVX2 (12 of 16), the shapes that balance broadcasts, loads and FMAs best.
+#if defined(KILN_ISA_AVX512)
+constexpr int kGemmV = 4;
+#else
+constexpr int kGemmV = 2;
+#endif
+static_assert(kGemmV <= kMaxV);
+
+}  // namespace
+
+size_t directWorkspaceFloats(const Conv2DGeom& g) {
+    return directLayout(g).total;
+}
+
+void directConvForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
+                       float* workspace, ThreadPool& pool, bool relu) {
+    directForward(g, x, w, bias, y, workspace, pool, relu);
+}
+
+void directConvBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
+                        float* dw, float* db, float* workspace, ThreadPool& pool) {
+    directBackward(g, x, w, dy, dx, dw, db, workspace, pool);
+}
+
+void tileGemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+              const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
+    const int64_t nPad = roundUpLanes(N);
+    const float* b = B;
+    int64_t bStride = ldb;
+    if (transB || nPad != N) {
+        // panel [K][nPad]: op(B) rows, zero past N so that full-vector loads stay defined.
+        float* panel = t_panel.reserve(static_cast<size_t>(std::max<int64_t>(K, 1) * nPad));
+        for (int64_t k = 0; k < K; ++k) {
+            float* row = panel + k * nPad;
+            if (transB)
+                for (int64_t j = 0; j < N; ++j) row[j] = B[j * ldb + k];
+            else
+                std::memcpy(row, B + k * ldb, sizeof(float) * static_cast<size_t>(N));
+            for (int64_t j = N; j < nPad; ++j) row[j] = 0.0f;
+        }
+        b = panel;
+        bStride = nPad;
+    }
+    const int64_t aRow = transA ? 1 : lda, aCol = transA ? lda : 1;
+    GemmTileArgs t;
+    t.aRow = aRow;
+    t.aCol = aCol;
+    t.bStride = bStride;
+    t.ldc = ldc;
+    t.alpha = alpha;
+    // Blocks of kGemmKc products per pass over C (the first pass applies beta, later ones add),
+    // and of kGemmMc rows, so that one op(B) slice stays in cache across a block's row tiles.
+    for (int64_t k0 = 0; k0 < std::max<int64_t>(K, 1); k0 += kGemmKc) {
+        t.K = std::min(kGemmKc, K - k0);
+        t.beta = k0 == 0 ? beta : 1.0f;
+        for (int64_t m0 = 0; m0 < M; m0 += kGemmMc) {
+            const int64_t mb = std::min(kGemmMc, M - m0);
+            const int64_t vectors = ceilDiv(N, kLanes);
+            for (int64_t v0 = 0; v0 < vectors; v0 += kGemmV) {
+                const int V = static_cast<int>(std::min<int64_t>(kGemmV, vectors - v0));
+                const int64_t R = tileSize(mb, kTileRows[V]);
+                t.b = b + k0 * bStride + v0 * kLanes;
+                t.lastMask = laneMask(N - (v0 + V - 1) * kLanes);
+                for (int64_t i = m0; i < m0 + mb; i += R) {
+                    const int64_t r = std::min(R, m0 + mb - i);
+                    t.a = A + i * aRow + k0 * aCol;
+                    t.c = C + i * ldc + v0 * kLanes;
+                    kGemmFns[V - 1][r - 1](t);
+                }
+            }
+        }
+    }
+}
+
+}  // namespace kiln::engine::kernels::KILN_ISA_NS
