@@ -19,6 +19,7 @@ KILN_APT_PACKAGES="
   libopenmpi-dev openmpi-bin
   python3-venv clang libclang-rt-14-dev
   libdnnl-dev
+  libjpeg62-turbo-dev
 "
 
 missing=()
