@@ -103,9 +103,10 @@ struct JpegRegionDecoder::State {
         return err.warnings == 0;
     }
 
-    // Entropy-decodes the rows below the region (skipped: no inverse DCT, except for the last
-    // row, which makes libjpeg decode up to it) and the markers after the image, as a full decode
-    // does, so that damage anywhere in the file still sends it to the general path.
+    // Entropy-decodes the rows below the region and reads the markers after the image, as a full
+    // decode does, so that damage anywhere in the file still sends it to the general path. The
+    // rows are skipped (no inverse DCT) except the last one: a skip that reaches the end of the
+    // image returns without reading the data, a read of the last row has to.
     bool complete() {
         if (setjmp(err.jump)) return false;
         const JDIMENSION rest = cinfo.output_height - cinfo.output_scanline;
@@ -118,7 +119,8 @@ struct JpegRegionDecoder::State {
         return err.warnings == 0;
     }
 
-    void abort() {
+    // Back to the state after jpeg_create_decompress, ready for another header.
+    void reset() {
         if (setjmp(err.jump)) return;
         jpeg_abort_decompress(&cinfo);
     }
@@ -163,7 +165,7 @@ bool JpegRegionDecoder::open(const std::string& bytes) {
         }
         s.created = true;
     } else {
-        s.abort();
+        s.reset();
     }
     s.err.warnings = 0;
     s.headerRead = s.readHeader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
@@ -215,7 +217,7 @@ bool JpegRegionDecoder::decodeRegion(const cv::Rect& region, cv::Mat& out) {
                     static_cast<size_t>(region.width) * channels) &&
              s.complete();
     }
-    s.abort();
+    s.reset();
     if (ok)
         ++g_cropped;
     else {
@@ -236,7 +238,7 @@ bool JpegRegionDecoder::decodeScaled(int denom, cv::Mat& out) {
                    CV_8UC(channels));
         ok = s.readAll(out.data, out.step[0]) && s.complete();
     }
-    s.abort();
+    s.reset();
     if (ok)
         ++g_scaled[denom == 2 ? 0 : denom == 4 ? 1 : 2];
     else {
