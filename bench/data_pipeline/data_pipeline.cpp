@@ -155,8 +155,7 @@ int run(const std::string& dir, int workers, int batchSize, int epochs, const st
             "\"cpu_seconds\": %.3f, \"wait_fraction\": %.3f, \"skipped\": %lld, \"peak_rss_bytes\": %lld, "
             "\"checksum\": %.3f, \"jpeg_cropped\": %lld, \"jpeg_scaled\": %lld, \"jpeg_fallback\": %lld}\n",
             workers, e, static_cast<long long>(s.samples), s.seconds, s.samplesPerSecond, cpuSeconds() - cpu0,
-            s.waitFraction,
-            static_cast<long long>(s.skipped), static_cast<long long>(peakRss()), checksum,
+            s.waitFraction, static_cast<long long>(s.skipped), static_cast<long long>(peakRss()), checksum,
             static_cast<long long>(now.cropped - last.cropped),
             static_cast<long long>(now.scaled() - last.scaled()),
             static_cast<long long>(now.fallback - last.fallback));

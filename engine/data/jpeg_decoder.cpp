@@ -170,11 +170,10 @@ bool JpegRegionDecoder::open(const std::string& bytes) {
     s.err.warnings = 0;
     s.headerRead = s.readHeader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
     // 8-bit grey or three-component colour only: OpenCV turns CMYK/YCCK into RGB its own way.
-    const bool supported =
-        s.headerRead && s.cinfo.data_precision == 8 &&
-        (s.cinfo.num_components == 1 ||
-         (s.cinfo.num_components == 3 && (s.cinfo.jpeg_color_space == JCS_YCbCr ||
-                                          s.cinfo.jpeg_color_space == JCS_RGB)));
+    const bool supported = s.headerRead && s.cinfo.data_precision == 8 &&
+                           (s.cinfo.num_components == 1 ||
+                            (s.cinfo.num_components == 3 &&
+                             (s.cinfo.jpeg_color_space == JCS_YCbCr || s.cinfo.jpeg_color_space == JCS_RGB)));
     if (!supported) {
         s.headerRead = false;
         ++g_fallback;

@@ -431,8 +431,8 @@ bool decodeJpegFused(const std::string& bytes, const DecodeOptions& options, con
     if (t.kind == TransformKind::Resize) {
         const cv::Size target = resizeTarget(rows, cols, t);
         int denom = 8;
-        while (denom > 1 && (jpeg.scaledSize(denom).width < target.width ||
-                             jpeg.scaledSize(denom).height < target.height))
+        while (denom > 1 &&
+               (jpeg.scaledSize(denom).width < target.width || jpeg.scaledSize(denom).height < target.height))
             denom /= 2;
         if (denom == 1 || !jpeg.decodeScaled(denom, out)) return false;
         convertChannels(out, options.channels);
@@ -537,8 +537,7 @@ Status TransformList::applyUnchecked(Sample& sample, const std::vector<ColumnSpe
                 if (k != kNone) {
                     const uint64_t kStream = rng::mix(static_cast<uint64_t>(sample.index), k);
                     cv::Mat out;
-                    if (decodeJpegFused(v.encoded, options, m_items[k],
-                                        rng::uniform(epochSeed, kStream, 0),
+                    if (decodeJpegFused(v.encoded, options, m_items[k], rng::uniform(epochSeed, kStream, 0),
                                         rng::uniform(epochSeed, kStream, 1), out)) {
                         v.image = out;
                         v.kind = SampleValue::Kind::Image;

@@ -101,7 +101,8 @@ private:
     // The transform in [ti, end) that decoding column `spec` may carry out itself: the first one
     // on that column's pixels when it is a centre crop, an unpadded random crop or a resize (decode
     // steps that change nothing are passed over). kNone otherwise.
-    size_t fusableWithDecode(size_t ti, size_t end, const ColumnSpec& spec, const DecodeOptions& options) const;
+    size_t fusableWithDecode(size_t ti, size_t end, const ColumnSpec& spec,
+                             const DecodeOptions& options) const;
 
     std::vector<Transform> m_items;
 };

@@ -65,12 +65,13 @@ private slots:
         QTest::addColumn<int>("kind");
         QTest::addColumn<int>("width");
         QTest::addColumn<int>("height");
-        const std::pair<const char*, Kind> kinds[] = {
-            {"grey", Kind::Grey},           {"4:2:0", Kind::Cv420},
-            {"4:2:0 progressive", Kind::Cv420Progressive},
-            {"4:4:4", Kind::Jpeg444},       {"4:2:2", Kind::Jpeg422},
-            {"4:4:4 progressive", Kind::Jpeg444Progressive},
-            {"4:2:0 restarts", Kind::Jpeg420Restarts}};
+        const std::pair<const char*, Kind> kinds[] = {{"grey", Kind::Grey},
+                                                      {"4:2:0", Kind::Cv420},
+                                                      {"4:2:0 progressive", Kind::Cv420Progressive},
+                                                      {"4:4:4", Kind::Jpeg444},
+                                                      {"4:2:2", Kind::Jpeg422},
+                                                      {"4:4:4 progressive", Kind::Jpeg444Progressive},
+                                                      {"4:2:0 restarts", Kind::Jpeg420Restarts}};
         const int sizes[][2] = {{500, 375}, {37, 29}, {64, 64}, {231, 257}, {17, 300}};
         for (const auto& [name, kind] : kinds)
             for (const auto& s : sizes)
@@ -111,13 +112,13 @@ private slots:
             cv::Mat region;
             QVERIFY(jpeg.decodeRegion(r, region));
             if (!same(region, full(r)))
-                QFAIL(qPrintable(QString("region %1,%2 %3x%4 differs by up to %5")
-                                     .arg(r.x)
-                                     .arg(r.y)
-                                     .arg(r.width)
-                                     .arg(r.height)
-                                     .arg(region.size() == r.size() ? cv::norm(region, full(r), cv::NORM_INF)
-                                                                    : -1.0)));
+                QFAIL(qPrintable(
+                    QString("region %1,%2 %3x%4 differs by up to %5")
+                        .arg(r.x)
+                        .arg(r.y)
+                        .arg(r.width)
+                        .arg(r.height)
+                        .arg(region.size() == r.size() ? cv::norm(region, full(r), cv::NORM_INF) : -1.0)));
         }
         QCOMPARE(jpegPathCounts().cropped - before.cropped, int64_t(regions.size()));
         QCOMPARE(jpegPathCounts().fallback, before.fallback);
@@ -182,7 +183,8 @@ private slots:
             cv::Mat diff;
             cv::absdiff(scaled(whole), area, diff);
             const double meanDiff = cv::mean(cv::mean(diff))[0];
-            QVERIFY2(meanDiff < 1.0, qPrintable(QString("1/%1: mean difference %2").arg(denom).arg(meanDiff)));
+            QVERIFY2(meanDiff < 1.0,
+                     qPrintable(QString("1/%1: mean difference %2").arg(denom).arg(meanDiff)));
         }
         JpegRegionDecoder jpeg;
         QVERIFY(jpeg.open(bytes));

@@ -378,7 +378,8 @@ private slots:
         QTemporaryDir tmp;
         const fs::path root = tmp.path().toStdString();
         for (int i = 0; i < 22; ++i) {
-            const cv::Mat pic = kiln::test::photoLike(40 + 3 * i, 33 + (5 * i) % 29, i % 4 == 3 ? 1 : 3, uint64_t(i));
+            const cv::Mat pic =
+                kiln::test::photoLike(40 + 3 * i, 33 + (5 * i) % 29, i % 4 == 3 ? 1 : 3, uint64_t(i));
             const fs::path p = root / ("c" + std::to_string(i % 3)) / ("p" + std::to_string(i) + ".jpg");
             fs::create_directories(p.parent_path());
             QVERIFY(cv::imwrite(p.string(), pic));

@@ -344,12 +344,13 @@ private slots:
     void jpegCropsDecodedInFullWhenTheyMust() {
         const std::string bytes = test::cvJpeg(test::photoLike(40, 30, 3, 1));
         JpegPathCounts before = jpegPathCounts();
-        // A padded random crop needs the whole picture; a decode that converts channels twice is
-        // not passed over. Both still give the plain result.
-        for (const char* list : {R"([{"type": "random_crop", "size": 20, "padding": 4}])",
-                                 R"([{"type": "decode", "channels": 3}, {"type": "decode", "channels": 1},
+        // A padded random crop needs the whole picture; a decode that converts the channels twice
+        // and a flip before the crop are not passed over. All still give the plain result.
+        for (const char* list :
+             {R"([{"type": "random_crop", "size": 20, "padding": 4}])",
+              R"([{"type": "decode", "channels": 3}, {"type": "decode", "channels": 1},
                                      {"type": "center_crop", "size": 8}])",
-                                 R"([{"type": "flip", "probability": 1}, {"type": "center_crop", "size": 8}])"}) {
+              R"([{"type": "flip", "probability": 1}, {"type": "center_crop", "size": 8}])"}) {
             const auto [fused, plain] = fusedAndPlain(parse(list), bytes, 3, 5, 0);
             QCOMPARE(cv::norm(fused, plain, cv::NORM_INF), 0.0);
         }
@@ -414,7 +415,8 @@ private slots:
         // that leaves 256 rows; the output size is the one the full picture gives (336x256).
         const std::string wide = test::cvJpeg(test::photoLike(1001, 763, 3, 22));
         before = jpegPathCounts();
-        const TransformList eval = parse(R"([{"type": "decode", "channels": 1}, {"type": "resize", "shorter_side": 256},
+        const TransformList eval =
+            parse(R"([{"type": "decode", "channels": 1}, {"type": "resize", "shorter_side": 256},
                                              {"type": "center_crop", "size": 224}])");
         const auto [fusedEval, plainEval] = fusedAndPlain(eval, wide, 1, 0, 0);
         QCOMPARE(jpegPathCounts().scaledHalf - before.scaledHalf, int64_t(1));
