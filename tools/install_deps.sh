@@ -18,8 +18,8 @@ KILN_APT_PACKAGES="
   libcpp-httplib-dev libssl-dev wrk
   libopenmpi-dev openmpi-bin
   python3-venv clang libclang-rt-14-dev
-  libdnnl-dev
   desktop-file-utils shared-mime-info
+  libjpeg62-turbo-dev
 "
 
 missing=()

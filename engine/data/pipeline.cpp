@@ -414,11 +414,14 @@ struct Pipeline::State {
                 ++cacheHits;
             }
         }
-        if (!cached) {
-            KILN_TRY(transforms.apply(s, columnSpecs, opt.seed, epoch, 0, prefix));
-            if (cache && prefix > 0) cache->put(s);
+        // Without a cache the whole list runs in one call, so that decoding sees the crop or resize
+        // that follows it (a random crop lies past the cached prefix) and can do only its work.
+        const size_t split = cache ? prefix : 0;
+        if (!cached && split > 0) {
+            KILN_TRY(transforms.apply(s, columnSpecs, opt.seed, epoch, 0, split));
+            cache->put(s);
         }
-        KILN_TRY(transforms.apply(s, columnSpecs, opt.seed, epoch, prefix));
+        KILN_TRY(transforms.apply(s, columnSpecs, opt.seed, epoch, split));
         KILN_TRY(transforms.decodeRemaining(s, columnSpecs));
         for (size_t c = 0; c < shapes.size(); ++c) {
             const Shape got = valueShape(s.values[c]);

@@ -28,16 +28,14 @@ bool startsWith(const std::string& s, const char* prefix, size_t n) {
     return s.size() >= n && std::memcmp(s.data(), prefix, n) == 0;
 }
 
-// libjpeg fills a truncated picture with grey and only warns; a complete baseline or progressive
-// file has an end-of-image marker after its last start-of-scan marker.
+}  // namespace
+
 bool jpegComplete(const std::string& bytes) {
     const size_t sos = bytes.rfind("\xFF\xDA");
     if (sos == std::string::npos) return false;
     const size_t eoi = bytes.rfind("\xFF\xD9");
     return eoi != std::string::npos && eoi > sos;
 }
-
-}  // namespace
 
 Result<cv::Mat> decodeImage(const std::string& bytes, const std::string& origin,
                             const DecodeOptions& options) {

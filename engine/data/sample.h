@@ -74,6 +74,10 @@ bool isBadSampleError(const Error& error);
 Result<cv::Mat> decodeImage(const std::string& bytes, const std::string& origin,
                             const DecodeOptions& options = {});
 
+// libjpeg fills a truncated picture with grey and only warns; a complete baseline or progressive
+// JPEG has an end-of-image marker after its last start-of-scan marker. False for bytes cut short.
+bool jpegComplete(const std::string& bytes);
+
 // The per-sample shape of a value: [H,W,C] for an image, `shape` for numbers. Encoded values
 // have no shape yet (an empty Shape with rank 0 and `known` false).
 Shape valueShape(const SampleValue& value, bool* known = nullptr);

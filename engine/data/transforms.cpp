@@ -10,6 +10,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "engine/core/rng.h"
+#include "engine/data/jpeg_decoder.h"
 #include "engine/data/sources.h"
 
 namespace kiln::engine::data {
@@ -395,6 +396,61 @@ void convertChannels(cv::Mat& img, int channels) {
     }
 }
 
+// The windows of the crops and the size a resize produces, for a rows x cols picture. The fused
+// JPEG decode below computes them from the file's header with the same functions (and, for a
+// random crop, the same two draws: u0 places the row, u1 the column), so both paths agree.
+cv::Rect centerWindow(int rows, int cols, const Transform& t) {
+    return cv::Rect((cols - t.width) / 2, (rows - t.height) / 2, t.width, t.height);
+}
+
+cv::Rect randomWindow(int rows, int cols, const Transform& t, float u0, float u1) {
+    const int rangeY = rows - t.height + 1, rangeX = cols - t.width + 1;
+    const int top = std::min(rangeY - 1, static_cast<int>(u0 * static_cast<float>(rangeY)));
+    const int left = std::min(rangeX - 1, static_cast<int>(u1 * static_cast<float>(rangeX)));
+    return cv::Rect(left, top, t.width, t.height);
+}
+
+cv::Size resizeTarget(int rows, int cols, const Transform& t) {
+    if (t.shorterSide <= 0) return cv::Size(t.width, t.height);
+    const double s = static_cast<double>(t.shorterSide) / std::min(rows, cols);
+    const int h = rows <= cols ? t.shorterSide : static_cast<int>(std::lround(rows * s));
+    const int w = cols <= rows ? t.shorterSide : static_cast<int>(std::lround(cols * s));
+    return cv::Size(w, h);
+}
+
+// Decodes a JPEG and runs transform `t` (a crop, or a resize) in one step: only the crop's region
+// is decoded, or the picture is decoded reduced in the DCT domain by the largest of 1/8, 1/4, 1/2
+// that still leaves at least the resize's output size, then resized. True with `out` holding t's
+// result; false when the bytes are no JPEG the direct decoder takes or the picture is smaller than
+// the crop (then nothing is decoded and the caller decodes the usual way).
+bool decodeJpegFused(const std::string& bytes, const DecodeOptions& options, const Transform& t, float u0,
+                     float u1, cv::Mat& out) {
+    JpegRegionDecoder jpeg;
+    if (!jpeg.open(bytes)) return false;
+    const int rows = jpeg.height(), cols = jpeg.width();
+    if (t.kind == TransformKind::Resize) {
+        const cv::Size target = resizeTarget(rows, cols, t);
+        int denom = 8;
+        while (denom > 1 &&
+               (jpeg.scaledSize(denom).width < target.width || jpeg.scaledSize(denom).height < target.height))
+            denom /= 2;
+        if (denom == 1 || !jpeg.decodeScaled(denom, out)) return false;
+        convertChannels(out, options.channels);
+        if (out.size() != target) {
+            cv::Mat resized;
+            cv::resize(out, resized, target, 0, 0, t.interpolation);
+            out = resized;
+        }
+        return true;
+    }
+    if (rows < t.height || cols < t.width) return false;
+    const cv::Rect window = t.kind == TransformKind::CenterCrop ? centerWindow(rows, cols, t)
+                                                                : randomWindow(rows, cols, t, u0, u1);
+    if (!jpeg.decodeRegion(window, out)) return false;
+    convertChannels(out, options.channels);
+    return true;
+}
+
 Error tooSmall(const std::string& origin, const cv::Mat& img, const Transform& t) {
     return badSampleError(origin, "the picture is " + std::to_string(img.cols) + "x" +
                                       std::to_string(img.rows) + " pixels, smaller than the " +
@@ -402,6 +458,32 @@ Error tooSmall(const std::string& origin, const cv::Mat& img, const Transform& t
 }
 
 }  // namespace
+
+size_t TransformList::fusableWithDecode(size_t ti, size_t end, const ColumnSpec& spec,
+                                        const DecodeOptions& options) const {
+    for (size_t k = ti; k < end; ++k) {
+        const Transform& t = m_items[k];
+        if (t.kind == TransformKind::Standardize) {
+            if (spec.name == t.column) return kNone;
+            continue;
+        }
+        if (!(t.column.empty() ? spec.image : spec.name == t.column)) continue;
+        switch (t.kind) {
+        case TransformKind::Decode:
+            // A decode step that asks for the channels the picture gets anyway changes nothing.
+            if (t.channels == 0 || t.channels == options.channels) continue;
+            return kNone;
+        case TransformKind::CenterCrop:
+        case TransformKind::Resize:
+            return k;
+        case TransformKind::RandomCrop:
+            return t.padding == 0 ? k : kNone;
+        default:
+            return kNone;
+        }
+    }
+    return kNone;
+}
 
 Status TransformList::apply(Sample& sample, const std::vector<ColumnSpec>& specs, uint64_t seed, int epoch,
                             size_t begin, size_t end) const {
@@ -422,6 +504,8 @@ Status TransformList::applyUnchecked(Sample& sample, const std::vector<ColumnSpe
                                      int epoch, size_t begin, size_t end) const {
     end = std::min(end, m_items.size());
     const uint64_t epochSeed = rng::mix(seed, static_cast<uint64_t>(epoch));
+    // Per column, the transform the decoder already carried out (see decodeJpegFused).
+    std::vector<size_t> fused(specs.size(), kNone);
     for (size_t ti = begin; ti < end; ++ti) {
         const Transform& t = m_items[ti];
         const uint64_t stream = rng::mix(static_cast<uint64_t>(sample.index), ti);
@@ -438,37 +522,49 @@ Status TransformList::applyUnchecked(Sample& sample, const std::vector<ColumnSpe
                 continue;
             }
             const bool target = t.column.empty() ? spec.image : spec.name == t.column;
-            if (!target) continue;
+            if (!target || fused[c] == ti) continue;
             if (v.kind == SampleValue::Kind::Numbers)
                 return Error(ErrorCode::ConfigError, std::string(transformKindName(t.kind)) +
                                                          " needs pictures; column \"" + spec.name +
                                                          "\" holds numbers.")
                     .with("field", "column")
                     .with("reason", "not a picture");
-            KILN_TRY(ensureDecoded(v, sample.origin, decodeOptionsFor(spec.name)));
+            if (v.kind == SampleValue::Kind::Encoded) {
+                // When the first transform on these pixels is a crop or a resize, a JPEG is decoded
+                // only as far as that transform needs, and the transform is then done.
+                const DecodeOptions options = decodeOptionsFor(spec.name);
+                const size_t k = fusableWithDecode(ti, end, spec, options);
+                if (k != kNone) {
+                    const uint64_t kStream = rng::mix(static_cast<uint64_t>(sample.index), k);
+                    cv::Mat out;
+                    if (decodeJpegFused(v.encoded, options, m_items[k], rng::uniform(epochSeed, kStream, 0),
+                                        rng::uniform(epochSeed, kStream, 1), out)) {
+                        v.image = out;
+                        v.kind = SampleValue::Kind::Image;
+                        std::string().swap(v.encoded);
+                        fused[c] = k;
+                        if (k == ti) continue;
+                    }
+                }
+                KILN_TRY(ensureDecoded(v, sample.origin, options));
+            }
             cv::Mat& img = v.image;
             switch (t.kind) {
             case TransformKind::Decode:
                 if (t.channels != 0) convertChannels(img, t.channels);
                 break;
             case TransformKind::Resize: {
-                int h = t.height, w = t.width;
-                if (t.shorterSide > 0) {
-                    const double s = static_cast<double>(t.shorterSide) / std::min(img.rows, img.cols);
-                    h = img.rows <= img.cols ? t.shorterSide : static_cast<int>(std::lround(img.rows * s));
-                    w = img.cols <= img.rows ? t.shorterSide : static_cast<int>(std::lround(img.cols * s));
-                }
-                if (h != img.rows || w != img.cols) {
+                const cv::Size target = resizeTarget(img.rows, img.cols, t);
+                if (target != img.size()) {
                     cv::Mat out;
-                    cv::resize(img, out, cv::Size(w, h), 0, 0, t.interpolation);
+                    cv::resize(img, out, target, 0, 0, t.interpolation);
                     img = out;
                 }
                 break;
             }
             case TransformKind::CenterCrop: {
                 if (img.rows < t.height || img.cols < t.width) return tooSmall(sample.origin, img, t);
-                const int top = (img.rows - t.height) / 2, left = (img.cols - t.width) / 2;
-                img = img(cv::Rect(left, top, t.width, t.height)).clone();
+                img = img(centerWindow(img.rows, img.cols, t)).clone();
                 break;
             }
             case TransformKind::RandomCrop: {
@@ -478,10 +574,7 @@ Status TransformList::applyUnchecked(Sample& sample, const std::vector<ColumnSpe
                                        cv::BORDER_CONSTANT, cv::Scalar::all(0));
                 }
                 if (src.rows < t.height || src.cols < t.width) return tooSmall(sample.origin, src, t);
-                const int rangeY = src.rows - t.height + 1, rangeX = src.cols - t.width + 1;
-                const int top = std::min(rangeY - 1, static_cast<int>(u(0) * static_cast<float>(rangeY)));
-                const int left = std::min(rangeX - 1, static_cast<int>(u(1) * static_cast<float>(rangeX)));
-                img = src(cv::Rect(left, top, t.width, t.height)).clone();
+                img = src(randomWindow(src.rows, src.cols, t, u(0), u(1))).clone();
                 break;
             }
             case TransformKind::Flip: {

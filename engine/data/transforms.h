@@ -93,9 +93,16 @@ public:
     Status decodeRemaining(Sample& sample, const std::vector<ColumnSpec>& specs) const;
 
 private:
+    static constexpr size_t kNone = static_cast<size_t>(-1);
+
     Status applyUnchecked(Sample& sample, const std::vector<ColumnSpec>& specs, uint64_t seed, int epoch,
                           size_t begin, size_t end) const;
     DecodeOptions decodeOptionsFor(const std::string& column) const;
+    // The transform in [ti, end) that decoding column `spec` may carry out itself: the first one
+    // on that column's pixels when it is a centre crop, an unpadded random crop or a resize (decode
+    // steps that change nothing are passed over). kNone otherwise.
+    size_t fusableWithDecode(size_t ti, size_t end, const ColumnSpec& spec,
+                             const DecodeOptions& options) const;
 
     std::vector<Transform> m_items;
 };

@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The streaming pipeline: determinism across worker counts, shuffle-buffer semantics, drop
 // remainder, shards, bounded prefetch, cancellation and shutdown mid-epoch, bad pictures
-// (skipped and listed, or fatal in strict mode), caches, statistics, and TFRecord sources with
-// interleaving and damaged files.
+// (skipped and listed, or fatal in strict mode), caches, statistics, TFRecord sources with
+// interleaving and damaged files, and JPEG folders decoded only as far as their crop needs.
 #include <QtTest>
 
 #include <atomic>
@@ -18,8 +18,10 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "engine/data/example.h"
+#include "engine/data/jpeg_decoder.h"
 #include "engine/data/pipeline.h"
 #include "engine/data/tfrecord_source.h"
+#include "jpeg_samples.h"
 
 using namespace kiln::engine;
 using namespace kiln::engine::data;
@@ -369,6 +371,112 @@ private slots:
         QCOMPARE(r.error().code, ErrorCode::DataError);
         QVERIFY(r.error().file.ends_with("truncated.jpg"));  // class a comes first, after good0/2/4
         QCOMPARE(before, int64_t(0));                        // the failure sits inside the first batch
+    }
+
+    void jpegFolderCropsLikeFullDecodeWhateverTheWorkers() {
+        // Colour and grey JPEG files of odd sizes, written by OpenCV.
+        QTemporaryDir tmp;
+        const fs::path root = tmp.path().toStdString();
+        for (int i = 0; i < 22; ++i) {
+            const cv::Mat pic =
+                kiln::test::photoLike(40 + 3 * i, 33 + (5 * i) % 29, i % 4 == 3 ? 1 : 3, uint64_t(i));
+            const fs::path p = root / ("c" + std::to_string(i % 3)) / ("p" + std::to_string(i) + ".jpg");
+            fs::create_directories(p.parent_path());
+            QVERIFY(cv::imwrite(p.string(), pic));
+        }
+        auto src = ImageFolderSource::open(root.string());
+        QVERIFY(src.ok());
+        const char* transforms =
+            R"([{"type": "decode", "channels": 3}, {"type": "random_crop", "size": [30, 32]}, {"type": "flip"},
+                {"type": "normalize", "preset": "imagenet"}])";
+        PipelineOptions o;
+        o.batchSize = 4;
+        o.shuffleBuffer = 8;
+        o.seed = 5;
+        std::vector<std::vector<Batch>> runs;
+        const JpegPathCounts before = jpegPathCounts();
+        for (int workers : {1, 2}) {
+            o.workers = workers;
+            auto p = make(*src, o, transforms);
+            QCOMPARE(p->outputShapes()[0], (Shape{30, 32, 3}));
+            runs.push_back(drain(*p, 0));
+            runs.push_back(drain(*p, 1));
+        }
+        // Each epoch decoded the 22 crops alone (the probe adds one per pipeline).
+        QCOMPARE(jpegPathCounts().cropped - before.cropped, int64_t(2 * (2 * 22 + 1)));
+        QCOMPARE(jpegPathCounts().fallback, before.fallback);
+        // A memory cache keeps the pictures as decoded before the random crop: the crop then runs
+        // on whole pictures. Its batches are the reference.
+        o.cache = PipelineOptions::Cache::Memory;
+        auto cached = make(*src, o, transforms);
+        const std::vector<Batch> reference[2] = {drain(*cached, 0), drain(*cached, 1)};
+        for (size_t r = 0; r < runs.size(); ++r) {
+            const std::vector<Batch>& want = reference[r % 2];
+            QCOMPARE(runs[r].size(), want.size());
+            for (size_t b = 0; b < want.size(); ++b) {
+                QCOMPARE(runs[r][b].indices, want[b].indices);
+                QCOMPARE(runs[r][b].columns, want[b].columns);
+            }
+        }
+        QVERIFY(order(reference[0]) != order(reference[1]));
+    }
+
+    void badJpegsReportedWhenOnlyACropIsDecoded() {
+        QTemporaryDir tmp;
+        const fs::path root = tmp.path().toStdString();
+        const cv::Mat pic = kiln::test::photoLike(64, 160, 3, 8);
+        fs::create_directories(root / "a");
+        for (int i = 0; i < 5; ++i)
+            QVERIFY(cv::imwrite((root / "a" / ("good" + std::to_string(i) + ".jpg")).string(),
+                                kiln::test::photoLike(48 + i, 40, 3, uint64_t(i))));
+        const std::string whole = kiln::test::cvJpeg(pic);
+        // Cut after two thirds: every row of a crop near the top is there, yet the file is bad.
+        writeFile(root / "a" / "truncated.jpg", whole.substr(0, whole.size() * 2 / 3));
+        writeFile(root / "b" / "text.jpg", "this is a text file with a picture's name\n");
+        // Damaged near the end: OpenCV decodes it with a warning, and so it is kept.
+        const std::string damaged = kiln::test::damageJpeg(whole, 0.9);
+        writeFile(root / "b" / "damaged.jpg", damaged);
+        auto src = ImageFolderSource::open(root.string());
+        QVERIFY(src.ok());
+        QCOMPARE((*src)->size(), int64_t(8));
+        PipelineOptions o;
+        o.batchSize = 3;
+        o.workers = 2;
+        const char* transforms = R"([{"type": "center_crop", "size": 16}])";
+        auto p = make(*src, o, transforms);
+        auto batches = drain(*p, 0);
+        int64_t delivered = 0;
+        for (const Batch& b : batches) delivered += b.size;
+        QCOMPARE(delivered, int64_t(6));
+        std::set<std::string> names;
+        for (const auto& b : p->badSamples()) names.insert(fs::path(b.path).filename().string());
+        QCOMPARE(names, (std::set<std::string>{"truncated.jpg", "text.jpg"}));
+        // The damaged file's crop is the one OpenCV's full decode gives.
+        auto full = decodeImage(damaged, "damaged.jpg");
+        QVERIFY(full.ok());
+        const cv::Mat expected = full.value()(cv::Rect((64 - 16) / 2, (160 - 16) / 2, 16, 16));
+        bool found = false;
+        for (const Batch& b : batches)
+            for (int64_t k = 0; k < b.size; ++k) {
+                if ((*src)->origin(b.indices[size_t(k)]).find("damaged.jpg") == std::string::npos) continue;
+                found = true;
+                const float* got = b.columns[0].data() + k * 16 * 16 * 3;
+                for (int r = 0; r < 16; ++r)
+                    for (int c = 0; c < 16 * 3; ++c)
+                        QCOMPARE(got[r * 48 + c], float(expected.ptr<uchar>(r)[c]));
+            }
+        QVERIFY(found);
+        // Strict: the truncated file stops the pipeline with an error naming it.
+        o.strict = true;
+        o.workers = 1;
+        auto strict = make(*src, o, transforms);
+        QVERIFY(strict->startEpoch(0).ok());
+        Batch b;
+        Result<bool> r = true;
+        while (r.ok() && r.value()) r = strict->next(b);
+        QVERIFY(!r.ok());
+        QCOMPARE(r.error().code, ErrorCode::DataError);
+        QVERIFY(r.error().file.ends_with("truncated.jpg"));
     }
 
     void brokenCsvTensorStopsThePipeline() {

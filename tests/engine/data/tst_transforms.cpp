@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Each transform against values worked out by hand (resize, crops, flips, rotation,
 // brightness/contrast, normalisation presets, standardisation fitted on the training part only),
-// determinism of the random ones, and the JSON form with its errors.
+// determinism of the random ones, the JSON form with its errors, and JPEG decoding fused with the
+// crop or resize after it (the same pixels as decoding first, or within the resize tolerance).
 #include <QtTest>
 
 #include <cmath>
@@ -12,9 +13,12 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "engine/core/rng.h"
+#include "engine/data/jpeg_decoder.h"
 #include "engine/data/sources.h"
 #include "engine/data/transforms.h"
+#include "jpeg_samples.h"
 
+using namespace kiln;
 using namespace kiln::engine;
 using namespace kiln::engine::data;
 using nlohmann::json;
@@ -53,6 +57,40 @@ cv::Mat run(const char* transforms, const cv::Mat& in, int64_t index = 0, uint64
     Status st = parse(transforms).apply(s, kImageSpec, seed, epoch);
     if (!st.ok()) qFatal("%s", st.error().toString().c_str());
     return s.values[0].image;
+}
+
+Sample encodedSample(const std::string& bytes, int64_t index = 0) {
+    Sample s;
+    s.index = index;
+    s.origin = "photo.jpg";
+    SampleValue v;
+    v.kind = SampleValue::Kind::Encoded;
+    v.encoded = bytes;
+    s.values.push_back(std::move(v));
+    return s;
+}
+
+// The transforms on the encoded picture (the decoder may do the first crop or resize itself) and
+// on the picture decoded in full beforehand (the crop or resize runs on pixels): both results.
+std::pair<cv::Mat, cv::Mat> fusedAndPlain(const TransformList& list, const std::string& bytes, int channels,
+                                          int64_t index, int epoch) {
+    Sample fused = encodedSample(bytes, index);
+    Status st = list.apply(fused, kImageSpec, 3, epoch);
+    if (!st.ok()) qFatal("%s", st.error().toString().c_str());
+    DecodeOptions o;
+    o.channels = channels;
+    auto full = decodeImage(bytes, "photo.jpg", o);
+    if (!full.ok()) qFatal("%s", full.error().toString().c_str());
+    Sample plain = imageSample(full.value(), index);
+    st = list.apply(plain, kImageSpec, 3, epoch);
+    if (!st.ok()) qFatal("%s", st.error().toString().c_str());
+    return {fused.values[0].image, plain.values[0].image};
+}
+
+double meanAbsDiff(const cv::Mat& a, const cv::Mat& b) {
+    cv::Mat d;
+    cv::absdiff(a, b, d);
+    return cv::mean(cv::mean(d))[0];
 }
 
 std::vector<float> values(const cv::Mat& m) {
@@ -253,6 +291,150 @@ private slots:
             run(R"([{"type": "decode", "channels": 3}])", cv::Mat(2, 2, CV_8UC1, cv::Scalar(9)));
         QCOMPARE(rgb.channels(), 3);
         QCOMPARE(rgb.at<cv::Vec3b>(1, 1), cv::Vec3b(9, 9, 9));
+    }
+
+    void jpegDecodeAndCropEqualsDecodeThenCrop_data() {
+        QTest::addColumn<QString>("transforms");
+        QTest::addColumn<int>("channels");
+        QTest::newRow("random crop") << R"([{"type": "random_crop", "size": [24, 40]}])" << 0;
+        QTest::newRow("decode rgb, centre crop, flip")
+            << R"([{"type": "decode", "channels": 3}, {"type": "center_crop", "size": 31},
+                  {"type": "flip"}])"
+            << 3;
+        QTest::newRow("decode grey, random crop, normalize")
+            << R"([{"type": "decode", "channels": 1}, {"type": "random_crop", "size": [17, 33]},
+                  {"type": "normalize", "preset": "unit"}])"
+            << 1;
+        QTest::newRow("decode, decode again, random crop")
+            << R"([{"type": "decode", "channels": 3}, {"type": "decode", "channels": 3},
+                  {"type": "random_crop", "size": 16}])"
+            << 3;
+    }
+
+    void jpegDecodeAndCropEqualsDecodeThenCrop() {
+        QFETCH(QString, transforms);
+        QFETCH(int, channels);
+        const TransformList list = parse(transforms.toStdString().c_str());
+        // Grey and colour pictures, 4:2:0 from OpenCV and 4:4:4 from libjpeg, odd and even sizes.
+        std::vector<std::string> files;
+        const int sizes[][2] = {{61, 45}, {100, 41}, {48, 48}, {143, 97}};
+        for (const auto& sz : sizes) {
+            const cv::Mat colour = test::photoLike(sz[0], sz[1], 3, uint64_t(sz[0] + sz[1]));
+            files.push_back(test::cvJpeg(colour));
+            files.push_back(test::cvJpeg(test::photoLike(sz[0], sz[1], 1, uint64_t(sz[0]))));
+            files.push_back(test::libjpegJpeg(colour, {}));
+        }
+        const JpegPathCounts before = jpegPathCounts();
+        int64_t samples = 0;
+        for (const std::string& bytes : files)
+            for (int64_t index = 0; index < 6; ++index)
+                for (int epoch = 0; epoch < 2; ++epoch) {
+                    const auto [fused, plain] = fusedAndPlain(list, bytes, channels, index, epoch);
+                    QCOMPARE(fused.size(), plain.size());
+                    QCOMPARE(fused.type(), plain.type());
+                    QCOMPARE(cv::norm(fused, plain, cv::NORM_INF), 0.0);
+                    ++samples;
+                }
+        const JpegPathCounts after = jpegPathCounts();
+        QCOMPARE(after.cropped - before.cropped, samples);
+        QCOMPARE(after.fallback, before.fallback);
+        QCOMPARE(after.scaled(), before.scaled());
+    }
+
+    void jpegCropsDecodedInFullWhenTheyMust() {
+        const std::string bytes = test::cvJpeg(test::photoLike(40, 30, 3, 1));
+        JpegPathCounts before = jpegPathCounts();
+        // A padded random crop needs the whole picture; a decode that converts the channels twice
+        // and a flip before the crop are not passed over. All still give the plain result.
+        for (const char* list :
+             {R"([{"type": "random_crop", "size": 20, "padding": 4}])",
+              R"([{"type": "decode", "channels": 3}, {"type": "decode", "channels": 1},
+                                     {"type": "center_crop", "size": 8}])",
+              R"([{"type": "flip", "probability": 1}, {"type": "center_crop", "size": 8}])"}) {
+            const auto [fused, plain] = fusedAndPlain(parse(list), bytes, 3, 5, 0);
+            QCOMPARE(cv::norm(fused, plain, cv::NORM_INF), 0.0);
+        }
+        QCOMPARE(jpegPathCounts().cropped, before.cropped);
+        // A crop larger than the picture: the same bad-sample error as after a full decode.
+        Sample s = encodedSample(bytes);
+        Status st = parse(R"([{"type": "random_crop", "size": 32}])").apply(s, kImageSpec, 1, 0);
+        QVERIFY(!st.ok());
+        QVERIFY(isBadSampleError(st.error()));
+        QCOMPARE(st.error().file, std::string("photo.jpg"));
+        QVERIFY(st.error().message.find("40x30") != std::string::npos);
+        // PNG files are decoded by OpenCV as before.
+        std::vector<uchar> png;
+        cv::imencode(".png", test::photoLike(40, 30, 3, 1), png);
+        before = jpegPathCounts();
+        Sample p = encodedSample(std::string(png.begin(), png.end()));
+        QVERIFY(parse(R"([{"type": "center_crop", "size": 8}])").apply(p, kImageSpec, 1, 0).ok());
+        QCOMPARE(p.values[0].image.size(), cv::Size(8, 8));
+        QCOMPARE(jpegPathCounts().cropped, before.cropped);
+        QCOMPARE(jpegPathCounts().fallback, before.fallback);
+        // A cached prefix that ends before the crop keeps the whole picture.
+        Sample c = encodedSample(bytes);
+        QVERIFY(parse(R"([{"type": "decode"}, {"type": "random_crop", "size": 8}])")
+                    .apply(c, kImageSpec, 1, 0, 0, 1)
+                    .ok());
+        QCOMPARE(c.values[0].image.size(), cv::Size(40, 30));
+    }
+
+    void jpegScaledDecodeBeforeLargeDownscale() {
+        // 1000x1000 resized to 224: decoded at 1/4 (250 px), the largest reduction that leaves at
+        // least 224, then resized 250 -> 224.
+        const std::string square = test::cvJpeg(test::photoLike(1000, 1000, 3, 21));
+        JpegPathCounts before = jpegPathCounts();
+        const auto [fused, plain] =
+            fusedAndPlain(parse(R"([{"type": "resize", "size": 224}])"), square, 0, 0, 0);
+        QCOMPARE(jpegPathCounts().scaledQuarter - before.scaledQuarter, int64_t(1));
+        QCOMPARE(fused.size(), cv::Size(224, 224));
+        QCOMPARE(plain.size(), cv::Size(224, 224));
+        // Tolerance. Bilinear resizing by 4.5x from the full picture samples 2x2 pixels per
+        // output pixel and aliases the grain; decoding at 1/4 averages 4x4 blocks first. The two
+        // differ by that aliasing, so each is held against the picture an area (box) downscale
+        // of the full decode gives: the scaled path must be at least as close to it as the plain
+        // path (measured: 0.45 against 1.3 grey levels on average), and the two must stay within a
+        // few grey levels of each other on average (measured 1.4).
+        const auto full = decodeImage(square, "photo.jpg");
+        QVERIFY(full.ok());
+        cv::Mat area;
+        cv::resize(full.value(), area, cv::Size(224, 224), 0, 0, cv::INTER_AREA);
+        QVERIFY2(meanAbsDiff(fused, area) <= meanAbsDiff(plain, area),
+                 qPrintable(QString("scaled %1, plain %2 from the area reference")
+                                .arg(meanAbsDiff(fused, area))
+                                .arg(meanAbsDiff(plain, area))));
+        QVERIFY2(meanAbsDiff(fused, plain) < 3.0, qPrintable(QString::number(meanAbsDiff(fused, plain))));
+        // With area interpolation both paths average; they agree to within a grey level (measured
+        // 0.44).
+        const auto [fusedArea, plainArea] = fusedAndPlain(
+            parse(R"([{"type": "resize", "size": 224, "interpolation": "area"}])"), square, 0, 0, 0);
+        QVERIFY2(meanAbsDiff(fusedArea, plainArea) < 1.0,
+                 qPrintable(QString::number(meanAbsDiff(fusedArea, plainArea))));
+
+        // The shorter side of 1001x763 to 256, grey output: 1/2 (501x382) is the largest reduction
+        // that leaves 256 rows; the output size is the one the full picture gives (336x256).
+        const std::string wide = test::cvJpeg(test::photoLike(1001, 763, 3, 22));
+        before = jpegPathCounts();
+        const TransformList eval =
+            parse(R"([{"type": "decode", "channels": 1}, {"type": "resize", "shorter_side": 256},
+                                             {"type": "center_crop", "size": 224}])");
+        const auto [fusedEval, plainEval] = fusedAndPlain(eval, wide, 1, 0, 0);
+        QCOMPARE(jpegPathCounts().scaledHalf - before.scaledHalf, int64_t(1));
+        QCOMPARE(fusedEval.size(), cv::Size(224, 224));
+        QCOMPARE(fusedEval.type(), CV_8UC1);
+        QCOMPARE(plainEval.size(), fusedEval.size());
+        QVERIFY2(meanAbsDiff(fusedEval, plainEval) < 3.0,  // measured 0.38
+                 qPrintable(QString::number(meanAbsDiff(fusedEval, plainEval))));
+
+        // Less than half the size: no reduction fits, the picture is decoded in full and the
+        // result is exactly the plain one (500x375 to the shorter side 256).
+        const std::string small = test::cvJpeg(test::photoLike(500, 375, 3, 23));
+        before = jpegPathCounts();
+        const auto [fusedSmall, plainSmall] =
+            fusedAndPlain(parse(R"([{"type": "resize", "shorter_side": 256}])"), small, 0, 0, 0);
+        QCOMPARE(jpegPathCounts().scaled(), before.scaled());
+        QCOMPARE(fusedSmall.size(), cv::Size(341, 256));
+        QCOMPARE(cv::norm(fusedSmall, plainSmall, cv::NORM_INF), 0.0);
     }
 
     void jsonErrorsNameTheField_data() {
