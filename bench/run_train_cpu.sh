@@ -107,7 +107,7 @@ def torch_version(env):
 
 
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
+cpu_flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
 print(f"Kiln vs PyTorch CPU training throughput: {NCPU} CPUs ({cpu}), 2 threads each")
 print(f"Kiln {os.path.relpath(os.environ['KILN_BENCH_SOURCE'], os.path.dirname(bench_dir))} (built {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(os.path.getmtime(os.environ['KILN_BENCH_SOURCE'])))})")
 version = torch_version(torch_env)
@@ -117,7 +117,7 @@ GENERIC_CORES = ("Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom",
                  "Northwood", "Banias", "Opteron", "Barcelona")
 extra_core = None
 if args.openblas_coretype == "auto":
-    if "avx512f" in flags and any(f"OpenBLAS core {c};" in version for c in GENERIC_CORES):
+    if "avx512f" in cpu_flags and any(f"OpenBLAS core {c};" in version for c in GENERIC_CORES):
         extra_core = "SkylakeX"
         print("  OpenBLAS detection fell back to a generic core on this AVX-512 processor: PyTorch also runs "
               "with OPENBLAS_CORETYPE=SkylakeX, and the faster run counts")
@@ -204,7 +204,7 @@ for model in models:
         print(f"{model:<11}Kiln plan arena {int(e['arena_bytes']) / 2**20:.2f} MiB "
               f"(one buffer per value: {int(e['unplanned_bytes']) / 2**20:.2f} MiB), {e['plan_steps']} plan steps")
 isas = sorted({e["isa"] for k, e in extra.items() if k[0] == "kiln" and "isa" in e})
-avx512 = "avx512f" in flags
+avx512 = "avx512f" in cpu_flags
 print(f"Kiln CPU kernels: {', '.join(isas) or '?'} (this processor {'has' if avx512 else 'has no'} AVX-512; "
       "KILN_CPU_ISA=avx2 forces the AVX2 kernels)")
 if any(any(v) for v in flags.values()):

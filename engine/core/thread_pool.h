@@ -57,13 +57,19 @@ private:
 
     int m_size;
     std::vector<std::thread> m_threads;
+    // A job is published by writing m_job and m_tasks, then bumping m_generation. Workers that
+    // finished recently are still spinning on m_generation and start at once; the others sleep on
+    // m_wake (m_sleepers counts them, so a dispatch only locks the mutex when someone sleeps).
+    // The caller waits for m_pending the same way: a short spin, then m_done.
     std::mutex m_mutex;
     std::condition_variable m_wake;
     std::condition_variable m_done;
-    uint64_t m_generation = 0;
+    std::atomic<uint64_t> m_generation{0};
+    std::atomic<int> m_pending{0};
+    std::atomic<int> m_sleepers{0};
+    std::atomic<bool> m_callerSleeping{false};
+    std::atomic<bool> m_stop{false};
     int m_tasks = 0;
-    int m_pending = 0;
-    bool m_stop = false;
     const FunctionRef<void(int)>* m_job = nullptr;
     std::atomic<bool> m_busy{false};
 };
