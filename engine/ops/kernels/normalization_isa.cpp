@@ -138,7 +138,7 @@ void normalizeRows(int64_t rows, int64_t c, const float* x, const float* gamma, 
 constexpr int64_t kFloatRun = 16;
 
 // Adds v (16 floats) to the double accumulators lo (lanes 0-7) and hi (lanes 8-15).
-inline void addToDouble(Vf v, Vd& lo, Vd& hi) {
+inline void addToDouble(const Vf& v, Vd& lo, Vd& hi) {
     lo += lowHalf(v);
     hi += highHalf(v);
 }
