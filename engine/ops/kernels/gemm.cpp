@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// GEMM: plain-loop paths for tiny products and matrix-vector shapes, otherwise the register-tile
-// GEMM (tile_kernels_isa.cpp) of the instruction set chosen at start-up, run per thread block.
+// GEMM: plain-loop paths for tiny products and matrix-vector shapes, otherwise, per thread block,
+// the AVX-512 register-tile GEMM (tile_kernels_isa.cpp) or, with AVX2, Eigen's packed
+// general_matrix_matrix_product with grow-only thread_local pack buffers: each is the faster one
+// for its instruction set on the shapes of bench/models (bench/RESULTS.md).
 #include "engine/ops/kernels/gemm.h"
 
 // GCC 12 flags Eigen's AVX-512 unpack intrinsics (_mm512_undefined_ps) as maybe-uninitialised;
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "engine/core/allocator.h"
 #include "engine/core/cpu_isa.h"
 #include "engine/ops/kernels/tile_kernels.h"
 
@@ -22,8 +25,71 @@ constexpr int64_t kTinyMacs = 24 * 24 * 24;
 // microseconds, about what a 2^18-MAC product takes on one core.
 constexpr int64_t kSerialMacs = int64_t{1} << 18;
 // Thread blocks start at multiples of this, so that a split between columns keeps whole vectors
-// (16 floats with AVX-512) in every block but the last.
+// (16 floats with AVX-512) and Eigen's micro-kernel tiles in every block but the last.
 constexpr int64_t kSplitAlign = 16;
+
+using Index = Eigen::Index;
+
+// Eigen's packed panels for one thread. They only grow, so once a thread has run a product of
+// some shape it can run it again without allocating. Freed when the thread exits.
+struct PackBuffers {
+    float* a = nullptr;
+    size_t capA = 0;
+    float* b = nullptr;
+    size_t capB = 0;
+
+    PackBuffers() = default;
+    PackBuffers(const PackBuffers&) = delete;
+    PackBuffers& operator=(const PackBuffers&) = delete;
+    ~PackBuffers() {
+        alignedFree(a);
+        alignedFree(b);
+    }
+
+    // 64-byte aligned, as Eigen's packing uses aligned packet stores.
+    static float* grow(float*& p, size_t& cap, size_t need) {
+        if (need > cap) {
+            alignedFree(p);
+            p = nullptr;
+            cap = 0;
+            p = static_cast<float*>(alignedAlloc(need * sizeof(float)));
+            cap = need;
+        }
+        return p;
+    }
+};
+
+thread_local PackBuffers t_pack;
+
+// A level3_blocking whose panels point at this thread's persistent buffers instead of being
+// allocated per call (which is what Eigen's own gemm_blocking_space does above
+// EIGEN_STACK_ALLOCATION_LIMIT). Block sizes come from Eigen's cache-size heuristic.
+class ThreadBlocking : public Eigen::internal::level3_blocking<float, float> {
+public:
+    ThreadBlocking(Index rows, Index cols, Index depth) {
+        this->m_mc = rows;
+        this->m_nc = cols;
+        this->m_kc = depth;
+        Eigen::internal::computeProductBlockingSizes<float, float, 1>(this->m_kc, this->m_mc, this->m_nc,
+                                                                      Index{1});
+        this->m_blockA =
+            PackBuffers::grow(t_pack.a, t_pack.capA, static_cast<size_t>(this->m_mc * this->m_kc));
+        this->m_blockB =
+            PackBuffers::grow(t_pack.b, t_pack.capB, static_cast<size_t>(this->m_kc * this->m_nc));
+    }
+};
+
+// res (col-major, rows x cols, stride resStride) += alpha * lhs(rows x depth) * rhs(depth x cols).
+template <int LhsOrder, int RhsOrder>
+void packedProduct(Index rows, Index cols, Index depth, const float* lhs, Index lhsStride, const float* rhs,
+                   Index rhsStride, float* res, Index resStride, float alpha) {
+    ThreadBlocking blocking(rows, cols, depth);
+    Eigen::internal::general_matrix_matrix_product<Index, float, LhsOrder, false, float, RhsOrder, false,
+                                                   Eigen::ColMajor, 1>::run(rows, cols, depth, lhs, lhsStride,
+                                                                            rhs, rhsStride, res, 1, resStride,
+                                                                            alpha, blocking, nullptr);
+}
+
 
 struct GemmArgs {
     bool transA, transB;
@@ -95,27 +161,50 @@ void loopBlock(const GemmArgs& p, int64_t i0, int64_t i1, int64_t j0, int64_t j1
     }
 }
 
-// C rows [i0, i1) x cols [j0, j1) = alpha op(A) op(B) + beta C through the register-tile GEMM of
-// the instruction set chosen at start-up.
+// C rows [i0, i1) x cols [j0, j1) += alpha * op(A) op(B), through Eigen's packed kernels.
+// Eigen is column-major, so we compute the transposed block C^T = op(B)^T op(A)^T, whose
+// column-major layout is exactly C's row-major layout.
+void packedBlock(const GemmArgs& p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    const Index rows = j1 - j0, cols = i1 - i0, depth = p.K;
+    // op(B)^T (rows x depth): B[k, j] stored row-major is column-major with stride ldb; when
+    // transB, B is stored [N, K] which is op(B)^T in row-major order.
+    const float* lhs = p.transB ? p.B + j0 * p.ldb : p.B + j0;
+    // op(A)^T (depth x cols), by the same reasoning.
+    const float* rhs = p.transA ? p.A + i0 : p.A + i0 * p.lda;
+    float* res = p.C + i0 * p.ldc + j0;
+    constexpr int kCol = Eigen::ColMajor, kRow = Eigen::RowMajor;
+    if (!p.transB && !p.transA)
+        packedProduct<kCol, kCol>(rows, cols, depth, lhs, p.ldb, rhs, p.lda, res, p.ldc, p.alpha);
+    else if (!p.transB && p.transA)
+        packedProduct<kCol, kRow>(rows, cols, depth, lhs, p.ldb, rhs, p.lda, res, p.ldc, p.alpha);
+    else if (p.transB && !p.transA)
+        packedProduct<kRow, kCol>(rows, cols, depth, lhs, p.ldb, rhs, p.lda, res, p.ldc, p.alpha);
+    else
+        packedProduct<kRow, kRow>(rows, cols, depth, lhs, p.ldb, rhs, p.lda, res, p.ldc, p.alpha);
+}
+
+
+// C rows [i0, i1) x cols [j0, j1) = alpha op(A) op(B) + beta C through the AVX-512 register-tile
+// GEMM.
 void tileBlock(const GemmArgs& p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     const float* a = p.transA ? p.A + i0 : p.A + i0 * p.lda;
     const float* b = p.transB ? p.B + j0 * p.ldb : p.B + j0;
     float* c = p.C + i0 * p.ldc + j0;
-    if (cpuIsa() == CpuIsa::Avx512)
-        avx512::tileGemm(p.transA, p.transB, i1 - i0, j1 - j0, p.K, p.alpha, a, p.lda, b, p.ldb, p.beta, c, p.ldc);
-    else
-        avx2::tileGemm(p.transA, p.transB, i1 - i0, j1 - j0, p.K, p.alpha, a, p.lda, b, p.ldb, p.beta, c, p.ldc);
+    avx512::tileGemm(p.transA, p.transB, i1 - i0, j1 - j0, p.K, p.alpha, a, p.lda, b, p.ldb, p.beta, c, p.ldc);
 }
 
 void runBlock(const GemmArgs& p, bool useLoops, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     if (i0 >= i1 || j0 >= j1) return;
-    if (!useLoops && p.K > 0 && p.alpha != 0.0f) {
+    if (!useLoops && p.K > 0 && p.alpha != 0.0f && cpuIsa() == CpuIsa::Avx512) {
         tileBlock(p, i0, i1, j0, j1);
         return;
     }
     scaleBlock(p, i0, i1, j0, j1);
     if (p.K == 0 || p.alpha == 0.0f) return;
-    loopBlock(p, i0, i1, j0, j1);
+    if (useLoops)
+        loopBlock(p, i0, i1, j0, j1);
+    else
+        packedBlock(p, i0, i1, j0, j1);
 }
 
 // Start of block t of `blocks` over [0, dim), rounded to kSplitAlign.

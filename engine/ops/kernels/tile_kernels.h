@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Register-tile kernels compiled once per instruction set (tile_kernels_isa.cpp): the direct
-// (implicit-GEMM) convolutions for ungrouped Conv2D and a GEMM. conv2d.cpp and gemm.cpp pick the
-// variant for this CPU at run time.
+// (implicit-GEMM) convolutions for ungrouped Conv2D and, for AVX-512, a GEMM. conv2d.cpp and gemm.cpp
+// pick the variant for this CPU at run time.
 #pragma once
 
 #include <cstddef>
@@ -17,8 +17,9 @@ constexpr int kDirectMaxTaps = 256;
 // directWorkspaceFloats / directConvForward / directConvBackward: the contracts of
 // conv2dWorkspaceFloats / conv2dForward / conv2dBackward in conv2d.h, for ungrouped geometries
 // with at most kDirectMaxTaps taps; the workspace size depends on the variant's vector width.
-// tileGemm: C = alpha op(A) op(B) + beta C on the calling thread, with the conventions of gemm()
-// in gemm.h (row-major; op(A) is M x K, op(B) is K x N; C is not read when beta is 0). Each C
+// avx512::tileGemm (AVX-512 only): C = alpha op(A) op(B) + beta C on the calling thread, with the
+// conventions of gemm() in gemm.h (row-major; op(A) is M x K, op(B) is K x N; C is not read when
+// beta is 0). Each C
 // element sums its products in blocks of k in a fixed order, so any split of C between threads
 // gives the same values. Allocates only when a transposed or ragged op(B) needs a larger panel
 // than this thread has used before.
@@ -29,11 +30,14 @@ constexpr int kDirectMaxTaps = 256;
                            float* workspace, ThreadPool& pool, bool relu);                                \
     void directConvBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx, \
                             float* dw, float* db, float* workspace, ThreadPool& pool);                    \
-    void tileGemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,   \
-                  int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);             \
     }
 KILN_CONV2D_DIRECT_DECLARE(avx2)
 KILN_CONV2D_DIRECT_DECLARE(avx512)
 #undef KILN_CONV2D_DIRECT_DECLARE
+
+namespace avx512 {
+void tileGemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+              const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+}
 
 }  // namespace kiln::engine::kernels
