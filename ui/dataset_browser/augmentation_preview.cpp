@@ -12,6 +12,7 @@
 
 #include <opencv2/core.hpp>
 
+#include "engine/core/json_checked.h"
 #include "engine/data/sample.h"
 #include "engine/data/transforms.h"
 
@@ -116,12 +117,13 @@ void AugmentationPreview::setTransforms(const nlohmann::json& transforms) {
 }
 
 void AugmentationPreview::applyEditedTransforms() {
-    const auto parsed = nlohmann::json::parse(m_editor->toPlainText().toStdString(), nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_array()) {
+    auto parsed = engine::parseJsonChecked(m_editor->toPlainText().toStdString(), engine::JsonLimits{size_t(16) << 20, 32, 0},
+                                           "transforms");
+    if (!parsed || !parsed->is_array()) {
         m_status->setText(tr("The transforms must be a JSON array of objects, each with a \"type\"."));
         return;
     }
-    m_transforms = parsed;
+    m_transforms = std::move(*parsed);
     emit transformsChanged();
     start();
 }

@@ -33,6 +33,7 @@
 #include <fstream>
 
 #include "app/common/error_text.h"
+#include "engine/core/json_checked.h"
 #include "engine/api/run_location.h"
 
 namespace kiln::ui {
@@ -261,12 +262,25 @@ void ExportDialog::onExportDone() {
 }
 
 bool ExportDialog::loadModelDescription() {
-    std::ifstream in((m_versionDir + QStringLiteral("/kiln-model.json")).toStdString());
-    m_description = nlohmann::json::parse(in, nullptr, false);
-    if (m_description.is_discarded()) m_description = nullptr;
-    if (m_description.is_null() || !m_description.contains("inputs") || m_description["inputs"].empty()) return false;
+    // The file may come from anywhere (a repository copied in by hand): read it with the same
+    // limits as the server does, and accept only the fields used here in their expected types.
+    auto parsed = engine::readJsonFileChecked((m_versionDir + QStringLiteral("/kiln-model.json")).toStdString(),
+                                              engine::JsonLimits{size_t(64) << 20, 64, 0});
+    m_description = parsed ? std::move(*parsed) : nlohmann::json();
+    if (!m_description.is_object() || !m_description.contains("inputs") || !m_description["inputs"].is_array() ||
+        m_description["inputs"].empty())
+        return false;
+    const auto& shapeJson = m_description["inputs"][0].is_object() ? m_description["inputs"][0].value("shape", nlohmann::json())
+                                                                   : nlohmann::json();
+    if (!shapeJson.is_array()) return false;
     // A request of zeros with the right shape, to edit or replace by an image.
-    std::vector<int64_t> shape = m_description["inputs"][0]["shape"].get<std::vector<int64_t>>();
+    std::vector<int64_t> shape;
+    for (const auto& d : shapeJson) {
+        if (!d.is_number_integer()) return false;
+        shape.push_back(d.get<int64_t>());
+    }
+    for (size_t k = 1; k < shape.size(); ++k)
+        if (shape[k] <= 0 || shape[k] > 4096) return false;
     nlohmann::json inst = 0.0;
     for (size_t k = shape.size(); k-- > 1;) inst = nlohmann::json::array_t(static_cast<size_t>(shape[k]), inst);
     if (m_description["inputs"].size() == 1) m_request->setPlainText(QString::fromStdString(nlohmann::json({{"instances", {inst}}}).dump()));
@@ -335,8 +349,10 @@ QByteArray ExportDialog::imageRequest(const QImage& image, const std::vector<int
 }
 
 QString ExportDialog::describePrediction(const QByteArray& response, const std::vector<std::string>& classNames) {
-    auto j = nlohmann::json::parse(response.toStdString(), nullptr, false);
-    if (j.is_discarded()) return QString::fromUtf8(response);
+    auto parsed = engine::parseJsonChecked(response.toStdString(), engine::JsonLimits{size_t(64) << 20, 64, 0},
+                                           "response");
+    if (!parsed) return QString::fromUtf8(response);
+    const nlohmann::json& j = *parsed;
     if (j.contains("error")) return tr("Server error: %1").arg(QString::fromStdString(j["error"].dump()));
     if (!j.contains("predictions") || !j["predictions"].is_array() || j["predictions"].empty()) return QString::fromUtf8(response);
     const auto& p = j["predictions"][0];

@@ -6,6 +6,9 @@
 // augmentation preview, import previews of every source kind, the pipeline rate, and a 20k-image
 // folder scanned and scrolled without stalling the event loop.
 #include <QtTest>
+#include <QLabel>
+#include <QPushButton>
+#include <QPlainTextEdit>
 
 #include <QAbstractItemModelTester>
 #include <QImage>
@@ -255,6 +258,28 @@ private slots:
         preview.setTransforms(nlohmann::json::parse(R"([{"type": "spin", "degrees": 30}])"));
         QTRY_VERIFY_WITH_TIMEOUT(updated.count() >= 1 && !preview.errorText().isEmpty(), 10000);
         QVERIFY(preview.errorText().contains(QStringLiteral("transforms[0]")));
+    }
+
+    // Text edited by hand goes through the checked JSON parser: 100,000 nested brackets are refused
+    // with the editor's message (no stack overflow), and the transforms in force stay as they were.
+    void editedTransformsAreCheckedJson() {
+        AugmentationPreview preview;
+        const nlohmann::json before = preview.transforms();
+        auto* editor = preview.findChild<QPlainTextEdit*>();
+        QVERIFY(editor);
+        editor->setPlainText(QString(100000, QLatin1Char('[')) + QString(100000, QLatin1Char(']')));
+        QPushButton* apply = nullptr;
+        for (auto* b : preview.findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("Apply transforms")) apply = b;
+        QVERIFY(apply);
+        QSignalSpy changed(&preview, &AugmentationPreview::transformsChanged);
+        QTest::mouseClick(apply, Qt::LeftButton);
+        QCOMPARE(changed.count(), 0);
+        QCOMPARE(preview.transforms(), before);
+        bool shown = false;
+        for (auto* l : preview.findChildren<QLabel*>())
+            if (l->text().contains(QStringLiteral("must be a JSON array"))) shown = true;
+        QVERIFY(shown);
     }
 
     void importPreviews() {
