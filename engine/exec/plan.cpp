@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Plan compilation: CPU kernels bound to concrete shapes, the Schedule built from their traits
-// (engine/exec/schedule.h: steps, liveness, first writes), arena placement, and the executor.
-// Gradients are accumulated (+=) by kernels, so each gradient buffer is zeroed when the step that
-// writes it first (Schedule::firstWrite) starts.
+// Plan compilation: CPU kernels bound to concrete shapes, ReLUs folded into the batch
+// normalisations and additions that produce their inputs, the Schedule built from the kernels'
+// traits (engine/exec/schedule.h: steps, liveness, first writes), arena placement, and the
+// executor. The step that writes a gradient buffer first overwrites it where its kernel can;
+// otherwise the buffer is zeroed when that step starts and the kernel accumulates (+=).
 #include "engine/exec/plan.h"
 
 #include "engine/exec/schedule.h"
@@ -22,6 +23,7 @@ struct Plan::Step {
     std::vector<float*> params;
     const float* dOut = nullptr;
     std::vector<float*> dIn;
+    std::vector<uint8_t> dInOverwrite;
     std::vector<float*> dParams;
     float* saved = nullptr;
     uint64_t seed = 0;
@@ -56,11 +58,25 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         ops::ShapeContext ctx{g.nodes[si], ni.attrs, ins};
         KILN_ASSIGN(auto k, ni.def->cpu(ctx, ni.output.withBatch(batch)));
         workspace = std::max(workspace, k->workspaceFloats());
-        traits[si] = {k->aliasesInput(), k->savedFloats() * sizeof(float), k->backwardNeedsInputs(),
-                      k->backwardNeedsOutput()};
         kernels[si] = std::move(k);
     }
     KILN_ASSIGN(auto losses, resolveLosses(model, options.losses, batch));
+    // ReLUs folded into their producers' kernels: the ReLU node then aliases the producer.
+    std::vector<int> lossOutputs;
+    for (const auto& l : losses) lossOutputs.push_back(l.output);
+    const std::vector<int> reluInto = reluFusionCandidates(model, lossOutputs);
+    std::vector<bool> folded(n, false);
+    if (options.fuse)
+        for (int i : model.order) {
+            const int p = reluInto[static_cast<size_t>(i)];
+            if (p >= 0 && kernels[static_cast<size_t>(p)]->fuseRelu()) folded[static_cast<size_t>(i)] = true;
+        }
+    for (int i : model.order) {
+        const auto si = static_cast<size_t>(i);
+        const auto& k = *kernels[si];
+        traits[si] = {folded[si] || k.aliasesInput(), folded[si] ? 0 : k.savedFloats() * sizeof(float),
+                      k.backwardNeedsInputs(), k.backwardNeedsOutput(), options.fuse && k.overwritesInputGrads()};
+    }
     std::vector<std::shared_ptr<ops::CpuKernel>> lossKernels;
     for (const auto& l : losses) {
         KILN_ASSIGN(auto k, l.def->cpu(l.context(), Shape{1}));
@@ -97,6 +113,8 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         step->out = ptr(ss.out);
         step->dOut = ptr(ss.dOut);
         for (int b : ss.dIn) step->dIn.push_back(ptr(b));
+        if (std::find(ss.overwrite.begin(), ss.overwrite.end(), 1) != ss.overwrite.end())
+            step->dInOverwrite = ss.overwrite;
         step->saved = ptr(ss.saved);
         step->seed = ss.seed;
         for (int b : ss.zeroFirst)
@@ -187,6 +205,7 @@ Status Plan::run(bool backward, uint64_t stepNo) {
         io.params = s.params;
         io.dOut = s.dOut;
         io.dIn = s.dIn;
+        io.dInOverwrite = s.dInOverwrite;
         io.dParams = s.dParams;
         io.saved = s.saved;
         io.workspace = m_workspace;

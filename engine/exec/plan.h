@@ -28,6 +28,10 @@ struct CompileOptions {
     bool training = true;     // false: no backward steps; BatchNorm uses moving statistics
     std::vector<LossSpec> losses;  // may be empty for pure inference
     uint64_t seed = 0;        // dropout masks
+    // ReLUs folded into their producers and first gradient writes that overwrite (the default);
+    // false keeps every node its own step and zeroes every gradient before accumulating. Both
+    // give bit-identical results; false exists to check that.
+    bool fuse = true;
 };
 
 struct PlanStats {

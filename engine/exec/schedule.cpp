@@ -179,15 +179,45 @@ Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
     }
     s.backwardSteps = s.steps.size() - s.forwardSteps - s.lossSteps;
 
-    // Each gradient buffer's first writer: the earliest loss or backward step accumulating into it.
+    // Each gradient buffer's first writer: the earliest loss or backward step writing into it.
+    // A backward step whose kernel can overwrite does so, unless the buffer appears twice in its
+    // gradients (Add(x, x)): then it is zeroed and both terms are added.
     s.firstWrite.assign(s.buffers.size(), -1);
-    for (size_t k = s.forwardSteps; k < s.steps.size(); ++k)
-        for (int b : s.steps[k].dIn)
-            if (b >= 0 && s.firstWrite[static_cast<size_t>(b)] < 0) {
-                s.firstWrite[static_cast<size_t>(b)] = static_cast<int>(k);
-                s.steps[k].zeroFirst.push_back(b);
-            }
+    for (size_t k = s.forwardSteps; k < s.steps.size(); ++k) {
+        ScheduleStep& st = s.steps[k];
+        st.overwrite.assign(st.dIn.size(), 0);
+        const bool canOverwrite =
+            st.kind == StepKind::Backward && s.traits[static_cast<size_t>(st.node)].overwritesInputGrads;
+        for (size_t j = 0; j < st.dIn.size(); ++j) {
+            const int b = st.dIn[j];
+            if (b < 0 || s.firstWrite[static_cast<size_t>(b)] >= 0) continue;
+            s.firstWrite[static_cast<size_t>(b)] = static_cast<int>(k);
+            if (canOverwrite && std::count(st.dIn.begin(), st.dIn.end(), b) == 1)
+                st.overwrite[j] = 1;
+            else
+                st.zeroFirst.push_back(b);
+        }
+    }
     return s;
+}
+
+std::vector<int> reluFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs) {
+    const size_t n = model.nodes.size();
+    std::vector<int> readers(n, 0);
+    for (const auto& ni : model.nodes)
+        for (int p : ni.inputs) ++readers[static_cast<size_t>(p)];
+    for (int o : model.outputs) ++readers[static_cast<size_t>(o)];
+    for (int o : lossOutputs) ++readers[static_cast<size_t>(o)];
+    std::vector<int> into(n, -1);
+    for (size_t i = 0; i < n; ++i) {
+        const auto& ni = model.nodes[i];
+        if (ni.def->kind != ops::OpKind::ReLU || ni.inputs.size() != 1) continue;
+        const int p = ni.inputs[0];
+        const ops::OpKind pk = model.nodes[static_cast<size_t>(p)].def->kind;
+        if ((pk == ops::OpKind::BatchNormalization || pk == ops::OpKind::Add) && readers[static_cast<size_t>(p)] == 1)
+            into[i] = p;
+    }
+    return into;
 }
 
 size_t Schedule::place(size_t alignBytes) {

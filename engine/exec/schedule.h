@@ -25,7 +25,18 @@ struct KernelTraits {
     size_t savedBytes = 0;             // state kept from forward to backward
     bool backwardNeedsInputs = true;   // backward reads the input values
     bool backwardNeedsOutput = false;  // backward reads the output value
+    // Backward can overwrite an input gradient it writes first (ScheduleStep::overwrite) instead
+    // of having it zeroed and adding to it.
+    bool overwritesInputGrads = false;
 };
+
+// ReLU nodes that may be folded into the node producing their input, per node: that producer's
+// index, or -1. A ReLU qualifies when its producer is an op that can apply a ReLU itself
+// (BatchNormalization, Add), and nothing else reads the producer's value: it has no other
+// consumer and is neither a model output nor read by a loss (`lossOutputs`). Folding is up to
+// the plan: the producer's kernel applies the ReLU, and the ReLU node aliases its buffers
+// (KernelTraits::aliasesInput), so it has no steps of its own.
+std::vector<int> reluFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs);
 
 // A loss resolved against the model: the op, its attributes with defaults, and the concrete
 // shapes of what it reads (the model output [batch, ...] and the target [batch, ...]).
@@ -58,8 +69,11 @@ struct ScheduleStep {
     int saved = -1;        // state kept from forward to backward
     int dOut = -1;         // backward steps: the gradient of the node's value
     std::vector<int> dIn;  // gradients the step accumulates into, per input (-1: not needed)
-    // The gradient buffers whose first write is this step (Schedule::firstWrite): today's kernels
-    // accumulate, so a plan zeroes these buffers when the step starts.
+    // Per entry of dIn: 1 where this step writes that gradient first and its kernel overwrites
+    // it (KernelTraits::overwritesInputGrads), so it needs no zeroing.
+    std::vector<uint8_t> overwrite;
+    // The other gradient buffers whose first write is this step (Schedule::firstWrite): the step's
+    // kernel accumulates into them, so a plan zeroes them when the step starts.
     std::vector<int> zeroFirst;
     uint64_t seed = 0;  // dropout masks (forward and backward steps of a node share it)
 };

@@ -18,6 +18,7 @@ public:
                (m_act == kernels::Activation::LeakyReLU && m_param <= 0.0f);
     }
     bool backwardNeedsOutput() const override { return !backwardNeedsInputs(); }
+    bool overwritesInputGrads() const override { return true; }
     Status forward(const KernelIo& io) override {
         if (m_act == kernels::Activation::Softmax)
             kernels::softmaxForward(io.in[0], io.out, m_rows, m_cols, *io.pool);
@@ -27,12 +28,17 @@ public:
     }
     Status backward(const KernelIo& io) override {
         if (!io.dIn[0]) return {};
-        if (m_act == kernels::Activation::Softmax)
+        const bool overwrite = overwritesGrad(io, 0);
+        if (m_act == kernels::Activation::Softmax) {
+            if (overwrite) kernels::zero(io.dIn[0], m_rows * m_cols, *io.pool);
             kernels::softmaxBackward(io.out, io.dOut, io.dIn[0], m_rows, m_cols, *io.pool);
-        else if (backwardNeedsInputs())
-            kernels::activationBackward(m_act, io.in[0], nullptr, io.dOut, io.dIn[0], m_rows * m_cols, m_param, *io.pool);
-        else
-            kernels::activationBackward(m_act, nullptr, io.out, io.dOut, io.dIn[0], m_rows * m_cols, m_param, *io.pool);
+        } else if (backwardNeedsInputs()) {
+            kernels::activationBackward(m_act, io.in[0], nullptr, io.dOut, io.dIn[0], m_rows * m_cols, m_param,
+                                        *io.pool, overwrite);
+        } else {
+            kernels::activationBackward(m_act, nullptr, io.out, io.dOut, io.dIn[0], m_rows * m_cols, m_param,
+                                        *io.pool, overwrite);
+        }
         return {};
     }
 

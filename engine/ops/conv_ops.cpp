@@ -71,6 +71,7 @@ public:
     size_t workspaceFloats() const override { return m_epi.scratchFloats() + kernels::conv2dWorkspaceFloats(m_g); }
     size_t savedFloats() const override { return m_epi.savedFloats(); }
     bool backwardNeedsOutput() const override { return m_epi.active(); }
+    bool overwritesInputGrads() const override { return true; }
     Status forward(const KernelIo& io) override {
         // ReLU is applied by the convolution's output pass; the epilogue still provides its
         // backward (from the output).
@@ -82,7 +83,8 @@ public:
     Status backward(const KernelIo& io) override {
         const float* dpre = m_epi.backward(io.out, io.dOut, io.workspace, io.saved, *io.pool);
         kernels::conv2dBackward(m_g, io.in[0], io.params[0], dpre, io.dIn[0], io.dParams[0],
-                                m_bias ? io.dParams[1] : nullptr, io.workspace + m_epi.scratchFloats(), *io.pool);
+                                m_bias ? io.dParams[1] : nullptr, io.workspace + m_epi.scratchFloats(), *io.pool,
+                                overwritesGrad(io, 0));
         return {};
     }
 
@@ -184,12 +186,14 @@ class GlobalAvgPoolKernel final : public CpuKernel {
 public:
     GlobalAvgPoolKernel(int64_t n, int64_t h, int64_t w, int64_t c) : m_n(n), m_h(h), m_w(w), m_c(c) {}
     bool backwardNeedsInputs() const override { return false; }
+    bool overwritesInputGrads() const override { return true; }
     Status forward(const KernelIo& io) override {
         kernels::globalAvgPool2DForward(m_n, m_h, m_w, m_c, io.in[0], io.out, *io.pool);
         return {};
     }
     Status backward(const KernelIo& io) override {
-        if (io.dIn[0]) kernels::globalAvgPool2DBackward(m_n, m_h, m_w, m_c, io.dOut, io.dIn[0], *io.pool);
+        if (io.dIn[0])
+            kernels::globalAvgPool2DBackward(m_n, m_h, m_w, m_c, io.dOut, io.dIn[0], *io.pool, overwritesGrad(io, 0));
         return {};
     }
 

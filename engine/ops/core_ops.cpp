@@ -59,6 +59,7 @@ public:
                        : m_epi.scratchFloats();
     }
     size_t savedFloats() const override { return m_fused ? 0 : m_epi.savedFloats(); }
+    bool overwritesInputGrads() const override { return true; }
     bool backwardNeedsOutput() const override { return m_act != kernels::Activation::Linear; }
 
     Status forward(const KernelIo& io) override {
@@ -95,8 +96,8 @@ public:
             kernels::gemm(true, false, m_in, m_out, m_rows, 1.0f, io.in[0], m_in, dpre, m_out, 1.0f, io.dParams[0],
                           m_out, pool);
         if (io.dIn[0])
-            kernels::gemm(false, true, m_rows, m_in, m_out, 1.0f, dpre, m_out, io.params[0], m_out, 1.0f, io.dIn[0],
-                          m_in, pool);
+            kernels::gemm(false, true, m_rows, m_in, m_out, 1.0f, dpre, m_out, io.params[0], m_out,
+                          overwritesGrad(io, 0) ? 0.0f : 1.0f, io.dIn[0], m_in, pool);
         return {};
     }
 

@@ -43,18 +43,27 @@ class AddKernel final : public CpuKernel {
 public:
     explicit AddKernel(int64_t n) : m_n(n) {}
     bool backwardNeedsInputs() const override { return false; }
+    bool backwardNeedsOutput() const override { return m_relu; }
+    bool overwritesInputGrads() const override { return true; }
+    bool fuseRelu() override {
+        m_relu = true;
+        return true;
+    }
     Status forward(const KernelIo& io) override {
-        kernels::addN(io.in.data(), static_cast<int>(io.in.size()), io.out, m_n, *io.pool);
+        kernels::addN(io.in.data(), static_cast<int>(io.in.size()), io.out, m_n, *io.pool, m_relu);
         return {};
     }
     Status backward(const KernelIo& io) override {
-        for (float* d : io.dIn)
-            if (d) kernels::accumulate(io.dOut, d, m_n, *io.pool);
+        // Add(x, x) names one buffer twice: it is never overwritten, and receives both terms.
+        kernels::addNBackward(io.dOut, m_relu ? io.out : nullptr, io.dIn.data(),
+                              io.dInOverwrite.empty() ? nullptr : io.dInOverwrite.data(),
+                              static_cast<int>(io.dIn.size()), m_n, *io.pool);
         return {};
     }
 
 private:
     int64_t m_n;
+    bool m_relu = false;  // a following ReLU applied here (fuseRelu)
 };
 
 class MultiplyKernel final : public CpuKernel {

@@ -36,7 +36,15 @@ public:
     BatchNormKernel(int64_t rows, int64_t ch, float momentum, float eps, bool frozen)
         : m_rows(rows), m_c(ch), m_momentum(momentum), m_eps(eps), m_frozen(frozen) {}
     size_t savedFloats() const override { return static_cast<size_t>(2 * m_c); }  // batch mean, 1/std
+    bool backwardNeedsOutput() const override { return m_relu; }
+    bool overwritesInputGrads() const override { return true; }
+    bool fuseRelu() override {
+        m_relu = true;
+        return true;
+    }
     Status forward(const KernelIo& io) override {
+        kernels::BatchNormFusion fusion;
+        fusion.relu = m_relu;
         if (io.training && !m_frozen) {
             kernels::BatchNormParams bp;
             bp.epsilon = m_eps;
@@ -44,32 +52,37 @@ public:
             if (kernels::BatchNormSync* sync = kernels::batchNormSync()) {  // data parallel, synchronised
                 if (!kernels::batchNormForwardTrainingSync(m_rows, m_c, io.in[0], io.params[0], io.params[1], bp, io.out,
                                                            io.saved, io.saved + m_c, io.params[2], io.params[3], *sync,
-                                                           *io.pool))
+                                                           *io.pool, fusion))
                     return Error(ErrorCode::Internal, "synchronising batch statistics across replicas failed");
                 return {};
             }
             kernels::batchNormForwardTraining(m_rows, m_c, io.in[0], io.params[0], io.params[1], bp, io.out, io.saved,
-                                              io.saved + m_c, io.params[2], io.params[3], *io.pool);
+                                              io.saved + m_c, io.params[2], io.params[3], *io.pool, fusion);
         } else {
             kernels::batchNormForwardInference(m_rows, m_c, io.in[0], io.params[0], io.params[1], io.params[2],
-                                               io.params[3], m_eps, io.out, *io.pool);
+                                               io.params[3], m_eps, io.out, *io.pool, fusion);
         }
         return {};
     }
     Status backward(const KernelIo& io) override {
+        kernels::BatchNormFusion fusion;
+        fusion.relu = m_relu;
+        fusion.out = io.out;
+        fusion.overwriteDx = overwritesGrad(io, 0);
         if (m_frozen) {
             kernels::batchNormBackwardInference(m_rows, m_c, io.in[0], io.params[0], io.params[2], io.params[3], m_eps,
-                                                io.dOut, io.dIn[0], io.dParams[0], io.dParams[1], *io.pool);
+                                                io.dOut, io.dIn[0], io.dParams[0], io.dParams[1], *io.pool, fusion);
             return {};
         }
         if (kernels::BatchNormSync* sync = kernels::batchNormSync()) {
             if (!kernels::batchNormBackwardTrainingSync(m_rows, m_c, io.in[0], io.params[0], io.saved, io.saved + m_c,
-                                                        io.dOut, io.dIn[0], io.dParams[0], io.dParams[1], *sync, *io.pool))
+                                                        io.dOut, io.dIn[0], io.dParams[0], io.dParams[1], *sync, *io.pool,
+                                                        fusion))
                 return Error(ErrorCode::Internal, "synchronising batch-norm gradients across replicas failed");
             return {};
         }
         kernels::batchNormBackwardTraining(m_rows, m_c, io.in[0], io.params[0], io.saved, io.saved + m_c, io.dOut,
-                                           io.dIn[0], io.dParams[0], io.dParams[1], *io.pool);
+                                           io.dIn[0], io.dParams[0], io.dParams[1], *io.pool, fusion);
         return {};
     }
 
@@ -77,6 +90,7 @@ private:
     int64_t m_rows, m_c;
     float m_momentum, m_eps;
     bool m_frozen;
+    bool m_relu = false;  // a following ReLU applied here (fuseRelu)
 };
 
 class LayerNormKernel final : public CpuKernel {

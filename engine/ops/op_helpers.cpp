@@ -36,8 +36,7 @@ const float* ActivationEpilogue::backward(const float* y, const float* dy, float
         kernels::activationBackward(m_act, saved, y, dy, dpre, n, kernels::kGeluExact, pool);
         return dpre;
     default:
-        kernels::zero(dpre, n, pool);
-        kernels::activationBackward(m_act, nullptr, y, dy, dpre, n, 0.0f, pool);
+        kernels::activationBackward(m_act, nullptr, y, dy, dpre, n, 0.0f, pool, /*overwrite=*/true);
         return dpre;
     }
 }

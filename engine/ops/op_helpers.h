@@ -67,6 +67,12 @@ private:
     int64_t m_rows, m_cols;
 };
 
+// Whether a backward step writes input k's gradient first and so overwrites it (see
+// KernelIo::dInOverwrite).
+inline bool overwritesGrad(const KernelIo& io, size_t k) {
+    return k < io.dInOverwrite.size() && io.dInOverwrite[k] != 0;
+}
+
 // Accumulates column sums of a [rows, cols] matrix into out[cols] (bias gradients), deterministic.
 void addColumnSums(const float* m, int64_t rows, int64_t cols, float* out, ThreadPool& pool);
 

@@ -74,6 +74,10 @@ struct KernelIo {
     // (null where none is needed: frozen parameter, or an input that needs no gradient).
     const float* dOut = nullptr;
     std::span<float* const> dIn;
+    // Per input: 1 where this step writes the input's gradient first, so the kernel OVERWRITES it
+    // (=) instead of accumulating; only set for kernels whose overwritesInputGrads() is true, and
+    // empty otherwise.
+    std::span<const uint8_t> dInOverwrite;
     std::span<float* const> dParams;
     float* saved = nullptr;      // per-node state kept from forward to backward (savedFloats())
     float* workspace = nullptr;  // scratch shared by all steps (workspaceFloats())
@@ -96,6 +100,13 @@ public:
     virtual bool backwardNeedsOutput() const { return false; }
     // Output aliases input 0 (reshape-like): no copy, no own buffer.
     virtual bool aliasesInput() const { return false; }
+    // The kernel honours KernelIo::dInOverwrite: where the schedule says a step writes an input
+    // gradient first, the kernel writes it instead of the plan zeroing it and the kernel adding.
+    virtual bool overwritesInputGrads() const { return false; }
+    // Asks the kernel to apply a following ReLU itself: forward writes max(value, 0), backward
+    // counts the output gradient only where the output is positive (reading the output). Returns
+    // false when the kernel cannot; the plan then keeps the ReLU as its own step.
+    virtual bool fuseRelu() { return false; }
     virtual Status forward(const KernelIo& io) = 0;
     virtual Status backward(const KernelIo& io) = 0;
 };

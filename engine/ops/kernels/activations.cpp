@@ -229,9 +229,10 @@ void activationForward(Activation act, const float* x, float* y, int64_t n, floa
 }
 
 void activationBackward(Activation act, const float* x, const float* y, const float* dy, float* dx,
-                        int64_t n, float param, ThreadPool& pool) {
+                        int64_t n, float param, ThreadPool& pool, bool overwrite) {
     if (n <= 0) return;
     if (act == Activation::Softmax) {
+        if (overwrite) zero(dx, n, pool);
         softmaxBackward(y, dy, dx, 1, n, pool);
         return;
     }
@@ -249,10 +250,14 @@ void activationBackward(Activation act, const float* x, const float* y, const fl
     assert(!useOutput || activationDerivableFromOutput(act, param));
     assert(useOutput || act == Activation::Linear || x != nullptr);
     parallelElements(pool, n, grainFor(act), [&](int64_t b, int64_t e) {
-        if (useOutput)
+        if (useOutput && overwrite) {
+            derivativeFromOutput<false>(act, param, y + b, dy + b, dx + b, e - b);
+        } else if (useOutput) {
             derivativeFromOutput<true>(act, param, y + b, dy + b, dx + b, e - b);
-        else
+        } else {
+            if (overwrite) std::fill(dx + b, dx + e, 0.0f);
             derivativeFromInput(act, param, x ? x + b : nullptr, dy + b, dx + b, e - b);
+        }
     });
 }
 

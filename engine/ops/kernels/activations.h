@@ -38,8 +38,9 @@ void activationForward(Activation act, const float* x, float* y, int64_t n, floa
 //   Sigmoid, Tanh: y; when y is null, recomputed from x.
 //   GELU: x (required).
 //   Softmax: y (required), one row of n as in activationForward.
+// With `overwrite`, dx = dy · act'(x) instead (the first write of dx).
 void activationBackward(Activation act, const float* x, const float* y, const float* dy, float* dx,
-                        int64_t n, float param, ThreadPool& pool);
+                        int64_t n, float param, ThreadPool& pool, bool overwrite = false);
 
 // y[r, :] = softmax(x[r, :]) for a row-major [rows, cols] view (y may equal x). An all -inf row
 // gives NaN, as in Keras.

@@ -12,6 +12,7 @@
 
 #include "engine/core/cpu_isa.h"
 #include "engine/ops/kernels/tile_kernels.h"
+#include "engine/ops/kernels/elementwise.h"
 #include "engine/ops/kernels/gemm.h"
 
 namespace kiln::engine::kernels {
@@ -294,11 +295,11 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
         avx2::directConvForward(g, x, w, bias, y, workspace, pool, relu);
 }
 void directBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
-                    float* dw, float* db, float* workspace, ThreadPool& pool) {
+                    float* dw, float* db, float* workspace, ThreadPool& pool, bool overwriteDx) {
     if (cpuIsa() == CpuIsa::Avx512)
-        avx512::directConvBackward(g, x, w, dy, dx, dw, db, workspace, pool);
+        avx512::directConvBackward(g, x, w, dy, dx, dw, db, workspace, pool, overwriteDx);
     else
-        avx2::directConvBackward(g, x, w, dy, dx, dw, db, workspace, pool);
+        avx2::directConvBackward(g, x, w, dy, dx, dw, db, workspace, pool, overwriteDx);
 }
 
 }  // namespace
@@ -451,14 +452,16 @@ void conv2dForward(const Conv2DGeom& g, const float* x, const float* w, const fl
 }
 
 void conv2dBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
-                    float* dw, float* db, float* workspace, ThreadPool& pool) {
+                    float* dw, float* db, float* workspace, ThreadPool& pool, bool overwriteDx) {
     const int64_t rows = outRows(g);
     if (rows <= 0) return;
     const int64_t cg = g.c / g.groups, ocg = g.oc / g.groups;
     if (pathOf(g) == Path::Direct) {
-        directBackward(g, x, w, dy, dx, dw, db, workspace, pool);
+        directBackward(g, x, w, dy, dx, dw, db, workspace, pool, overwriteDx);
         return;
     }
+    // The other paths accumulate: an overwrite starts from zero.
+    if (dx && overwriteDx) zero(dx, g.n * g.h * g.w * g.c, pool);
     if (db) biasGradAccumulate(rows, g.oc, dy, db, workspace, pool);
     switch (pathOf(g)) {
     case Path::Direct:

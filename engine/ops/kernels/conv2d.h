@@ -64,8 +64,9 @@ void conv2dForward(const Conv2DGeom& g, const float* x, const float* w, const fl
 // a fixed order that does not depend on timing). The bias and depthwise-filter reductions use
 // fixed-chunk partial sums kept in the workspace, so they do not even depend on the pool size;
 // neither does anything else for ungrouped convolutions (the direct kernels).
+// With overwriteDx, dx = dL/dx instead (the first write of dx; dw and db still accumulate).
 void conv2dBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
-                    float* dw, float* db, float* workspace, ThreadPool& pool);
+                    float* dw, float* db, float* workspace, ThreadPool& pool, bool overwriteDx = false);
 
 // db[o] += sum over rows of dy[row, o] for dy [rows, oc], with a thread-count-independent
 // summation order. Needs biasGradWorkspaceFloats(rows, oc) scratch floats. Shared with Dense.

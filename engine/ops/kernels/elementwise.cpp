@@ -111,12 +111,12 @@ void multiplyBackward(const float* a, const float* b, const float* dy, float* da
     });
 }
 
-void addN(const float* const* inputs, int count, float* y, int64_t n, ThreadPool& pool) {
+void addN(const float* const* inputs, int count, float* y, int64_t n, ThreadPool& pool, bool relu) {
     if (count <= 0) {
         zero(y, n, pool);
         return;
     }
-    if (count == 1) {
+    if (count == 1 && !relu) {
         copy(inputs[0], y, n, pool);
         return;
     }
@@ -125,13 +125,38 @@ void addN(const float* const* inputs, int count, float* y, int64_t n, ThreadPool
         for (int64_t t0 = s; t0 < e; t0 += kAddNTile) {
             const int64_t len = std::min(kAddNTile, e - t0);
             const float* in0 = inputs[0] + t0;
-            const float* in1 = inputs[1] + t0;
-            for (int64_t i = 0; i < len; ++i) tile[i] = in0[i] + in1[i];
-            for (int k = 2; k < count; ++k) {
+            std::memcpy(tile, in0, static_cast<size_t>(len) * sizeof(float));
+            for (int k = 1; k < count; ++k) {
                 const float* ink = inputs[k] + t0;
                 for (int64_t i = 0; i < len; ++i) tile[i] += ink[i];
             }
+            if (relu)
+                for (int64_t i = 0; i < len; ++i) tile[i] = tile[i] < 0.0f ? 0.0f : tile[i];  // as the ReLU kernel: NaN stays
             std::memcpy(y + t0, tile, static_cast<size_t>(len) * sizeof(float));
+        }
+    });
+}
+
+void addNBackward(const float* dy, const float* reluOut, float* const* dxs, const uint8_t* overwrite, int count,
+                  int64_t n, ThreadPool& pool) {
+    parallelElements(pool, n, kGrain, [&](int64_t s, int64_t e) {
+        float tile[kAddNTile];
+        for (int64_t t0 = s; t0 < e; t0 += kAddNTile) {
+            const int64_t len = std::min(kAddNTile, e - t0);
+            const float* g = dy + t0;
+            if (reluOut) {
+                const float* y = reluOut + t0;
+                for (int64_t i = 0; i < len; ++i) tile[i] = y[i] > 0.0f ? g[i] : 0.0f;
+                g = tile;
+            }
+            for (int k = 0; k < count; ++k) {
+                float* d = dxs[k] ? dxs[k] + t0 : nullptr;
+                if (!d) continue;
+                if (overwrite && overwrite[k])
+                    std::memcpy(d, g, static_cast<size_t>(len) * sizeof(float));
+                else
+                    for (int64_t i = 0; i < len; ++i) d[i] += g[i];
+            }
         }
     });
 }

@@ -53,9 +53,17 @@ void multiplyBackward(const float* a, const float* b, const float* dy, float* da
                       int64_t n, ThreadPool& pool);
 
 // y = inputs[0] + inputs[1] + ... + inputs[count-1], added left to right per element (fixed
-// order, so deterministic). y may alias any input. count == 0 gives zeros. The backward of addN
-// is `accumulate(dy, dx_k)` for each input k.
-void addN(const float* const* inputs, int count, float* y, int64_t n, ThreadPool& pool);
+// order, so deterministic), then max(y, 0) with `relu`. y may alias any input. count == 0 gives
+// zeros. The backward of addN is `accumulate(dy, dx_k)` for each input k (with relu, the ReLU's
+// gradient from y first).
+void addN(const float* const* inputs, int count, float* y, int64_t n, ThreadPool& pool, bool relu = false);
+
+// The backward of addN for every input in one pass: with g = dy, or with `reluOut` (the forward
+// output of addN with relu) g = reluOut > 0 ? dy : 0, dxs[k] += g, or dxs[k] = g where
+// overwrite[k] is non-zero (overwrite may be null). dxs[k] may be null. A buffer named twice
+// (Add(x, x)) receives both terms in input order, and must not be overwritten.
+void addNBackward(const float* dy, const float* reluOut, float* const* dxs, const uint8_t* overwrite, int count,
+                  int64_t n, ThreadPool& pool);
 
 // y = s * x. Its backward is accumulateScaled(dy, s, dx).
 void scale(const float* x, float s, float* y, int64_t n, ThreadPool& pool);

@@ -70,6 +70,41 @@ inline void storeN(int32_t* p, Vi v, int64_t n) {
 #endif
 }
 
+// max(v, 0) per lane, as the ReLU kernel computes it (v < 0 ? 0 : v): NaN and -0 pass through,
+// because max returns its second operand unless the first is greater.
+inline Vf relu(Vf v) {
+#if defined(__AVX512F__)
+    return _mm512_max_ps(_mm512_setzero_ps(), v);
+#else
+    __m256 lo, hi;
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    lo = _mm256_max_ps(_mm256_setzero_ps(), lo);
+    hi = _mm256_max_ps(_mm256_setzero_ps(), hi);
+    std::memcpy(&v, &lo, sizeof lo);
+    std::memcpy(reinterpret_cast<char*>(&v) + sizeof lo, &hi, sizeof hi);
+    return v;
+#endif
+}
+
+// v in the lanes where key > 0, 0 elsewhere (the gradient of a ReLU whose output is key).
+inline Vf wherePositive(Vf key, Vf v) {
+#if defined(__AVX512F__)
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(key, _mm512_setzero_ps(), _CMP_GT_OQ), v);
+#else
+    __m256 klo, khi, vlo, vhi;
+    std::memcpy(&klo, &key, sizeof klo);
+    std::memcpy(&khi, reinterpret_cast<const char*>(&key) + sizeof klo, sizeof khi);
+    std::memcpy(&vlo, &v, sizeof vlo);
+    std::memcpy(&vhi, reinterpret_cast<const char*>(&v) + sizeof vlo, sizeof vhi);
+    vlo = _mm256_and_ps(_mm256_cmp_ps(klo, _mm256_setzero_ps(), _CMP_GT_OQ), vlo);
+    vhi = _mm256_and_ps(_mm256_cmp_ps(khi, _mm256_setzero_ps(), _CMP_GT_OQ), vhi);
+    std::memcpy(&v, &vlo, sizeof vlo);
+    std::memcpy(reinterpret_cast<char*>(&v) + sizeof vlo, &vhi, sizeof vhi);
+    return v;
+#endif
+}
+
 }  // namespace vec16
 
 namespace native {

@@ -16,42 +16,46 @@ namespace kiln::engine::kernels {
 
 void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
                               const BatchNormParams& params, float* y, float* saveMean, float* saveInvStd,
-                              float* movingMean, float* movingVar, ThreadPool& pool) {
+                              float* movingMean, float* movingVar, ThreadPool& pool,
+                              const BatchNormFusion& fusion) {
     if (cpuIsa() == CpuIsa::Avx512)
         avx512::batchNormForwardTraining(rows, c, x, gamma, beta, params, y, saveMean, saveInvStd, movingMean,
-                                         movingVar, pool);
+                                         movingVar, pool, fusion);
     else
         avx2::batchNormForwardTraining(rows, c, x, gamma, beta, params, y, saveMean, saveInvStd, movingMean,
-                                       movingVar, pool);
+                                       movingVar, pool, fusion);
 }
 
 void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
                                const float* movingMean, const float* movingVar, float epsilon, float* y,
-                               ThreadPool& pool) {
+                               ThreadPool& pool,
+                              const BatchNormFusion& fusion) {
     if (cpuIsa() == CpuIsa::Avx512)
-        avx512::batchNormForwardInference(rows, c, x, gamma, beta, movingMean, movingVar, epsilon, y, pool);
+        avx512::batchNormForwardInference(rows, c, x, gamma, beta, movingMean, movingVar, epsilon, y, pool, fusion);
     else
-        avx2::batchNormForwardInference(rows, c, x, gamma, beta, movingMean, movingVar, epsilon, y, pool);
+        avx2::batchNormForwardInference(rows, c, x, gamma, beta, movingMean, movingVar, epsilon, y, pool, fusion);
 }
 
 void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma,
                                const float* saveMean, const float* saveInvStd, const float* dy, float* dx,
-                               float* dgamma, float* dbeta, ThreadPool& pool) {
+                               float* dgamma, float* dbeta, ThreadPool& pool,
+                              const BatchNormFusion& fusion) {
     if (cpuIsa() == CpuIsa::Avx512)
-        avx512::batchNormBackwardTraining(rows, c, x, gamma, saveMean, saveInvStd, dy, dx, dgamma, dbeta, pool);
+        avx512::batchNormBackwardTraining(rows, c, x, gamma, saveMean, saveInvStd, dy, dx, dgamma, dbeta, pool, fusion);
     else
-        avx2::batchNormBackwardTraining(rows, c, x, gamma, saveMean, saveInvStd, dy, dx, dgamma, dbeta, pool);
+        avx2::batchNormBackwardTraining(rows, c, x, gamma, saveMean, saveInvStd, dy, dx, dgamma, dbeta, pool, fusion);
 }
 
 void batchNormBackwardInference(int64_t rows, int64_t c, const float* x, const float* gamma,
                                 const float* movingMean, const float* movingVar, float epsilon,
-                                const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool) {
+                                const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool,
+                              const BatchNormFusion& fusion) {
     if (cpuIsa() == CpuIsa::Avx512)
         avx512::batchNormBackwardInference(rows, c, x, gamma, movingMean, movingVar, epsilon, dy, dx, dgamma,
-                                           dbeta, pool);
+                                           dbeta, pool, fusion);
     else
         avx2::batchNormBackwardInference(rows, c, x, gamma, movingMean, movingVar, epsilon, dy, dx, dgamma, dbeta,
-                                         pool);
+                                         pool, fusion);
 }
 
 namespace {

@@ -26,31 +26,45 @@ struct BatchNormParams {
     bool unbiasedMovingVariance = false;
 };
 
+// What a plan may ask of batch normalisation beyond the layer itself (default: nothing).
+struct BatchNormFusion {
+    // A following ReLU: the forward functions write max(y, 0); the backward functions use dy only
+    // where that output (`out`) is positive.
+    bool relu = false;
+    const float* out = nullptr;  // backward with relu: the forward output
+    // Backward: dx = ... instead of dx += ... (the first write of dx in a training step).
+    bool overwriteDx = false;
+};
+
 // Training-mode forward: batch statistics per channel, y = (x - mean) * invStd * gamma + beta
 // with invStd = 1 / sqrt(var + epsilon), var biased. Writes saveMean[c] and saveInvStd[c] for
 // the backward pass and, when movingMean/movingVar are non-null, updates them in place with the
 // momentum rule above. Overwrites y (y may alias x).
 void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
                               const BatchNormParams& params, float* y, float* saveMean, float* saveInvStd,
-                              float* movingMean, float* movingVar, ThreadPool& pool);
+                              float* movingMean, float* movingVar, ThreadPool& pool,
+    const BatchNormFusion& fusion = {});
 
 // Inference-mode forward with the moving statistics. Overwrites y (y may alias x).
 void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
                                const float* movingMean, const float* movingVar, float epsilon, float* y,
-                               ThreadPool& pool);
+                               ThreadPool& pool,
+    const BatchNormFusion& fusion = {});
 
 // Gradients of batchNormForwardTraining (the batch statistics depend on x):
 //   xhat = (x - mean) * invStd, dbeta += sum dy, dgamma += sum dy*xhat,
 //   dx += gamma * invStd * (dy - mean(dy) - xhat * mean(dy*xhat)).
 void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma,
                                const float* saveMean, const float* saveInvStd, const float* dy, float* dx,
-                               float* dgamma, float* dbeta, ThreadPool& pool);
+                               float* dgamma, float* dbeta, ThreadPool& pool,
+    const BatchNormFusion& fusion = {});
 
 // Gradients of batchNormForwardInference (frozen statistics, e.g. fine-tuning with
 // training=False): dx += dy * gamma * invStd, dgamma += sum dy*xhat, dbeta += sum dy.
 void batchNormBackwardInference(int64_t rows, int64_t c, const float* x, const float* gamma,
                                 const float* movingMean, const float* movingVar, float epsilon,
-                                const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool);
+                                const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool,
+    const BatchNormFusion& fusion = {});
 
 // Layer normalisation of each row over its c channels (Keras LayerNormalization with axis=-1,
 // default epsilon 1e-3): y = (x - mean_r) * rstd_r * gamma + beta, rstd = 1/sqrt(var_r + eps),
@@ -88,9 +102,11 @@ void setBatchNormSync(BatchNormSync* sync);
 // when the reduction failed.
 bool batchNormForwardTrainingSync(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
                                   const BatchNormParams& params, float* y, float* saveMean, float* saveInvStd,
-                                  float* movingMean, float* movingVar, BatchNormSync& sync, ThreadPool& pool);
+                                  float* movingMean, float* movingVar, BatchNormSync& sync, ThreadPool& pool,
+    const BatchNormFusion& fusion = {});
 bool batchNormBackwardTrainingSync(int64_t rows, int64_t c, const float* x, const float* gamma,
                                    const float* saveMean, const float* saveInvStd, const float* dy, float* dx,
-                                   float* dgamma, float* dbeta, BatchNormSync& sync, ThreadPool& pool);
+                                   float* dgamma, float* dbeta, BatchNormSync& sync, ThreadPool& pool,
+    const BatchNormFusion& fusion = {});
 
 }  // namespace kiln::engine::kernels

@@ -25,7 +25,9 @@ namespace {
 
 // 16 floats (one channel block, lane_vectors.h) and 8 doubles.
 using vec16::loadN;
+using vec16::relu;
 using vec16::storeN;
+using vec16::wherePositive;
 using vec16::Vf;
 typedef float Vf8 __attribute__((vector_size(32)));
 typedef double Vd __attribute__((vector_size(64)));
@@ -107,27 +109,39 @@ void forChunks(int64_t rows, int64_t c, int64_t chunks, bool reverse, ThreadPool
     });
 }
 
-// y = (x - mean) * scale + shift per channel, where scale = invStd*gamma; parallel over rows.
-template <bool kFull>
-void normalizeBlock(int64_t r0, int64_t r1, int64_t c, int64_t c0, int64_t nb, const float* x,
-                    const float* gamma, const float* beta, const float* mean, const float* invStd, float* y) {
+// y = (x - mean) * scale + shift per channel, where scale = invStd*gamma, then max(y, 0) with
+// kRelu; parallel over rows.
+template <bool kFull, bool kRelu>
+void normalizeBlockAs(int64_t r0, int64_t r1, int64_t c, int64_t c0, int64_t nb, const float* x,
+                      const float* gamma, const float* beta, const float* mean, const float* invStd, float* y) {
     const Vf m = blockOf(mean + c0, nb);
     Vf s = blockOf(invStd + c0, nb);
     if (gamma) s *= blockOf(gamma + c0, nb);
     const Vf b = beta ? blockOf(beta + c0, nb) : Vf{};
-    for (int64_t r = r0; r < r1; ++r)
-        storeBlock<kFull>(y + r * c + c0, (loadBlock<kFull>(x + r * c + c0, nb) - m) * s + b, nb);
+    for (int64_t r = r0; r < r1; ++r) {
+        const Vf v = (loadBlock<kFull>(x + r * c + c0, nb) - m) * s + b;
+        storeBlock<kFull>(y + r * c + c0, kRelu ? relu(v) : v, nb);
+    }
+}
+template <bool kFull>
+void normalizeBlock(int64_t r0, int64_t r1, int64_t c, int64_t c0, int64_t nb, const float* x,
+                    const float* gamma, const float* beta, const float* mean, const float* invStd, float* y,
+                    bool withRelu) {
+    if (withRelu)
+        normalizeBlockAs<kFull, true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y);
+    else
+        normalizeBlockAs<kFull, false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y);
 }
 
 void normalizeRows(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
-                   const float* mean, const float* invStd, float* y, ThreadPool& pool) {
+                   const float* mean, const float* invStd, float* y, bool withRelu, ThreadPool& pool) {
     pool.parallelFor(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(c, 1)), [&](int64_t r0, int64_t r1) {
         for (int64_t c0 = 0; c0 < c; c0 += kChannelBlock) {
             const int64_t nb = std::min(kChannelBlock, c - c0);
             if (nb == kChannelBlock)
-                normalizeBlock<true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y);
+                normalizeBlock<true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y, withRelu);
             else
-                normalizeBlock<false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y);
+                normalizeBlock<false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y, withRelu);
         }
     });
 }
@@ -182,9 +196,10 @@ void chunkMoments(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0,
 
 // sum(dy) and sum(dy * xhat) of channels [c0, c0 + nb) over rows [r0, r1): runs of kFloatRun rows
 // in float, added in double.
-template <bool kFull>
-void chunkGradSums(const float* x, const float* dy, int64_t c, int64_t r0, int64_t r1, int64_t c0, int64_t nb,
-                   const float* mean, const float* inv, double* sdyOut, double* sdyxOut) {
+// With kMasked, dy counts only where the forward output `out` is positive (a fused ReLU).
+template <bool kFull, bool kMasked>
+void chunkGradSums(const float* x, const float* dy, const float* out, int64_t c, int64_t r0, int64_t r1,
+                   int64_t c0, int64_t nb, const float* mean, const float* inv, double* sdyOut, double* sdyxOut) {
     const Vf m = blockOf(mean + c0, nb), iv = blockOf(inv + c0, nb);
     Vd sdyLo = {}, sdyHi = {}, sdyxLo = {}, sdyxHi = {};
     for (int64_t r = r0; r < r1;) {
@@ -192,7 +207,8 @@ void chunkGradSums(const float* x, const float* dy, int64_t c, int64_t r0, int64
         Vf runDy = {}, runDyx = {};
         for (; r < end; ++r) {
             const Vf xhat = (loadBlock<kFull>(x + r * c + c0, nb) - m) * iv;
-            const Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
+            Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
+            if constexpr (kMasked) d = wherePositive(loadBlock<kFull>(out + r * c + c0, nb), d);
             runDy += d;
             runDyx += d * xhat;
         }
@@ -209,7 +225,8 @@ void chunkGradSums(const float* x, const float* dy, int64_t c, int64_t r0, int64
 
 void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
                               const BatchNormParams& params, float* y, float* saveMean, float* saveInvStd,
-                              float* movingMean, float* movingVar, ThreadPool& pool) {
+                              float* movingMean, float* movingVar, ThreadPool& pool,
+                              const BatchNormFusion& fusion) {
     if (rows <= 0 || c <= 0) return;
     const int64_t chunks = rowChunks(rows, c);
     auto finish = [&](int64_t ci, double mean, double var) {
@@ -257,18 +274,20 @@ void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const flo
         }
         forChunks(rows, c, chunks, true, pool, [&](int64_t, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
             if (c1 - c0 == kChannelBlock)
-                normalizeBlock<true>(r0, r1, c, c0, kChannelBlock, x, gamma, beta, saveMean, saveInvStd, y);
+                normalizeBlock<true>(r0, r1, c, c0, kChannelBlock, x, gamma, beta, saveMean, saveInvStd, y,
+                                     fusion.relu);
             else
-                normalizeBlock<false>(r0, r1, c, c0, c1 - c0, x, gamma, beta, saveMean, saveInvStd, y);
+                normalizeBlock<false>(r0, r1, c, c0, c1 - c0, x, gamma, beta, saveMean, saveInvStd, y,
+                                      fusion.relu);
         });
         return;
     }
-    normalizeRows(rows, c, x, gamma, beta, saveMean, saveInvStd, y, pool);
+    normalizeRows(rows, c, x, gamma, beta, saveMean, saveInvStd, y, fusion.relu, pool);
 }
 
 void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
                                const float* movingMean, const float* movingVar, float epsilon, float* y,
-                               ThreadPool& pool) {
+                               ThreadPool& pool, const BatchNormFusion& fusion) {
     if (rows <= 0 || c <= 0) return;
     pool.parallelFor(rows, std::max<int64_t>(1, 4096 / c), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
@@ -276,7 +295,8 @@ void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const fl
             float* yr = y + r * c;
             for (int64_t ci = 0; ci < c; ++ci) {
                 const float s = (gamma ? gamma[ci] : 1.0f) / std::sqrt(movingVar[ci] + epsilon);
-                yr[ci] = (xr[ci] - movingMean[ci]) * s + (beta ? beta[ci] : 0.0f);
+                const float v = (xr[ci] - movingMean[ci]) * s + (beta ? beta[ci] : 0.0f);
+                yr[ci] = fusion.relu && v < 0.0f ? 0.0f : v;
             }
         }
     });
@@ -284,17 +304,23 @@ void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const fl
 
 void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma,
                                const float* saveMean, const float* saveInvStd, const float* dy, float* dx,
-                               float* dgamma, float* dbeta, ThreadPool& pool) {
+                               float* dgamma, float* dbeta, ThreadPool& pool, const BatchNormFusion& fusion) {
     if (rows <= 0 || c <= 0) return;
     const int64_t chunks = rowChunks(rows, c);
+    const float* out = fusion.relu ? fusion.out : nullptr;
     // Chunk sums [chunks][c], then totals in chunk order.
     double sdy[kMaxRowChunks * kMaxChunkedChannels], sdyx[kMaxRowChunks * kMaxChunkedChannels];
     auto gradSums = [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* sd, double* sx) {
         (void)k;
-        if (c1 - c0 == kChannelBlock)
-            chunkGradSums<true>(x, dy, c, r0, r1, c0, kChannelBlock, saveMean, saveInvStd, sd, sx);
+        const bool full = c1 - c0 == kChannelBlock;
+        if (full && out)
+            chunkGradSums<true, true>(x, dy, out, c, r0, r1, c0, kChannelBlock, saveMean, saveInvStd, sd, sx);
+        else if (full)
+            chunkGradSums<true, false>(x, dy, out, c, r0, r1, c0, kChannelBlock, saveMean, saveInvStd, sd, sx);
+        else if (out)
+            chunkGradSums<false, true>(x, dy, out, c, r0, r1, c0, c1 - c0, saveMean, saveInvStd, sd, sx);
         else
-            chunkGradSums<false>(x, dy, c, r0, r1, c0, c1 - c0, saveMean, saveInvStd, sd, sx);
+            chunkGradSums<false, false>(x, dy, out, c, r0, r1, c0, c1 - c0, saveMean, saveInvStd, sd, sx);
     };
     // dx for rows [r0, r1) and channels [c0, c1) given the channel totals.
     auto applyDx = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, const double* totDy,
@@ -308,19 +334,36 @@ void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const fl
         const Vf m = blockOf(saveMean + c0, nb), iv = blockOf(saveInvStd + c0, nb);
         const Vf k = gamma ? blockOf(gamma + c0, nb) * iv : iv;
         const Vf mdy = load16(mdyA), mdyx = load16(mdyxA);
-        auto body = [&](auto full) {
+        auto body = [&](auto full, auto masked, auto overwrite) {
             constexpr bool kFull = decltype(full)::value;
             for (int64_t r = r0; r < r1; ++r) {
                 const Vf xhat = (loadBlock<kFull>(x + r * c + c0, nb) - m) * iv;
-                const Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
+                Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
+                if constexpr (decltype(masked)::value) d = wherePositive(loadBlock<kFull>(out + r * c + c0, nb), d);
                 float* dxr = dx + r * c + c0;
-                storeBlock<kFull>(dxr, loadBlock<kFull>(dxr, nb) + k * (d - mdy - xhat * mdyx), nb);
+                const Vf g = k * (d - mdy - xhat * mdyx);
+                if constexpr (decltype(overwrite)::value)
+                    storeBlock<kFull>(dxr, g, nb);
+                else
+                    storeBlock<kFull>(dxr, loadBlock<kFull>(dxr, nb) + g, nb);
             }
         };
+        auto withOverwrite = [&](auto full, auto masked) {
+            if (fusion.overwriteDx)
+                body(full, masked, std::true_type{});
+            else
+                body(full, masked, std::false_type{});
+        };
+        auto withMask = [&](auto full) {
+            if (out)
+                withOverwrite(full, std::true_type{});
+            else
+                withOverwrite(full, std::false_type{});
+        };
         if (nb == kChannelBlock)
-            body(std::true_type{});
+            withMask(std::true_type{});
         else
-            body(std::false_type{});
+            withMask(std::false_type{});
     };
     if (chunks == 1) {
         forChannelBlocks(c, pool, [&](int64_t c0, int64_t c1) {
@@ -356,8 +399,10 @@ void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const fl
 
 void batchNormBackwardInference(int64_t rows, int64_t c, const float* x, const float* gamma,
                                 const float* movingMean, const float* movingVar, float epsilon,
-                                const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool) {
+                                const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool,
+                                const BatchNormFusion& fusion) {
     if (rows <= 0 || c <= 0) return;
+    const float* out = fusion.relu ? fusion.out : nullptr;
     forChannelBlocks(c, pool, [&](int64_t c0, int64_t c1) {
         const int64_t nb = c1 - c0;
         float inv[kChannelBlock], k[kChannelBlock];
@@ -370,14 +415,17 @@ void batchNormBackwardInference(int64_t rows, int64_t c, const float* x, const f
         for (int64_t r = 0; r < rows; ++r) {
             const float* xr = x + r * c + c0;
             const float* dr = dy + r * c + c0;
+            const float* outr = out ? out + r * c + c0 : nullptr;
+            float dm[kChannelBlock];
+            for (int64_t j = 0; j < nb; ++j) dm[j] = !outr || outr[j] > 0.0f ? dr[j] : 0.0f;
             for (int64_t j = 0; j < nb; ++j) {
                 const float xhat = (xr[j] - mean[j]) * inv[j];
-                sdy[j] += dr[j];
-                sdyx[j] += static_cast<double>(dr[j]) * xhat;
+                sdy[j] += dm[j];
+                sdyx[j] += static_cast<double>(dm[j]) * xhat;
             }
             if (dx) {
                 float* dxr = dx + r * c + c0;
-                for (int64_t j = 0; j < nb; ++j) dxr[j] += dr[j] * k[j];
+                for (int64_t j = 0; j < nb; ++j) dxr[j] = (fusion.overwriteDx ? 0.0f : dxr[j]) + dm[j] * k[j];
             }
         }
         for (int64_t j = 0; j < nb; ++j) {

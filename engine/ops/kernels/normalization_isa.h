@@ -12,16 +12,18 @@ namespace kiln::engine::kernels {
     namespace isa {                                                                                         \
     void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma,              \
                                   const float* beta, const BatchNormParams& params, float* y, float* saveMean, \
-                                  float* saveInvStd, float* movingMean, float* movingVar, ThreadPool& pool);  \
+                                  float* saveInvStd, float* movingMean, float* movingVar, ThreadPool& pool, \
+                                  const BatchNormFusion& fusion); \
     void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const float* gamma,             \
                                    const float* beta, const float* movingMean, const float* movingVar,      \
-                                   float epsilon, float* y, ThreadPool& pool);                              \
+                                   float epsilon, float* y, ThreadPool& pool, const BatchNormFusion& fusion); \
     void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma,             \
                                    const float* saveMean, const float* saveInvStd, const float* dy, float* dx, \
-                                   float* dgamma, float* dbeta, ThreadPool& pool);                          \
+                                   float* dgamma, float* dbeta, ThreadPool& pool, const BatchNormFusion& fusion); \
     void batchNormBackwardInference(int64_t rows, int64_t c, const float* x, const float* gamma,            \
                                     const float* movingMean, const float* movingVar, float epsilon,         \
-                                    const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool); \
+                                    const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool, \
+                                    const BatchNormFusion& fusion); \
     }
 KILN_BATCH_NORM_DECLARE(avx2)
 KILN_BATCH_NORM_DECLARE(avx512)

@@ -3,6 +3,7 @@
 // replicas through a hook, then the usual normalisation. Sums are in double, in row order.
 #include "engine/ops/kernels/normalization.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -21,7 +22,7 @@ void setBatchNormSync(BatchNormSync* sync) {
 bool batchNormForwardTrainingSync(int64_t rows, int64_t c, const float* x, const float* gamma,
                                   const float* beta, const BatchNormParams& params, float* y, float* saveMean,
                                   float* saveInvStd, float* movingMean, float* movingVar, BatchNormSync& sync,
-                                  ThreadPool& pool) {
+                                  ThreadPool& pool, const BatchNormFusion& fusion) {
     // Layout of the reduced vector: [sum x (c), sum x² (c), rows].
     std::vector<double> sums(static_cast<size_t>(2 * c + 1), 0.0);
     pool.parallelFor(c, 16, [&](int64_t c0, int64_t c1) {
@@ -54,7 +55,8 @@ bool batchNormForwardTrainingSync(int64_t rows, int64_t c, const float* x, const
         for (int64_t r = r0; r < r1; ++r)
             for (int64_t j = 0; j < c; ++j) {
                 const float g = gamma ? gamma[j] : 1.0f, b = beta ? beta[j] : 0.0f;
-                y[r * c + j] = (x[r * c + j] - saveMean[j]) * saveInvStd[j] * g + b;
+                const float v = (x[r * c + j] - saveMean[j]) * saveInvStd[j] * g + b;
+                y[r * c + j] = fusion.relu && v < 0.0f ? 0.0f : v;
             }
     });
     return true;
@@ -62,13 +64,16 @@ bool batchNormForwardTrainingSync(int64_t rows, int64_t c, const float* x, const
 
 bool batchNormBackwardTrainingSync(int64_t rows, int64_t c, const float* x, const float* gamma,
                                    const float* saveMean, const float* saveInvStd, const float* dy, float* dx,
-                                   float* dgamma, float* dbeta, BatchNormSync& sync, ThreadPool& pool) {
+                                   float* dgamma, float* dbeta, BatchNormSync& sync, ThreadPool& pool,
+                                   const BatchNormFusion& fusion) {
+    const float* out = fusion.relu ? fusion.out : nullptr;
+    auto grad = [&](int64_t i) -> double { return !out || out[i] > 0.0f ? dy[i] : 0.0; };
     // [sum dy (c), sum dy·xhat (c), rows]: the local part goes to dbeta/dgamma, the global one to dx.
     std::vector<double> sums(static_cast<size_t>(2 * c + 1), 0.0);
     pool.parallelFor(c, 16, [&](int64_t c0, int64_t c1) {
         for (int64_t r = 0; r < rows; ++r)
             for (int64_t j = c0; j < c1; ++j) {
-                const double g = dy[r * c + j];
+                const double g = grad(r * c + j);
                 sums[static_cast<size_t>(j)] += g;
                 sums[static_cast<size_t>(c + j)] += g * (x[r * c + j] - saveMean[j]) * saveInvStd[j];
             }
@@ -88,8 +93,8 @@ bool batchNormBackwardTrainingSync(int64_t rows, int64_t c, const float* x, cons
                 const double meanDy = sums[static_cast<size_t>(j)] / n;
                 const double meanDyXhat = sums[static_cast<size_t>(c + j)] / n;
                 const double g = gamma ? gamma[j] : 1.0;
-                dx[r * c + j] +=
-                    static_cast<float>(g * saveInvStd[j] * (dy[r * c + j] - meanDy - xhat * meanDyXhat));
+                const auto v = static_cast<float>(g * saveInvStd[j] * (grad(r * c + j) - meanDy - xhat * meanDyXhat));
+                dx[r * c + j] = fusion.overwriteDx ? v : dx[r * c + j] + v;
             }
     });
     return true;

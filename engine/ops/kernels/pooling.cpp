@@ -238,14 +238,17 @@ void globalAvgPool2DForward(int64_t n, int64_t h, int64_t w, int64_t c, const fl
 }
 
 void globalAvgPool2DBackward(int64_t n, int64_t h, int64_t w, int64_t c, const float* dy, float* dx,
-                             ThreadPool& pool) {
+                             ThreadPool& pool, bool overwrite) {
     const int64_t hw = h * w;
     const float inv = 1.0f / static_cast<float>(std::max<int64_t>(hw, 1));
     pool.parallelFor(n * hw, 64, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
             const float* g = dy + (r / hw) * c;
             float* d = dx + r * c;
-            for (int64_t ci = 0; ci < c; ++ci) d[ci] += g[ci] * inv;
+            if (overwrite)
+                for (int64_t ci = 0; ci < c; ++ci) d[ci] = g[ci] * inv;
+            else
+                for (int64_t ci = 0; ci < c; ++ci) d[ci] += g[ci] * inv;
         }
     });
 }

@@ -48,8 +48,8 @@ void avgPool2DBackward(const Pool2DGeom& g, const float* dy, float* dx, ThreadPo
 // y[b, ci] = mean over the h*w pixels of x[b, :, :, ci]; x [n, h, w, c], y [n, c].
 void globalAvgPool2DForward(int64_t n, int64_t h, int64_t w, int64_t c, const float* x, float* y,
                             ThreadPool& pool);
-// dx[b, p, ci] += dy[b, ci] / (h*w).
+// dx[b, p, ci] += dy[b, ci] / (h*w) (= with overwrite).
 void globalAvgPool2DBackward(int64_t n, int64_t h, int64_t w, int64_t c, const float* dy, float* dx,
-                             ThreadPool& pool);
+                             ThreadPool& pool, bool overwrite = false);
 
 }  // namespace kiln::engine::kernels

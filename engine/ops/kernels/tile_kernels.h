@@ -29,7 +29,7 @@ constexpr int kDirectMaxTaps = 256;
     void directConvForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y, \
                            float* workspace, ThreadPool& pool, bool relu);                                \
     void directConvBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx, \
-                            float* dw, float* db, float* workspace, ThreadPool& pool);                    \
+                            float* dw, float* db, float* workspace, ThreadPool& pool, bool overwriteDx);  \
     }
 KILN_CONV2D_DIRECT_DECLARE(avx2)
 KILN_CONV2D_DIRECT_DECLARE(avx512)

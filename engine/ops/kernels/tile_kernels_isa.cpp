@@ -567,12 +567,13 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
     });
 }
 
-// dx += the transposed convolution of dy, as a gather: input pixel (iy, ix) sums, over the taps
-// (ky, kx) that map it onto an output pixel, dy[that pixel] * W[ky, kx]^T. Pixels of one input
-// row with the same column phase (ix mod strideW) share their taps and read consecutive dy
-// pixels, so they form register tiles.
+// dx += the transposed convolution of dy (dx = with `overwrite`), as a gather: input pixel
+// (iy, ix) sums, over the taps (ky, kx) that map it onto an output pixel, dy[that pixel] *
+// W[ky, kx]^T. Pixels of one input row with the same column phase (ix mod strideW) share their
+// taps and read consecutive dy pixels, so they form register tiles; every dx pixel is written by
+// exactly one tile call (or zeroed, with `overwrite`, when no tap reaches it).
 void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float* w, const float* dy,
-                        const float* dyp, float* dx, float* workspace, ThreadPool& pool) {
+                        const float* dyp, float* dx, float* workspace, ThreadPool& pool, bool overwrite) {
     // wt [kh, kw (reversed), oc, cPad]: with unit stride and dilation along x the kw taps of a
     // kernel row read consecutive dy pixels in reversed kx order.
     float* wt = workspace + L.wtOff;
@@ -623,7 +624,12 @@ void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float*
                 // The taps (at most kh*kw <= kDirectMaxTaps) that map this phase onto dy pixels.
                 int64_t nt = 0;
                 auto run = [&] {
-                    if (nt == 0) return;  // no output pixel reads these input pixels
+                    if (nt == 0) {  // no output pixel reads these input pixels
+                        if (overwrite)
+                            for (int64_t j = 0; j < count; ++j)
+                                std::memset(drow + j * g.strideW * g.c, 0, sizeof(float) * static_cast<size_t>(g.c));
+                        return;
+                    }
                     forVectorBlocks(g.c, [&](int64_t v0, int V, Mask lastMask) {
                         if (rowReuse >= 0 && kRowRows[rowReuse][V] > 0) {
                             const int64_t R = tileSize(count, kRowRows[rowReuse][V]);
@@ -636,7 +642,7 @@ void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float*
                             ra.wCol = v0 * kLanes;
                             ra.yStep = g.c;
                             ra.lastMask = lastMask;
-                            ra.accumulate = true;
+                            ra.accumulate = !overwrite;
                             for (int64_t j = 0; j < count; j += R) {
                                 const int64_t r = std::min(R, count - j);
                                 ra.a = dimg + j * g.oc;
@@ -656,7 +662,7 @@ void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float*
                         ta.wCol = v0 * kLanes;
                         ta.yStep = g.strideW * g.c;
                         ta.lastMask = lastMask;
-                        ta.accumulate = true;
+                        ta.accumulate = !overwrite;
                         for (int64_t j = 0; j < count; j += R) {
                             const int64_t r = std::min(R, count - j);
                             ta.a = dimg + j * g.oc;
@@ -867,14 +873,19 @@ void directBackwardFilter(const Conv2DGeom& g, const DirectLayout& L, const floa
 }
 
 void directBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
-                    float* dw, float* db, float* workspace, ThreadPool& pool) {
+                    float* dw, float* db, float* workspace, ThreadPool& pool, bool overwriteDx) {
     const DirectLayout L = directLayout(g);
     if (dx && useScatterBackwardData(g)) {
+        // The scatter adds each pixel's terms in turn, so an overwrite starts from zero.
+        if (overwriteDx)
+            pool.parallelFor(g.n, 1, [&](int64_t b0, int64_t b1) {
+                std::memset(dx + b0 * g.h * g.w * g.c, 0, sizeof(float) * static_cast<size_t>((b1 - b0) * g.h * g.w * g.c));
+            });
         directBackwardDataScatter(g, L, w, dy, dx, workspace, pool);
     } else if (dx) {
         float* dyp = workspace + L.dyOff;
         if (!L.dyRing) padImages(dy, g.n, g.oh, g.ow, g.oc, L.ey, L.ex, L.hq, L.wq, dyp, pool);
-        directBackwardData(g, L, w, dy, dyp, dx, workspace, pool);
+        directBackwardData(g, L, w, dy, dyp, dx, workspace, pool, overwriteDx);
     }
     if (dw || db) {
         const float* xp = x;
@@ -1001,8 +1012,8 @@ void directConvForward(const Conv2DGeom& g, const float* x, const float* w, cons
 }
 
 void directConvBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
-                        float* dw, float* db, float* workspace, ThreadPool& pool) {
-    directBackward(g, x, w, dy, dx, dw, db, workspace, pool);
+                        float* dw, float* db, float* workspace, ThreadPool& pool, bool overwriteDx) {
+    directBackward(g, x, w, dy, dx, dw, db, workspace, pool, overwriteDx);
 }
 
 #if defined(KILN_ISA_AVX512)

@@ -740,6 +740,101 @@ private slots:
         QVERIFY(!sameBits(a, init));
     }
 
+    // ---- ReLU folding and first-write overwrites ------------------------------------------------
+    void fusedPlanMatchesUnfused_data() {
+        QTest::addColumn<bool>("frozenBn");
+        QTest::newRow("training batch norm") << false;
+        QTest::newRow("frozen batch norm") << true;
+    }
+    void fusedPlanMatchesUnfused() {
+        // Residual blocks with every case of the folding rule: a ReLU after a batch norm and after
+        // an Add (folded), after a batch norm that has another reader or is a model output (kept
+        // apart), Add(x, x) (zeroed, not overwritten), a strided 1x1 convolution (input pixels no
+        // tap reaches get zeros when overwritten), and a batch norm on a Dense output.
+        QFETCH(bool, frozenBn);
+        const std::string fz = frozenBn ? R"(, "trainable": false)" : "";
+        const ops::ModelInfo m = buildModel(R"([
+          {"name": "x", "op": "Input", "attrs": {"shape": [8, 8, 3]}},
+          {"name": "c1", "op": "Conv2D", "inputs": ["x"], "attrs": {"filters": 4, "kernel_size": 3, "padding": "same", "use_bias": false}},
+          {"name": "b1", "op": "BatchNormalization", "inputs": ["c1"])" + fz + R"(},
+          {"name": "r1", "op": "ReLU", "inputs": ["b1"]},
+          {"name": "c2", "op": "Conv2D", "inputs": ["r1"], "attrs": {"filters": 4, "kernel_size": 3, "padding": "same"}},
+          {"name": "b2", "op": "BatchNormalization", "inputs": ["c2"]},
+          {"name": "add1", "op": "Add", "inputs": ["b2", "r1"]},
+          {"name": "r2", "op": "ReLU", "inputs": ["add1"]},
+          {"name": "c3", "op": "Conv2D", "inputs": ["r2"], "attrs": {"filters": 8, "kernel_size": 3, "strides": 2, "padding": "same"}},
+          {"name": "b3", "op": "BatchNormalization", "inputs": ["c3"]},
+          {"name": "r3", "op": "ReLU", "inputs": ["b3"]},
+          {"name": "both", "op": "Add", "inputs": ["r3", "b3"]},
+          {"name": "side", "op": "Conv2D", "inputs": ["r2"], "attrs": {"filters": 8, "kernel_size": 1, "strides": 2}},
+          {"name": "b4", "op": "BatchNormalization", "inputs": ["side"]},
+          {"name": "r4", "op": "ReLU", "inputs": ["b4"]},
+          {"name": "twice", "op": "Add", "inputs": ["r4", "r4"]},
+          {"name": "sum", "op": "Add", "inputs": ["both", "twice"]},
+          {"name": "r5", "op": "ReLU", "inputs": ["sum"]},
+          {"name": "gap", "op": "GlobalAveragePooling2D", "inputs": ["r5"]},
+          {"name": "d", "op": "Dense", "inputs": ["gap"], "attrs": {"units": 6}},
+          {"name": "b5", "op": "BatchNormalization", "inputs": ["d"]},
+          {"name": "r6", "op": "ReLU", "inputs": ["b5"]},
+          {"name": "logits", "op": "Dense", "inputs": ["r6"], "attrs": {"units": 3}}
+        ])", R"(["logits", "b4"])");
+        const int64_t batch = 6;
+        ThreadPool pool(2);
+        auto compile = [&](ParamStore& store, bool training, bool fuse) {
+            CompileOptions o;
+            o.batch = batch;
+            o.training = training;
+            o.losses = {sparseCe("logits")};
+            o.seed = 7;
+            o.fuse = fuse;
+            auto p = Plan::compile(m, store, o, pool);
+            if (!p.ok()) qFatal("Plan::compile: %s", p.error().toString().c_str());
+            return std::move(p).value();
+        };
+        ParamStore fusedStore = ParamStore::create(m, 5), plainStore = ParamStore::create(m, 5);
+        auto fused = compile(fusedStore, true, true);
+        auto plain = compile(plainStore, true, false);
+        // r1, r2, r5 and r6 fold (4 forward and 4 backward steps fewer); r3 and r4 do not.
+        QCOMPARE(fused->stats().steps + 8, plain->stats().steps);
+        for (int step = 0; step < 3; ++step) {
+            for (Plan* p : {fused.get(), plain.get()}) {
+                fillNormal(p->input(size_t{0}), batch * 8 * 8 * 3, 40 + static_cast<uint64_t>(step));
+                fillLabels(p->target(0), batch, 3);
+            }
+            QVERIFY(fused->trainStep(static_cast<uint64_t>(step)).ok());
+            QVERIFY(plain->trainStep(static_cast<uint64_t>(step)).ok());
+            QCOMPARE(fused->totalLoss(), plain->totalLoss());
+            for (size_t k = 0; k < fusedStore.params().size(); ++k) {
+                const auto& a = fusedStore.params()[k];
+                const auto& b = plainStore.params()[k];
+                if (a.trainable && grads(a) != grads(b))
+                    QFAIL(qPrintable(QString("step %1: gradient of %2 differs").arg(step).arg(QString::fromStdString(a.name))));
+                // Plain SGD on the gradients keeps the two stores in step.
+                float* wa = fusedStore.params()[k].value.data<float>();
+                float* wb = plainStore.params()[k].value.data<float>();
+                const float* ga = a.grad.data<float>();
+                for (int64_t i = 0; a.trainable && i < a.value.numel(); ++i) {
+                    wa[i] -= 0.1f * ga[i];
+                    wb[i] -= 0.1f * ga[i];
+                }
+            }
+            QVERIFY(sameBits(fusedStore, plainStore));
+        }
+        // Inference (moving statistics): the same outputs, the batch norm output included.
+        auto fusedEval = compile(fusedStore, false, true);
+        auto plainEval = compile(plainStore, false, false);
+        for (Plan* p : {fusedEval.get(), plainEval.get()}) {
+            fillNormal(p->input(size_t{0}), batch * 8 * 8 * 3, 50);
+            QVERIFY(p->forward().ok());
+        }
+        for (size_t o = 0; o < 2; ++o) {
+            const int64_t count = fusedEval->outputShape(o).numel();
+            const std::vector<float> a(fusedEval->output(o), fusedEval->output(o) + count);
+            const std::vector<float> b(plainEval->output(o), plainEval->output(o) + count);
+            QVERIFY(a == b);
+        }
+    }
+
     // ---- Frozen BatchNormalization --------------------------------------------------------------
     void frozenBatchNormUsesMovingStatistics() {
         const ops::ModelInfo m = buildModel(R"([

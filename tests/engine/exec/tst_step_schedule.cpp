@@ -23,8 +23,10 @@ using namespace kiln::engine::exec;
 
 namespace {
 
-ops::ModelInfo buildModel(const std::string& nodes) {
-    const std::string text = R"({"format": "kiln-project", "version": 2, "graph": {"nodes": )" + nodes + "}}";
+ops::ModelInfo buildModel(const std::string& nodes, const std::string& outputs = "") {
+    std::string text = R"({"format": "kiln-project", "version": 2, "graph": {"nodes": )" + nodes;
+    if (!outputs.empty()) text += R"(, "outputs": )" + outputs;
+    text += "}}";
     auto p = io::parseProject(text, "schedule.kiln");
     if (!p.ok()) qFatal("parseProject: %s", p.error().toString().c_str());
     auto m = ops::analyzeModel(p->graph);
@@ -76,7 +78,8 @@ std::vector<KernelTraits> cpuTraits(const ops::ModelInfo& m, int64_t batch, size
         auto k = ni.def->cpu(ctx, ni.output.withBatch(batch));
         if (!k.ok()) qFatal("cpu kernel: %s", k.error().toString().c_str());
         traits[static_cast<size_t>(i)] = {(*k)->aliasesInput(), (*k)->savedFloats() * sizeof(float),
-                                          (*k)->backwardNeedsInputs(), (*k)->backwardNeedsOutput()};
+                                          (*k)->backwardNeedsInputs(), (*k)->backwardNeedsOutput(),
+                                          (*k)->overwritesInputGrads()};
         floats = std::max(floats, (*k)->workspaceFloats());
     }
     if (workspace) *workspace = floats * sizeof(float);
@@ -144,13 +147,25 @@ private slots:
         const Schedule s = schedule(m, ps, 8, true);
         QCOMPARE(s.firstWrite.size(), s.buffers.size());
         // Every gradient buffer that a step writes has exactly one first writer, which is the
-        // earliest loss or backward step naming it in dIn, and that step lists it in zeroFirst.
+        // earliest loss or backward step naming it in dIn, and that step either lists it in
+        // zeroFirst or overwrites it (never both).
         std::vector<int> zeroedAt(s.buffers.size(), -1);
-        for (size_t k = 0; k < s.steps.size(); ++k)
-            for (int b : s.steps[k].zeroFirst) {
+        for (size_t k = 0; k < s.steps.size(); ++k) {
+            const ScheduleStep& st = s.steps[k];
+            QCOMPARE(st.overwrite.size(), st.dIn.size());
+            for (int b : st.zeroFirst) {
                 QCOMPARE(zeroedAt[static_cast<size_t>(b)], -1);
                 zeroedAt[static_cast<size_t>(b)] = static_cast<int>(k);
             }
+            for (size_t j = 0; j < st.dIn.size(); ++j) {
+                if (!st.overwrite[j]) continue;
+                const int b = st.dIn[j];
+                QVERIFY(b >= 0);
+                QVERIFY(std::find(st.zeroFirst.begin(), st.zeroFirst.end(), b) == st.zeroFirst.end());
+                QCOMPARE(zeroedAt[static_cast<size_t>(b)], -1);
+                zeroedAt[static_cast<size_t>(b)] = static_cast<int>(k);
+            }
+        }
         for (size_t b = 0; b < s.buffers.size(); ++b) {
             int earliest = -1;
             for (size_t k = 0; k < s.steps.size() && earliest < 0; ++k)
@@ -171,6 +186,10 @@ private slots:
         const ScheduleStep& first = s.steps[static_cast<size_t>(s.firstWrite[static_cast<size_t>(gh)])];
         QCOMPARE(first.kind, StepKind::Backward);
         QCOMPARE(first.node, sum);
+        // The Add's kernel overwrites it; the loss kernel does not overwrite, so the output's
+        // gradient is zeroed.
+        QCOMPARE(first.overwrite[0], uint8_t{1});
+        QVERIFY(first.zeroFirst.empty());
         bool laterWrite = false;
         for (const auto& st : s.steps)
             if (st.kind == StepKind::Backward && st.node == d2)
@@ -179,6 +198,55 @@ private slots:
         // The loss writes the output's gradient first.
         const int gl = s.gradient[static_cast<size_t>(nodeIndex(m, "logits"))];
         QCOMPARE(s.firstWrite[static_cast<size_t>(gl)], static_cast<int>(s.forwardSteps));
+        QCOMPARE(s.steps[s.forwardSteps].zeroFirst, std::vector<int>{gl});
+    }
+
+    void sameBufferTwiceIsZeroedNotOverwritten() {
+        // Add(h, h): both gradients land in one buffer, so the first writer must zero it and add
+        // twice rather than overwrite it with one term.
+        const auto m = buildModel(R"([
+          {"name": "x", "op": "Input", "attrs": {"shape": [4]}},
+          {"name": "h", "op": "Dense", "inputs": ["x"], "attrs": {"units": 4}},
+          {"name": "twice", "op": "Add", "inputs": ["h", "h"]},
+          {"name": "logits", "op": "Dense", "inputs": ["twice"], "attrs": {"units": 3}}
+        ])");
+        const auto ps = ParamStore::create(m, 1);
+        const Schedule s = schedule(m, ps, 4, true);
+        const int gh = s.gradient[static_cast<size_t>(nodeIndex(m, "h"))];
+        const ScheduleStep& add = s.steps[static_cast<size_t>(s.firstWrite[static_cast<size_t>(gh)])];
+        QCOMPARE(add.node, nodeIndex(m, "twice"));
+        QCOMPARE(add.overwrite, (std::vector<uint8_t>{0, 0}));
+        QCOMPARE(add.zeroFirst, std::vector<int>{gh});
+        // The Dense after it overwrites the Add's gradient (its only input).
+        const int gt = s.gradient[static_cast<size_t>(nodeIndex(m, "twice"))];
+        const ScheduleStep& dense = s.steps[static_cast<size_t>(s.firstWrite[static_cast<size_t>(gt)])];
+        QCOMPARE(dense.node, nodeIndex(m, "logits"));
+        QCOMPARE(dense.overwrite, std::vector<uint8_t>{1});
+    }
+
+    void reluFusionCandidatesNeedASoleReader() {
+        const auto m = buildModel(R"([
+          {"name": "x", "op": "Input", "attrs": {"shape": [4, 4, 2]}},
+          {"name": "bn1", "op": "BatchNormalization", "inputs": ["x"]},
+          {"name": "r1", "op": "ReLU", "inputs": ["bn1"]},
+          {"name": "bn2", "op": "BatchNormalization", "inputs": ["r1"]},
+          {"name": "r2", "op": "ReLU", "inputs": ["bn2"]},
+          {"name": "sum", "op": "Add", "inputs": ["r2", "bn2"]},
+          {"name": "r3", "op": "ReLU", "inputs": ["sum"]},
+          {"name": "r4", "op": "ReLU", "inputs": ["r3"]},
+          {"name": "bn3", "op": "BatchNormalization", "inputs": ["r4"]},
+          {"name": "r5", "op": "ReLU", "inputs": ["bn3"]}
+        ])", R"(["r5", "bn3"])");
+        const std::vector<int> into = reluFusionCandidates(m, {});
+        auto at = [&](const char* name) { return into[static_cast<size_t>(nodeIndex(m, name))]; };
+        QCOMPARE(at("r1"), nodeIndex(m, "bn1"));  // sole reader of a batch norm
+        QCOMPARE(at("r2"), -1);                   // bn2 is also read by the Add
+        QCOMPARE(at("r3"), nodeIndex(m, "sum"));  // sole reader of an Add
+        QCOMPARE(at("r4"), -1);                   // a ReLU does not fold into a ReLU
+        QCOMPARE(at("r5"), -1);                   // bn3 is a model output
+        QCOMPARE(at("bn1"), -1);
+        // A loss reading the producer also keeps the ReLU apart.
+        QCOMPARE(reluFusionCandidates(m, {nodeIndex(m, "bn1")})[static_cast<size_t>(nodeIndex(m, "r1"))], -1);
     }
 
     void livenessIntervals() {

@@ -267,6 +267,8 @@ private slots:
     void accumulatesAndIsDeterministic_data();
     void accumulatesAndIsDeterministic();
     void nullableGradients();
+    void overwriteDx_data();
+    void overwriteDx();
     void fusedRelu_data();
     void fusedRelu();
     void threadCountIndependent_data();
@@ -438,6 +440,27 @@ void TestConv2D::accumulatesAndIsDeterministic() {
     QVERIFY(relErr(dx3, doubled(dx1)) <= 1e-6);
     QVERIFY(relErr(dw3, doubled(dw1)) <= 1e-6);
     QVERIFY(relErr(db3, doubled(db1)) <= 1e-6);
+}
+
+void TestConv2D::overwriteDx_data() {
+    addSpecRows();
+}
+
+// dx written with overwriteDx over garbage equals dx accumulated into zeros, bit for bit, on every
+// path (direct gather, direct scatter, pointwise, im2col, depthwise) and for input pixels that no
+// output reads (strided 1x1 kernels).
+void TestConv2D::overwriteDx() {
+    QFETCH(int, spec);
+    const Spec& s = kSpecs[spec];
+    Fixture f(s, 60 + spec);
+    ThreadPool pool(2);
+    std::vector<float> dxAdd(f.x.size(), 0.0f), dwAdd(f.w.size(), 0.0f);
+    conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), dxAdd.data(), dwAdd.data(), nullptr, f.ws.data(), pool);
+    std::vector<float> dxSet(f.x.size(), std::numeric_limits<float>::quiet_NaN()), dwSet(f.w.size(), 0.0f);
+    conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), dxSet.data(), dwSet.data(), nullptr, f.ws.data(), pool,
+                   /*overwriteDx=*/true);
+    QVERIFY(std::memcmp(dxAdd.data(), dxSet.data(), dxAdd.size() * sizeof(float)) == 0);
+    QVERIFY(std::memcmp(dwAdd.data(), dwSet.data(), dwAdd.size() * sizeof(float)) == 0);
 }
 
 void TestConv2D::nullableGradients() {

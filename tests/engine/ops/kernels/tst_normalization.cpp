@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-test-libs: kiln_kernels
+// kiln-test-avx2
 // Batch and layer normalisation kernels against naive double-precision formulas and finite
 // differences, including the moving-statistics update conventions and accumulation.
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -90,6 +93,8 @@ private slots:
     void batchNormInference();
     void layerNorm_data();
     void layerNorm();
+    void batchNormFusedRelu_data();
+    void batchNormFusedRelu();
 };
 
 static void addCaseRows() {
@@ -379,4 +384,86 @@ void TestNormalization::layerNorm() {
 }
 
 QTEST_APPLESS_MAIN(TestNormalization)
+// A ReLU folded into batch normalisation (BatchNormFusion) gives exactly the separate ReLU's
+// values and gradients, and overwriting dx equals accumulating into zeros: training, inference
+// (frozen) and synchronised forms.
+void TestNormalization::batchNormFusedRelu_data() {
+    addCaseRows();
+}
+
+namespace {
+// One replica: the sums are already the global sums.
+class SingleReplica final : public BatchNormSync {
+public:
+    bool allReduceSum(double*, int64_t) override { return true; }
+};
+}  // namespace
+
+void TestNormalization::batchNormFusedRelu() {
+    QFETCH(int, index);
+    const Case cs = kCases[index];
+    const int64_t rows = cs.rows, c = cs.c;
+    const size_t n = size_t(rows * c);
+    ThreadPool pool(2);
+    const auto x = randomVector(n, 11 + index, -1.0f, 2.0f);
+    const auto gamma = randomVector(size_t(c), 12 + index, 0.5f, 1.5f);
+    const auto beta = randomVector(size_t(c), 13 + index, -0.5f, 0.5f);
+    const auto dy = randomVector(n, 14 + index);
+    const auto mm = randomVector(size_t(c), 15 + index, -0.5f, 0.5f), mv = randomVector(size_t(c), 16 + index, 0.5f, 2.0f);
+    const float* g = cs.affine ? gamma.data() : nullptr;
+    const float* bt = cs.affine ? beta.data() : nullptr;
+    BatchNormParams params;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    SingleReplica sync;
+    for (int form = 0; form < 3; ++form) {  // 0 training, 1 inference, 2 synchronised training
+        // Reference: the layer, then a separate ReLU and its gradient (dy where the output > 0).
+        std::vector<float> y(n), mean(static_cast<size_t>(c)), inv(static_cast<size_t>(c)), m1 = mm, v1 = mv;
+        auto forward = [&](std::vector<float>& out, std::vector<float>& mo, std::vector<float>& vo,
+                           const BatchNormFusion& f) {
+            if (form == 0)
+                batchNormForwardTraining(rows, c, x.data(), g, bt, params, out.data(), mean.data(), inv.data(),
+                                         mo.data(), vo.data(), pool, f);
+            else if (form == 1)
+                batchNormForwardInference(rows, c, x.data(), g, bt, mm.data(), mv.data(), params.epsilon, out.data(),
+                                          pool, f);
+            else
+                QVERIFY(batchNormForwardTrainingSync(rows, c, x.data(), g, bt, params, out.data(), mean.data(),
+                                                     inv.data(), mo.data(), vo.data(), sync, pool, f));
+        };
+        auto backward = [&](const std::vector<float>& d, std::vector<float>& dx, std::vector<float>& dg,
+                            std::vector<float>& db, const BatchNormFusion& f) {
+            if (form == 0)
+                batchNormBackwardTraining(rows, c, x.data(), g, mean.data(), inv.data(), d.data(), dx.data(),
+                                          dg.data(), db.data(), pool, f);
+            else if (form == 1)
+                batchNormBackwardInference(rows, c, x.data(), g, mm.data(), mv.data(), params.epsilon, d.data(),
+                                           dx.data(), dg.data(), db.data(), pool, f);
+            else
+                QVERIFY(batchNormBackwardTrainingSync(rows, c, x.data(), g, mean.data(), inv.data(), d.data(),
+                                                      dx.data(), dg.data(), db.data(), sync, pool, f));
+        };
+        forward(y, m1, v1, {});
+        std::vector<float> yRelu = y, dMasked(n);
+        for (size_t i = 0; i < n; ++i) {
+            yRelu[i] = y[i] < 0.0f ? 0.0f : y[i];  // the ReLU kernel's form
+            dMasked[i] = yRelu[i] > 0.0f ? dy[i] : 0.0f;
+        }
+        std::vector<float> dxRef(n, 0.0f), dgRef(size_t(c), 0.0f), dbRef(size_t(c), 0.0f);
+        backward(dMasked, dxRef, dgRef, dbRef, {});
+
+        std::vector<float> yF(n), m2 = mm, v2 = mv;
+        BatchNormFusion f;
+        f.relu = true;
+        forward(yF, m2, v2, f);
+        QVERIFY2(bitEqual(yF, yRelu), qPrintable(QString("form %1: forward").arg(form)));
+        QVERIFY(bitEqual(m1, m2) && bitEqual(v1, v2));
+        f.out = yF.data();
+        f.overwriteDx = true;
+        std::vector<float> dx(n, nan), dg(size_t(c), 0.0f), db(size_t(c), 0.0f);
+        backward(dy, dx, dg, db, f);
+        QVERIFY2(bitEqual(dx, dxRef), qPrintable(QString("form %1: dx").arg(form)));
+        QVERIFY2(bitEqual(dg, dgRef) && bitEqual(db, dbRef), qPrintable(QString("form %1: dgamma/dbeta").arg(form)));
+    }
+}
+
 #include "tst_normalization.moc"
