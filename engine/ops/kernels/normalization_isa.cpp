@@ -23,22 +23,78 @@
 namespace kiln::engine::kernels::KILN_ISA_NS {
 namespace {
 
-// 16 floats (one channel block, lane_vectors.h) and 8 doubles.
-using vec16::loadN;
-using vec16::relu;
-using vec16::storeN;
-using vec16::wherePositive;
-using vec16::Vf;
-typedef float Vf8 __attribute__((vector_size(32)));
-typedef double Vd __attribute__((vector_size(64)));
-
+// One block of 16 channels as native registers: one zmm with AVX-512, two ymm with AVX2. (A
+// 64-byte GCC vector in AVX2 code goes through the stack on every operation, which made these
+// memory-bound loops 3-6x slower there.)
+constexpr int kParts = static_cast<int>(16 / native::kLanes);
+struct Vf {
+    native::Vf p[kParts];
+};
+template <typename Op>
+inline Vf zip(const Vf& a, const Vf& b, Op op) {
+    Vf r;
+    for (int k = 0; k < kParts; ++k) r.p[k] = op(a.p[k], b.p[k]);
+    return r;
+}
+inline Vf operator+(const Vf& a, const Vf& b) {
+    return zip(a, b, [](native::Vf x, native::Vf y) { return x + y; });
+}
+inline Vf operator-(const Vf& a, const Vf& b) {
+    return zip(a, b, [](native::Vf x, native::Vf y) { return x - y; });
+}
+inline Vf operator*(const Vf& a, const Vf& b) {
+    return zip(a, b, [](native::Vf x, native::Vf y) { return x * y; });
+}
+inline Vf& operator+=(Vf& a, const Vf& b) {
+    return a = a + b;
+}
+inline Vf& operator*=(Vf& a, const Vf& b) {
+    return a = a * b;
+}
+// max(v, 0) as the ReLU kernel computes it (v < 0 ? 0 : v: NaN and -0 pass through, because max
+// returns its second operand unless the first is greater).
+inline Vf relu(const Vf& v) {
+    Vf r;
+    for (int k = 0; k < kParts; ++k) {
+#if defined(__AVX512F__)
+        r.p[k] = _mm512_max_ps(_mm512_setzero_ps(), v.p[k]);
+#else
+        r.p[k] = _mm256_max_ps(_mm256_setzero_ps(), v.p[k]);
+#endif
+    }
+    return r;
+}
+// v where key > 0, 0 elsewhere (the gradient of a ReLU whose output is key).
+inline Vf wherePositive(const Vf& key, const Vf& v) {
+    Vf r;
+    for (int k = 0; k < kParts; ++k) {
+#if defined(__AVX512F__)
+        r.p[k] = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(key.p[k], _mm512_setzero_ps(), _CMP_GT_OQ), v.p[k]);
+#else
+        r.p[k] = _mm256_and_ps(_mm256_cmp_ps(key.p[k], _mm256_setzero_ps(), _CMP_GT_OQ), v.p[k]);
+#endif
+    }
+    return r;
+}
 inline Vf load16(const float* p) {
     Vf v;
-    std::memcpy(&v, p, sizeof v);
+    for (int k = 0; k < kParts; ++k) std::memcpy(&v.p[k], p + k * native::kLanes, sizeof v.p[k]);
     return v;
 }
-inline void store16(float* p, Vf v) {
-    std::memcpy(p, &v, sizeof v);
+inline void store16(float* p, const Vf& v) {
+    for (int k = 0; k < kParts; ++k) std::memcpy(p + k * native::kLanes, &v.p[k], sizeof v.p[k]);
+}
+// Lanes [0, n) of 16; the rest read as 0 / are not written.
+inline Vf loadN(const float* p, int64_t n) {
+    Vf v;
+    for (int k = 0; k < kParts; ++k)
+        v.p[k] = native::loadN(p + k * native::kLanes, std::clamp<int64_t>(n - k * native::kLanes, 0, native::kLanes));
+    return v;
+}
+inline void storeN(float* p, const Vf& v, int64_t n) {
+    for (int k = 0; k < kParts; ++k)
+        native::storeN(p + k * native::kLanes, v.p[k],
+                       std::clamp<int64_t>(n - k * native::kLanes, 0, native::kLanes));
 }
 template <bool kFull>
 inline Vf loadBlock(const float* p, int64_t n) {
@@ -48,25 +104,33 @@ inline Vf loadBlock(const float* p, int64_t n) {
         return loadN(p, n);
 }
 template <bool kFull>
-inline void storeBlock(float* p, Vf v, int64_t n) {
+inline void storeBlock(float* p, const Vf& v, int64_t n) {
     if constexpr (kFull)
         store16(p, v);
     else
         storeN(p, v, n);
 }
-inline Vd lowHalf(Vf v) {
-    Vf8 h;
-    std::memcpy(&h, &v, sizeof h);
-    return __builtin_convertvector(h, Vd);
-}
-inline Vd highHalf(Vf v) {
-    Vf8 h;
-    std::memcpy(&h, reinterpret_cast<const char*>(&v) + sizeof h, sizeof h);
-    return __builtin_convertvector(h, Vd);
-}
 // Per-channel values of a block as a vector (lanes past n are 0).
 inline Vf blockOf(const float* p, int64_t n) {
     return loadN(p, n);
+}
+
+// 16 double accumulators as four 4-lane vectors (32 bytes: native in both instruction sets).
+typedef float Vf4 __attribute__((vector_size(16)));
+typedef double Vd4 __attribute__((vector_size(32)));
+struct Vd {
+    Vd4 q[4];
+    double operator[](int64_t j) const { return q[j / 4][j % 4]; }
+};
+// acc += v, lane by lane, in double.
+inline void addToDouble(const Vf& v, Vd& acc) {
+    alignas(64) float lanes[16];
+    store16(lanes, v);
+    for (int i = 0; i < 4; ++i) {
+        Vf4 f;
+        std::memcpy(&f, lanes + 4 * i, sizeof f);
+        acc.q[i] += __builtin_convertvector(f, Vd4);
+    }
 }
 
 // One AVX-512 register of floats; the per-block accumulators (doubles) live on the stack.
@@ -151,11 +215,6 @@ void normalizeRows(int64_t rows, int64_t c, const float* x, const float* gamma, 
 // adds cost a sixth of the conversions and double adds they replace.
 constexpr int64_t kFloatRun = 16;
 
-// Adds v (16 floats) to the double accumulators lo (lanes 0-7) and hi (lanes 8-15).
-inline void addToDouble(const Vf& v, Vd& lo, Vd& hi) {
-    lo += lowHalf(v);
-    hi += highHalf(v);
-}
 
 // Mean and sum of squared deviations of channels [c0, c0 + nb) over rows [r0, r1): two passes
 // over the (cache-resident) chunk, each lane summing its rows in order, in runs of kFloatRun rows
@@ -163,20 +222,20 @@ inline void addToDouble(const Vf& v, Vd& lo, Vd& hi) {
 template <bool kFull>
 void chunkMoments(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0, int64_t nb, double* mean,
                   double* m2) {
-    Vd sumLo = {}, sumHi = {};
+    Vd sum = {};
     for (int64_t r = r0; r < r1;) {
         const int64_t end = std::min(r1, r + kFloatRun);
         Vf run = {};
         for (; r < end; ++r) run += loadBlock<kFull>(x + r * c + c0, nb);
-        addToDouble(run, sumLo, sumHi);
+        addToDouble(run, sum);
     }
     const double n = static_cast<double>(r1 - r0);
-    const Vd muLo = sumLo / n, muHi = sumHi / n;
     // The deviations are taken from the mean rounded to float; the sum of squares is corrected
     // for that rounding below (sum (x - m)^2 = sum (x - mf)^2 - n (m - mf)^2).
-    Vf mf;
-    for (int64_t j = 0; j < 16; ++j) mf[j] = static_cast<float>(j < 8 ? muLo[j] : muHi[j - 8]);
-    Vd sqLo = {}, sqHi = {};
+    alignas(64) float mfLanes[16];
+    for (int64_t j = 0; j < 16; ++j) mfLanes[j] = static_cast<float>(sum[j] / n);
+    const Vf mf = load16(mfLanes);
+    Vd sq = {};
     for (int64_t r = r0; r < r1;) {
         const int64_t end = std::min(r1, r + kFloatRun);
         Vf run = {};
@@ -184,13 +243,13 @@ void chunkMoments(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0,
             const Vf d = loadBlock<kFull>(x + r * c + c0, nb) - mf;
             run += d * d;
         }
-        addToDouble(run, sqLo, sqHi);
+        addToDouble(run, sq);
     }
     for (int64_t j = 0; j < nb; ++j) {
-        const double mu = j < 8 ? muLo[j] : muHi[j - 8];
-        const double e = mu - static_cast<double>(mf[j]);
+        const double mu = sum[j] / n;
+        const double e = mu - static_cast<double>(mfLanes[j]);
         mean[j] = mu;
-        m2[j] = std::max(0.0, (j < 8 ? sqLo[j] : sqHi[j - 8]) - n * e * e);
+        m2[j] = std::max(0.0, sq[j] - n * e * e);
     }
 }
 
@@ -201,7 +260,7 @@ template <bool kFull, bool kMasked>
 void chunkGradSums(const float* x, const float* dy, const float* out, int64_t c, int64_t r0, int64_t r1,
                    int64_t c0, int64_t nb, const float* mean, const float* inv, double* sdyOut, double* sdyxOut) {
     const Vf m = blockOf(mean + c0, nb), iv = blockOf(inv + c0, nb);
-    Vd sdyLo = {}, sdyHi = {}, sdyxLo = {}, sdyxHi = {};
+    Vd sdy = {}, sdyx = {};
     for (int64_t r = r0; r < r1;) {
         const int64_t end = std::min(r1, r + kFloatRun);
         Vf runDy = {}, runDyx = {};
@@ -212,12 +271,12 @@ void chunkGradSums(const float* x, const float* dy, const float* out, int64_t c,
             runDy += d;
             runDyx += d * xhat;
         }
-        addToDouble(runDy, sdyLo, sdyHi);
-        addToDouble(runDyx, sdyxLo, sdyxHi);
+        addToDouble(runDy, sdy);
+        addToDouble(runDyx, sdyx);
     }
     for (int64_t j = 0; j < nb; ++j) {
-        sdyOut[j] = j < 8 ? sdyLo[j] : sdyHi[j - 8];
-        sdyxOut[j] = j < 8 ? sdyxLo[j] : sdyxHi[j - 8];
+        sdyOut[j] = sdy[j];
+        sdyxOut[j] = sdyx[j];
     }
 }
 
