@@ -153,6 +153,7 @@ struct HttpServer::Impl {
     std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
     std::vector<std::thread> ioThreads;
     std::unique_ptr<tcp::acceptor> acceptor;
+    std::unique_ptr<asio::steady_timer> acceptRetry;
     std::unique_ptr<WorkQueue> workers;
     std::atomic<int> connections{0};  // served connections open now
     std::atomic<int> rejecting{0};    // connections being turned away with 503
@@ -193,7 +194,8 @@ private:
         m_requestLineDone = false;
         m_checkedHeader = false;
         m_sentContinue = false;
-        if (m_buffer.size() > 0) {
+        if (m_buffer.size() > 0) {  // pipelined: the request has begun already
+            m_stream.expires_never();
             startDeadline();
             parse();
             return;
@@ -459,22 +461,29 @@ void HttpServer::Impl::accept() {
     nextContext = (nextContext + 1) % contexts.size();
     acceptor->async_accept(target, [this](beast::error_code ec, tcp::socket socket) {
         if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-        if (!ec) {
-            beast::error_code ignored;
-            socket.set_option(tcp::no_delay(true), ignored);
-            if (connections.fetch_add(1) < options.maxConnections) {
-                auto c = std::make_shared<Connection>(*this, std::move(socket), false);
+        if (ec) {
+            // Out of file descriptors or memory: retrying at once would spin; pending
+            // connections wait in the backlog meanwhile.
+            acceptRetry->expires_after(std::chrono::milliseconds(100));
+            acceptRetry->async_wait([this](beast::error_code e) {
+                if (!e) accept();
+            });
+            return;
+        }
+        beast::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        if (connections.fetch_add(1) < options.maxConnections) {
+            auto c = std::make_shared<Connection>(*this, std::move(socket), false);
+            asio::post(c->streamExecutor(), [c] { c->start(); });
+        } else {
+            connections.fetch_sub(1);
+            // Turned-away connections are answered too, unless even they pile up.
+            if (rejecting.fetch_add(1) < options.maxConnections) {
+                auto c = std::make_shared<Connection>(*this, std::move(socket), true);
                 asio::post(c->streamExecutor(), [c] { c->start(); });
             } else {
-                connections.fetch_sub(1);
-                // Turned-away connections are answered too, unless even they pile up.
-                if (rejecting.fetch_add(1) < options.maxConnections) {
-                    auto c = std::make_shared<Connection>(*this, std::move(socket), true);
-                    asio::post(c->streamExecutor(), [c] { c->start(); });
-                } else {
-                    rejecting.fetch_sub(1);
-                    socket.close(ignored);
-                }
+                rejecting.fetch_sub(1);
+                socket.close(ignored);
             }
         }
         accept();
@@ -509,12 +518,14 @@ Result<int> HttpServer::start() {
     auto cannotBind = [&](const std::string& why) {
         Error e(ErrorCode::InvalidArgument, "cannot bind the REST API to " + o.bindAddress + ":" + std::to_string(o.port) + " (" + why + ")");
         s.guards.clear();
-        s.contexts.clear();
+        s.acceptRetry.reset();
         s.acceptor.reset();
+        s.contexts.clear();
         return std::move(e.with("address", o.bindAddress).with("port", std::to_string(o.port)));
     };
     if (ec) return cannotBind("not an IP address");
     s.acceptor = std::make_unique<tcp::acceptor>(*s.contexts[0]);
+    s.acceptRetry = std::make_unique<asio::steady_timer>(*s.contexts[0]);
     const tcp::endpoint endpoint(address, static_cast<unsigned short>(o.port));
     s.acceptor->open(endpoint.protocol(), ec);
     if (!ec) s.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
@@ -544,6 +555,7 @@ void HttpServer::stop() {
         s.acceptor->close(ignored);
     }
     s.guards.clear();
+    s.acceptRetry.reset();
     s.acceptor.reset();
     s.contexts.clear();
     s.workers.reset();
