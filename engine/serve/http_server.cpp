@@ -13,6 +13,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <thread>
 #include <vector>
 
@@ -157,18 +158,29 @@ struct HttpServer::Impl {
     std::unique_ptr<WorkQueue> workers;
     std::atomic<int> connections{0};  // served connections open now
     std::atomic<int> rejecting{0};    // connections being turned away with 503
+    std::atomic<bool> stopping{false};
     size_t nextContext = 0;
+    // Every open connection, so that stop() can reach the idle ones.
+    std::mutex liveMutex;
+    std::unordered_map<const Connection*, std::weak_ptr<Connection>> live;
 };
 
 class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
 public:
     Connection(Impl& server, tcp::socket socket, bool rejected)
         : m_server(server), m_stream(std::move(socket)), m_deadline(m_stream.get_executor()), m_rejected(rejected) {}
-    ~Connection() { (m_rejected ? m_server.rejecting : m_server.connections).fetch_sub(1); }
+    ~Connection() {
+        {
+            std::lock_guard lock(m_server.liveMutex);
+            m_server.live.erase(this);
+        }
+        (m_rejected ? m_server.rejecting : m_server.connections).fetch_sub(1);
+    }
 
     asio::any_io_executor streamExecutor() { return m_stream.get_executor(); }
 
     void start() {
+        if (m_server.stopping) return close();
         if (m_rejected) {
             sendError(http::status::service_unavailable,
                       "Too many connections: the server holds its limit of " + std::to_string(m_server.options.maxConnections) +
@@ -179,7 +191,15 @@ public:
         beginRequest();
     }
 
+    // The server is stopping: a connection between requests or still reading one closes now;
+    // one whose request is running answers it (with Connection: close) and then closes.
+    void stopNow() {
+        if (m_state != State::Working && m_state != State::Writing) close();
+    }
+
 private:
+    enum class State { Idle, Reading, Working, Writing, Lingering };
+
     const HttpOptions& opts() const { return m_server.options; }
 
     // Waits for the next request. An empty buffer means an idle connection, closed quietly after
@@ -195,11 +215,13 @@ private:
         m_checkedHeader = false;
         m_sentContinue = false;
         if (m_buffer.size() > 0) {  // pipelined: the request has begun already
+            m_state = State::Reading;
             m_stream.expires_never();
             startDeadline();
             parse();
             return;
         }
+        m_state = State::Idle;
         m_stream.expires_after(std::chrono::milliseconds(opts().idleTimeoutMs));
         m_stream.async_read_some(m_buffer.prepare(kReadChunk),
                                  [self = shared_from_this()](beast::error_code ec, size_t n) { self->onFirstBytes(ec, n); });
@@ -208,6 +230,7 @@ private:
     void onFirstBytes(beast::error_code ec, size_t n) {
         if (ec || n == 0) return close();  // idle timeout, the client closed, or stop()
         m_buffer.commit(n);
+        m_state = State::Reading;
         m_stream.expires_never();
         startDeadline();
         parse();
@@ -343,6 +366,7 @@ private:
     // Hands the complete request to a worker, or answers 503 when the queue is full.
     void dispatch() {
         stopDeadline();
+        m_state = State::Working;
         auto& req = m_parser->get();
         m_keepAlive = req.keep_alive();
         m_version = req.version();
@@ -372,7 +396,7 @@ private:
 
     void respond(RestResponse r) {
         ++m_served;
-        const bool keep = m_keepAlive && m_served < opts().keepAliveMaxRequests;
+        const bool keep = m_keepAlive && m_served < opts().keepAliveMaxRequests && !m_server.stopping;
         write(std::move(r), keep, 11);
     }
 
@@ -385,6 +409,7 @@ private:
     }
 
     void write(RestResponse r, bool keepAlive, int defaultVersion) {
+        m_state = State::Writing;
         auto res = std::make_shared<http::response<http::string_body>>();
         res->version(m_version ? m_version : defaultVersion);
         res->result(static_cast<unsigned>(r.status));
@@ -402,7 +427,7 @@ private:
         m_stream.expires_after(m_closing ? std::chrono::milliseconds(kErrorWriteTime)
                                          : std::chrono::milliseconds(opts().timeoutMs));
         http::async_write(m_stream, *res, [self = shared_from_this(), res, keepAlive](beast::error_code ec, size_t) {
-            if (ec) return self->close();
+            if (ec || self->m_server.stopping) return self->close();
             if (self->m_closing || !keepAlive) return self->linger();
             self->beginRequest();
         });
@@ -410,6 +435,7 @@ private:
 
     // Stops sending, then drops what the client still sends until it closes or kLingerTime passes.
     void linger() {
+        m_state = State::Lingering;
         beast::error_code ignored;
         m_stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
         m_buffer.clear();
@@ -453,6 +479,7 @@ private:
     unsigned m_version = 0;
     int m_served = 0;
     bool m_closing = false;
+    State m_state = State::Idle;
     size_t m_drained = 0;
 };
 
@@ -474,12 +501,20 @@ void HttpServer::Impl::accept() {
         socket.set_option(tcp::no_delay(true), ignored);
         if (connections.fetch_add(1) < options.maxConnections) {
             auto c = std::make_shared<Connection>(*this, std::move(socket), false);
+            {
+                std::lock_guard lock(liveMutex);
+                live.emplace(c.get(), c);
+            }
             asio::post(c->streamExecutor(), [c] { c->start(); });
         } else {
             connections.fetch_sub(1);
             // Turned-away connections are answered too, unless even they pile up.
             if (rejecting.fetch_add(1) < options.maxConnections) {
                 auto c = std::make_shared<Connection>(*this, std::move(socket), true);
+                {
+                    std::lock_guard lock(liveMutex);
+                    live.emplace(c.get(), c);
+                }
                 asio::post(c->streamExecutor(), [c] { c->start(); });
             } else {
                 rejecting.fetch_sub(1);
@@ -543,17 +578,27 @@ Result<int> HttpServer::start() {
 void HttpServer::stop() {
     Impl& s = *m_impl;
     if (s.contexts.empty()) return;
-    // The event loops stop first; queued jobs are then dropped and running ones finish (their
-    // answers are posted to stopped loops); destroying the loops frees the connections.
+    // No new connections; idle ones close, running requests are answered. Then the event loops
+    // stop, queued jobs are dropped, and destroying the loops frees whatever is left.
+    s.stopping = true;
+    asio::post(*s.contexts[0], [&s] {
+        beast::error_code ignored;
+        s.acceptor->close(ignored);
+        s.acceptRetry->cancel();
+    });
+    {
+        std::lock_guard lock(s.liveMutex);
+        for (auto& [raw, weak] : s.live)
+            if (auto c = weak.lock()) asio::post(c->streamExecutor(), [c] { c->stopNow(); });
+    }
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.options.timeoutMs) + kErrorWriteTime;
+    while ((s.connections > 0 || s.rejecting > 0) && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     for (auto& ctx : s.contexts) ctx->stop();
     for (auto& t : s.ioThreads)
         if (t.joinable()) t.join();
     s.ioThreads.clear();
     if (s.workers) s.workers->stop();
-    if (s.acceptor) {
-        beast::error_code ignored;
-        s.acceptor->close(ignored);
-    }
     s.guards.clear();
     s.acceptRetry.reset();
     s.acceptor.reset();

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-serve's HTTP layer over real sockets on 127.0.0.1: request line, header and body limits
 // (chunked too), the per-request deadline against a slow client, the connection limit, 503 on a
-// full worker queue, keep-alive limits, pipelining order and Expect: 100-continue.
+// full worker queue, keep-alive limits, pipelining order, Expect: 100-continue and stopping.
 // kiln-test-libs: kiln_serve
 // kiln-test-serial
 #include <QtTest>
@@ -461,6 +461,30 @@ private slots:
         QVERIFY(r);
         QCOMPARE(r->status, 200);
         QCOMPARE(json::parse(r->body)["body_bytes"], json(4));
+    }
+
+    void stopAnswersRunningRequests() {
+        start({});
+        Client idle(m_port), busy(m_port);
+        QVERIFY(idle.send(get("/first")));
+        QVERIFY(idle.read());
+        QVERIFY(busy.send(get("/slow/600")));
+        for (int i = 0; i < 200 && m_started < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        QCOMPARE(m_started.load(), 2);
+        // The running request is answered before stop() returns; the idle connection does not
+        // hold it up (its idle timeout is 60 s).
+        const auto t0 = Clock::now();
+        m_server->stop();
+        const double took = msSince(t0);
+        QVERIFY2(took > 300 && took < 2000, qPrintable(QString::number(took)));
+        auto r = busy.read(100);
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QCOMPARE(r->header("connection"), std::string("close"));
+        QVERIFY(busy.closedWithin(1000));
+        QVERIFY(idle.closedWithin(1000));
+        Client late(m_port);
+        QVERIFY(!late.connected());
     }
 
     void malformedRequest() {
