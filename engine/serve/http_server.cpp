@@ -586,11 +586,15 @@ void HttpServer::stop() {
         s.acceptor->close(ignored);
         s.acceptRetry->cancel();
     });
+    // Collected first: a connection may end (and take the lock in its destructor) meanwhile.
+    std::vector<std::shared_ptr<Impl::Connection>> open;
     {
         std::lock_guard lock(s.liveMutex);
         for (auto& [raw, weak] : s.live)
-            if (auto c = weak.lock()) asio::post(c->streamExecutor(), [c] { c->stopNow(); });
+            if (auto c = weak.lock()) open.push_back(std::move(c));
     }
+    for (auto& c : open) asio::post(c->streamExecutor(), [c] { c->stopNow(); });
+    open.clear();
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.options.timeoutMs) + kErrorWriteTime;
     while ((s.connections > 0 || s.rejecting > 0) && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
