@@ -15,7 +15,7 @@ KILN_APT_PACKAGES="
   qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6
   libopencv-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libgrpc++-dev protobuf-compiler-grpc
-  libcpp-httplib-dev libssl-dev wrk
+  libboost-dev libcpp-httplib-dev libssl-dev wrk
   libopenmpi-dev openmpi-bin
   python3-venv clang libclang-rt-14-dev
   desktop-file-utils shared-mime-info

@@ -424,11 +424,43 @@ Commands:
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Timeout for REST requests and for reading a request, in milliseconds.</source>
+        <source>Timeout for REST requests, and the time one whole request may take to arrive (slower clients get HTTP 408), in milliseconds.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Largest accepted request body; larger ones get HTTP 413.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Threads doing the REST API&apos;s network I/O and HTTP parsing (the workers run the models).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>REST requests that may wait for a free worker; beyond that they get HTTP 503 at once.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open REST connections; further ones get HTTP 503 and are closed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Longest request line (method, path, version); longer ones get HTTP 414.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Largest request line plus header fields, in bytes; larger ones get HTTP 431.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Most header fields in one request; more get HTTP 431.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Requests served on one keep-alive connection before the server closes it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A keep-alive connection without a new request is closed after this many milliseconds.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

@@ -428,12 +428,44 @@ Commands:
         <translation>REST 工作线程数（0：每个处理器 4 个）。</translation>
     </message>
     <message>
-        <source>Timeout for REST requests and for reading a request, in milliseconds.</source>
-        <translation>REST 请求及读取请求的超时时间，单位为毫秒。</translation>
+        <source>Timeout for REST requests, and the time one whole request may take to arrive (slower clients get HTTP 408), in milliseconds.</source>
+        <translation>REST 请求的超时时间，也是一个完整请求到达所允许的时间（更慢的客户端收到 HTTP 408），单位为毫秒。</translation>
     </message>
     <message>
         <source>Largest accepted request body; larger ones get HTTP 413.</source>
         <translation>可接受的最大请求体；超出此大小的请求将返回 HTTP 413。</translation>
+    </message>
+    <message>
+        <source>Threads doing the REST API&apos;s network I/O and HTTP parsing (the workers run the models).</source>
+        <translation>负责 REST API 网络 I/O 与 HTTP 解析的线程数（模型由工作线程运行）。</translation>
+    </message>
+    <message>
+        <source>REST requests that may wait for a free worker; beyond that they get HTTP 503 at once.</source>
+        <translation>可等待空闲工作线程的 REST 请求数；超出时立即返回 HTTP 503。</translation>
+    </message>
+    <message>
+        <source>Open REST connections; further ones get HTTP 503 and are closed.</source>
+        <translation>REST 最大打开连接数；更多的连接将收到 HTTP 503 并被关闭。</translation>
+    </message>
+    <message>
+        <source>Longest request line (method, path, version); longer ones get HTTP 414.</source>
+        <translation>请求行（方法、路径、版本）的最大长度；更长的请求将返回 HTTP 414。</translation>
+    </message>
+    <message>
+        <source>Largest request line plus header fields, in bytes; larger ones get HTTP 431.</source>
+        <translation>请求行加请求头字段的最大字节数；超出时返回 HTTP 431。</translation>
+    </message>
+    <message>
+        <source>Most header fields in one request; more get HTTP 431.</source>
+        <translation>单个请求中请求头字段的最大数量；超出时返回 HTTP 431。</translation>
+    </message>
+    <message>
+        <source>Requests served on one keep-alive connection before the server closes it.</source>
+        <translation>一个保持连接（keep-alive）上处理的请求数，达到后服务器关闭该连接。</translation>
+    </message>
+    <message>
+        <source>A keep-alive connection without a new request is closed after this many milliseconds.</source>
+        <translation>保持连接（keep-alive）在这么多毫秒内没有新请求即被关闭。</translation>
     </message>
     <message>
         <source>Send CORS headers with every REST response.</source>

@@ -49,8 +49,16 @@ const Flag kFlags[] = {
     {"rest_api_port", "0", QT_TRANSLATE_NOOP("Cli", "HTTP/REST port (0 disables REST); must differ from --port.")},
     {"rest_api_bind_address", "127.0.0.1", QT_TRANSLATE_NOOP("Cli", "Address the REST API listens on (0.0.0.0 exposes it to the network).")},
     {"rest_api_num_threads", "0", QT_TRANSLATE_NOOP("Cli", "REST worker threads (0: 4 per processor).")},
-    {"rest_api_timeout_in_ms", "30000", QT_TRANSLATE_NOOP("Cli", "Timeout for REST requests and for reading a request, in milliseconds.")},
+    {"rest_api_timeout_in_ms", "30000", QT_TRANSLATE_NOOP("Cli", "Timeout for REST requests, and the time one whole request may take to arrive (slower clients get HTTP 408), in milliseconds.")},
     {"rest_api_max_body_bytes", "67108864", QT_TRANSLATE_NOOP("Cli", "Largest accepted request body; larger ones get HTTP 413.")},
+    {"rest_api_io_threads", "1", QT_TRANSLATE_NOOP("Cli", "Threads doing the REST API's network I/O and HTTP parsing (the workers run the models).")},
+    {"rest_api_max_queued_requests", "256", QT_TRANSLATE_NOOP("Cli", "REST requests that may wait for a free worker; beyond that they get HTTP 503 at once.")},
+    {"rest_api_max_connections", "1024", QT_TRANSLATE_NOOP("Cli", "Open REST connections; further ones get HTTP 503 and are closed.")},
+    {"rest_api_max_request_line_bytes", "8192", QT_TRANSLATE_NOOP("Cli", "Longest request line (method, path, version); longer ones get HTTP 414.")},
+    {"rest_api_max_header_bytes", "32768", QT_TRANSLATE_NOOP("Cli", "Largest request line plus header fields, in bytes; larger ones get HTTP 431.")},
+    {"rest_api_max_header_count", "100", QT_TRANSLATE_NOOP("Cli", "Most header fields in one request; more get HTTP 431.")},
+    {"rest_api_keepalive_max_requests", "10000", QT_TRANSLATE_NOOP("Cli", "Requests served on one keep-alive connection before the server closes it.")},
+    {"rest_api_idle_timeout_in_ms", "60000", QT_TRANSLATE_NOOP("Cli", "A keep-alive connection without a new request is closed after this many milliseconds.")},
     {"max_request_elements", "16777216", QT_TRANSLATE_NOOP("Cli", "Most input values one request may carry (REST and gRPC), checked before anything is allocated.")},
     {"max_image_pixels", "16777216", QT_TRANSLATE_NOOP("Cli", "Largest {\"b64\": ...} image, in pixels (width x height, read from its header).")},
     {"grpc_max_receive_message_bytes", "67108864", QT_TRANSLATE_NOOP("Cli", "Largest accepted gRPC message; larger ones get RESOURCE_EXHAUSTED.")},
@@ -178,8 +186,17 @@ int main(int argc, char** argv) {
     const auto maxPixels = intFlag(o, "max_image_pixels", 1, int64_t(1) << 40);
     const auto grpcMaxReceive = intFlag(o, "grpc_max_receive_message_bytes", 1024, INT32_MAX);
     const auto stableMs = intFlag(o, "file_system_stable_ms", 0, 86'400'000);
+    const auto ioThreads = intFlag(o, "rest_api_io_threads", 1, 64);
+    const auto maxQueued = intFlag(o, "rest_api_max_queued_requests", 0, 1'000'000);
+    const auto maxConnections = intFlag(o, "rest_api_max_connections", 1, 1'000'000);
+    const auto maxRequestLine = intFlag(o, "rest_api_max_request_line_bytes", 64, 1 << 20);
+    const auto maxHeaderBytes = intFlag(o, "rest_api_max_header_bytes", 256, 1 << 24);
+    const auto maxHeaderCount = intFlag(o, "rest_api_max_header_count", 1, 10000);
+    const auto keepAliveMax = intFlag(o, "rest_api_keepalive_max_requests", 1, INT32_MAX);
+    const auto idleMs = intFlag(o, "rest_api_idle_timeout_in_ms", 1, 86'400'000);
     if (!grpcPort || !restPort || !restThreads || !timeoutMs || !maxBody || !poll || !retries || !inferenceThreads || !maxElements ||
-        !maxPixels || !grpcMaxReceive || !stableMs)
+        !maxPixels || !grpcMaxReceive || !stableMs || !ioThreads || !maxQueued || !maxConnections || !maxRequestLine ||
+        !maxHeaderBytes || !maxHeaderCount || !keepAliveMax || !idleMs)
         return 2;
     serve::RequestLimits limits;
     limits.maxElements = *maxElements;
@@ -276,6 +293,14 @@ int main(int argc, char** argv) {
         httpOptions.maxBodyBytes = static_cast<size_t>(*maxBody);
         httpOptions.timeoutMs = static_cast<int>(*timeoutMs);
         httpOptions.cors = o.flag("rest_api_enable_cors_support");
+        httpOptions.ioThreads = static_cast<int>(*ioThreads);
+        httpOptions.maxQueuedRequests = static_cast<size_t>(*maxQueued);
+        httpOptions.maxConnections = static_cast<int>(*maxConnections);
+        httpOptions.maxRequestLineBytes = static_cast<size_t>(*maxRequestLine);
+        httpOptions.maxHeaderBytes = static_cast<size_t>(*maxHeaderBytes);
+        httpOptions.maxHeaderCount = static_cast<int>(*maxHeaderCount);
+        httpOptions.keepAliveMaxRequests = static_cast<int>(*keepAliveMax);
+        httpOptions.idleTimeoutMs = static_cast<int>(*idleMs);
         http = std::make_unique<serve::HttpServer>(api, &metrics, &manager, httpOptions);
         auto bound = http->start();
         if (!bound) return fail(bound.error());

@@ -1,83 +1,613 @@
 // SPDX-License-Identifier: Apache-2.0
-// cpp-httplib wiring: every request goes through one pre-routing handler into RestApi.
+// Boost.Beast wiring. Each connection lives on one I/O thread's io_context and reads one request
+// at a time (pipelined requests wait in its buffer, so answers keep their order); a complete
+// request goes to the bounded worker queue, and the worker posts the response back to the
+// connection's thread. Nothing on an I/O thread blocks.
 #include "engine/serve/http_server.h"
 
-#include <httplib.h>
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <thread>
+#include <vector>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+
+#include "engine/serve/json_tensor.h"
 #include "engine/serve/metrics.h"
 #include "engine/serve/model_manager.h"
-#include "engine/serve/rest_api.h"
-#include "engine/serve/status.h"
 
 namespace kiln::engine::serve {
 
-HttpServer::HttpServer(RestApi& api, Metrics* metrics, const ModelManager* manager, HttpOptions options)
-    : m_api(api), m_metrics(metrics), m_manager(manager), m_options(std::move(options)) {}
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+namespace {
+
+// After an error answer the connection stops sending and reads (and drops) what the client is
+// still sending for at most this long, so that the client gets to read the answer instead of a
+// reset caused by unread data.
+constexpr auto kLingerTime = std::chrono::milliseconds(2000);
+constexpr size_t kLingerBytes = size_t(8) << 20;
+// Time allowed for writing an error answer before the connection is dropped.
+constexpr auto kErrorWriteTime = std::chrono::milliseconds(2000);
+constexpr size_t kReadChunk = 16384;
+
+// A fixed set of threads running jobs from a queue of bounded length.
+class WorkQueue {
+public:
+    WorkQueue(int threads, size_t capacity) : m_capacity(capacity) {
+        for (int i = 0; i < std::max(1, threads); ++i) m_threads.emplace_back([this] { loop(); });
+    }
+    ~WorkQueue() { stop(); }
+
+    // False when every thread is busy and `capacity` jobs are already waiting (or the queue is stopped).
+    bool tryPush(std::function<void()> job) {
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_stopped || m_jobs.size() >= m_capacity + m_idle) return false;
+            m_jobs.push_back(std::move(job));
+        }
+        m_cv.notify_one();
+        return true;
+    }
+
+    // Drops waiting jobs and joins the threads once their running jobs return.
+    void stop() {
+        std::deque<std::function<void()>> dropped;
+        {
+            std::lock_guard lock(m_mutex);
+            m_stopped = true;
+            dropped.swap(m_jobs);
+        }
+        m_cv.notify_all();
+        dropped.clear();
+        for (auto& t : m_threads)
+            if (t.joinable()) t.join();
+    }
+
+private:
+    void loop() {
+        for (;;) {
+            std::function<void()> job;
+            {
+                std::unique_lock lock(m_mutex);
+                ++m_idle;
+                m_cv.wait(lock, [this] { return m_stopped || !m_jobs.empty(); });
+                --m_idle;
+                if (m_stopped) return;
+                job = std::move(m_jobs.front());
+                m_jobs.pop_front();
+            }
+            job();
+        }
+    }
+
+    const size_t m_capacity;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::deque<std::function<void()>> m_jobs;
+    bool m_stopped = false;
+    size_t m_idle = 0;  // threads waiting for a job
+    std::vector<std::thread> m_threads;
+};
+
+int hexValue(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// The path of a request target: the query dropped, %XX decoded ('+' stays: it is not a space in a path).
+std::string decodePath(std::string_view target) {
+    target = target.substr(0, target.find('?'));
+    std::string out;
+    out.reserve(target.size());
+    for (size_t i = 0; i < target.size(); ++i) {
+        if (target[i] == '%' && i + 2 < target.size() && hexValue(target[i + 1]) >= 0 && hexValue(target[i + 2]) >= 0) {
+            out += static_cast<char>(hexValue(target[i + 1]) * 16 + hexValue(target[i + 2]));
+            i += 2;
+        } else {
+            out += target[i];
+        }
+    }
+    return out;
+}
+
+std::string_view view(beast::string_view s) { return {s.data(), s.size()}; }
+
+bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+    class Connection;
+
+    Impl(HttpHandler h, HttpOptions o) : handler(std::move(h)), options(std::move(o)) {}
+
+    void accept();
+
+    HttpHandler handler;
+    HttpOptions options;
+    std::vector<std::unique_ptr<asio::io_context>> contexts;
+    std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
+    std::vector<std::thread> ioThreads;
+    std::unique_ptr<tcp::acceptor> acceptor;
+    std::unique_ptr<asio::steady_timer> acceptRetry;
+    std::unique_ptr<WorkQueue> workers;
+    std::atomic<int> connections{0};  // served connections open now
+    std::atomic<int> rejecting{0};    // connections being turned away with 503
+    std::atomic<bool> stopping{false};
+    size_t nextContext = 0;
+    // Every open connection, so that stop() can reach the idle ones.
+    std::mutex liveMutex;
+    std::unordered_map<const Connection*, std::weak_ptr<Connection>> live;
+};
+
+class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
+public:
+    Connection(Impl& server, tcp::socket socket, bool rejected)
+        : m_server(server), m_stream(std::move(socket)), m_deadline(m_stream.get_executor()), m_rejected(rejected) {}
+    ~Connection() {
+        {
+            std::lock_guard lock(m_server.liveMutex);
+            m_server.live.erase(this);
+        }
+        (m_rejected ? m_server.rejecting : m_server.connections).fetch_sub(1);
+    }
+
+    asio::any_io_executor streamExecutor() { return m_stream.get_executor(); }
+
+    void start() {
+        if (m_server.stopping) return close();
+        if (m_rejected) {
+            sendError(http::status::service_unavailable,
+                      "Too many connections: the server holds its limit of " + std::to_string(m_server.options.maxConnections) +
+                          " open connections; retry later",
+                      11);
+            return;
+        }
+        beginRequest();
+    }
+
+    // The server is stopping: a connection between requests or still reading one closes now;
+    // one whose request is running answers it (with Connection: close) and then closes.
+    void stopNow() {
+        if (m_state != State::Working && m_state != State::Writing) close();
+    }
+
+private:
+    enum class State { Idle, Reading, Working, Writing, Lingering };
+
+    const HttpOptions& opts() const { return m_server.options; }
+
+    // Waits for the next request. An empty buffer means an idle connection, closed quietly after
+    // the idle timeout; from its first byte on a request must be complete within timeoutMs.
+    void beginRequest() {
+        m_parser.emplace();
+        m_parser->header_limit(static_cast<std::uint32_t>(std::min<size_t>(opts().maxHeaderBytes, UINT32_MAX)));
+        m_parser->body_limit(opts().maxBodyBytes);
+        m_scanned = 0;
+        m_lines = 0;
+        m_lineStart = 0;
+        m_requestLineDone = false;
+        m_checkedHeader = false;
+        m_sentContinue = false;
+        if (m_buffer.size() > 0) {  // pipelined: the request has begun already
+            m_state = State::Reading;
+            m_stream.expires_never();
+            startDeadline();
+            parse();
+            return;
+        }
+        m_state = State::Idle;
+        m_stream.expires_after(std::chrono::milliseconds(opts().idleTimeoutMs));
+        m_stream.async_read_some(m_buffer.prepare(kReadChunk),
+                                 [self = shared_from_this()](beast::error_code ec, size_t n) { self->onFirstBytes(ec, n); });
+    }
+
+    void onFirstBytes(beast::error_code ec, size_t n) {
+        if (ec || n == 0) return close();  // idle timeout, the client closed, or stop()
+        m_buffer.commit(n);
+        m_state = State::Reading;
+        m_stream.expires_never();
+        startDeadline();
+        parse();
+    }
+
+    // The stream's own timeouts close the socket; the request deadline must leave it open for
+    // the 408 answer, so it has its own timer that only cancels the pending read.
+    void startDeadline() {
+        m_timedOut = false;
+        m_deadline.expires_after(std::chrono::milliseconds(opts().timeoutMs));
+        m_deadline.async_wait([self = shared_from_this(), generation = ++m_generation](beast::error_code ec) {
+            if (ec || generation != self->m_generation) return;
+            self->m_timedOut = true;
+            beast::error_code ignored;
+            self->m_stream.socket().cancel(ignored);
+        });
+    }
+
+    void stopDeadline() {
+        ++m_generation;
+        m_deadline.cancel();
+    }
+
+    void readMore() {
+        m_stream.async_read_some(m_buffer.prepare(kReadChunk),
+                                 [self = shared_from_this()](beast::error_code ec, size_t n) { self->onRead(ec, n); });
+    }
+
+    void onRead(beast::error_code ec, size_t n) {
+        if (m_timedOut)
+            return sendError(http::status::request_timeout,
+                             "The request was not received within " + std::to_string(opts().timeoutMs) + " ms", 11);
+        if (ec == asio::error::eof || (!ec && n == 0)) {
+            // The client stopped sending in the middle of a request: nobody is left to answer.
+            return close();
+        }
+        if (ec) return close();
+        m_buffer.commit(n);
+        parse();
+    }
+
+    // Checks the request line and the number of header lines on the raw bytes as they arrive
+    // (the parser itself looks at a header only once it is complete), then feeds the parser.
+    void parse() {
+        if (!m_parser->is_header_done() && !checkHeaderBytes()) return;
+        while (m_buffer.size() > 0) {
+            beast::error_code ec;
+            const size_t used = m_parser->put(m_buffer.data(), ec);
+            m_buffer.consume(used);
+            if (ec == http::error::need_more) break;
+            if (ec) return parseError(ec);
+            if (m_parser->is_header_done() && !m_checkedHeader && !checkHeader()) return;
+            if (m_parser->is_done()) return dispatch();
+            if (used == 0) break;
+        }
+        if (m_parser->is_header_done() && !m_sentContinue) {
+            // A client that sent "Expect: 100-continue" waits for this before sending the body.
+            m_sentContinue = true;
+            const auto expect = m_parser->get().find(http::field::expect);
+            if (expect != m_parser->get().end() && iequals(view(expect->value()), "100-continue")) {
+                static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+                asio::async_write(m_stream, asio::buffer(kContinue), [self = shared_from_this()](beast::error_code ec, size_t) {
+                    if (self->m_timedOut) return self->onRead(ec, 0);
+                    if (ec) return self->close();
+                    self->readMore();
+                });
+                return;
+            }
+        }
+        readMore();
+    }
+
+    // False after answering: the request line is too long or there are too many header lines.
+    // Scans each byte once however slowly the header arrives.
+    bool checkHeaderBytes() {
+        const auto data = m_buffer.data();
+        const char* p = static_cast<const char*>(data.data());
+        const size_t size = data.size();
+        const size_t maxLine = opts().maxRequestLineBytes + 2;  // + CR LF
+        for (; m_scanned < size; ++m_scanned) {
+            if (p[m_scanned] != '\n') continue;
+            const size_t lineLength = m_scanned + 1 - m_lineStart;
+            m_lineStart = m_scanned + 1;
+            if (!m_requestLineDone) {
+                m_requestLineDone = true;
+                if (lineLength > maxLine) return requestLineTooLong();
+            } else if (lineLength <= 2) {
+                m_scanned = size;  // the blank line that ends the header: the rest is body
+                break;
+            } else if (++m_lines > opts().maxHeaderCount) {
+                tooManyFields();
+                return false;
+            }
+        }
+        if (!m_requestLineDone && size > maxLine) return requestLineTooLong();
+        return true;
+    }
+
+    bool requestLineTooLong() {
+        sendError(http::status::uri_too_long,
+                  "The request line is longer than the limit of " + std::to_string(opts().maxRequestLineBytes) + " bytes", 11);
+        return false;
+    }
+
+    void tooManyFields() {
+        sendError(http::status::request_header_fields_too_large,
+                  "The request has more than " + std::to_string(opts().maxHeaderCount) + " header fields", 11);
+    }
+
+    // The complete header, as parsed (folded lines and the like counted right).
+    bool checkHeader() {
+        m_checkedHeader = true;
+        const auto& h = m_parser->get();
+        if (std::distance(h.begin(), h.end()) > opts().maxHeaderCount) {
+            tooManyFields();
+            return false;
+        }
+        return true;
+    }
+
+    void parseError(beast::error_code ec) {
+        if (ec == http::error::header_limit)
+            return sendError(http::status::request_header_fields_too_large,
+                             "The request line and header fields are larger than the limit of " +
+                                 std::to_string(opts().maxHeaderBytes) + " bytes",
+                             11);
+        if (ec == http::error::body_limit)
+            return sendError(http::status::payload_too_large,
+                             "The request body is larger than the limit of " + std::to_string(opts().maxBodyBytes) + " bytes", 11);
+        sendError(http::status::bad_request, "Malformed HTTP request", 11);
+    }
+
+    // Hands the complete request to a worker, or answers 503 when the queue is full.
+    void dispatch() {
+        stopDeadline();
+        m_state = State::Working;
+        auto& req = m_parser->get();
+        m_keepAlive = req.keep_alive();
+        m_version = req.version();
+        HttpRequest request;
+        request.method = std::string(view(req.method_string()));
+        m_head = request.method == "HEAD";
+        if (m_head) request.method = "GET";
+        request.path = decodePath(view(req.target()));
+        request.body = std::move(req.body());
+        if (auto origin = req.find(http::field::origin); origin != req.end()) request.origin = std::string(view(origin->value()));
+        m_parser.reset();
+        auto self = shared_from_this();
+        auto job = [self, request = std::move(request)] {
+            RestResponse response;
+            try {
+                response = self->m_server.handler(request);
+            } catch (const std::exception& e) {
+                response = {500, errorBody(std::string("Internal error: ") + e.what())};
+            }
+            asio::post(self->m_stream.get_executor(),
+                       [self, response = std::move(response)]() mutable { self->respond(std::move(response)); });
+        };
+        if (!m_server.workers->tryPush(std::move(job)))
+            respond({503, errorBody("The server is overloaded: " + std::to_string(opts().maxQueuedRequests) +
+                                    " requests are already waiting for a worker; retry later")});
+    }
+
+    void respond(RestResponse r) {
+        ++m_served;
+        const bool keep = m_keepAlive && m_served < opts().keepAliveMaxRequests && !m_server.stopping;
+        write(std::move(r), keep, 11);
+    }
+
+    // Answers a request that could not be read, then closes the connection.
+    void sendError(http::status status, const std::string& message, int version) {
+        stopDeadline();
+        m_parser.reset();
+        m_closing = true;
+        write({static_cast<int>(status), errorBody(message)}, false, version);
+    }
+
+    void write(RestResponse r, bool keepAlive, int defaultVersion) {
+        m_state = State::Writing;
+        auto res = std::make_shared<http::response<http::string_body>>();
+        res->version(m_version ? m_version : defaultVersion);
+        res->result(static_cast<unsigned>(r.status));
+        res->set(http::field::content_type, r.contentType);
+        if (opts().cors) {
+            res->set(http::field::access_control_allow_origin, "*");
+            res->set(http::field::access_control_allow_methods, "POST, GET");
+            res->set(http::field::access_control_allow_headers, "Content-Type");
+        }
+        res->keep_alive(keepAlive);
+        res->body() = std::move(r.body);
+        res->prepare_payload();
+        if (m_head) res->body().clear();  // Content-Length still tells the GET body's size
+        m_head = false;
+        m_stream.expires_after(m_closing ? std::chrono::milliseconds(kErrorWriteTime)
+                                         : std::chrono::milliseconds(opts().timeoutMs));
+        http::async_write(m_stream, *res, [self = shared_from_this(), res, keepAlive](beast::error_code ec, size_t) {
+            if (ec || self->m_server.stopping) return self->close();
+            if (self->m_closing || !keepAlive) return self->linger();
+            self->beginRequest();
+        });
+    }
+
+    // Stops sending, then drops what the client still sends until it closes or kLingerTime passes.
+    void linger() {
+        m_state = State::Lingering;
+        beast::error_code ignored;
+        m_stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        m_buffer.clear();
+        m_stream.expires_after(kLingerTime);
+        drain();
+    }
+
+    void drain() {
+        m_stream.async_read_some(m_buffer.prepare(kReadChunk), [self = shared_from_this()](beast::error_code ec, size_t n) {
+            self->m_drained += n;
+            if (ec || n == 0 || self->m_drained > kLingerBytes) return self->close();
+            self->drain();
+        });
+    }
+
+    void close() {
+        stopDeadline();
+        beast::error_code ignored;
+        m_stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+        m_stream.close();
+    }
+
+    Impl& m_server;
+    beast::tcp_stream m_stream;
+    asio::steady_timer m_deadline;  // of the request being read
+    unsigned m_generation = 0;      // tells a stale deadline from the current one
+    bool m_timedOut = false;
+    beast::flat_buffer m_buffer;
+    std::optional<http::request_parser<http::string_body>> m_parser;
+    const bool m_rejected;
+    // Scan state of the raw header bytes of the request being read.
+    size_t m_scanned = 0;
+    size_t m_lineStart = 0;
+    int m_lines = 0;
+    bool m_requestLineDone = false;
+    bool m_checkedHeader = false;
+    bool m_sentContinue = false;
+    // The request being answered.
+    bool m_keepAlive = false;
+    bool m_head = false;
+    unsigned m_version = 0;
+    int m_served = 0;
+    bool m_closing = false;
+    State m_state = State::Idle;
+    size_t m_drained = 0;
+};
+
+void HttpServer::Impl::accept() {
+    asio::io_context& target = *contexts[nextContext];
+    nextContext = (nextContext + 1) % contexts.size();
+    acceptor->async_accept(target, [this](beast::error_code ec, tcp::socket socket) {
+        if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+        if (ec) {
+            // Out of file descriptors or memory: retrying at once would spin; pending
+            // connections wait in the backlog meanwhile.
+            acceptRetry->expires_after(std::chrono::milliseconds(100));
+            acceptRetry->async_wait([this](beast::error_code e) {
+                if (!e) accept();
+            });
+            return;
+        }
+        beast::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        if (connections.fetch_add(1) < options.maxConnections) {
+            auto c = std::make_shared<Connection>(*this, std::move(socket), false);
+            {
+                std::lock_guard lock(liveMutex);
+                live.emplace(c.get(), c);
+            }
+            asio::post(c->streamExecutor(), [c] { c->start(); });
+        } else {
+            connections.fetch_sub(1);
+            // Turned-away connections are answered too, unless even they pile up.
+            if (rejecting.fetch_add(1) < options.maxConnections) {
+                auto c = std::make_shared<Connection>(*this, std::move(socket), true);
+                {
+                    std::lock_guard lock(liveMutex);
+                    live.emplace(c.get(), c);
+                }
+                asio::post(c->streamExecutor(), [c] { c->start(); });
+            } else {
+                rejecting.fetch_sub(1);
+                socket.close(ignored);
+            }
+        }
+        accept();
+    });
+}
+
+HttpServer::HttpServer(RestApi& api, Metrics* metrics, const ModelManager* manager, HttpOptions options) {
+    const std::string metricsPath = options.metricsPath;
+    HttpHandler handler = [&api, metrics, manager, metricsPath](const HttpRequest& req) {
+        if (req.method == "GET" && req.path == metricsPath && metrics)
+            return RestResponse{200, metrics->render(manager), "text/plain; version=0.0.4"};
+        return api.handle(req.method, req.path, req.body, req.origin);
+    };
+    m_impl = std::make_unique<Impl>(std::move(handler), std::move(options));
+}
+
+HttpServer::HttpServer(HttpHandler handler, HttpOptions options)
+    : m_impl(std::make_unique<Impl>(std::move(handler), std::move(options))) {}
 
 HttpServer::~HttpServer() { stop(); }
 
 Result<int> HttpServer::start() {
-    m_server = std::make_unique<httplib::Server>();
-    auto& s = *m_server;
-    const int threads = std::max(1, m_options.threads);
-    s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-    s.set_payload_max_length(m_options.maxBodyBytes);
-    const auto timeout = std::chrono::milliseconds(std::max(1, m_options.timeoutMs));
-    s.set_read_timeout(timeout);
-    s.set_write_timeout(timeout);
-    s.set_tcp_nodelay(true);
-    // Clients such as load balancers keep connections open: do not force a reconnect every few requests.
-    s.set_keep_alive_max_count(10000);
-    // Every method goes to one handler (the body is read by then, unlike in a pre-routing hook).
-    auto handler = [this](const httplib::Request& req, httplib::Response& res) {
-        if (req.method == "GET" && req.path == m_options.metricsPath && m_metrics) {
-            res.set_content(m_metrics->render(m_manager), "text/plain; version=0.0.4");
-            return;
-        }
-        const RestResponse r = m_api.handle(req.method, req.path, req.body, req.get_header_value("Origin"));
-        res.status = r.status;
-        res.set_content(r.body, r.contentType.c_str());
-        if (m_options.cors) {
-            res.set_header("Access-Control-Allow-Origin", "*");
-            res.set_header("Access-Control-Allow-Methods", "POST, GET");
-            res.set_header("Access-Control-Allow-Headers", "Content-Type");
-        }
-    };
-    s.Get(".*", handler);
-    s.Post(".*", handler);
-    s.Put(".*", handler);
-    s.Patch(".*", handler);
-    s.Delete(".*", handler);
-    s.Options(".*", handler);
-    // Errors httplib produces itself (413 body too large, 400 bad request line, ...) get the
-    // TF Serving JSON body.
-    s.set_error_handler([this](const httplib::Request&, httplib::Response& res) {
-        if (!res.body.empty()) return;
-        std::string message = "HTTP error " + std::to_string(res.status);
-        if (res.status == 413)
-            message = "The request body is larger than the limit of " + std::to_string(m_options.maxBodyBytes) + " bytes";
-        else if (res.status == 404)
-            message = "Not found";
-        else if (res.status == 400)
-            message = "Malformed HTTP request";
-        res.set_content(errorBody(message), "application/json");
-    });
-    int port = m_options.port;
-    if (port == 0) {
-        port = s.bind_to_any_port(m_options.bindAddress);
-        if (port < 0) return Error(ErrorCode::InvalidArgument, "cannot bind the REST API to " + m_options.bindAddress);
-    } else if (!s.bind_to_port(m_options.bindAddress, port)) {
-        Error e(ErrorCode::InvalidArgument, "cannot bind the REST API to " + m_options.bindAddress + ":" +
-                                                std::to_string(port) + " (in use, or not an address of this machine)");
-        return std::move(e.with("address", m_options.bindAddress).with("port", std::to_string(port)));
+    Impl& s = *m_impl;
+    const HttpOptions& o = s.options;
+    const int ioThreads = std::max(1, o.ioThreads);
+    for (int i = 0; i < ioThreads; ++i) {
+        s.contexts.push_back(std::make_unique<asio::io_context>(1));
+        s.guards.push_back(asio::make_work_guard(*s.contexts.back()));
     }
-    m_thread = std::thread([this] { m_server->listen_after_bind(); });
+    beast::error_code ec;
+    const auto address = asio::ip::make_address(o.bindAddress, ec);
+    auto cannotBind = [&](const std::string& why) {
+        Error e(ErrorCode::InvalidArgument, "cannot bind the REST API to " + o.bindAddress + ":" + std::to_string(o.port) + " (" + why + ")");
+        s.guards.clear();
+        s.acceptRetry.reset();
+        s.acceptor.reset();
+        s.contexts.clear();
+        return std::move(e.with("address", o.bindAddress).with("port", std::to_string(o.port)));
+    };
+    if (ec) return cannotBind("not an IP address");
+    s.acceptor = std::make_unique<tcp::acceptor>(*s.contexts[0]);
+    s.acceptRetry = std::make_unique<asio::steady_timer>(*s.contexts[0]);
+    const tcp::endpoint endpoint(address, static_cast<unsigned short>(o.port));
+    s.acceptor->open(endpoint.protocol(), ec);
+    if (!ec) s.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) s.acceptor->bind(endpoint, ec);
+    if (ec) return cannotBind(ec == asio::error::address_in_use ? "in use" : "not an address of this machine: " + ec.message());
+    s.acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return cannotBind(ec.message());
+    const int port = s.acceptor->local_endpoint().port();
+    s.workers = std::make_unique<WorkQueue>(o.threads, o.maxQueuedRequests);
+    s.accept();
+    for (auto& ctx : s.contexts) s.ioThreads.emplace_back([c = ctx.get()] { c->run(); });
     return port;
 }
 
 void HttpServer::stop() {
-    if (m_server) m_server->stop();
-    if (m_thread.joinable()) m_thread.join();
+    Impl& s = *m_impl;
+    if (s.contexts.empty()) return;
+    // No new connections; idle ones close, running requests are answered. Then the event loops
+    // stop, queued jobs are dropped, and destroying the loops frees whatever is left.
+    s.stopping = true;
+    asio::post(*s.contexts[0], [&s] {
+        beast::error_code ignored;
+        s.acceptor->close(ignored);
+        s.acceptRetry->cancel();
+    });
+    // Collected first: a connection may end (and take the lock in its destructor) meanwhile.
+    std::vector<std::shared_ptr<Impl::Connection>> open;
+    {
+        std::lock_guard lock(s.liveMutex);
+        for (auto& [raw, weak] : s.live)
+            if (auto c = weak.lock()) open.push_back(std::move(c));
+    }
+    for (auto& c : open) asio::post(c->streamExecutor(), [c] { c->stopNow(); });
+    open.clear();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.options.timeoutMs) + kErrorWriteTime;
+    while ((s.connections > 0 || s.rejecting > 0) && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (auto& ctx : s.contexts) ctx->stop();
+    for (auto& t : s.ioThreads)
+        if (t.joinable()) t.join();
+    s.ioThreads.clear();
+    if (s.workers) s.workers->stop();
+    s.guards.clear();
+    s.acceptRetry.reset();
+    s.acceptor.reset();
+    s.contexts.clear();
+    s.workers.reset();
 }
 
 }  // namespace kiln::engine::serve
