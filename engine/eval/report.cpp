@@ -71,12 +71,14 @@ RocCurve rocCurve(std::span<const double> scores, std::span<const uint8_t> posit
     }
     const double negatives = c.fps.back(), positives = c.tps.back();
     r.defined = negatives > 0 && positives > 0;
-    r.fpr.push_back(0);
-    r.tpr.push_back(0);
+    // Like scikit-learn, an axis without samples to divide by is NaN throughout.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    r.fpr.push_back(negatives > 0 ? 0.0 : nan);
+    r.tpr.push_back(positives > 0 ? 0.0 : nan);
     r.thresholds.push_back(std::numeric_limits<double>::infinity());
     for (size_t i : keep) {
-        r.fpr.push_back(negatives > 0 ? c.fps[i] / negatives : std::numeric_limits<double>::quiet_NaN());
-        r.tpr.push_back(positives > 0 ? c.tps[i] / positives : std::numeric_limits<double>::quiet_NaN());
+        r.fpr.push_back(negatives > 0 ? c.fps[i] / negatives : nan);
+        r.tpr.push_back(positives > 0 ? c.tps[i] / positives : nan);
         r.thresholds.push_back(c.thresholds[i]);
     }
     if (r.defined) r.auc = trapezoid(r.fpr, r.tpr);

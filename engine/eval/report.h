@@ -20,7 +20,8 @@ namespace kiln::engine::eval {
 // form one point, collinear intermediate points are dropped, and a first point (0, 0) with
 // threshold +infinity is prepended. `auc` is the trapezoidal area under (fpr, tpr), equal to
 // roc_auc_score. Undefined (defined == false, auc NaN) when the class has no positive or no
-// negative sample, where scikit-learn raises an error or returns NaN.
+// negative sample, where scikit-learn raises an error or returns NaN; the rate that cannot be
+// computed (tpr without positives, fpr without negatives) is then NaN at every point, as there.
 struct RocCurve {
     std::vector<double> fpr, tpr, thresholds;
     double auc = 0;

@@ -80,6 +80,8 @@ private slots:
         RocCurve r = rocCurve(s, none);
         QVERIFY(!r.defined);
         QVERIFY(std::isnan(r.auc));
+        QVERIFY(std::isnan(r.tpr.front()) && std::isnan(r.tpr.back()));
+        compare(r.fpr, {0, 0.5, 1}, "fpr without positives");
         PrCurve p = prCurve(s, none);
         QVERIFY(!p.defined);
         compare(p.recall, {1, 1, 0}, "recall without positives");
