@@ -2762,6 +2762,158 @@ step %3 · epoch %4
     </message>
 </context>
 <context>
+    <name>kiln::ui::evaluate::ClassFiguresModel</name>
+    <message>
+        <source>macro average</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>weighted average</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Recall</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>F1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Support</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ROC AUC</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Average precision</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::ConfusionMatrixModel</name>
+    <message>
+        <source>True %1, predicted %2: %3 (%4 % of the true class)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>→ %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::EvaluateView</name>
+    <message>
+        <source>Evaluating…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluation failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 samples of %2: accuracy %3, log loss %4, macro AUC %5, calibration error %6</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (AUC %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 samples of %2: MAE %3, MSE %4, RMSE %5, R² %6</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A weights file (safetensors) or a run folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Split:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Confusion matrix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Per class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ROC curves</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>False positive rate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>True positive rate</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::SampleTableModel</name>
+    <message>
+        <source>#</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>True</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Predicted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Confidence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::training::RunListModel</name>
     <message>
         <source>running</source>
@@ -3193,6 +3345,22 @@ step %3 · epoch %4
             <numerusform></numerusform>
             <numerusform></numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Evaluate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluates the selected run&apos;s weights: confusion matrix, per-class figures, ROC curves and samples.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select one run to evaluate.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluate %1</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>

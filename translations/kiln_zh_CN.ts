@@ -2758,6 +2758,158 @@ step %3 · epoch %4
     </message>
 </context>
 <context>
+    <name>kiln::ui::evaluate::ClassFiguresModel</name>
+    <message>
+        <source>macro average</source>
+        <translation>宏平均</translation>
+    </message>
+    <message>
+        <source>weighted average</source>
+        <translation>加权平均</translation>
+    </message>
+    <message>
+        <source>Class</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精确率</translation>
+    </message>
+    <message>
+        <source>Recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>F1</source>
+        <translation>F1</translation>
+    </message>
+    <message>
+        <source>Support</source>
+        <translation>样本数</translation>
+    </message>
+    <message>
+        <source>ROC AUC</source>
+        <translation>ROC AUC</translation>
+    </message>
+    <message>
+        <source>Average precision</source>
+        <translation>平均精确率</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::ConfusionMatrixModel</name>
+    <message>
+        <source>True %1, predicted %2: %3 (%4 % of the true class)</source>
+        <translation>真实 %1，预测为 %2：%3（占该真实类别的 %4 %）</translation>
+    </message>
+    <message>
+        <source>→ %1</source>
+        <translation>→ %1</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::EvaluateView</name>
+    <message>
+        <source>Evaluating…</source>
+        <translation>正在评估…</translation>
+    </message>
+    <message>
+        <source>Evaluation failed: %1</source>
+        <translation>评估失败：%1</translation>
+    </message>
+    <message>
+        <source>%1 samples of %2: accuracy %3, log loss %4, macro AUC %5, calibration error %6</source>
+        <translation>%2 的 %1 个样本：准确率 %3，对数损失 %4，宏平均 AUC %5，校准误差 %6</translation>
+    </message>
+    <message>
+        <source>%1 (AUC %2)</source>
+        <translation>%1（AUC %2）</translation>
+    </message>
+    <message>
+        <source>%1 samples of %2: MAE %3, MSE %4, RMSE %5, R² %6</source>
+        <translation>%2 的 %1 个样本：MAE %3，MSE %4，RMSE %5，R² %6</translation>
+    </message>
+    <message>
+        <source>Weights:</source>
+        <translation>权重：</translation>
+    </message>
+    <message>
+        <source>A weights file (safetensors) or a run folder</source>
+        <translation>权重文件（safetensors）或训练运行文件夹</translation>
+    </message>
+    <message>
+        <source>Split:</source>
+        <translation>数据划分：</translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation>测试集</translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation>验证集</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>训练集</translation>
+    </message>
+    <message>
+        <source>Evaluate</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>Confusion matrix</source>
+        <translation>混淆矩阵</translation>
+    </message>
+    <message>
+        <source>Per class</source>
+        <translation>各类别</translation>
+    </message>
+    <message>
+        <source>ROC curves</source>
+        <translation>ROC 曲线</translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation>样本</translation>
+    </message>
+    <message>
+        <source>False positive rate</source>
+        <translation>假正例率</translation>
+    </message>
+    <message>
+        <source>True positive rate</source>
+        <translation>真正例率</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::SampleTableModel</name>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>True</source>
+        <translation>真实</translation>
+    </message>
+    <message>
+        <source>Predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>Confidence</source>
+        <translation>置信度</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::training::RunListModel</name>
     <message>
         <source>running</source>
@@ -3185,6 +3337,22 @@ step %3 · epoch %4
         <translation>
             <numerusform>因 float16 梯度溢出跳过了 %n 步。</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Evaluate</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>Evaluates the selected run&apos;s weights: confusion matrix, per-class figures, ROC curves and samples.</source>
+        <translation>评估所选训练运行的权重：混淆矩阵、各类别指标、ROC 曲线和样本。</translation>
+    </message>
+    <message>
+        <source>Select one run to evaluate.</source>
+        <translation>请选择一个要评估的训练运行。</translation>
+    </message>
+    <message>
+        <source>Evaluate %1</source>
+        <translation>评估 %1</translation>
     </message>
 </context>
 <context>
