@@ -5,6 +5,7 @@
 // success, 2 on bad input (the message names the file, field or node), 1 on other failures.
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QFileInfo>
 #include <QLocale>
 #include <QTranslator>
 
@@ -156,7 +157,11 @@ int main(int argc, char** argv) {
         if (!project.ok()) return fail(project.error());
         api::EvaluationOptions options;
         options.weights = parser.value(weightsOpt).toStdString();
-        options.split = parser.value(splitOpt).toStdString();
+        const QString split = parser.value(splitOpt);
+        const bool named = split == QLatin1String("test") || split == QLatin1String("val") ||
+                           split == QLatin1String("validation") || split == QLatin1String("train");
+        // Other data is named relative to the current folder, as on any command line.
+        options.split = (named ? split : QFileInfo(split).absoluteFilePath()).toStdString();
         options.threads = int(threads);
         if (batch > 0) options.batchSize = batch;
         auto predictions = api::predict(*project, projectPath, options);

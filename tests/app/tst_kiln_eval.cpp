@@ -4,7 +4,8 @@
 // pictures in train/val/test folders) is trained with kiln-train, then evaluated on its splits
 // and on another folder, and its pictures are predicted. The JSON report's structure and its
 // consistency (accuracy is the confusion matrix's trace over its total, supports are row sums,
-// loss equals log loss) are checked, as are the exit code and message of bad input.
+// loss equals log loss) are checked, as are a TFRecord project and the exit code and message of
+// bad input.
 #include <QtTest>
 
 #include <QDir>
@@ -82,6 +83,7 @@ private slots:
     void initTestCase() {
         QVERIFY(QFileInfo::exists(program("kiln-eval")));
         QVERIFY(QFileInfo::exists(program("kiln-predict")));
+        QVERIFY(QFileInfo::exists(program("kiln-data")));
         QVERIFY(m_dir.isValid());
         const QString root = m_dir.filePath(QStringLiteral("pics"));
         for (const char* split : {"train", "val", "test"})
@@ -226,6 +228,42 @@ private slots:
         QCOMPARE(lines.size(), 2);
         QCOMPARE(lines[0], QStringLiteral("source,class_1,probability_1"));
         QVERIFY(lines[1].startsWith(dark + QStringLiteral(",dark,")));
+    }
+
+    void tfrecordProject() {
+        // The pictures as TFRecord files (kiln-data convert), trained and evaluated from them.
+        for (const char* split : {"train", "test"}) {
+            Run c = run("kiln-data", {QStringLiteral("convert"), m_dir.filePath(QStringLiteral("pics/%1").arg(QLatin1String(split))),
+                                      m_dir.filePath(QStringLiteral("%1.tfrecord").arg(QLatin1String(split)))});
+            QVERIFY2(c.exitCode == 0, qPrintable(c.err));
+        }
+        const QByteArray project =
+            "{\"format\": \"kiln-project\", \"version\": 2,\n"
+            " \"graph\": {\"nodes\": [\n"
+            "  {\"name\": \"image\", \"op\": \"Input\", \"attrs\": {\"shape\": [8, 8, 3]}},\n"
+            "  {\"name\": \"flat\", \"op\": \"Flatten\", \"inputs\": [\"image\"]},\n"
+            "  {\"name\": \"logits\", \"op\": \"Dense\", \"inputs\": [\"flat\"], \"attrs\": {\"units\": 3}}]},\n"
+            " \"data\": {\"format\": \"tfrecord\", \"train\": \"train.tfrecord\", \"test\": \"test.tfrecord\",\n"
+            "          \"class_names\": [\"dark\", \"grey\", \"light\"],\n"
+            "          \"transforms\": [{\"type\": \"normalize\", \"preset\": \"symmetric\"}]},\n"
+            " \"training\": {\"epochs\": 3, \"batch_size\": 8, \"seed\": 5, \"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.02},\n"
+            "   \"loss\": {\"type\": \"SparseCategoricalCrossentropy\", \"from_logits\": true}, \"metrics\": [\"accuracy\"]}}\n";
+        const QString path = m_dir.filePath(QStringLiteral("records.kiln"));
+        writeFile(path, project);
+        const QString runDir = m_dir.filePath(QStringLiteral("records-run"));
+        Run t = run("kiln-train", {path, QStringLiteral("--quiet"), QStringLiteral("--json"), QStringLiteral("--run-dir"), runDir,
+                                   QStringLiteral("--run-store"), QStringLiteral("none")});
+        QVERIFY2(t.exitCode == 0, qPrintable(t.err));
+        const QJsonObject trained = QJsonDocument::fromJson(t.out.trimmed().split(QLatin1Char('\n')).last().toUtf8()).object();
+        Run e = run("kiln-eval", {path, QStringLiteral("--weights"), runDir, QStringLiteral("--json")});
+        QVERIFY2(e.exitCode == 0, qPrintable(e.err));
+        const QJsonObject j = parse(e);
+        QCOMPARE(j.value(QStringLiteral("samples")).toInt(), 15);
+        QVERIFY(std::abs(j.value(QStringLiteral("accuracy")).toDouble() - trained.value(QStringLiteral("test_accuracy")).toDouble()) < 1e-9);
+        QVERIFY(j.value(QStringLiteral("samples_most_confidently_wrong")).toArray().first().toObject().value(QStringLiteral("source")).toString().contains(QStringLiteral("test.tfrecord@")));
+        Run p = run("kiln-predict", {path, QStringLiteral("--weights"), runDir, m_dir.filePath(QStringLiteral("test.tfrecord")), QStringLiteral("--json")});
+        QVERIFY2(p.exitCode == 0, qPrintable(p.err));
+        QCOMPARE(parse(p).value(QStringLiteral("predictions")).toArray().size(), 15);
     }
 
     void badInputExitsTwo() {
