@@ -92,13 +92,9 @@ Result<Predictions> predict(const io::Project& project, const std::string& proje
         return e.file.empty() ? e.withFile(projectPath) : e;
     }
     const bool streamed = bundle->trainStream != nullptr;
-    // The in-memory set to evaluate (copied before the bundle moves into the Trainer).
-    std::optional<data::InMemoryDataset> set;
     if (!streamed) {
-        if (split == "train") set = bundle->train;
-        else if (split == "validation") set = bundle->validation;
-        else set = bundle->test;
-        if (!set) return splitError("the project's data has no " + split + " split");
+        if (split == "validation" ? !bundle->validation : split != "train" && !bundle->test)
+            return splitError("the project's data has no " + split + " split");
     } else if (split == "validation" ? !bundle->validationStream : !bundle->testStream) {
         return splitError("the project's data has no " + split + " split");
     }
@@ -131,7 +127,7 @@ Result<Predictions> predict(const io::Project& project, const std::string& proje
     const auto& data = (*trainer)->data();
     Result<train::EvalResult> result = streamed
         ? (*trainer)->evaluate(split == "validation" ? *data.validationStream : *data.testStream, observer)
-        : (*trainer)->evaluate(*set, observer);
+        : (*trainer)->evaluate(split == "train" ? data.train : split == "validation" ? *data.validation : *data.test, observer);
     if (!result.ok()) return result.error();
     out.loss = result->loss;
     if (out.samples == 0) return splitError("the " + split + " split holds no samples");
@@ -140,6 +136,10 @@ Result<Predictions> predict(const io::Project& project, const std::string& proje
 
 Result<Evaluation> evaluate(const Predictions& p, int calibrationBins) {
     Evaluation e;
+    if (p.lossType == "BinaryCrossentropy" && p.width > 1)
+        return Error(ErrorCode::Unsupported,
+                     "multi-label evaluation (binary cross-entropy over " + std::to_string(p.width) + " outputs) is not supported")
+            .with("what", "multi-label evaluation");
     if (p.classification()) {
         eval::ClassificationOptions o;
         if (static_cast<int64_t>(p.classNames.size()) == p.numClasses()) o.classNames = p.classNames;

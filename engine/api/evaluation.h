@@ -68,6 +68,7 @@ struct Evaluation {
 };
 
 // The report of predictions: classification for cross-entropy losses, regression otherwise.
+// Unsupported for binary cross-entropy over several outputs (multi-label).
 Result<Evaluation> evaluate(const Predictions& predictions, int calibrationBins = 10);
 
 }  // namespace kiln::engine::api
