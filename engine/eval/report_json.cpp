@@ -84,7 +84,7 @@ json reportJson(const ClassificationReport& r, size_t records) {
                        {"thresholds", numbers(r.roc[c].thresholds)}, {"auc", number(r.roc[c].auc)}});
         pr.push_back({{"class", r.classNames[c]}, {"precision", numbers(r.pr[c].precision)},
                       {"recall", numbers(r.pr[c].recall)}, {"thresholds", numbers(r.pr[c].thresholds)},
-                      {"average_precision", r.pr[c].defined ? number(r.pr[c].averagePrecision) : json(0.0)},
+                      {"average_precision", number(r.pr[c].averagePrecision)},
                       {"has_positives", r.pr[c].defined}});
     }
     out["roc"] = roc;
