@@ -65,7 +65,7 @@ root="$scratch/root"
 dpkg-deb -x "$deb" "$root"
 missing=()
 for f in usr/bin/kiln usr/bin/kiln-train usr/bin/kiln-data usr/bin/kiln-export usr/bin/kiln-serve \
-    usr/bin/kiln-fetch-data usr/share/kiln/fetch-data.sh; do
+    usr/bin/kiln-eval usr/bin/kiln-predict usr/bin/kiln-fetch-data usr/share/kiln/fetch-data.sh; do
     [[ -x "$root/$f" ]] || missing+=("$f")
 done
 for f in usr/share/kiln/data.sha256 usr/share/doc/kiln/copyright \
@@ -94,7 +94,7 @@ grep -q ':application/x-kiln-project:\*\.kiln$' "$scratch/mime/globs2" ||
     die "kiln.xml does not map *.kiln to application/x-kiln-project"
 
 # 5. Every program starts from the unpacked files and reports the package's version.
-for program in kiln kiln-train kiln-data kiln-export; do
+for program in kiln kiln-train kiln-data kiln-export kiln-eval kiln-predict; do
     out=$(QT_QPA_PLATFORM=offscreen "$root/usr/bin/$program" --version 2>&1) ||
         die "$program --version failed: $out"
     [[ "$out" == *"$version"* ]] || die "$program --version does not print $version: $out"
@@ -127,8 +127,15 @@ store="$(dirname "$(dirname "$run_dir")")/.kiln/runs.sqlite"
 accuracy=$(grep -o '"test_accuracy":[0-9.e+-]*' <<<"$result" | cut -d: -f2)
 # One epoch of this MLP reaches about 0.84; far less means it did not learn.
 awk -v a="${accuracy:-0}" 'BEGIN { exit !(a > 0.75) }' || die "test accuracy after one epoch is ${accuracy:-missing}"
+# The installed kiln-eval measures the same test accuracy from the run folder.
+(cd "$examples" && "$root/usr/bin/kiln-eval" fashion_mlp.kiln --weights "$run_dir" --json) \
+    >"$scratch/eval.out" 2>"$scratch/eval.err" ||
+    die "kiln-eval on the installed fashion_mlp.kiln failed: $(tail -n 5 "$scratch/eval.err")"
+evaluated=$(grep -o '"accuracy":[0-9.e+-]*' "$scratch/eval.out" | head -n 1 | cut -d: -f2)
+awk -v a="${accuracy:-0}" -v b="${evaluated:-0}" 'BEGIN { d = a - b; exit !(d < 1e-9 && d > -1e-9) }' ||
+    die "kiln-eval measured accuracy ${evaluated:-missing}, training reported $accuracy"
 
 size=$(du -k "$deb" | cut -f1)
 echo "package_check: $(basename "$deb") ($((size / 1024)) MiB, packed in ${packed} s): files, Depends, desktop" \
     "entry and MIME type correct; programs start; fashion_mlp trained 1 epoch in ${trained} s from the" \
-    "read-only examples (test accuracy $accuracy), run in the user's data folder"
+    "read-only examples (test accuracy $accuracy, kiln-eval agrees), run in the user's data folder"

@@ -484,10 +484,6 @@ Commands:
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>How often a failed version load is retried on later scans.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Merge concurrent requests into batches.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -570,6 +566,202 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Precision on a GPU: float32, mixed_float16 or mixed_bfloat16.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluated %1 samples of %2 with %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Accuracy: %1   Log loss: %2   Macro AUC: %3   Calibration error (ECE): %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Confusion matrix (rows: true class, columns: predicted):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>precision</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>recall</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>f1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>support</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>AUC</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>AP</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>macro avg</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>weighted avg</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Most confidently wrong:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  %1: true %2, predicted %3 with confidence %4 (%5)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MAE: %1   MSE: %2   RMSE: %3   R2: %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Largest errors:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  %1: squared error %2 (%3)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluates trained weights of a Kiln project on a split of its data.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The weights (safetensors), or a run folder.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>test, val, train, or a folder/file of other data in the project&apos;s format (default: test).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Print the report as JSON.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write every sample&apos;s record, most confidently wrong first, to this CSV file.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Number of reliability bins (default: 10).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Batch size (default: the project&apos;s).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-eval: give exactly one project file (see --help).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-eval: --weights is required (a safetensors file or a run folder).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-eval: --%1 needs an integer of at least %2, got &quot;%3&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-eval: out of memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-eval: internal error: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Predicts with trained weights of a Kiln project.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pictures or folders of pictures (image folder projects), or one CSV index or TFRecord file or folder.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Number of classes listed per sample (default: 1).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Print the predictions as JSON.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Print the predictions as CSV.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-predict: give a project file and at least one input (see --help).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-predict: --weights is required (a safetensors file or a run folder).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-predict: choose one of --json and --csv.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-predict: --top-k needs an integer of at least 1, got &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-predict: --threads needs an integer of at least 1, got &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-predict: %1: no such file or folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-predict: %1: give one CSV index or TFRecord input at a time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-predict: %1: pictures and a data file cannot be mixed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-predict: out of memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-predict: internal error: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Most input values one request may carry (REST and gRPC), checked before anything is allocated.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Largest {&quot;b64&quot;: ...} image, in pixels (width x height, read from its header).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Largest accepted gRPC message; larger ones get RESOURCE_EXHAUSTED.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How often a failed version load is retried while its files stay the same.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A version without a file manifest loads once its files were unchanged this long.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2602,6 +2794,158 @@ step %3 · epoch %4
     </message>
 </context>
 <context>
+    <name>kiln::ui::evaluate::ClassFiguresModel</name>
+    <message>
+        <source>macro average</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>weighted average</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Recall</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>F1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Support</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ROC AUC</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Average precision</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::ConfusionMatrixModel</name>
+    <message>
+        <source>True %1, predicted %2: %3 (%4 % of the true class)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>→ %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::EvaluateView</name>
+    <message>
+        <source>Evaluating…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluation failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 samples of %2: accuracy %3, log loss %4, macro AUC %5, calibration error %6</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (AUC %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 samples of %2: MAE %3, MSE %4, RMSE %5, R² %6</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A weights file (safetensors) or a run folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Split:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Confusion matrix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Per class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ROC curves</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>False positive rate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>True positive rate</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::SampleTableModel</name>
+    <message>
+        <source>#</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>True</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Predicted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Confidence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::training::RunListModel</name>
     <message>
         <source>running</source>
@@ -3033,6 +3377,22 @@ step %3 · epoch %4
             <numerusform></numerusform>
             <numerusform></numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Evaluate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluates the selected run&apos;s weights: confusion matrix, per-class figures, ROC curves and samples.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select one run to evaluate.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluate %1</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>

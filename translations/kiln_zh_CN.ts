@@ -488,10 +488,6 @@ Commands:
         <translation>扫描新版本的间隔秒数（0：只扫描一次）。</translation>
     </message>
     <message>
-        <source>How often a failed version load is retried on later scans.</source>
-        <translation>加载失败的版本在之后的扫描中重试的次数。</translation>
-    </message>
-    <message>
         <source>Merge concurrent requests into batches.</source>
         <translation>将并发请求合并为批次。</translation>
     </message>
@@ -576,6 +572,202 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Precision on a GPU: float32, mixed_float16 or mixed_bfloat16.</source>
         <translation>GPU 上的精度：float32、mixed_float16 或 mixed_bfloat16。</translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation>不适用</translation>
+    </message>
+    <message>
+        <source>Evaluated %1 samples of %2 with %3</source>
+        <translation>已用 %3 评估 %2 的 %1 个样本</translation>
+    </message>
+    <message>
+        <source>Accuracy: %1   Log loss: %2   Macro AUC: %3   Calibration error (ECE): %4</source>
+        <translation>准确率：%1   对数损失：%2   宏平均 AUC：%3   校准误差（ECE）：%4</translation>
+    </message>
+    <message>
+        <source>Confusion matrix (rows: true class, columns: predicted):</source>
+        <translation>混淆矩阵（行：真实类别，列：预测类别）：</translation>
+    </message>
+    <message>
+        <source>precision</source>
+        <translation>精确率</translation>
+    </message>
+    <message>
+        <source>recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>f1</source>
+        <translation>F1</translation>
+    </message>
+    <message>
+        <source>support</source>
+        <translation>样本数</translation>
+    </message>
+    <message>
+        <source>AUC</source>
+        <translation>AUC</translation>
+    </message>
+    <message>
+        <source>AP</source>
+        <translation>AP</translation>
+    </message>
+    <message>
+        <source>macro avg</source>
+        <translation>宏平均</translation>
+    </message>
+    <message>
+        <source>weighted avg</source>
+        <translation>加权平均</translation>
+    </message>
+    <message>
+        <source>Most confidently wrong:</source>
+        <translation>置信度最高的错误预测：</translation>
+    </message>
+    <message>
+        <source>  %1: true %2, predicted %3 with confidence %4 (%5)</source>
+        <translation>  %1：真实 %2，预测为 %3，置信度 %4（%5）</translation>
+    </message>
+    <message>
+        <source>MAE: %1   MSE: %2   RMSE: %3   R2: %4</source>
+        <translation>MAE：%1   MSE：%2   RMSE：%3   R2：%4</translation>
+    </message>
+    <message>
+        <source>Largest errors:</source>
+        <translation>误差最大的样本：</translation>
+    </message>
+    <message>
+        <source>  %1: squared error %2 (%3)</source>
+        <translation>  %1：平方误差 %2（%3）</translation>
+    </message>
+    <message>
+        <source>Evaluates trained weights of a Kiln project on a split of its data.</source>
+        <translation>在 Kiln 项目数据的某个划分上评估训练好的权重。</translation>
+    </message>
+    <message>
+        <source>The weights (safetensors), or a run folder.</source>
+        <translation>权重（safetensors），或训练运行文件夹。</translation>
+    </message>
+    <message>
+        <source>test, val, train, or a folder/file of other data in the project&apos;s format (default: test).</source>
+        <translation>test、val、train，或采用项目数据格式的其他数据文件夹/文件（默认：test）。</translation>
+    </message>
+    <message>
+        <source>Print the report as JSON.</source>
+        <translation>以 JSON 输出报告。</translation>
+    </message>
+    <message>
+        <source>Write every sample&apos;s record, most confidently wrong first, to this CSV file.</source>
+        <translation>将每个样本的记录写入此 CSV 文件，置信度最高的错误预测排在最前。</translation>
+    </message>
+    <message>
+        <source>Number of reliability bins (default: 10).</source>
+        <translation>可靠性分箱数（默认：10）。</translation>
+    </message>
+    <message>
+        <source>Batch size (default: the project&apos;s).</source>
+        <translation>批大小（默认：项目设置）。</translation>
+    </message>
+    <message>
+        <source>kiln-eval: give exactly one project file (see --help).</source>
+        <translation>kiln-eval：请只指定一个项目文件（参见 --help）。</translation>
+    </message>
+    <message>
+        <source>kiln-eval: --weights is required (a safetensors file or a run folder).</source>
+        <translation>kiln-eval：必须指定 --weights（safetensors 文件或训练运行文件夹）。</translation>
+    </message>
+    <message>
+        <source>kiln-eval: --%1 needs an integer of at least %2, got &quot;%3&quot;</source>
+        <translation>kiln-eval：--%1 需要不小于 %2 的整数，实际为“%3”</translation>
+    </message>
+    <message>
+        <source>kiln-eval: out of memory</source>
+        <translation>kiln-eval：内存不足</translation>
+    </message>
+    <message>
+        <source>kiln-eval: internal error: %1</source>
+        <translation>kiln-eval：内部错误：%1</translation>
+    </message>
+    <message>
+        <source>Predicts with trained weights of a Kiln project.</source>
+        <translation>使用 Kiln 项目训练好的权重进行预测。</translation>
+    </message>
+    <message>
+        <source>Pictures or folders of pictures (image folder projects), or one CSV index or TFRecord file or folder.</source>
+        <translation>图片或图片文件夹（图片文件夹项目），或一个 CSV 索引、TFRecord 文件或文件夹。</translation>
+    </message>
+    <message>
+        <source>Number of classes listed per sample (default: 1).</source>
+        <translation>每个样本列出的类别数（默认：1）。</translation>
+    </message>
+    <message>
+        <source>Print the predictions as JSON.</source>
+        <translation>以 JSON 输出预测结果。</translation>
+    </message>
+    <message>
+        <source>Print the predictions as CSV.</source>
+        <translation>以 CSV 输出预测结果。</translation>
+    </message>
+    <message>
+        <source>kiln-predict: give a project file and at least one input (see --help).</source>
+        <translation>kiln-predict：请指定一个项目文件和至少一个输入（参见 --help）。</translation>
+    </message>
+    <message>
+        <source>kiln-predict: --weights is required (a safetensors file or a run folder).</source>
+        <translation>kiln-predict：必须指定 --weights（safetensors 文件或训练运行文件夹）。</translation>
+    </message>
+    <message>
+        <source>kiln-predict: choose one of --json and --csv.</source>
+        <translation>kiln-predict：--json 和 --csv 只能选择一个。</translation>
+    </message>
+    <message>
+        <source>kiln-predict: --top-k needs an integer of at least 1, got &quot;%1&quot;</source>
+        <translation>kiln-predict：--top-k 需要不小于 1 的整数，实际为“%1”</translation>
+    </message>
+    <message>
+        <source>kiln-predict: --threads needs an integer of at least 1, got &quot;%1&quot;</source>
+        <translation>kiln-predict：--threads 需要不小于 1 的整数，实际为“%1”</translation>
+    </message>
+    <message>
+        <source>kiln-predict: %1: no such file or folder</source>
+        <translation>kiln-predict：%1：文件或文件夹不存在</translation>
+    </message>
+    <message>
+        <source>kiln-predict: %1: give one CSV index or TFRecord input at a time</source>
+        <translation>kiln-predict：%1：一次只能指定一个 CSV 索引或 TFRecord 输入</translation>
+    </message>
+    <message>
+        <source>kiln-predict: %1: pictures and a data file cannot be mixed</source>
+        <translation>kiln-predict：%1：图片和数据文件不能混合使用</translation>
+    </message>
+    <message>
+        <source>kiln-predict: out of memory</source>
+        <translation>kiln-predict：内存不足</translation>
+    </message>
+    <message>
+        <source>kiln-predict: internal error: %1</source>
+        <translation>kiln-predict：内部错误：%1</translation>
+    </message>
+    <message>
+        <source>Most input values one request may carry (REST and gRPC), checked before anything is allocated.</source>
+        <translation>单个请求可携带的最大输入值数量（REST 和 gRPC），在分配任何内存之前检查。</translation>
+    </message>
+    <message>
+        <source>Largest {&quot;b64&quot;: ...} image, in pixels (width x height, read from its header).</source>
+        <translation>{&quot;b64&quot;: ...} 图片的最大像素数（宽 x 高，从文件头读取）。</translation>
+    </message>
+    <message>
+        <source>Largest accepted gRPC message; larger ones get RESOURCE_EXHAUSTED.</source>
+        <translation>可接受的最大 gRPC 消息；超出的消息将返回 RESOURCE_EXHAUSTED。</translation>
+    </message>
+    <message>
+        <source>How often a failed version load is retried while its files stay the same.</source>
+        <translation>在文件保持不变的情况下，加载失败的版本的重试次数。</translation>
+    </message>
+    <message>
+        <source>A version without a file manifest loads once its files were unchanged this long.</source>
+        <translation>没有文件清单的版本在其文件保持不变达到此时长后加载。</translation>
     </message>
 </context>
 <context>
@@ -2598,6 +2790,158 @@ step %3 · epoch %4
     </message>
 </context>
 <context>
+    <name>kiln::ui::evaluate::ClassFiguresModel</name>
+    <message>
+        <source>macro average</source>
+        <translation>宏平均</translation>
+    </message>
+    <message>
+        <source>weighted average</source>
+        <translation>加权平均</translation>
+    </message>
+    <message>
+        <source>Class</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精确率</translation>
+    </message>
+    <message>
+        <source>Recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>F1</source>
+        <translation>F1</translation>
+    </message>
+    <message>
+        <source>Support</source>
+        <translation>样本数</translation>
+    </message>
+    <message>
+        <source>ROC AUC</source>
+        <translation>ROC AUC</translation>
+    </message>
+    <message>
+        <source>Average precision</source>
+        <translation>平均精确率</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::ConfusionMatrixModel</name>
+    <message>
+        <source>True %1, predicted %2: %3 (%4 % of the true class)</source>
+        <translation>真实 %1，预测为 %2：%3（占该真实类别的 %4 %）</translation>
+    </message>
+    <message>
+        <source>→ %1</source>
+        <translation>→ %1</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::EvaluateView</name>
+    <message>
+        <source>Evaluating…</source>
+        <translation>正在评估…</translation>
+    </message>
+    <message>
+        <source>Evaluation failed: %1</source>
+        <translation>评估失败：%1</translation>
+    </message>
+    <message>
+        <source>%1 samples of %2: accuracy %3, log loss %4, macro AUC %5, calibration error %6</source>
+        <translation>%2 的 %1 个样本：准确率 %3，对数损失 %4，宏平均 AUC %5，校准误差 %6</translation>
+    </message>
+    <message>
+        <source>%1 (AUC %2)</source>
+        <translation>%1（AUC %2）</translation>
+    </message>
+    <message>
+        <source>%1 samples of %2: MAE %3, MSE %4, RMSE %5, R² %6</source>
+        <translation>%2 的 %1 个样本：MAE %3，MSE %4，RMSE %5，R² %6</translation>
+    </message>
+    <message>
+        <source>Weights:</source>
+        <translation>权重：</translation>
+    </message>
+    <message>
+        <source>A weights file (safetensors) or a run folder</source>
+        <translation>权重文件（safetensors）或训练运行文件夹</translation>
+    </message>
+    <message>
+        <source>Split:</source>
+        <translation>数据划分：</translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation>测试集</translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation>验证集</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>训练集</translation>
+    </message>
+    <message>
+        <source>Evaluate</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>Confusion matrix</source>
+        <translation>混淆矩阵</translation>
+    </message>
+    <message>
+        <source>Per class</source>
+        <translation>各类别</translation>
+    </message>
+    <message>
+        <source>ROC curves</source>
+        <translation>ROC 曲线</translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation>样本</translation>
+    </message>
+    <message>
+        <source>False positive rate</source>
+        <translation>假正例率</translation>
+    </message>
+    <message>
+        <source>True positive rate</source>
+        <translation>真正例率</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::SampleTableModel</name>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>True</source>
+        <translation>真实</translation>
+    </message>
+    <message>
+        <source>Predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>Confidence</source>
+        <translation>置信度</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::training::RunListModel</name>
     <message>
         <source>running</source>
@@ -3025,6 +3369,22 @@ step %3 · epoch %4
         <translation>
             <numerusform>因 float16 梯度溢出跳过了 %n 步。</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Evaluate</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>Evaluates the selected run&apos;s weights: confusion matrix, per-class figures, ROC curves and samples.</source>
+        <translation>评估所选训练运行的权重：混淆矩阵、各类别指标、ROC 曲线和样本。</translation>
+    </message>
+    <message>
+        <source>Select one run to evaluate.</source>
+        <translation>请选择一个要评估的训练运行。</translation>
+    </message>
+    <message>
+        <source>Evaluate %1</source>
+        <translation>评估 %1</translation>
     </message>
 </context>
 <context>

@@ -23,6 +23,7 @@ struct Batch {
     std::vector<Shape> shapes;                // per-sample shape of each column
     std::vector<std::vector<float>> columns;  // size * shapes[c].numel() floats each
     std::vector<int64_t> indices;             // the source index of every sample
+    std::vector<std::string> origins;         // the file (or file@offset) of every sample
 
     int column(std::string_view name) const {  // -1 when there is none
         for (size_t i = 0; i < names.size(); ++i)

@@ -108,6 +108,14 @@ TransformList evaluationTransforms(const TransformList& training) {
 
 Result<DataPipelines> openDataPipelines(const json& data, const PathResolver& resolve, uint64_t seed,
                                         int64_t batchSize) {
+    return openDataPipelines(data, resolve, seed, batchSize, TestReplacement{});
+}
+
+Result<DataPipelines> openDataPipelines(const json& data, const PathResolver& resolve, uint64_t seed,
+                                        int64_t batchSize, const TestReplacement& replacement) {
+    const bool replace = !replacement.path.empty() || !replacement.imageFiles.empty() || replacement.trainingSplit;
+    if (!replacement.imageFiles.empty() && data.is_object() && data.value("format", std::string()) != "folder")
+        return fieldError("data.format", "pictures can be predicted only for image folder projects (format \"folder\")");
     if (!data.is_object()) return fieldError("data", "must be an object");
     if (!data.contains("format") || !data["format"].is_string())
         return fieldError("data.format", "is missing");
@@ -141,7 +149,13 @@ Result<DataPipelines> openDataPipelines(const json& data, const PathResolver& re
         static const char* kParts[3] = {"train", "validation", "test"};
         for (int k = 0; k < 3; ++k) {
             std::string path;
-            if (data.contains(kParts[k])) {
+            if (k == 2 && replace && !replacement.trainingSplit) {
+                path = replacement.path;
+            } else if (k == 2 && replacement.trainingSplit) {
+                KILN_ASSIGN(path, pathAt(data, data.contains("train") ? "train" : "path", resolve));
+            } else if (k == 1 && replace) {
+                continue;  // only the replacement is evaluated
+            } else if (data.contains(kParts[k])) {
                 KILN_ASSIGN(path, pathAt(data, kParts[k], resolve));
             } else if (k == 0) {
                 KILN_ASSIGN(path, pathAt(data, "path", resolve));
@@ -241,6 +255,29 @@ Result<DataPipelines> openDataPipelines(const json& data, const PathResolver& re
             parts.present[2] = true;
         }
         out.kind = "idx";
+    }
+
+    if (replace) {
+        if (replacement.trainingSplit) {
+            parts.source[2] = parts.source[0];
+            parts.indices[2] = parts.indices[0];
+        } else if (!replacement.imageFiles.empty()) {
+            ImageFolderSource::Options o;
+            o.classNames = out.classNames;
+            KILN_ASSIGN(parts.source[2], ImageFolderSource::fromFiles(replacement.imageFiles, o));
+        } else if (format == "folder") {
+            ImageFolderSource::Options o;
+            o.classNames = out.classNames;
+            KILN_ASSIGN(parts.source[2], ImageFolderSource::open(replacement.path, o));
+        } else if (format == "csv_index") {
+            KILN_ASSIGN(parts.source[2], CsvIndexSource::open(replacement.path));
+        } else {
+            KILN_ASSIGN(auto pair, IdxSource::findPair(replacement.path));
+            KILN_ASSIGN(parts.source[2], IdxSource::open(pair.first, pair.second));
+        }
+        if (!replacement.trainingSplit) parts.indices[2].clear();
+        parts.present[2] = true;
+        parts.present[1] = false;
     }
 
     // Standardisation is fitted on the training split only.

@@ -39,6 +39,21 @@ bool isStreamingFormat(const std::string& format);
 Result<DataPipelines> openDataPipelines(const nlohmann::json& data, const PathResolver& resolve,
                                         uint64_t seed, int64_t batchSize);
 
+// Other data in place of the test split, read the project's way: same columns, class list and
+// evaluation transforms (standardisation fitted on the training split as usual).
+struct TestReplacement {
+    // Opened as the project's format opens it: an image folder with one subfolder per class
+    // (classes matched by name to the training classes), a CSV index (all rows), TFRecord files
+    // or a folder of them, an IDX pair.
+    std::string path;
+    // Or, for image folder projects: pictures whose class is unknown (for predictions only).
+    std::vector<std::string> imageFiles;
+    // Or the training split itself, in order, with the evaluation transforms (no augmentation).
+    bool trainingSplit = false;
+};
+Result<DataPipelines> openDataPipelines(const nlohmann::json& data, const PathResolver& resolve,
+                                        uint64_t seed, int64_t batchSize, const TestReplacement& replacement);
+
 // The transforms for evaluation made from training ones: random crops become centre crops of the
 // same size; flips, rotations and brightness/contrast changes are dropped.
 TransformList evaluationTransforms(const TransformList& training);

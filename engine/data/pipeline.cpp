@@ -345,6 +345,7 @@ struct Pipeline::State {
         enum class St { Empty, Busy, Ready, Skipped, Failed };
         St state = St::Empty;
         int64_t index = -1;
+        std::string origin;
         std::vector<std::vector<float>> data;
         std::optional<Error> error;
         BadSample bad;
@@ -442,6 +443,7 @@ struct Pipeline::State {
     void finish(Slot& slot, const Sample& s, Status st) {
         std::lock_guard lock(mutex);
         slot.index = s.index;
+        slot.origin = s.origin;
         if (st.ok()) {
             slot.state = Slot::St::Ready;
         } else if (isBadSampleError(st.error()) && !opt.strict) {
@@ -628,6 +630,7 @@ struct Pipeline::State {
         for (size_t c = 0; c < names.size(); ++c)
             b.columns[c].resize(static_cast<size_t>(sizes[c] * opt.batchSize));
         b.indices.resize(static_cast<size_t>(opt.batchSize));
+        b.origins.resize(static_cast<size_t>(opt.batchSize));
         b.size = 0;
         return b;
     }
@@ -683,6 +686,7 @@ struct Pipeline::State {
                     std::memcpy(batch.columns[c].data() + at * static_cast<size_t>(sizes[c]),
                                 slot->data[c].data(), static_cast<size_t>(sizes[c]) * sizeof(float));
                 batch.indices[at] = slot->index;
+                batch.origins[at] = slot->origin;
                 ++batch.size;
                 std::lock_guard lock(mutex);
                 slot->state = Slot::St::Empty;
@@ -705,6 +709,7 @@ struct Pipeline::State {
         for (size_t c = 0; c < names.size(); ++c)
             batch.columns[c].resize(static_cast<size_t>(batch.size * sizes[c]));
         batch.indices.resize(static_cast<size_t>(batch.size));
+        batch.origins.resize(static_cast<size_t>(batch.size));
         ready.push_back(std::move(batch));
         consumerCv.notify_all();
     }

@@ -317,6 +317,25 @@ Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::open(const std::st
     return src;
 }
 
+Result<std::shared_ptr<ImageFolderSource>> ImageFolderSource::fromFiles(const std::vector<std::string>& files,
+                                                                        const Options& options) {
+    auto src = std::shared_ptr<ImageFolderSource>(new ImageFolderSource());
+    src->m_options = options;
+    src->m_classes = options.classNames;
+    for (const auto& f : files) {
+        std::error_code ec;
+        if (!fs::exists(f, ec))
+            return Error(ErrorCode::FileNotFound, "The file " + f + " does not exist.").withFile(f).with("path", f);
+        if (!fs::is_regular_file(f, ec) || !isImageFile(f))
+            return Error(ErrorCode::DataError, f + " is not a picture (jpg, jpeg, png, bmp, tif or tiff).")
+                .withFile(f)
+                .with("file", f)
+                .with("reason", "not a picture file");
+        src->m_files.push_back(File{f, 0});
+    }
+    return src;
+}
+
 Result<std::map<std::string, std::shared_ptr<ImageFolderSource>>> ImageFolderSource::openSplits(
     const std::string& root) {
     std::map<std::string, std::shared_ptr<ImageFolderSource>> out;

@@ -112,6 +112,11 @@ public:
     static Result<std::map<std::string, std::shared_ptr<ImageFolderSource>>> openSplits(
         const std::string& root);
     static bool isImageFile(const std::string& path);
+    // Pictures to predict, in the given order, with the columns of an image folder of
+    // `options.classNames`; their labels are unknown and read as class 0 (never use them for
+    // figures). DataError naming the first path that is not a picture file.
+    static Result<std::shared_ptr<ImageFolderSource>> fromFiles(const std::vector<std::string>& files,
+                                                                const Options& options);
 
     std::string kind() const override { return "image-folder"; }
     int64_t size() const override { return static_cast<int64_t>(m_files.size()); }

@@ -17,6 +17,10 @@
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
 
+namespace kiln::engine::data {
+struct TestReplacement;
+}  // namespace kiln::engine::data
+
 namespace kiln::engine::train {
 
 struct LossConfig {
@@ -77,5 +81,9 @@ Result<DataBundle> loadData(const nlohmann::json& data, const std::string& proje
 constexpr int64_t kDefaultShuffleBuffer = 10000;
 Result<DataBundle> openData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed,
                             int64_t batchSize, bool shuffle = true);
+// The same with other data in the test stream's place (streamed formats only; see
+// data::TestReplacement). ConfigError naming data.format for in-memory formats.
+Result<DataBundle> openData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed,
+                            int64_t batchSize, bool shuffle, const data::TestReplacement& replacement);
 
 }  // namespace kiln::engine::train

@@ -17,8 +17,22 @@ using json = nlohmann::json;
 
 Result<DataBundle> openData(const json& dataJson, const std::string& projectPath, uint64_t seed, int64_t batchSize,
                             bool shuffle) {
+    return openData(dataJson, projectPath, seed, batchSize, shuffle, data::TestReplacement{});
+}
+
+Result<DataBundle> openData(const json& dataJson, const std::string& projectPath, uint64_t seed, int64_t batchSize,
+                            bool shuffle, const data::TestReplacement& replacement) {
     const std::string format = dataJson.is_object() ? dataJson.value("format", std::string()) : std::string();
-    if (format == "idx" || !data::isStreamingFormat(format)) return loadData(dataJson, projectPath, seed);
+    const bool replace = !replacement.path.empty() || !replacement.imageFiles.empty() || replacement.trainingSplit;
+    if (format == "idx" || !data::isStreamingFormat(format)) {
+        if (!replacement.path.empty() || !replacement.imageFiles.empty())
+            return Error(ErrorCode::ConfigError,
+                         "data.format: other data can be evaluated only for streamed formats (folder, csv_index, "
+                         "tfrecord); \"" + format + "\" is read into memory")
+                .with("field", "data.format")
+                .with("reason", "other data can be evaluated only for folder, csv_index and tfrecord projects");
+        return loadData(dataJson, projectPath, seed);
+    }
     DataBundle b;
     if (dataJson.contains("inputs")) {
         KILN_ASSIGN(b.inputs, readInputMap(dataJson.at("inputs")));
@@ -26,7 +40,8 @@ Result<DataBundle> openData(const json& dataJson, const std::string& projectPath
     auto resolve = [&](const std::string& raw) { return io::resolveDataPath(raw, projectPath); };
     json settings = dataJson;
     if (!settings.contains("shuffle_buffer")) settings["shuffle_buffer"] = shuffle ? kDefaultShuffleBuffer : 0;
-    KILN_ASSIGN(auto p, data::openDataPipelines(settings, resolve, seed, batchSize));
+    KILN_ASSIGN(auto p, replace ? data::openDataPipelines(settings, resolve, seed, batchSize, replacement)
+                                : data::openDataPipelines(settings, resolve, seed, batchSize));
     b.trainStream = std::move(p.train);
     b.validationStream = std::move(p.validation);
     b.testStream = std::move(p.test);

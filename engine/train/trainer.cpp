@@ -291,15 +291,16 @@ std::vector<MetricValue> Trainer::metricValues(const std::vector<std::vector<std
     return out;
 }
 
-Result<EvalResult> Trainer::evaluate(const data::InMemoryDataset& set) {
-    return evaluateImpl(&set, nullptr);
+Result<EvalResult> Trainer::evaluate(const data::InMemoryDataset& set, const EvalObserver& observer) {
+    return evaluateImpl(&set, nullptr, observer);
 }
 
-Result<EvalResult> Trainer::evaluate(data::BatchStream& stream) {
-    return evaluateImpl(nullptr, &stream);
+Result<EvalResult> Trainer::evaluate(data::BatchStream& stream, const EvalObserver& observer) {
+    return evaluateImpl(nullptr, &stream, observer);
 }
 
-Result<EvalResult> Trainer::evaluateImpl(const data::InMemoryDataset* set, data::BatchStream* stream) {
+Result<EvalResult> Trainer::evaluateImpl(const data::InMemoryDataset* set, data::BatchStream* stream,
+                                         const EvalObserver& observer) {
     EvalResult r;
     std::vector<std::vector<std::unique_ptr<Metric>>> metrics;
     KILN_TRY(makeMetrics(metrics));
@@ -341,6 +342,19 @@ Result<EvalResult> Trainer::evaluateImpl(const data::InMemoryDataset* set, data:
             size_t o = m_lossOutput.front();
             KILN_ASSIGN(const float* out, runner->output(o));
             KILN_TRY(r.confusion->update(out, runner->target(0), size, runner->outputShape(o).numelFrom(1)));
+        }
+        if (observer) {
+            const size_t o = m_lossOutput.front();
+            EvalBatch seen;
+            seen.size = size;
+            KILN_ASSIGN(seen.outputs, runner->output(o));
+            seen.outputWidth = runner->outputShape(o).numelFrom(1);
+            seen.targets = runner->target(0);
+            seen.targetWidth = m_losses.front().targetShape.numel();
+            seen.sourceIndices = stream ? &m_batch.indices : nullptr;
+            seen.origins = stream ? &m_batch.origins : nullptr;
+            seen.firstRow = stream ? 0 : start;
+            KILN_TRY(observer(seen));
         }
     }
     r.samples = n;

@@ -88,6 +88,22 @@ struct FitResult {
     std::vector<data::BadSample> badSamples;  // streamed data: samples left out, with reasons
 };
 
+// What evaluate() shows an observer after each batch's forward pass: the output of the first
+// loss, its targets and where the samples came from. Pointers are valid during the call only.
+struct EvalBatch {
+    int64_t size = 0;
+    const float* outputs = nullptr;  // [size, outputWidth]
+    int64_t outputWidth = 0;
+    const float* targets = nullptr;  // [size, targetWidth] (class indices as floats when sparse)
+    int64_t targetWidth = 0;
+    // Streamed data: the source index of each sample; in-memory data: null, the samples are
+    // rows firstRow, firstRow + 1, ... of the set.
+    const std::vector<int64_t>* sourceIndices = nullptr;
+    const std::vector<std::string>* origins = nullptr;  // streamed data: the file of each sample
+    int64_t firstRow = 0;
+};
+using EvalObserver = std::function<Status(const EvalBatch&)>;
+
 // The position of training: the next step to run.
 struct TrainPosition {
     int epoch = 1;          // 1-based
@@ -141,8 +157,12 @@ public:
 
     Result<FitResult> fit(const std::function<void(const TrainEvent&)>& onEvent = {},
                           const std::atomic<bool>* cancel = nullptr);
-    Result<EvalResult> evaluate(const data::InMemoryDataset& set);
-    Result<EvalResult> evaluate(data::BatchStream& stream);
+    // `observer`, when given, sees every batch (see EvalBatch); an error it returns stops the
+    // evaluation.
+    Result<EvalResult> evaluate(const data::InMemoryDataset& set, const EvalObserver& observer = {});
+    Result<EvalResult> evaluate(data::BatchStream& stream, const EvalObserver& observer = {});
+    // The loss of the first output ("SparseCategoricalCrossentropy", ...) with its attributes.
+    const exec::LossSpec& firstLoss() const { return m_losses.front(); }
 
     // The weights on the host (after fit(): the trained ones). Changes made here before fit()
     // are what training starts from.
@@ -163,7 +183,8 @@ private:
     Status loadBatch(exec::BatchRunner& runner, const data::InMemoryDataset& set,
                      std::span<const int64_t> indices);
     Status loadBatch(exec::BatchRunner& runner, const data::Batch& batch);
-    Result<EvalResult> evaluateImpl(const data::InMemoryDataset* set, data::BatchStream* stream);
+    Result<EvalResult> evaluateImpl(const data::InMemoryDataset* set, data::BatchStream* stream,
+                                    const EvalObserver& observer);
     Status makeMetrics(std::vector<std::vector<std::unique_ptr<Metric>>>& out) const;
     Status updateMetrics(exec::BatchRunner& runner, int64_t batch,
                          std::vector<std::vector<std::unique_ptr<Metric>>>& metrics);

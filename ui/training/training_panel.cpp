@@ -2,6 +2,8 @@
 // TrainingPanel: controls, progress, live charts, configuration and run history.
 #include "ui/training/training_panel.h"
 
+#include "ui/evaluate/evaluate_view.h"
+
 #include <QDateTime>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -128,12 +130,14 @@ TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
     m_compare = new QPushButton(runsPage);
     m_clone = new QPushButton(runsPage);
     m_delete = new QPushButton(runsPage);
+    m_evaluate = new QPushButton(runsPage);
+    m_evaluate->setObjectName(QStringLiteral("evaluateRun"));
     m_overlay->setObjectName(QStringLiteral("overlayRuns"));
     m_compare->setObjectName(QStringLiteral("compareRuns"));
     m_clone->setObjectName(QStringLiteral("cloneRun"));
     m_delete->setObjectName(QStringLiteral("deleteRun"));
     runsTools->addWidget(m_runFilter, 1);
-    for (auto* b : {m_overlay, m_compare, m_clone, m_delete}) {
+    for (auto* b : {m_overlay, m_compare, m_evaluate, m_clone, m_delete}) {
         runsTools->addWidget(b);
     }
     runsLayout->addLayout(runsTools);
@@ -190,6 +194,7 @@ TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
         m_tabs->setCurrentWidget(m_charts);
     });
     connect(m_compare, &QPushButton::clicked, this, &TrainingPanel::compareSelected);
+    connect(m_evaluate, &QPushButton::clicked, this, &TrainingPanel::evaluateSelected);
     connect(m_clone, &QPushButton::clicked, this, &TrainingPanel::cloneSelected);
     connect(m_delete, &QPushButton::clicked, this, &TrainingPanel::deleteSelected);
 }
@@ -213,6 +218,8 @@ void TrainingPanel::retranslate()
     m_compare->setText(tr("Compare"));
     m_clone->setText(tr("Clone configuration"));
     m_delete->setText(tr("Delete"));
+    m_evaluate->setText(tr("Evaluate"));
+    m_evaluate->setToolTip(tr("Evaluates the selected run's weights: confusion matrix, per-class figures, ROC curves and samples."));
 }
 
 void TrainingPanel::changeEvent(QEvent* event)
@@ -498,6 +505,37 @@ void TrainingPanel::overlayRun(qint64 runId)
             }
         }
     }
+}
+
+void TrainingPanel::evaluateSelected()
+{
+    const QList<qint64> ids = selectedRuns();
+    if (ids.size() != 1) {
+        setStatus(tr("Select one run to evaluate."));
+        return;
+    }
+    const auto* run = m_runs->runAt(m_runs->rowOf(ids.front()));
+    if (!run) {
+        return;
+    }
+    engine::io::Project project = m_project;
+    QString path = m_projectPath;
+    if (m_provider && !m_provider(project, path)) {
+        setStatus(tr("Open or create a project first."));
+        return;
+    }
+    auto* window = new QWidget(this, Qt::Window);
+    window->setObjectName(QStringLiteral("evaluateWindow"));
+    window->setAttribute(Qt::WA_DeleteOnClose);
+    window->setWindowTitle(tr("Evaluate %1").arg(QString::fromStdString(run->name)));
+    auto* layout = new QVBoxLayout(window);
+    auto* view = new evaluate::EvaluateView(window);
+    layout->addWidget(view);
+    view->setProject(project, path);
+    view->setWeights(QString::fromStdString(run->runDir));
+    window->resize(900, 650);
+    window->show();
+    view->evaluate();
 }
 
 void TrainingPanel::compareSelected()

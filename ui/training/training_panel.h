@@ -78,6 +78,8 @@ private:
     void onEvents(const std::vector<engine::train::TrainEvent>& events);
     void onFinished(bool ok, const QString& message, const QJsonObject& results);
     void compareSelected();
+    // Opens the Evaluate view (a window of its own) on the selected run's weights.
+    void evaluateSelected();
     void cloneSelected();
     void deleteSelected();
     QList<qint64> selectedRuns() const;
@@ -114,6 +116,7 @@ private:
     QPushButton* m_compare = nullptr;
     QPushButton* m_clone = nullptr;
     QPushButton* m_delete = nullptr;
+    QPushButton* m_evaluate = nullptr;
 };
 
 }  // namespace kiln::ui::training

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+// kiln-eval: evaluates trained weights of a project on a split of its data (or other data in the
+// project's format) with the training pipeline and forward pass, and prints the report: a text
+// summary, or --json with every figure; --samples-csv writes the per-sample records. Exit 0 on
+// success, 2 on bad input (the message names the file, field or node), 1 on other failures.
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QLocale>
+#include <QTranslator>
+
+#include <cmath>
+#include <cstdio>
+#include <exception>
+
+#include "app/common/error_text.h"
+#include "engine/api/evaluation.h"
+#include "engine/eval/report_json.h"
+#include "engine/io/project.h"
+
+namespace {
+using namespace kiln;
+using namespace kiln::engine;
+
+class Cli {
+    Q_DECLARE_TR_FUNCTIONS(Cli)
+};
+
+void printErr(const QString& s) { std::fprintf(stderr, "%s\n", s.toLocal8Bit().constData()); }
+void printOut(const QString& s) { std::fprintf(stdout, "%s\n", s.toLocal8Bit().constData()); }
+
+int fail(const Error& e, const io::Project* project = nullptr) {
+    Error located = project ? io::locate(e, *project) : e;
+    printErr(QStringLiteral("kiln-eval: ") + app::ErrorText::describe(located));
+    return app::ErrorText::exitCode(located);
+}
+
+QString num(double v, int decimals = 4) {
+    return std::isfinite(v) ? QString::number(v, 'f', decimals) : Cli::tr("n/a");
+}
+
+QString pad(const QString& s, int width) { return s.rightJustified(width); }
+
+QString classificationText(const eval::ClassificationReport& r, const api::Predictions& p) {
+    QStringList lines;
+    lines << Cli::tr("Evaluated %1 samples of %2 with %3").arg(r.samples).arg(QString::fromStdString(p.split), QString::fromStdString(p.weightsPath));
+    lines << Cli::tr("Accuracy: %1   Log loss: %2   Macro AUC: %3   Calibration error (ECE): %4")
+                 .arg(num(r.accuracy), num(r.logLoss), num(r.macroAuc), num(r.expectedCalibrationError));
+    int nameWidth = 12;
+    for (const auto& n : r.classNames) nameWidth = std::max(nameWidth, int(QString::fromStdString(n).size()));
+    lines << QString();
+    lines << Cli::tr("Confusion matrix (rows: true class, columns: predicted):");
+    int cell = 6;
+    for (auto c : r.confusion) cell = std::max(cell, int(QString::number(c).size()) + 1);
+    QString header = QString(nameWidth, QLatin1Char(' '));
+    for (int64_t c = 0; c < r.numClasses; ++c) header += pad(QString::number(c), cell);
+    lines << header;
+    for (int64_t t = 0; t < r.numClasses; ++t) {
+        QString row = QString::fromStdString(r.classNames[size_t(t)]).leftJustified(nameWidth).left(nameWidth);
+        for (int64_t c = 0; c < r.numClasses; ++c) row += pad(QString::number(r.count(t, c)), cell);
+        lines << row + QStringLiteral("   (%1)").arg(t);
+    }
+    lines << QString();
+    lines << QString(nameWidth, QLatin1Char(' ')) + pad(Cli::tr("precision"), 11) + pad(Cli::tr("recall"), 9) + pad(Cli::tr("f1"), 9) +
+                 pad(Cli::tr("support"), 9) + pad(Cli::tr("AUC"), 9) + pad(Cli::tr("AP"), 9);
+    for (size_t c = 0; c < r.perClass.size(); ++c) {
+        const auto& f = r.perClass[c];
+        lines << QString::fromStdString(f.name).leftJustified(nameWidth).left(nameWidth) + pad(num(f.precision), 11) + pad(num(f.recall), 9) +
+                     pad(num(f.f1), 9) + pad(QString::number(f.support), 9) + pad(num(r.roc[c].auc), 9) +
+                     pad(num(r.pr[c].averagePrecision), 9);
+    }
+    lines << Cli::tr("macro avg").leftJustified(nameWidth).left(nameWidth) + pad(num(r.macro.precision), 11) + pad(num(r.macro.recall), 9) +
+                 pad(num(r.macro.f1), 9) + pad(QString::number(r.macro.support), 9);
+    lines << Cli::tr("weighted avg").leftJustified(nameWidth).left(nameWidth) + pad(num(r.weighted.precision), 11) +
+                 pad(num(r.weighted.recall), 9) + pad(num(r.weighted.f1), 9) + pad(QString::number(r.weighted.support), 9);
+    int wrong = 0;
+    for (const auto& s : r.records) wrong += s.correct() ? 0 : 1;
+    if (wrong > 0) {
+        lines << QString();
+        lines << Cli::tr("Most confidently wrong:");
+        for (size_t i = 0; i < r.records.size() && i < 10 && !r.records[i].correct(); ++i) {
+            const auto& s = r.records[i];
+            lines << Cli::tr("  %1: true %2, predicted %3 with confidence %4 (%5)")
+                         .arg(s.index)
+                         .arg(QString::fromStdString(r.classNames[size_t(s.trueClass)]),
+                              QString::fromStdString(r.classNames[size_t(s.predicted)]), num(s.confidence),
+                              QString::fromStdString(s.source));
+        }
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+QString regressionText(const eval::RegressionReport& r, const api::Predictions& p) {
+    QStringList lines;
+    lines << Cli::tr("Evaluated %1 samples of %2 with %3").arg(r.samples).arg(QString::fromStdString(p.split), QString::fromStdString(p.weightsPath));
+    lines << Cli::tr("MAE: %1   MSE: %2   RMSE: %3   R2: %4").arg(num(r.mae, 6), num(r.mse, 6), num(r.rmse, 6), num(r.r2, 6));
+    lines << Cli::tr("Largest errors:");
+    for (size_t i = 0; i < r.records.size() && i < 10; ++i)
+        lines << Cli::tr("  %1: squared error %2 (%3)").arg(r.records[i].index).arg(num(r.records[i].loss, 6), QString::fromStdString(r.records[i].source));
+    return lines.join(QLatin1Char('\n'));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("kiln-eval"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(KILN_VERSION));
+    QTranslator translator;
+    if (translator.load(QLocale(), QStringLiteral("kiln"), QStringLiteral("_"), QStringLiteral(":/i18n")))
+        QCoreApplication::installTranslator(&translator);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(Cli::tr("Evaluates trained weights of a Kiln project on a split of its data."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("project"), Cli::tr("The project file (*.kiln)."));
+    QCommandLineOption weightsOpt(QStringLiteral("weights"), Cli::tr("The weights (safetensors), or a run folder."), QStringLiteral("W"));
+    QCommandLineOption splitOpt(QStringLiteral("split"),
+                                Cli::tr("test, val, train, or a folder/file of other data in the project's format (default: test)."),
+                                QStringLiteral("SPLIT"), QStringLiteral("test"));
+    QCommandLineOption jsonOpt(QStringLiteral("json"), Cli::tr("Print the report as JSON."));
+    QCommandLineOption csvOpt(QStringLiteral("samples-csv"), Cli::tr("Write every sample's record, most confidently wrong first, to this CSV file."),
+                              QStringLiteral("FILE"));
+    QCommandLineOption binsOpt(QStringLiteral("calibration-bins"), Cli::tr("Number of reliability bins (default: 10)."), QStringLiteral("N"),
+                               QStringLiteral("10"));
+    QCommandLineOption batchOpt(QStringLiteral("batch-size"), Cli::tr("Batch size (default: the project's)."), QStringLiteral("B"));
+    QCommandLineOption threadsOpt(QStringLiteral("threads"), Cli::tr("CPU threads (default: all cores)."), QStringLiteral("N"));
+    parser.addOptions({weightsOpt, splitOpt, jsonOpt, csvOpt, binsOpt, batchOpt, threadsOpt});
+    parser.process(app);
+    if (parser.positionalArguments().size() != 1) {
+        printErr(Cli::tr("kiln-eval: give exactly one project file (see --help)."));
+        return 2;
+    }
+    if (!parser.isSet(weightsOpt)) {
+        printErr(Cli::tr("kiln-eval: --weights is required (a safetensors file or a run folder)."));
+        return 2;
+    }
+    auto intOption = [&](const QCommandLineOption& o, int64_t minimum, int64_t& target) -> bool {
+        bool ok = false;
+        qlonglong v = parser.value(o).toLongLong(&ok);
+        if (!ok || v < minimum) {
+            printErr(Cli::tr("kiln-eval: --%1 needs an integer of at least %2, got \"%3\"").arg(o.names().first()).arg(minimum).arg(parser.value(o)));
+            return false;
+        }
+        target = v;
+        return true;
+    };
+    int64_t bins = 10, batch = 0, threads = 0;
+    if (!intOption(binsOpt, 1, bins)) return 2;
+    if (parser.isSet(batchOpt) && !intOption(batchOpt, 1, batch)) return 2;
+    if (parser.isSet(threadsOpt) && !intOption(threadsOpt, 1, threads)) return 2;
+
+    try {
+        const std::string projectPath = parser.positionalArguments().first().toStdString();
+        auto project = io::loadProject(projectPath);
+        if (!project.ok()) return fail(project.error());
+        api::EvaluationOptions options;
+        options.weights = parser.value(weightsOpt).toStdString();
+        const QString split = parser.value(splitOpt);
+        const bool named = split == QLatin1String("test") || split == QLatin1String("val") ||
+                           split == QLatin1String("validation") || split == QLatin1String("train");
+        // Other data is named relative to the current folder, as on any command line.
+        options.split = (named ? split : QFileInfo(split).absoluteFilePath()).toStdString();
+        options.threads = int(threads);
+        if (batch > 0) options.batchSize = batch;
+        auto predictions = api::predict(*project, projectPath, options);
+        if (!predictions.ok()) return fail(predictions.error(), &project.value());
+        auto report = api::evaluate(*predictions, int(bins));
+        if (!report.ok()) return fail(report.error());
+
+        if (parser.isSet(csvOpt)) {
+            const auto& records = report->classification ? report->classification->records : report->regression->records;
+            const auto& names = report->classification ? report->classification->classNames : std::vector<std::string>{};
+            const std::string path = parser.value(csvOpt).toStdString();
+            if (Status st = io::writeFileAtomic(path, eval::recordsCsv(records, names)); !st.ok()) return fail(st.error());
+        }
+        if (parser.isSet(jsonOpt)) {
+            nlohmann::json out = report->classification ? eval::reportJson(*report->classification) : eval::reportJson(*report->regression);
+            out["split"] = predictions->split;
+            out["weights"] = predictions->weightsPath;
+            out["loss"] = predictions->loss;
+            printOut(QString::fromStdString(out.dump()));
+        } else {
+            printOut(report->classification ? classificationText(*report->classification, *predictions)
+                                            : regressionText(*report->regression, *predictions));
+        }
+        return 0;
+    } catch (const std::bad_alloc&) {
+        printErr(Cli::tr("kiln-eval: out of memory"));
+        return 1;
+    } catch (const std::exception& ex) {
+        printErr(Cli::tr("kiln-eval: internal error: %1").arg(QString::fromUtf8(ex.what())));
+        return 1;
+    }
+}

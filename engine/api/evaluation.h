@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs a trained model over a split of its project's data (or other data read the project's
+// way) and turns the outputs into an evaluation report. The project, data pipelines, weights and
+// forward passes are those of training: TrainingJob's loading, train::openData, loadWeights and
+// the Trainer's evaluation path.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/eval/report.h"
+#include "engine/io/project.h"
+
+namespace kiln::engine::api {
+
+struct EvaluationOptions {
+    // A safetensors file, or a run folder (its weights.safetensors, written at the end of every
+    // run). Required.
+    std::string weights;
+    // "test", "val" / "validation", "train", or the path of other data in the project's format
+    // (an image folder with class subfolders, a CSV index, TFRecord files).
+    std::string split = "test";
+    // Pictures to predict (image folder projects); when set, `split` is not used.
+    std::vector<std::string> imageFiles;
+    int threads = 0;                 // CPU threads; 0: all cores
+    std::optional<int64_t> batchSize;
+};
+
+// The raw outputs of the model's first output (the one the first loss reads) for every sample.
+struct Predictions {
+    int64_t samples = 0;
+    std::vector<float> outputs;  // [samples, width]
+    int64_t width = 0;
+    std::vector<float> targets;  // [samples, targetWidth]: class indices (sparse), one-hot rows or values
+    int64_t targetWidth = 0;
+    std::vector<std::string> sources;  // per sample: the file (streamed data) or "row N" of the set
+    std::vector<std::string> classNames;
+    std::string lossType;  // "SparseCategoricalCrossentropy", "MeanSquaredError", ...
+    bool fromLogits = false;
+    double loss = 0;       // the model's loss over the samples (meaningless for unlabeled pictures)
+    std::string weightsPath;  // the file the weights came from
+    std::string split;        // what was evaluated ("test", ..., or a path)
+
+    // True for cross-entropy losses: outputs are class scores.
+    bool classification() const;
+    int64_t numClasses() const;  // classification: 2 for a width-1 binary head, else width
+    std::vector<double> probabilities() const;  // classification: [samples, numClasses()]
+    // True class per sample (classification): the index (sparse), the argmax of a one-hot row, or
+    // target > 0.5 for a binary head.
+    std::vector<int64_t> labels() const;
+};
+
+// A weights file as given, or <folder>/weights.safetensors for a run folder. FileNotFound
+// naming the path otherwise.
+Result<std::string> resolveWeights(const std::string& path);
+
+// Loads data, model and weights as training does and runs the forward pass over the split.
+// Errors name the file, field or node (ConfigError "split" for an unknown split, or a split the
+// project does not have).
+Result<Predictions> predict(const io::Project& project, const std::string& projectPath,
+                            const EvaluationOptions& options);
+
+struct Evaluation {
+    std::optional<eval::ClassificationReport> classification;
+    std::optional<eval::RegressionReport> regression;
+};
+
+// The report of predictions: classification for cross-entropy losses, regression otherwise.
+// Unsupported for binary cross-entropy over several outputs (multi-label).
+Result<Evaluation> evaluate(const Predictions& predictions, int calibrationBins = 10);
+
+}  // namespace kiln::engine::api

@@ -1,0 +1,312 @@
+// kiln-test-timeout: 600
+// SPDX-License-Identifier: Apache-2.0
+// kiln-eval and kiln-predict end to end: a small image folder project (three classes of 8x8
+// pictures in train/val/test folders) is trained with kiln-train, then evaluated on its splits
+// and on another folder, and its pictures are predicted. The JSON report's structure and its
+// consistency (accuracy is the confusion matrix's trace over its total, supports are row sums,
+// loss equals log loss) are checked, as are a TFRecord project and the exit code and message of
+// bad input.
+#include <QtTest>
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <algorithm>
+#include <cmath>
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+QString program(const char* name) { return QStringLiteral(KILN_BINARY_DIR "/app/%1").arg(QLatin1String(name)); }
+
+Run run(const char* name, const QStringList& args) {
+    QProcess p;
+    p.start(program(name), args);
+    Run r;
+    if (!p.waitForFinished(300000)) {
+        p.kill();
+        return r;
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    r.out = QString::fromLocal8Bit(p.readAllStandardOutput());
+    r.err = QString::fromLocal8Bit(p.readAllStandardError());
+    return r;
+}
+
+void writeFile(const QString& path, const QByteArray& bytes) {
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
+}
+
+// An 8x8 24-bit BMP of grey `level` with a little texture.
+QByteArray bmp(int level, int seed) {
+    QByteArray b(54 + 8 * 8 * 3, '\0');
+    auto put32 = [&](int at, quint32 v) {
+        for (int k = 0; k < 4; ++k) b[at + k] = char((v >> (8 * k)) & 0xff);
+    };
+    b[0] = 'B';
+    b[1] = 'M';
+    put32(2, quint32(b.size()));
+    put32(10, 54);
+    put32(14, 40);
+    put32(18, 8);
+    put32(22, 8);
+    b[26] = 1;
+    b[28] = 24;
+    for (int i = 0; i < 8 * 8 * 3; ++i) b[54 + i] = char(std::clamp(level + (i * 37 + seed * 11) % 41 - 20, 0, 255));
+    return b;
+}
+
+const char* const kClasses[3] = {"dark", "grey", "light"};
+const int kLevels[3] = {40, 128, 215};
+
+QJsonObject parse(const Run& r) {
+    return QJsonDocument::fromJson(r.out.trimmed().toUtf8()).object();
+}
+
+}  // namespace
+
+class TestKilnEval : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        QVERIFY(QFileInfo::exists(program("kiln-eval")));
+        QVERIFY(QFileInfo::exists(program("kiln-predict")));
+        QVERIFY(QFileInfo::exists(program("kiln-data")));
+        QVERIFY(m_dir.isValid());
+        const QString root = m_dir.filePath(QStringLiteral("pics"));
+        for (const char* split : {"train", "val", "test"})
+            for (int c = 0; c < 3; ++c)
+                for (int i = 0; i < (QLatin1String(split) == QLatin1String("train") ? 12 : 5); ++i)
+                    writeFile(QStringLiteral("%1/%2/%3/%4.bmp").arg(root, QLatin1String(split), QLatin1String(kClasses[c])).arg(i),
+                              bmp(kLevels[c], i + (split[1] == 'e' ? 50 : 0)));
+        // Other data in the project's layout, with one grey picture that looks light.
+        for (int c = 0; c < 3; ++c)
+            for (int i = 0; i < 3; ++i)
+                writeFile(QStringLiteral("%1/%2/%3.bmp").arg(m_dir.filePath(QStringLiteral("other")), QLatin1String(kClasses[c])).arg(i),
+                          bmp(c == 1 && i == 0 ? 230 : kLevels[c], i + 90));
+        const QByteArray project =
+            "{\"format\": \"kiln-project\", \"version\": 2,\n"
+            " \"graph\": {\"nodes\": [\n"
+            "  {\"name\": \"image\", \"op\": \"Input\", \"attrs\": {\"shape\": [8, 8, 3]}},\n"
+            "  {\"name\": \"flat\", \"op\": \"Flatten\", \"inputs\": [\"image\"]},\n"
+            "  {\"name\": \"logits\", \"op\": \"Dense\", \"inputs\": [\"flat\"], \"attrs\": {\"units\": 3}}]},\n"
+            " \"data\": {\"format\": \"folder\", \"path\": \"pics\", \"workers\": 2,\n"
+            "          \"transforms\": [{\"type\": \"normalize\", \"preset\": \"symmetric\"}]},\n"
+            " \"training\": {\"epochs\": 4, \"batch_size\": 8, \"seed\": 5, \"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.02},\n"
+            "   \"loss\": {\"type\": \"SparseCategoricalCrossentropy\", \"from_logits\": true}, \"metrics\": [\"accuracy\"]}}\n";
+        m_project = m_dir.filePath(QStringLiteral("pics.kiln"));
+        writeFile(m_project, project);
+        m_runDir = m_dir.filePath(QStringLiteral("run"));
+        Run t = run("kiln-train", {m_project, QStringLiteral("--quiet"), QStringLiteral("--json"), QStringLiteral("--run-dir"), m_runDir,
+                                   QStringLiteral("--run-store"), QStringLiteral("none")});
+        QVERIFY2(t.exitCode == 0, qPrintable(t.err));
+        m_trainJson = QJsonDocument::fromJson(t.out.trimmed().split(QLatin1Char('\n')).last().toUtf8()).object();
+        QVERIFY(QFileInfo::exists(m_runDir + QStringLiteral("/weights.safetensors")));
+    }
+
+    void jsonReportIsConsistent() {
+        const QString csvPath = m_dir.filePath(QStringLiteral("samples.csv"));
+        Run r = run("kiln-eval", {m_project, QStringLiteral("--weights"), m_runDir, QStringLiteral("--json"), QStringLiteral("--samples-csv"), csvPath});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = parse(r);
+        QCOMPARE(j.value(QStringLiteral("samples")).toInt(), 15);
+        const QJsonArray classes = j.value(QStringLiteral("classes")).toArray();
+        QCOMPARE(classes.size(), 3);
+        QCOMPARE(classes[0].toString(), QStringLiteral("dark"));
+        const QJsonArray matrix = j.value(QStringLiteral("confusion_matrix")).toArray();
+        QCOMPARE(matrix.size(), 3);
+        int total = 0, trace = 0;
+        const QJsonArray perClass = j.value(QStringLiteral("per_class")).toArray();
+        QCOMPARE(perClass.size(), 3);
+        for (int t = 0; t < 3; ++t) {
+            int row = 0;
+            for (int p = 0; p < 3; ++p) row += matrix[t].toArray()[p].toInt();
+            total += row;
+            trace += matrix[t].toArray()[t].toInt();
+            const QJsonObject f = perClass[t].toObject();
+            QCOMPARE(f.value(QStringLiteral("class")).toString(), classes[t].toString());
+            QCOMPARE(f.value(QStringLiteral("support")).toInt(), row);
+            for (const char* key : {"precision", "recall", "f1"}) {
+                const double v = f.value(QLatin1String(key)).toDouble(-1);
+                QVERIFY(v >= 0 && v <= 1);
+            }
+        }
+        QCOMPARE(total, 15);
+        QCOMPARE(j.value(QStringLiteral("accuracy")).toDouble(), double(trace) / total);
+        // The model learnt the task, and kiln-train measured the same test set.
+        QVERIFY2(trace >= 13, qPrintable(r.out));
+        QVERIFY(std::abs(j.value(QStringLiteral("accuracy")).toDouble() - m_trainJson.value(QStringLiteral("test_accuracy")).toDouble()) < 1e-9);
+        QVERIFY(std::abs(j.value(QStringLiteral("loss")).toDouble() - m_trainJson.value(QStringLiteral("test_loss")).toDouble()) < 1e-5);
+        // The loss of a softmax cross-entropy head is the log loss of its probabilities.
+        QVERIFY(std::abs(j.value(QStringLiteral("log_loss")).toDouble() - j.value(QStringLiteral("loss")).toDouble()) < 1e-4);
+        for (const char* key : {"macro_avg", "weighted_avg"}) {
+            const QJsonObject a = j.value(QLatin1String(key)).toObject();
+            QVERIFY(a.contains(QStringLiteral("precision")) && a.contains(QStringLiteral("f1")));
+            QCOMPARE(a.value(QStringLiteral("support")).toInt(), 15);
+        }
+        const QJsonArray roc = j.value(QStringLiteral("roc")).toArray(), pr = j.value(QStringLiteral("pr")).toArray();
+        QCOMPARE(roc.size(), 3);
+        QCOMPARE(pr.size(), 3);
+        for (int c = 0; c < 3; ++c) {
+            const QJsonObject o = roc[c].toObject();
+            const QJsonArray fpr = o.value(QStringLiteral("fpr")).toArray(), tpr = o.value(QStringLiteral("tpr")).toArray();
+            QCOMPARE(fpr.size(), tpr.size());
+            QCOMPARE(fpr.first().toDouble(), 0.0);
+            QCOMPARE(fpr.last().toDouble(), 1.0);
+            QCOMPARE(tpr.last().toDouble(), 1.0);
+            const double auc = o.value(QStringLiteral("auc")).toDouble(-1);
+            QVERIFY(auc >= 0.5 && auc <= 1.0);
+            const QJsonObject p = pr[c].toObject();
+            QCOMPARE(p.value(QStringLiteral("precision")).toArray().last().toDouble(), 1.0);
+            QCOMPARE(p.value(QStringLiteral("recall")).toArray().last().toDouble(), 0.0);
+            QCOMPARE(p.value(QStringLiteral("thresholds")).toArray().size() + 1, p.value(QStringLiteral("recall")).toArray().size());
+            QVERIFY(p.value(QStringLiteral("average_precision")).toDouble(-1) > 0);
+        }
+        const QJsonArray bins = j.value(QStringLiteral("calibration")).toObject().value(QStringLiteral("bins")).toArray();
+        QCOMPARE(bins.size(), 10);
+        int binned = 0;
+        for (const auto& b : bins) binned += b.toObject().value(QStringLiteral("count")).toInt();
+        QCOMPARE(binned, 15);
+        // Per-sample records: the files of the test folder, one line each.
+        QFile csv(csvPath);
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 16);
+        QCOMPARE(lines[0], QStringLiteral("index,source,true,predicted,confidence,loss,correct"));
+        QVERIFY2(lines[1].contains(QStringLiteral("/pics/test/")), qPrintable(lines[1]));
+    }
+
+    void textReportAndOtherSplits() {
+        Run text = run("kiln-eval", {m_project, QStringLiteral("--weights"), m_runDir + QStringLiteral("/weights.safetensors"), QStringLiteral("--split"),
+                                     QStringLiteral("val")});
+        QVERIFY2(text.exitCode == 0, qPrintable(text.err));
+        QVERIFY(text.out.contains(QStringLiteral("Confusion matrix")));
+        QVERIFY(text.out.contains(QStringLiteral("macro avg")));
+        Run train = run("kiln-eval", {m_project, QStringLiteral("--weights"), m_runDir, QStringLiteral("--split"), QStringLiteral("train"), QStringLiteral("--json")});
+        QVERIFY2(train.exitCode == 0, qPrintable(train.err));
+        QCOMPARE(parse(train).value(QStringLiteral("samples")).toInt(), 36);
+        // Another folder in the project's layout: 9 pictures, the odd grey one predicted light.
+        Run other = run("kiln-eval", {m_project, QStringLiteral("--weights"), m_runDir, QStringLiteral("--split"), m_dir.filePath(QStringLiteral("other")),
+                                      QStringLiteral("--json")});
+        QVERIFY2(other.exitCode == 0, qPrintable(other.err));
+        const QJsonObject o = parse(other);
+        QCOMPARE(o.value(QStringLiteral("samples")).toInt(), 9);
+        const QJsonObject worst = o.value(QStringLiteral("samples_most_confidently_wrong")).toArray().first().toObject();
+        QVERIFY2(worst.value(QStringLiteral("source")).toString().endsWith(QStringLiteral("other/grey/0.bmp")), qPrintable(other.out));
+        QCOMPARE(worst.value(QStringLiteral("correct")).toBool(), false);
+    }
+
+    void predictsPictures() {
+        const QString dark = m_dir.filePath(QStringLiteral("pics/test/dark/0.bmp"));
+        Run r = run("kiln-predict", {m_project, QStringLiteral("--weights"), m_runDir, dark, m_dir.filePath(QStringLiteral("pics/test/light")),
+                                     QStringLiteral("--top-k"), QStringLiteral("2"), QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = parse(r);
+        const QJsonArray preds = j.value(QStringLiteral("predictions")).toArray();
+        QCOMPARE(preds.size(), 6);
+        QCOMPARE(preds[0].toObject().value(QStringLiteral("source")).toString(), dark);
+        QCOMPARE(preds[0].toObject().value(QStringLiteral("predicted")).toString(), QStringLiteral("dark"));
+        for (int i = 1; i < 6; ++i) QCOMPARE(preds[i].toObject().value(QStringLiteral("predicted")).toString(), QStringLiteral("light"));
+        const QJsonArray top = preds[0].toObject().value(QStringLiteral("top_k")).toArray();
+        QCOMPARE(top.size(), 2);
+        QVERIFY(top[0].toObject().value(QStringLiteral("probability")).toDouble() >= top[1].toObject().value(QStringLiteral("probability")).toDouble());
+        Run csv = run("kiln-predict", {m_project, QStringLiteral("--weights"), m_runDir, dark, QStringLiteral("--csv")});
+        QVERIFY2(csv.exitCode == 0, qPrintable(csv.err));
+        const QStringList lines = csv.out.trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 2);
+        QCOMPARE(lines[0], QStringLiteral("source,class_1,probability_1"));
+        QVERIFY(lines[1].startsWith(dark + QStringLiteral(",dark,")));
+    }
+
+    void tfrecordProject() {
+        // The pictures as TFRecord files (kiln-data convert), trained and evaluated from them.
+        for (const char* split : {"train", "test"}) {
+            Run c = run("kiln-data", {QStringLiteral("convert"), m_dir.filePath(QStringLiteral("pics/%1").arg(QLatin1String(split))),
+                                      m_dir.filePath(QStringLiteral("%1.tfrecord").arg(QLatin1String(split)))});
+            QVERIFY2(c.exitCode == 0, qPrintable(c.err));
+        }
+        const QByteArray project =
+            "{\"format\": \"kiln-project\", \"version\": 2,\n"
+            " \"graph\": {\"nodes\": [\n"
+            "  {\"name\": \"image\", \"op\": \"Input\", \"attrs\": {\"shape\": [8, 8, 3]}},\n"
+            "  {\"name\": \"flat\", \"op\": \"Flatten\", \"inputs\": [\"image\"]},\n"
+            "  {\"name\": \"logits\", \"op\": \"Dense\", \"inputs\": [\"flat\"], \"attrs\": {\"units\": 3}}]},\n"
+            " \"data\": {\"format\": \"tfrecord\", \"train\": \"train.tfrecord\", \"test\": \"test.tfrecord\",\n"
+            "          \"class_names\": [\"dark\", \"grey\", \"light\"],\n"
+            "          \"transforms\": [{\"type\": \"normalize\", \"preset\": \"symmetric\"}]},\n"
+            " \"training\": {\"epochs\": 3, \"batch_size\": 8, \"seed\": 5, \"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.02},\n"
+            "   \"loss\": {\"type\": \"SparseCategoricalCrossentropy\", \"from_logits\": true}, \"metrics\": [\"accuracy\"]}}\n";
+        const QString path = m_dir.filePath(QStringLiteral("records.kiln"));
+        writeFile(path, project);
+        const QString runDir = m_dir.filePath(QStringLiteral("records-run"));
+        Run t = run("kiln-train", {path, QStringLiteral("--quiet"), QStringLiteral("--json"), QStringLiteral("--run-dir"), runDir,
+                                   QStringLiteral("--run-store"), QStringLiteral("none")});
+        QVERIFY2(t.exitCode == 0, qPrintable(t.err));
+        const QJsonObject trained = QJsonDocument::fromJson(t.out.trimmed().split(QLatin1Char('\n')).last().toUtf8()).object();
+        Run e = run("kiln-eval", {path, QStringLiteral("--weights"), runDir, QStringLiteral("--json")});
+        QVERIFY2(e.exitCode == 0, qPrintable(e.err));
+        const QJsonObject j = parse(e);
+        QCOMPARE(j.value(QStringLiteral("samples")).toInt(), 15);
+        QVERIFY(std::abs(j.value(QStringLiteral("accuracy")).toDouble() - trained.value(QStringLiteral("test_accuracy")).toDouble()) < 1e-9);
+        QVERIFY(j.value(QStringLiteral("samples_most_confidently_wrong")).toArray().first().toObject().value(QStringLiteral("source")).toString().contains(QStringLiteral("test.tfrecord@")));
+        Run p = run("kiln-predict", {path, QStringLiteral("--weights"), runDir, m_dir.filePath(QStringLiteral("test.tfrecord")), QStringLiteral("--json")});
+        QVERIFY2(p.exitCode == 0, qPrintable(p.err));
+        QCOMPARE(parse(p).value(QStringLiteral("predictions")).toArray().size(), 15);
+    }
+
+    void badInputExitsTwo() {
+        Run noWeights = run("kiln-eval", {m_project});
+        QCOMPARE(noWeights.exitCode, 2);
+        QVERIFY(noWeights.err.contains(QStringLiteral("--weights")));
+        Run missing = run("kiln-eval", {m_project, QStringLiteral("--weights"), m_dir.filePath(QStringLiteral("nope.safetensors"))});
+        QCOMPARE(missing.exitCode, 2);
+        QVERIFY2(missing.err.contains(QStringLiteral("nope.safetensors")), qPrintable(missing.err));
+        Run notRun = run("kiln-eval", {m_project, QStringLiteral("--weights"), m_dir.filePath(QStringLiteral("pics"))});
+        QCOMPARE(notRun.exitCode, 2);
+        QVERIFY2(notRun.err.contains(QStringLiteral("weights.safetensors")), qPrintable(notRun.err));
+        Run badSplit = run("kiln-eval", {m_project, QStringLiteral("--weights"), m_runDir, QStringLiteral("--split"), m_dir.filePath(QStringLiteral("nowhere"))});
+        QCOMPARE(badSplit.exitCode, 2);
+        QVERIFY2(badSplit.err.contains(QStringLiteral("nowhere")), qPrintable(badSplit.err));
+        Run badBins = run("kiln-eval", {m_project, QStringLiteral("--weights"), m_runDir, QStringLiteral("--calibration-bins"), QStringLiteral("0")});
+        QCOMPARE(badBins.exitCode, 2);
+        // Weights of another model: named tensor, exit 2.
+        QByteArray text;
+        {
+            QFile f(m_project);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            text = f.readAll();
+        }
+        text.replace("\"units\": 3}}]}", "\"units\": 3}}, {\"name\": \"extra\", \"op\": \"Dense\", \"inputs\": [\"logits\"], \"attrs\": {\"units\": 3}}]}");
+        const QString other = m_dir.filePath(QStringLiteral("other.kiln"));
+        writeFile(other, text);
+        Run mismatch = run("kiln-eval", {other, QStringLiteral("--weights"), m_runDir});
+        QCOMPARE(mismatch.exitCode, 2);
+        QVERIFY2(mismatch.err.contains(QStringLiteral("extra")), qPrintable(mismatch.err));
+        Run notPicture = run("kiln-predict", {m_project, QStringLiteral("--weights"), m_runDir, m_project});
+        QCOMPARE(notPicture.exitCode, 2);
+        Run noInput = run("kiln-predict", {m_project, QStringLiteral("--weights"), m_runDir, m_dir.filePath(QStringLiteral("absent.png"))});
+        QCOMPARE(noInput.exitCode, 2);
+        QVERIFY(noInput.err.contains(QStringLiteral("absent.png")));
+    }
+
+private:
+    QTemporaryDir m_dir;
+    QString m_project;
+    QString m_runDir;
+    QJsonObject m_trainJson;
+};
+
+QTEST_GUILESS_MAIN(TestKilnEval)
+#include "tst_kiln_eval.moc"

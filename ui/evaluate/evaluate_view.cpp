@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Evaluate view: the job runs on a worker thread and hands back a value; the GUI thread only
+// fills models and the plot.
+#include "ui/evaluate/evaluate_view.h"
+
+#include <QComboBox>
+#include <QEvent>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPointer>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include <cmath>
+
+#include <qcustomplot.h>
+
+#include "app/common/error_text.h"
+#include "engine/api/evaluation.h"
+#include "ui/evaluate/evaluation_models.h"
+
+namespace kiln::ui::evaluate {
+
+struct EvaluateView::Outcome {
+    bool ok = false;
+    QString error;
+    engine::api::Predictions predictions;
+    engine::api::Evaluation evaluation;
+};
+
+EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* controls = new QHBoxLayout;
+    m_weightsLabel = new QLabel(this);
+    m_weights = new QLineEdit(this);
+    m_weights->setObjectName(QStringLiteral("evalWeights"));
+    m_splitLabel = new QLabel(this);
+    m_split = new QComboBox(this);
+    m_split->setObjectName(QStringLiteral("evalSplit"));
+    m_split->addItem(QString(), QStringLiteral("test"));
+    m_split->addItem(QString(), QStringLiteral("val"));
+    m_split->addItem(QString(), QStringLiteral("train"));
+    m_run = new QPushButton(this);
+    m_run->setObjectName(QStringLiteral("evalRun"));
+    controls->addWidget(m_weightsLabel);
+    controls->addWidget(m_weights, 1);
+    controls->addWidget(m_splitLabel);
+    controls->addWidget(m_split);
+    controls->addWidget(m_run);
+    layout->addLayout(controls);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("evalStatus"));
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_status);
+
+    m_confusion = new ConfusionMatrixModel(this);
+    m_classes = new ClassFiguresModel(this);
+    m_samples = new SampleTableModel(this);
+    m_sampleProxy = new QSortFilterProxyModel(this);
+    m_sampleProxy->setSourceModel(m_samples);
+    m_sampleProxy->setSortRole(SampleTableModel::SortRole);
+
+    m_tabs = new QTabWidget(this);
+    m_confusionView = new QTableView(m_tabs);
+    m_confusionView->setObjectName(QStringLiteral("confusionView"));
+    m_confusionView->setModel(m_confusion);
+    m_confusionView->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_classView = new QTableView(m_tabs);
+    m_classView->setObjectName(QStringLiteral("classView"));
+    m_classView->setModel(m_classes);
+    m_classView->verticalHeader()->hide();
+    m_roc = new QCustomPlot(m_tabs);
+    m_roc->setObjectName(QStringLiteral("rocPlot"));
+    m_roc->legend->setVisible(true);
+    m_roc->xAxis->setRange(0, 1);
+    m_roc->yAxis->setRange(0, 1.02);
+    m_sampleView = new QTableView(m_tabs);
+    m_sampleView->setObjectName(QStringLiteral("samplesView"));
+    m_sampleView->setModel(m_sampleProxy);
+    m_sampleView->setSortingEnabled(true);
+    m_sampleView->sortByColumn(-1, Qt::AscendingOrder);  // the report's order: most confidently wrong first
+    m_sampleView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_sampleView->verticalHeader()->hide();
+    m_sampleView->horizontalHeader()->setStretchLastSection(true);
+    m_tabs->addTab(m_confusionView, QString());
+    m_tabs->addTab(m_classView, QString());
+    m_tabs->addTab(m_roc, QString());
+    m_tabs->addTab(m_sampleView, QString());
+    layout->addWidget(m_tabs, 1);
+
+    connect(m_run, &QPushButton::clicked, this, &EvaluateView::evaluate);
+    retranslate();
+}
+
+EvaluateView::~EvaluateView() = default;
+
+void EvaluateView::setProject(const engine::io::Project& project, const QString& path) {
+    m_project = project;
+    m_projectPath = path;
+}
+
+void EvaluateView::setWeights(const QString& weights) { m_weights->setText(weights); }
+
+QString EvaluateView::weights() const { return m_weights->text(); }
+
+void EvaluateView::evaluate() {
+    const quint64 generation = ++m_generation;
+    ++m_running;
+    m_status->setText(tr("Evaluating…"));
+    engine::api::EvaluationOptions options;
+    options.weights = m_weights->text().trimmed().toStdString();
+    options.split = m_split->currentData().toString().toStdString();
+    const engine::io::Project project = m_project;
+    const std::string path = m_projectPath.toStdString();
+    auto* watcher = new QFutureWatcher<std::shared_ptr<Outcome>>(this);
+    QPointer<EvaluateView> self(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, self, watcher, generation] {
+        watcher->deleteLater();
+        if (!self) return;
+        --m_running;
+        const std::shared_ptr<Outcome> outcome = watcher->result();
+        if (generation != m_generation) return;  // a newer evaluation replaced this one
+        showOutcome(*outcome);
+        emit finished(outcome->ok, outcome->error);
+    });
+    watcher->setFuture(QtConcurrent::run([project, path, options]() {
+        auto out = std::make_shared<Outcome>();
+        try {
+            auto p = engine::api::predict(project, path, options);
+            if (!p.ok()) {
+                out->error = app::ErrorText::describe(engine::io::locate(p.error(), project));
+                return out;
+            }
+            auto e = engine::api::evaluate(*p);
+            if (!e.ok()) {
+                out->error = app::ErrorText::describe(e.error());
+                return out;
+            }
+            out->predictions = std::move(p.value());
+            out->evaluation = std::move(e.value());
+            out->ok = true;
+        } catch (const std::exception& ex) {
+            out->error = QString::fromUtf8(ex.what());
+        }
+        return out;
+    }));
+}
+
+void EvaluateView::showOutcome(const Outcome& outcome) {
+    m_roc->clearGraphs();
+    if (!outcome.ok) {
+        m_confusion->set(nullptr);
+        m_classes->set(nullptr);
+        m_samples->set({}, {});
+        m_lastSummary.clear();
+        m_status->setText(tr("Evaluation failed: %1").arg(outcome.error));
+        m_roc->replot();
+        return;
+    }
+    const auto& e = outcome.evaluation;
+    if (e.classification) {
+        const auto& r = *e.classification;
+        m_confusion->set(&r);
+        m_classes->set(&r);
+        m_samples->set(r.records, r.classNames);
+        m_lastSummary = tr("%1 samples of %2: accuracy %3, log loss %4, macro AUC %5, calibration error %6")
+                            .arg(r.samples)
+                            .arg(QString::fromStdString(outcome.predictions.split))
+                            .arg(r.accuracy, 0, 'f', 4)
+                            .arg(r.logLoss, 0, 'f', 4)
+                            .arg(std::isfinite(r.macroAuc) ? QString::number(r.macroAuc, 'f', 4) : QStringLiteral("—"))
+                            .arg(r.expectedCalibrationError, 0, 'f', 4);
+        static const QColor kColors[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(214, 39, 40),
+                                         QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(127, 127, 127),
+                                         QColor(188, 189, 34), QColor(23, 190, 207)};
+        for (size_t c = 0; c < r.roc.size(); ++c) {
+            const auto& curve = r.roc[c];
+            if (!curve.defined) continue;
+            QCPGraph* g = m_roc->addGraph();
+            g->setData(QVector<double>(curve.fpr.begin(), curve.fpr.end()), QVector<double>(curve.tpr.begin(), curve.tpr.end()), true);
+            g->setPen(QPen(kColors[c % std::size(kColors)], 1.5));
+            g->setName(tr("%1 (AUC %2)").arg(QString::fromStdString(r.classNames[c])).arg(curve.auc, 0, 'f', 3));
+        }
+        QCPGraph* chance = m_roc->addGraph();
+        chance->setData(QVector<double>{0, 1}, QVector<double>{0, 1});
+        chance->setPen(QPen(Qt::gray, 1, Qt::DashLine));
+        chance->removeFromLegend();
+    } else {
+        const auto& r = *e.regression;
+        m_confusion->set(nullptr);
+        m_classes->set(nullptr);
+        m_samples->set(r.records, {});
+        m_lastSummary = tr("%1 samples of %2: MAE %3, MSE %4, RMSE %5, R² %6")
+                            .arg(r.samples)
+                            .arg(QString::fromStdString(outcome.predictions.split))
+                            .arg(r.mae, 0, 'g', 6)
+                            .arg(r.mse, 0, 'g', 6)
+                            .arg(r.rmse, 0, 'g', 6)
+                            .arg(r.r2, 0, 'f', 4);
+    }
+    m_sampleView->sortByColumn(-1, Qt::AscendingOrder);
+    m_sampleProxy->sort(-1);
+    m_status->setText(m_lastSummary);
+    m_roc->replot();
+}
+
+void EvaluateView::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange) retranslate();
+    QWidget::changeEvent(event);
+}
+
+void EvaluateView::retranslate() {
+    m_weightsLabel->setText(tr("Weights:"));
+    m_weights->setPlaceholderText(tr("A weights file (safetensors) or a run folder"));
+    m_splitLabel->setText(tr("Split:"));
+    m_split->setItemText(0, tr("Test"));
+    m_split->setItemText(1, tr("Validation"));
+    m_split->setItemText(2, tr("Training"));
+    m_run->setText(tr("Evaluate"));
+    m_tabs->setTabText(0, tr("Confusion matrix"));
+    m_tabs->setTabText(1, tr("Per class"));
+    m_tabs->setTabText(2, tr("ROC curves"));
+    m_tabs->setTabText(3, tr("Samples"));
+    m_roc->xAxis->setLabel(tr("False positive rate"));
+    m_roc->yAxis->setLabel(tr("True positive rate"));
+}
+
+}  // namespace kiln::ui::evaluate

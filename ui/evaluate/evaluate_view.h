@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Evaluate view: runs trained weights of a project over one of its splits off the GUI thread
+// (engine/api/evaluation.h, the same code as kiln-eval) and shows the confusion matrix as a heat
+// map with counts, the per-class figures, the ROC curves and the per-sample records, most
+// confidently wrong first. A newer evaluation replaces one still running (latest wins).
+#pragma once
+
+#include <QWidget>
+
+#include <memory>
+
+#include "engine/io/project.h"
+
+class QComboBox;
+class QCustomPlot;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTabWidget;
+class QTableView;
+
+namespace kiln::ui::evaluate {
+
+class ClassFiguresModel;
+class ConfusionMatrixModel;
+class SampleTableModel;
+
+class EvaluateView : public QWidget {
+    Q_OBJECT
+public:
+    explicit EvaluateView(QWidget* parent = nullptr);
+    ~EvaluateView() override;
+
+    void setProject(const engine::io::Project& project, const QString& path);
+    // A safetensors file or a run folder.
+    void setWeights(const QString& weights);
+    QString weights() const;
+    bool busy() const { return m_running > 0; }
+
+    ConfusionMatrixModel* confusionModel() const { return m_confusion; }
+    ClassFiguresModel* classModel() const { return m_classes; }
+    SampleTableModel* sampleModel() const { return m_samples; }
+    QSortFilterProxyModel* sampleProxy() const { return m_sampleProxy; }
+    QCustomPlot* rocPlot() const { return m_roc; }
+
+public slots:
+    void evaluate();
+
+signals:
+    // After an evaluation ends (not for one replaced by a newer one); `message` is the error.
+    void finished(bool ok, const QString& message);
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    struct Outcome;
+    void retranslate();
+    void showOutcome(const Outcome& outcome);
+
+    engine::io::Project m_project;
+    QString m_projectPath;
+    QLineEdit* m_weights = nullptr;
+    QComboBox* m_split = nullptr;
+    QPushButton* m_run = nullptr;
+    QLabel* m_weightsLabel = nullptr;
+    QLabel* m_splitLabel = nullptr;
+    QLabel* m_status = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    QTableView* m_confusionView = nullptr;
+    QTableView* m_classView = nullptr;
+    QTableView* m_sampleView = nullptr;
+    QCustomPlot* m_roc = nullptr;
+    ConfusionMatrixModel* m_confusion = nullptr;
+    ClassFiguresModel* m_classes = nullptr;
+    SampleTableModel* m_samples = nullptr;
+    QSortFilterProxyModel* m_sampleProxy = nullptr;
+    quint64 m_generation = 0;
+    int m_running = 0;
+    QString m_lastSummary;
+};
+
+}  // namespace kiln::ui::evaluate

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Table models of an evaluation report for the Evaluate view: the confusion matrix (counts, with
+// a heat-map background by share of the true class), the per-class figures and the per-sample
+// records. They hold copies of the report's values; set() replaces them at once.
+#pragma once
+
+#include <QAbstractTableModel>
+
+#include <vector>
+
+#include "engine/eval/report.h"
+
+namespace kiln::ui::evaluate {
+
+// Rows: true class, columns: predicted class. DisplayRole: the count; BackgroundRole: a colour
+// whose strength is the count's share of its row; ToolTipRole: count and share.
+class ConfusionMatrixModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    using QAbstractTableModel::QAbstractTableModel;
+    void set(const engine::eval::ClassificationReport* report);  // null clears
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    int64_t m_classes = 0;
+    std::vector<int64_t> m_counts;
+    std::vector<std::string> m_names;
+};
+
+// One row per class, then the macro and weighted averages.
+class ClassFiguresModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Class, Precision, Recall, F1, Support, Auc, AveragePrecision, ColumnCount };
+    using QAbstractTableModel::QAbstractTableModel;
+    void set(const engine::eval::ClassificationReport* report);
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    struct Row {
+        QString name;
+        double precision = 0, recall = 0, f1 = 0, auc = 0, ap = 0;
+        qint64 support = 0;
+        bool average = false;
+    };
+    std::vector<Row> m_rows;
+};
+
+// Per-sample records in the report's order (most confidently wrong first). SortRole gives the
+// raw value of a column for a QSortFilterProxyModel; DisplayRole the text.
+class SampleTableModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Index, Source, True, Predicted, Confidence, Loss, ColumnCount };
+    enum Role { SortRole = Qt::UserRole + 1, CorrectRole };
+    using QAbstractTableModel::QAbstractTableModel;
+    void set(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames);
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    const engine::eval::SampleRecord& record(int row) const { return m_records[size_t(row)]; }
+
+private:
+    QString className(int64_t c) const;
+    std::vector<engine::eval::SampleRecord> m_records;
+    std::vector<std::string> m_names;
+};
+
+}  // namespace kiln::ui::evaluate
