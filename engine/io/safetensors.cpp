@@ -60,7 +60,10 @@ Result<SafetensorsFile> loadSafetensors(const std::string& path) {
         return Error(ErrorCode::FileNotFound, "the weights file cannot be opened").withFile(path).with("path", path);
     std::stringstream ss;
     ss << in.rdbuf();
-    const std::string bytes = ss.str();
+    return parseSafetensors(ss.str(), path);
+}
+
+Result<SafetensorsFile> parseSafetensors(std::string_view bytes, const std::string& path) {
     if (bytes.size() < 8) return fileError(path, "", "the file is too short to be safetensors");
     uint64_t len = 0;
     for (int i = 0; i < 8; ++i) len |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[static_cast<size_t>(i)])) << (8 * i);
@@ -68,7 +71,7 @@ Result<SafetensorsFile> loadSafetensors(const std::string& path) {
     JsonLimits limits;
     limits.maxBytes = kMaxHeader;
     limits.maxDepth = 16;  // {name: {dtype, shape: [...], data_offsets: [...]}} and __metadata__
-    auto parsed = parseJsonChecked(std::string_view(bytes).substr(8, len), limits, path);
+    auto parsed = parseJsonChecked(bytes.substr(8, len), limits, path);
     if (!parsed) return fileError(path, "", "the header is not valid JSON: " + parsed.error().message);
     json header = std::move(parsed.value());
     if (!header.is_object()) return fileError(path, "", "the header is not a JSON object");

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/core/tensor.h"
@@ -29,5 +30,7 @@ struct SafetensorsFile {
 // Reads and validates (header size, JSON, dtypes, shapes against byte ranges, ranges inside the
 // file and not overlapping). Errors name the file and the tensor.
 Result<SafetensorsFile> loadSafetensors(const std::string& path);
+// The same checks on the bytes of a file already in memory; `path` names it in errors.
+Result<SafetensorsFile> parseSafetensors(std::string_view bytes, const std::string& path);
 
 }  // namespace kiln::engine::io

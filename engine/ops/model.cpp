@@ -17,6 +17,28 @@ int64_t ModelInfo::parameterCount(bool trainable) const {
     return n;
 }
 
+namespace {
+// Elements of one tensor (per sample for activations): 2^31 float32 values are 8 GiB. Beyond it,
+// sizes and operation counts would overflow 64-bit arithmetic further on.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 31;
+
+Status checkSize(const Node& n, const Shape& shape, const std::string& what) {
+    int64_t count = 1;
+    for (int64_t d : shape.dims()) {
+        if (d < 0) continue;  // the batch
+        if (d != 0 && count > kMaxTensorElements / d) {
+            count = kMaxTensorElements + 1;
+            break;
+        }
+        count *= d;
+    }
+    if (count <= kMaxTensorElements) return okStatus();
+    const std::string reason = what + " of shape " + shape.toString() + " has more than " +
+                               std::to_string(kMaxTensorElements) + " elements";
+    return Error(ErrorCode::ShapeMismatch, "node \"" + n.name + "\": " + reason).withNode(n.name).with("reason", reason);
+}
+}  // namespace
+
 ShapeContext shapeContext(const ModelInfo& m, int i) {
     const auto& ni = m.nodes[static_cast<size_t>(i)];
     return ShapeContext{m.graph.nodes[static_cast<size_t>(i)], ni.attrs, ni.inputShapes};
@@ -80,7 +102,10 @@ Result<ModelInfo> analyzeModel(const Graph& graph) {
         }
         ShapeContext ctx{n, ni.attrs, ni.inputShapes};
         KILN_ASSIGN(ni.output, ni.def->shape(ctx));
+        KILN_TRY(checkSize(n, ni.output, "its output"));
         if (ni.def->params) ni.params = ni.def->params(ctx, ni.output);
+        for (const auto& p : ni.params) KILN_TRY(checkSize(n, p.shape, "its parameter \"" + p.name + "\""));
+        // Both factors of every op's count are now bounded, so it cannot overflow.
         if (ni.def->macs) ni.macs = ni.def->macs(ctx, ni.output);
         ni.paramOwner = i;
     }

@@ -728,6 +728,27 @@ private slots:
         QVERIFY(header.contains("a"));
     }
 
+    void safetensorsFromMemory() {
+        // parseSafetensors reads bytes already in memory with the file reader's checks; errors
+        // name the path it is given.
+        const std::string good = validSafetensors("memory.safetensors");
+        const std::string bytes = readAll(good);
+        auto fromFile = loadSafetensors(good);
+        auto fromBytes = parseSafetensors(bytes, "in-memory.safetensors");
+        QVERIFY(fromFile.ok() && fromBytes.ok());
+        QCOMPARE(fromBytes->tensors.size(), fromFile->tensors.size());
+        for (size_t i = 0; i < fromFile->tensors.size(); ++i) {
+            QCOMPARE(fromBytes->tensors[i].name, fromFile->tensors[i].name);
+            QCOMPARE(fromBytes->tensors[i].tensor.bytes(), fromFile->tensors[i].tensor.bytes());
+            QVERIFY(std::memcmp(fromBytes->tensors[i].tensor.raw(), fromFile->tensors[i].tensor.raw(),
+                                fromFile->tensors[i].tensor.bytes()) == 0);
+        }
+        auto cut = parseSafetensors(std::string_view(bytes).substr(0, bytes.size() - 1), "in-memory.safetensors");
+        QVERIFY(!cut.ok());
+        QCOMPARE(errorCodeName(cut.error().code), errorCodeName(ErrorCode::WeightsMismatch));
+        QCOMPARE(cut.error().file, std::string("in-memory.safetensors"));
+    }
+
     void safetensorsMissingFile() {
         auto r = loadSafetensors(path("missing.safetensors"));
         QVERIFY(!r.ok());
