@@ -19,6 +19,11 @@ const char* bundledLayersJson();
 namespace {
 using nlohmann::json;
 
+// Far above any real model; they keep a hostile file from exhausting the stack (nesting) or the
+// memory (instances of instances multiply).
+constexpr size_t kMaxLayerDepth = 64;
+constexpr size_t kMaxExpandedNodes = 200000;
+
 Error layerError(const std::string& path, const std::string& field, const std::string& layer, const std::string& why) {
     std::string who = layer.empty() ? "" : "layer \"" + layer + "\": ";
     Error e(ErrorCode::ConfigError, who + field + " " + why);
@@ -352,6 +357,11 @@ private:
                 if (!n.shareWeightsWith.empty()) n.shareWeightsWith = top ? n.shareWeightsWith : prefix + n.shareWeightsWith;
                 else if (!ctx.shareWith.empty() && ownsParams(n.op)) n.shareWeightsWith = ctx.shareWith + ln.node.name;
                 m_out.nodes.push_back(std::move(n));
+                if (m_out.nodes.size() > kMaxExpandedNodes)
+                    return Error(ErrorCode::Unsupported, "expanding the layer instances gives more than " +
+                                                             std::to_string(kMaxExpandedNodes) + " nodes")
+                        .withNode(name)
+                        .with("what", "more than " + std::to_string(kMaxExpandedNodes) + " nodes");
                 continue;
             }
             if (std::find(m_stack.begin(), m_stack.end(), layer->name) != m_stack.end()) {
@@ -527,6 +537,9 @@ Status checkLayers(const LayerLibrary& library) {
     std::function<Status(const LayerDef&)> visit = [&](const LayerDef& d) -> Status {
         state[d.name] = 1;
         path.push_back(d.name);
+        if (path.size() > kMaxLayerDepth)
+            return layerError("", "layers", d.name, "nest more than " + std::to_string(kMaxLayerDepth) + " deep (" + path.front() +
+                                                        " -> ... -> " + d.name + ")");
         for (const auto& ln : d.nodes) {
             if (!isLayerOp(library, ln.node.op)) continue;
             const LayerDef* inner = library.find(ln.node.op);

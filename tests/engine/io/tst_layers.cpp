@@ -411,6 +411,33 @@ private slots:
         QCOMPARE(p.error().file, std::string("layers.kiln"));
     }
 
+    // A hostile file cannot exhaust the stack or the memory: nesting depth and the expanded size
+    // are bounded, with an error instead of a crash.
+    void nestingAndSizeAreBounded() {
+        json deep = json::array();
+        for (int i = 0; i < 100; ++i) {
+            std::string inner = i == 99 ? "ReLU" : "L" + std::to_string(i + 1);
+            deep.push_back({{"name", "L" + std::to_string(i)}, {"inputs", {"x"}}, {"outputs", {"n"}},
+                            {"nodes", {{{"name", "n"}, {"op", inner}, {"inputs", {"x"}}}}}});
+        }
+        auto p = parseProject(projectText(deep.dump(), std::string("[") + kImage + "]"), "layers.kiln");
+        QVERIFY(!p.ok());
+        QVERIFY2(p.error().message.find("nest more than 64 deep") != std::string::npos, p.error().message.c_str());
+
+        // Six levels of ten instances each would be a million nodes.
+        json wide = json::array();
+        for (int i = 0; i < 6; ++i) {
+            std::string inner = i == 5 ? "ReLU" : "W" + std::to_string(i + 1);
+            json nodes = json::array();
+            for (int k = 0; k < 10; ++k)
+                nodes.push_back({{"name", "n" + std::to_string(k)}, {"op", inner}, {"inputs", {"x"}}});
+            wide.push_back({{"name", "W" + std::to_string(i)}, {"inputs", {"x"}}, {"outputs", {"n0"}}, {"nodes", nodes}});
+        }
+        Error e = expansionError(wide.dump(), std::string("[") + kImage + R"(, {"name": "w", "op": "W0", "inputs": ["image"]}])");
+        QCOMPARE(e.code, ErrorCode::Unsupported);
+        QVERIFY2(e.message.find("more than 200000 nodes") != std::string::npos, e.message.c_str());
+    }
+
     void roundTripKeepsDefinitions() {
         const std::string nodes = std::string("[") + kImage + R"(, {"name": "b", "op": "Block", "inputs": ["image"], "attrs": {"filters": 6}}])";
         Project p = parsed(projectText(kBlockLayer, nodes));
