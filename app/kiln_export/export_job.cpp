@@ -69,7 +69,8 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
     };
     step(0, "load");
     KILN_ASSIGN(io::Project project, io::loadProject(req.project));
-    auto modelR = ops::analyzeModel(project.graph);
+    KILN_ASSIGN(Graph graph, io::modelGraph(project));
+    auto modelR = ops::analyzeModel(graph);
     if (!modelR.ok()) return io::locate(modelR.error(), project);
     ops::ModelInfo model = std::move(modelR.value());
     KILN_ASSIGN(io::ExportFormats formats, io::parseFormats(req.formats));

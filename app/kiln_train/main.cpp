@@ -136,9 +136,11 @@ int main(int argc, char** argv) {
         const std::string projectPath = parser.positionalArguments().first().toStdString();
         auto project = io::loadProject(projectPath);
         if (!project.ok()) return fail(project.error());
-        auto model = ops::analyzeModel(project->graph);
+        auto graph = io::modelGraph(*project);
+        if (!graph.ok()) return fail(graph.error(), &project.value());
+        auto model = ops::analyzeModel(*graph);
         if (!model.ok()) return fail(model.error(), &project.value());
-        auto config = train::parseTrainingConfig(project->training, project->graph);
+        auto config = train::parseTrainingConfig(project->training, *graph);
         if (!config.ok()) return fail(config.error().withFile(projectPath), &project.value());
 
         auto intOption = [&](const QCommandLineOption& o, int64_t minimum, auto& target) -> bool {

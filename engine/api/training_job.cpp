@@ -70,12 +70,16 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
     job->m_projectPath = projectPath;
     job->m_options = options;
 
-    auto model = ops::analyzeModel(project.graph);
+    auto graph = io::modelGraph(project);
+    if (!graph.ok()) {
+        return graph.error();
+    }
+    auto model = ops::analyzeModel(*graph);
     if (!model.ok()) {
         return io::locate(model.error(), project);
     }
     job->m_model = std::move(model.value());
-    auto config = train::parseTrainingConfig(project.training, project.graph);
+    auto config = train::parseTrainingConfig(project.training, *graph);
     if (!config.ok()) {
         return config.error().withFile(projectPath);
     }
@@ -211,7 +215,8 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
             run.configJson = snapshot.dump();
             run.graphHash = store::contentHash(io::serializeProject([&] {
                 io::Project graphOnly;
-                graphOnly.graph = project.graph;
+                // The expanded graph: a change to a layer definition is a change of the model.
+                graphOnly.graph = job->m_model.graph;
                 return graphOnly;
             }()));
             run.datasetFingerprint = store::contentHash(project.data.dump());

@@ -37,6 +37,52 @@ Error fieldError(const std::string& path, const std::string& field, const std::s
     return Error(ErrorCode::ConfigError, field + " " + why).withFile(path).with("field", field).with("reason", why);
 }
 
+// Version 1 stored Keras-style layers: {"class_name": "Dense", "name": ..., "config": {...},
+// "inbound": [...]}. Version 2 stores nodes as {"name", "op", "inputs", "attrs"}.
+void migrateV1(json& doc) {
+    if (!doc.contains("graph") || !doc["graph"].contains("layers")) return;
+    json nodes = json::array();
+    for (auto& layer : doc["graph"]["layers"]) {
+        json n = json::object();
+        for (auto& [k, v] : layer.items()) {
+            if (k == "class_name") n["op"] = v;
+            else if (k == "config") n["attrs"] = v;
+            else if (k == "inbound") n["inputs"] = v;
+            else n[k] = v;
+        }
+        nodes.push_back(std::move(n));
+    }
+    doc["graph"].erase("layers");
+    doc["graph"]["nodes"] = std::move(nodes);
+}
+
+// The line of `"name": "<name>"` after the first `"<section>"` key in `text`, 0 when not found.
+int nameLine(const std::string& text, const std::string& section, const std::string& name) {
+    std::string needle = "\"" + name + "\"";
+    size_t pos = text.find("\"" + section + "\"");
+    if (pos == std::string::npos) pos = 0;
+    while ((pos = text.find("\"name\"", pos)) != std::string::npos) {
+        size_t colon = text.find_first_not_of(" \t\r\n", pos + 6);
+        if (colon != std::string::npos && text[colon] == ':') {
+            size_t value = text.find_first_not_of(" \t\r\n", colon + 1);
+            if (value != std::string::npos && text.compare(value, needle.size(), needle) == 0)
+                return lineColumn(text, pos).first;
+        }
+        pos += 6;
+    }
+    return 0;
+}
+
+// Errors about a layer definition carry the layer's name; point at its line.
+Error locateLayer(Error e, const Project& p) {
+    if (e.file.empty()) e.file = p.path;
+    std::string layer = e.param("layer");
+    if (e.line == 0 && !layer.empty()) e.line = nameLine(p.sourceText, "layers", layer);
+    return e;
+}
+
+}  // namespace
+
 Result<AttrValue> attrFromJson(const json& v, const std::string& node, const std::string& key) {
     if (v.is_boolean()) return AttrValue(v.get<bool>());
     if (v.is_number_integer()) return AttrValue(v.get<int64_t>());
@@ -65,27 +111,8 @@ json attrToJson(const AttrValue& v) {
     return std::visit([](const auto& x) { return json(x); }, v);
 }
 
-// Version 1 stored Keras-style layers: {"class_name": "Dense", "name": ..., "config": {...},
-// "inbound": [...]}. Version 2 stores nodes as {"name", "op", "inputs", "attrs"}.
-void migrateV1(json& doc) {
-    if (!doc.contains("graph") || !doc["graph"].contains("layers")) return;
-    json nodes = json::array();
-    for (auto& layer : doc["graph"]["layers"]) {
-        json n = json::object();
-        for (auto& [k, v] : layer.items()) {
-            if (k == "class_name") n["op"] = v;
-            else if (k == "config") n["attrs"] = v;
-            else if (k == "inbound") n["inputs"] = v;
-            else n[k] = v;
-        }
-        nodes.push_back(std::move(n));
-    }
-    doc["graph"].erase("layers");
-    doc["graph"]["nodes"] = std::move(nodes);
-}
-
-Result<Node> parseNode(const json& j, size_t index, const std::string& path) {
-    std::string where = "graph.nodes[" + std::to_string(index) + "]";
+Result<Node> parseNodeJson(const json& j, const std::string& where, const std::string& path,
+                           std::map<std::string, std::string>* attrRefs) {
     if (!j.is_object()) return fieldError(path, where, "must be an object");
     Node n;
     // The name first: errors in the other fields name the node.
@@ -108,6 +135,14 @@ Result<Node> parseNode(const json& j, size_t index, const std::string& path) {
         } else if (key == "attrs") {
             if (!v.is_object()) return fieldError(path, where + ".attrs", "must be an object");
             for (auto& [ak, av] : v.items()) {
+                if (attrRefs && av.is_object()) {
+                    // {"$attr": "name"}: filled in from the layer instance's attribute.
+                    if (av.size() != 1 || !av.contains("$attr") || !av["$attr"].is_string())
+                        return fieldError(path, where + ".attrs." + ak,
+                                          "must be a value or {\"$attr\": \"<layer attribute>\"}");
+                    (*attrRefs)[ak] = av["$attr"].get<std::string>();
+                    continue;
+                }
                 KILN_ASSIGN(AttrValue a, attrFromJson(av, n.name.empty() ? where : n.name, ak));
                 n.attrs.set(ak, std::move(a));
             }
@@ -132,24 +167,35 @@ Result<Node> parseNode(const json& j, size_t index, const std::string& path) {
     return n;
 }
 
-}  // namespace
+json nodeToJson(const Node& n) {
+    json j = n.extra;
+    j["name"] = n.name;
+    j["op"] = n.op;
+    if (!n.inputs.empty()) j["inputs"] = n.inputs;
+    if (!n.attrs.values().empty()) {
+        json a = json::object();
+        for (const auto& [k, v] : n.attrs.values()) a[k] = attrToJson(v);
+        j["attrs"] = a;
+    }
+    if (!n.trainable) j["trainable"] = false;
+    if (n.lrMultiplier != 1.0) j["lr_multiplier"] = n.lrMultiplier;
+    if (!n.shareWeightsWith.empty()) j["share_weights_with"] = n.shareWeightsWith;
+    return j;
+}
 
 int Project::nodeLine(const std::string& node) const {
-    // Find `"name"` followed by `: "node"` in the source text.
-    std::string needle = "\"" + node + "\"";
-    // Nodes live in the graph's node list; start there so the project's own name is skipped.
-    size_t pos = sourceText.find("\"nodes\"");
-    if (pos == std::string::npos) pos = 0;
-    while ((pos = sourceText.find("\"name\"", pos)) != std::string::npos) {
-        size_t colon = sourceText.find_first_not_of(" \t\r\n", pos + 6);
-        if (colon != std::string::npos && sourceText[colon] == ':') {
-            size_t value = sourceText.find_first_not_of(" \t\r\n", colon + 1);
-            if (value != std::string::npos && sourceText.compare(value, needle.size(), needle) == 0)
-                return lineColumn(sourceText, pos).first;
-        }
-        pos += 6;
+    // Nodes live in the graph's node list; start there so the project's own name and the layer
+    // definitions are skipped.
+    size_t graph = sourceText.find("\"graph\"");
+    std::string text = graph == std::string::npos ? sourceText : sourceText.substr(graph);
+    int offset = graph == std::string::npos ? 0 : lineColumn(sourceText, graph).first - 1;
+    int line = nameLine(text, "nodes", node);
+    // A node made by expanding a layer instance ("block1/conv") is found by its instance.
+    for (std::string n = node; line == 0 && n.rfind('/') != std::string::npos;) {
+        n = n.substr(0, n.rfind('/'));
+        line = nameLine(text, "nodes", n);
     }
-    return 0;
+    return line == 0 ? 0 : line + offset;
 }
 
 Error locate(Error e, const Project& project) {
@@ -195,12 +241,16 @@ Result<Project> parseProject(const std::string& text, const std::string& path) {
         } else if (key == "layout") {
             if (!v.is_object()) return fieldError(path, "layout", "must be an object");
             p.layout = v;
+        } else if (key == "layers") {
+            auto defs = parseLayerDefs(v, path);
+            if (!defs.ok()) return locateLayer(defs.error(), p);
+            p.layers = std::move(defs.value());
         } else if (key == "graph") {
             if (!v.is_object() || !v.contains("nodes") || !v["nodes"].is_array())
                 return fieldError(path, "graph.nodes", "must be a list of nodes");
             size_t i = 0;
             for (const auto& nj : v["nodes"]) {
-                auto node = parseNode(nj, i++, path);
+                auto node = parseNodeJson(nj, "graph.nodes[" + std::to_string(i++) + "]", path);
                 if (!node.ok()) return locate(node.error(), p);
                 p.graph.nodes.push_back(std::move(node.value()));
             }
@@ -216,6 +266,10 @@ Result<Project> parseProject(const std::string& text, const std::string& path) {
         }
     }
     if (p.graph.nodes.empty()) return fieldError(path, "graph.nodes", "must list at least one node");
+    if (!p.layers.empty()) {
+        auto checked = checkLayers(layerLibrary(p.layers));
+        if (!checked.ok()) return locateLayer(checked.error(), p);
+    }
     return p;
 }
 
@@ -240,21 +294,8 @@ std::string serializeProject(const Project& p) {
     doc["version"] = kProjectVersion;
     if (!p.name.empty()) doc["name"] = p.name;
     json nodes = json::array();
-    for (const auto& n : p.graph.nodes) {
-        json j = n.extra;
-        j["name"] = n.name;
-        j["op"] = n.op;
-        if (!n.inputs.empty()) j["inputs"] = n.inputs;
-        if (!n.attrs.values().empty()) {
-            json a = json::object();
-            for (const auto& [k, v] : n.attrs.values()) a[k] = attrToJson(v);
-            j["attrs"] = a;
-        }
-        if (!n.trainable) j["trainable"] = false;
-        if (n.lrMultiplier != 1.0) j["lr_multiplier"] = n.lrMultiplier;
-        if (!n.shareWeightsWith.empty()) j["share_weights_with"] = n.shareWeightsWith;
-        nodes.push_back(std::move(j));
-    }
+    for (const auto& n : p.graph.nodes) nodes.push_back(nodeToJson(n));
+    if (!p.layers.empty()) doc["layers"] = layerDefsToJson(p.layers);
     doc["graph"] = {{"nodes", nodes}};
     if (!p.graph.outputs.empty()) doc["graph"]["outputs"] = p.graph.outputs;
     doc["data"] = p.data;
@@ -262,6 +303,12 @@ std::string serializeProject(const Project& p) {
     if (!p.layout.empty()) doc["layout"] = p.layout;
     for (auto& [k, v] : p.extra.items()) doc[k] = v;
     return doc.dump(2) + "\n";
+}
+
+Result<Graph> modelGraph(const Project& project) {
+    auto g = expandLayers(project.graph, layerLibrary(project.layers));
+    if (!g.ok()) return locate(g.error(), project);
+    return g;
 }
 
 Status writeFileAtomic(const std::string& path, const std::string& bytes) {

@@ -233,7 +233,8 @@ Result<std::shared_ptr<Servable>> Servable::load(const std::string& dir, const s
                                                  ThreadPool& pool) {
     const fs::path folder(dir);
     KILN_ASSIGN(io::Project project, io::loadProject((folder / kModelGraphFile).string()));
-    auto analysed = ops::analyzeModel(project.graph);
+    KILN_ASSIGN(Graph graph, io::modelGraph(project));
+    auto analysed = ops::analyzeModel(graph);
     if (!analysed) return io::locate(std::move(analysed.error()), project);
     ops::ModelInfo model = std::move(analysed.value());
     exec::ParamStore params = exec::ParamStore::create(model, 0);

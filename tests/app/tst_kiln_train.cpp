@@ -182,6 +182,32 @@ private slots:
         QVERIFY(!r.err.contains(QStringLiteral("kiln-fetch-data")));
     }
 
+    // A project using a bundled composite layer trains; the summary lists the expanded nodes.
+    void trainsWithCompositeLayers() {
+        QByteArray nodes =
+            "    {\"name\": \"x\", \"op\": \"Input\", \"attrs\": {\"shape\": [4]}},\n"
+            "    {\"name\": \"hidden\", \"op\": \"DenseBNReLU\", \"inputs\": [\"x\"], \"attrs\": {\"units\": 8}},\n"
+            "    {\"name\": \"logits\", \"op\": \"Dense\", \"inputs\": [\"hidden\"], \"attrs\": {\"units\": 2}}";
+        QString path = write(m_dir, QStringLiteral("layers.kiln"), project(nodes));
+        Run s = runTrain({path, QStringLiteral("--summary")});
+        QCOMPARE(s.exitCode, 0);
+        QVERIFY2(s.out.contains(QStringLiteral("hidden/dense (Dense)")), qPrintable(s.out));
+        QVERIFY(s.out.contains(QStringLiteral("hidden/bn (BatchNormalization)")));
+        QString runDir = m_dir.filePath(QStringLiteral("layers_run"));
+        Run r = runTrain({path, QStringLiteral("--json"), QStringLiteral("--run-dir"), runDir});
+        QCOMPARE(r.exitCode, 0);
+        QJsonObject j = QJsonDocument::fromJson(r.out.trimmed().split(QLatin1Char('\n')).last().toUtf8()).object();
+        QVERIFY(j.value(QStringLiteral("val_accuracy")).toDouble() > 0.9);
+        QFile w(runDir + QStringLiteral("/weights.safetensors"));
+        QVERIFY(w.open(QIODevice::ReadOnly));
+        QVERIFY(w.readAll().contains("hidden/dense/kernel"));
+
+        // A bad instance attribute names the file, the line, the node and the attribute.
+        nodes.replace("\"units\": 8", "\"unit\": 8");
+        expectBadInput(project(nodes), {QStringLiteral("bad.kiln:6:"), QStringLiteral("\"hidden\""), QStringLiteral("\"unit\""),
+                                        QStringLiteral("DenseBNReLU")});
+    }
+
     void summary() {
         Run r = runTrain({example("fashion_mlp.kiln"), QStringLiteral("--summary")});
         QCOMPARE(r.exitCode, 0);

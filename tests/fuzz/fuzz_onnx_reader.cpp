@@ -3,7 +3,7 @@
 // a hang or a sanitizer report. With an empty corpus folder, the bundled examples (exported with
 // random weights) are written into it first as seeds.
 // kiln-fuzz-sources: engine/io/onnx_import.cpp engine/io/onnx_export.cpp engine/io/project.cpp
-// kiln-fuzz-libs: kiln_exec kiln_ops kiln_kernels kiln_graph kiln_core onnx_proto protobuf::libprotobuf
+// kiln-fuzz-libs: kiln_io kiln_exec kiln_ops kiln_kernels kiln_graph kiln_core onnx_proto protobuf::libprotobuf
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

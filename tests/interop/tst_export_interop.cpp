@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Exported models against the real tools: every bundled example (and an op-coverage model) is
-// written to a model repository; onnx.checker (full check), onnxruntime and
+// Exported models against the real tools: every bundled example (and an op-coverage model and one
+// built from composite layers) is written to a model repository; onnx.checker (full check), onnxruntime and
 // tf.saved_model.load(...).signatures["serving_default"] must accept it and reproduce Kiln's
 // outputs within 1e-4.
 #include <QtTest>
@@ -56,6 +56,20 @@ private slots:
                                     "cov.kiln");
         QVERIFY2(cov.ok(), cov.ok() ? "" : cov.error().toString().c_str());
         graphs.emplace_back("coverage", cov->graph);
+        // Composite layers export inline, with their expanded names ("res/conv1").
+        auto blocks = io::parseProject(R"({"format":"kiln-project","version":2,"name":"blocks","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[8,8,3]}},
+          {"name":"stem","op":"ConvBNReLU","inputs":["x"],"attrs":{"filters":6}},
+          {"name":"res","op":"ResidualBlock","inputs":["stem"],"attrs":{"filters":6}},
+          {"name":"down","op":"ResidualProjectionBlock","inputs":["res"],"attrs":{"filters":8}},
+          {"name":"pool","op":"GlobalAveragePooling2D","inputs":["down"]},
+          {"name":"head","op":"DenseBNReLU","inputs":["pool"],"attrs":{"units":5}},
+          {"name":"out","op":"Dense","inputs":["head"],"attrs":{"units":2}}],"outputs":["out"]}})",
+                                       "blocks.kiln");
+        QVERIFY2(blocks.ok(), blocks.ok() ? "" : blocks.error().toString().c_str());
+        auto blocksGraph = io::modelGraph(*blocks);
+        QVERIFY2(blocksGraph.ok(), blocksGraph.ok() ? "" : blocksGraph.error().toString().c_str());
+        graphs.emplace_back("composite_layers", *blocksGraph);
 
         for (auto& [name, graph] : graphs) {
             auto model = ops::analyzeModel(graph);

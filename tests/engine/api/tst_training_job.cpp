@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -35,12 +37,15 @@ void writePictures(const fs::path& dir, int level, int n) {
     }
 }
 
-io::Project folderProject(const std::string& device) {
+const char* kFlatNodes = R"(
+        {"name": "flat", "op": "Flatten", "inputs": ["image"]},
+        {"name": "logits", "op": "Dense", "inputs": ["flat"], "attrs": {"units": 2}})";
+
+// `nodes` follow the Input node "image" [6, 6, 1].
+io::Project folderProject(const std::string& device, const std::string& nodes = kFlatNodes) {
     const std::string text = R"({"format": "kiln-project", "version": 2, "name": "folder",
       "graph": {"nodes": [
-        {"name": "image", "op": "Input", "attrs": {"shape": [6, 6, 1]}},
-        {"name": "flat", "op": "Flatten", "inputs": ["image"]},
-        {"name": "logits", "op": "Dense", "inputs": ["flat"], "attrs": {"units": 2}}]},
+        {"name": "image", "op": "Input", "attrs": {"shape": [6, 6, 1]}},)" + nodes + R"(]},
       "data": {"format": "folder", "path": "pics", "transforms": [{"type": "normalize", "preset": "symmetric"}]},
       "training": {"epochs": 3, "batch_size": 8, "seed": 2, "device": ")" +
                              device + R"(", "optimizer": {"type": "adam", "learning_rate": 0.01},
@@ -173,6 +178,39 @@ private slots:
         else qputenv("XDG_DATA_HOME", xdg);
         fs::permissions(root, fs::perms::owner_all);
         fs::permissions(other, fs::perms::owner_all);
+    }
+
+    // The job trains the expanded graph of a project using composite layers; their errors come
+    // back naming the node and the attribute.
+    void compositeLayersTrain() {
+        QTemporaryDir tmp;
+        const fs::path root = tmp.path().toStdString();
+        writePictures(root / "pics" / "train" / "dark", 50, 8);
+        writePictures(root / "pics" / "train" / "light", 200, 8);
+        const std::string path = (root / "folder.kiln").string();
+        const std::string nodes = R"(
+        {"name": "stem", "op": "ConvBNReLU", "inputs": ["image"], "attrs": {"filters": 3}},
+        {"name": "pool", "op": "GlobalAveragePooling2D", "inputs": ["stem"]},
+        {"name": "logits", "op": "Dense", "inputs": ["pool"], "attrs": {"units": 2}})";
+        api::TrainingOptions o;
+        o.threads = 2;
+        o.epochs = 1;
+        auto job = api::TrainingJob::prepare(folderProject("cpu", nodes), path, o);
+        QVERIFY2(job.ok(), job.ok() ? "" : job.error().toString().c_str());
+        QVERIFY((*job)->trainer().model().graph.find("stem/conv") >= 0);
+        auto out = (*job)->run({});
+        QVERIFY2(out.ok(), out.ok() ? "" : out.error().toString().c_str());
+        std::ifstream weights(fs::path(out->runDir) / "weights.safetensors", std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(weights)), std::istreambuf_iterator<char>());
+        QVERIFY(bytes.find("stem/conv/kernel") != std::string::npos);
+
+        std::string bad = nodes;
+        bad.replace(bad.find("\"filters\": 3"), 12, "\"filters\": 0");
+        auto refused = api::TrainingJob::prepare(folderProject("cpu", bad), path, o);
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().node, std::string("stem"));
+        QCOMPARE(refused.error().param("attribute"), std::string("filters"));
+        QCOMPARE(refused.error().file, std::string("folder.kiln"));
     }
 
     void unavailableGpuIsRefusedBeforeTheData() {

@@ -11,6 +11,7 @@
 
 #include <fstream>
 
+#include "engine/io/project.h"
 #include "engine/ops/model.h"
 #include "engine/ops/summary.h"
 #include "ui/graph_editor/editor_commands.h"
@@ -112,6 +113,38 @@ private slots:
         // Cycles do not hang the layout.
         std::vector<std::vector<int>> loop = {{2}, {0}, {1}};
         QCOMPARE(layeredLayout(loop).size(), size_t(3));
+    }
+
+    // The editor does not edit composite layers yet, but it must not lose them: the project's
+    // "layers" section and the nodes using a layer survive open and save.
+    void compositeLayersSurviveSave() {
+        QTemporaryDir dir;
+        const QByteArray text = R"({
+  "format": "kiln-project", "version": 2,
+  "layers": [{"name": "Pair", "inputs": ["x"], "outputs": ["b"],
+              "attributes": [{"name": "units", "type": "int", "default": 4, "min": 1}],
+              "nodes": [{"name": "a", "op": "Dense", "inputs": ["x"], "attrs": {"units": {"$attr": "units"}}},
+                        {"name": "b", "op": "ReLU", "inputs": ["a"]}]}],
+  "graph": {"nodes": [
+    {"name": "x", "op": "Input", "attrs": {"shape": [3]}},
+    {"name": "p", "op": "Pair", "inputs": ["x"], "attrs": {"units": 6}},
+    {"name": "out", "op": "Dense", "inputs": ["p"], "attrs": {"units": 2}}]}
+})";
+        EditorDocument doc;
+        QVERIFY(doc.load(writeFile(dir, "layers.kiln", text)).ok());
+        QVERIFY(doc.setAttribute(id(doc, "out"), "units", AttrValue(int64_t{3})).ok());
+        const QString path = dir.filePath("saved.kiln");
+        QVERIFY(doc.save(path).ok());
+        auto back = kiln::engine::io::loadProject(path.toStdString());
+        QVERIFY2(back.ok(), back.ok() ? "" : back.error().toString().c_str());
+        QCOMPARE(back->layers.size(), size_t{1});
+        QCOMPARE(back->layers[0].name, std::string("Pair"));
+        QCOMPARE(back->layers[0].nodes[0].attrRefs.at("units"), std::string("units"));
+        QCOMPARE(back->graph.nodes[1].op, std::string("Pair"));
+        auto g = kiln::engine::io::modelGraph(*back);
+        QVERIFY2(g.ok(), g.ok() ? "" : g.error().toString().c_str());
+        QCOMPARE(g->node("p/a")->attrs.getInt("units"), int64_t{6});
+        QCOMPARE(g->node("out")->inputs, std::vector<std::string>{"p/b"});
     }
 
     void saveOpenRoundTripIsIdentical() {
