@@ -482,11 +482,28 @@ private:
         case OpKind::ReLU6:
         case OpKind::GELU:
         case OpKind::Sigmoid:
-        case OpKind::Tanh: {
+        case OpKind::Tanh:
+        case OpKind::SiLU:
+        case OpKind::HardSigmoid:
+        case OpKind::HardSwish:
+        case OpKind::Clip: {
             bool cf = isChannelFirst(in(0)) && m_vals[static_cast<size_t>(resolve(in(0)))].nhwc.empty();
             std::string src = cf ? cfOf(in(0)) : nhwcOf(in(0));
             std::string out = outName(i, cf);
             if (kind == OpKind::ReLU) add("Relu", {src}, {out}, node.name);
+            else if (kind == OpKind::SiLU) {
+                // x·sigmoid(x): ONNX has no Swish before opset 24.
+                std::string sig = fresh(node.name + "__sigmoid");
+                add("Sigmoid", {src}, {sig}, node.name + "/sigmoid");
+                add("Mul", {src, sig}, {out}, node.name);
+            } else if (kind == OpKind::HardSigmoid) {
+                auto* n = add("HardSigmoid", {src}, {out}, node.name);
+                attrFloat(n, "alpha", 1.0f / 6.0f);
+                attrFloat(n, "beta", 0.5f);
+            } else if (kind == OpKind::HardSwish) add("HardSwish", {src}, {out}, node.name);
+            else if (kind == OpKind::Clip)
+                add("Clip", {src, scalar(node.name + "/min", static_cast<float>(a.getFloat("min"))),
+                             scalar(node.name + "/max", static_cast<float>(a.getFloat("max")))}, {out}, node.name);
             else if (kind == OpKind::Sigmoid) add("Sigmoid", {src}, {out}, node.name);
             else if (kind == OpKind::Tanh) add("Tanh", {src}, {out}, node.name);
             else if (kind == OpKind::ReLU6)

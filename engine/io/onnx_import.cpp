@@ -837,8 +837,21 @@ private:
             if (attr(n, "max")) { KILN_ASSIGN(hi, attrFloat(n, "max", hi)); }
             if (lo == 0.f && hi == 6.f) return activationNode(n, "ReLU6", "relu6");
             if (lo == 0.f && std::isinf(hi) && hi > 0) return activationNode(n, "ReLU", "relu");
-            return unsupported(n.name(), "Clip is supported only as ReLU6 (0..6) or ReLU");
+            if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
+                return unsupported(n.name(), "Clip needs finite bounds with min < max (or min 0 alone, as ReLU)");
+            AttrMap a;
+            a.set("min", static_cast<double>(lo));
+            a.set("max", static_cast<double>(hi));
+            return activationNode(n, "Clip", "", a);
         }
+        if (op == "HardSigmoid") {
+            KILN_ASSIGN(float alpha, attrFloat(n, "alpha", 0.2f));
+            KILN_ASSIGN(float beta, attrFloat(n, "beta", 0.5f));
+            if (std::fabs(alpha - 1.0f / 6.0f) > 1e-6f || beta != 0.5f)
+                return unsupported(n.name(), "HardSigmoid is supported with alpha 1/6 and beta 0.5 (relu6(x + 3) / 6)");
+            return activationNode(n, "HardSigmoid", "");
+        }
+        if (op == "HardSwish") return activationNode(n, "HardSwish", "");
         if (op == "Gelu" || op == "GeluTanh") {
             bool approximate = op == "GeluTanh";
             if (!kiln) {

@@ -338,6 +338,20 @@ private:
         case OpKind::Tanh: out = unary("Tanh", n.name, in(0)); return {};
         case OpKind::Softmax: out = unary("Softmax", n.name, in(0)); return {};
         case OpKind::GELU: out = gelu(n.name, in(0), a.getBool("approximate")); return {};
+        case OpKind::SiLU: out = binary("Mul", n.name, in(0), unary("Sigmoid", n.name + "/sigmoid", in(0))); return {};
+        case OpKind::HardSigmoid:
+        case OpKind::HardSwish: {
+            // relu6(x + 3) / 6, times x for HardSwish.
+            std::string shifted = binary("AddV2", n.name + "/shift", in(0), scalarF(n.name + "/three", 3.0f));
+            std::string h = binary("Mul", kind == OpKind::HardSigmoid ? n.name : n.name + "/hard_sigmoid",
+                                   unary("Relu6", n.name + "/relu6", shifted), scalarF(n.name + "/sixth", 1.0f / 6.0f));
+            out = kind == OpKind::HardSigmoid ? h : binary("Mul", n.name, in(0), h);
+            return {};
+        }
+        case OpKind::Clip:
+            out = binary("Minimum", n.name, binary("Maximum", n.name + "/lower", in(0), scalarF(n.name + "/min", static_cast<float>(a.getFloat("min")))),
+                         scalarF(n.name + "/max", static_cast<float>(a.getFloat("max"))));
+            return {};
         case OpKind::LeakyReLU:
             out = node("LeakyRelu", n.name, {in(0)}, {{"T", attrType(DtFloat)}, {"alpha", attrFloat(static_cast<float>(a.getFloat("negative_slope")))}});
             return {};

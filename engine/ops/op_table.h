@@ -44,6 +44,10 @@ enum class OpKind : uint8_t {
     Sigmoid,
     Tanh,
     Softmax,
+    SiLU,
+    HardSigmoid,
+    HardSwish,
+    Clip,
     Embedding,
     SparseCategoricalCrossentropy,
     CategoricalCrossentropy,
@@ -51,7 +55,7 @@ enum class OpKind : uint8_t {
     MeanSquaredError,
     MeanAbsoluteError,
 };
-constexpr int kOpKindCount = 27;
+constexpr int kOpKindCount = 31;
 
 enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss };
 const char* categoryName(Category c);
@@ -142,7 +146,7 @@ std::vector<OpDef> coreOps();         // Input, Dense, Dropout, Flatten, Reshape
 std::vector<OpDef> convOps();         // Conv2D and pooling
 std::vector<OpDef> normOps();         // BatchNormalization, LayerNormalization
 std::vector<OpDef> mergeOps();        // Concatenate, Add, Multiply
-std::vector<OpDef> activationOps();   // ReLU ... Softmax
+std::vector<OpDef> activationOps();   // ReLU ... Softmax, SiLU, HardSigmoid, HardSwish, Clip
 std::vector<OpDef> lossOps();         // the losses
 
 // Shape-rule helpers shared by the families.

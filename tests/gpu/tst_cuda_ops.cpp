@@ -119,6 +119,12 @@ std::vector<Case> cases() {
     c.push_back(imgCase("sigmoid", R"({"name": "op", "op": "Sigmoid", "inputs": ["pre"]})", K::Sigmoid));
     c.push_back(imgCase("tanh", R"({"name": "op", "op": "Tanh", "inputs": ["pre"]})", K::Tanh));
     c.push_back(imgCase("softmax", R"({"name": "op", "op": "Softmax", "inputs": ["pre"]})", K::Softmax));
+    c.push_back(imgCase("silu", R"({"name": "op", "op": "SiLU", "inputs": ["pre"]})", K::SiLU));
+    c.push_back(imgCase("hard-sigmoid", R"({"name": "op", "op": "HardSigmoid", "inputs": ["pre"]})", K::HardSigmoid));
+    c.push_back(imgCase("hard-swish", R"({"name": "op", "op": "HardSwish", "inputs": ["pre"]})", K::HardSwish));
+    c.push_back(imgCase("clip",
+                        R"({"name": "op", "op": "Clip", "inputs": ["pre"], "attrs": {"min": -0.25, "max": 0.5}})",
+                        K::Clip));
     c.push_back(imgCase(
         "add3", R"({"name": "b", "op": "Conv2D", "inputs": ["x"], "attrs": {"filters": 4, "kernel_size": 1}},
       {"name": "op", "op": "Add", "inputs": ["pre", "b", "pre"]})",

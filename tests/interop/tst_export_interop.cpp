@@ -56,6 +56,23 @@ private slots:
                                     "cov.kiln");
         QVERIFY2(cov.ok(), cov.ok() ? "" : cov.error().toString().c_str());
         graphs.emplace_back("coverage", cov->graph);
+        // The ops of mobile and efficient backbones.
+        auto mobile = io::parseProject(R"({"format":"kiln-project","version":2,"name":"mobile","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[8,8,3]}},
+          {"name":"c","op":"Conv2D","inputs":["x"],"attrs":{"filters":6,"padding":"same"}},
+          {"name":"s","op":"SiLU","inputs":["c"]},
+          {"name":"hs","op":"HardSwish","inputs":["s"]},
+          {"name":"hsg","op":"HardSigmoid","inputs":["c"]},
+          {"name":"cl","op":"Clip","inputs":["hsg"],"attrs":{"min":0.2,"max":0.7}},
+          {"name":"m","op":"Multiply","inputs":["hs","cl"]},
+          {"name":"gap","op":"GlobalAveragePooling2D","inputs":["m"]},
+          {"name":"d","op":"Dense","inputs":["gap"],"attrs":{"units":5}},
+          {"name":"s2","op":"SiLU","inputs":["d"]},
+          {"name":"c2","op":"Clip","inputs":["s2"],"attrs":{"min":-0.2,"max":1.5}},
+          {"name":"out","op":"Dense","inputs":["c2"],"attrs":{"units":3}}],"outputs":["out","hs"]}})",
+                                       "mobile.kiln");
+        QVERIFY2(mobile.ok(), mobile.ok() ? "" : mobile.error().toString().c_str());
+        graphs.emplace_back("mobile", mobile->graph);
 
         for (auto& [name, graph] : graphs) {
             auto model = ops::analyzeModel(graph);

@@ -84,6 +84,12 @@ __device__ __forceinline__ float actF(Act a, float x, float alpha) {
         const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
         return 0.5f * x * (1.f + tanhf(u));
     }
+    case Act::SiLU:
+        return x / (1.f + expf(-x));
+    case Act::HardSigmoid:
+        return fminf(fmaxf(x + 3.f, 0.f), 6.f) * (1.f / 6.f);
+    case Act::HardSwish:
+        return x * fminf(fmaxf(x + 3.f, 0.f), 6.f) * (1.f / 6.f);
     }
     return x;
 }
@@ -113,6 +119,14 @@ __device__ __forceinline__ float actD(Act a, float x, float y, float alpha) {
         const float t = tanhf(u);
         return 0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * k0 * (1.f + 3.f * k1 * x * x);
     }
+    case Act::SiLU: {
+        const float sg = 1.f / (1.f + expf(-x));
+        return sg * (1.f + x * (1.f - sg));
+    }
+    case Act::HardSigmoid:
+        return (x > -3.f && x < 3.f) ? (1.f / 6.f) : 0.f;
+    case Act::HardSwish:
+        return x <= -3.f ? 0.f : (x >= 3.f ? 1.f : (2.f * x + 3.f) * (1.f / 6.f));
     }
     return 1.f;
 }
@@ -137,6 +151,15 @@ __global__ void mulBwdK(const float* a, const float* b, const float* dy, float* 
 }
 __global__ void scaleK(float* p, float f, int64_t n) {
     KILN_GRID_LOOP(i, n) p[i] *= f;
+}
+__global__ void clipK(const float* x, float* y, int64_t n, float lo, float hi) {
+    KILN_GRID_LOOP(i, n) {
+        const float v = x[i] < lo ? lo : x[i];  // compare-and-select keeps NaN
+        y[i] = v > hi ? hi : v;
+    }
+}
+__global__ void clipBwdK(const float* x, const float* dy, float* dx, int64_t n, float lo, float hi) {
+    KILN_GRID_LOOP(i, n) dx[i] += (x[i] > lo && x[i] < hi) ? dy[i] : 0.f;
 }
 
 __global__ void actFwdK(Act a, const float* x, float* y, int64_t n, float alpha) {
@@ -643,6 +666,12 @@ void multiplyBackward(const float* a, const float* b, const float* dy, float* da
 }
 void scale(float* p, float f, int64_t n, StreamHandle s) {
     if (n > 0) scaleK<<<blocksFor(n), kThreads, 0, s>>>(p, f, n);
+}
+void clip(const float* x, float* y, int64_t n, float lo, float hi, StreamHandle s) {
+    if (n > 0) clipK<<<blocksFor(n), kThreads, 0, s>>>(x, y, n, lo, hi);
+}
+void clipBackward(const float* x, const float* dy, float* dx, int64_t n, float lo, float hi, StreamHandle s) {
+    if (n > 0) clipBwdK<<<blocksFor(n), kThreads, 0, s>>>(x, dy, dx, n, lo, hi);
 }
 void activationForward(Act a, const float* x, float* y, int64_t n, float alpha, StreamHandle s) {
     if (n > 0) actFwdK<<<blocksFor(n), kThreads, 0, s>>>(a, x, y, n, alpha);

@@ -10,7 +10,7 @@
 
 namespace kiln::engine::cuda::k {
 
-enum class Act { Linear, ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, GeluExact, GeluTanh };
+enum class Act { Linear, ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, GeluExact, GeluTanh, SiLU, HardSigmoid, HardSwish };
 
 void fill(float* p, float value, int64_t n, StreamHandle s);
 void accumulate(const float* x, float* y, int64_t n, StreamHandle s);           // y += x
@@ -21,11 +21,14 @@ void multiplyBackward(const float* a, const float* b, const float* dy, float* da
                       StreamHandle s);
 void scale(float* p, float factor, int64_t n, StreamHandle s);
 
-// y = act(x) (y may equal x); dx += dy * act'(x or y). x must be given for ReLU6/LeakyReLU/GELU;
-// y for Sigmoid/Tanh; ReLU takes either.
+// y = act(x) (y may equal x); dx += dy * act'(x or y). x must be given for
+// ReLU6/LeakyReLU/GELU/SiLU/HardSigmoid/HardSwish; y for Sigmoid/Tanh; ReLU takes either.
 void activationForward(Act act, const float* x, float* y, int64_t n, float alpha, StreamHandle s);
 void activationBackward(Act act, const float* x, const float* y, const float* dy, float* dx, int64_t n,
                         float alpha, StreamHandle s);
+// y = min(max(x, lo), hi); dx += dy * [lo < x < hi].
+void clip(const float* x, float* y, int64_t n, float lo, float hi, StreamHandle s);
+void clipBackward(const float* x, const float* dy, float* dx, int64_t n, float lo, float hi, StreamHandle s);
 // y[r, c] += bias[c] then act, in place over [rows, cols].
 void biasActivation(float* y, const float* bias, int64_t rows, int64_t cols, Act act, float alpha,
                     StreamHandle s);

@@ -630,7 +630,8 @@ class ActKernel final : public CudaKernel {
 public:
     ActKernel(int64_t rows, int64_t cols, ActSpec a) : m_rows(rows), m_cols(cols), m_a(a) {}
     bool backwardNeedsInputs() const override {
-        return m_a.needsPre() || m_a.act == k::Act::ReLU6 || m_a.act == k::Act::LeakyReLU;
+        return m_a.needsPre() || m_a.act == k::Act::ReLU6 || m_a.act == k::Act::LeakyReLU ||
+               m_a.act == k::Act::SiLU || m_a.act == k::Act::HardSigmoid || m_a.act == k::Act::HardSwish;
     }
     bool backwardNeedsOutput() const override { return !backwardNeedsInputs(); }
     Status forward(const CudaIo& io) override {
@@ -660,6 +661,9 @@ Result<std::unique_ptr<CudaKernel>> actCuda(const ShapeContext& c, const Shape& 
     if constexpr (K == OpKind::Sigmoid) a.act = k::Act::Sigmoid;
     if constexpr (K == OpKind::Tanh) a.act = k::Act::Tanh;
     if constexpr (K == OpKind::Softmax) a.softmax = true;
+    if constexpr (K == OpKind::SiLU) a.act = k::Act::SiLU;
+    if constexpr (K == OpKind::HardSigmoid) a.act = k::Act::HardSigmoid;
+    if constexpr (K == OpKind::HardSwish) a.act = k::Act::HardSwish;
     if constexpr (K == OpKind::LeakyReLU) {
         a.act = k::Act::LeakyReLU;
         a.alpha = float(c.attrs.getFloat("negative_slope"));
@@ -668,6 +672,25 @@ Result<std::unique_ptr<CudaKernel>> actCuda(const ShapeContext& c, const Shape& 
         a.act = c.attrs.getBool("approximate") ? k::Act::GeluTanh : k::Act::GeluExact;
     const int64_t cols = out[-1];
     return make<ActKernel>(out.numel() / cols, cols, a);
+}
+class ClipKernel final : public CudaKernel {
+public:
+    ClipKernel(int64_t n, float lo, float hi) : m_n(n), m_lo(lo), m_hi(hi) {}
+    Status forward(const CudaIo& io) override {
+        k::clip(io.in[0], io.out, m_n, m_lo, m_hi, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0]) k::clipBackward(io.in[0], io.dOut, io.dIn[0], m_n, m_lo, m_hi, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n;
+    float m_lo, m_hi;
+};
+Result<std::unique_ptr<CudaKernel>> clipCuda(const ShapeContext& c, const Shape& out, const CudaBuildOptions&) {
+    return make<ClipKernel>(out.numel(), float(c.attrs.getFloat("min")), float(c.attrs.getFloat("max")));
 }
 bool softmaxSupports(const ShapeContext& c, const Shape& out) {
     const int64_t axis = c.attrs.getInt("axis");
@@ -773,6 +796,10 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::Sigmoid, nullptr, actCuda<OpKind::Sigmoid>},
         CudaOpRow{OpKind::Tanh, nullptr, actCuda<OpKind::Tanh>},
         CudaOpRow{OpKind::Softmax, softmaxSupports, actCuda<OpKind::Softmax>},
+        CudaOpRow{OpKind::SiLU, nullptr, actCuda<OpKind::SiLU>},
+        CudaOpRow{OpKind::HardSigmoid, nullptr, actCuda<OpKind::HardSigmoid>},
+        CudaOpRow{OpKind::HardSwish, nullptr, actCuda<OpKind::HardSwish>},
+        CudaOpRow{OpKind::Clip, nullptr, clipCuda},
         CudaOpRow{OpKind::Embedding, nullptr, embeddingCuda},
         CudaOpRow{OpKind::SparseCategoricalCrossentropy, fromLogits, lossCuda<LossKind::Sparse>},
         CudaOpRow{OpKind::CategoricalCrossentropy, fromLogits, lossCuda<LossKind::Categorical>},

@@ -171,6 +171,20 @@ private slots:
           {"name":"bn2","op":"BatchNormalization","inputs":["d"]},
           {"name":"out","op":"Dense","inputs":["bn2"],"attrs":{"units":2,"use_bias":false}}
         ])" << R"(["out","d"])";
+        QTest::newRow("mobile activations") << R"([
+          {"name":"x","op":"Input","attrs":{"shape":[8,8,3]}},
+          {"name":"c","op":"Conv2D","inputs":["x"],"attrs":{"filters":6,"padding":"same"}},
+          {"name":"s","op":"SiLU","inputs":["c"]},
+          {"name":"hs","op":"HardSwish","inputs":["s"]},
+          {"name":"hsg","op":"HardSigmoid","inputs":["c"]},
+          {"name":"cl","op":"Clip","inputs":["hsg"],"attrs":{"min":0.2,"max":0.7}},
+          {"name":"m","op":"Multiply","inputs":["hs","cl"]},
+          {"name":"gap","op":"GlobalAveragePooling2D","inputs":["m"]},
+          {"name":"d","op":"Dense","inputs":["gap"],"attrs":{"units":5}},
+          {"name":"s2","op":"SiLU","inputs":["d"]},
+          {"name":"c2","op":"Clip","inputs":["s2"],"attrs":{"min":-0.1,"max":0.3}},
+          {"name":"out","op":"Dense","inputs":["c2"],"attrs":{"units":3}}
+        ])" << R"(["out","hs"])";
     }
     void opCoverage() {
         QFETCH(QString, nodes);

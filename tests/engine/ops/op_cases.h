@@ -440,6 +440,30 @@ inline const std::vector<OpCase>& opCases() {
         invalid(K::Softmax, "Softmax rank 1", {}, {uniform({4})},
                 "expects a batch and at least one more dimension"),
 
+        valid(K::SiLU, "SiLU", {}, {uniform({3, 5}, -6, 6)}, {3, 5}),
+        valid(K::SiLU, "SiLU rank 4 large", {}, {uniform({2, 6, 6, 12}, -8, 8)}, {2, 6, 6, 12}),
+        invalid(K::SiLU, "SiLU beta", {{"beta", af(1.0)}}, {uniform({2, 3})}, "has no attribute \"beta\""),
+
+        valid(K::HardSigmoid, "HardSigmoid", {}, {uniform({4, 6}, -5, 5)}, {4, 6}),
+        valid(K::HardSigmoid, "HardSigmoid large", {}, {distinct({40, 50}, -30, 30)}, {40, 50}),
+        invalid(K::HardSigmoid, "HardSigmoid two inputs", {}, {uniform({2, 3}), uniform({2, 3})},
+                "takes 1 input(s) but has 2"),
+
+        valid(K::HardSwish, "HardSwish", {}, {uniform({4, 6}, -5, 5)}, {4, 6}),
+        valid(K::HardSwish, "HardSwish rank 4 large", {}, {distinct({2, 10, 10, 10}, -30, 30)}, {2, 10, 10, 10}),
+        invalid(K::HardSwish, "HardSwish no input", {}, {}, "takes 1 input(s) but has 0"),
+
+        valid(K::Clip, "Clip default", {}, {uniform({4, 6}, -2, 2)}, {4, 6}),
+        valid(K::Clip, "Clip 0..6 rank 4", {{"min", af(0.0)}, {"max", af(6.0)}}, {uniform({2, 3, 3, 4}, -8, 8)},
+              {2, 3, 3, 4}),
+        valid(K::Clip, "Clip asymmetric large", {{"min", af(-0.6)}, {"max", af(2.4)}}, {distinct({40, 50}, -30, 30)},
+              {40, 50}),
+        invalid(K::Clip, "Clip min above max", {{"min", af(2.0)}, {"max", af(1.0)}}, {uniform({2, 3})},
+                "needs min < max"),
+        invalid(K::Clip, "Clip equal bounds", {{"min", af(1.0)}, {"max", af(1.0)}}, {uniform({2, 3})},
+                "needs min < max"),
+        invalid(K::Clip, "Clip string bound", {{"max", as("six")}}, {uniform({2, 3})}, "must be a number"),
+
         // ---- Embedding ----
         valid(K::Embedding, "Embedding sequences", {{"input_dim", ai(5)}, {"output_dim", ai(3)}},
               {ids({3, 4}, 5)}, {3, 4, 3}),

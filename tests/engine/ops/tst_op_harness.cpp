@@ -414,6 +414,24 @@ void refElementwise(Ref& r, OpKind kind) {
         case OpKind::Tanh:
             x = std::tanh(x);
             break;
+        case OpKind::SiLU:
+            x = x * sigmoid(x);
+            break;
+        case OpKind::HardSigmoid:
+        case OpKind::HardSwish: {
+            r.nearKink(x + 3.0);
+            r.nearKink(x - 3.0);
+            const double h = std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+            x = kind == OpKind::HardSigmoid ? h : x * h;
+            break;
+        }
+        case OpKind::Clip: {
+            const double lo = r.attrs.getFloat("min"), hi = r.attrs.getFloat("max");
+            r.nearKink(x - lo);
+            r.nearKink(x - hi);
+            x = std::min(std::max(x, lo), hi);
+            break;
+        }
         default:
             break;
         }
@@ -537,6 +555,10 @@ void reference(OpKind kind, Ref& r) {
     case OpKind::GELU:
     case OpKind::Sigmoid:
     case OpKind::Tanh:
+    case OpKind::SiLU:
+    case OpKind::HardSigmoid:
+    case OpKind::HardSwish:
+    case OpKind::Clip:
         refElementwise(r, kind);
         break;
     case OpKind::Softmax:
