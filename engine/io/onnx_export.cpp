@@ -459,11 +459,32 @@ private:
             return {};
         }
         case OpKind::Add:
+        case OpKind::Subtract:
         case OpKind::Multiply: {
-            bool cf = val.rank > 2;
-            for (int p : ni.inputs) cf = cf && isChannelFirst(p);
+            // Multiply's channel scales ([N,C] or [N,1,1,C]) broadcast in either layout; an [N,C]
+            // one gets its unit axes back first.
+            const int rank = val.rank;
+            auto isScale = [&](size_t k) { return ni.inputShapes[k] != ni.output; };
+            bool cf = rank > 2;
+            for (size_t k = 0; k < ni.inputs.size(); ++k)
+                if (!isScale(k)) cf = cf && isChannelFirst(in(k));
             std::vector<std::string> ins;
-            for (int p : ni.inputs) ins.push_back(cf ? cfOf(p) : nhwcOf(p));
+            for (size_t k = 0; k < ni.inputs.size(); ++k) {
+                if (isScale(k) && ni.inputShapes[k].rank() == 2) {
+                    std::vector<int64_t> axes;
+                    for (int d = 0; d < rank - 2; ++d) axes.push_back(cf ? d + 2 : d + 1);
+                    std::string u = fresh(gnode(in(k)).name + "__scale");
+                    add("Unsqueeze", {nhwcOf(in(k)), initializerI64(node.name + "/axes", axes)}, {u},
+                        node.name + "/unsqueeze");
+                    ins.push_back(u);
+                } else {
+                    ins.push_back(cf ? cfOf(in(k)) : nhwcOf(in(k)));
+                }
+            }
+            if (kind == OpKind::Subtract) {
+                add("Sub", ins, {outName(i, cf)}, node.name);
+                return {};
+            }
             if (kind == OpKind::Add && ins.size() > 2) {
                 add("Sum", ins, {outName(i, cf)}, node.name);
                 return {};

@@ -7,6 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -556,9 +557,18 @@ private:
         std::vector<Ref> refs;
         for (int k = 0; k < n.input_size(); ++k) {
             KILN_ASSIGN(Ref r, ref(n, k));
-            if (!refs.empty() && (r.layout != refs[0].layout))
-                return unsupported(n.name(), n.op_type() + " inputs have different layouts");
             refs.push_back(r);
+        }
+        // Squeeze-and-excitation: a channel-first image times a pooled [N,C,1,1] scale is Kiln's
+        // Multiply of [N,H,W,C] by [N,C].
+        size_t full = 0;
+        for (size_t k = 0; k < refs.size(); ++k) {
+            if (refs[k].layout == refs[0].layout) continue;
+            const bool scale = op == "Multiply" && refs.size() == 2 &&
+                               ((refs[k].layout == Layout::Pooled11 && refs[0].layout == Layout::ChannelFirst) ||
+                                (refs[0].layout == Layout::Pooled11 && refs[k].layout == Layout::ChannelFirst));
+            if (!scale) return unsupported(n.name(), n.op_type() + " inputs have different layouts");
+            if (refs[k].layout == Layout::ChannelFirst) full = k;
         }
         if (refs.size() == 1) return setOutput(n, refs[0]);
         Node node;
@@ -567,7 +577,7 @@ private:
         for (const auto& r : refs) node.inputs.push_back(kname(r.node));
         std::set<std::string> distinct(node.inputs.begin(), node.inputs.end());
         KILN_ASSIGN(int idx, addNode(std::move(node)));
-        return setOutput(n, Ref{idx, refs[0].layout, refs[0].cfDims});
+        return setOutput(n, Ref{idx, refs[full].layout, refs[full].cfDims});
     }
 
     Status concat(const onnx::NodeProto& n) {
@@ -733,6 +743,34 @@ private:
         return setOutput(n, Ref{idx, Layout::Same, {}});
     }
 
+    // Unsqueeze of an [N,C] value to a 4-D per-channel scale: [N,C,1,1] (axes 2, 3) is the pooled
+    // channel-first form; [N,1,1,C] (axes 1, 2) a Reshape.
+    Status unsqueeze(const onnx::NodeProto& n) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        std::vector<int64_t> axes;
+        if (const Const* c = constant(n, 1)) {
+            if (!c->isInt) return parseError("Unsqueeze axes must be integers");
+            axes = c->i;
+        } else {
+            KILN_ASSIGN(axes, attrInts(n, "axes", {}));
+        }
+        for (auto& a : axes)
+            if (a < 0) a += 4;
+        std::sort(axes.begin(), axes.end());
+        if (x.layout != Layout::Same || kshape(x.node).rank() != 2)
+            return unsupported(n.name(), "Unsqueeze is supported only from an [N,C] value to 4 dimensions");
+        if (axes == std::vector<int64_t>{2, 3}) return setOutput(n, Ref{x.node, Layout::Pooled11, {}});
+        if (axes != std::vector<int64_t>{1, 2})
+            return unsupported(n.name(), "Unsqueeze is supported only with axes [1, 2] or [2, 3]");
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Reshape";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("target_shape", std::vector<int64_t>{1, 1, kshape(x.node)[1]});
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        return setOutput(n, Ref{idx, Layout::Same, {}});
+    }
+
     Status transpose(const onnx::NodeProto& n) {
         KILN_ASSIGN(Ref x, ref(n, 0));
         int rank = kshape(x.node).rank();
@@ -811,12 +849,18 @@ private:
             if (constant(n, 0) || constant(n, 1)) return unsupported(n.name(), "Mul by a constant is not supported");
             return merge(n, "Multiply");
         }
+        if (op == "Sub") {
+            if (n.input_size() != 2) return parseError("Sub needs two inputs");
+            if (constant(n, 0) || constant(n, 1)) return unsupported(n.name(), "Sub of a constant is not supported");
+            return merge(n, "Subtract");
+        }
         if (op == "Concat") return concat(n);
         if (op == "BatchNormalization") return batchNorm(n);
         if (op == "LayerNormalization") return layerNorm(n);
         if (op == "Flatten") return flatten(n);
         if (op == "Reshape") return reshape(n);
         if (op == "Transpose") return transpose(n);
+        if (op == "Unsqueeze") return unsqueeze(n);
         if (op == "Relu") return activationNode(n, "ReLU", "relu");
         if (op == "Sigmoid") return activationNode(n, "Sigmoid", "sigmoid");
         if (op == "Tanh") return activationNode(n, "Tanh", "tanh");

@@ -326,12 +326,23 @@ private:
         }
         case OpKind::Add:
         case OpKind::Multiply: {
-            std::string acc = in(0);
+            // Multiply's [N,C] channel scales become [N,1,...,1,C] so that Mul broadcasts them.
+            auto operand = [&](size_t k) {
+                const Shape& s = info.inputShapes[k];
+                if (s == info.output || s.rank() != 2) return in(k);
+                std::vector<int32_t> dims(static_cast<size_t>(info.output.rank()), 1);
+                dims.front() = -1;
+                dims.back() = static_cast<int32_t>(info.output[-1]);
+                return node("Reshape", n.name + "/scale" + std::to_string(k), {in(k), constI32(n.name + "/scale_shape", dims)},
+                            {{"T", attrType(DtFloat)}, {"Tshape", attrType(DtInt32)}});
+            };
+            std::string acc = operand(0);
             for (size_t k = 1; k < info.inputs.size(); ++k)
-                acc = binary(kind == OpKind::Add ? "AddV2" : "Mul", k + 1 == info.inputs.size() ? n.name : n.name + "/part", acc, in(k));
+                acc = binary(kind == OpKind::Add ? "AddV2" : "Mul", k + 1 == info.inputs.size() ? n.name : n.name + "/part", acc, operand(k));
             out = acc;
             return {};
         }
+        case OpKind::Subtract: out = binary("Sub", n.name, in(0), in(1)); return {};
         case OpKind::ReLU: out = unary("Relu", n.name, in(0)); return {};
         case OpKind::ReLU6: out = unary("Relu6", n.name, in(0)); return {};
         case OpKind::Sigmoid: out = unary("Sigmoid", n.name, in(0)); return {};

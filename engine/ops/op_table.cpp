@@ -28,6 +28,7 @@ constexpr std::array<KindName, kOpKindCount> kNames{{
     {OpKind::Reshape, "Reshape"},
     {OpKind::Concatenate, "Concatenate"},
     {OpKind::Add, "Add"},
+    {OpKind::Subtract, "Subtract"},
     {OpKind::Multiply, "Multiply"},
     {OpKind::ReLU, "ReLU"},
     {OpKind::LeakyReLU, "LeakyReLU"},

@@ -36,6 +36,7 @@ enum class OpKind : uint8_t {
     Reshape,
     Concatenate,
     Add,
+    Subtract,
     Multiply,
     ReLU,
     LeakyReLU,
@@ -55,7 +56,7 @@ enum class OpKind : uint8_t {
     MeanSquaredError,
     MeanAbsoluteError,
 };
-constexpr int kOpKindCount = 31;
+constexpr int kOpKindCount = 32;
 
 enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss };
 const char* categoryName(Category c);
@@ -145,7 +146,7 @@ Result<AttrMap> resolveAttrs(const OpDef& def, const Node& node);
 std::vector<OpDef> coreOps();         // Input, Dense, Dropout, Flatten, Reshape, Embedding
 std::vector<OpDef> convOps();         // Conv2D and pooling
 std::vector<OpDef> normOps();         // BatchNormalization, LayerNormalization
-std::vector<OpDef> mergeOps();        // Concatenate, Add, Multiply
+std::vector<OpDef> mergeOps();        // Concatenate, Add, Subtract, Multiply
 std::vector<OpDef> activationOps();   // ReLU ... Softmax, SiLU, HardSigmoid, HardSwish, Clip
 std::vector<OpDef> lossOps();         // the losses
 

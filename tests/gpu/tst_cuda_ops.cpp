@@ -135,6 +135,17 @@ std::vector<Case> cases() {
       {"name": "op", "op": "Multiply", "inputs": ["pre", "b"]})",
                 K::Multiply));
     c.push_back(
+        imgCase("multiply-channel-scale",
+                R"({"name": "g", "op": "GlobalAveragePooling2D", "inputs": ["pre"]},
+      {"name": "sc", "op": "Dense", "inputs": ["g"], "attrs": {"units": 4, "activation": "sigmoid"}},
+      {"name": "op", "op": "Multiply", "inputs": ["pre", "sc"]})",
+                K::Multiply));
+    c.push_back(
+        imgCase("subtract",
+                R"({"name": "b", "op": "Conv2D", "inputs": ["x"], "attrs": {"filters": 4, "kernel_size": 1}},
+      {"name": "op", "op": "Subtract", "inputs": ["pre", "b"]})",
+                K::Subtract));
+    c.push_back(
         imgCase("concat-channels",
                 R"({"name": "b", "op": "Conv2D", "inputs": ["x"], "attrs": {"filters": 2, "kernel_size": 1}},
       {"name": "op", "op": "Concatenate", "inputs": ["pre", "b"]})",

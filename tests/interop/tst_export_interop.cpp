@@ -66,10 +66,18 @@ private slots:
           {"name":"cl","op":"Clip","inputs":["hsg"],"attrs":{"min":0.2,"max":0.7}},
           {"name":"m","op":"Multiply","inputs":["hs","cl"]},
           {"name":"gap","op":"GlobalAveragePooling2D","inputs":["m"]},
-          {"name":"d","op":"Dense","inputs":["gap"],"attrs":{"units":5}},
+          {"name":"ex","op":"Dense","inputs":["gap"],"attrs":{"units":6,"activation":"sigmoid"}},
+          {"name":"se","op":"Multiply","inputs":["m","ex"]},
+          {"name":"exr","op":"Reshape","inputs":["ex"],"attrs":{"target_shape":[1,1,6]}},
+          {"name":"se2","op":"Multiply","inputs":["exr","c"]},
+          {"name":"sub","op":"Subtract","inputs":["se","se2"]},
+          {"name":"ex3","op":"Dense","inputs":["gap"],"attrs":{"units":3,"activation":"sigmoid"}},
+          {"name":"xs","op":"Multiply","inputs":["x","ex3"]},
+          {"name":"gap2","op":"GlobalAveragePooling2D","inputs":["sub"]},
+          {"name":"d","op":"Dense","inputs":["gap2"],"attrs":{"units":5}},
           {"name":"s2","op":"SiLU","inputs":["d"]},
           {"name":"c2","op":"Clip","inputs":["s2"],"attrs":{"min":-0.2,"max":1.5}},
-          {"name":"out","op":"Dense","inputs":["c2"],"attrs":{"units":3}}],"outputs":["out","hs"]}})",
+          {"name":"out","op":"Dense","inputs":["c2"],"attrs":{"units":3}}],"outputs":["out","hs","xs"]}})",
                                        "mobile.kiln");
         QVERIFY2(mobile.ok(), mobile.ok() ? "" : mobile.error().toString().c_str());
         graphs.emplace_back("mobile", mobile->graph);

@@ -152,6 +152,33 @@ __global__ void mulBwdK(const float* a, const float* b, const float* dy, float* 
 __global__ void scaleK(float* p, float f, int64_t n) {
     KILN_GRID_LOOP(i, n) p[i] *= f;
 }
+__global__ void subK(const float* a, const float* b, float* y, int64_t n) {
+    KILN_GRID_LOOP(i, n) y[i] = a[i] - b[i];
+}
+__global__ void subBwdK(const float* dy, float* da, float* db, int64_t n) {
+    KILN_GRID_LOOP(i, n) {
+        if (da) da[i] += dy[i];
+        if (db) db[i] -= dy[i];
+    }
+}
+__global__ void mulChK(const float* x, const float* v, float* y, int64_t total, int64_t positions, int64_t c) {
+    KILN_GRID_LOOP(i, total) y[i] = x[i] * v[(i / (positions * c)) * c + i % c];
+}
+__global__ void mulChBwdXK(const float* v, const float* dy, float* dx, int64_t total, int64_t positions, int64_t c) {
+    KILN_GRID_LOOP(i, total) dx[i] += dy[i] * v[(i / (positions * c)) * c + i % c];
+}
+// One thread per (sample, channel): neighbouring threads read neighbouring channels.
+__global__ void mulChBwdVK(const float* x, const float* dy, float* dv, int64_t n, int64_t positions, int64_t c) {
+    KILN_GRID_LOOP(j, n * c) {
+        const int64_t b = j / c, ch = j % c;
+        float acc = 0.f;
+        for (int64_t p = 0; p < positions; ++p) {
+            const int64_t i = (b * positions + p) * c + ch;
+            acc += dy[i] * x[i];
+        }
+        dv[j] += acc;
+    }
+}
 __global__ void clipK(const float* x, float* y, int64_t n, float lo, float hi) {
     KILN_GRID_LOOP(i, n) {
         const float v = x[i] < lo ? lo : x[i];  // compare-and-select keeps NaN
@@ -666,6 +693,24 @@ void multiplyBackward(const float* a, const float* b, const float* dy, float* da
 }
 void scale(float* p, float f, int64_t n, StreamHandle s) {
     if (n > 0) scaleK<<<blocksFor(n), kThreads, 0, s>>>(p, f, n);
+}
+void subtract(const float* a, const float* b, float* y, int64_t n, StreamHandle s) {
+    if (n > 0) subK<<<blocksFor(n), kThreads, 0, s>>>(a, b, y, n);
+}
+void subtractBackward(const float* dy, float* da, float* db, int64_t n, StreamHandle s) {
+    if (n > 0 && (da || db)) subBwdK<<<blocksFor(n), kThreads, 0, s>>>(dy, da, db, n);
+}
+void multiplyChannels(const float* x, const float* v, float* y, int64_t n, int64_t positions, int64_t c,
+                      StreamHandle s) {
+    const int64_t total = n * positions * c;
+    if (total > 0) mulChK<<<blocksFor(total), kThreads, 0, s>>>(x, v, y, total, positions, c);
+}
+void multiplyChannelsBackward(const float* x, const float* v, const float* dy, float* dx, float* dv, int64_t n,
+                              int64_t positions, int64_t c, StreamHandle s) {
+    const int64_t total = n * positions * c;
+    if (total <= 0) return;
+    if (dx) mulChBwdXK<<<blocksFor(total), kThreads, 0, s>>>(v, dy, dx, total, positions, c);
+    if (dv) mulChBwdVK<<<blocksFor(n * c), kThreads, 0, s>>>(x, dy, dv, n, positions, c);
 }
 void clip(const float* x, float* y, int64_t n, float lo, float hi, StreamHandle s) {
     if (n > 0) clipK<<<blocksFor(n), kThreads, 0, s>>>(x, y, n, lo, hi);

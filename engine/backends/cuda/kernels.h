@@ -20,6 +20,15 @@ void multiply(const float* a, const float* b, float* y, int64_t n, StreamHandle 
 void multiplyBackward(const float* a, const float* b, const float* dy, float* da, float* db, int64_t n,
                       StreamHandle s);
 void scale(float* p, float factor, int64_t n, StreamHandle s);
+// y = a - b; da += dy, db -= dy (either may be null).
+void subtract(const float* a, const float* b, float* y, int64_t n, StreamHandle s);
+void subtractBackward(const float* dy, float* da, float* db, int64_t n, StreamHandle s);
+// Channel scaling over [n, positions, c]: y = x * v[sample, channel] (v [n, c]); backward
+// dx += dy * v and dv[b, ch] += Σ_p dy * x (either may be null).
+void multiplyChannels(const float* x, const float* v, float* y, int64_t n, int64_t positions, int64_t c,
+                      StreamHandle s);
+void multiplyChannelsBackward(const float* x, const float* v, const float* dy, float* dx, float* dv, int64_t n,
+                              int64_t positions, int64_t c, StreamHandle s);
 
 // y = act(x) (y may equal x); dx += dy * act'(x or y). x must be given for
 // ReLU6/LeakyReLU/GELU/SiLU/HardSigmoid/HardSwish; y for Sigmoid/Tanh; ReLU takes either.

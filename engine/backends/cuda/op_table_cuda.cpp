@@ -570,6 +570,41 @@ public:
 private:
     int64_t m_n;
 };
+// Two inputs: one full-size, one an [N,C] (or [N,1,1,C]) channel scale.
+class ChannelScaleKernel final : public CudaKernel {
+public:
+    ChannelScaleKernel(int64_t n, int64_t positions, int64_t c, int full)
+        : m_n(n), m_positions(positions), m_c(c), m_full(full) {}
+    Status forward(const CudaIo& io) override {
+        k::multiplyChannels(io.in[m_full], io.in[1 - m_full], io.out, m_n, m_positions, m_c, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        k::multiplyChannelsBackward(io.in[m_full], io.in[1 - m_full], io.dOut, io.dIn[m_full], io.dIn[1 - m_full],
+                                    m_n, m_positions, m_c, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n, m_positions, m_c;
+    int m_full;  // which input is full-size
+};
+class SubtractKernel final : public CudaKernel {
+public:
+    explicit SubtractKernel(int64_t n) : m_n(n) {}
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::subtract(io.in[0], io.in[1], io.out, m_n, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        k::subtractBackward(io.dOut, io.dIn[0], io.dIn[1], m_n, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n;
+};
 class ConcatKernel final : public CudaKernel {
 public:
     ConcatKernel(int64_t outer, std::vector<int64_t> inners) : m_outer(outer), m_inners(std::move(inners)) {
@@ -603,16 +638,23 @@ private:
 Result<std::unique_ptr<CudaKernel>> addCuda(const ShapeContext&, const Shape& out, const CudaBuildOptions&) {
     return make<AddKernel>(out.numel());
 }
-Result<std::unique_ptr<CudaKernel>> mulCuda(const ShapeContext&, const Shape& out, const CudaBuildOptions&) {
-    return make<MultiplyKernel>(out.numel());
+Result<std::unique_ptr<CudaKernel>> mulCuda(const ShapeContext& c, const Shape& out, const CudaBuildOptions&) {
+    if (c.inputs[0].numel() == c.inputs[1].numel()) return make<MultiplyKernel>(out.numel());
+    const int full = c.inputs[0].numel() == out.numel() ? 0 : 1;
+    const int64_t n = out[0], ch = out[-1];
+    return make<ChannelScaleKernel>(n, out.numel() / (n * ch), ch, full);
+}
+Result<std::unique_ptr<CudaKernel>> subCuda(const ShapeContext&, const Shape& out, const CudaBuildOptions&) {
+    return make<SubtractKernel>(out.numel());
 }
 bool sameShapes(const ShapeContext& c, const Shape& out) {
     for (const auto& s : c.inputs)
         if (s.numel() != out.numel()) return false;
     return true;
 }
+// Two inputs of one shape, or one of them a channel scale (the op's shape rule checked which).
 bool mulSupports(const ShapeContext& c, const Shape& out) {
-    return c.inputs.size() == 2 && sameShapes(c, out);
+    return c.inputs.size() == 2 && (c.inputs[0].numel() == out.numel() || c.inputs[1].numel() == out.numel());
 }
 Result<std::unique_ptr<CudaKernel>> concatCuda(const ShapeContext& c, const Shape& out,
                                                const CudaBuildOptions&) {
@@ -788,6 +830,7 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
             [](const ShapeContext&, const Shape&, const CudaBuildOptions&) { return make<AliasKernel>(); }},
         CudaOpRow{OpKind::Concatenate, nullptr, concatCuda},
         CudaOpRow{OpKind::Add, sameShapes, addCuda},
+        CudaOpRow{OpKind::Subtract, nullptr, subCuda},
         CudaOpRow{OpKind::Multiply, mulSupports, mulCuda},
         CudaOpRow{OpKind::ReLU, nullptr, actCuda<OpKind::ReLU>},
         CudaOpRow{OpKind::LeakyReLU, nullptr, actCuda<OpKind::LeakyReLU>},

@@ -185,6 +185,21 @@ private slots:
           {"name":"c2","op":"Clip","inputs":["s2"],"attrs":{"min":-0.1,"max":0.3}},
           {"name":"out","op":"Dense","inputs":["c2"],"attrs":{"units":3}}
         ])" << R"(["out","hs"])";
+        QTest::newRow("squeeze and excitation") << R"([
+          {"name":"x","op":"Input","attrs":{"shape":[6,6,4]}},
+          {"name":"c","op":"Conv2D","inputs":["x"],"attrs":{"filters":8,"padding":"same","activation":"relu"}},
+          {"name":"g","op":"GlobalAveragePooling2D","inputs":["c"]},
+          {"name":"sq","op":"Dense","inputs":["g"],"attrs":{"units":2,"activation":"relu"}},
+          {"name":"ex","op":"Dense","inputs":["sq"],"attrs":{"units":8,"activation":"sigmoid"}},
+          {"name":"se","op":"Multiply","inputs":["c","ex"]},
+          {"name":"r","op":"Reshape","inputs":["ex"],"attrs":{"target_shape":[1,1,8]}},
+          {"name":"se2","op":"Multiply","inputs":["r","se"]},
+          {"name":"sub","op":"Subtract","inputs":["se2","c"]},
+          {"name":"ex4","op":"Dense","inputs":["g"],"attrs":{"units":4,"activation":"sigmoid"}},
+          {"name":"m3","op":"Multiply","inputs":["x","ex4"]},
+          {"name":"f","op":"Flatten","inputs":["sub"]},
+          {"name":"out","op":"Dense","inputs":["f"],"attrs":{"units":3}}
+        ])" << R"(["out","m3","se"])";
     }
     void opCoverage() {
         QFETCH(QString, nodes);

@@ -381,11 +381,24 @@ void refConcat(Ref& r) {
     }
 }
 
+// Add and Multiply over inputs of the output's shape; a Multiply input with fewer elements is a
+// per-(sample, channel) scale [N,C] or [N,1,1,C].
 void refMerge(Ref& r, bool multiply) {
+    const size_t total = sz(r.outShape.numel());
+    const int64_t perSample = r.outShape.numel() / r.outShape[0], c = r.outShape[-1];
+    r.out.assign(total, multiply ? 1.0 : 0.0);
+    for (size_t k = 0; k < r.in.size(); ++k)
+        for (size_t i = 0; i < total; ++i) {
+            const bool full = r.in[k].size() == total;
+            const int64_t flat = static_cast<int64_t>(i);
+            const double v = full ? r.in[k][i] : r.in[k][sz(flat / perSample * c + flat % c)];
+            r.out[i] = multiply ? r.out[i] * v : r.out[i] + v;
+        }
+}
+
+void refSubtract(Ref& r) {
     r.out = r.in[0];
-    for (size_t k = 1; k < r.in.size(); ++k)
-        for (size_t i = 0; i < r.out.size(); ++i)
-            r.out[i] = multiply ? r.out[i] * r.in[k][i] : r.out[i] + r.in[k][i];
+    for (size_t i = 0; i < r.out.size(); ++i) r.out[i] -= r.in[1][i];
 }
 
 void refElementwise(Ref& r, OpKind kind) {
@@ -548,6 +561,9 @@ void reference(OpKind kind, Ref& r) {
         break;
     case OpKind::Multiply:
         refMerge(r, true);
+        break;
+    case OpKind::Subtract:
+        refSubtract(r);
         break;
     case OpKind::ReLU:
     case OpKind::LeakyReLU:
