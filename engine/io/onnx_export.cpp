@@ -415,6 +415,68 @@ private:
             }
             return {};
         }
+        case OpKind::GlobalMaxPooling2D: {
+            if (isChannelFirst(in(0))) {
+                std::string pooled = fresh(node.name + "__pooled");
+                add("GlobalMaxPool", {cfOf(in(0))}, {pooled}, node.name);
+                auto* f = add("Flatten", {pooled}, {outName(i, false)}, node.name + "/flatten");
+                attrInt(f, "axis", 1);
+            } else {
+                auto* n = add("ReduceMax", {nhwcOf(in(0))}, {outName(i, false)}, node.name);
+                attrInts(n, "axes", {1, 2});
+                attrInt(n, "keepdims", 0);
+            }
+            return {};
+        }
+        case OpKind::ZeroPadding2D: {
+            const auto& p = a.getInts("padding");  // top, bottom, left, right
+            const bool cf = isChannelFirst(in(0));
+            // ONNX pads: all begins, then all ends, per axis of the value's layout.
+            std::vector<int64_t> pads = cf ? std::vector<int64_t>{0, 0, p[0], p[2], 0, 0, p[1], p[3]}
+                                           : std::vector<int64_t>{0, p[0], p[2], 0, 0, p[1], p[3], 0};
+            auto* n = add("Pad", {cf ? cfOf(in(0)) : nhwcOf(in(0)), initializerI64(node.name + "/pads", pads)},
+                          {outName(i, cf)}, node.name);
+            n->add_attribute()->CopyFrom([] {
+                onnx::AttributeProto m;
+                m.set_name("mode");
+                m.set_type(onnx::AttributeProto::STRING);
+                m.set_s("constant");
+                return m;
+            }());
+            return {};
+        }
+        case OpKind::UpSampling2D: {
+            const auto& sz = a.getInts("size");
+            const bool bilinear = a.getString("interpolation") == "bilinear";
+            const std::vector<float> scales{1.0f, 1.0f, static_cast<float>(sz[0]), static_cast<float>(sz[1])};
+            auto* n = add("Resize", {cfOf(in(0)), "", initializer(node.name + "/scales", {4}, scales.data())},
+                          {outName(i, true)}, node.name);
+            auto str = [&](const char* name, const char* v) {
+                auto* at = n->add_attribute();
+                at->set_name(name);
+                at->set_type(onnx::AttributeProto::STRING);
+                at->set_s(v);
+            };
+            if (bilinear) {
+                str("mode", "linear");
+                str("coordinate_transformation_mode", "half_pixel");
+            } else {
+                str("mode", "nearest");
+                str("coordinate_transformation_mode", "asymmetric");
+                str("nearest_mode", "floor");
+            }
+            return {};
+        }
+        case OpKind::Rescaling: {
+            bool cf = isChannelFirst(in(0)) && m_vals[static_cast<size_t>(resolve(in(0)))].nhwc.empty();
+            std::string src = cf ? cfOf(in(0)) : nhwcOf(in(0));
+            std::string scaled = fresh(node.name + "__scaled");
+            add("Mul", {src, scalar(node.name + "/scale", static_cast<float>(a.getFloat("scale")))}, {scaled},
+                node.name + "/scale");
+            add("Add", {scaled, scalar(node.name + "/offset", static_cast<float>(a.getFloat("offset")))},
+                {outName(i, cf)}, node.name);
+            return {};
+        }
         case OpKind::BatchNormalization: {
             bool cf = val.rank > 2;
             std::string src = cf ? cfOf(in(0)) : nhwcOf(in(0));

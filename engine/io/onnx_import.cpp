@@ -543,6 +543,26 @@ private:
         return setOutput(n, x);
     }
 
+    // x·scale + offset with scalar constants: a Rescaling layer. An offset added right after a
+    // Rescaling that has none (and no other reader) joins it.
+    Status rescale(const onnx::NodeProto& n, const Ref& x, double scale, double offset, const std::string& input) {
+        if (x.layout == Layout::FlatChannelFirst)
+            return unsupported(n.name(), n.op_type() + " on a channel-first flatten is not supported");
+        Node& prod = m_out.graph.nodes[static_cast<size_t>(x.node)];
+        if (scale == 1.0 && prod.op == "Rescaling" && prod.attrs.getFloat("offset") == 0.0 && m_uses[input] == 1) {
+            prod.attrs.set("offset", offset);
+            return setOutput(n, x);
+        }
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Rescaling";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("scale", scale);
+        node.attrs.set("offset", offset);
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        return setOutput(n, Ref{idx, x.layout, x.cfDims});
+    }
+
     Status merge(const onnx::NodeProto& n, const std::string& op) {
         if (n.input_size() < 1) return parseError(n.op_type() + " needs inputs");
         if (op == "Add" && n.input_size() == 2) {
@@ -551,7 +571,9 @@ private:
             if (c0 && c1) return unsupported(n.name(), "Add of two constants is not supported");
             if (c0 || c1) {
                 KILN_ASSIGN(Ref x, ref(n, c0 ? 1 : 0));
-                return biasAdd(n, x, c0 ? *c0 : *c1);
+                const Const& c = c0 ? *c0 : *c1;
+                if (c.numel() == 1 && !c.isInt) return rescale(n, x, 1.0, c.f[0], n.input(c0 ? 1 : 0));
+                return biasAdd(n, x, c);
             }
         }
         std::vector<Ref> refs;
@@ -846,7 +868,13 @@ private:
         if (op == "Add") return merge(n, "Add");
         if (op == "Sum") return merge(n, "Add");
         if (op == "Mul") {
-            if (constant(n, 0) || constant(n, 1)) return unsupported(n.name(), "Mul by a constant is not supported");
+            const Const* c0 = constant(n, 0);
+            const Const* c1 = constant(n, 1);
+            if ((c0 && !c1 && c0->numel() == 1 && !c0->isInt) || (c1 && !c0 && c1->numel() == 1 && !c1->isInt)) {
+                KILN_ASSIGN(Ref x, ref(n, c0 ? 1 : 0));
+                return rescale(n, x, (c0 ? c0 : c1)->f[0], 0.0, n.input(c0 ? 1 : 0));
+            }
+            if (c0 || c1) return unsupported(n.name(), "Mul by a constant is supported only for a scalar");
             return merge(n, "Multiply");
         }
         if (op == "Sub") {
@@ -933,7 +961,71 @@ private:
             KILN_ASSIGN(int idx, addNode(std::move(node)));
             return setOutput(n, Ref{idx, Layout::Pooled11, {}});
         }
-        if (op == "ReduceMean") {
+        if (op == "Pad") {
+            KILN_ASSIGN(Ref x, ref(n, 0));
+            KILN_ASSIGN(std::string mode, attrString(n, "mode", "constant"));
+            if (mode != "constant") return unsupported(n.name(), "Pad is supported only in constant mode");
+            if (const Const* v = constant(n, 2); v && (v->f.size() != 1 || v->f[0] != 0.f))
+                return unsupported(n.name(), "Pad is supported only with the value 0");
+            if (n.input_size() > 3 && !n.input(3).empty()) return unsupported(n.name(), "Pad with axes is not supported");
+            KILN_ASSIGN(const Const* pc, needConst(n, 1, "the pads"));
+            const auto& p = pc->i;
+            const bool cf = x.layout == Layout::ChannelFirst, nhwc = x.layout == Layout::Same;
+            if (kshape(x.node).rank() != 4 || p.size() != 8 || !(cf || nhwc))
+                return unsupported(n.name(), "Pad is supported on 4-D images only");
+            // Spatial axes of the value's layout: 2, 3 channel-first, 1, 2 channels-last.
+            const size_t ay = cf ? 2 : 1, ax = cf ? 3 : 2, ac = cf ? 1 : 3;
+            if (p[0] || p[4] || p[ac] || p[ac + 4]) return unsupported(n.name(), "Pad of the batch or channel axis is not supported");
+            for (int64_t v : p)
+                if (v < 0) return unsupported(n.name(), "Pad with negative pads (cropping) is not supported");
+            Node node;
+            node.name = nameFor(n);
+            node.op = "ZeroPadding2D";
+            node.inputs = {kname(x.node)};
+            node.attrs.set("padding", std::vector<int64_t>{p[ay], p[ay + 4], p[ax], p[ax + 4]});
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            return setOutput(n, Ref{idx, x.layout, {}});
+        }
+        if (op == "Resize") {
+            KILN_ASSIGN(Ref x, ref(n, 0));
+            if (x.layout != Layout::ChannelFirst || kshape(x.node).rank() != 4)
+                return unsupported(n.name(), "Resize needs a channel-first 4-D input");
+            if (n.input_size() > 3 && !n.input(3).empty()) return unsupported(n.name(), "Resize with sizes is not supported; give scales");
+            KILN_ASSIGN(const Const* sc, needConst(n, 2, "the scales"));
+            const auto& f = sc->f;
+            if (f.size() != 4 || f[0] != 1.f || f[1] != 1.f || f[2] < 1.f || f[3] < 1.f || f[2] != std::floor(f[2]) ||
+                f[3] != std::floor(f[3]) || f[2] > 64.f || f[3] > 64.f)
+                return unsupported(n.name(), "Resize is supported as upsampling of height and width by whole factors");
+            KILN_ASSIGN(std::string mode, attrString(n, "mode", "nearest"));
+            KILN_ASSIGN(std::string coord, attrString(n, "coordinate_transformation_mode", "half_pixel"));
+            KILN_ASSIGN(std::string nearest, attrString(n, "nearest_mode", "round_prefer_floor"));
+            std::string interpolation;
+            if (mode == "nearest" && (coord == "asymmetric" && nearest == "floor")) interpolation = "nearest";
+            else if (mode == "linear" && (coord == "half_pixel" || coord == "pytorch_half_pixel")) interpolation = "bilinear";
+            else
+                return unsupported(n.name(), "Resize is supported as nearest (asymmetric, floor) or linear (half_pixel)");
+            Node node;
+            node.name = nameFor(n);
+            node.op = "UpSampling2D";
+            node.inputs = {kname(x.node)};
+            node.attrs.set("size", std::vector<int64_t>{static_cast<int64_t>(f[2]), static_cast<int64_t>(f[3])});
+            node.attrs.set("interpolation", interpolation);
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            return setOutput(n, Ref{idx, Layout::ChannelFirst, {}});
+        }
+        if (op == "GlobalMaxPool") {
+            KILN_ASSIGN(Ref x, ref(n, 0));
+            if (x.layout != Layout::ChannelFirst || kshape(x.node).rank() != 4)
+                return unsupported(n.name(), "GlobalMaxPool needs a channel-first 4-D input");
+            Node node;
+            node.name = nameFor(n);
+            node.op = "GlobalMaxPooling2D";
+            node.inputs = {kname(x.node)};
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            return setOutput(n, Ref{idx, Layout::Pooled11, {}});
+        }
+        if (op == "ReduceMean" || op == "ReduceMax") {
+            const bool isMax = op == "ReduceMax";
             KILN_ASSIGN(Ref x, ref(n, 0));
             std::vector<int64_t> axes;
             if (const Const* c = constant(n, 1)) axes = c->i;
@@ -944,13 +1036,15 @@ private:
             std::set<int64_t> ax(axes.begin(), axes.end());
             bool nhwc = x.layout == Layout::Same && rank == 4 && ax == std::set<int64_t>{1, 2};
             bool nchw = x.layout == Layout::ChannelFirst && rank == 4 && ax == std::set<int64_t>{2, 3};
-            if (!nhwc && !nchw) return unsupported(n.name(), "ReduceMean is supported as a global average over height and width");
+            if (!nhwc && !nchw)
+                return unsupported(n.name(), op + " is supported as a global " + (isMax ? "maximum" : "average") +
+                                                 " over height and width");
+            if (keep && nhwc) return unsupported(n.name(), op + " with keepdims over channels-last is not supported");
             Node node;
             node.name = nameFor(n);
-            node.op = "GlobalAveragePooling2D";
+            node.op = isMax ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D";
             node.inputs = {kname(x.node)};
             KILN_ASSIGN(int idx, addNode(std::move(node)));
-            if (keep && nhwc) return unsupported(n.name(), "ReduceMean with keepdims over channels-last is not supported");
             return setOutput(n, Ref{idx, keep ? Layout::Pooled11 : Layout::Same, {}});
         }
         if (op == "Gather") {

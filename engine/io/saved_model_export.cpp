@@ -278,6 +278,33 @@ private:
             out = node("Mean", n.name, {in(0), constI32(n.name + "/axes", {1, 2})},
                        {{"T", attrType(DtFloat)}, {"Tidx", attrType(DtInt32)}, {"keep_dims", attrBool(false)}});
             return {};
+        case OpKind::GlobalMaxPooling2D:
+            out = node("Max", n.name, {in(0), constI32(n.name + "/axes", {1, 2})},
+                       {{"T", attrType(DtFloat)}, {"Tidx", attrType(DtInt32)}, {"keep_dims", attrBool(false)}});
+            return {};
+        case OpKind::ZeroPadding2D: {
+            const auto& p = a.getInts("padding");  // top, bottom, left, right
+            std::vector<int32_t> pads{0, 0, static_cast<int32_t>(p[0]), static_cast<int32_t>(p[1]),
+                                      static_cast<int32_t>(p[2]), static_cast<int32_t>(p[3]), 0, 0};
+            Pb t = tensorProto(DtInt32, {4, 2}, pads.data(), pads.size() * 4);
+            std::string paddings = node("Const", n.name + "/paddings", {},
+                                        {{"dtype", attrType(DtInt32)}, {"value", Pb().msg(8, std::move(t))}});
+            out = node("Pad", n.name, {in(0), paddings}, {{"T", attrType(DtFloat)}, {"Tpaddings", attrType(DtInt32)}});
+            return {};
+        }
+        case OpKind::UpSampling2D: {
+            const bool bilinear = a.getString("interpolation") == "bilinear";
+            std::string size = constI32(n.name + "/size", {static_cast<int32_t>(info.output[1]), static_cast<int32_t>(info.output[2])});
+            // Half-pixel centres are Keras's bilinear geometry; nearest with integer factors reads
+            // pixel o / factor without them.
+            out = node(bilinear ? "ResizeBilinear" : "ResizeNearestNeighbor", n.name, {in(0), size},
+                       {{"T", attrType(DtFloat)}, {"align_corners", attrBool(false)}, {"half_pixel_centers", attrBool(bilinear)}});
+            return {};
+        }
+        case OpKind::Rescaling:
+            out = binary("AddV2", n.name, binary("Mul", n.name + "/scale", in(0), scalarF(n.name + "/scale_value", static_cast<float>(a.getFloat("scale")))),
+                         scalarF(n.name + "/offset", static_cast<float>(a.getFloat("offset"))));
+            return {};
         case OpKind::BatchNormalization: {
             // Inference form: y = x·scale + shift, scale = γ/√(var+ε), shift = β − mean·scale.
             auto get = [&](size_t k) { return m_params.params()[static_cast<size_t>(m_params.index(i, k))].value.data<float>(); };

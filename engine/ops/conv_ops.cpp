@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Convolution and pooling family (NHWC): Conv2D, MaxPooling2D, AveragePooling2D,
-// GlobalAveragePooling2D. Geometry follows Keras/TensorFlow "same"/"valid" padding.
+// GlobalAveragePooling2D, GlobalMaxPooling2D. Geometry follows Keras/TensorFlow "same"/"valid" padding.
 #include "engine/ops/kernels/conv2d.h"
 #include "engine/ops/kernels/pooling.h"
 #include "engine/ops/op_helpers.h"
@@ -202,6 +202,33 @@ Result<std::unique_ptr<CpuKernel>> globalPoolKernel(const ShapeContext& c, const
     return makeKernel<GlobalAvgPoolKernel>(in[0], in[1], in[2], in[3]);
 }
 
+class GlobalMaxPoolKernel final : public CpuKernel {
+public:
+    GlobalMaxPoolKernel(int64_t n, int64_t h, int64_t w, int64_t c) : m_n(n), m_h(h), m_w(w), m_c(c) {}
+    // argmax pixel indices (int32) live in the saved buffer.
+    size_t savedFloats() const override { return static_cast<size_t>(m_n * m_c); }
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const KernelIo& io) override {
+        kernels::globalMaxPool2DForward(m_n, m_h, m_w, m_c, io.in[0], io.out, reinterpret_cast<int32_t*>(io.saved),
+                                        *io.pool);
+        return {};
+    }
+    Status backward(const KernelIo& io) override {
+        if (io.dIn[0])
+            kernels::globalMaxPool2DBackward(m_n, m_h, m_w, m_c, io.dOut, reinterpret_cast<const int32_t*>(io.saved),
+                                             io.dIn[0], *io.pool);
+        return {};
+    }
+
+private:
+    int64_t m_n, m_h, m_w, m_c;
+};
+
+Result<std::unique_ptr<CpuKernel>> globalMaxPoolKernel(const ShapeContext& c, const Shape&) {
+    const Shape& in = c.inputs[0];
+    return makeKernel<GlobalMaxPoolKernel>(in[0], in[1], in[2], in[3]);
+}
+
 std::vector<AttrSpec> poolAttrs() {
     return {intsAttr("pool_size", {2, 2}, 2, 1, "window height and width"),
             intsAttr("strides", {}, 2, 1, "step between windows (default: pool_size)"),
@@ -227,6 +254,8 @@ std::vector<OpDef> convOps() {
                     nullptr, nullptr, avgPoolKernel, "Average over each window"});
     rows.push_back({OpKind::GlobalAveragePooling2D, "GlobalAveragePooling2D", Category::Pooling, 1, 1, {},
                     globalPoolShape, nullptr, nullptr, globalPoolKernel, "Average over height and width"});
+    rows.push_back({OpKind::GlobalMaxPooling2D, "GlobalMaxPooling2D", Category::Pooling, 1, 1, {},
+                    globalPoolShape, nullptr, nullptr, globalMaxPoolKernel, "Maximum over height and width"});
     return rows;
 }
 

@@ -29,11 +29,15 @@ enum class OpKind : uint8_t {
     MaxPooling2D,
     AveragePooling2D,
     GlobalAveragePooling2D,
+    GlobalMaxPooling2D,
+    ZeroPadding2D,
+    UpSampling2D,
     BatchNormalization,
     LayerNormalization,
     Dropout,
     Flatten,
     Reshape,
+    Rescaling,
     Concatenate,
     Add,
     Subtract,
@@ -56,7 +60,7 @@ enum class OpKind : uint8_t {
     MeanSquaredError,
     MeanAbsoluteError,
 };
-constexpr int kOpKindCount = 32;
+constexpr int kOpKindCount = 36;
 
 enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss };
 const char* categoryName(Category c);
@@ -145,6 +149,7 @@ Result<AttrMap> resolveAttrs(const OpDef& def, const Node& node);
 // in enum order and checks the order at start-up.
 std::vector<OpDef> coreOps();         // Input, Dense, Dropout, Flatten, Reshape, Embedding
 std::vector<OpDef> convOps();         // Conv2D and pooling
+std::vector<OpDef> imageOps();        // ZeroPadding2D, UpSampling2D, Rescaling
 std::vector<OpDef> normOps();         // BatchNormalization, LayerNormalization
 std::vector<OpDef> mergeOps();        // Concatenate, Add, Subtract, Multiply
 std::vector<OpDef> activationOps();   // ReLU ... Softmax, SiLU, HardSigmoid, HardSwish, Clip

@@ -96,6 +96,24 @@ std::vector<Case> cases() {
         "avgpool-same",
         R"({"name": "op", "op": "AveragePooling2D", "inputs": ["pre"], "attrs": {"padding": "same"}})",
         K::AveragePooling2D));
+    c.push_back(imgCase("global-maxpool", R"({"name": "g", "op": "GlobalMaxPooling2D", "inputs": ["pre"]},
+      {"name": "op", "op": "Dense", "inputs": ["g"], "attrs": {"units": 4}})",
+                        K::GlobalMaxPooling2D));
+    c.push_back(imgCase(
+        "zero-padding",
+        R"({"name": "op", "op": "ZeroPadding2D", "inputs": ["pre"], "attrs": {"padding": [1, 2, 0, 3]}})",
+        K::ZeroPadding2D));
+    c.push_back(imgCase("upsampling-nearest",
+                        R"({"name": "op", "op": "UpSampling2D", "inputs": ["pre"], "attrs": {"size": [2, 3]}})",
+                        K::UpSampling2D));
+    c.push_back(imgCase(
+        "upsampling-bilinear",
+        R"({"name": "op", "op": "UpSampling2D", "inputs": ["pre"], "attrs": {"interpolation": "bilinear"}})",
+        K::UpSampling2D));
+    c.push_back(imgCase(
+        "rescaling",
+        R"({"name": "op", "op": "Rescaling", "inputs": ["pre"], "attrs": {"scale": 0.5, "offset": -0.25}})",
+        K::Rescaling));
     c.push_back(imgCase("batchnorm", R"({"name": "op", "op": "BatchNormalization", "inputs": ["pre"]})",
                         K::BatchNormalization));
     c.push_back(imgCase("layernorm", R"({"name": "op", "op": "LayerNormalization", "inputs": ["pre"]})",

@@ -59,7 +59,15 @@ private slots:
         // The ops of mobile and efficient backbones.
         auto mobile = io::parseProject(R"({"format":"kiln-project","version":2,"name":"mobile","graph":{"nodes":[
           {"name":"x","op":"Input","attrs":{"shape":[8,8,3]}},
-          {"name":"c","op":"Conv2D","inputs":["x"],"attrs":{"filters":6,"padding":"same"}},
+          {"name":"rs","op":"Rescaling","inputs":["x"],"attrs":{"scale":0.5,"offset":-0.25}},
+          {"name":"zp","op":"ZeroPadding2D","inputs":["rs"],"attrs":{"padding":[1,0,2,1]}},
+          {"name":"c0","op":"Conv2D","inputs":["zp"],"attrs":{"filters":6,"kernel_size":[2,4]}},
+          {"name":"zp2","op":"ZeroPadding2D","inputs":["c0"]},
+          {"name":"c","op":"Conv2D","inputs":["zp2"],"attrs":{"filters":6,"padding":"same"}},
+          {"name":"up","op":"UpSampling2D","inputs":["c"],"attrs":{"interpolation":"bilinear"}},
+          {"name":"up2","op":"UpSampling2D","inputs":["c"],"attrs":{"size":[2,3]}},
+          {"name":"gmp","op":"GlobalMaxPooling2D","inputs":["up"]},
+          {"name":"gmp2","op":"GlobalMaxPooling2D","inputs":["x"]},
           {"name":"s","op":"SiLU","inputs":["c"]},
           {"name":"hs","op":"HardSwish","inputs":["s"]},
           {"name":"hsg","op":"HardSigmoid","inputs":["c"]},
@@ -77,7 +85,8 @@ private slots:
           {"name":"d","op":"Dense","inputs":["gap2"],"attrs":{"units":5}},
           {"name":"s2","op":"SiLU","inputs":["d"]},
           {"name":"c2","op":"Clip","inputs":["s2"],"attrs":{"min":-0.2,"max":1.5}},
-          {"name":"out","op":"Dense","inputs":["c2"],"attrs":{"units":3}}],"outputs":["out","hs","xs"]}})",
+          {"name":"cat","op":"Concatenate","inputs":["c2","gmp","gmp2"]},
+          {"name":"out","op":"Dense","inputs":["cat"],"attrs":{"units":3}}],"outputs":["out","hs","xs","up2"]}})",
                                        "mobile.kiln");
         QVERIFY2(mobile.ok(), mobile.ok() ? "" : mobile.error().toString().c_str());
         graphs.emplace_back("mobile", mobile->graph);

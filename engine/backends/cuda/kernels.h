@@ -49,6 +49,20 @@ void softmaxRows(const float* x, float* y, int64_t rows, int64_t cols, StreamHan
 // Global average pooling over h*w of NHWC [n, hw, c] -> [n, c], and its gradient (accumulating).
 void globalAvgPool(const float* x, float* y, int64_t n, int64_t hw, int64_t c, StreamHandle s);
 void globalAvgPoolBackward(const float* dy, float* dx, int64_t n, int64_t hw, int64_t c, StreamHandle s);
+// Global max pooling over h*w of NHWC [n, hw, c] -> [n, c] with the winning pixel per output
+// (first maximum; NaN wins), and its gradient dx[b, argmax, c] += dy[b, c].
+void globalMaxPool(const float* x, float* y, int32_t* argmax, int64_t n, int64_t hw, int64_t c, StreamHandle s);
+void globalMaxPoolBackward(const float* dy, const int32_t* argmax, float* dx, int64_t n, int64_t hw, int64_t c,
+                           StreamHandle s);
+// Integer-factor upsampling of NHWC [n, h, w, c] to [n, h*sh, w*sw, c]: nearest, or bilinear with
+// half-pixel centres (as engine/ops/kernels/image.h). Backward accumulates (bilinear by atomics).
+void upsample(const float* x, float* y, int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh, int64_t sw,
+              bool bilinear, StreamHandle s);
+void upsampleBackward(const float* dy, float* dx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh,
+                      int64_t sw, bool bilinear, StreamHandle s);
+// y = x * scale + offset; dx += dy * scale.
+void affine(const float* x, float* y, int64_t n, float scale, float offset, StreamHandle s);
+void scaledAccumulate(const float* dy, float* dx, int64_t n, float scale, StreamHandle s);
 // Concatenation along the last axis: input k of width widths[k] into [rows, total].
 void concatLast(const float* x, float* y, int64_t rows, int64_t width, int64_t total, int64_t offset,
                 StreamHandle s);

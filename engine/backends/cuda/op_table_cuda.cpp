@@ -428,6 +428,100 @@ bool gapSupports(const ShapeContext& c, const Shape& out) {
     return c.inputs[0].rank() == 4 && out.rank() == 2;
 }
 
+class GmpKernel final : public CudaKernel {
+public:
+    GmpKernel(int64_t n, int64_t hw, int64_t c) : m_n(n), m_hw(hw), m_c(c) {}
+    size_t savedBytes() const override { return alignUp(sizeof(int32_t) * size_t(m_n * m_c)); }  // argmax
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::globalMaxPool(io.in[0], io.out, reinterpret_cast<int32_t*>(io.saved), m_n, m_hw, m_c, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0])
+            k::globalMaxPoolBackward(io.dOut, reinterpret_cast<const int32_t*>(io.saved), io.dIn[0], m_n, m_hw, m_c,
+                                     io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n, m_hw, m_c;
+};
+Result<std::unique_ptr<CudaKernel>> gmpCuda(const ShapeContext& c, const Shape&, const CudaBuildOptions&) {
+    const Shape& x = c.inputs[0];
+    return make<GmpKernel>(x[0], x[1] * x[2], x[3]);
+}
+
+// ---- Image layers -------------------------------------------------------------------------------
+class ZeroPadKernel final : public CudaKernel {
+public:
+    ZeroPadKernel(const Shape& x, std::vector<int64_t> p) : m_x(x), m_p(std::move(p)) {}
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::padNhwc(io.in[0], io.out, m_x[0], m_x[1], m_x[2], m_x[3], m_p[0], m_p[2], m_x[1] + m_p[0] + m_p[1],
+                   m_x[2] + m_p[2] + m_p[3], io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0])
+            k::unpadNhwcAccumulate(io.dOut, io.dIn[0], m_x[0], m_x[1], m_x[2], m_x[3], m_p[0], m_p[2],
+                                   m_x[1] + m_p[0] + m_p[1], m_x[2] + m_p[2] + m_p[3], io.ctx->stream());
+        return {};
+    }
+
+private:
+    Shape m_x;
+    std::vector<int64_t> m_p;  // top, bottom, left, right
+};
+Result<std::unique_ptr<CudaKernel>> zeroPadCuda(const ShapeContext& c, const Shape&, const CudaBuildOptions&) {
+    return make<ZeroPadKernel>(c.inputs[0], c.attrs.getInts("padding"));
+}
+class UpsampleKernel final : public CudaKernel {
+public:
+    UpsampleKernel(const Shape& x, int64_t sh, int64_t sw, bool bilinear)
+        : m_x(x), m_sh(sh), m_sw(sw), m_bilinear(bilinear) {}
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::upsample(io.in[0], io.out, m_x[0], m_x[1], m_x[2], m_x[3], m_sh, m_sw, m_bilinear, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0])
+            k::upsampleBackward(io.dOut, io.dIn[0], m_x[0], m_x[1], m_x[2], m_x[3], m_sh, m_sw, m_bilinear,
+                                io.ctx->stream());
+        return {};
+    }
+
+private:
+    Shape m_x;
+    int64_t m_sh, m_sw;
+    bool m_bilinear;
+};
+Result<std::unique_ptr<CudaKernel>> upsampleCuda(const ShapeContext& c, const Shape&, const CudaBuildOptions&) {
+    const auto& s = c.attrs.getInts("size");
+    return make<UpsampleKernel>(c.inputs[0], s[0], s[1], c.attrs.getString("interpolation") == "bilinear");
+}
+class RescaleKernel final : public CudaKernel {
+public:
+    RescaleKernel(int64_t n, float scale, float offset) : m_n(n), m_scale(scale), m_offset(offset) {}
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::affine(io.in[0], io.out, m_n, m_scale, m_offset, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0]) k::scaledAccumulate(io.dOut, io.dIn[0], m_n, m_scale, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n;
+    float m_scale, m_offset;
+};
+Result<std::unique_ptr<CudaKernel>> rescaleCuda(const ShapeContext& c, const Shape& out, const CudaBuildOptions&) {
+    return make<RescaleKernel>(out.numel(), float(c.attrs.getFloat("scale")), float(c.attrs.getFloat("offset")));
+}
+
 // ---- Normalisation ------------------------------------------------------------------------------
 class BatchNormKernel final : public CudaKernel {
 public:
@@ -819,6 +913,9 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::MaxPooling2D, nullptr, poolCuda<true>},
         CudaOpRow{OpKind::AveragePooling2D, nullptr, poolCuda<false>},
         CudaOpRow{OpKind::GlobalAveragePooling2D, gapSupports, gapCuda},
+        CudaOpRow{OpKind::GlobalMaxPooling2D, nullptr, gmpCuda},
+        CudaOpRow{OpKind::ZeroPadding2D, nullptr, zeroPadCuda},
+        CudaOpRow{OpKind::UpSampling2D, nullptr, upsampleCuda},
         CudaOpRow{OpKind::BatchNormalization, bnSupports, bnCuda},
         CudaOpRow{OpKind::LayerNormalization, nullptr, lnCuda},
         CudaOpRow{OpKind::Dropout, nullptr, dropoutCuda},
@@ -828,6 +925,7 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{
             OpKind::Reshape, nullptr,
             [](const ShapeContext&, const Shape&, const CudaBuildOptions&) { return make<AliasKernel>(); }},
+        CudaOpRow{OpKind::Rescaling, nullptr, rescaleCuda},
         CudaOpRow{OpKind::Concatenate, nullptr, concatCuda},
         CudaOpRow{OpKind::Add, sameShapes, addCuda},
         CudaOpRow{OpKind::Subtract, nullptr, subCuda},

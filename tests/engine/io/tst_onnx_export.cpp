@@ -200,6 +200,20 @@ private slots:
           {"name":"f","op":"Flatten","inputs":["sub"]},
           {"name":"out","op":"Dense","inputs":["f"],"attrs":{"units":3}}
         ])" << R"(["out","m3","se"])";
+        QTest::newRow("image ops") << R"([
+          {"name":"x","op":"Input","attrs":{"shape":[5,6,3]}},
+          {"name":"r","op":"Rescaling","inputs":["x"],"attrs":{"scale":0.5,"offset":-0.25}},
+          {"name":"zp","op":"ZeroPadding2D","inputs":["r"],"attrs":{"padding":[1,0,2,1]}},
+          {"name":"c","op":"Conv2D","inputs":["zp"],"attrs":{"filters":4,"padding":"same"}},
+          {"name":"zp2","op":"ZeroPadding2D","inputs":["c"]},
+          {"name":"up","op":"UpSampling2D","inputs":["zp2"],"attrs":{"interpolation":"bilinear"}},
+          {"name":"up2","op":"UpSampling2D","inputs":["c"],"attrs":{"size":[2,3]}},
+          {"name":"gmp","op":"GlobalMaxPooling2D","inputs":["up"]},
+          {"name":"gmp2","op":"GlobalMaxPooling2D","inputs":["x"]},
+          {"name":"r2","op":"Rescaling","inputs":["gmp"],"attrs":{"scale":2.0,"offset":1.0}},
+          {"name":"cat","op":"Concatenate","inputs":["r2","gmp2"]},
+          {"name":"out","op":"Dense","inputs":["cat"],"attrs":{"units":3}}
+        ])" << R"(["out","up2"])";
     }
     void opCoverage() {
         QFETCH(QString, nodes);

@@ -274,6 +274,40 @@ inline const std::vector<OpCase>& opCases() {
         invalid(K::GlobalAveragePooling2D, "GlobalAveragePooling2D keepdims", {{"keepdims", ab(true)}},
                 {uniform({2, 3, 3, 1})}, "has no attribute \"keepdims\" (it takes none)"),
 
+        // ---- GlobalMaxPooling2D ----
+        valid(K::GlobalMaxPooling2D, "GlobalMaxPooling2D", {}, {distinct({2, 3, 4, 5})}, {2, 5}),
+        valid(K::GlobalMaxPooling2D, "GlobalMaxPooling2D large", {}, {distinct({4, 8, 8, 16}, -50, 50)}, {4, 16}),
+        invalid(K::GlobalMaxPooling2D, "GlobalMaxPooling2D rank 3 input", {}, {uniform({2, 4, 3})},
+                "expects an image batch"),
+
+        // ---- ZeroPadding2D ----
+        valid(K::ZeroPadding2D, "ZeroPadding2D default", {}, {uniform({2, 3, 4, 2})}, {2, 5, 6, 2}),
+        valid(K::ZeroPadding2D, "ZeroPadding2D asymmetric", {{"padding", al({1, 2, 0, 3})}}, {uniform({1, 4, 5, 3})},
+              {1, 7, 8, 3}),
+        valid(K::ZeroPadding2D, "ZeroPadding2D bare int large", {{"padding", ai(2)}}, {uniform({2, 8, 8, 16})},
+              {2, 12, 12, 16}),
+        invalid(K::ZeroPadding2D, "ZeroPadding2D negative", {{"padding", al({1, -1, 0, 0})}},
+                {uniform({1, 4, 4, 1})}, "must be at least 0, got -1"),
+        invalid(K::ZeroPadding2D, "ZeroPadding2D two values", {{"padding", al({1, 2})}}, {uniform({1, 4, 4, 1})},
+                "must have 4 elements, got 2"),
+        invalid(K::ZeroPadding2D, "ZeroPadding2D rank 2 input", {}, {uniform({2, 4})}, "expects an image batch"),
+
+        // ---- UpSampling2D ----
+        valid(K::UpSampling2D, "UpSampling2D nearest default", {}, {uniform({2, 3, 4, 2})}, {2, 6, 8, 2}),
+        valid(K::UpSampling2D, "UpSampling2D nearest 1x3", {{"size", al({1, 3})}}, {uniform({1, 3, 2, 3})},
+              {1, 3, 6, 3}),
+        valid(K::UpSampling2D, "UpSampling2D bilinear 3x2",
+              {{"size", al({3, 2})}, {"interpolation", as("bilinear")}}, {uniform({1, 3, 4, 3})}, {1, 9, 8, 3}),
+        valid(K::UpSampling2D, "UpSampling2D bilinear large", {{"interpolation", as("bilinear")}},
+              {uniform({2, 8, 8, 16})}, {2, 16, 16, 16}),
+        valid(K::UpSampling2D, "UpSampling2D bilinear 1x1 image", {{"size", ai(3)}, {"interpolation", as("bilinear")}},
+              {uniform({2, 1, 1, 4})}, {2, 3, 3, 4}),
+        invalid(K::UpSampling2D, "UpSampling2D bicubic", {{"interpolation", as("bicubic")}}, {uniform({1, 4, 4, 1})},
+                "must be one of nearest, bilinear"),
+        invalid(K::UpSampling2D, "UpSampling2D zero size", {{"size", al({0, 2})}}, {uniform({1, 4, 4, 1})},
+                "must be at least 1, got 0"),
+        invalid(K::UpSampling2D, "UpSampling2D rank 3 input", {}, {uniform({2, 4, 4})}, "expects an image batch"),
+
         // ---- BatchNormalization ----
         valid(K::BatchNormalization, "BatchNormalization rank 2", {{"momentum", af(0.9)}}, {uniform({6, 4})},
               {6, 4}),
@@ -337,6 +371,17 @@ inline const std::vector<OpCase>& opCases() {
                 "has an invalid dimension 0"),
         invalid(K::Reshape, "Reshape without target", {}, {uniform({2, 12})},
                 "needs the attribute \"target_shape\""),
+
+        // ---- Rescaling ----
+        valid(K::Rescaling, "Rescaling pixels", {{"scale", af(1.0 / 255.0)}, {"offset", af(-0.5)}},
+              {uniform({2, 4, 4, 3}, 0, 255)}, {2, 4, 4, 3}),
+        valid(K::Rescaling, "Rescaling rank 2", {{"scale", af(2.0)}}, {uniform({3, 5})}, {3, 5}),
+        valid(K::Rescaling, "Rescaling large", {{"scale", af(-0.5)}, {"offset", af(1.0)}}, {uniform({64, 300})},
+              {64, 300}),
+        invalid(K::Rescaling, "Rescaling without scale", {{"offset", af(1.0)}}, {uniform({2, 3})},
+                "needs the attribute \"scale\""),
+        invalid(K::Rescaling, "Rescaling rank 1", {{"scale", af(2.0)}}, {uniform({4})},
+                "expects a batch and at least one more dimension"),
 
         // ---- Concatenate ----
         valid(K::Concatenate, "Concatenate rank 2", {}, {uniform({2, 3}), uniform({2, 5})}, {2, 8}),

@@ -316,6 +316,73 @@ void refGlobalPool(Ref& r) {
         }
 }
 
+void refGlobalMaxPool(Ref& r) {
+    const Shape& xs = r.inShapes[0];
+    const int64_t n = xs[0], hw = xs[1] * xs[2], c = xs[3];
+    r.out.assign(sz(n * c), 0.0);
+    for (int64_t b = 0; b < n; ++b)
+        for (int64_t ch = 0; ch < c; ++ch) {
+            std::vector<double> v;
+            for (int64_t p = 0; p < hw; ++p) v.push_back(r.x()[sz((b * hw + p) * c + ch)]);
+            std::sort(v.begin(), v.end(), std::greater<>());
+            if (v.size() > 1) r.nearKink(v[0] - v[1]);  // a tie has no gradient
+            r.out[sz(b * c + ch)] = v[0];
+        }
+}
+
+void refZeroPad(Ref& r) {
+    const Shape& xs = r.inShapes[0];
+    const Shape& ys = r.outShape;
+    const auto& p = r.attrs.getInts("padding");
+    r.out.assign(sz(ys.numel()), 0.0);
+    for (int64_t b = 0; b < xs[0]; ++b)
+        for (int64_t y = 0; y < xs[1]; ++y)
+            for (int64_t x = 0; x < xs[2]; ++x)
+                for (int64_t ch = 0; ch < xs[3]; ++ch)
+                    r.out[sz(((b * ys[1] + y + p[0]) * ys[2] + x + p[2]) * ys[3] + ch)] =
+                        r.x()[sz(((b * xs[1] + y) * xs[2] + x) * xs[3] + ch)];
+}
+
+// Half-pixel source coordinate, clamped, and its two neighbours (tf.image.resize bilinear).
+void bilinearSource(int64_t o, int64_t scale, int64_t in, int64_t& i0, int64_t& i1, double& t) {
+    const double src = std::max((static_cast<double>(o) + 0.5) / static_cast<double>(scale) - 0.5, 0.0);
+    i0 = std::min(static_cast<int64_t>(src), in - 1);
+    i1 = std::min(i0 + 1, in - 1);
+    t = src - static_cast<double>(i0);
+}
+
+void refUpsample(Ref& r) {
+    const Shape& xs = r.inShapes[0];
+    const Shape& ys = r.outShape;
+    const auto& s = r.attrs.getInts("size");
+    const bool bilinear = r.attrs.getString("interpolation") == "bilinear";
+    const int64_t h = xs[1], w = xs[2], c = xs[3];
+    auto at = [&](int64_t b, int64_t y, int64_t x, int64_t ch) { return r.x()[sz(((b * h + y) * w + x) * c + ch)]; };
+    r.out.assign(sz(ys.numel()), 0.0);
+    for (int64_t b = 0; b < xs[0]; ++b)
+        for (int64_t oy = 0; oy < ys[1]; ++oy)
+            for (int64_t ox = 0; ox < ys[2]; ++ox)
+                for (int64_t ch = 0; ch < c; ++ch) {
+                    double v;
+                    if (!bilinear) {
+                        v = at(b, oy / s[0], ox / s[1], ch);
+                    } else {
+                        int64_t y0, y1, x0, x1;
+                        double ty, tx;
+                        bilinearSource(oy, s[0], h, y0, y1, ty);
+                        bilinearSource(ox, s[1], w, x0, x1, tx);
+                        v = (1 - ty) * ((1 - tx) * at(b, y0, x0, ch) + tx * at(b, y0, x1, ch)) +
+                            ty * ((1 - tx) * at(b, y1, x0, ch) + tx * at(b, y1, x1, ch));
+                    }
+                    r.out[sz(((b * ys[1] + oy) * ys[2] + ox) * c + ch)] = v;
+                }
+}
+
+void refRescale(Ref& r) {
+    r.out = r.x();
+    for (double& v : r.out) v = v * r.attrs.getFloat("scale") + r.attrs.getFloat("offset");
+}
+
 void refBatchNorm(Ref& r) {
     const int64_t c = r.inShapes[0][-1], rows = r.inShapes[0].numel() / c;
     const double eps = r.attrs.getFloat("epsilon"), momentum = r.attrs.getFloat("momentum");
@@ -541,6 +608,18 @@ void reference(OpKind kind, Ref& r) {
         break;
     case OpKind::GlobalAveragePooling2D:
         refGlobalPool(r);
+        break;
+    case OpKind::GlobalMaxPooling2D:
+        refGlobalMaxPool(r);
+        break;
+    case OpKind::ZeroPadding2D:
+        refZeroPad(r);
+        break;
+    case OpKind::UpSampling2D:
+        refUpsample(r);
+        break;
+    case OpKind::Rescaling:
+        refRescale(r);
         break;
     case OpKind::BatchNormalization:
         refBatchNorm(r);
