@@ -333,15 +333,19 @@ private:
             if (!linear) KILN_TRY(activation(act, out, outName(i, false), node.name, false));
             return {};
         }
-        case OpKind::Conv2D: {
+        case OpKind::Conv2D:
+        case OpKind::DepthwiseConv2D: {
             const Shape& x = ni.inputShapes[0];
             const auto& k = a.getInts("kernel_size");
             const auto& s = a.getInts("strides");
             const auto& d = a.getInts("dilation_rate");
-            int64_t groups = a.getInt("groups");
-            // HWIO -> OIHW.
+            const bool depthwise = kind == OpKind::DepthwiseConv2D;
+            int64_t groups = depthwise ? x[3] : a.getInt("groups");
+            // HWIO -> OIHW. A depthwise kernel [kh, kw, C, m] is the grouped [kh, kw, 1, C·m].
             const Tensor& w = param(i, 0);
-            int64_t kh = w.shape()[0], kw = w.shape()[1], ci = w.shape()[2], co = w.shape()[3];
+            int64_t kh = w.shape()[0], kw = w.shape()[1];
+            int64_t ci = depthwise ? 1 : w.shape()[2];
+            int64_t co = depthwise ? w.shape()[2] * w.shape()[3] : w.shape()[3];
             std::vector<float> oihw(static_cast<size_t>(w.numel()));
             const float* src = w.data<float>();
             for (int64_t y = 0; y < kh; ++y)

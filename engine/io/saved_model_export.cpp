@@ -264,6 +264,17 @@ private:
                 y = node("BiasAdd", n.name + "/bias", {y, param(i, 1)}, {{"T", attrType(DtFloat)}, {"data_format", attrStr("NHWC")}});
             return finish(activation(a.getString("activation"), y, n.name));
         }
+        case OpKind::DepthwiseConv2D: {
+            const auto& s = a.getInts("strides");
+            const auto& d = a.getInts("dilation_rate");
+            std::string y = node("DepthwiseConv2dNative", n.name + "/conv", {in(0), param(i, 0)},
+                                 {{"T", attrType(DtFloat)}, {"strides", attrInts({1, s[0], s[1], 1})},
+                                  {"padding", attrStr(a.getString("padding") == "same" ? "SAME" : "VALID")},
+                                  {"dilations", attrInts({1, d[0], d[1], 1})}, {"data_format", attrStr("NHWC")}});
+            if (a.getBool("use_bias"))
+                y = node("BiasAdd", n.name + "/bias", {y, param(i, 1)}, {{"T", attrType(DtFloat)}, {"data_format", attrStr("NHWC")}});
+            return finish(activation(a.getString("activation"), y, n.name));
+        }
         case OpKind::MaxPooling2D:
         case OpKind::AveragePooling2D: {
             const auto& k = a.getInts("pool_size");

@@ -18,6 +18,7 @@ constexpr std::array<KindName, kOpKindCount> kNames{{
     {OpKind::Input, "Input"},
     {OpKind::Dense, "Dense"},
     {OpKind::Conv2D, "Conv2D"},
+    {OpKind::DepthwiseConv2D, "DepthwiseConv2D"},
     {OpKind::MaxPooling2D, "MaxPooling2D"},
     {OpKind::AveragePooling2D, "AveragePooling2D"},
     {OpKind::GlobalAveragePooling2D, "GlobalAveragePooling2D"},

@@ -87,6 +87,10 @@ std::vector<Case> cases() {
         R"({"name": "op", "op": "Conv2D", "inputs": ["pre"], "attrs": {"filters": 6, "kernel_size": 3, "groups": 2, "padding": "same", "activation": "gelu"}})",
         K::Conv2D));
     c.push_back(imgCase(
+        "depthwise-same-stride2",
+        R"({"name": "op", "op": "DepthwiseConv2D", "inputs": ["pre"], "attrs": {"strides": 2, "padding": "same", "depth_multiplier": 2, "activation": "relu6"}})",
+        K::DepthwiseConv2D));
+    c.push_back(imgCase(
         "maxpool-same",
         R"({"name": "op", "op": "MaxPooling2D", "inputs": ["pre"], "attrs": {"pool_size": 3, "strides": 2, "padding": "same"}})",
         K::MaxPooling2D));

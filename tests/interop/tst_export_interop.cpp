@@ -63,7 +63,12 @@ private slots:
           {"name":"zp","op":"ZeroPadding2D","inputs":["rs"],"attrs":{"padding":[1,0,2,1]}},
           {"name":"c0","op":"Conv2D","inputs":["zp"],"attrs":{"filters":6,"kernel_size":[2,4]}},
           {"name":"zp2","op":"ZeroPadding2D","inputs":["c0"]},
-          {"name":"c","op":"Conv2D","inputs":["zp2"],"attrs":{"filters":6,"padding":"same"}},
+          {"name":"dw","op":"DepthwiseConv2D","inputs":["zp2"],"attrs":{"depth_multiplier":2,"padding":"same","activation":"relu6"}},
+          {"name":"dws","op":"DepthwiseConv2D","inputs":["dw"],"attrs":{"kernel_size":[3,2],"strides":2,"padding":"same"}},
+          {"name":"dwd","op":"DepthwiseConv2D","inputs":["x"],"attrs":{"dilation_rate":[2,1],"use_bias":false}},
+          {"name":"gdw","op":"GlobalAveragePooling2D","inputs":["dws"]},
+          {"name":"gdwd","op":"GlobalAveragePooling2D","inputs":["dwd"]},
+          {"name":"c","op":"Conv2D","inputs":["dw"],"attrs":{"filters":6,"padding":"same"}},
           {"name":"up","op":"UpSampling2D","inputs":["c"],"attrs":{"interpolation":"bilinear"}},
           {"name":"up2","op":"UpSampling2D","inputs":["c"],"attrs":{"size":[2,3]}},
           {"name":"gmp","op":"GlobalMaxPooling2D","inputs":["up"]},
@@ -85,7 +90,7 @@ private slots:
           {"name":"d","op":"Dense","inputs":["gap2"],"attrs":{"units":5}},
           {"name":"s2","op":"SiLU","inputs":["d"]},
           {"name":"c2","op":"Clip","inputs":["s2"],"attrs":{"min":-0.2,"max":1.5}},
-          {"name":"cat","op":"Concatenate","inputs":["c2","gmp","gmp2"]},
+          {"name":"cat","op":"Concatenate","inputs":["c2","gmp","gmp2","gdw","gdwd"]},
           {"name":"out","op":"Dense","inputs":["cat"],"attrs":{"units":3}}],"outputs":["out","hs","xs","up2"]}})",
                                        "mobile.kiln");
         QVERIFY2(mobile.ok(), mobile.ok() ? "" : mobile.error().toString().c_str());

@@ -347,9 +347,8 @@ kernels::Conv2DGeom convGeom(const ShapeContext& c, const Shape& out) {
     return kernels::makeConv2DGeom(x[0], x[1], x[2], x[3], ks[0], ks[1], out[-1], st[0], st[1], dl[0], dl[1],
                                    c.attrs.getString("padding") == "same", c.attrs.getInt("groups"));
 }
-Result<std::unique_ptr<CudaKernel>> convCuda(const ShapeContext& c, const Shape& out,
-                                             const CudaBuildOptions& o) {
-    const auto g = convGeom(c, out);
+Result<std::unique_ptr<CudaKernel>> convCudaFor(const kernels::Conv2DGeom& g, const ShapeContext& c,
+                                                const CudaBuildOptions& o) {
     const int64_t padBottom =
         std::max<int64_t>(0, (g.oh - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1 - g.h - g.padTop);
     const int64_t padRight =
@@ -358,6 +357,22 @@ Result<std::unique_ptr<CudaKernel>> convCuda(const ShapeContext& c, const Shape&
         g, padBottom, padRight, actFromName(c.attrs.getString("activation")), c.attrs.getBool("use_bias"), o);
     KILN_TRY(k->init(*o.ctx));
     return std::unique_ptr<CudaKernel>(std::move(k));
+}
+Result<std::unique_ptr<CudaKernel>> convCuda(const ShapeContext& c, const Shape& out,
+                                             const CudaBuildOptions& o) {
+    return convCudaFor(convGeom(c, out), c, o);
+}
+// DepthwiseConv2D is the grouped convolution with groups = channels: its Keras kernel
+// [kh, kw, C, m] has the memory order of [kh, kw, 1, C·m].
+Result<std::unique_ptr<CudaKernel>> depthwiseCuda(const ShapeContext& c, const Shape& out,
+                                                  const CudaBuildOptions& o) {
+    const Shape& x = c.inputs[0];
+    const auto& ks = c.attrs.getInts("kernel_size");
+    const auto& st = c.attrs.getInts("strides");
+    const auto& dl = c.attrs.getInts("dilation_rate");
+    return convCudaFor(kernels::makeConv2DGeom(x[0], x[1], x[2], x[3], ks[0], ks[1], out[-1], st[0], st[1], dl[0],
+                                               dl[1], c.attrs.getString("padding") == "same", x[3]),
+                       c, o);
 }
 bool convSupports(const ShapeContext& c, const Shape&) {
     return c.inputs[0].rank() == 4;
@@ -910,6 +925,7 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         std::nullopt,  // Input: fed by the plan
         CudaOpRow{OpKind::Dense, nullptr, denseCuda},
         CudaOpRow{OpKind::Conv2D, convSupports, convCuda},
+        CudaOpRow{OpKind::DepthwiseConv2D, convSupports, depthwiseCuda},
         CudaOpRow{OpKind::MaxPooling2D, nullptr, poolCuda<true>},
         CudaOpRow{OpKind::AveragePooling2D, nullptr, poolCuda<false>},
         CudaOpRow{OpKind::GlobalAveragePooling2D, gapSupports, gapCuda},

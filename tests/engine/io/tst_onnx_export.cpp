@@ -205,13 +205,17 @@ private slots:
           {"name":"r","op":"Rescaling","inputs":["x"],"attrs":{"scale":0.5,"offset":-0.25}},
           {"name":"zp","op":"ZeroPadding2D","inputs":["r"],"attrs":{"padding":[1,0,2,1]}},
           {"name":"c","op":"Conv2D","inputs":["zp"],"attrs":{"filters":4,"padding":"same"}},
+          {"name":"dw","op":"DepthwiseConv2D","inputs":["c"],"attrs":{"depth_multiplier":2,"strides":2,"padding":"same","activation":"relu6"}},
+          {"name":"dw2","op":"DepthwiseConv2D","inputs":["x"],"attrs":{"kernel_size":[3,2],"dilation_rate":[2,1],"use_bias":false}},
+          {"name":"gdw","op":"GlobalAveragePooling2D","inputs":["dw"]},
+          {"name":"gdw2","op":"GlobalAveragePooling2D","inputs":["dw2"]},
           {"name":"zp2","op":"ZeroPadding2D","inputs":["c"]},
           {"name":"up","op":"UpSampling2D","inputs":["zp2"],"attrs":{"interpolation":"bilinear"}},
           {"name":"up2","op":"UpSampling2D","inputs":["c"],"attrs":{"size":[2,3]}},
           {"name":"gmp","op":"GlobalMaxPooling2D","inputs":["up"]},
           {"name":"gmp2","op":"GlobalMaxPooling2D","inputs":["x"]},
           {"name":"r2","op":"Rescaling","inputs":["gmp"],"attrs":{"scale":2.0,"offset":1.0}},
-          {"name":"cat","op":"Concatenate","inputs":["r2","gmp2"]},
+          {"name":"cat","op":"Concatenate","inputs":["r2","gmp2","gdw","gdw2"]},
           {"name":"out","op":"Dense","inputs":["cat"],"attrs":{"units":3}}
         ])" << R"(["out","up2"])";
     }

@@ -272,6 +272,42 @@ void refConv2D(Ref& r) {
     applyActivation(r, r.attrs.getString("activation"), r.out, n * oh * ow, oc);
 }
 
+// DepthwiseConv2D: output channel ch·m + j filters input channel ch with kernel [ky, kx, ch, j].
+void refDepthwise(Ref& r) {
+    const Shape& xs = r.inShapes[0];
+    const Shape& ys = r.outShape;
+    const int64_t n = xs[0], h = xs[1], w = xs[2], c = xs[3], oh = ys[1], ow = ys[2];
+    const int64_t m = r.attrs.getInt("depth_multiplier");
+    const auto& k = r.attrs.getInts("kernel_size");
+    const auto& s = r.attrs.getInts("strides");
+    const auto& d = r.attrs.getInts("dilation_rate");
+    const bool same = r.attrs.getString("padding") == "same";
+    const int64_t pt = padBefore(same, h, oh, k[0], s[0], d[0]);
+    const int64_t pl = padBefore(same, w, ow, k[1], s[1], d[1]);
+    const auto& wt = r.params[0];  // [kh, kw, c, m]
+    const bool bias = r.attrs.getBool("use_bias");
+    r.out.assign(sz(n * oh * ow * c * m), 0.0);
+    for (int64_t b = 0; b < n; ++b)
+        for (int64_t oy = 0; oy < oh; ++oy)
+            for (int64_t ox = 0; ox < ow; ++ox)
+                for (int64_t ch = 0; ch < c; ++ch)
+                    for (int64_t j = 0; j < m; ++j) {
+                        double acc = bias ? r.params[1][sz(ch * m + j)] : 0.0;
+                        for (int64_t ky = 0; ky < k[0]; ++ky) {
+                            const int64_t iy = oy * s[0] - pt + ky * d[0];
+                            if (iy < 0 || iy >= h) continue;
+                            for (int64_t kx = 0; kx < k[1]; ++kx) {
+                                const int64_t ix = ox * s[1] - pl + kx * d[1];
+                                if (ix < 0 || ix >= w) continue;
+                                acc += r.x()[sz(((b * h + iy) * w + ix) * c + ch)] *
+                                       wt[sz(((ky * k[1] + kx) * c + ch) * m + j)];
+                            }
+                        }
+                        r.out[sz(((b * oh + oy) * ow + ox) * c * m + ch * m + j)] = acc;
+                    }
+    applyActivation(r, r.attrs.getString("activation"), r.out, n * oh * ow, c * m);
+}
+
 void refPool(Ref& r, bool isMax) {
     const Shape& xs = r.inShapes[0];
     const Shape& ys = r.outShape;
@@ -599,6 +635,9 @@ void reference(OpKind kind, Ref& r) {
         break;
     case OpKind::Conv2D:
         refConv2D(r);
+        break;
+    case OpKind::DepthwiseConv2D:
+        refDepthwise(r);
         break;
     case OpKind::MaxPooling2D:
         refPool(r, true);
@@ -1187,9 +1226,9 @@ void TestOpHarness::checkGradients(const OpCase& c, Runner& run, const std::vect
             std::shuffle(elements.begin(), elements.end(), gen);
             elements.resize(kFdMaxElements);
         }
-        // A linear op (Conv2D or Dense without activation) has no truncation error, so a larger
+        // A linear op (a convolution or Dense without activation) has no truncation error, so a larger
         // step only shrinks the float32 rounding noise of the forward pass in the difference.
-        bool linearOp = c.kind == OpKind::Conv2D || c.kind == OpKind::Dense;
+        bool linearOp = c.kind == OpKind::Conv2D || c.kind == OpKind::DepthwiseConv2D || c.kind == OpKind::Dense;
         for (const auto& [name, value] : c.attrs)
             if (name == "activation" && std::get<std::string>(value) != "linear") linearOp = false;
         const double step = linearOp ? 2e-2 : kFdEps;
