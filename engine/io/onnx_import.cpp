@@ -346,7 +346,7 @@ private:
     bool tryFold(const onnx::NodeProto& n, const Ref& r, const std::string& act) {
         if (n.input_size() < 1 || m_uses[n.input(0)] != 1) return false;
         Node& prod = m_out.graph.nodes[static_cast<size_t>(r.node)];
-        if (prod.op != "Dense" && prod.op != "Conv2D") return false;
+        if (prod.op != "Dense" && prod.op != "Conv2D" && prod.op != "DepthwiseConv2D") return false;
         if (prod.attrs.has("activation") && prod.attrs.getString("activation") != "linear") return false;
         if (act == "softmax" && prod.op != "Dense") return false;
         prod.attrs.set("activation", act);
@@ -417,16 +417,23 @@ private:
         const Const* b = constant(n, 2);
         if (n.input_size() > 2 && !n.input(2).empty() && (!b || b->numel() != M || b->isInt))
             return unsupported(n.name(), "Conv bias must be a constant of " + std::to_string(M) + " values");
+        // One group per input channel is Keras's DepthwiseConv2D; its kernel [kh, kw, C, m] has
+        // the memory order of the grouped [kh, kw, 1, C·m].
+        const bool depthwise = group > 1 && group == xs[3] && Cg == 1;
         Node node;
         node.name = nameFor(n);
-        node.op = "Conv2D";
+        node.op = depthwise ? "DepthwiseConv2D" : "Conv2D";
         node.inputs = {kname(x.node)};
-        node.attrs.set("filters", M);
+        if (depthwise) {
+            node.attrs.set("depth_multiplier", M / group);
+        } else {
+            node.attrs.set("filters", M);
+            node.attrs.set("groups", group);
+        }
         node.attrs.set("kernel_size", std::vector<int64_t>{kh, kw});
         node.attrs.set("strides", s);
         node.attrs.set("dilation_rate", d);
         node.attrs.set("padding", pad);
-        node.attrs.set("groups", group);
         node.attrs.set("use_bias", b != nullptr);
         std::string name = node.name;
         KILN_ASSIGN(int idx, addNode(std::move(node)));
@@ -437,7 +444,10 @@ private:
                     for (int64_t xx = 0; xx < kw; ++xx)
                         hwio[static_cast<size_t>(((y * kw + xx) * Cg + c) * M + o)] =
                             w->f[static_cast<size_t>(((o * Cg + c) * kh + y) * kw + xx)];
-        addWeight(name, "kernel", Shape{kh, kw, Cg, M}, hwio);
+        if (depthwise)
+            addWeight(name, "depthwise_kernel", Shape{kh, kw, group, M / group}, hwio);
+        else
+            addWeight(name, "kernel", Shape{kh, kw, Cg, M}, hwio);
         if (b) addWeight(name, "bias", Shape{M}, b->f);
         return setOutput(n, Ref{idx, Layout::ChannelFirst, {}});
     }
@@ -533,7 +543,7 @@ private:
     Status biasAdd(const onnx::NodeProto& n, const Ref& x, const Const& c) {
         Node& prod = m_out.graph.nodes[static_cast<size_t>(x.node)];
         int64_t units = kshape(x.node)[-1];
-        bool okProducer = (prod.op == "Dense" || prod.op == "Conv2D") && !prod.attrs.getBool("use_bias") &&
+        bool okProducer = (prod.op == "Dense" || prod.op == "Conv2D" || prod.op == "DepthwiseConv2D") && !prod.attrs.getBool("use_bias") &&
                           (!prod.attrs.has("activation") || prod.attrs.getString("activation") == "linear") &&
                           m_uses[n.input(0) == "" ? "" : (m_values.count(n.input(0)) ? n.input(0) : n.input(1))] == 1;
         if (!okProducer || c.isInt || c.numel() != units)
