@@ -966,6 +966,7 @@ private slots:
         QTest::newRow("skip") << QString("skip") << false;
         QTest::newRow("skip, frozen branch") << QString("skip") << true;
         QTest::newRow("image") << QString("image") << false;
+        QTest::newRow("mobile") << QString("mobile") << false;
     }
 
     void planGradients();
@@ -1313,7 +1314,7 @@ void TestOpHarness::runInvalid(int index) {
 void TestOpHarness::planGradients() {
     QFETCH(QString, graph);
     QFETCH(bool, frozenBranch);
-    const bool image = graph == "image";
+    const bool image = graph != "skip";  // image and mobile share their inputs and loss
     constexpr int64_t kBatch = 4;
     Graph g;
     auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> inputs,
@@ -1341,6 +1342,31 @@ void TestOpHarness::planGradients() {
         loss.type = "MeanSquaredError";
         loss.output = "out";
         loss.targetShape = Shape{3};
+    } else if (graph == "mobile") {
+        // The ops of mobile backbones: explicit padding, depthwise convolution, swish,
+        // upsampling, squeeze-and-excitation, global max pooling.
+        add("x", "Input", {}, {{"shape", al({5, 5, 2})}});
+        add("tok", "Input", {}, {{"shape", al({3})}, {"dtype", as("int32")}});
+        add("r", "Rescaling", {"x"}, {{"scale", af(2.0)}, {"offset", af(-0.5)}});
+        add("zp", "ZeroPadding2D", {"r"}, {{"padding", al({1, 0, 0, 1})}});
+        add("dw", "DepthwiseConv2D", {"zp"}, {{"depth_multiplier", ai(2)}, {"strides", ai(2)}, {"padding", as("same")}});
+        add("s", "SiLU", {"dw"});
+        add("up", "UpSampling2D", {"s"}, {{"interpolation", as("bilinear")}});
+        add("g", "GlobalAveragePooling2D", {"up"});
+        add("e", "Dense", {"g"}, {{"units", ai(4)}, {"activation", as("sigmoid")}});
+        add("se", "Multiply", {"up", "e"});
+        add("gm", "GlobalMaxPooling2D", {"se"});
+        add("hs", "HardSigmoid", {"gm"});
+        add("emb", "Embedding", {"tok"}, {{"input_dim", ai(5)}, {"output_dim", ai(2)}});
+        add("fe", "Flatten", {"emb"});
+        add("de", "Dense", {"fe"}, {{"units", ai(4)}});
+        add("sub", "Subtract", {"hs", "de"});
+        add("out", "Softmax", {"sub"});
+        g.outputs = {"out"};
+        loss.type = "CategoricalCrossentropy";
+        loss.output = "out";
+        loss.targetShape = Shape{4};
+        loss.weight = 2.0f;
     } else {
         add("x", "Input", {}, {{"shape", al({5, 5, 2})}});
         add("tok", "Input", {}, {{"shape", al({3})}, {"dtype", as("int32")}});
