@@ -35,8 +35,8 @@ uint64_t f16(int64_t n) {
     return align256(static_cast<uint64_t>(n) * 2);
 }
 
-// The CUDA plan's kernel workspace (one block, the largest need of any kernel) for Dense, Conv2D
-// and BatchNormalization as the CUDA kernels lay it out: fp32 scratch of the backward (padded
+// The CUDA plan's kernel workspace (one block, the largest need of any kernel) for Dense, Conv2D,
+// DepthwiseConv2D and BatchNormalization as the CUDA kernels lay it out: fp32 scratch of the backward (padded
 // input, OHWI weights, activation gradient) and, at 16 bits, the staged input, weights and output.
 struct KernelWorkspace {
     uint64_t fp32 = 0;  // the precision's fp32 needs
@@ -58,8 +58,8 @@ KernelWorkspace kernelWorkspace(const ops::ModelInfo& model, int64_t batch, bool
             f = linear ? 0 : f32(rows * units);
             h = half ? f16(rows * in) + f16(in * units) : 0;
             h = std::max(h, f);
-        } else if (ni.def->kind == ops::OpKind::Conv2D && !ni.inputShapes.empty() &&
-                   ni.inputShapes[0].rank() == 4) {
+        } else if ((ni.def->kind == ops::OpKind::Conv2D || ni.def->kind == ops::OpKind::DepthwiseConv2D) &&
+                   !ni.inputShapes.empty() && ni.inputShapes[0].rank() == 4) {
             k.hasConv = true;
             const Shape x = ni.inputShapes[0].withBatch(batch);
             const auto& ks = ni.attrs.getInts("kernel_size");
@@ -68,7 +68,8 @@ KernelWorkspace kernelWorkspace(const ops::ModelInfo& model, int64_t batch, bool
             if (ks.size() < 2 || st.size() < 2 || dl.size() < 2) continue;
             const auto g = kernels::makeConv2DGeom(
                 x[0], x[1], x[2], x[3], ks[0], ks[1], out[-1], st[0], st[1], dl[0], dl[1],
-                ni.attrs.getString("padding") == "same", ni.attrs.getInt("groups"));
+                ni.attrs.getString("padding") == "same",
+                ni.def->kind == ops::OpKind::DepthwiseConv2D ? x[3] : ni.attrs.getInt("groups"));
             const int64_t padBottom =
                 std::max<int64_t>(0, (g.oh - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1 - g.h - g.padTop);
             const int64_t padRight =

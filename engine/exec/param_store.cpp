@@ -65,7 +65,7 @@ ParamStore ParamStore::create(const ops::ModelInfo& model, uint64_t seed) {
             p.grad = Tensor(spec.shape);
             p.trainable = spec.trainable && ni.trainable;
             p.lrMultiplier = ni.lrMultiplier;
-            p.decay = spec.name == "kernel" || spec.name == "embeddings";
+            p.decay = spec.name == "kernel" || spec.name == "depthwise_kernel" || spec.name == "embeddings";
             initialise(p, seed);
             store.m_nodeParams[i].push_back(static_cast<int>(store.m_params.size()));
             store.m_params.push_back(std::move(p));

@@ -333,15 +333,19 @@ private:
             if (!linear) KILN_TRY(activation(act, out, outName(i, false), node.name, false));
             return {};
         }
-        case OpKind::Conv2D: {
+        case OpKind::Conv2D:
+        case OpKind::DepthwiseConv2D: {
             const Shape& x = ni.inputShapes[0];
             const auto& k = a.getInts("kernel_size");
             const auto& s = a.getInts("strides");
             const auto& d = a.getInts("dilation_rate");
-            int64_t groups = a.getInt("groups");
-            // HWIO -> OIHW.
+            const bool depthwise = kind == OpKind::DepthwiseConv2D;
+            int64_t groups = depthwise ? x[3] : a.getInt("groups");
+            // HWIO -> OIHW. A depthwise kernel [kh, kw, C, m] is the grouped [kh, kw, 1, C·m].
             const Tensor& w = param(i, 0);
-            int64_t kh = w.shape()[0], kw = w.shape()[1], ci = w.shape()[2], co = w.shape()[3];
+            int64_t kh = w.shape()[0], kw = w.shape()[1];
+            int64_t ci = depthwise ? 1 : w.shape()[2];
+            int64_t co = depthwise ? w.shape()[2] * w.shape()[3] : w.shape()[3];
             std::vector<float> oihw(static_cast<size_t>(w.numel()));
             const float* src = w.data<float>();
             for (int64_t y = 0; y < kh; ++y)
@@ -415,6 +419,68 @@ private:
             }
             return {};
         }
+        case OpKind::GlobalMaxPooling2D: {
+            if (isChannelFirst(in(0))) {
+                std::string pooled = fresh(node.name + "__pooled");
+                add("GlobalMaxPool", {cfOf(in(0))}, {pooled}, node.name);
+                auto* f = add("Flatten", {pooled}, {outName(i, false)}, node.name + "/flatten");
+                attrInt(f, "axis", 1);
+            } else {
+                auto* n = add("ReduceMax", {nhwcOf(in(0))}, {outName(i, false)}, node.name);
+                attrInts(n, "axes", {1, 2});
+                attrInt(n, "keepdims", 0);
+            }
+            return {};
+        }
+        case OpKind::ZeroPadding2D: {
+            const auto& p = a.getInts("padding");  // top, bottom, left, right
+            const bool cf = isChannelFirst(in(0));
+            // ONNX pads: all begins, then all ends, per axis of the value's layout.
+            std::vector<int64_t> pads = cf ? std::vector<int64_t>{0, 0, p[0], p[2], 0, 0, p[1], p[3]}
+                                           : std::vector<int64_t>{0, p[0], p[2], 0, 0, p[1], p[3], 0};
+            auto* n = add("Pad", {cf ? cfOf(in(0)) : nhwcOf(in(0)), initializerI64(node.name + "/pads", pads)},
+                          {outName(i, cf)}, node.name);
+            n->add_attribute()->CopyFrom([] {
+                onnx::AttributeProto m;
+                m.set_name("mode");
+                m.set_type(onnx::AttributeProto::STRING);
+                m.set_s("constant");
+                return m;
+            }());
+            return {};
+        }
+        case OpKind::UpSampling2D: {
+            const auto& sz = a.getInts("size");
+            const bool bilinear = a.getString("interpolation") == "bilinear";
+            const std::vector<float> scales{1.0f, 1.0f, static_cast<float>(sz[0]), static_cast<float>(sz[1])};
+            auto* n = add("Resize", {cfOf(in(0)), "", initializer(node.name + "/scales", {4}, scales.data())},
+                          {outName(i, true)}, node.name);
+            auto str = [&](const char* name, const char* v) {
+                auto* at = n->add_attribute();
+                at->set_name(name);
+                at->set_type(onnx::AttributeProto::STRING);
+                at->set_s(v);
+            };
+            if (bilinear) {
+                str("mode", "linear");
+                str("coordinate_transformation_mode", "half_pixel");
+            } else {
+                str("mode", "nearest");
+                str("coordinate_transformation_mode", "asymmetric");
+                str("nearest_mode", "floor");
+            }
+            return {};
+        }
+        case OpKind::Rescaling: {
+            bool cf = isChannelFirst(in(0)) && m_vals[static_cast<size_t>(resolve(in(0)))].nhwc.empty();
+            std::string src = cf ? cfOf(in(0)) : nhwcOf(in(0));
+            std::string scaled = fresh(node.name + "__scaled");
+            add("Mul", {src, scalar(node.name + "/scale", static_cast<float>(a.getFloat("scale")))}, {scaled},
+                node.name + "/scale");
+            add("Add", {scaled, scalar(node.name + "/offset", static_cast<float>(a.getFloat("offset")))},
+                {outName(i, cf)}, node.name);
+            return {};
+        }
         case OpKind::BatchNormalization: {
             bool cf = val.rank > 2;
             std::string src = cf ? cfOf(in(0)) : nhwcOf(in(0));
@@ -459,11 +525,32 @@ private:
             return {};
         }
         case OpKind::Add:
+        case OpKind::Subtract:
         case OpKind::Multiply: {
-            bool cf = val.rank > 2;
-            for (int p : ni.inputs) cf = cf && isChannelFirst(p);
+            // Multiply's channel scales ([N,C] or [N,1,1,C]) broadcast in either layout; an [N,C]
+            // one gets its unit axes back first.
+            const int rank = val.rank;
+            auto isScale = [&](size_t k) { return ni.inputShapes[k] != ni.output; };
+            bool cf = rank > 2;
+            for (size_t k = 0; k < ni.inputs.size(); ++k)
+                if (!isScale(k)) cf = cf && isChannelFirst(in(k));
             std::vector<std::string> ins;
-            for (int p : ni.inputs) ins.push_back(cf ? cfOf(p) : nhwcOf(p));
+            for (size_t k = 0; k < ni.inputs.size(); ++k) {
+                if (isScale(k) && ni.inputShapes[k].rank() == 2) {
+                    std::vector<int64_t> axes;
+                    for (int d = 0; d < rank - 2; ++d) axes.push_back(cf ? d + 2 : d + 1);
+                    std::string u = fresh(gnode(in(k)).name + "__scale");
+                    add("Unsqueeze", {nhwcOf(in(k)), initializerI64(node.name + "/axes", axes)}, {u},
+                        node.name + "/unsqueeze");
+                    ins.push_back(u);
+                } else {
+                    ins.push_back(cf ? cfOf(in(k)) : nhwcOf(in(k)));
+                }
+            }
+            if (kind == OpKind::Subtract) {
+                add("Sub", ins, {outName(i, cf)}, node.name);
+                return {};
+            }
             if (kind == OpKind::Add && ins.size() > 2) {
                 add("Sum", ins, {outName(i, cf)}, node.name);
                 return {};
@@ -482,11 +569,28 @@ private:
         case OpKind::ReLU6:
         case OpKind::GELU:
         case OpKind::Sigmoid:
-        case OpKind::Tanh: {
+        case OpKind::Tanh:
+        case OpKind::SiLU:
+        case OpKind::HardSigmoid:
+        case OpKind::HardSwish:
+        case OpKind::Clip: {
             bool cf = isChannelFirst(in(0)) && m_vals[static_cast<size_t>(resolve(in(0)))].nhwc.empty();
             std::string src = cf ? cfOf(in(0)) : nhwcOf(in(0));
             std::string out = outName(i, cf);
             if (kind == OpKind::ReLU) add("Relu", {src}, {out}, node.name);
+            else if (kind == OpKind::SiLU) {
+                // x·sigmoid(x): ONNX has no Swish before opset 24.
+                std::string sig = fresh(node.name + "__sigmoid");
+                add("Sigmoid", {src}, {sig}, node.name + "/sigmoid");
+                add("Mul", {src, sig}, {out}, node.name);
+            } else if (kind == OpKind::HardSigmoid) {
+                auto* n = add("HardSigmoid", {src}, {out}, node.name);
+                attrFloat(n, "alpha", 1.0f / 6.0f);
+                attrFloat(n, "beta", 0.5f);
+            } else if (kind == OpKind::HardSwish) add("HardSwish", {src}, {out}, node.name);
+            else if (kind == OpKind::Clip)
+                add("Clip", {src, scalar(node.name + "/min", static_cast<float>(a.getFloat("min"))),
+                             scalar(node.name + "/max", static_cast<float>(a.getFloat("max")))}, {out}, node.name);
             else if (kind == OpKind::Sigmoid) add("Sigmoid", {src}, {out}, node.name);
             else if (kind == OpKind::Tanh) add("Tanh", {src}, {out}, node.name);
             else if (kind == OpKind::ReLU6)

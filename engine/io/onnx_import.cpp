@@ -7,6 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -345,7 +346,7 @@ private:
     bool tryFold(const onnx::NodeProto& n, const Ref& r, const std::string& act) {
         if (n.input_size() < 1 || m_uses[n.input(0)] != 1) return false;
         Node& prod = m_out.graph.nodes[static_cast<size_t>(r.node)];
-        if (prod.op != "Dense" && prod.op != "Conv2D") return false;
+        if (prod.op != "Dense" && prod.op != "Conv2D" && prod.op != "DepthwiseConv2D") return false;
         if (prod.attrs.has("activation") && prod.attrs.getString("activation") != "linear") return false;
         if (act == "softmax" && prod.op != "Dense") return false;
         prod.attrs.set("activation", act);
@@ -416,16 +417,23 @@ private:
         const Const* b = constant(n, 2);
         if (n.input_size() > 2 && !n.input(2).empty() && (!b || b->numel() != M || b->isInt))
             return unsupported(n.name(), "Conv bias must be a constant of " + std::to_string(M) + " values");
+        // One group per input channel is Keras's DepthwiseConv2D; its kernel [kh, kw, C, m] has
+        // the memory order of the grouped [kh, kw, 1, C·m].
+        const bool depthwise = group > 1 && group == xs[3] && Cg == 1;
         Node node;
         node.name = nameFor(n);
-        node.op = "Conv2D";
+        node.op = depthwise ? "DepthwiseConv2D" : "Conv2D";
         node.inputs = {kname(x.node)};
-        node.attrs.set("filters", M);
+        if (depthwise) {
+            node.attrs.set("depth_multiplier", M / group);
+        } else {
+            node.attrs.set("filters", M);
+            node.attrs.set("groups", group);
+        }
         node.attrs.set("kernel_size", std::vector<int64_t>{kh, kw});
         node.attrs.set("strides", s);
         node.attrs.set("dilation_rate", d);
         node.attrs.set("padding", pad);
-        node.attrs.set("groups", group);
         node.attrs.set("use_bias", b != nullptr);
         std::string name = node.name;
         KILN_ASSIGN(int idx, addNode(std::move(node)));
@@ -436,7 +444,10 @@ private:
                     for (int64_t xx = 0; xx < kw; ++xx)
                         hwio[static_cast<size_t>(((y * kw + xx) * Cg + c) * M + o)] =
                             w->f[static_cast<size_t>(((o * Cg + c) * kh + y) * kw + xx)];
-        addWeight(name, "kernel", Shape{kh, kw, Cg, M}, hwio);
+        if (depthwise)
+            addWeight(name, "depthwise_kernel", Shape{kh, kw, group, M / group}, hwio);
+        else
+            addWeight(name, "kernel", Shape{kh, kw, Cg, M}, hwio);
         if (b) addWeight(name, "bias", Shape{M}, b->f);
         return setOutput(n, Ref{idx, Layout::ChannelFirst, {}});
     }
@@ -532,7 +543,7 @@ private:
     Status biasAdd(const onnx::NodeProto& n, const Ref& x, const Const& c) {
         Node& prod = m_out.graph.nodes[static_cast<size_t>(x.node)];
         int64_t units = kshape(x.node)[-1];
-        bool okProducer = (prod.op == "Dense" || prod.op == "Conv2D") && !prod.attrs.getBool("use_bias") &&
+        bool okProducer = (prod.op == "Dense" || prod.op == "Conv2D" || prod.op == "DepthwiseConv2D") && !prod.attrs.getBool("use_bias") &&
                           (!prod.attrs.has("activation") || prod.attrs.getString("activation") == "linear") &&
                           m_uses[n.input(0) == "" ? "" : (m_values.count(n.input(0)) ? n.input(0) : n.input(1))] == 1;
         if (!okProducer || c.isInt || c.numel() != units)
@@ -540,6 +551,26 @@ private:
         prod.attrs.set("use_bias", true);
         addWeight(prod.name, "bias", Shape{units}, c.f);
         return setOutput(n, x);
+    }
+
+    // x·scale + offset with scalar constants: a Rescaling layer. An offset added right after a
+    // Rescaling that has none (and no other reader) joins it.
+    Status rescale(const onnx::NodeProto& n, const Ref& x, double scale, double offset, const std::string& input) {
+        if (x.layout == Layout::FlatChannelFirst)
+            return unsupported(n.name(), n.op_type() + " on a channel-first flatten is not supported");
+        Node& prod = m_out.graph.nodes[static_cast<size_t>(x.node)];
+        if (scale == 1.0 && prod.op == "Rescaling" && prod.attrs.getFloat("offset") == 0.0 && m_uses[input] == 1) {
+            prod.attrs.set("offset", offset);
+            return setOutput(n, x);
+        }
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Rescaling";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("scale", scale);
+        node.attrs.set("offset", offset);
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        return setOutput(n, Ref{idx, x.layout, x.cfDims});
     }
 
     Status merge(const onnx::NodeProto& n, const std::string& op) {
@@ -550,15 +581,26 @@ private:
             if (c0 && c1) return unsupported(n.name(), "Add of two constants is not supported");
             if (c0 || c1) {
                 KILN_ASSIGN(Ref x, ref(n, c0 ? 1 : 0));
-                return biasAdd(n, x, c0 ? *c0 : *c1);
+                const Const& c = c0 ? *c0 : *c1;
+                if (c.numel() == 1 && !c.isInt) return rescale(n, x, 1.0, c.f[0], n.input(c0 ? 1 : 0));
+                return biasAdd(n, x, c);
             }
         }
         std::vector<Ref> refs;
         for (int k = 0; k < n.input_size(); ++k) {
             KILN_ASSIGN(Ref r, ref(n, k));
-            if (!refs.empty() && (r.layout != refs[0].layout))
-                return unsupported(n.name(), n.op_type() + " inputs have different layouts");
             refs.push_back(r);
+        }
+        // Squeeze-and-excitation: a channel-first image times a pooled [N,C,1,1] scale is Kiln's
+        // Multiply of [N,H,W,C] by [N,C].
+        size_t full = 0;
+        for (size_t k = 0; k < refs.size(); ++k) {
+            if (refs[k].layout == refs[0].layout) continue;
+            const bool scale = op == "Multiply" && refs.size() == 2 &&
+                               ((refs[k].layout == Layout::Pooled11 && refs[0].layout == Layout::ChannelFirst) ||
+                                (refs[0].layout == Layout::Pooled11 && refs[k].layout == Layout::ChannelFirst));
+            if (!scale) return unsupported(n.name(), n.op_type() + " inputs have different layouts");
+            if (refs[k].layout == Layout::ChannelFirst) full = k;
         }
         if (refs.size() == 1) return setOutput(n, refs[0]);
         Node node;
@@ -567,7 +609,7 @@ private:
         for (const auto& r : refs) node.inputs.push_back(kname(r.node));
         std::set<std::string> distinct(node.inputs.begin(), node.inputs.end());
         KILN_ASSIGN(int idx, addNode(std::move(node)));
-        return setOutput(n, Ref{idx, refs[0].layout, refs[0].cfDims});
+        return setOutput(n, Ref{idx, refs[full].layout, refs[full].cfDims});
     }
 
     Status concat(const onnx::NodeProto& n) {
@@ -733,6 +775,34 @@ private:
         return setOutput(n, Ref{idx, Layout::Same, {}});
     }
 
+    // Unsqueeze of an [N,C] value to a 4-D per-channel scale: [N,C,1,1] (axes 2, 3) is the pooled
+    // channel-first form; [N,1,1,C] (axes 1, 2) a Reshape.
+    Status unsqueeze(const onnx::NodeProto& n) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        std::vector<int64_t> axes;
+        if (const Const* c = constant(n, 1)) {
+            if (!c->isInt) return parseError("Unsqueeze axes must be integers");
+            axes = c->i;
+        } else {
+            KILN_ASSIGN(axes, attrInts(n, "axes", {}));
+        }
+        for (auto& a : axes)
+            if (a < 0) a += 4;
+        std::sort(axes.begin(), axes.end());
+        if (x.layout != Layout::Same || kshape(x.node).rank() != 2)
+            return unsupported(n.name(), "Unsqueeze is supported only from an [N,C] value to 4 dimensions");
+        if (axes == std::vector<int64_t>{2, 3}) return setOutput(n, Ref{x.node, Layout::Pooled11, {}});
+        if (axes != std::vector<int64_t>{1, 2})
+            return unsupported(n.name(), "Unsqueeze is supported only with axes [1, 2] or [2, 3]");
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Reshape";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("target_shape", std::vector<int64_t>{1, 1, kshape(x.node)[1]});
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        return setOutput(n, Ref{idx, Layout::Same, {}});
+    }
+
     Status transpose(const onnx::NodeProto& n) {
         KILN_ASSIGN(Ref x, ref(n, 0));
         int rank = kshape(x.node).rank();
@@ -808,8 +878,19 @@ private:
         if (op == "Add") return merge(n, "Add");
         if (op == "Sum") return merge(n, "Add");
         if (op == "Mul") {
-            if (constant(n, 0) || constant(n, 1)) return unsupported(n.name(), "Mul by a constant is not supported");
+            const Const* c0 = constant(n, 0);
+            const Const* c1 = constant(n, 1);
+            if ((c0 && !c1 && c0->numel() == 1 && !c0->isInt) || (c1 && !c0 && c1->numel() == 1 && !c1->isInt)) {
+                KILN_ASSIGN(Ref x, ref(n, c0 ? 1 : 0));
+                return rescale(n, x, (c0 ? c0 : c1)->f[0], 0.0, n.input(c0 ? 1 : 0));
+            }
+            if (c0 || c1) return unsupported(n.name(), "Mul by a constant is supported only for a scalar");
             return merge(n, "Multiply");
+        }
+        if (op == "Sub") {
+            if (n.input_size() != 2) return parseError("Sub needs two inputs");
+            if (constant(n, 0) || constant(n, 1)) return unsupported(n.name(), "Sub of a constant is not supported");
+            return merge(n, "Subtract");
         }
         if (op == "Concat") return concat(n);
         if (op == "BatchNormalization") return batchNorm(n);
@@ -817,6 +898,7 @@ private:
         if (op == "Flatten") return flatten(n);
         if (op == "Reshape") return reshape(n);
         if (op == "Transpose") return transpose(n);
+        if (op == "Unsqueeze") return unsqueeze(n);
         if (op == "Relu") return activationNode(n, "ReLU", "relu");
         if (op == "Sigmoid") return activationNode(n, "Sigmoid", "sigmoid");
         if (op == "Tanh") return activationNode(n, "Tanh", "tanh");
@@ -837,8 +919,21 @@ private:
             if (attr(n, "max")) { KILN_ASSIGN(hi, attrFloat(n, "max", hi)); }
             if (lo == 0.f && hi == 6.f) return activationNode(n, "ReLU6", "relu6");
             if (lo == 0.f && std::isinf(hi) && hi > 0) return activationNode(n, "ReLU", "relu");
-            return unsupported(n.name(), "Clip is supported only as ReLU6 (0..6) or ReLU");
+            if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
+                return unsupported(n.name(), "Clip needs finite bounds with min < max (or min 0 alone, as ReLU)");
+            AttrMap a;
+            a.set("min", static_cast<double>(lo));
+            a.set("max", static_cast<double>(hi));
+            return activationNode(n, "Clip", "", a);
         }
+        if (op == "HardSigmoid") {
+            KILN_ASSIGN(float alpha, attrFloat(n, "alpha", 0.2f));
+            KILN_ASSIGN(float beta, attrFloat(n, "beta", 0.5f));
+            if (std::fabs(alpha - 1.0f / 6.0f) > 1e-6f || beta != 0.5f)
+                return unsupported(n.name(), "HardSigmoid is supported with alpha 1/6 and beta 0.5 (relu6(x + 3) / 6)");
+            return activationNode(n, "HardSigmoid", "");
+        }
+        if (op == "HardSwish") return activationNode(n, "HardSwish", "");
         if (op == "Gelu" || op == "GeluTanh") {
             bool approximate = op == "GeluTanh";
             if (!kiln) {
@@ -876,7 +971,71 @@ private:
             KILN_ASSIGN(int idx, addNode(std::move(node)));
             return setOutput(n, Ref{idx, Layout::Pooled11, {}});
         }
-        if (op == "ReduceMean") {
+        if (op == "Pad") {
+            KILN_ASSIGN(Ref x, ref(n, 0));
+            KILN_ASSIGN(std::string mode, attrString(n, "mode", "constant"));
+            if (mode != "constant") return unsupported(n.name(), "Pad is supported only in constant mode");
+            if (const Const* v = constant(n, 2); v && (v->f.size() != 1 || v->f[0] != 0.f))
+                return unsupported(n.name(), "Pad is supported only with the value 0");
+            if (n.input_size() > 3 && !n.input(3).empty()) return unsupported(n.name(), "Pad with axes is not supported");
+            KILN_ASSIGN(const Const* pc, needConst(n, 1, "the pads"));
+            const auto& p = pc->i;
+            const bool cf = x.layout == Layout::ChannelFirst, nhwc = x.layout == Layout::Same;
+            if (kshape(x.node).rank() != 4 || p.size() != 8 || !(cf || nhwc))
+                return unsupported(n.name(), "Pad is supported on 4-D images only");
+            // Spatial axes of the value's layout: 2, 3 channel-first, 1, 2 channels-last.
+            const size_t ay = cf ? 2 : 1, ax = cf ? 3 : 2, ac = cf ? 1 : 3;
+            if (p[0] || p[4] || p[ac] || p[ac + 4]) return unsupported(n.name(), "Pad of the batch or channel axis is not supported");
+            for (int64_t v : p)
+                if (v < 0) return unsupported(n.name(), "Pad with negative pads (cropping) is not supported");
+            Node node;
+            node.name = nameFor(n);
+            node.op = "ZeroPadding2D";
+            node.inputs = {kname(x.node)};
+            node.attrs.set("padding", std::vector<int64_t>{p[ay], p[ay + 4], p[ax], p[ax + 4]});
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            return setOutput(n, Ref{idx, x.layout, {}});
+        }
+        if (op == "Resize") {
+            KILN_ASSIGN(Ref x, ref(n, 0));
+            if (x.layout != Layout::ChannelFirst || kshape(x.node).rank() != 4)
+                return unsupported(n.name(), "Resize needs a channel-first 4-D input");
+            if (n.input_size() > 3 && !n.input(3).empty()) return unsupported(n.name(), "Resize with sizes is not supported; give scales");
+            KILN_ASSIGN(const Const* sc, needConst(n, 2, "the scales"));
+            const auto& f = sc->f;
+            if (f.size() != 4 || f[0] != 1.f || f[1] != 1.f || f[2] < 1.f || f[3] < 1.f || f[2] != std::floor(f[2]) ||
+                f[3] != std::floor(f[3]) || f[2] > 64.f || f[3] > 64.f)
+                return unsupported(n.name(), "Resize is supported as upsampling of height and width by whole factors");
+            KILN_ASSIGN(std::string mode, attrString(n, "mode", "nearest"));
+            KILN_ASSIGN(std::string coord, attrString(n, "coordinate_transformation_mode", "half_pixel"));
+            KILN_ASSIGN(std::string nearest, attrString(n, "nearest_mode", "round_prefer_floor"));
+            std::string interpolation;
+            if (mode == "nearest" && (coord == "asymmetric" && nearest == "floor")) interpolation = "nearest";
+            else if (mode == "linear" && (coord == "half_pixel" || coord == "pytorch_half_pixel")) interpolation = "bilinear";
+            else
+                return unsupported(n.name(), "Resize is supported as nearest (asymmetric, floor) or linear (half_pixel)");
+            Node node;
+            node.name = nameFor(n);
+            node.op = "UpSampling2D";
+            node.inputs = {kname(x.node)};
+            node.attrs.set("size", std::vector<int64_t>{static_cast<int64_t>(f[2]), static_cast<int64_t>(f[3])});
+            node.attrs.set("interpolation", interpolation);
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            return setOutput(n, Ref{idx, Layout::ChannelFirst, {}});
+        }
+        if (op == "GlobalMaxPool") {
+            KILN_ASSIGN(Ref x, ref(n, 0));
+            if (x.layout != Layout::ChannelFirst || kshape(x.node).rank() != 4)
+                return unsupported(n.name(), "GlobalMaxPool needs a channel-first 4-D input");
+            Node node;
+            node.name = nameFor(n);
+            node.op = "GlobalMaxPooling2D";
+            node.inputs = {kname(x.node)};
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            return setOutput(n, Ref{idx, Layout::Pooled11, {}});
+        }
+        if (op == "ReduceMean" || op == "ReduceMax") {
+            const bool isMax = op == "ReduceMax";
             KILN_ASSIGN(Ref x, ref(n, 0));
             std::vector<int64_t> axes;
             if (const Const* c = constant(n, 1)) axes = c->i;
@@ -887,13 +1046,15 @@ private:
             std::set<int64_t> ax(axes.begin(), axes.end());
             bool nhwc = x.layout == Layout::Same && rank == 4 && ax == std::set<int64_t>{1, 2};
             bool nchw = x.layout == Layout::ChannelFirst && rank == 4 && ax == std::set<int64_t>{2, 3};
-            if (!nhwc && !nchw) return unsupported(n.name(), "ReduceMean is supported as a global average over height and width");
+            if (!nhwc && !nchw)
+                return unsupported(n.name(), op + " is supported as a global " + (isMax ? "maximum" : "average") +
+                                                 " over height and width");
+            if (keep && nhwc) return unsupported(n.name(), op + " with keepdims over channels-last is not supported");
             Node node;
             node.name = nameFor(n);
-            node.op = "GlobalAveragePooling2D";
+            node.op = isMax ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D";
             node.inputs = {kname(x.node)};
             KILN_ASSIGN(int idx, addNode(std::move(node)));
-            if (keep && nhwc) return unsupported(n.name(), "ReduceMean with keepdims over channels-last is not supported");
             return setOutput(n, Ref{idx, keep ? Layout::Pooled11 : Layout::Same, {}});
         }
         if (op == "Gather") {

@@ -264,6 +264,17 @@ private:
                 y = node("BiasAdd", n.name + "/bias", {y, param(i, 1)}, {{"T", attrType(DtFloat)}, {"data_format", attrStr("NHWC")}});
             return finish(activation(a.getString("activation"), y, n.name));
         }
+        case OpKind::DepthwiseConv2D: {
+            const auto& s = a.getInts("strides");
+            const auto& d = a.getInts("dilation_rate");
+            std::string y = node("DepthwiseConv2dNative", n.name + "/conv", {in(0), param(i, 0)},
+                                 {{"T", attrType(DtFloat)}, {"strides", attrInts({1, s[0], s[1], 1})},
+                                  {"padding", attrStr(a.getString("padding") == "same" ? "SAME" : "VALID")},
+                                  {"dilations", attrInts({1, d[0], d[1], 1})}, {"data_format", attrStr("NHWC")}});
+            if (a.getBool("use_bias"))
+                y = node("BiasAdd", n.name + "/bias", {y, param(i, 1)}, {{"T", attrType(DtFloat)}, {"data_format", attrStr("NHWC")}});
+            return finish(activation(a.getString("activation"), y, n.name));
+        }
         case OpKind::MaxPooling2D:
         case OpKind::AveragePooling2D: {
             const auto& k = a.getInts("pool_size");
@@ -277,6 +288,33 @@ private:
         case OpKind::GlobalAveragePooling2D:
             out = node("Mean", n.name, {in(0), constI32(n.name + "/axes", {1, 2})},
                        {{"T", attrType(DtFloat)}, {"Tidx", attrType(DtInt32)}, {"keep_dims", attrBool(false)}});
+            return {};
+        case OpKind::GlobalMaxPooling2D:
+            out = node("Max", n.name, {in(0), constI32(n.name + "/axes", {1, 2})},
+                       {{"T", attrType(DtFloat)}, {"Tidx", attrType(DtInt32)}, {"keep_dims", attrBool(false)}});
+            return {};
+        case OpKind::ZeroPadding2D: {
+            const auto& p = a.getInts("padding");  // top, bottom, left, right
+            std::vector<int32_t> pads{0, 0, static_cast<int32_t>(p[0]), static_cast<int32_t>(p[1]),
+                                      static_cast<int32_t>(p[2]), static_cast<int32_t>(p[3]), 0, 0};
+            Pb t = tensorProto(DtInt32, {4, 2}, pads.data(), pads.size() * 4);
+            std::string paddings = node("Const", n.name + "/paddings", {},
+                                        {{"dtype", attrType(DtInt32)}, {"value", Pb().msg(8, std::move(t))}});
+            out = node("Pad", n.name, {in(0), paddings}, {{"T", attrType(DtFloat)}, {"Tpaddings", attrType(DtInt32)}});
+            return {};
+        }
+        case OpKind::UpSampling2D: {
+            const bool bilinear = a.getString("interpolation") == "bilinear";
+            std::string size = constI32(n.name + "/size", {static_cast<int32_t>(info.output[1]), static_cast<int32_t>(info.output[2])});
+            // Half-pixel centres are Keras's bilinear geometry; nearest with integer factors reads
+            // pixel o / factor without them.
+            out = node(bilinear ? "ResizeBilinear" : "ResizeNearestNeighbor", n.name, {in(0), size},
+                       {{"T", attrType(DtFloat)}, {"align_corners", attrBool(false)}, {"half_pixel_centers", attrBool(bilinear)}});
+            return {};
+        }
+        case OpKind::Rescaling:
+            out = binary("AddV2", n.name, binary("Mul", n.name + "/scale", in(0), scalarF(n.name + "/scale_value", static_cast<float>(a.getFloat("scale")))),
+                         scalarF(n.name + "/offset", static_cast<float>(a.getFloat("offset"))));
             return {};
         case OpKind::BatchNormalization: {
             // Inference form: y = x·scale + shift, scale = γ/√(var+ε), shift = β − mean·scale.
@@ -326,18 +364,43 @@ private:
         }
         case OpKind::Add:
         case OpKind::Multiply: {
-            std::string acc = in(0);
+            // Multiply's [N,C] channel scales become [N,1,...,1,C] so that Mul broadcasts them.
+            auto operand = [&](size_t k) {
+                const Shape& s = info.inputShapes[k];
+                if (s == info.output || s.rank() != 2) return in(k);
+                std::vector<int32_t> dims(static_cast<size_t>(info.output.rank()), 1);
+                dims.front() = -1;
+                dims.back() = static_cast<int32_t>(info.output[-1]);
+                return node("Reshape", n.name + "/scale" + std::to_string(k), {in(k), constI32(n.name + "/scale_shape", dims)},
+                            {{"T", attrType(DtFloat)}, {"Tshape", attrType(DtInt32)}});
+            };
+            std::string acc = operand(0);
             for (size_t k = 1; k < info.inputs.size(); ++k)
-                acc = binary(kind == OpKind::Add ? "AddV2" : "Mul", k + 1 == info.inputs.size() ? n.name : n.name + "/part", acc, in(k));
+                acc = binary(kind == OpKind::Add ? "AddV2" : "Mul", k + 1 == info.inputs.size() ? n.name : n.name + "/part", acc, operand(k));
             out = acc;
             return {};
         }
+        case OpKind::Subtract: out = binary("Sub", n.name, in(0), in(1)); return {};
         case OpKind::ReLU: out = unary("Relu", n.name, in(0)); return {};
         case OpKind::ReLU6: out = unary("Relu6", n.name, in(0)); return {};
         case OpKind::Sigmoid: out = unary("Sigmoid", n.name, in(0)); return {};
         case OpKind::Tanh: out = unary("Tanh", n.name, in(0)); return {};
         case OpKind::Softmax: out = unary("Softmax", n.name, in(0)); return {};
         case OpKind::GELU: out = gelu(n.name, in(0), a.getBool("approximate")); return {};
+        case OpKind::SiLU: out = binary("Mul", n.name, in(0), unary("Sigmoid", n.name + "/sigmoid", in(0))); return {};
+        case OpKind::HardSigmoid:
+        case OpKind::HardSwish: {
+            // relu6(x + 3) / 6, times x for HardSwish.
+            std::string shifted = binary("AddV2", n.name + "/shift", in(0), scalarF(n.name + "/three", 3.0f));
+            std::string h = binary("Mul", kind == OpKind::HardSigmoid ? n.name : n.name + "/hard_sigmoid",
+                                   unary("Relu6", n.name + "/relu6", shifted), scalarF(n.name + "/sixth", 1.0f / 6.0f));
+            out = kind == OpKind::HardSigmoid ? h : binary("Mul", n.name, in(0), h);
+            return {};
+        }
+        case OpKind::Clip:
+            out = binary("Minimum", n.name, binary("Maximum", n.name + "/lower", in(0), scalarF(n.name + "/min", static_cast<float>(a.getFloat("min")))),
+                         scalarF(n.name + "/max", static_cast<float>(a.getFloat("max"))));
+            return {};
         case OpKind::LeakyReLU:
             out = node("LeakyRelu", n.name, {in(0)}, {{"T", attrType(DtFloat)}, {"alpha", attrFloat(static_cast<float>(a.getFloat("negative_slope")))}});
             return {};

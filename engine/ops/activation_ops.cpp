@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Activation family as layers: ReLU, LeakyReLU, ReLU6, GELU, Sigmoid, Tanh, Softmax.
+// Activation family as layers: ReLU, LeakyReLU, ReLU6, GELU, Sigmoid, Tanh, Softmax, SiLU,
+// HardSigmoid, HardSwish, Clip.
 #include "engine/ops/kernels/elementwise.h"
 #include "engine/ops/op_helpers.h"
 
@@ -14,7 +15,8 @@ public:
     ActivationKernel(kernels::Activation act, int64_t rows, int64_t cols, float param)
         : m_act(act), m_rows(rows), m_cols(cols), m_param(param) {}
     bool backwardNeedsInputs() const override {
-        return m_act == kernels::Activation::GELU ||
+        return m_act == kernels::Activation::GELU || m_act == kernels::Activation::SiLU ||
+               m_act == kernels::Activation::HardSwish ||
                (m_act == kernels::Activation::LeakyReLU && m_param <= 0.0f);
     }
     bool backwardNeedsOutput() const override { return !backwardNeedsInputs(); }
@@ -66,6 +68,36 @@ Result<Shape> softmaxShape(const ShapeContext& c) {
     return c.inputs[0];
 }
 
+// Clip: min(max(x, min), max), differentiated from the input.
+class ClipKernel final : public CpuKernel {
+public:
+    ClipKernel(int64_t n, float lo, float hi) : m_n(n), m_lo(lo), m_hi(hi) {}
+    Status forward(const KernelIo& io) override {
+        kernels::clipForward(io.in[0], io.out, m_n, m_lo, m_hi, *io.pool);
+        return {};
+    }
+    Status backward(const KernelIo& io) override {
+        if (io.dIn[0]) kernels::clipBackward(io.in[0], io.dOut, io.dIn[0], m_n, m_lo, m_hi, *io.pool);
+        return {};
+    }
+
+private:
+    int64_t m_n;
+    float m_lo, m_hi;
+};
+
+Result<Shape> clipShape(const ShapeContext& c) {
+    const double lo = c.attrs.getFloat("min"), hi = c.attrs.getFloat("max");
+    if (!(lo < hi))
+        return shapeError(c, "needs min < max, got min = " + std::to_string(lo) + " and max = " + std::to_string(hi));
+    return c.inputs[0];
+}
+
+Result<std::unique_ptr<CpuKernel>> clipKernel(const ShapeContext& c, const Shape& out) {
+    return makeKernel<ClipKernel>(out.numel(), static_cast<float>(c.attrs.getFloat("min")),
+                                  static_cast<float>(c.attrs.getFloat("max")));
+}
+
 OpDef activationRow(OpKind kind, std::string_view name, std::vector<AttrSpec> attrs, KernelFactory k,
                     std::string_view doc, ShapeRule shape = sameShape) {
     return {kind, name, Category::Activation, 1, 1, std::move(attrs), shape, nullptr, nullptr, k, doc};
@@ -90,6 +122,16 @@ std::vector<OpDef> activationOps() {
                                  {intAttr("axis", -1, std::nullopt, std::nullopt, "axis normalised (the last)")},
                                  activationKernel<A::Softmax>, "Normalised exponentials over the last axis",
                                  softmaxShape));
+    rows.push_back(activationRow(OpKind::SiLU, "SiLU", {}, activationKernel<A::SiLU>,
+                                 "x·sigmoid(x), also called swish (EfficientNet)"));
+    rows.push_back(activationRow(OpKind::HardSigmoid, "HardSigmoid", {}, activationKernel<A::HardSigmoid>,
+                                 "relu6(x + 3) / 6, a piecewise-linear sigmoid (MobileNetV3)"));
+    rows.push_back(activationRow(OpKind::HardSwish, "HardSwish", {}, activationKernel<A::HardSwish>,
+                                 "x·relu6(x + 3) / 6, a piecewise swish (MobileNetV3)"));
+    rows.push_back(activationRow(OpKind::Clip, "Clip",
+                                 {floatAttr("min", -1.0, std::nullopt, std::nullopt, "lower bound"),
+                                  floatAttr("max", 1.0, std::nullopt, std::nullopt, "upper bound (greater than min)")},
+                                 clipKernel, "min(max(x, min), max)", clipShape));
     return rows;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Convolution and pooling family (NHWC): Conv2D, MaxPooling2D, AveragePooling2D,
-// GlobalAveragePooling2D. Geometry follows Keras/TensorFlow "same"/"valid" padding.
+// Convolution and pooling family (NHWC): Conv2D, DepthwiseConv2D, MaxPooling2D, AveragePooling2D,
+// GlobalAveragePooling2D, GlobalMaxPooling2D. Geometry follows Keras/TensorFlow "same"/"valid" padding.
 #include "engine/ops/kernels/conv2d.h"
 #include "engine/ops/kernels/pooling.h"
 #include "engine/ops/op_helpers.h"
@@ -105,6 +105,54 @@ Result<std::unique_ptr<CpuKernel>> convKernel(const ShapeContext& c, const Shape
     return makeKernel<ConvKernel>(g, c.attrs.getBool("use_bias"), activationFromName(c.attrs.getString("activation")));
 }
 
+// ---- DepthwiseConv2D -----------------------------------------------------------------------
+// Each input channel c has depth_multiplier filters of its own; output channel c·m + j. The Keras
+// kernel [kh, kw, C, m] has the memory order of a grouped convolution's [kh, kw, 1, C·m] with
+// groups = C, so the grouped kernels run it unchanged.
+kernels::Conv2DGeom depthwiseGeom(const ShapeContext& c) {
+    const Shape& in = c.inputs[0];
+    const auto& k = c.attrs.getInts("kernel_size");
+    const auto& s = c.attrs.getInts("strides");
+    const auto& d = c.attrs.getInts("dilation_rate");
+    return kernels::makeConv2DGeom(in[0], in[1], in[2], in[3], k[0], k[1], in[3] * c.attrs.getInt("depth_multiplier"),
+                                   s[0], s[1], d[0], d[1], c.attrs.getString("padding") == "same", in[3]);
+}
+
+Result<Shape> depthwiseShape(const ShapeContext& c) {
+    KILN_TRY(needRank4(c));
+    const Shape& in = c.inputs[0];
+    const auto& k = c.attrs.getInts("kernel_size");
+    const auto& s = c.attrs.getInts("strides");
+    const auto& d = c.attrs.getInts("dilation_rate");
+    bool same = c.attrs.getString("padding") == "same";
+    if ((s[0] > 1 || s[1] > 1) && (d[0] > 1 || d[1] > 1))
+        return shapeError(c, "cannot combine strides > 1 with dilation_rate > 1");
+    int64_t oh = outSize(in[1], k[0], s[0], d[0], same);
+    int64_t ow = outSize(in[2], k[1], s[1], d[1], same);
+    if (oh <= 0 || ow <= 0)
+        return shapeError(c, "has a " + std::to_string(k[0]) + "x" + std::to_string(k[1]) +
+                                 " kernel that does not fit its input " + in.toString() + " with padding \"valid\"");
+    return Shape{in[0], oh, ow, in[3] * c.attrs.getInt("depth_multiplier")};
+}
+
+std::vector<ParamSpec> depthwiseParams(const ShapeContext& c, const Shape&) {
+    const auto& k = c.attrs.getInts("kernel_size");
+    const int64_t ch = c.inputs[0][3], m = c.attrs.getInt("depth_multiplier");
+    std::vector<ParamSpec> p{{"depthwise_kernel", Shape{k[0], k[1], ch, m}, Init::GlorotUniform}};
+    if (c.attrs.getBool("use_bias")) p.push_back({"bias", Shape{ch * m}, Init::Zeros});
+    return p;
+}
+
+int64_t depthwiseMacs(const ShapeContext& c, const Shape& out) {
+    const auto& k = c.attrs.getInts("kernel_size");
+    return out[1] * out[2] * out[3] * k[0] * k[1];
+}
+
+Result<std::unique_ptr<CpuKernel>> depthwiseKernel(const ShapeContext& c, const Shape&) {
+    return makeKernel<ConvKernel>(depthwiseGeom(c), c.attrs.getBool("use_bias"),
+                                  activationFromName(c.attrs.getString("activation")));
+}
+
 // ---- Pooling -----------------------------------------------------------------------------
 std::vector<int64_t> poolStrides(const ShapeContext& c) {
     const auto& s = c.attrs.getInts("strides");
@@ -206,6 +254,33 @@ Result<std::unique_ptr<CpuKernel>> globalPoolKernel(const ShapeContext& c, const
     return makeKernel<GlobalAvgPoolKernel>(in[0], in[1], in[2], in[3]);
 }
 
+class GlobalMaxPoolKernel final : public CpuKernel {
+public:
+    GlobalMaxPoolKernel(int64_t n, int64_t h, int64_t w, int64_t c) : m_n(n), m_h(h), m_w(w), m_c(c) {}
+    // argmax pixel indices (int32) live in the saved buffer.
+    size_t savedFloats() const override { return static_cast<size_t>(m_n * m_c); }
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const KernelIo& io) override {
+        kernels::globalMaxPool2DForward(m_n, m_h, m_w, m_c, io.in[0], io.out, reinterpret_cast<int32_t*>(io.saved),
+                                        *io.pool);
+        return {};
+    }
+    Status backward(const KernelIo& io) override {
+        if (io.dIn[0])
+            kernels::globalMaxPool2DBackward(m_n, m_h, m_w, m_c, io.dOut, reinterpret_cast<const int32_t*>(io.saved),
+                                             io.dIn[0], *io.pool);
+        return {};
+    }
+
+private:
+    int64_t m_n, m_h, m_w, m_c;
+};
+
+Result<std::unique_ptr<CpuKernel>> globalMaxPoolKernel(const ShapeContext& c, const Shape&) {
+    const Shape& in = c.inputs[0];
+    return makeKernel<GlobalMaxPoolKernel>(in[0], in[1], in[2], in[3]);
+}
+
 std::vector<AttrSpec> poolAttrs() {
     return {intsAttr("pool_size", {2, 2}, 2, 1, "window height and width"),
             intsAttr("strides", {}, 2, 1, "step between windows (default: pool_size)"),
@@ -225,12 +300,23 @@ std::vector<OpDef> convOps() {
                      intAttr("groups", 1, 1, std::nullopt, "channel groups; groups = channels is depthwise"),
                      activationAttr(), boolAttr("use_bias", true, "add a learned bias")},
                     convShape, convParams, convMacs, convKernel, "2-D convolution over NHWC images"});
+    rows.push_back({OpKind::DepthwiseConv2D, "DepthwiseConv2D", Category::Convolution, 1, 1,
+                    {intsAttr("kernel_size", {3, 3}, 2, 1, "kernel height and width"),
+                     intsAttr("strides", {1, 1}, 2, 1, "step between windows"),
+                     choiceAttr("padding", "valid", {"valid", "same"}, "\"same\" keeps ceil(input / stride)"),
+                     intAttr("depth_multiplier", 1, 1, std::nullopt, "output channels per input channel"),
+                     intsAttr("dilation_rate", {1, 1}, 2, 1, "spacing between kernel taps"),
+                     activationAttr(), boolAttr("use_bias", true, "add a learned bias")},
+                    depthwiseShape, depthwiseParams, depthwiseMacs, depthwiseKernel,
+                    "Per-channel 2-D convolution (MobileNet, EfficientNet)"});
     rows.push_back({OpKind::MaxPooling2D, "MaxPooling2D", Category::Pooling, 1, 1, poolAttrs(), poolShape, nullptr,
                     nullptr, maxPoolKernel, "Maximum over each window"});
     rows.push_back({OpKind::AveragePooling2D, "AveragePooling2D", Category::Pooling, 1, 1, poolAttrs(), poolShape,
                     nullptr, nullptr, avgPoolKernel, "Average over each window"});
     rows.push_back({OpKind::GlobalAveragePooling2D, "GlobalAveragePooling2D", Category::Pooling, 1, 1, {},
                     globalPoolShape, nullptr, nullptr, globalPoolKernel, "Average over height and width"});
+    rows.push_back({OpKind::GlobalMaxPooling2D, "GlobalMaxPooling2D", Category::Pooling, 1, 1, {},
+                    globalPoolShape, nullptr, nullptr, globalMaxPoolKernel, "Maximum over height and width"});
     return rows;
 }
 

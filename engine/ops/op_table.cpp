@@ -18,16 +18,22 @@ constexpr std::array<KindName, kOpKindCount> kNames{{
     {OpKind::Input, "Input"},
     {OpKind::Dense, "Dense"},
     {OpKind::Conv2D, "Conv2D"},
+    {OpKind::DepthwiseConv2D, "DepthwiseConv2D"},
     {OpKind::MaxPooling2D, "MaxPooling2D"},
     {OpKind::AveragePooling2D, "AveragePooling2D"},
     {OpKind::GlobalAveragePooling2D, "GlobalAveragePooling2D"},
+    {OpKind::GlobalMaxPooling2D, "GlobalMaxPooling2D"},
+    {OpKind::ZeroPadding2D, "ZeroPadding2D"},
+    {OpKind::UpSampling2D, "UpSampling2D"},
     {OpKind::BatchNormalization, "BatchNormalization"},
     {OpKind::LayerNormalization, "LayerNormalization"},
     {OpKind::Dropout, "Dropout"},
     {OpKind::Flatten, "Flatten"},
     {OpKind::Reshape, "Reshape"},
+    {OpKind::Rescaling, "Rescaling"},
     {OpKind::Concatenate, "Concatenate"},
     {OpKind::Add, "Add"},
+    {OpKind::Subtract, "Subtract"},
     {OpKind::Multiply, "Multiply"},
     {OpKind::ReLU, "ReLU"},
     {OpKind::LeakyReLU, "LeakyReLU"},
@@ -36,6 +42,10 @@ constexpr std::array<KindName, kOpKindCount> kNames{{
     {OpKind::Sigmoid, "Sigmoid"},
     {OpKind::Tanh, "Tanh"},
     {OpKind::Softmax, "Softmax"},
+    {OpKind::SiLU, "SiLU"},
+    {OpKind::HardSigmoid, "HardSigmoid"},
+    {OpKind::HardSwish, "HardSwish"},
+    {OpKind::Clip, "Clip"},
     {OpKind::Embedding, "Embedding"},
     {OpKind::SparseCategoricalCrossentropy, "SparseCategoricalCrossentropy"},
     {OpKind::CategoricalCrossentropy, "CategoricalCrossentropy"},
@@ -54,7 +64,7 @@ static_assert(static_cast<int>(OpKind::MeanAbsoluteError) + 1 == kOpKindCount, "
 
 std::array<OpDef, kOpKindCount> buildTable() {
     std::vector<OpDef> rows;
-    for (auto family : {coreOps, convOps, normOps, mergeOps, activationOps, lossOps})
+    for (auto family : {coreOps, convOps, imageOps, normOps, mergeOps, activationOps, lossOps})
         for (auto& row : family()) rows.push_back(std::move(row));
     std::array<OpDef, kOpKindCount> table{};
     std::array<bool, kOpKindCount> filled{};

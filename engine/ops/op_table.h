@@ -26,16 +26,22 @@ enum class OpKind : uint8_t {
     Input,
     Dense,
     Conv2D,
+    DepthwiseConv2D,
     MaxPooling2D,
     AveragePooling2D,
     GlobalAveragePooling2D,
+    GlobalMaxPooling2D,
+    ZeroPadding2D,
+    UpSampling2D,
     BatchNormalization,
     LayerNormalization,
     Dropout,
     Flatten,
     Reshape,
+    Rescaling,
     Concatenate,
     Add,
+    Subtract,
     Multiply,
     ReLU,
     LeakyReLU,
@@ -44,6 +50,10 @@ enum class OpKind : uint8_t {
     Sigmoid,
     Tanh,
     Softmax,
+    SiLU,
+    HardSigmoid,
+    HardSwish,
+    Clip,
     Embedding,
     SparseCategoricalCrossentropy,
     CategoricalCrossentropy,
@@ -51,7 +61,7 @@ enum class OpKind : uint8_t {
     MeanSquaredError,
     MeanAbsoluteError,
 };
-constexpr int kOpKindCount = 27;
+constexpr int kOpKindCount = 37;
 
 enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss };
 const char* categoryName(Category c);
@@ -150,10 +160,11 @@ Result<AttrMap> resolveAttrs(const OpDef& def, const Node& node);
 // Family registration functions (one per family file) return their rows; op_table.cpp puts them
 // in enum order and checks the order at start-up.
 std::vector<OpDef> coreOps();         // Input, Dense, Dropout, Flatten, Reshape, Embedding
-std::vector<OpDef> convOps();         // Conv2D and pooling
+std::vector<OpDef> convOps();         // Conv2D, DepthwiseConv2D and pooling
+std::vector<OpDef> imageOps();        // ZeroPadding2D, UpSampling2D, Rescaling
 std::vector<OpDef> normOps();         // BatchNormalization, LayerNormalization
-std::vector<OpDef> mergeOps();        // Concatenate, Add, Multiply
-std::vector<OpDef> activationOps();   // ReLU ... Softmax
+std::vector<OpDef> mergeOps();        // Concatenate, Add, Subtract, Multiply
+std::vector<OpDef> activationOps();   // ReLU ... Softmax, SiLU, HardSigmoid, HardSwish, Clip
 std::vector<OpDef> lossOps();         // the losses
 
 // Shape-rule helpers shared by the families.

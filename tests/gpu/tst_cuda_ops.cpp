@@ -87,6 +87,10 @@ std::vector<Case> cases() {
         R"({"name": "op", "op": "Conv2D", "inputs": ["pre"], "attrs": {"filters": 6, "kernel_size": 3, "groups": 2, "padding": "same", "activation": "gelu"}})",
         K::Conv2D));
     c.push_back(imgCase(
+        "depthwise-same-stride2",
+        R"({"name": "op", "op": "DepthwiseConv2D", "inputs": ["pre"], "attrs": {"strides": 2, "padding": "same", "depth_multiplier": 2, "activation": "relu6"}})",
+        K::DepthwiseConv2D));
+    c.push_back(imgCase(
         "maxpool-same",
         R"({"name": "op", "op": "MaxPooling2D", "inputs": ["pre"], "attrs": {"pool_size": 3, "strides": 2, "padding": "same"}})",
         K::MaxPooling2D));
@@ -96,6 +100,24 @@ std::vector<Case> cases() {
         "avgpool-same",
         R"({"name": "op", "op": "AveragePooling2D", "inputs": ["pre"], "attrs": {"padding": "same"}})",
         K::AveragePooling2D));
+    c.push_back(imgCase("global-maxpool", R"({"name": "g", "op": "GlobalMaxPooling2D", "inputs": ["pre"]},
+      {"name": "op", "op": "Dense", "inputs": ["g"], "attrs": {"units": 4}})",
+                        K::GlobalMaxPooling2D));
+    c.push_back(imgCase(
+        "zero-padding",
+        R"({"name": "op", "op": "ZeroPadding2D", "inputs": ["pre"], "attrs": {"padding": [1, 2, 0, 3]}})",
+        K::ZeroPadding2D));
+    c.push_back(imgCase("upsampling-nearest",
+                        R"({"name": "op", "op": "UpSampling2D", "inputs": ["pre"], "attrs": {"size": [2, 3]}})",
+                        K::UpSampling2D));
+    c.push_back(imgCase(
+        "upsampling-bilinear",
+        R"({"name": "op", "op": "UpSampling2D", "inputs": ["pre"], "attrs": {"interpolation": "bilinear"}})",
+        K::UpSampling2D));
+    c.push_back(imgCase(
+        "rescaling",
+        R"({"name": "op", "op": "Rescaling", "inputs": ["pre"], "attrs": {"scale": 0.5, "offset": -0.25}})",
+        K::Rescaling));
     c.push_back(imgCase("batchnorm", R"({"name": "op", "op": "BatchNormalization", "inputs": ["pre"]})",
                         K::BatchNormalization));
     c.push_back(imgCase("layernorm", R"({"name": "op", "op": "LayerNormalization", "inputs": ["pre"]})",
@@ -119,6 +141,12 @@ std::vector<Case> cases() {
     c.push_back(imgCase("sigmoid", R"({"name": "op", "op": "Sigmoid", "inputs": ["pre"]})", K::Sigmoid));
     c.push_back(imgCase("tanh", R"({"name": "op", "op": "Tanh", "inputs": ["pre"]})", K::Tanh));
     c.push_back(imgCase("softmax", R"({"name": "op", "op": "Softmax", "inputs": ["pre"]})", K::Softmax));
+    c.push_back(imgCase("silu", R"({"name": "op", "op": "SiLU", "inputs": ["pre"]})", K::SiLU));
+    c.push_back(imgCase("hard-sigmoid", R"({"name": "op", "op": "HardSigmoid", "inputs": ["pre"]})", K::HardSigmoid));
+    c.push_back(imgCase("hard-swish", R"({"name": "op", "op": "HardSwish", "inputs": ["pre"]})", K::HardSwish));
+    c.push_back(imgCase("clip",
+                        R"({"name": "op", "op": "Clip", "inputs": ["pre"], "attrs": {"min": -0.25, "max": 0.5}})",
+                        K::Clip));
     c.push_back(imgCase(
         "add3", R"({"name": "b", "op": "Conv2D", "inputs": ["x"], "attrs": {"filters": 4, "kernel_size": 1}},
       {"name": "op", "op": "Add", "inputs": ["pre", "b", "pre"]})",
@@ -128,6 +156,17 @@ std::vector<Case> cases() {
                 R"({"name": "b", "op": "Conv2D", "inputs": ["x"], "attrs": {"filters": 4, "kernel_size": 1}},
       {"name": "op", "op": "Multiply", "inputs": ["pre", "b"]})",
                 K::Multiply));
+    c.push_back(
+        imgCase("multiply-channel-scale",
+                R"({"name": "g", "op": "GlobalAveragePooling2D", "inputs": ["pre"]},
+      {"name": "sc", "op": "Dense", "inputs": ["g"], "attrs": {"units": 4, "activation": "sigmoid"}},
+      {"name": "op", "op": "Multiply", "inputs": ["pre", "sc"]})",
+                K::Multiply));
+    c.push_back(
+        imgCase("subtract",
+                R"({"name": "b", "op": "Conv2D", "inputs": ["x"], "attrs": {"filters": 4, "kernel_size": 1}},
+      {"name": "op", "op": "Subtract", "inputs": ["pre", "b"]})",
+                K::Subtract));
     c.push_back(
         imgCase("concat-channels",
                 R"({"name": "b", "op": "Conv2D", "inputs": ["x"], "attrs": {"filters": 2, "kernel_size": 1}},

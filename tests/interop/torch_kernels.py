@@ -122,6 +122,25 @@ def run_global_avg(t, a):
     return {"y": y, "dx": x.grad}
 
 
+def run_global_max(t, a):
+    x = t["x"].requires_grad_()
+    y = x.amax(dim=(1, 2))
+    (y * t["dy"]).sum().backward()
+    return {"y": y, "dx": x.grad}
+
+
+def run_upsample(t, a):
+    x = t["x"].requires_grad_()
+    xc = nhwc_to_nchw(x)
+    if a["bilinear"]:
+        y = F.interpolate(xc, scale_factor=(a["sh"], a["sw"]), mode="bilinear", align_corners=False)
+    else:
+        y = F.interpolate(xc, scale_factor=(a["sh"], a["sw"]), mode="nearest")
+    y = nchw_to_nhwc(y)
+    (y * t["dy"]).sum().backward()
+    return {"y": y, "dx": x.grad}
+
+
 def run_softmax_xent(t, a):
     logits = t["logits"].requires_grad_()
     labels = t["labels"].long()
@@ -138,6 +157,8 @@ OPS = {
     "maxpool": lambda t, a: run_pool(t, a, True),
     "avgpool": lambda t, a: run_pool(t, a, False),
     "global_avg": run_global_avg,
+    "global_max": run_global_max,
+    "upsample": run_upsample,
     "softmax_xent": run_softmax_xent,
 }
 

@@ -70,6 +70,45 @@ private slots:
         auto blocksGraph = io::modelGraph(*blocks);
         QVERIFY2(blocksGraph.ok(), blocksGraph.ok() ? "" : blocksGraph.error().toString().c_str());
         graphs.emplace_back("composite_layers", *blocksGraph);
+        // The ops of mobile and efficient backbones.
+        auto mobile = io::parseProject(R"({"format":"kiln-project","version":2,"name":"mobile","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[8,8,3]}},
+          {"name":"rs","op":"Rescaling","inputs":["x"],"attrs":{"scale":0.5,"offset":-0.25}},
+          {"name":"zp","op":"ZeroPadding2D","inputs":["rs"],"attrs":{"padding":[1,0,2,1]}},
+          {"name":"c0","op":"Conv2D","inputs":["zp"],"attrs":{"filters":6,"kernel_size":[2,4]}},
+          {"name":"zp2","op":"ZeroPadding2D","inputs":["c0"]},
+          {"name":"dw","op":"DepthwiseConv2D","inputs":["zp2"],"attrs":{"depth_multiplier":2,"padding":"same","activation":"relu6"}},
+          {"name":"dws","op":"DepthwiseConv2D","inputs":["dw"],"attrs":{"kernel_size":[3,2],"strides":2,"padding":"same"}},
+          {"name":"dwd","op":"DepthwiseConv2D","inputs":["x"],"attrs":{"dilation_rate":[2,1],"use_bias":false}},
+          {"name":"gdw","op":"GlobalAveragePooling2D","inputs":["dws"]},
+          {"name":"gdwd","op":"GlobalAveragePooling2D","inputs":["dwd"]},
+          {"name":"c","op":"Conv2D","inputs":["dw"],"attrs":{"filters":6,"padding":"same"}},
+          {"name":"up","op":"UpSampling2D","inputs":["c"],"attrs":{"interpolation":"bilinear"}},
+          {"name":"up2","op":"UpSampling2D","inputs":["c"],"attrs":{"size":[2,3]}},
+          {"name":"gmp","op":"GlobalMaxPooling2D","inputs":["up"]},
+          {"name":"gmp2","op":"GlobalMaxPooling2D","inputs":["x"]},
+          {"name":"s","op":"SiLU","inputs":["c"]},
+          {"name":"hs","op":"HardSwish","inputs":["s"]},
+          {"name":"hsg","op":"HardSigmoid","inputs":["c"]},
+          {"name":"cl","op":"Clip","inputs":["hsg"],"attrs":{"min":0.2,"max":0.7}},
+          {"name":"m","op":"Multiply","inputs":["hs","cl"]},
+          {"name":"gap","op":"GlobalAveragePooling2D","inputs":["m"]},
+          {"name":"ex","op":"Dense","inputs":["gap"],"attrs":{"units":6,"activation":"sigmoid"}},
+          {"name":"se","op":"Multiply","inputs":["m","ex"]},
+          {"name":"exr","op":"Reshape","inputs":["ex"],"attrs":{"target_shape":[1,1,6]}},
+          {"name":"se2","op":"Multiply","inputs":["exr","c"]},
+          {"name":"sub","op":"Subtract","inputs":["se","se2"]},
+          {"name":"ex3","op":"Dense","inputs":["gap"],"attrs":{"units":3,"activation":"sigmoid"}},
+          {"name":"xs","op":"Multiply","inputs":["x","ex3"]},
+          {"name":"gap2","op":"GlobalAveragePooling2D","inputs":["sub"]},
+          {"name":"d","op":"Dense","inputs":["gap2"],"attrs":{"units":5}},
+          {"name":"s2","op":"SiLU","inputs":["d"]},
+          {"name":"c2","op":"Clip","inputs":["s2"],"attrs":{"min":-0.2,"max":1.5}},
+          {"name":"cat","op":"Concatenate","inputs":["c2","gmp","gmp2","gdw","gdwd"]},
+          {"name":"out","op":"Dense","inputs":["cat"],"attrs":{"units":3}}],"outputs":["out","hs","xs","up2"]}})",
+                                       "mobile.kiln");
+        QVERIFY2(mobile.ok(), mobile.ok() ? "" : mobile.error().toString().c_str());
+        graphs.emplace_back("mobile", mobile->graph);
 
         for (auto& [name, graph] : graphs) {
             auto model = ops::analyzeModel(graph);

@@ -20,6 +20,7 @@
 #include "engine/core/thread_pool.h"
 #include "engine/ops/kernels/conv2d.h"
 #include "engine/ops/kernels/gemm.h"
+#include "engine/ops/kernels/image.h"
 #include "engine/ops/kernels/normalization.h"
 #include "engine/ops/kernels/pooling.h"
 
@@ -93,6 +94,18 @@ const PoolCase kPoolCases[] = {
     {"3x3_s1_same", 1, 5, 5, 2, 3, 3, 1, 1, true},
 };
 
+struct UpsampleCase {
+    const char* name;
+    int64_t h, w, sh, sw;
+    bool bilinear;
+};
+
+const UpsampleCase kUpsampleCases[] = {
+    {"upsample_nearest_2x3", 4, 5, 2, 3, false},
+    {"upsample_bilinear_2x2", 4, 5, 2, 2, true},
+    {"upsample_bilinear_3x4", 3, 4, 3, 4, true},
+};
+
 }  // namespace
 
 class TestTorchKernels : public QObject {
@@ -110,6 +123,9 @@ private slots:
     void avgPool_data();
     void avgPool();
     void globalAveragePool();
+    void globalMaxPool();
+    void upsample_data();
+    void upsample();
     void softmaxCrossEntropy();
 
 private:
@@ -234,6 +250,14 @@ void TestTorchKernels::initTestCase() {
 
     addCase("global_avg", "global_avg", {},
             {{"x", randomTensor({2, 5, 3, 7}, seed++)}, {"dy", randomTensor({2, 7}, seed++)}});
+
+    addCase("global_max", "global_max", {},
+            {{"x", randomTensor({2, 5, 3, 7}, seed++)}, {"dy", randomTensor({2, 7}, seed++)}});
+
+    for (const auto& uc : kUpsampleCases)
+        addCase(uc.name, "upsample", {{"sh", qint64(uc.sh)}, {"sw", qint64(uc.sw)}, {"bilinear", uc.bilinear}},
+                {{"x", randomTensor({2, uc.h, uc.w, 3}, seed++)},
+                 {"dy", randomTensor({2, uc.h * uc.sh, uc.w * uc.sw, 3}, seed++)}});
 
     Tensor labels{{6}, {0, 3, 6, 2, 2, 5}};
     addCase("softmax_xent", "softmax_xent", {},
@@ -393,6 +417,34 @@ void TestTorchKernels::globalAveragePool() {
     globalAvgPool2DBackward(2, 5, 3, 7, dy.data.data(), dx.data(), m_pool);
     compare("global_avg", "y", y);
     compare("global_avg", "dx", dx);
+}
+
+void TestTorchKernels::globalMaxPool() {
+    const Tensor &x = in("global_max", "x"), &dy = in("global_max", "dy");
+    std::vector<float> y(dy.data.size()), dx(x.data.size(), 0.0f);
+    std::vector<int32_t> argmax(dy.data.size());
+    globalMaxPool2DForward(2, 5, 3, 7, x.data.data(), y.data(), argmax.data(), m_pool);
+    globalMaxPool2DBackward(2, 5, 3, 7, dy.data.data(), argmax.data(), dx.data(), m_pool);
+    compare("global_max", "y", y);
+    compare("global_max", "dx", dx);
+}
+
+void TestTorchKernels::upsample_data() {
+    QTest::addColumn<int>("index");
+    for (size_t i = 0; i < std::size(kUpsampleCases); ++i) QTest::newRow(kUpsampleCases[i].name) << int(i);
+}
+
+void TestTorchKernels::upsample() {
+    QFETCH(int, index);
+    const auto& uc = kUpsampleCases[index];
+    const QString name = uc.name;
+    const Tensor &x = in(name, "x"), &dy = in(name, "dy");
+    const kiln::engine::kernels::Upsample2DGeom g{2, uc.h, uc.w, 3, uc.sh, uc.sw, uc.bilinear};
+    std::vector<float> y(dy.data.size()), dx(x.data.size(), 0.0f);
+    upsample2DForward(g, x.data.data(), y.data(), m_pool);
+    upsample2DBackward(g, dy.data.data(), dx.data(), m_pool);
+    compare(name, "y", y);
+    compare(name, "dx", dx);
 }
 
 void TestTorchKernels::softmaxCrossEntropy() {

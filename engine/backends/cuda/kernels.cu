@@ -84,6 +84,12 @@ __device__ __forceinline__ float actF(Act a, float x, float alpha) {
         const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
         return 0.5f * x * (1.f + tanhf(u));
     }
+    case Act::SiLU:
+        return x / (1.f + expf(-x));
+    case Act::HardSigmoid:
+        return fminf(fmaxf(x + 3.f, 0.f), 6.f) * (1.f / 6.f);
+    case Act::HardSwish:
+        return x * fminf(fmaxf(x + 3.f, 0.f), 6.f) * (1.f / 6.f);
     }
     return x;
 }
@@ -113,6 +119,14 @@ __device__ __forceinline__ float actD(Act a, float x, float y, float alpha) {
         const float t = tanhf(u);
         return 0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * k0 * (1.f + 3.f * k1 * x * x);
     }
+    case Act::SiLU: {
+        const float sg = 1.f / (1.f + expf(-x));
+        return sg * (1.f + x * (1.f - sg));
+    }
+    case Act::HardSigmoid:
+        return (x > -3.f && x < 3.f) ? (1.f / 6.f) : 0.f;
+    case Act::HardSwish:
+        return x <= -3.f ? 0.f : (x >= 3.f ? 1.f : (2.f * x + 3.f) * (1.f / 6.f));
     }
     return 1.f;
 }
@@ -137,6 +151,128 @@ __global__ void mulBwdK(const float* a, const float* b, const float* dy, float* 
 }
 __global__ void scaleK(float* p, float f, int64_t n) {
     KILN_GRID_LOOP(i, n) p[i] *= f;
+}
+__global__ void subK(const float* a, const float* b, float* y, int64_t n) {
+    KILN_GRID_LOOP(i, n) y[i] = a[i] - b[i];
+}
+__global__ void subBwdK(const float* dy, float* da, float* db, int64_t n) {
+    KILN_GRID_LOOP(i, n) {
+        if (da) da[i] += dy[i];
+        if (db) db[i] -= dy[i];
+    }
+}
+__global__ void mulChK(const float* x, const float* v, float* y, int64_t total, int64_t positions, int64_t c) {
+    KILN_GRID_LOOP(i, total) y[i] = x[i] * v[(i / (positions * c)) * c + i % c];
+}
+__global__ void mulChBwdXK(const float* v, const float* dy, float* dx, int64_t total, int64_t positions, int64_t c) {
+    KILN_GRID_LOOP(i, total) dx[i] += dy[i] * v[(i / (positions * c)) * c + i % c];
+}
+// One thread per (sample, channel): neighbouring threads read neighbouring channels.
+__global__ void mulChBwdVK(const float* x, const float* dy, float* dv, int64_t n, int64_t positions, int64_t c) {
+    KILN_GRID_LOOP(j, n * c) {
+        const int64_t b = j / c, ch = j % c;
+        float acc = 0.f;
+        for (int64_t p = 0; p < positions; ++p) {
+            const int64_t i = (b * positions + p) * c + ch;
+            acc += dy[i] * x[i];
+        }
+        dv[j] += acc;
+    }
+}
+__global__ void gmpK(const float* x, float* y, int32_t* argmax, int64_t n, int64_t hw, int64_t c) {
+    KILN_GRID_LOOP(j, n * c) {
+        const int64_t b = j / c, ch = j % c;
+        const float* xb = x + b * hw * c + ch;
+        float best = xb[0];
+        int32_t at = 0;
+        for (int64_t p = 1; p < hw; ++p) {
+            const float v = xb[p * c];
+            if (v > best || (v != v && best == best)) {
+                best = v;
+                at = static_cast<int32_t>(p);
+            }
+        }
+        y[j] = best;
+        argmax[j] = at;
+    }
+}
+__global__ void gmpBwdK(const float* dy, const int32_t* argmax, float* dx, int64_t n, int64_t hw, int64_t c) {
+    KILN_GRID_LOOP(j, n * c) {
+        const int64_t b = j / c, ch = j % c;
+        dx[(b * hw + argmax[j]) * c + ch] += dy[j];
+    }
+}
+__device__ __forceinline__ void bilinearTap(int64_t o, int64_t scale, int64_t in, int64_t& i0, int64_t& i1,
+                                            float& t) {
+    float src = (static_cast<float>(o) + 0.5f) / static_cast<float>(scale) - 0.5f;
+    src = fmaxf(src, 0.f);
+    i0 = min(static_cast<int64_t>(src), in - 1);
+    i1 = min(i0 + 1, in - 1);
+    t = src - static_cast<float>(i0);
+}
+__global__ void upK(const float* x, float* y, int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh, int64_t sw,
+                    bool bilinear) {
+    const int64_t oh = h * sh, ow = w * sw;
+    KILN_GRID_LOOP(i, n * oh * ow * c) {
+        const int64_t ch = i % c, ox = (i / c) % ow, oy = (i / (c * ow)) % oh, b = i / (c * ow * oh);
+        const float* img = x + b * h * w * c + ch;
+        if (!bilinear) {
+            y[i] = img[((oy / sh) * w + ox / sw) * c];
+            continue;
+        }
+        int64_t y0, y1, x0, x1;
+        float ty, tx;
+        bilinearTap(oy, sh, h, y0, y1, ty);
+        bilinearTap(ox, sw, w, x0, x1, tx);
+        const float top = img[(y0 * w + x0) * c] + tx * (img[(y0 * w + x1) * c] - img[(y0 * w + x0) * c]);
+        const float bottom = img[(y1 * w + x0) * c] + tx * (img[(y1 * w + x1) * c] - img[(y1 * w + x0) * c]);
+        y[i] = top + ty * (bottom - top);
+    }
+}
+// Nearest: each input element gathers its sh x sw block.
+__global__ void upNearestBwdK(const float* dy, float* dx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh,
+                              int64_t sw) {
+    const int64_t ow = w * sw;
+    KILN_GRID_LOOP(i, n * h * w * c) {
+        const int64_t ch = i % c, ix = (i / c) % w, iy = (i / (c * w)) % h, b = i / (c * w * h);
+        float acc = 0.f;
+        for (int64_t ky = 0; ky < sh; ++ky)
+            for (int64_t kx = 0; kx < sw; ++kx)
+                acc += dy[((b * h * sh + iy * sh + ky) * ow + ix * sw + kx) * c + ch];
+        dx[i] += acc;
+    }
+}
+__global__ void upBilinearBwdK(const float* dy, float* dx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh,
+                               int64_t sw) {
+    const int64_t oh = h * sh, ow = w * sw;
+    KILN_GRID_LOOP(i, n * oh * ow * c) {
+        const int64_t ch = i % c, ox = (i / c) % ow, oy = (i / (c * ow)) % oh, b = i / (c * ow * oh);
+        int64_t y0, y1, x0, x1;
+        float ty, tx;
+        bilinearTap(oy, sh, h, y0, y1, ty);
+        bilinearTap(ox, sw, w, x0, x1, tx);
+        float* img = dx + b * h * w * c + ch;
+        const float g = dy[i];
+        atomicAdd(img + (y0 * w + x0) * c, (1.f - ty) * (1.f - tx) * g);
+        atomicAdd(img + (y0 * w + x1) * c, (1.f - ty) * tx * g);
+        atomicAdd(img + (y1 * w + x0) * c, ty * (1.f - tx) * g);
+        atomicAdd(img + (y1 * w + x1) * c, ty * tx * g);
+    }
+}
+__global__ void affineK(const float* x, float* y, int64_t n, float scale, float offset) {
+    KILN_GRID_LOOP(i, n) y[i] = x[i] * scale + offset;
+}
+__global__ void scaledAccK(const float* dy, float* dx, int64_t n, float scale) {
+    KILN_GRID_LOOP(i, n) dx[i] += dy[i] * scale;
+}
+__global__ void clipK(const float* x, float* y, int64_t n, float lo, float hi) {
+    KILN_GRID_LOOP(i, n) {
+        const float v = x[i] < lo ? lo : x[i];  // compare-and-select keeps NaN
+        y[i] = v > hi ? hi : v;
+    }
+}
+__global__ void clipBwdK(const float* x, const float* dy, float* dx, int64_t n, float lo, float hi) {
+    KILN_GRID_LOOP(i, n) dx[i] += (x[i] > lo && x[i] < hi) ? dy[i] : 0.f;
 }
 
 __global__ void actFwdK(Act a, const float* x, float* y, int64_t n, float alpha) {
@@ -643,6 +779,58 @@ void multiplyBackward(const float* a, const float* b, const float* dy, float* da
 }
 void scale(float* p, float f, int64_t n, StreamHandle s) {
     if (n > 0) scaleK<<<blocksFor(n), kThreads, 0, s>>>(p, f, n);
+}
+void subtract(const float* a, const float* b, float* y, int64_t n, StreamHandle s) {
+    if (n > 0) subK<<<blocksFor(n), kThreads, 0, s>>>(a, b, y, n);
+}
+void subtractBackward(const float* dy, float* da, float* db, int64_t n, StreamHandle s) {
+    if (n > 0 && (da || db)) subBwdK<<<blocksFor(n), kThreads, 0, s>>>(dy, da, db, n);
+}
+void multiplyChannels(const float* x, const float* v, float* y, int64_t n, int64_t positions, int64_t c,
+                      StreamHandle s) {
+    const int64_t total = n * positions * c;
+    if (total > 0) mulChK<<<blocksFor(total), kThreads, 0, s>>>(x, v, y, total, positions, c);
+}
+void multiplyChannelsBackward(const float* x, const float* v, const float* dy, float* dx, float* dv, int64_t n,
+                              int64_t positions, int64_t c, StreamHandle s) {
+    const int64_t total = n * positions * c;
+    if (total <= 0) return;
+    if (dx) mulChBwdXK<<<blocksFor(total), kThreads, 0, s>>>(v, dy, dx, total, positions, c);
+    if (dv) mulChBwdVK<<<blocksFor(n * c), kThreads, 0, s>>>(x, dy, dv, n, positions, c);
+}
+void globalMaxPool(const float* x, float* y, int32_t* argmax, int64_t n, int64_t hw, int64_t c, StreamHandle s) {
+    if (n * c > 0) gmpK<<<blocksFor(n * c), kThreads, 0, s>>>(x, y, argmax, n, hw, c);
+}
+void globalMaxPoolBackward(const float* dy, const int32_t* argmax, float* dx, int64_t n, int64_t hw, int64_t c,
+                           StreamHandle s) {
+    if (n * c > 0) gmpBwdK<<<blocksFor(n * c), kThreads, 0, s>>>(dy, argmax, dx, n, hw, c);
+}
+void upsample(const float* x, float* y, int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh, int64_t sw,
+              bool bilinear, StreamHandle s) {
+    const int64_t total = n * h * sh * w * sw * c;
+    if (total > 0) upK<<<blocksFor(total), kThreads, 0, s>>>(x, y, n, h, w, c, sh, sw, bilinear);
+}
+void upsampleBackward(const float* dy, float* dx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh,
+                      int64_t sw, bool bilinear, StreamHandle s) {
+    if (bilinear) {
+        const int64_t total = n * h * sh * w * sw * c;
+        if (total > 0) upBilinearBwdK<<<blocksFor(total), kThreads, 0, s>>>(dy, dx, n, h, w, c, sh, sw);
+    } else {
+        const int64_t total = n * h * w * c;
+        if (total > 0) upNearestBwdK<<<blocksFor(total), kThreads, 0, s>>>(dy, dx, n, h, w, c, sh, sw);
+    }
+}
+void affine(const float* x, float* y, int64_t n, float scale, float offset, StreamHandle s) {
+    if (n > 0) affineK<<<blocksFor(n), kThreads, 0, s>>>(x, y, n, scale, offset);
+}
+void scaledAccumulate(const float* dy, float* dx, int64_t n, float scale, StreamHandle s) {
+    if (n > 0) scaledAccK<<<blocksFor(n), kThreads, 0, s>>>(dy, dx, n, scale);
+}
+void clip(const float* x, float* y, int64_t n, float lo, float hi, StreamHandle s) {
+    if (n > 0) clipK<<<blocksFor(n), kThreads, 0, s>>>(x, y, n, lo, hi);
+}
+void clipBackward(const float* x, const float* dy, float* dx, int64_t n, float lo, float hi, StreamHandle s) {
+    if (n > 0) clipBwdK<<<blocksFor(n), kThreads, 0, s>>>(x, dy, dx, n, lo, hi);
 }
 void activationForward(Act a, const float* x, float* y, int64_t n, float alpha, StreamHandle s) {
     if (n > 0) actFwdK<<<blocksFor(n), kThreads, 0, s>>>(a, x, y, n, alpha);

@@ -10,7 +10,7 @@
 
 namespace kiln::engine::cuda::k {
 
-enum class Act { Linear, ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, GeluExact, GeluTanh };
+enum class Act { Linear, ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, GeluExact, GeluTanh, SiLU, HardSigmoid, HardSwish };
 
 void fill(float* p, float value, int64_t n, StreamHandle s);
 void accumulate(const float* x, float* y, int64_t n, StreamHandle s);           // y += x
@@ -20,12 +20,24 @@ void multiply(const float* a, const float* b, float* y, int64_t n, StreamHandle 
 void multiplyBackward(const float* a, const float* b, const float* dy, float* da, float* db, int64_t n,
                       StreamHandle s);
 void scale(float* p, float factor, int64_t n, StreamHandle s);
+// y = a - b; da += dy, db -= dy (either may be null).
+void subtract(const float* a, const float* b, float* y, int64_t n, StreamHandle s);
+void subtractBackward(const float* dy, float* da, float* db, int64_t n, StreamHandle s);
+// Channel scaling over [n, positions, c]: y = x * v[sample, channel] (v [n, c]); backward
+// dx += dy * v and dv[b, ch] += Σ_p dy * x (either may be null).
+void multiplyChannels(const float* x, const float* v, float* y, int64_t n, int64_t positions, int64_t c,
+                      StreamHandle s);
+void multiplyChannelsBackward(const float* x, const float* v, const float* dy, float* dx, float* dv, int64_t n,
+                              int64_t positions, int64_t c, StreamHandle s);
 
-// y = act(x) (y may equal x); dx += dy * act'(x or y). x must be given for ReLU6/LeakyReLU/GELU;
-// y for Sigmoid/Tanh; ReLU takes either.
+// y = act(x) (y may equal x); dx += dy * act'(x or y). x must be given for
+// ReLU6/LeakyReLU/GELU/SiLU/HardSigmoid/HardSwish; y for Sigmoid/Tanh; ReLU takes either.
 void activationForward(Act act, const float* x, float* y, int64_t n, float alpha, StreamHandle s);
 void activationBackward(Act act, const float* x, const float* y, const float* dy, float* dx, int64_t n,
                         float alpha, StreamHandle s);
+// y = min(max(x, lo), hi); dx += dy * [lo < x < hi].
+void clip(const float* x, float* y, int64_t n, float lo, float hi, StreamHandle s);
+void clipBackward(const float* x, const float* dy, float* dx, int64_t n, float lo, float hi, StreamHandle s);
 // y[r, c] += bias[c] then act, in place over [rows, cols].
 void biasActivation(float* y, const float* bias, int64_t rows, int64_t cols, Act act, float alpha,
                     StreamHandle s);
@@ -37,6 +49,20 @@ void softmaxRows(const float* x, float* y, int64_t rows, int64_t cols, StreamHan
 // Global average pooling over h*w of NHWC [n, hw, c] -> [n, c], and its gradient (accumulating).
 void globalAvgPool(const float* x, float* y, int64_t n, int64_t hw, int64_t c, StreamHandle s);
 void globalAvgPoolBackward(const float* dy, float* dx, int64_t n, int64_t hw, int64_t c, StreamHandle s);
+// Global max pooling over h*w of NHWC [n, hw, c] -> [n, c] with the winning pixel per output
+// (first maximum; NaN wins), and its gradient dx[b, argmax, c] += dy[b, c].
+void globalMaxPool(const float* x, float* y, int32_t* argmax, int64_t n, int64_t hw, int64_t c, StreamHandle s);
+void globalMaxPoolBackward(const float* dy, const int32_t* argmax, float* dx, int64_t n, int64_t hw, int64_t c,
+                           StreamHandle s);
+// Integer-factor upsampling of NHWC [n, h, w, c] to [n, h*sh, w*sw, c]: nearest, or bilinear with
+// half-pixel centres (as engine/ops/kernels/image.h). Backward accumulates (bilinear by atomics).
+void upsample(const float* x, float* y, int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh, int64_t sw,
+              bool bilinear, StreamHandle s);
+void upsampleBackward(const float* dy, float* dx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t sh,
+                      int64_t sw, bool bilinear, StreamHandle s);
+// y = x * scale + offset; dx += dy * scale.
+void affine(const float* x, float* y, int64_t n, float scale, float offset, StreamHandle s);
+void scaledAccumulate(const float* dy, float* dx, int64_t n, float scale, StreamHandle s);
 // Concatenation along the last axis: input k of width widths[k] into [rows, total].
 void concatLast(const float* x, float* y, int64_t rows, int64_t width, int64_t total, int64_t offset,
                 StreamHandle s);

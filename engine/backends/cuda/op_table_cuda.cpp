@@ -347,9 +347,8 @@ kernels::Conv2DGeom convGeom(const ShapeContext& c, const Shape& out) {
     return kernels::makeConv2DGeom(x[0], x[1], x[2], x[3], ks[0], ks[1], out[-1], st[0], st[1], dl[0], dl[1],
                                    c.attrs.getString("padding") == "same", c.attrs.getInt("groups"));
 }
-Result<std::unique_ptr<CudaKernel>> convCuda(const ShapeContext& c, const Shape& out,
-                                             const CudaBuildOptions& o) {
-    const auto g = convGeom(c, out);
+Result<std::unique_ptr<CudaKernel>> convCudaFor(const kernels::Conv2DGeom& g, const ShapeContext& c,
+                                                const CudaBuildOptions& o) {
     const int64_t padBottom =
         std::max<int64_t>(0, (g.oh - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1 - g.h - g.padTop);
     const int64_t padRight =
@@ -358,6 +357,22 @@ Result<std::unique_ptr<CudaKernel>> convCuda(const ShapeContext& c, const Shape&
         g, padBottom, padRight, actFromName(c.attrs.getString("activation")), c.attrs.getBool("use_bias"), o);
     KILN_TRY(k->init(*o.ctx));
     return std::unique_ptr<CudaKernel>(std::move(k));
+}
+Result<std::unique_ptr<CudaKernel>> convCuda(const ShapeContext& c, const Shape& out,
+                                             const CudaBuildOptions& o) {
+    return convCudaFor(convGeom(c, out), c, o);
+}
+// DepthwiseConv2D is the grouped convolution with groups = channels: its Keras kernel
+// [kh, kw, C, m] has the memory order of [kh, kw, 1, C·m].
+Result<std::unique_ptr<CudaKernel>> depthwiseCuda(const ShapeContext& c, const Shape& out,
+                                                  const CudaBuildOptions& o) {
+    const Shape& x = c.inputs[0];
+    const auto& ks = c.attrs.getInts("kernel_size");
+    const auto& st = c.attrs.getInts("strides");
+    const auto& dl = c.attrs.getInts("dilation_rate");
+    return convCudaFor(kernels::makeConv2DGeom(x[0], x[1], x[2], x[3], ks[0], ks[1], out[-1], st[0], st[1], dl[0],
+                                               dl[1], c.attrs.getString("padding") == "same", x[3]),
+                       c, o);
 }
 bool convSupports(const ShapeContext& c, const Shape&) {
     return c.inputs[0].rank() == 4;
@@ -426,6 +441,100 @@ Result<std::unique_ptr<CudaKernel>> gapCuda(const ShapeContext& c, const Shape& 
 }
 bool gapSupports(const ShapeContext& c, const Shape& out) {
     return c.inputs[0].rank() == 4 && out.rank() == 2;
+}
+
+class GmpKernel final : public CudaKernel {
+public:
+    GmpKernel(int64_t n, int64_t hw, int64_t c) : m_n(n), m_hw(hw), m_c(c) {}
+    size_t savedBytes() const override { return alignUp(sizeof(int32_t) * size_t(m_n * m_c)); }  // argmax
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::globalMaxPool(io.in[0], io.out, reinterpret_cast<int32_t*>(io.saved), m_n, m_hw, m_c, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0])
+            k::globalMaxPoolBackward(io.dOut, reinterpret_cast<const int32_t*>(io.saved), io.dIn[0], m_n, m_hw, m_c,
+                                     io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n, m_hw, m_c;
+};
+Result<std::unique_ptr<CudaKernel>> gmpCuda(const ShapeContext& c, const Shape&, const CudaBuildOptions&) {
+    const Shape& x = c.inputs[0];
+    return make<GmpKernel>(x[0], x[1] * x[2], x[3]);
+}
+
+// ---- Image layers -------------------------------------------------------------------------------
+class ZeroPadKernel final : public CudaKernel {
+public:
+    ZeroPadKernel(const Shape& x, std::vector<int64_t> p) : m_x(x), m_p(std::move(p)) {}
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::padNhwc(io.in[0], io.out, m_x[0], m_x[1], m_x[2], m_x[3], m_p[0], m_p[2], m_x[1] + m_p[0] + m_p[1],
+                   m_x[2] + m_p[2] + m_p[3], io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0])
+            k::unpadNhwcAccumulate(io.dOut, io.dIn[0], m_x[0], m_x[1], m_x[2], m_x[3], m_p[0], m_p[2],
+                                   m_x[1] + m_p[0] + m_p[1], m_x[2] + m_p[2] + m_p[3], io.ctx->stream());
+        return {};
+    }
+
+private:
+    Shape m_x;
+    std::vector<int64_t> m_p;  // top, bottom, left, right
+};
+Result<std::unique_ptr<CudaKernel>> zeroPadCuda(const ShapeContext& c, const Shape&, const CudaBuildOptions&) {
+    return make<ZeroPadKernel>(c.inputs[0], c.attrs.getInts("padding"));
+}
+class UpsampleKernel final : public CudaKernel {
+public:
+    UpsampleKernel(const Shape& x, int64_t sh, int64_t sw, bool bilinear)
+        : m_x(x), m_sh(sh), m_sw(sw), m_bilinear(bilinear) {}
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::upsample(io.in[0], io.out, m_x[0], m_x[1], m_x[2], m_x[3], m_sh, m_sw, m_bilinear, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0])
+            k::upsampleBackward(io.dOut, io.dIn[0], m_x[0], m_x[1], m_x[2], m_x[3], m_sh, m_sw, m_bilinear,
+                                io.ctx->stream());
+        return {};
+    }
+
+private:
+    Shape m_x;
+    int64_t m_sh, m_sw;
+    bool m_bilinear;
+};
+Result<std::unique_ptr<CudaKernel>> upsampleCuda(const ShapeContext& c, const Shape&, const CudaBuildOptions&) {
+    const auto& s = c.attrs.getInts("size");
+    return make<UpsampleKernel>(c.inputs[0], s[0], s[1], c.attrs.getString("interpolation") == "bilinear");
+}
+class RescaleKernel final : public CudaKernel {
+public:
+    RescaleKernel(int64_t n, float scale, float offset) : m_n(n), m_scale(scale), m_offset(offset) {}
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::affine(io.in[0], io.out, m_n, m_scale, m_offset, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0]) k::scaledAccumulate(io.dOut, io.dIn[0], m_n, m_scale, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n;
+    float m_scale, m_offset;
+};
+Result<std::unique_ptr<CudaKernel>> rescaleCuda(const ShapeContext& c, const Shape& out, const CudaBuildOptions&) {
+    return make<RescaleKernel>(out.numel(), float(c.attrs.getFloat("scale")), float(c.attrs.getFloat("offset")));
 }
 
 // ---- Normalisation ------------------------------------------------------------------------------
@@ -570,6 +679,41 @@ public:
 private:
     int64_t m_n;
 };
+// Two inputs: one full-size, one an [N,C] (or [N,1,1,C]) channel scale.
+class ChannelScaleKernel final : public CudaKernel {
+public:
+    ChannelScaleKernel(int64_t n, int64_t positions, int64_t c, int full)
+        : m_n(n), m_positions(positions), m_c(c), m_full(full) {}
+    Status forward(const CudaIo& io) override {
+        k::multiplyChannels(io.in[m_full], io.in[1 - m_full], io.out, m_n, m_positions, m_c, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        k::multiplyChannelsBackward(io.in[m_full], io.in[1 - m_full], io.dOut, io.dIn[m_full], io.dIn[1 - m_full],
+                                    m_n, m_positions, m_c, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n, m_positions, m_c;
+    int m_full;  // which input is full-size
+};
+class SubtractKernel final : public CudaKernel {
+public:
+    explicit SubtractKernel(int64_t n) : m_n(n) {}
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::subtract(io.in[0], io.in[1], io.out, m_n, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        k::subtractBackward(io.dOut, io.dIn[0], io.dIn[1], m_n, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n;
+};
 class ConcatKernel final : public CudaKernel {
 public:
     ConcatKernel(int64_t outer, std::vector<int64_t> inners) : m_outer(outer), m_inners(std::move(inners)) {
@@ -603,16 +747,23 @@ private:
 Result<std::unique_ptr<CudaKernel>> addCuda(const ShapeContext&, const Shape& out, const CudaBuildOptions&) {
     return make<AddKernel>(out.numel());
 }
-Result<std::unique_ptr<CudaKernel>> mulCuda(const ShapeContext&, const Shape& out, const CudaBuildOptions&) {
-    return make<MultiplyKernel>(out.numel());
+Result<std::unique_ptr<CudaKernel>> mulCuda(const ShapeContext& c, const Shape& out, const CudaBuildOptions&) {
+    if (c.inputs[0].numel() == c.inputs[1].numel()) return make<MultiplyKernel>(out.numel());
+    const int full = c.inputs[0].numel() == out.numel() ? 0 : 1;
+    const int64_t n = out[0], ch = out[-1];
+    return make<ChannelScaleKernel>(n, out.numel() / (n * ch), ch, full);
+}
+Result<std::unique_ptr<CudaKernel>> subCuda(const ShapeContext&, const Shape& out, const CudaBuildOptions&) {
+    return make<SubtractKernel>(out.numel());
 }
 bool sameShapes(const ShapeContext& c, const Shape& out) {
     for (const auto& s : c.inputs)
         if (s.numel() != out.numel()) return false;
     return true;
 }
+// Two inputs of one shape, or one of them a channel scale (the op's shape rule checked which).
 bool mulSupports(const ShapeContext& c, const Shape& out) {
-    return c.inputs.size() == 2 && sameShapes(c, out);
+    return c.inputs.size() == 2 && (c.inputs[0].numel() == out.numel() || c.inputs[1].numel() == out.numel());
 }
 Result<std::unique_ptr<CudaKernel>> concatCuda(const ShapeContext& c, const Shape& out,
                                                const CudaBuildOptions&) {
@@ -630,7 +781,8 @@ class ActKernel final : public CudaKernel {
 public:
     ActKernel(int64_t rows, int64_t cols, ActSpec a) : m_rows(rows), m_cols(cols), m_a(a) {}
     bool backwardNeedsInputs() const override {
-        return m_a.needsPre() || m_a.act == k::Act::ReLU6 || m_a.act == k::Act::LeakyReLU;
+        return m_a.needsPre() || m_a.act == k::Act::ReLU6 || m_a.act == k::Act::LeakyReLU ||
+               m_a.act == k::Act::SiLU || m_a.act == k::Act::HardSigmoid || m_a.act == k::Act::HardSwish;
     }
     bool backwardNeedsOutput() const override { return !backwardNeedsInputs(); }
     Status forward(const CudaIo& io) override {
@@ -660,6 +812,9 @@ Result<std::unique_ptr<CudaKernel>> actCuda(const ShapeContext& c, const Shape& 
     if constexpr (K == OpKind::Sigmoid) a.act = k::Act::Sigmoid;
     if constexpr (K == OpKind::Tanh) a.act = k::Act::Tanh;
     if constexpr (K == OpKind::Softmax) a.softmax = true;
+    if constexpr (K == OpKind::SiLU) a.act = k::Act::SiLU;
+    if constexpr (K == OpKind::HardSigmoid) a.act = k::Act::HardSigmoid;
+    if constexpr (K == OpKind::HardSwish) a.act = k::Act::HardSwish;
     if constexpr (K == OpKind::LeakyReLU) {
         a.act = k::Act::LeakyReLU;
         a.alpha = float(c.attrs.getFloat("negative_slope"));
@@ -668,6 +823,25 @@ Result<std::unique_ptr<CudaKernel>> actCuda(const ShapeContext& c, const Shape& 
         a.act = c.attrs.getBool("approximate") ? k::Act::GeluTanh : k::Act::GeluExact;
     const int64_t cols = out[-1];
     return make<ActKernel>(out.numel() / cols, cols, a);
+}
+class ClipKernel final : public CudaKernel {
+public:
+    ClipKernel(int64_t n, float lo, float hi) : m_n(n), m_lo(lo), m_hi(hi) {}
+    Status forward(const CudaIo& io) override {
+        k::clip(io.in[0], io.out, m_n, m_lo, m_hi, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0]) k::clipBackward(io.in[0], io.dOut, io.dIn[0], m_n, m_lo, m_hi, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_n;
+    float m_lo, m_hi;
+};
+Result<std::unique_ptr<CudaKernel>> clipCuda(const ShapeContext& c, const Shape& out, const CudaBuildOptions&) {
+    return make<ClipKernel>(out.numel(), float(c.attrs.getFloat("min")), float(c.attrs.getFloat("max")));
 }
 bool softmaxSupports(const ShapeContext& c, const Shape& out) {
     const int64_t axis = c.attrs.getInt("axis");
@@ -751,9 +925,13 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         std::nullopt,  // Input: fed by the plan
         CudaOpRow{OpKind::Dense, nullptr, denseCuda},
         CudaOpRow{OpKind::Conv2D, convSupports, convCuda},
+        CudaOpRow{OpKind::DepthwiseConv2D, convSupports, depthwiseCuda},
         CudaOpRow{OpKind::MaxPooling2D, nullptr, poolCuda<true>},
         CudaOpRow{OpKind::AveragePooling2D, nullptr, poolCuda<false>},
         CudaOpRow{OpKind::GlobalAveragePooling2D, gapSupports, gapCuda},
+        CudaOpRow{OpKind::GlobalMaxPooling2D, nullptr, gmpCuda},
+        CudaOpRow{OpKind::ZeroPadding2D, nullptr, zeroPadCuda},
+        CudaOpRow{OpKind::UpSampling2D, nullptr, upsampleCuda},
         CudaOpRow{OpKind::BatchNormalization, bnSupports, bnCuda},
         CudaOpRow{OpKind::LayerNormalization, nullptr, lnCuda},
         CudaOpRow{OpKind::Dropout, nullptr, dropoutCuda},
@@ -763,8 +941,10 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{
             OpKind::Reshape, nullptr,
             [](const ShapeContext&, const Shape&, const CudaBuildOptions&) { return make<AliasKernel>(); }},
+        CudaOpRow{OpKind::Rescaling, nullptr, rescaleCuda},
         CudaOpRow{OpKind::Concatenate, nullptr, concatCuda},
         CudaOpRow{OpKind::Add, sameShapes, addCuda},
+        CudaOpRow{OpKind::Subtract, nullptr, subCuda},
         CudaOpRow{OpKind::Multiply, mulSupports, mulCuda},
         CudaOpRow{OpKind::ReLU, nullptr, actCuda<OpKind::ReLU>},
         CudaOpRow{OpKind::LeakyReLU, nullptr, actCuda<OpKind::LeakyReLU>},
@@ -773,6 +953,10 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::Sigmoid, nullptr, actCuda<OpKind::Sigmoid>},
         CudaOpRow{OpKind::Tanh, nullptr, actCuda<OpKind::Tanh>},
         CudaOpRow{OpKind::Softmax, softmaxSupports, actCuda<OpKind::Softmax>},
+        CudaOpRow{OpKind::SiLU, nullptr, actCuda<OpKind::SiLU>},
+        CudaOpRow{OpKind::HardSigmoid, nullptr, actCuda<OpKind::HardSigmoid>},
+        CudaOpRow{OpKind::HardSwish, nullptr, actCuda<OpKind::HardSwish>},
+        CudaOpRow{OpKind::Clip, nullptr, clipCuda},
         CudaOpRow{OpKind::Embedding, nullptr, embeddingCuda},
         CudaOpRow{OpKind::SparseCategoricalCrossentropy, fromLogits, lossCuda<LossKind::Sparse>},
         CudaOpRow{OpKind::CategoricalCrossentropy, fromLogits, lossCuda<LossKind::Categorical>},

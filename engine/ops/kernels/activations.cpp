@@ -29,10 +29,19 @@ constexpr float kInvSqrt2Pi = 0.39894228040143267794f;   // 1/√(2π), the norm
 constexpr float kSqrt2OverPi = 0.79788456080286535588f;  // √(2/π)
 constexpr float kGeluCubic = 0.044715f;
 constexpr float kRelu6Cap = 6.0f;
+// The hard activations: relu6(x + 3) / 6.
+constexpr float kHardShift = 3.0f;
+constexpr float kHardScale = 1.0f / 6.0f;
+
+inline float hardSigmoid(float v) {
+    const float t = v + kHardShift;
+    const float r = t < 0.0f ? 0.0f : t;
+    return (r > kRelu6Cap ? kRelu6Cap : r) * kHardScale;
+}
 
 bool isTranscendental(Activation act) {
     return act == Activation::Sigmoid || act == Activation::Tanh || act == Activation::GELU ||
-           act == Activation::Softmax;
+           act == Activation::Softmax || act == Activation::SiLU;
 }
 
 int64_t grainFor(Activation act) { return isTranscendental(act) ? kTranscendentalGrain : kGrain; }
@@ -89,6 +98,15 @@ void applyRange(Activation act, float param, const float* in, float* out, int64_
                 out[i] = 0.5f * v * std::erfc(-v * kInvSqrt2);
             }
         }
+        break;
+    case Activation::SiLU:
+        for (int64_t i = 0; i < len; ++i) out[i] = in[i] * sigmoid(in[i]);
+        break;
+    case Activation::HardSigmoid:
+        for (int64_t i = 0; i < len; ++i) out[i] = hardSigmoid(in[i]);
+        break;
+    case Activation::HardSwish:
+        for (int64_t i = 0; i < len; ++i) out[i] = in[i] * hardSigmoid(in[i]);
         break;
     case Activation::Softmax:
         assert(false && "softmax is row-wise; handled by the callers");
@@ -151,7 +169,13 @@ void derivativeFromOutput(Activation act, float param, const float* y, const flo
     case Activation::Tanh:
         for (int64_t i = 0; i < len; ++i) store<kAccumulate>(dx[i], dy[i] * (1.0f - y[i] * y[i]));
         break;
+    case Activation::HardSigmoid:  // 0 < y < 1 exactly when -3 < x < 3
+        for (int64_t i = 0; i < len; ++i)
+            store<kAccumulate>(dx[i], (y[i] > 0.0f && y[i] < 1.0f) ? dy[i] * kHardScale : 0.0f);
+        break;
     case Activation::GELU:
+    case Activation::SiLU:
+    case Activation::HardSwish:
     case Activation::Softmax:
         assert(false && "not derivable elementwise from the output");
         break;
@@ -205,6 +229,23 @@ void derivativeFromInput(Activation act, float param, const float* x, const floa
             }
         }
         break;
+    case Activation::SiLU:
+        for (int64_t i = 0; i < len; ++i) {
+            const float s = sigmoid(x[i]);
+            dx[i] += dy[i] * (s * (1.0f + x[i] * (1.0f - s)));
+        }
+        break;
+    case Activation::HardSigmoid:
+        for (int64_t i = 0; i < len; ++i)
+            dx[i] += (x[i] > -kHardShift && x[i] < kHardShift) ? dy[i] * kHardScale : 0.0f;
+        break;
+    case Activation::HardSwish:
+        for (int64_t i = 0; i < len; ++i) {
+            const float v = x[i];
+            const float d = v <= -kHardShift ? 0.0f : v >= kHardShift ? 1.0f : (2.0f * v + kHardShift) * kHardScale;
+            dx[i] += dy[i] * d;
+        }
+        break;
     case Activation::Softmax:
         assert(false && "softmax is row-wise; handled by the callers");
         break;
@@ -244,6 +285,7 @@ void activationBackward(Activation act, const float* x, const float* y, const fl
     case Activation::Tanh: useOutput = y != nullptr; break;
     case Activation::ReLU:
     case Activation::ReLU6:
+    case Activation::HardSigmoid:
     case Activation::LeakyReLU: useOutput = x == nullptr; break;
     default: break;
     }
@@ -276,6 +318,24 @@ void softmaxBackward(const float* y, const float* dy, float* dx, int64_t rows, i
     });
 }
 
+void clipForward(const float* x, float* y, int64_t n, float lo, float hi, ThreadPool& pool) {
+    if (n <= 0) return;
+    parallelElements(pool, n, kGrain, [&](int64_t b, int64_t e) {
+        // Compare-and-select keeps NaN as NaN (both comparisons are false).
+        for (int64_t i = b; i < e; ++i) {
+            const float v = x[i] < lo ? lo : x[i];
+            y[i] = v > hi ? hi : v;
+        }
+    });
+}
+
+void clipBackward(const float* x, const float* dy, float* dx, int64_t n, float lo, float hi, ThreadPool& pool) {
+    if (n <= 0) return;
+    parallelElements(pool, n, kGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) dx[i] += (x[i] > lo && x[i] < hi) ? dy[i] : 0.0f;
+    });
+}
+
 bool activationDerivableFromOutput(Activation act, float param) {
     switch (act) {
     case Activation::Linear:
@@ -283,9 +343,12 @@ bool activationDerivableFromOutput(Activation act, float param) {
     case Activation::ReLU6:
     case Activation::Sigmoid:
     case Activation::Tanh:
+    case Activation::HardSigmoid:
     case Activation::Softmax: return true;
     case Activation::LeakyReLU: return param > 0.0f;
-    case Activation::GELU: return false;
+    case Activation::GELU:
+    case Activation::SiLU:
+    case Activation::HardSwish: return false;
     }
     return false;
 }

@@ -19,7 +19,10 @@ namespace kiln::engine::kernels {
 //   GELU       exact: y = x·Φ(x) = ½x(1 + erf(x/√2))   (Keras approximate=False, the default)
 //              approximate (param != 0): y = ½x(1 + tanh(√(2/π)(x + 0.044715x³)))
 //   Softmax    over the last axis of a [rows, cols] view, max-subtracted (numerically stable).
-enum class Activation { Linear, ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, GELU, Softmax };
+//   SiLU       y = x·σ(x) (Keras "silu"/"swish");  dy/dx = σ(x)(1 + x(1 - σ(x)))
+//   HardSigmoid y = relu6(x + 3) / 6;     dy/dx = [-3 < x < 3] / 6   (Keras 3, PyTorch)
+//   HardSwish  y = x·relu6(x + 3) / 6;   dy/dx = 0 (x ≤ -3), 1 (x ≥ 3), (2x + 3)/6 otherwise
+enum class Activation { Linear, ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, GELU, Softmax, SiLU, HardSigmoid, HardSwish };
 
 // The Keras default α of the LeakyReLU layer.
 inline constexpr float kLeakyReluDefaultAlpha = 0.3f;
@@ -34,9 +37,10 @@ void activationForward(Activation act, const float* x, float* y, int64_t n, floa
 
 // dx += dy · act'(x), accumulating. Which forward values are read:
 //   Linear: neither x nor y (both may be null).
-//   ReLU, ReLU6, LeakyReLU: x; when x is null, y instead (same result, for LeakyReLU only when α > 0).
+//   ReLU, ReLU6, LeakyReLU, HardSigmoid: x; when x is null, y instead (same result, for LeakyReLU
+//   only when α > 0).
 //   Sigmoid, Tanh: y; when y is null, recomputed from x.
-//   GELU: x (required).
+//   GELU, SiLU, HardSwish: x (required).
 //   Softmax: y (required), one row of n as in activationForward.
 // With `overwrite`, dx = dy · act'(x) instead (the first write of dx).
 void activationBackward(Activation act, const float* x, const float* y, const float* dy, float* dx,
@@ -50,8 +54,9 @@ void softmaxForward(const float* x, float* y, int64_t rows, int64_t cols, Thread
 void softmaxBackward(const float* y, const float* dy, float* dx, int64_t rows, int64_t cols, ThreadPool& pool);
 
 // True when act'(pre) can be computed from the activation's output alone (what
-// biasActivationBackward needs): Linear, ReLU, ReLU6, Sigmoid, Tanh, Softmax, and LeakyReLU with
-// α > 0. False for GELU (not invertible from y) and LeakyReLU with α ≤ 0.
+// biasActivationBackward needs): Linear, ReLU, ReLU6, Sigmoid, Tanh, Softmax, HardSigmoid, and
+// LeakyReLU with α > 0. False for GELU, SiLU and HardSwish (not invertible from y) and LeakyReLU
+// with α ≤ 0.
 bool activationDerivableFromOutput(Activation act, float param);
 
 // The fused epilogue after a GEMM: y[r, c] = act(y[r, c] + bias[c]) in place on a row-major
@@ -69,5 +74,10 @@ void biasActivationForward(float* y, const float* bias, int64_t rows, int64_t co
 // and use activationBackward instead.
 bool biasActivationBackward(const float* yPost, const float* dy, float* dpre, float* dbias,
                             int64_t rows, int64_t cols, Activation act, float param, ThreadPool& pool);
+
+// y = min(max(x, lo), hi) elementwise (lo < hi; NaN stays NaN). y may equal x.
+void clipForward(const float* x, float* y, int64_t n, float lo, float hi, ThreadPool& pool);
+// dx += dy · [lo < x < hi], from the forward input x.
+void clipBackward(const float* x, const float* dy, float* dx, int64_t n, float lo, float hi, ThreadPool& pool);
 
 }  // namespace kiln::engine::kernels

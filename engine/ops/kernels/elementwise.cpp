@@ -98,6 +98,40 @@ void multiply(const float* a, const float* b, float* y, int64_t n, ThreadPool& p
     });
 }
 
+void multiplyChannels(const float* x, const float* v, float* y, int64_t n, int64_t positions, int64_t c,
+                      ThreadPool& pool) {
+    const int64_t rows = n * positions;  // one row = the c channels of one position
+    if (rows <= 0 || c <= 0) return;
+    pool.parallelFor(rows, std::max<int64_t>(1, kGrain / c), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const float* s = v + (r / positions) * c;
+            const float* in = x + r * c;
+            float* out = y + r * c;
+            for (int64_t ch = 0; ch < c; ++ch) out[ch] = in[ch] * s[ch];
+        }
+    });
+}
+
+void sumOverPositions(const float* g, float* dv, int64_t n, int64_t positions, int64_t c, ThreadPool& pool) {
+    if (n <= 0 || c <= 0) return;
+    // Each task owns whole (sample, channel block) outputs and sums positions in order.
+    constexpr int64_t kBlock = 64;
+    const int64_t blocks = (c + kBlock - 1) / kBlock;
+    pool.parallelFor(n * blocks, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, positions * kBlock)),
+                     [&](int64_t t0, int64_t t1) {
+                         for (int64_t t = t0; t < t1; ++t) {
+                             const int64_t b = t / blocks, c0 = (t % blocks) * kBlock;
+                             const int64_t w = std::min(kBlock, c - c0);
+                             float acc[kBlock] = {};
+                             for (int64_t p = 0; p < positions; ++p) {
+                                 const float* row = g + (b * positions + p) * c + c0;
+                                 for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
+                             }
+                             for (int64_t j = 0; j < w; ++j) dv[b * c + c0 + j] += acc[j];
+                         }
+                     });
+}
+
 void multiplyBackward(const float* a, const float* b, const float* dy, float* da, float* db,
                       int64_t n, ThreadPool& pool) {
     if (!da && !db) return;

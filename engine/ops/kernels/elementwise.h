@@ -52,6 +52,14 @@ void multiply(const float* a, const float* b, float* y, int64_t n, ThreadPool& p
 void multiplyBackward(const float* a, const float* b, const float* dy, float* da, float* db,
                       int64_t n, ThreadPool& pool);
 
+// Per-sample, per-channel scaling (squeeze-and-excitation): x and y are [n, positions, c], v is
+// [n, c]; y[b, p, ch] = x[b, p, ch] * v[b, ch]. y may equal x.
+void multiplyChannels(const float* x, const float* v, float* y, int64_t n, int64_t positions, int64_t c,
+                      ThreadPool& pool);
+// dv[b, ch] += Σ_p g[b, p, ch] for g [n, positions, c]: the gradient of the broadcast operand
+// (fixed summation order, so deterministic for any pool size).
+void sumOverPositions(const float* g, float* dv, int64_t n, int64_t positions, int64_t c, ThreadPool& pool);
+
 // y = inputs[0] + inputs[1] + ... + inputs[count-1], added left to right per element (fixed
 // order, so deterministic), then max(y, 0) with `relu`. y may alias any input. count == 0 gives
 // zeros. The backward of addN is `accumulate(dy, dx_k)` for each input k (with relu, the ReLU's

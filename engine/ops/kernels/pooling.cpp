@@ -253,4 +253,43 @@ void globalAvgPool2DBackward(int64_t n, int64_t h, int64_t w, int64_t c, const f
     });
 }
 
+void globalMaxPool2DForward(int64_t n, int64_t h, int64_t w, int64_t c, const float* x, float* y,
+                            int32_t* argmax, ThreadPool& pool) {
+    constexpr int64_t kBlock = 64;
+    const int64_t blocks = (c + kBlock - 1) / kBlock, hw = h * w;
+    pool.parallelFor(n * blocks, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t b = t / blocks, c0 = (t % blocks) * kBlock, c1 = std::min(c, c0 + kBlock);
+            float best[kBlock];
+            int32_t at[kBlock] = {};
+            const float* x0 = x + b * hw * c;
+            for (int64_t ci = c0; ci < c1; ++ci) best[ci - c0] = x0[ci];
+            for (int64_t p = 1; p < hw; ++p) {
+                const float* xp = x0 + p * c;
+                for (int64_t ci = c0; ci < c1; ++ci) {
+                    const float v = xp[ci];
+                    float& m = best[ci - c0];
+                    if (v > m || (v != v && m == m)) {
+                        m = v;
+                        at[ci - c0] = static_cast<int32_t>(p);
+                    }
+                }
+            }
+            for (int64_t ci = c0; ci < c1; ++ci) {
+                y[b * c + ci] = best[ci - c0];
+                if (argmax) argmax[b * c + ci] = at[ci - c0];
+            }
+        }
+    });
+}
+
+void globalMaxPool2DBackward(int64_t n, int64_t h, int64_t w, int64_t c, const float* dy, const int32_t* argmax,
+                             float* dx, ThreadPool& pool) {
+    const int64_t hw = h * w;
+    pool.parallelFor(n, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b)
+            for (int64_t ci = 0; ci < c; ++ci) dx[(b * hw + argmax[b * c + ci]) * c + ci] += dy[b * c + ci];
+    });
+}
+
 }  // namespace kiln::engine::kernels

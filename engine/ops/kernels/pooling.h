@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// 2-D max/average pooling and global average pooling on NHWC float32 tensors, forward and
+// 2-D max/average pooling and global average/max pooling on NHWC float32 tensors, forward and
 // accumulating backward, with Keras/TensorFlow window geometry.
 #pragma once
 
@@ -51,5 +51,13 @@ void globalAvgPool2DForward(int64_t n, int64_t h, int64_t w, int64_t c, const fl
 // dx[b, p, ci] += dy[b, ci] / (h*w) (= with overwrite).
 void globalAvgPool2DBackward(int64_t n, int64_t h, int64_t w, int64_t c, const float* dy, float* dx,
                              ThreadPool& pool, bool overwrite = false);
+
+// y[b, ci] = max over the h*w pixels of x[b, :, :, ci]; argmax[b, ci] (nullable: inference) gets
+// the winning pixel's index p = iy*w + ix. The first maximum wins; a NaN wins and propagates.
+void globalMaxPool2DForward(int64_t n, int64_t h, int64_t w, int64_t c, const float* x, float* y,
+                            int32_t* argmax, ThreadPool& pool);
+// dx[b, argmax[b, ci], ci] += dy[b, ci].
+void globalMaxPool2DBackward(int64_t n, int64_t h, int64_t w, int64_t c, const float* dy, const int32_t* argmax,
+                             float* dx, ThreadPool& pool);
 
 }  // namespace kiln::engine::kernels

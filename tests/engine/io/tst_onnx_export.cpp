@@ -171,6 +171,53 @@ private slots:
           {"name":"bn2","op":"BatchNormalization","inputs":["d"]},
           {"name":"out","op":"Dense","inputs":["bn2"],"attrs":{"units":2,"use_bias":false}}
         ])" << R"(["out","d"])";
+        QTest::newRow("mobile activations") << R"([
+          {"name":"x","op":"Input","attrs":{"shape":[8,8,3]}},
+          {"name":"c","op":"Conv2D","inputs":["x"],"attrs":{"filters":6,"padding":"same"}},
+          {"name":"s","op":"SiLU","inputs":["c"]},
+          {"name":"hs","op":"HardSwish","inputs":["s"]},
+          {"name":"hsg","op":"HardSigmoid","inputs":["c"]},
+          {"name":"cl","op":"Clip","inputs":["hsg"],"attrs":{"min":0.2,"max":0.7}},
+          {"name":"m","op":"Multiply","inputs":["hs","cl"]},
+          {"name":"gap","op":"GlobalAveragePooling2D","inputs":["m"]},
+          {"name":"d","op":"Dense","inputs":["gap"],"attrs":{"units":5}},
+          {"name":"s2","op":"SiLU","inputs":["d"]},
+          {"name":"c2","op":"Clip","inputs":["s2"],"attrs":{"min":-0.1,"max":0.3}},
+          {"name":"out","op":"Dense","inputs":["c2"],"attrs":{"units":3}}
+        ])" << R"(["out","hs"])";
+        QTest::newRow("squeeze and excitation") << R"([
+          {"name":"x","op":"Input","attrs":{"shape":[6,6,4]}},
+          {"name":"c","op":"Conv2D","inputs":["x"],"attrs":{"filters":8,"padding":"same","activation":"relu"}},
+          {"name":"g","op":"GlobalAveragePooling2D","inputs":["c"]},
+          {"name":"sq","op":"Dense","inputs":["g"],"attrs":{"units":2,"activation":"relu"}},
+          {"name":"ex","op":"Dense","inputs":["sq"],"attrs":{"units":8,"activation":"sigmoid"}},
+          {"name":"se","op":"Multiply","inputs":["c","ex"]},
+          {"name":"r","op":"Reshape","inputs":["ex"],"attrs":{"target_shape":[1,1,8]}},
+          {"name":"se2","op":"Multiply","inputs":["r","se"]},
+          {"name":"sub","op":"Subtract","inputs":["se2","c"]},
+          {"name":"ex4","op":"Dense","inputs":["g"],"attrs":{"units":4,"activation":"sigmoid"}},
+          {"name":"m3","op":"Multiply","inputs":["x","ex4"]},
+          {"name":"f","op":"Flatten","inputs":["sub"]},
+          {"name":"out","op":"Dense","inputs":["f"],"attrs":{"units":3}}
+        ])" << R"(["out","m3","se"])";
+        QTest::newRow("image ops") << R"([
+          {"name":"x","op":"Input","attrs":{"shape":[5,6,3]}},
+          {"name":"r","op":"Rescaling","inputs":["x"],"attrs":{"scale":0.5,"offset":-0.25}},
+          {"name":"zp","op":"ZeroPadding2D","inputs":["r"],"attrs":{"padding":[1,0,2,1]}},
+          {"name":"c","op":"Conv2D","inputs":["zp"],"attrs":{"filters":4,"padding":"same"}},
+          {"name":"dw","op":"DepthwiseConv2D","inputs":["c"],"attrs":{"depth_multiplier":2,"strides":2,"padding":"same","activation":"relu6"}},
+          {"name":"dw2","op":"DepthwiseConv2D","inputs":["x"],"attrs":{"kernel_size":[3,2],"dilation_rate":[2,1],"use_bias":false}},
+          {"name":"gdw","op":"GlobalAveragePooling2D","inputs":["dw"]},
+          {"name":"gdw2","op":"GlobalAveragePooling2D","inputs":["dw2"]},
+          {"name":"zp2","op":"ZeroPadding2D","inputs":["c"]},
+          {"name":"up","op":"UpSampling2D","inputs":["zp2"],"attrs":{"interpolation":"bilinear"}},
+          {"name":"up2","op":"UpSampling2D","inputs":["c"],"attrs":{"size":[2,3]}},
+          {"name":"gmp","op":"GlobalMaxPooling2D","inputs":["up"]},
+          {"name":"gmp2","op":"GlobalMaxPooling2D","inputs":["x"]},
+          {"name":"r2","op":"Rescaling","inputs":["gmp"],"attrs":{"scale":2.0,"offset":1.0}},
+          {"name":"cat","op":"Concatenate","inputs":["r2","gmp2","gdw","gdw2"]},
+          {"name":"out","op":"Dense","inputs":["cat"],"attrs":{"units":3}}
+        ])" << R"(["out","up2"])";
     }
     void opCoverage() {
         QFETCH(QString, nodes);

@@ -222,6 +222,33 @@ inline const std::vector<OpCase>& opCases() {
         invalid(K::Conv2D, "Conv2D three kernel sizes", {{"filters", ai(2)}, {"kernel_size", al({3, 3, 3})}},
                 {uniform({1, 5, 5, 1})}, "must have 2 elements, got 3"),
 
+        // ---- DepthwiseConv2D ----
+        valid(K::DepthwiseConv2D, "DepthwiseConv2D valid 3x3", {}, {uniform({2, 5, 5, 3})}, {2, 3, 3, 3}),
+        valid(K::DepthwiseConv2D, "DepthwiseConv2D same stride 2 x2 relu6",
+              {{"strides", ai(2)}, {"padding", as("same")}, {"depth_multiplier", ai(2)}, {"activation", as("relu6")}},
+              {uniform({1, 6, 5, 2}, -4, 4)}, {1, 3, 3, 4}),
+        valid(K::DepthwiseConv2D, "DepthwiseConv2D dilation 2 same no bias",
+              {{"dilation_rate", ai(2)}, {"padding", as("same")}, {"use_bias", ab(false)}}, {uniform({1, 6, 6, 3})},
+              {1, 6, 6, 3}),
+        valid(K::DepthwiseConv2D, "DepthwiseConv2D 5x3 strides 2x1 sigmoid",
+              {{"kernel_size", al({5, 3})}, {"strides", al({2, 1})}, {"activation", as("sigmoid")}},
+              {uniform({2, 7, 5, 4})}, {2, 2, 3, 4}),
+        valid(K::DepthwiseConv2D, "DepthwiseConv2D large same", {{"padding", as("same")}}, {uniform({2, 12, 12, 16})},
+              {2, 12, 12, 16}),
+        valid(K::DepthwiseConv2D, "DepthwiseConv2D large x3 tanh",
+              {{"depth_multiplier", ai(3)}, {"padding", as("same")}, {"activation", as("tanh")}},
+              {uniform({2, 8, 8, 8})}, {2, 8, 8, 24}),
+        invalid(K::DepthwiseConv2D, "DepthwiseConv2D kernel larger than input", {{"kernel_size", ai(5)}},
+                {uniform({1, 3, 3, 2})}, "does not fit its input"),
+        invalid(K::DepthwiseConv2D, "DepthwiseConv2D zero multiplier", {{"depth_multiplier", ai(0)}},
+                {uniform({1, 5, 5, 2})}, "must be at least 1, got 0"),
+        invalid(K::DepthwiseConv2D, "DepthwiseConv2D strides with dilation", {{"strides", ai(2)}, {"dilation_rate", ai(2)}},
+                {uniform({1, 9, 9, 1})}, "cannot combine strides > 1 with dilation_rate > 1"),
+        invalid(K::DepthwiseConv2D, "DepthwiseConv2D rank 3 input", {}, {uniform({2, 5, 5})},
+                "give the Input a channel dimension"),
+        invalid(K::DepthwiseConv2D, "DepthwiseConv2D filters", {{"filters", ai(4)}}, {uniform({1, 5, 5, 2})},
+                "has no attribute \"filters\""),
+
         // ---- MaxPooling2D ----
         valid(K::MaxPooling2D, "MaxPooling2D default", {}, {distinct({2, 4, 4, 3})}, {2, 2, 2, 3}),
         valid(K::MaxPooling2D, "MaxPooling2D 3x3 stride 2 same",
@@ -273,6 +300,40 @@ inline const std::vector<OpCase>& opCases() {
                 "expects an image batch"),
         invalid(K::GlobalAveragePooling2D, "GlobalAveragePooling2D keepdims", {{"keepdims", ab(true)}},
                 {uniform({2, 3, 3, 1})}, "has no attribute \"keepdims\" (it takes none)"),
+
+        // ---- GlobalMaxPooling2D ----
+        valid(K::GlobalMaxPooling2D, "GlobalMaxPooling2D", {}, {distinct({2, 3, 4, 5})}, {2, 5}),
+        valid(K::GlobalMaxPooling2D, "GlobalMaxPooling2D large", {}, {distinct({4, 8, 8, 16}, -50, 50)}, {4, 16}),
+        invalid(K::GlobalMaxPooling2D, "GlobalMaxPooling2D rank 3 input", {}, {uniform({2, 4, 3})},
+                "expects an image batch"),
+
+        // ---- ZeroPadding2D ----
+        valid(K::ZeroPadding2D, "ZeroPadding2D default", {}, {uniform({2, 3, 4, 2})}, {2, 5, 6, 2}),
+        valid(K::ZeroPadding2D, "ZeroPadding2D asymmetric", {{"padding", al({1, 2, 0, 3})}}, {uniform({1, 4, 5, 3})},
+              {1, 7, 8, 3}),
+        valid(K::ZeroPadding2D, "ZeroPadding2D bare int large", {{"padding", ai(2)}}, {uniform({2, 8, 8, 16})},
+              {2, 12, 12, 16}),
+        invalid(K::ZeroPadding2D, "ZeroPadding2D negative", {{"padding", al({1, -1, 0, 0})}},
+                {uniform({1, 4, 4, 1})}, "must be at least 0, got -1"),
+        invalid(K::ZeroPadding2D, "ZeroPadding2D two values", {{"padding", al({1, 2})}}, {uniform({1, 4, 4, 1})},
+                "must have 4 elements, got 2"),
+        invalid(K::ZeroPadding2D, "ZeroPadding2D rank 2 input", {}, {uniform({2, 4})}, "expects an image batch"),
+
+        // ---- UpSampling2D ----
+        valid(K::UpSampling2D, "UpSampling2D nearest default", {}, {uniform({2, 3, 4, 2})}, {2, 6, 8, 2}),
+        valid(K::UpSampling2D, "UpSampling2D nearest 1x3", {{"size", al({1, 3})}}, {uniform({1, 3, 2, 3})},
+              {1, 3, 6, 3}),
+        valid(K::UpSampling2D, "UpSampling2D bilinear 3x2",
+              {{"size", al({3, 2})}, {"interpolation", as("bilinear")}}, {uniform({1, 3, 4, 3})}, {1, 9, 8, 3}),
+        valid(K::UpSampling2D, "UpSampling2D bilinear large", {{"interpolation", as("bilinear")}},
+              {uniform({2, 8, 8, 16})}, {2, 16, 16, 16}),
+        valid(K::UpSampling2D, "UpSampling2D bilinear 1x1 image", {{"size", ai(3)}, {"interpolation", as("bilinear")}},
+              {uniform({2, 1, 1, 4})}, {2, 3, 3, 4}),
+        invalid(K::UpSampling2D, "UpSampling2D bicubic", {{"interpolation", as("bicubic")}}, {uniform({1, 4, 4, 1})},
+                "must be one of nearest, bilinear"),
+        invalid(K::UpSampling2D, "UpSampling2D zero size", {{"size", al({0, 2})}}, {uniform({1, 4, 4, 1})},
+                "must be at least 1, got 0"),
+        invalid(K::UpSampling2D, "UpSampling2D rank 3 input", {}, {uniform({2, 4, 4})}, "expects an image batch"),
 
         // ---- BatchNormalization ----
         valid(K::BatchNormalization, "BatchNormalization rank 2", {{"momentum", af(0.9)}}, {uniform({6, 4})},
@@ -338,6 +399,17 @@ inline const std::vector<OpCase>& opCases() {
         invalid(K::Reshape, "Reshape without target", {}, {uniform({2, 12})},
                 "needs the attribute \"target_shape\""),
 
+        // ---- Rescaling ----
+        valid(K::Rescaling, "Rescaling pixels", {{"scale", af(1.0 / 255.0)}, {"offset", af(-0.5)}},
+              {uniform({2, 4, 4, 3}, 0, 255)}, {2, 4, 4, 3}),
+        valid(K::Rescaling, "Rescaling rank 2", {{"scale", af(2.0)}}, {uniform({3, 5})}, {3, 5}),
+        valid(K::Rescaling, "Rescaling large", {{"scale", af(-0.5)}, {"offset", af(1.0)}}, {uniform({64, 300})},
+              {64, 300}),
+        invalid(K::Rescaling, "Rescaling without scale", {{"offset", af(1.0)}}, {uniform({2, 3})},
+                "needs the attribute \"scale\""),
+        invalid(K::Rescaling, "Rescaling rank 1", {{"scale", af(2.0)}}, {uniform({4})},
+                "expects a batch and at least one more dimension"),
+
         // ---- Concatenate ----
         valid(K::Concatenate, "Concatenate rank 2", {}, {uniform({2, 3}), uniform({2, 5})}, {2, 8}),
         valid(K::Concatenate, "Concatenate axis 1 rank 4", {{"axis", ai(1)}},
@@ -376,14 +448,37 @@ inline const std::vector<OpCase>& opCases() {
                 "input 3 is [N,3,1]"),
         invalid(K::Add, "Add one input", {}, {uniform({2, 3})}, "takes at least 2 input(s) but has 1"),
 
+        // ---- Subtract ----
+        valid(K::Subtract, "Subtract two", {}, {uniform({2, 3}), uniform({2, 3})}, {2, 3}),
+        valid(K::Subtract, "Subtract rank 4 large", {}, {uniform({2, 8, 8, 16}), uniform({2, 8, 8, 16})},
+              {2, 8, 8, 16}),
+        invalid(K::Subtract, "Subtract three inputs", {}, {uniform({2, 3}), uniform({2, 3}), uniform({2, 3})},
+                "takes 2 input(s) but has 3"),
+        invalid(K::Subtract, "Subtract mismatched shapes", {}, {uniform({2, 3}), uniform({2, 4})},
+                "needs inputs of one shape"),
+
         // ---- Multiply ----
         valid(K::Multiply, "Multiply two", {}, {uniform({2, 3}), uniform({2, 3})}, {2, 3}),
         valid(K::Multiply, "Multiply three", {}, {uniform({2, 3, 4}), uniform({2, 3, 4}), uniform({2, 3, 4})},
               {2, 3, 4}),
         valid(K::Multiply, "Multiply large three", {},
               {uniform({8, 300}), uniform({8, 300}), uniform({8, 300})}, {8, 300}),
+        valid(K::Multiply, "Multiply channel scale NHWC", {}, {uniform({2, 4, 3, 5}), uniform({2, 1, 1, 5})},
+              {2, 4, 3, 5}),
+        valid(K::Multiply, "Multiply channel vector NHWC", {}, {uniform({2, 3, 4, 5}), uniform({2, 5})},
+              {2, 3, 4, 5}),
+        valid(K::Multiply, "Multiply vector first", {}, {uniform({2, 5}), uniform({2, 3, 4, 5})}, {2, 3, 4, 5}),
+        valid(K::Multiply, "Multiply rank 3 with vector", {}, {uniform({3, 4, 6}), uniform({3, 6})}, {3, 4, 6}),
+        valid(K::Multiply, "Multiply mixed three", {},
+              {uniform({2, 3, 3, 4}), uniform({2, 4}), uniform({2, 3, 3, 4})}, {2, 3, 3, 4}),
+        valid(K::Multiply, "Multiply squeeze-excite large", {}, {uniform({4, 8, 8, 32}), uniform({4, 1, 1, 32})},
+              {4, 8, 8, 32}),
         invalid(K::Multiply, "Multiply mismatched shapes", {}, {uniform({2, 3, 2}), uniform({2, 2, 3})},
                 "needs inputs of one shape"),
+        invalid(K::Multiply, "Multiply scale with other channels", {}, {uniform({2, 4, 4, 3}), uniform({2, 1, 1, 2})},
+                "input 2 is [N,1,1,2]"),
+        invalid(K::Multiply, "Multiply partial broadcast", {}, {uniform({2, 4, 4, 3}), uniform({2, 4, 1, 3})},
+                "and the output would be"),
         invalid(K::Multiply, "Multiply one input", {}, {uniform({2, 3})},
                 "takes at least 2 input(s) but has 1"),
 
@@ -439,6 +534,30 @@ inline const std::vector<OpCase>& opCases() {
                 "supports only the last axis"),
         invalid(K::Softmax, "Softmax rank 1", {}, {uniform({4})},
                 "expects a batch and at least one more dimension"),
+
+        valid(K::SiLU, "SiLU", {}, {uniform({3, 5}, -6, 6)}, {3, 5}),
+        valid(K::SiLU, "SiLU rank 4 large", {}, {uniform({2, 6, 6, 12}, -8, 8)}, {2, 6, 6, 12}),
+        invalid(K::SiLU, "SiLU beta", {{"beta", af(1.0)}}, {uniform({2, 3})}, "has no attribute \"beta\""),
+
+        valid(K::HardSigmoid, "HardSigmoid", {}, {uniform({4, 6}, -5, 5)}, {4, 6}),
+        valid(K::HardSigmoid, "HardSigmoid large", {}, {distinct({40, 50}, -30, 30)}, {40, 50}),
+        invalid(K::HardSigmoid, "HardSigmoid two inputs", {}, {uniform({2, 3}), uniform({2, 3})},
+                "takes 1 input(s) but has 2"),
+
+        valid(K::HardSwish, "HardSwish", {}, {uniform({4, 6}, -5, 5)}, {4, 6}),
+        valid(K::HardSwish, "HardSwish rank 4 large", {}, {distinct({2, 10, 10, 10}, -30, 30)}, {2, 10, 10, 10}),
+        invalid(K::HardSwish, "HardSwish no input", {}, {}, "takes 1 input(s) but has 0"),
+
+        valid(K::Clip, "Clip default", {}, {uniform({4, 6}, -2, 2)}, {4, 6}),
+        valid(K::Clip, "Clip 0..6 rank 4", {{"min", af(0.0)}, {"max", af(6.0)}}, {uniform({2, 3, 3, 4}, -8, 8)},
+              {2, 3, 3, 4}),
+        valid(K::Clip, "Clip asymmetric large", {{"min", af(-0.6)}, {"max", af(2.4)}}, {distinct({40, 50}, -30, 30)},
+              {40, 50}),
+        invalid(K::Clip, "Clip min above max", {{"min", af(2.0)}, {"max", af(1.0)}}, {uniform({2, 3})},
+                "needs min < max"),
+        invalid(K::Clip, "Clip equal bounds", {{"min", af(1.0)}, {"max", af(1.0)}}, {uniform({2, 3})},
+                "needs min < max"),
+        invalid(K::Clip, "Clip string bound", {{"max", as("six")}}, {uniform({2, 3})}, "must be a number"),
 
         // ---- Embedding ----
         valid(K::Embedding, "Embedding sequences", {{"input_dim", ai(5)}, {"output_dim", ai(3)}},

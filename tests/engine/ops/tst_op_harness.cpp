@@ -272,6 +272,42 @@ void refConv2D(Ref& r) {
     applyActivation(r, r.attrs.getString("activation"), r.out, n * oh * ow, oc);
 }
 
+// DepthwiseConv2D: output channel ch·m + j filters input channel ch with kernel [ky, kx, ch, j].
+void refDepthwise(Ref& r) {
+    const Shape& xs = r.inShapes[0];
+    const Shape& ys = r.outShape;
+    const int64_t n = xs[0], h = xs[1], w = xs[2], c = xs[3], oh = ys[1], ow = ys[2];
+    const int64_t m = r.attrs.getInt("depth_multiplier");
+    const auto& k = r.attrs.getInts("kernel_size");
+    const auto& s = r.attrs.getInts("strides");
+    const auto& d = r.attrs.getInts("dilation_rate");
+    const bool same = r.attrs.getString("padding") == "same";
+    const int64_t pt = padBefore(same, h, oh, k[0], s[0], d[0]);
+    const int64_t pl = padBefore(same, w, ow, k[1], s[1], d[1]);
+    const auto& wt = r.params[0];  // [kh, kw, c, m]
+    const bool bias = r.attrs.getBool("use_bias");
+    r.out.assign(sz(n * oh * ow * c * m), 0.0);
+    for (int64_t b = 0; b < n; ++b)
+        for (int64_t oy = 0; oy < oh; ++oy)
+            for (int64_t ox = 0; ox < ow; ++ox)
+                for (int64_t ch = 0; ch < c; ++ch)
+                    for (int64_t j = 0; j < m; ++j) {
+                        double acc = bias ? r.params[1][sz(ch * m + j)] : 0.0;
+                        for (int64_t ky = 0; ky < k[0]; ++ky) {
+                            const int64_t iy = oy * s[0] - pt + ky * d[0];
+                            if (iy < 0 || iy >= h) continue;
+                            for (int64_t kx = 0; kx < k[1]; ++kx) {
+                                const int64_t ix = ox * s[1] - pl + kx * d[1];
+                                if (ix < 0 || ix >= w) continue;
+                                acc += r.x()[sz(((b * h + iy) * w + ix) * c + ch)] *
+                                       wt[sz(((ky * k[1] + kx) * c + ch) * m + j)];
+                            }
+                        }
+                        r.out[sz(((b * oh + oy) * ow + ox) * c * m + ch * m + j)] = acc;
+                    }
+    applyActivation(r, r.attrs.getString("activation"), r.out, n * oh * ow, c * m);
+}
+
 void refPool(Ref& r, bool isMax) {
     const Shape& xs = r.inShapes[0];
     const Shape& ys = r.outShape;
@@ -314,6 +350,73 @@ void refGlobalPool(Ref& r) {
             for (int64_t p = 0; p < hw; ++p) s += r.x()[sz((b * hw + p) * c + ch)];
             r.out[sz(b * c + ch)] = s / static_cast<double>(hw);
         }
+}
+
+void refGlobalMaxPool(Ref& r) {
+    const Shape& xs = r.inShapes[0];
+    const int64_t n = xs[0], hw = xs[1] * xs[2], c = xs[3];
+    r.out.assign(sz(n * c), 0.0);
+    for (int64_t b = 0; b < n; ++b)
+        for (int64_t ch = 0; ch < c; ++ch) {
+            std::vector<double> v;
+            for (int64_t p = 0; p < hw; ++p) v.push_back(r.x()[sz((b * hw + p) * c + ch)]);
+            std::sort(v.begin(), v.end(), std::greater<>());
+            if (v.size() > 1) r.nearKink(v[0] - v[1]);  // a tie has no gradient
+            r.out[sz(b * c + ch)] = v[0];
+        }
+}
+
+void refZeroPad(Ref& r) {
+    const Shape& xs = r.inShapes[0];
+    const Shape& ys = r.outShape;
+    const auto& p = r.attrs.getInts("padding");
+    r.out.assign(sz(ys.numel()), 0.0);
+    for (int64_t b = 0; b < xs[0]; ++b)
+        for (int64_t y = 0; y < xs[1]; ++y)
+            for (int64_t x = 0; x < xs[2]; ++x)
+                for (int64_t ch = 0; ch < xs[3]; ++ch)
+                    r.out[sz(((b * ys[1] + y + p[0]) * ys[2] + x + p[2]) * ys[3] + ch)] =
+                        r.x()[sz(((b * xs[1] + y) * xs[2] + x) * xs[3] + ch)];
+}
+
+// Half-pixel source coordinate, clamped, and its two neighbours (tf.image.resize bilinear).
+void bilinearSource(int64_t o, int64_t scale, int64_t in, int64_t& i0, int64_t& i1, double& t) {
+    const double src = std::max((static_cast<double>(o) + 0.5) / static_cast<double>(scale) - 0.5, 0.0);
+    i0 = std::min(static_cast<int64_t>(src), in - 1);
+    i1 = std::min(i0 + 1, in - 1);
+    t = src - static_cast<double>(i0);
+}
+
+void refUpsample(Ref& r) {
+    const Shape& xs = r.inShapes[0];
+    const Shape& ys = r.outShape;
+    const auto& s = r.attrs.getInts("size");
+    const bool bilinear = r.attrs.getString("interpolation") == "bilinear";
+    const int64_t h = xs[1], w = xs[2], c = xs[3];
+    auto at = [&](int64_t b, int64_t y, int64_t x, int64_t ch) { return r.x()[sz(((b * h + y) * w + x) * c + ch)]; };
+    r.out.assign(sz(ys.numel()), 0.0);
+    for (int64_t b = 0; b < xs[0]; ++b)
+        for (int64_t oy = 0; oy < ys[1]; ++oy)
+            for (int64_t ox = 0; ox < ys[2]; ++ox)
+                for (int64_t ch = 0; ch < c; ++ch) {
+                    double v;
+                    if (!bilinear) {
+                        v = at(b, oy / s[0], ox / s[1], ch);
+                    } else {
+                        int64_t y0, y1, x0, x1;
+                        double ty, tx;
+                        bilinearSource(oy, s[0], h, y0, y1, ty);
+                        bilinearSource(ox, s[1], w, x0, x1, tx);
+                        v = (1 - ty) * ((1 - tx) * at(b, y0, x0, ch) + tx * at(b, y0, x1, ch)) +
+                            ty * ((1 - tx) * at(b, y1, x0, ch) + tx * at(b, y1, x1, ch));
+                    }
+                    r.out[sz(((b * ys[1] + oy) * ys[2] + ox) * c + ch)] = v;
+                }
+}
+
+void refRescale(Ref& r) {
+    r.out = r.x();
+    for (double& v : r.out) v = v * r.attrs.getFloat("scale") + r.attrs.getFloat("offset");
 }
 
 void refBatchNorm(Ref& r) {
@@ -381,11 +484,24 @@ void refConcat(Ref& r) {
     }
 }
 
+// Add and Multiply over inputs of the output's shape; a Multiply input with fewer elements is a
+// per-(sample, channel) scale [N,C] or [N,1,1,C].
 void refMerge(Ref& r, bool multiply) {
+    const size_t total = sz(r.outShape.numel());
+    const int64_t perSample = r.outShape.numel() / r.outShape[0], c = r.outShape[-1];
+    r.out.assign(total, multiply ? 1.0 : 0.0);
+    for (size_t k = 0; k < r.in.size(); ++k)
+        for (size_t i = 0; i < total; ++i) {
+            const bool full = r.in[k].size() == total;
+            const int64_t flat = static_cast<int64_t>(i);
+            const double v = full ? r.in[k][i] : r.in[k][sz(flat / perSample * c + flat % c)];
+            r.out[i] = multiply ? r.out[i] * v : r.out[i] + v;
+        }
+}
+
+void refSubtract(Ref& r) {
     r.out = r.in[0];
-    for (size_t k = 1; k < r.in.size(); ++k)
-        for (size_t i = 0; i < r.out.size(); ++i)
-            r.out[i] = multiply ? r.out[i] * r.in[k][i] : r.out[i] + r.in[k][i];
+    for (size_t i = 0; i < r.out.size(); ++i) r.out[i] -= r.in[1][i];
 }
 
 void refElementwise(Ref& r, OpKind kind) {
@@ -414,6 +530,24 @@ void refElementwise(Ref& r, OpKind kind) {
         case OpKind::Tanh:
             x = std::tanh(x);
             break;
+        case OpKind::SiLU:
+            x = x * sigmoid(x);
+            break;
+        case OpKind::HardSigmoid:
+        case OpKind::HardSwish: {
+            r.nearKink(x + 3.0);
+            r.nearKink(x - 3.0);
+            const double h = std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+            x = kind == OpKind::HardSigmoid ? h : x * h;
+            break;
+        }
+        case OpKind::Clip: {
+            const double lo = r.attrs.getFloat("min"), hi = r.attrs.getFloat("max");
+            r.nearKink(x - lo);
+            r.nearKink(x - hi);
+            x = std::min(std::max(x, lo), hi);
+            break;
+        }
         default:
             break;
         }
@@ -502,6 +636,9 @@ void reference(OpKind kind, Ref& r) {
     case OpKind::Conv2D:
         refConv2D(r);
         break;
+    case OpKind::DepthwiseConv2D:
+        refDepthwise(r);
+        break;
     case OpKind::MaxPooling2D:
         refPool(r, true);
         break;
@@ -510,6 +647,18 @@ void reference(OpKind kind, Ref& r) {
         break;
     case OpKind::GlobalAveragePooling2D:
         refGlobalPool(r);
+        break;
+    case OpKind::GlobalMaxPooling2D:
+        refGlobalMaxPool(r);
+        break;
+    case OpKind::ZeroPadding2D:
+        refZeroPad(r);
+        break;
+    case OpKind::UpSampling2D:
+        refUpsample(r);
+        break;
+    case OpKind::Rescaling:
+        refRescale(r);
         break;
     case OpKind::BatchNormalization:
         refBatchNorm(r);
@@ -531,12 +680,19 @@ void reference(OpKind kind, Ref& r) {
     case OpKind::Multiply:
         refMerge(r, true);
         break;
+    case OpKind::Subtract:
+        refSubtract(r);
+        break;
     case OpKind::ReLU:
     case OpKind::LeakyReLU:
     case OpKind::ReLU6:
     case OpKind::GELU:
     case OpKind::Sigmoid:
     case OpKind::Tanh:
+    case OpKind::SiLU:
+    case OpKind::HardSigmoid:
+    case OpKind::HardSwish:
+    case OpKind::Clip:
         refElementwise(r, kind);
         break;
     case OpKind::Softmax:
@@ -810,6 +966,7 @@ private slots:
         QTest::newRow("skip") << QString("skip") << false;
         QTest::newRow("skip, frozen branch") << QString("skip") << true;
         QTest::newRow("image") << QString("image") << false;
+        QTest::newRow("mobile") << QString("mobile") << false;
     }
 
     void planGradients();
@@ -1070,9 +1227,9 @@ void TestOpHarness::checkGradients(const OpCase& c, Runner& run, const std::vect
             std::shuffle(elements.begin(), elements.end(), gen);
             elements.resize(kFdMaxElements);
         }
-        // A linear op (Conv2D or Dense without activation) has no truncation error, so a larger
+        // A linear op (a convolution or Dense without activation) has no truncation error, so a larger
         // step only shrinks the float32 rounding noise of the forward pass in the difference.
-        bool linearOp = c.kind == OpKind::Conv2D || c.kind == OpKind::Dense;
+        bool linearOp = c.kind == OpKind::Conv2D || c.kind == OpKind::DepthwiseConv2D || c.kind == OpKind::Dense;
         for (const auto& [name, value] : c.attrs)
             if (name == "activation" && std::get<std::string>(value) != "linear") linearOp = false;
         const double step = linearOp ? 2e-2 : kFdEps;
@@ -1157,7 +1314,7 @@ void TestOpHarness::runInvalid(int index) {
 void TestOpHarness::planGradients() {
     QFETCH(QString, graph);
     QFETCH(bool, frozenBranch);
-    const bool image = graph == "image";
+    const bool image = graph != "skip";  // image and mobile share their inputs and loss
     constexpr int64_t kBatch = 4;
     Graph g;
     auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> inputs,
@@ -1185,6 +1342,31 @@ void TestOpHarness::planGradients() {
         loss.type = "MeanSquaredError";
         loss.output = "out";
         loss.targetShape = Shape{3};
+    } else if (graph == "mobile") {
+        // The ops of mobile backbones: explicit padding, depthwise convolution, swish,
+        // upsampling, squeeze-and-excitation, global max pooling.
+        add("x", "Input", {}, {{"shape", al({5, 5, 2})}});
+        add("tok", "Input", {}, {{"shape", al({3})}, {"dtype", as("int32")}});
+        add("r", "Rescaling", {"x"}, {{"scale", af(2.0)}, {"offset", af(-0.5)}});
+        add("zp", "ZeroPadding2D", {"r"}, {{"padding", al({1, 0, 0, 1})}});
+        add("dw", "DepthwiseConv2D", {"zp"}, {{"depth_multiplier", ai(2)}, {"strides", ai(2)}, {"padding", as("same")}});
+        add("s", "SiLU", {"dw"});
+        add("up", "UpSampling2D", {"s"}, {{"interpolation", as("bilinear")}});
+        add("g", "GlobalAveragePooling2D", {"up"});
+        add("e", "Dense", {"g"}, {{"units", ai(4)}, {"activation", as("sigmoid")}});
+        add("se", "Multiply", {"up", "e"});
+        add("gm", "GlobalMaxPooling2D", {"se"});
+        add("hs", "HardSigmoid", {"gm"});
+        add("emb", "Embedding", {"tok"}, {{"input_dim", ai(5)}, {"output_dim", ai(2)}});
+        add("fe", "Flatten", {"emb"});
+        add("de", "Dense", {"fe"}, {{"units", ai(4)}});
+        add("sub", "Subtract", {"hs", "de"});
+        add("out", "Softmax", {"sub"});
+        g.outputs = {"out"};
+        loss.type = "CategoricalCrossentropy";
+        loss.output = "out";
+        loss.targetShape = Shape{4};
+        loss.weight = 2.0f;
     } else {
         add("x", "Input", {}, {{"shape", al({5, 5, 2})}});
         add("tok", "Input", {}, {{"shape", al({3})}, {"dtype", as("int32")}});

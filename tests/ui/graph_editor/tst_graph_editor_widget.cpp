@@ -120,7 +120,7 @@ private slots:
         auto* view = palette.view()->model();
         int visible = 0;
         for (int s = 0; s < view->rowCount(); ++s) visible += view->rowCount(view->index(s, 0));
-        QCOMPARE(visible, 3);  // MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D
+        QCOMPARE(visible, 4);  // MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D
         // Enter on an entry (as a double-click) emits the op.
         QSignalSpy spy(&palette, &PaletteWidget::opActivated);
         palette.resize(300, 600);

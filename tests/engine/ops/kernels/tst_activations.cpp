@@ -44,6 +44,7 @@ void avoidKinks(std::vector<float>& x) {
     for (auto& v : x) {
         if (std::fabs(v) < 0.05f) v += v < 0 ? -0.1f : 0.1f;
         if (std::fabs(v - 6.0f) < 0.05f) v += 0.1f;
+        if (std::fabs(std::fabs(v) - 3.0f) < 0.05f) v += 0.1f;  // HardSigmoid, HardSwish
     }
 }
 
@@ -62,6 +63,9 @@ double refForward(Activation act, double x, double param) {
     case Activation::GELU:
         if (param != 0) return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / kPi) * (x + 0.044715 * x * x * x)));
         return x * normalCdf(x);
+    case Activation::SiLU: return x / (1.0 + std::exp(-x));
+    case Activation::HardSigmoid: return std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+    case Activation::HardSwish: return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
     case Activation::Softmax: break;
     }
     return NAN;
@@ -88,6 +92,12 @@ double refDerivative(Activation act, double x, double param) {
             return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x);
         }
         return normalCdf(x) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * kPi);
+    case Activation::SiLU: {
+        const double s = 1.0 / (1.0 + std::exp(-x));
+        return s * (1 + x * (1 - s));
+    }
+    case Activation::HardSigmoid: return x > -3 && x < 3 ? 1.0 / 6.0 : 0;
+    case Activation::HardSwish: return x <= -3 ? 0 : x >= 3 ? 1 : (2 * x + 3) / 6.0;
     case Activation::Softmax: break;
     }
     return NAN;
@@ -116,6 +126,9 @@ void addElementwiseRows() {
     QTest::newRow("tanh") << Activation::Tanh << 0.0f << -5.0f << 5.0f;
     QTest::newRow("gelu") << Activation::GELU << kGeluExact << -6.0f << 6.0f;
     QTest::newRow("gelu-tanh") << Activation::GELU << kGeluApproximate << -6.0f << 6.0f;
+    QTest::newRow("silu") << Activation::SiLU << 0.0f << -12.0f << 12.0f;
+    QTest::newRow("hard-sigmoid") << Activation::HardSigmoid << 0.0f << -5.0f << 5.0f;
+    QTest::newRow("hard-swish") << Activation::HardSwish << 0.0f << -5.0f << 5.0f;
 }
 
 }  // namespace
@@ -206,7 +219,8 @@ void TestActivations::backwardMatchesAnalyticAndAccumulates() {
     };
     check(x.data(), y.data(), "x and y");
     // The documented fallbacks: piecewise ones from y alone, sigmoid/tanh from x alone.
-    if (act == Activation::ReLU || act == Activation::ReLU6 || act == Activation::LeakyReLU)
+    if (act == Activation::ReLU || act == Activation::ReLU6 || act == Activation::LeakyReLU ||
+        act == Activation::HardSigmoid)
         check(nullptr, y.data(), "y only");
     if (act == Activation::Sigmoid || act == Activation::Tanh) check(x.data(), nullptr, "x only");
     if (act == Activation::Linear) check(nullptr, nullptr, "neither");
@@ -373,8 +387,10 @@ void TestActivations::softmaxPoolSizeIndependence() {
 
 void TestActivations::derivableFromOutput() {
     for (Activation a : {Activation::Linear, Activation::ReLU, Activation::ReLU6, Activation::Sigmoid,
-                         Activation::Tanh, Activation::Softmax})
+                         Activation::Tanh, Activation::Softmax, Activation::HardSigmoid})
         QVERIFY(activationDerivableFromOutput(a, 0.0f));
+    QVERIFY(!activationDerivableFromOutput(Activation::SiLU, 0.0f));
+    QVERIFY(!activationDerivableFromOutput(Activation::HardSwish, 0.0f));
     QVERIFY(activationDerivableFromOutput(Activation::LeakyReLU, 0.3f));
     QVERIFY(!activationDerivableFromOutput(Activation::LeakyReLU, 0.0f));
     QVERIFY(!activationDerivableFromOutput(Activation::LeakyReLU, -0.5f));
@@ -422,6 +438,7 @@ void TestActivations::biasActivationBackward_data() {
     QTest::newRow("leaky") << Activation::LeakyReLU << 0.3f;
     QTest::newRow("sigmoid") << Activation::Sigmoid << 0.0f;
     QTest::newRow("tanh") << Activation::Tanh << 0.0f;
+    QTest::newRow("hard-sigmoid") << Activation::HardSigmoid << 0.0f;
     QTest::newRow("softmax") << Activation::Softmax << 0.0f;
 }
 
