@@ -1298,6 +1298,13 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
 </context>
 <context>
+    <name>kiln::ui::CanvasMinimap</name>
+    <message>
+        <source>Overview: click or drag to move the view</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::ClassDistributionChart</name>
     <message>
         <source>Samples</source>

@@ -1301,6 +1301,13 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
 </context>
 <context>
+    <name>kiln::ui::CanvasMinimap</name>
+    <message>
+        <source>Overview: click or drag to move the view</source>
+        <translation>概览：单击或拖动以移动视图</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::ClassDistributionChart</name>
     <message>
         <source>Samples</source>

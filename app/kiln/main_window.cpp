@@ -20,10 +20,14 @@
 #include <QPushButton>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QScrollArea>
+#include <QShowEvent>
 #include <QTimer>
 #include <QToolBar>
 #include <QUuid>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "app/common/error_text.h"
 #include "ui/common/app_settings.h"
@@ -136,7 +140,7 @@ MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
     resize(1400, 900);
     m_defaultLayout = saveState(kLayoutVersion);
     restoreGeometry(ui::AppSettings::windowGeometry());
-    restoreState(ui::AppSettings::windowState(), kLayoutVersion);
+    m_layoutRestored = restoreState(ui::AppSettings::windowState(), kLayoutVersion);
 
     offerRecovery();
 }
@@ -176,6 +180,25 @@ QStringList MainWindow::panelIds() const { return m_panelOrder; }
 void MainWindow::resetLayout() {
     restoreState(m_defaultLayout, kLayoutVersion);
     for (QDockWidget* dock : std::as_const(m_panels)) dock->setFloating(false);
+    applyDefaultPanelSizes();
+}
+
+void MainWindow::applyDefaultPanelSizes() {
+    // The canvas gets most of the room: side panels about a sixth of the width each (within
+    // sensible bounds), the bottom panels a fifth of the height.
+    const int w = width(), h = height();
+    resizeDocks({m_panels.value(QStringLiteral("palette")), m_panels.value(QStringLiteral("inspector"))},
+                {std::clamp(w * 15 / 100, 200, 280), std::clamp(w * 17 / 100, 240, 320)}, Qt::Horizontal);
+    resizeDocks({m_panels.value(QStringLiteral("summary"))}, {std::clamp(h * 20 / 100, 150, 260)}, Qt::Vertical);
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (m_shownOnce) return;
+    m_shownOnce = true;
+    // Sizes of the docks saved before the window was ever laid out are not kept: size them now
+    // that the window has its size, unless the user's own layout was restored.
+    if (!m_layoutRestored) applyDefaultPanelSizes();
 }
 
 QString MainWindow::builtInPanelTitle(const QString& id) const {
@@ -202,7 +225,14 @@ void MainWindow::createPanels() {
     m_datasets->setObjectName(QStringLiteral("datasetBrowser"));
     m_training = new ui::training::TrainingPanel;
     m_training->setObjectName(QStringLiteral("trainingPanel"));
-    addPanel(QStringLiteral("datasets"), builtInPanelTitle(QStringLiteral("datasets")), m_datasets, Qt::LeftDockWidgetArea);
+    // The browser needs about 480 px; in a scroll area it does not widen the palette it shares
+    // its dock area with (and so narrow the canvas) when it is not the tab on top.
+    auto* datasetScroll = new QScrollArea;
+    datasetScroll->setObjectName(QStringLiteral("datasetBrowserScroll"));
+    datasetScroll->setFrameShape(QFrame::NoFrame);
+    datasetScroll->setWidgetResizable(true);
+    datasetScroll->setWidget(m_datasets);
+    addPanel(QStringLiteral("datasets"), builtInPanelTitle(QStringLiteral("datasets")), datasetScroll, Qt::LeftDockWidgetArea);
     addPanel(QStringLiteral("inspector"), builtInPanelTitle(QStringLiteral("inspector")), m_inspector, Qt::RightDockWidgetArea);
     addPanel(QStringLiteral("summary"), builtInPanelTitle(QStringLiteral("summary")), m_summary, Qt::BottomDockWidgetArea);
     addPanel(QStringLiteral("training"), builtInPanelTitle(QStringLiteral("training")), m_training, Qt::BottomDockWidgetArea);
@@ -212,8 +242,7 @@ void MainWindow::createPanels() {
     tabifyDockWidget(m_panels.value(QStringLiteral("summary")), m_panels.value(QStringLiteral("log")));
     m_panels.value(QStringLiteral("palette"))->raise();
     m_panels.value(QStringLiteral("summary"))->raise();
-    resizeDocks({m_panels.value(QStringLiteral("palette")), m_panels.value(QStringLiteral("inspector"))}, {240, 300}, Qt::Horizontal);
-    resizeDocks({m_panels.value(QStringLiteral("summary"))}, {220}, Qt::Vertical);
+    applyDefaultPanelSizes();
 }
 
 // ---- actions and menus --------------------------------------------------------------------
@@ -483,8 +512,6 @@ bool MainWindow::openExample(const QString& path) {
     if (!st.ok()) return showOpenError(path, errorText(st.error(), path));
     m_isExample = true;
     documentReplaced(previous);
-    // Fit once the window has its final size.
-    QTimer::singleShot(0, m_editor, [editor = m_editor] { editor->fitView(); });
     return true;
 }
 
@@ -494,6 +521,8 @@ void MainWindow::documentReplaced(const QString& previousRecovery) {
     m_inspector->setNode(0);
     updateTitle();
     syncPanels();
+    // Readable text, starting at the inputs; it follows the window's size until the user moves it.
+    m_editor->showStart();
 }
 
 void MainWindow::syncPanels() {

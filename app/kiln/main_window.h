@@ -107,9 +107,11 @@ public slots:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
     void changeEvent(QEvent* event) override;
 
 private:
+    void applyDefaultPanelSizes();
     void createActions();
     void createMenus();
     void createPanels();
@@ -167,6 +169,8 @@ private:
     QString m_sessionKey;        // names the recovery file of an untitled document
     QString m_writtenRecovery;   // the recovery file this window wrote last (removed when clean)
     bool m_changedSinceAutosave = false;
+    bool m_layoutRestored = false;  // the user's saved dock layout was restored at start
+    bool m_shownOnce = false;
     bool m_isExample = false;    // Save goes to Save As: shipped examples are not overwritten
     QString m_cachedName;
 };

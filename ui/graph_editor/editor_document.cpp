@@ -327,7 +327,7 @@ QHash<ItemId, QPointF> EditorDocument::computeLayout() const {
     for (size_t i = 0; i < m_content.nodes.size(); ++i)
         for (const auto& in : m_content.nodes[i].node.inputs)
             if (auto it = index.find(in); it != index.end()) inputs[i].push_back(it->second);
-    auto pos = layeredLayout(inputs);
+    auto pos = layeredLayout(inputs, m_layout);
     QHash<ItemId, QPointF> out;
     out.reserve(static_cast<qsizetype>(pos.size()));
     for (size_t i = 0; i < pos.size(); ++i) out.insert(m_content.nodes[i].id, pos[i]);
@@ -495,7 +495,7 @@ QVector<ItemId> EditorDocument::addTemplate(const QString& templateId, QPointF p
         names.push_back(name);
         inputs.push_back(part.inputs);
     }
-    auto rel = layeredLayout(inputs);
+    auto rel = layeredLayout(inputs, m_layout);
     for (size_t i = 0; i < parts.size(); ++i) {
         EditorNode n;
         n.id = allocateId();

@@ -16,6 +16,7 @@
 
 #include "engine/core/error.h"
 #include "engine/io/project.h"
+#include "ui/graph_editor/graph_layout.h"
 
 class QUndoStack;
 
@@ -143,6 +144,10 @@ public:
 
     // Layered positions for every node (pure; does not change the document).
     QHash<ItemId, QPointF> computeLayout() const;
+    // The size of a node card on the canvas, which the automatic layout spaces nodes by
+    // (the canvas sets it from its fonts; 176 x 68 until then).
+    void setCardSize(QSizeF size) { m_layout.nodeSize = size; }
+    QSizeF cardSize() const { return m_layout.nodeSize; }
 
 signals:
     void modifiedChanged(bool modified);
@@ -172,6 +177,7 @@ private:
     engine::io::Project m_base;  // data, training, unknown fields, name (graph/layout unused)
     QString m_filePath;
     ItemId m_nextId = 0;
+    LayoutOptions m_layout;
     bool m_forcedModified = false;  // set by setProject(..., clean = false) until saved
 };
 

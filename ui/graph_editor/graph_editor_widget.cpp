@@ -250,7 +250,7 @@ void GraphEditorWidget::align(Align how) {
         return;
     }
     QRectF box;
-    for (ItemId id : ids) box |= QRectF(m_document->node(id)->pos, QSizeF(kNodeWidth, kNodeHeight));
+    for (ItemId id : ids) box |= QRectF(m_document->node(id)->pos, QSizeF(nodeWidth(), nodeHeight()));
     QHash<ItemId, QPointF> pos;
     for (ItemId id : ids) {
         QPointF p = m_document->node(id)->pos;
@@ -259,19 +259,19 @@ void GraphEditorWidget::align(Align how) {
             p.setX(box.left());
             break;
         case Align::HCenter:
-            p.setX(box.center().x() - kNodeWidth / 2);
+            p.setX(box.center().x() - nodeWidth() / 2);
             break;
         case Align::Right:
-            p.setX(box.right() - kNodeWidth);
+            p.setX(box.right() - nodeWidth());
             break;
         case Align::Top:
             p.setY(box.top());
             break;
         case Align::VCenter:
-            p.setY(box.center().y() - kNodeHeight / 2);
+            p.setY(box.center().y() - nodeHeight() / 2);
             break;
         case Align::Bottom:
-            p.setY(box.bottom() - kNodeHeight);
+            p.setY(box.bottom() - nodeHeight());
             break;
         }
         pos.insert(id, p);
@@ -283,19 +283,23 @@ void GraphEditorWidget::fitView() {
     m_view->fit();
 }
 
+void GraphEditorWidget::showStart() {
+    m_view->showStart();
+}
+
 void GraphEditorWidget::zoomBy(qreal factor) {
     m_view->zoomBy(factor, m_view->viewport()->rect().center());
 }
 
 void GraphEditorWidget::addOpAtCenter(const QString& op) {
     QPointF c =
-        m_view->mapToScene(m_view->viewport()->rect().center()) - QPointF(kNodeWidth / 2, kNodeHeight / 2);
+        m_view->mapToScene(m_view->viewport()->rect().center()) - QPointF(nodeWidth() / 2, nodeHeight() / 2);
     if (ItemId id = m_document->addNode(op.toStdString(), c)) selectNodes({id});
 }
 
 void GraphEditorWidget::addTemplateAtCenter(const QString& templateId) {
     QPointF c =
-        m_view->mapToScene(m_view->viewport()->rect().center()) - QPointF(kNodeWidth / 2, kNodeHeight / 2);
+        m_view->mapToScene(m_view->viewport()->rect().center()) - QPointF(nodeWidth() / 2, nodeHeight() / 2);
     selectNodes(m_document->addTemplate(templateId, c));
 }
 

@@ -66,6 +66,8 @@ public:
     bool exportSvg(const QString& path);
     void align(Align how);
     void fitView();
+    // The opening view of a document (GraphView::showStart): readable text, the inputs on top.
+    void showStart();
     void zoomBy(qreal factor);
 
     // Adds an op or a template (mime data from the palette) at the view's centre.

@@ -3,10 +3,15 @@
 // palette (light and dark themes); pens are cosmetic so lines stay crisp at every zoom.
 #include "ui/graph_editor/graph_items.h"
 
+#include <QApplication>
+#include <QFontInfo>
 #include <QGraphicsSceneMouseEvent>
 #include <QInputDialog>
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
+
+#include <algorithm>
+#include <cmath>
 
 #include "engine/ops/op_table.h"
 #include "ui/graph_editor/graph_scene.h"
@@ -38,6 +43,31 @@ QColor errorColor() {
 
 }  // namespace
 
+// ---- NodeCardStyle --------------------------------------------------------------------------
+
+const NodeCardStyle& NodeCardStyle::get() {
+    static const NodeCardStyle style = [] {
+        NodeCardStyle s;
+        const QFont base = QApplication::font();
+        // Pixel sizes, so that the text size on screen is the font size times the zoom.
+        const int textPx = std::max(static_cast<int>(kMinCardTextPx), QFontInfo(base).pixelSize());
+        s.textFont = base;
+        s.textFont.setPixelSize(textPx);
+        s.titleFont = s.textFont;
+        s.titleFont.setPixelSize(textPx + 1);
+        s.titleFont.setBold(true);
+        s.titleLine = std::ceil(QFontMetricsF(s.titleFont).height());
+        s.textLine = std::ceil(QFontMetricsF(s.textFont).height());
+        // Three lines (name and op, output shape, cost) with the margins and a gap below the title.
+        s.height = std::max<qreal>(68, s.titleLine + 2 * s.textLine + 2 * s.margin + 4);
+        // About 24 characters of text beside the category band, so that an output shape and a
+        // cost line fit without eliding.
+        s.width = std::max<qreal>(176, std::ceil(QFontMetricsF(s.textFont).averageCharWidth() * 24) + 20);
+        return s;
+    }();
+    return style;
+}
+
 // ---- NodeItem -------------------------------------------------------------------------------
 
 NodeItem::NodeItem(GraphScene* scene, ItemId id) : m_graph(scene), m_id(id) {
@@ -49,12 +79,12 @@ NodeItem::NodeItem(GraphScene* scene, ItemId id) : m_graph(scene), m_id(id) {
 
 QRectF NodeItem::boundingRect() const {
     const qreal m = kPortRadius + 2;
-    return QRectF(-m, -m, kNodeWidth + 2 * m, kNodeHeight + 2 * m);
+    return QRectF(-m, -m, nodeWidth() + 2 * m, nodeHeight() + 2 * m);
 }
 
 QPainterPath NodeItem::shape() const {
     QPainterPath p;
-    p.addRoundedRect(QRectF(0, 0, kNodeWidth, kNodeHeight), 6, 6);
+    p.addRoundedRect(QRectF(0, 0, nodeWidth(), nodeHeight()), 6, 6);
     for (int i = 0; i < m_inputPorts; ++i)
         p.addEllipse(mapFromScene(inputPortPos(i)), kPortRadius + 2, kPortRadius + 2);
     p.addEllipse(mapFromScene(outputPortPos()), kPortRadius + 2, kPortRadius + 2);
@@ -92,12 +122,12 @@ void NodeItem::setAnalysis(const QString& shape, const QString& stats, const QSt
 }
 
 QPointF NodeItem::inputPortPos(int port) const {
-    qreal x = kNodeWidth * (port + 1) / (m_inputPorts + 1);
+    qreal x = nodeWidth() * (port + 1) / (m_inputPorts + 1);
     return mapToScene(QPointF(x, 0));
 }
 
 QPointF NodeItem::outputPortPos() const {
-    return mapToScene(QPointF(kNodeWidth / 2, kNodeHeight));
+    return mapToScene(QPointF(nodeWidth() / 2, nodeHeight()));
 }
 
 int NodeItem::portAt(QPointF scenePos) const {
@@ -120,7 +150,7 @@ QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) 
 void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
     const QPalette pal = m_graph->palette();
     const qreal lod = option->levelOfDetailFromTransform(p->worldTransform());
-    const QRectF body(0, 0, kNodeWidth, kNodeHeight);
+    const QRectF body(0, 0, nodeWidth(), nodeHeight());
     const QColor accent = categoryColor(pal, m_op.toStdString());
     QColor border = isSelected() ? pal.color(QPalette::Highlight) : pal.color(QPalette::Mid);
     if (!m_error.isEmpty()) border = errorColor();
@@ -130,55 +160,59 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     // Category band on the left.
     p->setPen(Qt::NoPen);
     p->setBrush(accent);
-    p->drawRect(QRectF(1, 6, 5, kNodeHeight - 12));
+    p->drawRect(QRectF(1, 6, 5, nodeHeight() - 12));
     if (lod < 0.35) {
         p->setBrush(accent);
         p->drawRoundedRect(body.adjusted(2, 2, -2, -2), 5, 5);
         return;
     }
+    const NodeCardStyle& st = NodeCardStyle::get();
     const QColor text = pal.color(QPalette::Text);
-    QFont f = p->font();
-    f.setPointSizeF(9);
-    f.setBold(true);
-    p->setFont(f);
-    p->setPen(text);
-    const QRectF inner = body.adjusted(12, 4, -8, -4);
-    QFontMetricsF fm(f);
-    p->drawText(QRectF(inner.x(), inner.y(), inner.width() - 40, 16), Qt::AlignLeft | Qt::AlignVCenter,
-                fm.elidedText(m_name, Qt::ElideRight, inner.width() - 40));
-    f.setBold(false);
-    f.setPointSizeF(7.5);
-    p->setFont(f);
     QColor dim = text;
-    dim.setAlphaF(0.65);
+    dim.setAlphaF(0.7);
+    const QRectF inner = body.adjusted(12, st.margin, -8, -st.margin);
+    const QRectF titleRow(inner.x(), inner.y(), inner.width(), st.titleLine);
+    const QRectF shapeRow(inner.x(), titleRow.bottom() + 4, inner.width(), st.textLine);
+    const QRectF statsRow(inner.x(), shapeRow.bottom(), inner.width(), st.textLine);
+    // The op on the right of the title row, the name elided into what is left.
+    p->setFont(st.textFont);
     p->setPen(dim);
-    p->drawText(QRectF(inner.x(), inner.y(), inner.width(), 16), Qt::AlignRight | Qt::AlignVCenter, m_op);
+    const QFontMetricsF tm(st.textFont);
+    const QFontMetricsF nm(st.titleFont);
+    // The op takes what the name leaves; a long name keeps at least 40 % of the row.
+    const qreal nameWidth = std::min(nm.horizontalAdvance(m_name), inner.width() * 0.4);
+    const qreal opWidth = std::min(tm.horizontalAdvance(m_op), inner.width() - nameWidth - 8);
+    p->drawText(titleRow, Qt::AlignRight | Qt::AlignVCenter, tm.elidedText(m_op, Qt::ElideRight, opWidth + 1));
+    p->setFont(st.titleFont);
     p->setPen(text);
-    p->drawText(QRectF(inner.x(), inner.y() + 18, inner.width(), 14), Qt::AlignLeft | Qt::AlignVCenter,
-                m_error.isEmpty() ? m_shape : QString());
-    p->setPen(dim);
+    p->drawText(titleRow, Qt::AlignLeft | Qt::AlignVCenter,
+                nm.elidedText(m_name, Qt::ElideRight, inner.width() - opWidth - 8));
+    p->setFont(st.textFont);
     QString flags;
     if (m_frozen) flags += QObject::tr("frozen") + QLatin1Char(' ');
     if (m_shared) flags += QObject::tr("shared");
-    p->drawText(QRectF(inner.x(), inner.y() + 34, inner.width(), 14), Qt::AlignLeft | Qt::AlignVCenter,
-                m_error.isEmpty() ? m_stats : QString());
-    if (!flags.isEmpty())
-        p->drawText(QRectF(inner.x(), inner.y() + 34, inner.width(), 14), Qt::AlignRight | Qt::AlignVCenter,
-                    flags.trimmed());
+    flags = flags.trimmed();
+    const qreal flagsWidth = flags.isEmpty() ? 0 : tm.horizontalAdvance(flags) + 6;
+    if (m_error.isEmpty()) {
+        p->drawText(shapeRow, Qt::AlignLeft | Qt::AlignVCenter, tm.elidedText(m_shape, Qt::ElideRight, inner.width()));
+        p->setPen(dim);
+        p->drawText(statsRow, Qt::AlignLeft | Qt::AlignVCenter,
+                    tm.elidedText(m_stats, Qt::ElideRight, inner.width() - flagsWidth));
+    }
+    p->setPen(dim);
+    if (!flags.isEmpty()) p->drawText(statsRow, Qt::AlignRight | Qt::AlignVCenter, flags);
     if (!m_error.isEmpty()) {
         p->setPen(errorColor());
-        QFontMetricsF em(f);
-        p->drawText(QRectF(inner.x(), inner.y() + 18, inner.width(), 30), Qt::AlignLeft | Qt::TextWordWrap,
-                    em.elidedText(m_error, Qt::ElideRight, inner.width() * 2 - 10));
+        const QRectF errorBox(shapeRow.x(), shapeRow.y(), inner.width() - flagsWidth, 2 * st.textLine);
+        p->drawText(errorBox, Qt::AlignLeft | Qt::TextWordWrap,
+                    tm.elidedText(m_error, Qt::ElideRight, errorBox.width() * 2 - 10));
         // Badge.
         p->setBrush(errorColor());
         p->setPen(Qt::NoPen);
-        p->drawEllipse(QPointF(kNodeWidth - 10, 10), 7, 7);
+        p->drawEllipse(QPointF(nodeWidth() - 10, 10), 7, 7);
         p->setPen(QColor(Qt::white));
-        QFont bf = f;
-        bf.setBold(true);
-        p->setFont(bf);
-        p->drawText(QRectF(kNodeWidth - 17, 3, 14, 14), Qt::AlignCenter, QStringLiteral("!"));
+        p->setFont(st.titleFont);
+        p->drawText(QRectF(nodeWidth() - 17, 3, 14, 14), Qt::AlignCenter, QStringLiteral("!"));
     }
     // Ports.
     p->setPen(cosmeticPen(pal.color(QPalette::Text), 1));
@@ -204,6 +238,8 @@ void EdgeItem::setLabel(const QString& text) {
     if (text == m_label) return;
     prepareGeometryChange();
     m_label = text;
+    const QFontMetricsF fm(NodeCardStyle::get().textFont);
+    m_labelSize = text.isEmpty() ? QSizeF() : QSizeF(fm.horizontalAdvance(text) + 8, fm.height() + 2);
     update();
 }
 
@@ -218,8 +254,8 @@ void EdgeItem::updatePath() {
         path.cubicTo(a + QPointF(0, dy), b - QPointF(0, dy), b);
     } else {
         // Shared weights: a dashed arc between the right sides of the two nodes.
-        a = m_graph->outputAnchor(m_from) + QPointF(kNodeWidth / 2, -kNodeHeight / 2);
-        b = m_graph->outputAnchor(m_to) + QPointF(kNodeWidth / 2, -kNodeHeight / 2);
+        a = m_graph->outputAnchor(m_from) + QPointF(nodeWidth() / 2, -nodeHeight() / 2);
+        b = m_graph->outputAnchor(m_to) + QPointF(nodeWidth() / 2, -nodeHeight() / 2);
         qreal bulge = 40 + std::abs(b.y() - a.y()) * 0.15;
         path.moveTo(a);
         path.cubicTo(a + QPointF(bulge, 0), b + QPointF(bulge, 0), b);
@@ -231,7 +267,11 @@ void EdgeItem::updatePath() {
 
 QRectF EdgeItem::boundingRect() const {
     QRectF r = QGraphicsPathItem::boundingRect().adjusted(-4, -4, 4, 4);
-    if (!m_label.isEmpty()) r |= QRectF(m_mid - QPointF(70, 10), QSizeF(140, 20));
+    if (!m_label.isEmpty()) {
+        QRectF box(QPointF(), m_labelSize + QSizeF(2, 2));
+        box.moveCenter(m_mid);
+        r |= box;
+    }
     return r;
 }
 
@@ -249,11 +289,9 @@ void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     p->drawPath(path());
     const qreal lod = option->levelOfDetailFromTransform(p->worldTransform());
     if (m_label.isEmpty() || lod < 0.6) return;
-    QFont f = p->font();
-    f.setPointSizeF(7);
-    p->setFont(f);
-    QFontMetricsF fm(f);
-    QRectF box(0, 0, fm.horizontalAdvance(m_label) + 8, fm.height() + 2);
+    // The tensor shape in the card's text size, so that it reads at the same zooms.
+    p->setFont(NodeCardStyle::get().textFont);
+    QRectF box(QPointF(), m_labelSize);
     box.moveCenter(m_mid);
     p->setPen(Qt::NoPen);
     QColor bg = pal.color(QPalette::Window);
@@ -281,14 +319,14 @@ void GroupItem::syncFromDocument() {
     setFlag(ItemIsMovable, m_collapsed);
     if (m_collapsed) {
         setZValue(2);
-        m_rect = QRectF(0, 0, kNodeWidth, kNodeHeight);
+        m_rect = QRectF(0, 0, nodeWidth(), nodeHeight());
         setPos(g->pos);
     } else {
         setZValue(-1);
         QRectF box;
         for (ItemId id : g->nodes)
             if (const auto* n = m_graph->document()->node(id))
-                box |= QRectF(n->pos, QSizeF(kNodeWidth, kNodeHeight));
+                box |= QRectF(n->pos, QSizeF(nodeWidth(), nodeHeight()));
         setPos(box.topLeft() - QPointF(16, 30));
         m_rect = QRectF(0, 0, box.width() + 32, box.height() + 46);
     }
@@ -298,10 +336,10 @@ void GroupItem::syncFromDocument() {
 }
 
 QPointF GroupItem::inputAnchor() const {
-    return mapToScene(QPointF(kNodeWidth / 2, 0));
+    return mapToScene(QPointF(nodeWidth() / 2, 0));
 }
 QPointF GroupItem::outputAnchor() const {
-    return mapToScene(QPointF(kNodeWidth / 2, kNodeHeight));
+    return mapToScene(QPointF(nodeWidth() / 2, nodeHeight()));
 }
 
 QVariant GroupItem::itemChange(GraphicsItemChange change, const QVariant& value) {
@@ -336,8 +374,8 @@ void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
                     QObject::tr("block of %n node(s)", nullptr, m_count));
         p->setPen(cosmeticPen(pal.color(QPalette::Text), 1));
         p->setBrush(pal.brush(QPalette::Button));
-        p->drawEllipse(QPointF(kNodeWidth / 2, 0), kPortRadius, kPortRadius);
-        p->drawEllipse(QPointF(kNodeWidth / 2, kNodeHeight), kPortRadius, kPortRadius);
+        p->drawEllipse(QPointF(nodeWidth() / 2, 0), kPortRadius, kPortRadius);
+        p->drawEllipse(QPointF(nodeWidth() / 2, nodeHeight()), kPortRadius, kPortRadius);
         return;
     }
     QColor fill = pal.color(QPalette::Highlight);

@@ -6,6 +6,7 @@
 #include <QGraphicsItem>
 #include <QGraphicsObject>
 #include <QGraphicsPathItem>
+#include <QFont>
 #include <QStaticText>
 
 #include "ui/graph_editor/editor_document.h"
@@ -14,9 +15,28 @@ namespace kiln::ui {
 
 class GraphScene;
 
-inline constexpr qreal kNodeWidth = 176;
-inline constexpr qreal kNodeHeight = 68;
 inline constexpr qreal kPortRadius = 6;
+// Card text is never drawn smaller than this many pixels at 100 % zoom.
+inline constexpr qreal kMinCardTextPx = 11;
+
+// Fonts and size of a node card, derived once from the application's default font: the text
+// uses the default pixel size (at least kMinCardTextPx), the card is sized to hold its three
+// lines (name and op, output shape, cost) and never shrinks below 176 x 68, the size saved
+// layouts were made with.
+struct NodeCardStyle {
+    QFont titleFont;  // node name, bold, one pixel larger than textFont
+    QFont textFont;   // op, output shape, cost, flags
+    qreal width = 176, height = 68;
+    qreal margin = 6;                    // inner margin, left band excluded
+    qreal titleLine = 16, textLine = 14;  // line heights in scene units
+    static const NodeCardStyle& get();
+};
+inline qreal nodeWidth() {
+    return NodeCardStyle::get().width;
+}
+inline qreal nodeHeight() {
+    return NodeCardStyle::get().height;
+}
 
 enum ItemType {
     NodeItemType = QGraphicsItem::UserType + 1,
@@ -40,7 +60,10 @@ public:
     QString errorText() const { return m_error; }
     QString shapeText() const { return m_shape; }
     QString statsText() const { return m_stats; }
+    // The smallest font on the card (op, shape, cost), in scene pixels.
+    const QFont& textFont() const { return NodeCardStyle::get().textFont; }
     int inputPortCount() const { return m_inputPorts; }
+    bool isInput() const { return m_isInput; }  // an op without inputs: where data enters
     QPointF inputPortPos(int port) const;  // scene coordinates
     QPointF outputPortPos() const;
     // -1 when not on a port; else the input port index, or kOutputPort.
@@ -80,6 +103,7 @@ private:
     ItemId m_from, m_to;
     int m_port;
     QString m_label;
+    QSizeF m_labelSize;  // the label's box, in the card's text font
     QPointF m_mid;
 };
 

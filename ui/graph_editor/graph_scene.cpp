@@ -2,6 +2,7 @@
 // Scene synchronisation with the document, live analysis display, and canvas gestures.
 #include "ui/graph_editor/graph_scene.h"
 
+#include <QFontInfo>
 #include <QGraphicsSceneMouseEvent>
 #include <QKeyEvent>
 #include <QMimeData>
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "ui/graph_editor/canvas_minimap.h"
 #include "ui/graph_editor/graph_items.h"
 #include "ui/graph_editor/palette_widget.h"
 
@@ -42,6 +44,7 @@ GraphScene::GraphScene(EditorDocument* document, QObject* parent)
     : QGraphicsScene(parent), m_document(document) {
     setItemIndexMethod(BspTreeIndex);
     setSceneRect(-20000, -20000, 40000, 40000);
+    document->setCardSize(QSizeF(nodeWidth(), nodeHeight()));
     connect(document, &EditorDocument::structureChanged, this, &GraphScene::rebuild);
     connect(document, &EditorDocument::nodeChanged, this, &GraphScene::syncNode);
     connect(document, &EditorDocument::positionsChanged, this, &GraphScene::syncPositions);
@@ -449,9 +452,73 @@ GraphView::GraphView(GraphScene* scene, QWidget* parent) : QGraphicsView(scene, 
     setAcceptDrops(true);
     setFocusPolicy(Qt::StrongFocus);
     setMouseTracking(true);
+    // Scrolling with the scroll bars or the keyboard is the user moving the view.
+    for (QScrollBar* bar : {horizontalScrollBar(), verticalScrollBar()})
+        connect(bar, &QScrollBar::actionTriggered, this, [this] { userMovedView(); });
+    m_minimap = new CanvasMinimap(this);
+}
+
+qreal GraphView::readableZoom() {
+    const qreal px = QFontInfo(NodeCardStyle::get().textFont).pixelSize();
+    // Rounded up to 1/1000 so that px * zoom never falls below the minimum by rounding.
+    return std::min<qreal>(1.0, std::ceil(kMinCardTextPx / px * 1000.0) / 1000.0);
+}
+
+QRectF GraphView::visibleSceneRect() const {
+    return mapToScene(viewport()->rect()).boundingRect();
+}
+
+void GraphView::showStart() {
+    m_followStart = true;
+    applyStart();
+}
+
+void GraphView::applyStart() {
+    const QRectF r = m_scene->diagramRect();
+    if (r.isEmpty()) {
+        setTransform(QTransform());
+        emit viewChanged();
+        return;
+    }
+    const QSizeF vp = viewport()->size();
+    const qreal fitZoom = std::min(vp.width() / r.width(), vp.height() / r.height());
+    const qreal z = std::clamp(fitZoom, readableZoom(), 1.0);
+    setTransform(QTransform::fromScale(z, z));
+    if (fitZoom >= z) {
+        centerOn(r.center());
+    } else {
+        // Too large to show whole at a readable zoom: start where the data enters, at the top.
+        QRectF inputs;
+        for (QGraphicsItem* item : m_scene->items())
+            if (item->type() == NodeItemType && item->isVisible() && static_cast<NodeItem*>(item)->isInput())
+                inputs |= item->sceneBoundingRect();
+        const qreal viewH = vp.height() / z;
+        const qreal x = inputs.isEmpty() ? r.center().x() : inputs.center().x();
+        const qreal top = inputs.isEmpty() ? r.top() : std::min(r.top(), inputs.top() - 20);
+        centerOn(QPointF(x, top + viewH / 2));
+    }
+    emit viewChanged();
+}
+
+void GraphView::centerOnScene(QPointF scenePos) {
+    userMovedView();
+    centerOn(scenePos);
+    emit viewChanged();
+}
+
+void GraphView::scrollContentsBy(int dx, int dy) {
+    QGraphicsView::scrollContentsBy(dx, dy);
+    emit viewChanged();
+}
+
+void GraphView::resizeEvent(QResizeEvent* event) {
+    QGraphicsView::resizeEvent(event);
+    if (m_followStart) applyStart();
+    emit viewChanged();
 }
 
 void GraphView::zoomBy(qreal factor, QPointF viewAnchor) {
+    userMovedView();
     const qreal current = transform().m11();
     const qreal target = std::clamp(current * factor, 0.05, 4.0);
     factor = target / current;
@@ -462,17 +529,20 @@ void GraphView::zoomBy(qreal factor, QPointF viewAnchor) {
     const QPointF delta = (after - before) * transform().m11();
     horizontalScrollBar()->setValue(horizontalScrollBar()->value() - qRound(delta.x()));
     verticalScrollBar()->setValue(verticalScrollBar()->value() - qRound(delta.y()));
+    emit viewChanged();
 }
 
 void GraphView::fit() {
     QRectF r = m_scene->diagramRect();
     if (r.isEmpty()) return;
+    userMovedView();
     fitInView(r, Qt::KeepAspectRatio);
     if (transform().m11() > 1.5) {
         const qreal f = 1.5 / transform().m11();
         scale(f, f);
         centerOn(r.center());
     }
+    emit viewChanged();
 }
 
 void GraphView::wheelEvent(QWheelEvent* event) {
@@ -487,6 +557,7 @@ void GraphView::wheelEvent(QWheelEvent* event) {
 
 void GraphView::mousePressEvent(QMouseEvent* event) {
     if (event->button() == Qt::MiddleButton || (event->button() == Qt::LeftButton && m_spaceHeld)) {
+        userMovedView();
         m_panning = true;
         m_panLast = event->position().toPoint();
         viewport()->setCursor(Qt::ClosedHandCursor);
@@ -555,7 +626,7 @@ void GraphView::dragMoveEvent(QDragMoveEvent* event) {
 
 void GraphView::dropEvent(QDropEvent* event) {
     const QMimeData* mime = event->mimeData();
-    const QPointF pos = mapToScene(event->position().toPoint()) - QPointF(kNodeWidth / 2, kNodeHeight / 2);
+    const QPointF pos = mapToScene(event->position().toPoint()) - QPointF(nodeWidth() / 2, nodeHeight() / 2);
     if (mime->hasFormat(kOpMimeType)) {
         QString op = QString::fromUtf8(mime->data(kOpMimeType));
         m_scene->document()->addNode(op.toStdString(), pos);

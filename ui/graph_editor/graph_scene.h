@@ -84,20 +84,38 @@ private:
     QSet<ItemId> m_moved;
 };
 
+class CanvasMinimap;
+
 class GraphView : public QGraphicsView {
     Q_OBJECT
 public:
     explicit GraphView(GraphScene* scene, QWidget* parent = nullptr);
     GraphScene* graphScene() const { return m_scene; }
+    CanvasMinimap* minimap() const { return m_minimap; }
     qreal zoom() const { return transform().m11(); }
     void zoomBy(qreal factor, QPointF viewAnchor);
+    // Fits the whole diagram (at most 150 %), however small its text becomes.
     void fit();
+    // The opening view of a document: 100 %, or less down to readableZoom() when that shows the
+    // whole diagram, centred on the diagram when it fits, else on the model's inputs at the
+    // top. Until the user zooms or scrolls, the view follows resizes of the window with it.
+    void showStart();
+    // The smallest zoom at which card text is still kMinCardTextPx pixels high (at most 1).
+    static qreal readableZoom();
+    // The part of the scene the viewport shows.
+    QRectF visibleSceneRect() const;
+    // Centres the view on a scene point (the minimap uses it); ends the opening view.
+    void centerOnScene(QPointF scenePos);
 
 signals:
     void opDropped(const QString& op, QPointF scenePos);
     void templateDropped(const QString& templateId, QPointF scenePos);
+    // The visible part of the scene moved or changed scale.
+    void viewChanged();
 
 protected:
+    void scrollContentsBy(int dx, int dy) override;
+    void resizeEvent(QResizeEvent* event) override;
     void wheelEvent(QWheelEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
@@ -109,7 +127,12 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    void applyStart();
+    void userMovedView() { m_followStart = false; }
+
     GraphScene* m_scene;
+    CanvasMinimap* m_minimap = nullptr;
+    bool m_followStart = false;  // the opening view is shown and the user has not moved it
     bool m_panning = false;
     bool m_spaceHeld = false;
     QPoint m_panLast;

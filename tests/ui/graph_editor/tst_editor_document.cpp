@@ -80,12 +80,12 @@ private slots:
             for (const auto& in : n.node.inputs) {
                 const auto* p = doc.nodeByName(in);
                 QVERIFY(p);
-                QVERIFY2(p->pos.y() + kNodeHeight < n.pos.y(), (in + " -> " + n.node.name).c_str());
+                QVERIFY2(p->pos.y() + nodeHeight() < n.pos.y(), (in + " -> " + n.node.name).c_str());
             }
             for (const auto& m : doc.nodes())
                 if (m.id != n.id)
-                    QVERIFY(!QRectF(n.pos, QSizeF(kNodeWidth, kNodeHeight))
-                                 .intersects(QRectF(m.pos, QSizeF(kNodeWidth, kNodeHeight))));
+                    QVERIFY(!QRectF(n.pos, QSizeF(nodeWidth(), nodeHeight()))
+                                 .intersects(QRectF(m.pos, QSizeF(nodeWidth(), nodeHeight()))));
         }
         // The skip connection spans layers and the layout still has no crossings.
         std::vector<std::vector<int>> inputs;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The canvas driven by real input events: drops from the palette, port-to-port drags (valid and
 // refused), node drags, rubber-band selection, wheel zoom and panning, keyboard shortcuts, the
-// inspector's validated edits, groups, live shape errors within 100 ms, export, and the item
-// models (palette, summary) under QAbstractItemModelTester.
+// inspector's validated edits, readable cards, the overview (minimap), groups, live shape errors
+// within 100 ms, export, and the item models (palette, summary) under QAbstractItemModelTester.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_graph_editor
 #include <QAbstractItemModelTester>
@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "engine/ops/op_table.h"
+#include "ui/graph_editor/canvas_minimap.h"
 #include "ui/graph_editor/editor_document.h"
 #include "ui/graph_editor/graph_editor_widget.h"
 #include "ui/graph_editor/graph_items.h"
@@ -150,7 +151,7 @@ private slots:
         const auto* added = f.doc.nodeByName("batch_normalization");
         QVERIFY(added);
         // Centred under the cursor.
-        QPointF centre = added->pos + QPointF(kNodeWidth / 2, kNodeHeight / 2);
+        QPointF centre = added->pos + QPointF(nodeWidth() / 2, nodeHeight() / 2);
         QVERIFY((f.toView(centre) - at).manhattanLength() <= 2);
         QVERIFY(f.scene->nodeItem(added->id));
         // A template drops as several nodes; undo removes them in one step.
@@ -215,14 +216,14 @@ private slots:
         QVERIFY(QTest::qWaitForWindowActive(f.widget.get()));
         // Drag a node by its body: one Move command, the document follows.
         NodeItem* conv = f.item("conv");
-        QPoint grab = f.toView(conv->mapToScene(QPointF(kNodeWidth / 2, kNodeHeight / 2 + 8)));
+        QPoint grab = f.toView(conv->mapToScene(QPointF(nodeWidth() / 2, nodeHeight() / 2 + 8)));
         dragOnViewport(f.view->viewport(), grab, grab + QPoint(60, 40));
         QCOMPARE(f.doc.nodeByName("conv")->pos, QPointF(360, 340));
         QCOMPARE(f.doc.undoStack()->count(), 1);
         // Rubber band around image and flat only.
         f.scene->clearSelection();
         dragOnViewport(f.view->viewport(), f.toView(QPointF(-40, -30)),
-                       f.toView(QPointF(kNodeWidth + 20, 150 + kNodeHeight + 20)));
+                       f.toView(QPointF(nodeWidth() + 20, 150 + nodeHeight() + 20)));
         QCOMPARE(f.widget->selectedNodes().size(), 2);
         // Keyboard: Delete removes them, Ctrl+Z brings them back.
         f.view->setFocus();
@@ -256,6 +257,73 @@ private slots:
         QVERIFY(std::abs((moved - centre).x() - 100 / f.view->zoom()) < 2);
         QVERIFY(std::abs((moved - centre).y() - 50 / f.view->zoom()) < 2);
         QCOMPARE(f.doc.undoStack()->count(), 0);  // navigation is not an edit
+    }
+
+    void cardTextIsReadableAndFitsTheCard() {
+        Fixture f;
+        QVERIFY(QTest::qWaitForWindowExposed(f.widget.get()));
+        f.settle();
+        const NodeCardStyle& st = NodeCardStyle::get();
+        // At 100 %, scene pixels are screen pixels: every line of the card is at least 11 px.
+        QCOMPARE(f.view->zoom(), 1.0);
+        QVERIFY(st.textFont.pixelSize() >= kMinCardTextPx);
+        QVERIFY(st.titleFont.pixelSize() > st.textFont.pixelSize());
+        QVERIFY(QFontInfo(st.textFont).pixelSize() >= kMinCardTextPx);
+        QCOMPARE(f.item("fc")->textFont(), st.textFont);
+        // The card is sized to its text: three lines and the margins inside the height, an
+        // output shape and the cost line inside the width.
+        QVERIFY(st.titleLine >= QFontMetricsF(st.titleFont).height());
+        QVERIFY(st.textLine >= QFontMetricsF(st.textFont).height());
+        QVERIFY(st.titleLine + 2 * st.textLine + 2 * st.margin + 4 <= nodeHeight());
+        NodeItem* fc = f.item("fc");
+        QVERIFY(!fc->shapeText().isEmpty());
+        QVERIFY(!fc->statsText().isEmpty());
+        const qreal room = nodeWidth() - 20;
+        QFontMetricsF tm(st.textFont);
+        QVERIFY2(tm.horizontalAdvance(fc->shapeText()) <= room, qPrintable(fc->shapeText()));
+        QVERIFY2(tm.horizontalAdvance(fc->statsText()) <= room, qPrintable(fc->statsText()));
+        QVERIFY(QFontMetricsF(st.titleFont).horizontalAdvance(QStringLiteral("flat")) +
+                    tm.horizontalAdvance(QStringLiteral("Flatten")) + 8 <= room);
+        // The automatic layout spaces nodes by the card's size.
+        QCOMPARE(f.doc.cardSize(), QSizeF(nodeWidth(), nodeHeight()));
+    }
+
+    void minimapClickAndDragMoveTheView() {
+        Fixture f;
+        QVERIFY(QTest::qWaitForWindowExposed(f.widget.get()));
+        f.settle();
+        CanvasMinimap* map = f.view->minimap();
+        // The whole fixture is in view at 100 %: no overview.
+        QVERIFY(f.view->visibleSceneRect().contains(f.scene->diagramRect()));
+        QVERIFY(!map->isVisible());
+        // Zoomed in, part of it is out of view: the overview appears in the bottom-right corner.
+        f.widget->zoomBy(3.0);
+        QCoreApplication::processEvents();
+        QVERIFY(map->isVisible());
+        const QRect vp = f.view->viewport()->rect();
+        QCOMPARE(map->geometry().bottomRight(),
+                 vp.bottomRight() - QPoint(CanvasMinimap::kCornerGap, CanvasMinimap::kCornerGap));
+        // A click centres the view on the clicked point of the diagram, at the same zoom.
+        const qreal zoom = f.view->zoom();
+        const QPointF conv = f.item("conv")->sceneBoundingRect().center();
+        const QPoint click = map->toWidget(conv).toPoint();
+        QTest::mouseClick(map, Qt::LeftButton, {}, click);
+        QVERIFY(QLineF(f.view->visibleSceneRect().center(), map->toScene(click)).length() < 2.0);
+        QVERIFY(f.view->visibleSceneRect().contains(f.item("conv")->sceneBoundingRect()));
+        QCOMPARE(f.view->zoom(), zoom);
+        // A drag follows the mouse.
+        const QPointF image = f.item("image")->sceneBoundingRect().center();
+        const QPoint from = map->toWidget(conv).toPoint(), to = map->toWidget(image).toPoint();
+        QTest::mousePress(map, Qt::LeftButton, {}, from);
+        for (int i = 1; i <= 6; ++i) QTest::mouseMove(map, from + (to - from) * i / 6);
+        QTest::mouseRelease(map, Qt::LeftButton, {}, to);
+        QVERIFY(QLineF(f.view->visibleSceneRect().center(), map->toScene(to)).length() < 2.0);
+        QVERIFY(f.view->visibleSceneRect().contains(f.item("image")->sceneBoundingRect()));
+        QCOMPARE(f.doc.undoStack()->count(), 0);  // navigation is not an edit
+        // Fit shows everything again and the overview goes away.
+        f.widget->action(GraphEditorWidget::StandardAction::FitView)->trigger();
+        QVERIFY(f.view->visibleSceneRect().contains(f.scene->diagramRect().adjusted(1, 1, -1, -1)));
+        QVERIFY(!map->isVisible());
     }
 
     void inspectorEditsAreValidated() {
@@ -379,7 +447,7 @@ private slots:
         QVERIFY(edge);
         QCOMPARE(edge->path().pointAtPercent(0), f.scene->groupItem(g)->outputAnchor());
         // Double-click on the box expands it.
-        QPoint box = f.toView(f.scene->groupItem(g)->mapToScene(QPointF(kNodeWidth / 2, kNodeHeight / 2)));
+        QPoint box = f.toView(f.scene->groupItem(g)->mapToScene(QPointF(nodeWidth() / 2, nodeHeight() / 2)));
         QTest::mouseDClick(f.view->viewport(), Qt::LeftButton, {}, box);
         QVERIFY(!f.doc.group(g)->collapsed);
         QVERIFY(f.item("image")->isVisible());
