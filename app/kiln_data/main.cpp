@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/common/cli.h"
 #include "app/common/error_text.h"
 #include "engine/core/json_checked.h"
 #include "engine/data/convert.h"
@@ -38,19 +39,15 @@ class Cli {
     Q_DECLARE_TR_FUNCTIONS(Cli)
 };
 
-void printErr(const QString& s) {
-    std::fprintf(stderr, "%s\n", s.toLocal8Bit().constData());
-}
-void printOut(const QString& s) {
-    std::fprintf(stdout, "%s\n", s.toLocal8Bit().constData());
-}
+using app::printErr;
+using app::printOut;
+
 QString qs(const std::string& s) {
     return QString::fromStdString(s);
 }
 
 int fail(const Error& e) {
-    printErr(QStringLiteral("kiln-data: ") + app::ErrorText::describe(e));
-    return app::ErrorText::exitCode(e);
+    return app::reportError(QStringLiteral("kiln-data"), e);
 }
 
 int usage(const QString& message) {
@@ -502,9 +499,7 @@ int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("kiln-data"));
     QCoreApplication::setApplicationVersion(QStringLiteral(KILN_VERSION));
-    QTranslator translator;
-    if (translator.load(QLocale(), QStringLiteral("kiln"), QStringLiteral("_"), QStringLiteral(":/i18n")))
-        QCoreApplication::installTranslator(&translator);
+    const auto translator = app::installTranslations();
 
     QCommandLineParser parser;
     parser.setApplicationDescription(Cli::tr(

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "app/common/cli.h"
 #include "app/common/error_text.h"
 #include "engine/api/evaluation.h"
 #include "engine/eval/report_json.h"
@@ -26,13 +27,12 @@ class Cli {
     Q_DECLARE_TR_FUNCTIONS(Cli)
 };
 
-void printErr(const QString& s) { std::fprintf(stderr, "%s\n", s.toLocal8Bit().constData()); }
-void printOut(const QString& s) { std::fprintf(stdout, "%s\n", s.toLocal8Bit().constData()); }
+using app::printErr;
+using app::printOut;
+
 
 int fail(const Error& e, const io::Project* project = nullptr) {
-    Error located = project ? io::locate(e, *project) : e;
-    printErr(QStringLiteral("kiln-eval: ") + app::ErrorText::describe(located));
-    return app::ErrorText::exitCode(located);
+    return app::reportError(QStringLiteral("kiln-eval"), e, project);
 }
 
 QString num(double v, int decimals = 4) {
@@ -106,9 +106,7 @@ int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("kiln-eval"));
     QCoreApplication::setApplicationVersion(QStringLiteral(KILN_VERSION));
-    QTranslator translator;
-    if (translator.load(QLocale(), QStringLiteral("kiln"), QStringLiteral("_"), QStringLiteral(":/i18n")))
-        QCoreApplication::installTranslator(&translator);
+    const auto translator = app::installTranslations();
 
     QCommandLineParser parser;
     parser.setApplicationDescription(Cli::tr("Evaluates trained weights of a Kiln project on a split of its data."));

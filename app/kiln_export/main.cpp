@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "app/common/cli.h"
 #include "app/common/error_text.h"
 #include "app/kiln_export/export_job.h"
 
@@ -20,8 +21,9 @@ class Cli {
     Q_DECLARE_TR_FUNCTIONS(Cli)
 };
 
-void printErr(const QString& s) { std::fprintf(stderr, "%s\n", s.toLocal8Bit().constData()); }
-void printOut(const QString& s) { std::fprintf(stdout, "%s\n", s.toLocal8Bit().constData()); }
+using app::printErr;
+using app::printOut;
+
 
 }  // namespace
 
@@ -29,9 +31,7 @@ int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("kiln-export"));
     QCoreApplication::setApplicationVersion(QStringLiteral(KILN_VERSION));
-    QTranslator translator;
-    if (translator.load(QLocale(), QStringLiteral("kiln"), QStringLiteral("_"), QStringLiteral(":/i18n")))
-        QCoreApplication::installTranslator(&translator);
+    const auto translator = app::installTranslations();
 
     QCommandLineParser parser;
     parser.setApplicationDescription(Cli::tr("Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, Kiln)."));

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "app/common/cli.h"
 #include "app/common/error_text.h"
 #include "app/kiln_serve/grpc_service.h"
 #include "engine/core/thread_pool.h"
@@ -34,7 +35,9 @@ class Cli {
     Q_DECLARE_TR_FUNCTIONS(Cli)
 };
 
-void printErr(const QString& s) { std::fprintf(stderr, "%s\n", s.toLocal8Bit().constData()); }
+using app::printErr;
+using app::printOut;
+
 
 struct Flag {
     const char* name;
@@ -155,8 +158,7 @@ std::optional<int64_t> intFlag(const Options& o, const char* name, int64_t min, 
 }
 
 int fail(const Error& e) {
-    printErr(QStringLiteral("kiln-serve: ") + app::ErrorText::describe(e));
-    return app::ErrorText::exitCode(e);
+    return app::reportError(QStringLiteral("kiln-serve"), e);
 }
 
 }  // namespace
@@ -165,9 +167,7 @@ int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("kiln-serve"));
     QCoreApplication::setApplicationVersion(QStringLiteral(KILN_VERSION));
-    QTranslator translator;
-    if (translator.load(QLocale(), QStringLiteral("kiln"), QStringLiteral("_"), QStringLiteral(":/i18n")))
-        QCoreApplication::installTranslator(&translator);
+    const auto translator = app::installTranslations();
 
     int exitCode = 0;
     auto parsed = parseArgs(QCoreApplication::arguments(), exitCode);

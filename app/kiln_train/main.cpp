@@ -22,6 +22,7 @@
 #include <set>
 
 #include "app/common/doctor.h"
+#include "app/common/cli.h"
 #include "app/common/error_text.h"
 #include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
@@ -38,13 +39,12 @@ class Cli {
     Q_DECLARE_TR_FUNCTIONS(Cli)
 };
 
-void printErr(const QString& s) { std::fprintf(stderr, "%s\n", s.toLocal8Bit().constData()); }
-void printOut(const QString& s) { std::fprintf(stdout, "%s\n", s.toLocal8Bit().constData()); }
+using app::printErr;
+using app::printOut;
+
 
 int fail(const Error& e, const io::Project* project = nullptr) {
-    Error located = project ? io::locate(e, *project) : e;
-    printErr(QStringLiteral("kiln-train: ") + app::ErrorText::describe(located));
-    return app::ErrorText::exitCode(located);
+    return app::reportError(QStringLiteral("kiln-train"), e, project);
 }
 
 QString formatDuration(double seconds) {
@@ -87,9 +87,7 @@ int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("kiln-train"));
     QCoreApplication::setApplicationVersion(QStringLiteral(KILN_VERSION));
-    QTranslator translator;
-    if (translator.load(QLocale(), QStringLiteral("kiln"), QStringLiteral("_"), QStringLiteral(":/i18n")))
-        QCoreApplication::installTranslator(&translator);
+    const auto translator = app::installTranslations();
 
     QCommandLineParser parser;
     parser.setApplicationDescription(Cli::tr("Trains a Kiln project without the graphical interface."));

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// What every command-line program shares: console lines, error reports with the program's name
+// and exit status, and the user's language.
+#pragma once
+
+#include <QString>
+#include <QTranslator>
+
+#include <memory>
+
+#include "engine/core/error.h"
+
+namespace kiln::engine::io {
+struct Project;
+}
+
+namespace kiln::app {
+
+// One line on stderr / stdout, in the locale's encoding.
+void printErr(const QString& s);
+void printOut(const QString& s);
+
+// Prints "<program>: <words for e>" on stderr, with e located in `project` (file and line) when
+// given, and returns the exit status for it (ErrorText::exitCode).
+int reportError(const QString& program, const engine::Error& e, const engine::io::Project* project = nullptr);
+
+// Loads and installs the translations of the user's language (:/i18n/kiln_<lang>.qm); the
+// returned translator stays installed while it lives (null when there are none for the language).
+std::unique_ptr<QTranslator> installTranslations();
+
+}  // namespace kiln::app
