@@ -16,32 +16,20 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include "app_test_util.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
+using kiln::test::Run;
 
 QString binary() {
-    return QStringLiteral(KILN_BINARY_DIR "/app/kiln-data");
+    return kiln::test::program("kiln-data");
 }
 
 Run kilnData(const QStringList& args) {
-    QProcess p;
-    p.start(binary(), args);
-    Run r;
-    if (!p.waitForFinished(300000)) {
-        p.kill();
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = QString::fromLocal8Bit(p.readAllStandardOutput());
-    r.err = QString::fromLocal8Bit(p.readAllStandardError());
-    return r;
+    return kiln::test::runProgram("kiln-data", args);
 }
 
 void writeFile(const fs::path& p, const std::string& bytes) {

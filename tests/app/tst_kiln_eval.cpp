@@ -17,28 +17,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app_test_util.h"
+
 namespace {
 
-struct Run {
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
-
-QString program(const char* name) { return QStringLiteral(KILN_BINARY_DIR "/app/%1").arg(QLatin1String(name)); }
+using kiln::test::program;
+using kiln::test::Run;
 
 Run run(const char* name, const QStringList& args) {
-    QProcess p;
-    p.start(program(name), args);
-    Run r;
-    if (!p.waitForFinished(300000)) {
-        p.kill();
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = QString::fromLocal8Bit(p.readAllStandardOutput());
-    r.err = QString::fromLocal8Bit(p.readAllStandardError());
-    return r;
+    return kiln::test::runProgram(name, args);
 }
 
 void writeFile(const QString& path, const QByteArray& bytes) {
@@ -48,23 +35,8 @@ void writeFile(const QString& path, const QByteArray& bytes) {
     f.write(bytes);
 }
 
-// An 8x8 24-bit BMP of grey `level` with a little texture.
 QByteArray bmp(int level, int seed) {
-    QByteArray b(54 + 8 * 8 * 3, '\0');
-    auto put32 = [&](int at, quint32 v) {
-        for (int k = 0; k < 4; ++k) b[at + k] = char((v >> (8 * k)) & 0xff);
-    };
-    b[0] = 'B';
-    b[1] = 'M';
-    put32(2, quint32(b.size()));
-    put32(10, 54);
-    put32(14, 40);
-    put32(18, 8);
-    put32(22, 8);
-    b[26] = 1;
-    b[28] = 24;
-    for (int i = 0; i < 8 * 8 * 3; ++i) b[54 + i] = char(std::clamp(level + (i * 37 + seed * 11) % 41 - 20, 0, 255));
-    return b;
+    return kiln::test::greyBmp8(level, seed, 20);
 }
 
 const char* const kClasses[3] = {"dark", "grey", "light"};

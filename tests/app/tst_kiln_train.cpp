@@ -13,29 +13,17 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include "app_test_util.h"
+
 namespace {
 
-struct Run {
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
+using kiln::test::Run;
 
-QString binary() { return QStringLiteral(KILN_BINARY_DIR "/app/kiln-train"); }
+QString binary() { return kiln::test::program("kiln-train"); }
 QString example(const char* name) { return QStringLiteral(KILN_SOURCE_DIR "/resources/examples/%1").arg(QLatin1String(name)); }
 
 Run runTrain(const QStringList& args) {
-    QProcess p;
-    p.start(binary(), args);
-    Run r;
-    if (!p.waitForFinished(600000)) {
-        p.kill();
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = QString::fromLocal8Bit(p.readAllStandardOutput());
-    r.err = QString::fromLocal8Bit(p.readAllStandardError());
-    return r;
+    return kiln::test::runProgram("kiln-train", args, 600000);
 }
 
 QString write(const QTemporaryDir& dir, const QString& name, const QByteArray& text) {
@@ -294,23 +282,7 @@ private slots:
 
     void streamsAnImageFolder() {
         // 8x8 RGB bitmaps: "dark" and "light" classes in train/ and val/ folders, one broken file.
-        auto bmp = [](int level, int seed) {
-            QByteArray b(54 + 8 * 8 * 3, '\0');
-            auto put32 = [&](int at, quint32 v) {
-                for (int k = 0; k < 4; ++k) b[at + k] = char((v >> (8 * k)) & 0xff);
-            };
-            b[0] = 'B';
-            b[1] = 'M';
-            put32(2, quint32(b.size()));
-            put32(10, 54);
-            put32(14, 40);
-            put32(18, 8);
-            put32(22, 8);
-            b[26] = 1;
-            b[28] = 24;
-            for (int i = 0; i < 8 * 8 * 3; ++i) b[54 + i] = char(std::clamp(level + (i * 37 + seed * 11) % 61 - 30, 0, 255));
-            return b;
-        };
+        auto bmp = [](int level, int seed) { return kiln::test::greyBmp8(level, seed, 30); };
         QDir root(m_dir.filePath(QStringLiteral("pics")));
         for (const char* split : {"train", "val"}) {
             for (int c = 0; c < 2; ++c) {

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared by the tests that run Kiln's programs: running one and collecting its output, and small
+// test pictures.
+#pragma once
+
+#include <QByteArray>
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+
+#include <algorithm>
+
+namespace kiln::test {
+
+struct Run {
+    int exitCode = -1;  // -2: crashed; -1: did not finish in time
+    QString out;
+    QString err;
+};
+
+// The program `name` (e.g. "kiln-train") of this build.
+inline QString program(const char* name) {
+    return QStringLiteral(KILN_BINARY_DIR "/app/%1").arg(QLatin1String(name));
+}
+
+// Runs a program of this build to the end (at most `timeoutMs`) and returns its status and output.
+inline Run runProgram(const char* name, const QStringList& args, int timeoutMs = 300000) {
+    QProcess p;
+    p.start(program(name), args);
+    Run r;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        return r;
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    r.out = QString::fromLocal8Bit(p.readAllStandardOutput());
+    r.err = QString::fromLocal8Bit(p.readAllStandardError());
+    return r;
+}
+
+// An 8x8 24-bit BMP of grey `level`, with a texture of +-`spread` that depends on `seed`.
+inline QByteArray greyBmp8(int level, int seed, int spread) {
+    QByteArray b(54 + 8 * 8 * 3, '\0');
+    auto put32 = [&](int at, quint32 v) {
+        for (int k = 0; k < 4; ++k) b[at + k] = char((v >> (8 * k)) & 0xff);
+    };
+    b[0] = 'B';
+    b[1] = 'M';
+    put32(2, quint32(b.size()));
+    put32(10, 54);
+    put32(14, 40);
+    put32(18, 8);
+    put32(22, 8);
+    b[26] = 1;
+    b[28] = 24;
+    for (int i = 0; i < 8 * 8 * 3; ++i)
+        b[54 + i] = char(std::clamp(level + (i * 37 + seed * 11) % (2 * spread + 1) - spread, 0, 255));
+    return b;
+}
+
+}  // namespace kiln::test
