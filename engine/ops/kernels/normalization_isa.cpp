@@ -123,7 +123,7 @@ struct Vd {
     double operator[](int64_t j) const { return q[j / 4][j % 4]; }
 };
 // acc += v, lane by lane, in double.
-inline void addToDouble(const Vf& v, Vd& acc) {
+inline void sumInDouble(const Vf& v, Vd& acc) {
     alignas(64) float lanes[16];
     store16(lanes, v);
     for (int i = 0; i < 4; ++i) {
@@ -227,7 +227,7 @@ void chunkMoments(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0,
         const int64_t end = std::min(r1, r + kFloatRun);
         Vf run = {};
         for (; r < end; ++r) run += loadBlock<kFull>(x + r * c + c0, nb);
-        addToDouble(run, sum);
+        sumInDouble(run, sum);
     }
     const double n = static_cast<double>(r1 - r0);
     // The deviations are taken from the mean rounded to float; the sum of squares is corrected
@@ -243,7 +243,7 @@ void chunkMoments(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0,
             const Vf d = loadBlock<kFull>(x + r * c + c0, nb) - mf;
             run += d * d;
         }
-        addToDouble(run, sq);
+        sumInDouble(run, sq);
     }
     for (int64_t j = 0; j < nb; ++j) {
         const double mu = sum[j] / n;
@@ -271,8 +271,8 @@ void chunkGradSums(const float* x, const float* dy, const float* out, int64_t c,
             runDy += d;
             runDyx += d * xhat;
         }
-        addToDouble(runDy, sdy);
-        addToDouble(runDyx, sdyx);
+        sumInDouble(runDy, sdy);
+        sumInDouble(runDyx, sdyx);
     }
     for (int64_t j = 0; j < nb; ++j) {
         sdyOut[j] = sdy[j];
