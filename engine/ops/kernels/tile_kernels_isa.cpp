@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -35,9 +36,11 @@ namespace {
 // Forward and backward-data are both "broadcast one input value, multiply a vector of weights"
 // register tiles over R output pixels x V vectors of 16 output channels. For unit-stride rows
 // of 3- or 5-wide kernels (rowKernel) each broadcast value feeds every output pixel whose window
-// contains it. Zero padding is materialised a row at a time in small stack buffers (a ring of
-// the rows one output row needs), so no padded copy of a whole tensor is written; rows too wide
-// for those buffers fall back to a padded copy in the workspace. Backward-data is the transposed
+// contains it. 3-wide unit-stride rows with at most one padding column per side read the tensor
+// itself: rows above and below are skipped as taps and the row kernels of the end tiles skip the
+// padding column. Elsewhere zero padding is materialised a row at a time in small stack buffers
+// (a ring of the rows one output row needs), so no padded copy of a whole tensor is written;
+// rows too wide for those buffers fall back to a padded copy in the workspace. Backward-data is the transposed
 // convolution written as a gather (each input pixel sums the output pixels that read it), so
 // threads own disjoint rows of dx; when x has fewer than 16 channels it is instead dcol = dy W^T
 // (all lanes busy) scattered image by image. The filter gradient is a register tile over RK
@@ -115,7 +118,7 @@ constexpr int kDwRows[kMaxV + 1] = {0, 24, 12, 8, 6};
 // Row-reuse kernels for kernel widths 3 and 5: kRowRows[kw == 5][V] output pixels per tile
 // (0: use the plain tile kernel).
 constexpr int kRowMaxR = 12;
-constexpr int kRowRows[2][kMaxV + 1] = {{0, 12, 0, 5, 4}, {0, 12, 0, 4, 2}};
+constexpr int kRowRows[2][kMaxV + 1] = {{0, 12, 10, 5, 4}, {0, 12, 0, 4, 2}};
 #else
 constexpr int kMaxV = 3;
 constexpr int kTileMaxR = 12;
@@ -204,8 +207,11 @@ struct RowArgs {
 
 // Unit-stride rows, same conventions as tileKernel with the sum over kernel rows t, kx < KW and
 // ci < cin of a[tapOff[t] + (j + kx)*cin + ci] * tapW[t][kx*cin + ci, :]. Each broadcast input
-// value feeds up to KW output pixels.
-template <int R, int V, int KW>
+// value feeds up to KW output pixels. The tile reads input pixels i = j + kx in [0, R + KW - 1);
+// the first SL and the last SR of them are zero padding outside the row and are neither read nor
+// multiplied (skipping a zero term leaves every float sum unchanged), so tiles at the row's ends
+// read the unpadded tensor directly.
+template <int R, int V, int KW, int SL = 0, int SR = 0>
 void rowKernel(const RowArgs& t) {
     Vec acc[R][V];
 #pragma GCC unroll 32
@@ -223,7 +229,7 @@ void rowKernel(const RowArgs& t) {
 #pragma GCC unroll 32
                 for (int v = 0; v < V; ++v) wv[kx][v] = loadVec(w + kx * cin * t.wStride + v * kLanes);
 #pragma GCC unroll 64
-            for (int i = 0; i < R + KW - 1; ++i) {
+            for (int i = SL; i < R + KW - 1 - SR; ++i) {
                 const Vec b = splat(a[i * cin]);
 #pragma GCC unroll 32
                 for (int kx = 0; kx < KW; ++kx) {
@@ -318,16 +324,24 @@ constexpr auto kDwFns = dwTable(std::make_integer_sequence<int, kMaxV>{});
 
 using RowFn = void (*)(const RowArgs&);
 
-template <int KW, int V, int Limit, int... R>
+template <int KW, int V, int Limit, int SL, int SR, int... R>
 constexpr std::array<RowFn, sizeof...(R)> rowFns(std::integer_sequence<int, R...>) {
-    return {(R < Limit ? &rowKernel<(R < Limit ? R + 1 : 1), V, KW> : nullptr)...};
+    return {(R < Limit ? &rowKernel<(R < Limit ? R + 1 : 1), V, KW, SL, SR> : nullptr)...};
 }
-template <int KW, int W, int... V>
+template <int KW, int W, int SL, int SR, int... V>
 constexpr std::array<std::array<RowFn, kRowMaxR>, kMaxV> rowTable(std::integer_sequence<int, V...>) {
-    return {rowFns<KW, V + 1, kRowRows[W][V + 1]>(std::make_integer_sequence<int, kRowMaxR>{})...};
+    return {rowFns<KW, V + 1, kRowRows[W][V + 1], SL, SR>(std::make_integer_sequence<int, kRowMaxR>{})...};
 }
-constexpr std::array<std::array<std::array<RowFn, kRowMaxR>, kMaxV>, 2> kRowFns = {
-    rowTable<3, 0>(std::make_integer_sequence<int, kMaxV>{}), rowTable<5, 1>(std::make_integer_sequence<int, kMaxV>{})};
+using RowTable = std::array<std::array<RowFn, kRowMaxR>, kMaxV>;
+constexpr std::array<RowTable, 2> kRowFns = {rowTable<3, 0, 0, 0>(std::make_integer_sequence<int, kMaxV>{}),
+                                             rowTable<5, 1, 0, 0>(std::make_integer_sequence<int, kMaxV>{})};
+// 3-wide rows whose tile skips one padding pixel: [left][right] (entry [0][0] is kRowFns[0]).
+// These let 3x3 "same" convolutions read unpadded rows (see rowEdges).
+constexpr std::array<std::array<RowTable, 2>, 2> kRowEdgeFns = {
+    {{rowTable<3, 0, 0, 0>(std::make_integer_sequence<int, kMaxV>{}),
+      rowTable<3, 0, 0, 1>(std::make_integer_sequence<int, kMaxV>{})},
+     {rowTable<3, 0, 1, 0>(std::make_integer_sequence<int, kMaxV>{}),
+      rowTable<3, 0, 1, 1>(std::make_integer_sequence<int, kMaxV>{})}}};
 
 // Index into the reuse tables for a kernel width, or -1 when there is no reuse kernel.
 int reuseIndex(int64_t kw) {
@@ -353,6 +367,10 @@ struct DirectLayout {
     int64_t ocPad = 0, cPad = 0;  // channel counts rounded up to whole vectors
     bool padX = false;            // forward / filter gradient read a zero-padded copy of x
     bool ring = false;            // the forward pass pads rows on the fly (no padded copy)
+    bool rowDirect = false;       // the forward pass reads x itself, its row tiles skip padding
+    int skipL = 0, skipR = 0;     // padding pixels its first / last row tile skips
+    bool dyDirect = false;        // backward-data reads dy itself, likewise
+    int dySkipL = 0, dySkipR = 0;
     int64_t ringRows = 0;         // rows in its ring: the span of one output row's taps
     bool dyRing = false;          // backward-data pads dy rows on the fly (no padded copy)
     int64_t dyRingRows = 0;       // rows in its ring: the span of dy rows one input row reads
@@ -364,6 +382,25 @@ struct DirectLayout {
     int64_t chunks = 0;           // fixed reduction chunks of the filter gradient
     size_t wOff = 0, wtOff = 0, xOff = 0, dyOff = 0, partOff = 0, total = 0;
 };
+
+// Calls fn(v0, V, lastMask) for blocks of at most kMaxV vectors covering `channels` lanes.
+template <typename Fn>
+void forVectorBlocks(int64_t channels, Fn&& fn) {
+    const int64_t vectors = ceilDiv(channels, kLanes);
+    for (int64_t v0 = 0; v0 < vectors; v0 += kMaxV) {
+        const int V = static_cast<int>(std::min<int64_t>(kMaxV, vectors - v0));
+        fn(v0, V, laneMask(channels - (v0 + V - 1) * kLanes));
+    }
+}
+
+// True when every vector block of `channels` outputs runs the 3-wide row kernel, so that rows
+// whose ends fall in the padding can be read unpadded by the edge-skipping variants.
+bool rowEdgesCover(int64_t channels, int64_t skipL, int64_t skipR) {
+    if (skipL < 0 || skipL > 1 || skipR < 0 || skipR > 1) return false;
+    bool all = true;
+    forVectorBlocks(channels, [&](int64_t, int V, Mask) { all = all && kRowRows[0][V] > 0; });
+    return all;
+}
 
 DirectLayout directLayout(const Conv2DGeom& g) {
     DirectLayout L;
@@ -379,6 +416,15 @@ DirectLayout directLayout(const Conv2DGeom& g) {
     L.wp = L.padX ? needW : g.w;
     L.ringRows = (g.kh - 1) * g.dilationH + 1;
     L.ring = L.padX && L.ringRows <= kMaxRingRows && L.ringRows * L.wp * g.c <= kRingFloats;
+    // 3-wide unit-stride rows: the row kernel's end tiles skip the one padding column on either
+    // side, so neither a ring nor a copy is needed (rows above and below are skipped as taps).
+    const bool unitRows = g.kw == 3 && g.strideW == 1 && g.dilationW == 1;
+    if (unitRows && L.padX) {
+        const int64_t sl = g.padLeft, sr = std::max<int64_t>(0, (g.ow - 1) + 2 - g.padLeft - (g.w - 1));
+        L.rowDirect = rowEdgesCover(g.oc, sl, sr);
+        L.skipL = static_cast<int>(sl);
+        L.skipR = static_cast<int>(sr);
+    }
     // Output rows whose input band fits in kRingFloats: (rows-1)*strideH + ringRows input rows.
     const int64_t bandInRows = kRingFloats / (L.wp * g.c);
     L.bandOutRows = bandInRows >= L.ringRows ? (bandInRows - L.ringRows) / g.strideH + 1 : 0;
@@ -392,6 +438,14 @@ DirectLayout directLayout(const Conv2DGeom& g) {
     L.wq = L.ex + std::max(g.ow, (g.w - 1 + g.padLeft) / g.strideW + 1);
     L.dyRingRows = (g.kh - 1) * g.dilationH / g.strideH + 1;
     L.dyRing = L.dyRingRows <= kMaxRingRows && L.dyRingRows * L.wq * g.oc <= kRingFloats;
+    if (unitRows) {
+        // Input pixel ix reads dy columns ix + padLeft - 2 .. ix + padLeft.
+        const int64_t sl = std::max<int64_t>(0, 2 - g.padLeft), sr = std::max<int64_t>(0, (g.w - 1) + g.padLeft - (g.ow - 1));
+        L.dyDirect = rowEdgesCover(g.c, sl, sr);
+        L.dySkipL = static_cast<int>(sl);
+        L.dySkipR = static_cast<int>(sr);
+        if (L.dyDirect) L.dyRing = false;
+    }
     L.chunks = std::min(kDwChunks, g.n * g.oh);
     size_t at = 0;
     auto region = [&](int64_t floats) {
@@ -401,8 +455,8 @@ DirectLayout directLayout(const Conv2DGeom& g) {
     };
     L.wOff = region(L.K * L.ocPad);
     L.wtOff = region(g.kh * g.kw * g.oc * L.cPad);
-    L.xOff = region(L.padX && !(L.ring && L.band) ? g.n * L.hp * L.wp * g.c : 0);
-    L.dyOff = region(L.dyRing || useScatterBackwardData(g) ? 0 : g.n * L.hq * L.wq * g.oc);
+    L.xOff = region(L.padX && (!L.band || (!L.ring && !L.rowDirect)) ? g.n * L.hp * L.wp * g.c : 0);
+    L.dyOff = region(L.dyRing || L.dyDirect || useScatterBackwardData(g) ? 0 : g.n * L.hq * L.wq * g.oc);
     L.partOff = region(L.chunks * (L.K + 1) * L.ocPad);
     L.total = at;
     return L;
@@ -435,21 +489,12 @@ int64_t tileSize(int64_t count, int64_t maxR) {
     return ceilDiv(count, ceilDiv(count, maxR));
 }
 
-// Calls fn(v0, V, lastMask) for blocks of at most kMaxV vectors covering `channels` lanes.
-template <typename Fn>
-void forVectorBlocks(int64_t channels, Fn&& fn) {
-    const int64_t vectors = ceilDiv(channels, kLanes);
-    for (int64_t v0 = 0; v0 < vectors; v0 += kMaxV) {
-        const int V = static_cast<int>(std::min<int64_t>(kMaxV, vectors - v0));
-        fn(v0, V, laneMask(channels - (v0 + V - 1) * kLanes));
-    }
-}
-
 // Tiles of one output row: fn(R-limit table choice) — row reuse for unit-stride 3/5-wide
 // kernels, else the plain tile kernel. `a` is the input of output pixel 0 before tap offsets.
+// skipL / skipR: padding columns the first / last row tile skips (0 when `a` is padded).
 void forwardRow(const Conv2DGeom& g, const DirectLayout& L, int rowReuse, const float* a,
                 const int64_t* tapOff, const float* const* tapW, int64_t taps, int64_t kin, const float* bias,
-                float* yrow, bool relu) {
+                float* yrow, bool relu, int skipL = 0, int skipR = 0) {
     forVectorBlocks(g.oc, [&](int64_t v0, int V, Mask lastMask) {
         if (rowReuse >= 0 && kRowRows[rowReuse][V] > 0) {
             const int64_t R = tileSize(g.ow, kRowRows[rowReuse][V]);
@@ -468,7 +513,9 @@ void forwardRow(const Conv2DGeom& g, const DirectLayout& L, int rowReuse, const 
                 const int64_t r = std::min(R, g.ow - ox);
                 ra.a = a + ox * g.c;
                 ra.y = yrow + ox * g.oc + v0 * kLanes;
-                kRowFns[rowReuse][V - 1][r - 1](ra);
+                const RowTable& table =
+                    rowReuse == 0 ? kRowEdgeFns[ox == 0 ? skipL : 0][ox + r == g.ow ? skipR : 0] : kRowFns[rowReuse];
+                table[V - 1][r - 1](ra);
             }
             return;
         }
@@ -513,7 +560,7 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
         std::memset(wpk + k * L.ocPad + g.oc, 0, sizeof(float) * static_cast<size_t>(L.ocPad - g.oc));
     }
     const float* xp = x;
-    if (L.padX && !L.ring) {
+    if (L.padX && !L.ring && !L.rowDirect) {
         padImages(x, g.n, g.h, g.w, g.c, g.padTop, g.padLeft, L.hp, L.wp, workspace + L.xOff, pool);
         xp = workspace + L.xOff;
     }
@@ -526,6 +573,24 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
     pool.parallelFor(g.n * g.oh, 1, [&](int64_t q0, int64_t q1) {
         int64_t tapOff[kDirectMaxTaps];
         const float* tapW[kDirectMaxTaps];
+        if (L.rowDirect) {
+            // Unpadded rows: taps on rows outside the image are skipped, the row tiles skip the
+            // padding columns. Pixel 0 of the row reads from column -padLeft.
+            for (int64_t q = q0; q < q1; ++q) {
+                const int64_t b = q / g.oh, oy = q % g.oh;
+                int64_t nt = 0;
+                for (int64_t ky = 0; ky < g.kh; ++ky) {
+                    const int64_t iy = oy * g.strideH - g.padTop + ky * g.dilationH;
+                    if (iy < 0 || iy >= g.h) continue;
+                    tapOff[nt] = (iy * g.w - g.padLeft) * g.c;
+                    tapW[nt] = wpk + ky * kin * L.ocPad;
+                    ++nt;
+                }
+                forwardRow(g, L, rowReuse, x + b * g.h * g.w * g.c, tapOff, tapW, nt, kin, bias,
+                           y + q * g.ow * g.oc, relu, L.skipL, L.skipR);
+            }
+            return;
+        }
         if (!L.ring) {
             int64_t nt = 0;
             for (int64_t ky = 0; ky < g.kh; ++ky)
@@ -574,6 +639,7 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
 // exactly one tile call (or zeroed, with `overwrite`, when no tap reaches it).
 void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float* w, const float* dy,
                         const float* dyp, float* dx, float* workspace, ThreadPool& pool, bool overwrite) {
+    constexpr int64_t kNoRow = INT64_MIN;  // offsets may be negative with L.dyDirect
     // wt [kh, kw (reversed), oc, cPad]: with unit stride and dilation along x the kw taps of a
     // kernel row read consecutive dy pixels in reversed kx order.
     float* wt = workspace + L.wtOff;
@@ -600,12 +666,20 @@ void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float*
         const int64_t rowFloats = L.wq * g.oc;
         for (int64_t p = p0; p < p1; ++p) {
             const int64_t b = p / g.h, iy = p % g.h;
-            const float* dimg = L.dyRing ? ring : dyp + b * L.hq * L.wq * g.oc;
-            // Offset of padded dy row qy from dimg, or -1 when the row is all zeros.
+            const float* dimg = L.dyDirect ? dy + b * g.oh * g.ow * g.oc
+                                : L.dyRing ? ring
+                                           : dyp + b * L.hq * L.wq * g.oc;
+            // Offset of padded dy row qy from dimg, or kNoRow when the row is all zeros. With
+            // L.dyDirect the offset is that of the unpadded row shifted left by ex pixels, so that
+            // the column arithmetic below is the same for every layout.
             auto rowOffset = [&](int64_t qy) -> int64_t {
+                if (L.dyDirect) {
+                    const int64_t oy = qy - L.ey;
+                    return oy < 0 || oy >= g.oh ? kNoRow : (oy * g.ow - L.ex) * g.oc;
+                }
                 if (!L.dyRing) return qy * rowFloats;
                 const int64_t oy = qy - L.ey;
-                if (oy < 0 || oy >= g.oh) return -1;
+                if (oy < 0 || oy >= g.oh) return kNoRow;
                 const int64_t slot = oy % L.dyRingRows, key = b * g.oh + oy;
                 if (tag[slot] != key) {
                     float* d = ring + slot * rowFloats;
@@ -643,11 +717,15 @@ void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float*
                             ra.yStep = g.c;
                             ra.lastMask = lastMask;
                             ra.accumulate = !overwrite;
+                            const int sl = L.dyDirect ? L.dySkipL : 0, sr = L.dyDirect ? L.dySkipR : 0;
                             for (int64_t j = 0; j < count; j += R) {
                                 const int64_t r = std::min(R, count - j);
                                 ra.a = dimg + j * g.oc;
                                 ra.y = drow + j * g.c + v0 * kLanes;
-                                kRowFns[rowReuse][V - 1][r - 1](ra);
+                                const RowTable& table = rowReuse == 0
+                                                            ? kRowEdgeFns[j == 0 ? sl : 0][j + r == count ? sr : 0]
+                                                            : kRowFns[rowReuse];
+                                table[V - 1][r - 1](ra);
                             }
                             return;
                         }
@@ -681,7 +759,7 @@ void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float*
                     const int64_t numY = iy + g.padTop - ky * g.dilationH + L.ey * g.strideH;
                     if (numY % g.strideH != 0) continue;
                     const int64_t rowOff = rowOffset(numY / g.strideH);
-                    if (rowOff < 0) continue;
+                    if (rowOff == kNoRow) continue;
                     if (merge) {
                         add(rowOff + (px + g.padLeft - (g.kw - 1) + L.ex) * g.oc,
                             wt + ky * g.kw * g.oc * L.cPad);
@@ -884,7 +962,7 @@ void directBackward(const Conv2DGeom& g, const float* x, const float* w, const f
         directBackwardDataScatter(g, L, w, dy, dx, workspace, pool);
     } else if (dx) {
         float* dyp = workspace + L.dyOff;
-        if (!L.dyRing) padImages(dy, g.n, g.oh, g.ow, g.oc, L.ey, L.ex, L.hq, L.wq, dyp, pool);
+        if (!L.dyRing && !L.dyDirect) padImages(dy, g.n, g.oh, g.ow, g.oc, L.ey, L.ex, L.hq, L.wq, dyp, pool);
         directBackwardData(g, L, w, dy, dyp, dx, workspace, pool, overwriteDx);
     }
     if (dw || db) {

@@ -153,6 +153,9 @@ const Spec kSpecs[] = {
     {"3x3 s1 16->16 wide rows", 2, 6, 37, 16, 3, 3, 16, 1, 1, 1, 1, true, 1, false},
     {"3x3 s1 64->64 rows too wide for the rings", 1, 5, 100, 64, 3, 3, 64, 1, 1, 1, 1, true, 1, true},
     {"3x3 same 8->16 scatter", 2, 12, 12, 8, 3, 3, 16, 1, 1, 1, 1, true, 1, true},
+    // Unpadded 3-wide rows whose one tile both starts and ends in the padding.
+    {"3x3 same s1 one column 16->48", 2, 5, 1, 16, 3, 3, 48, 1, 1, 1, 1, true, 1, true},
+    {"3x3 same s1 two columns 32->32", 2, 4, 2, 32, 3, 3, 32, 1, 1, 1, 1, true, 1, false},
 };
 
 Conv2DGeom geomOf(const Spec& s) {
