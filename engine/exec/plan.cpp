@@ -61,21 +61,40 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         kernels[si] = std::move(k);
     }
     KILN_ASSIGN(auto losses, resolveLosses(model, options.losses, batch));
-    // ReLUs folded into their producers' kernels: the ReLU node then aliases the producer.
+    // Folding: an Add into the batch norm producing one of its inputs (the batch norm's kernel
+    // adds the other input), then a ReLU into its producer's kernel, or into the batch norm that
+    // took its producer Add in. A folded node aliases the node whose kernel computes it.
     std::vector<int> lossOutputs;
     for (const auto& l : losses) lossOutputs.push_back(l.output);
+    const std::vector<int> residualPort = residualFusionCandidates(model, lossOutputs);
     const std::vector<int> reluInto = reluFusionCandidates(model, lossOutputs);
     std::vector<bool> folded(n, false);
-    if (options.fuse)
+    std::vector<int> aliasPort(n, 0), extraInput(n, -1), computedBy(n);
+    for (size_t i = 0; i < n; ++i) computedBy[i] = static_cast<int>(i);
+    if (options.fuse) {
+        for (int i : model.order) {
+            const auto si = static_cast<size_t>(i);
+            if (residualPort[si] < 0) continue;
+            const auto& in = model.nodes[si].inputs;
+            const int p = in[static_cast<size_t>(residualPort[si])], other = in[static_cast<size_t>(1 - residualPort[si])];
+            if (!kernels[static_cast<size_t>(p)]->fuseResidual()) continue;
+            folded[si] = true;
+            aliasPort[si] = residualPort[si];
+            extraInput[static_cast<size_t>(p)] = other;
+            computedBy[si] = p;
+        }
         for (int i : model.order) {
             const int p = reluInto[static_cast<size_t>(i)];
-            if (p >= 0 && kernels[static_cast<size_t>(p)]->fuseRelu()) folded[static_cast<size_t>(i)] = true;
+            if (p >= 0 && kernels[static_cast<size_t>(computedBy[static_cast<size_t>(p)])]->fuseRelu())
+                folded[static_cast<size_t>(i)] = true;
         }
+    }
     for (int i : model.order) {
         const auto si = static_cast<size_t>(i);
         const auto& k = *kernels[si];
         traits[si] = {folded[si] || k.aliasesInput(), folded[si] ? 0 : k.savedFloats() * sizeof(float),
-                      k.backwardNeedsInputs(), k.backwardNeedsOutput(), options.fuse && k.overwritesInputGrads()};
+                      k.backwardNeedsInputs(), k.backwardNeedsOutput(), options.fuse && k.overwritesInputGrads(),
+                      aliasPort[si], extraInput[si]};
     }
     std::vector<std::shared_ptr<ops::CpuKernel>> lossKernels;
     for (const auto& l : losses) {

@@ -68,8 +68,10 @@ Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
 
     // Alias classes: Flatten/Reshape share their input's buffer, and its gradient buffer.
     s.root.assign(n, 0);
-    for (int i : model.order)
-        at(s.root, i) = s.traits[static_cast<size_t>(i)].aliasesInput ? at(s.root, node(i).inputs[0]) : i;
+    for (int i : model.order) {
+        const KernelTraits& t = s.traits[static_cast<size_t>(i)];
+        at(s.root, i) = t.aliasesInput ? at(s.root, node(i).inputs[static_cast<size_t>(t.aliasInput)]) : i;
+    }
 
     // Which nodes need an output gradient: they depend on a trainable parameter and a loss
     // depends on them.
@@ -123,6 +125,10 @@ Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
         st.node = i;
         st.position = timeline.forward(i);
         for (int p : ni.inputs) st.in.push_back(at(s.value, p));
+        if (const int e = s.traits[static_cast<size_t>(i)].extraInput; e >= 0) {
+            st.in.push_back(at(s.value, e));
+            buffer(at(s.value, e)).use(st.position);
+        }
         st.out = at(s.value, i);
         st.saved = at(s.saved, i);
         st.seed = rng::mix(options.seed, static_cast<uint64_t>(i));
@@ -153,10 +159,10 @@ Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
             const int i = model.order[static_cast<size_t>(k)];
             const auto& ni = node(i);
             if (!needGrad(i) || at(s.root, i) != i || ni.def->kind == ops::OpKind::Input) continue;
-            bool anyInputGrad = false;
+            const KernelTraits& t = s.traits[static_cast<size_t>(i)];
+            bool anyInputGrad = t.extraInput >= 0 && needGrad(t.extraInput);
             for (int p : ni.inputs) anyInputGrad = anyInputGrad || needGrad(p);
             if (!anyInputGrad && !s.needs.hasTrainable[static_cast<size_t>(i)]) continue;
-            const KernelTraits& t = s.traits[static_cast<size_t>(i)];
             ScheduleStep st;
             st.kind = StepKind::Backward;
             st.node = i;
@@ -165,6 +171,12 @@ Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
                 st.in.push_back(at(s.value, p));
                 if (t.backwardNeedsInputs) buffer(at(s.value, p)).use(st.position);
                 const int gb = needGrad(p) ? at(s.gradient, p) : -1;
+                st.dIn.push_back(gb);
+                if (gb >= 0) buffer(gb).use(st.position);
+            }
+            if (t.extraInput >= 0) {  // backward reads no value of it, only writes its gradient
+                st.in.push_back(-1);
+                const int gb = needGrad(t.extraInput) ? at(s.gradient, t.extraInput) : -1;
                 st.dIn.push_back(gb);
                 if (gb >= 0) buffer(gb).use(st.position);
             }
@@ -218,6 +230,32 @@ std::vector<int> reluFusionCandidates(const ops::ModelInfo& model, const std::ve
             into[i] = p;
     }
     return into;
+}
+
+std::vector<int> residualFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs) {
+    const size_t n = model.nodes.size();
+    std::vector<int> readers(n, 0);
+    for (const auto& ni : model.nodes)
+        for (int p : ni.inputs) ++readers[static_cast<size_t>(p)];
+    for (int o : model.outputs) ++readers[static_cast<size_t>(o)];
+    for (int o : lossOutputs) ++readers[static_cast<size_t>(o)];
+    std::vector<size_t> pos(n, 0);
+    for (size_t k = 0; k < model.order.size(); ++k) pos[static_cast<size_t>(model.order[k])] = k;
+    std::vector<int> port(n, -1);
+    for (size_t i = 0; i < n; ++i) {
+        const auto& ni = model.nodes[i];
+        if (ni.def->kind != ops::OpKind::Add || ni.inputs.size() != 2 || ni.inputs[0] == ni.inputs[1]) continue;
+        for (int j = 0; j < 2; ++j) {
+            const int p = ni.inputs[static_cast<size_t>(j)], other = ni.inputs[static_cast<size_t>(1 - j)];
+            // The batch norm reads the other input, so that must be computed before it.
+            if (model.nodes[static_cast<size_t>(p)].def->kind == ops::OpKind::BatchNormalization &&
+                readers[static_cast<size_t>(p)] == 1 && pos[static_cast<size_t>(other)] < pos[static_cast<size_t>(p)]) {
+                port[i] = j;
+                break;
+            }
+        }
+    }
+    return port;
 }
 
 size_t Schedule::place(size_t alignBytes) {

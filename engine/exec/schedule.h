@@ -28,6 +28,13 @@ struct KernelTraits {
     // Backward can overwrite an input gradient it writes first (ScheduleStep::overwrite) instead
     // of having it zeroed and adding to it.
     bool overwritesInputGrads = false;
+    // With aliasesInput: the input whose buffers the output shares (a folded Add aliases the
+    // node it was folded into, whichever port that is).
+    int aliasInput = 0;
+    // A node whose value the kernel also reads (an extra last entry of the forward step's `in`)
+    // and whose gradient its backward step writes (an extra last entry of `dIn`): the residual of
+    // an Add folded into this node (residualFusionCandidates), or -1.
+    int extraInput = -1;
 };
 
 // ReLU nodes that may be folded into the node producing their input, per node: that producer's
@@ -37,6 +44,14 @@ struct KernelTraits {
 // the plan: the producer's kernel applies the ReLU, and the ReLU node aliases its buffers
 // (KernelTraits::aliasesInput), so it has no steps of its own.
 std::vector<int> reluFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs);
+
+// Add nodes that may be folded into the BatchNormalization producing one of their two inputs, per
+// node: the port of that input, or -1. It qualifies when nothing else reads the batch norm's value
+// (as for ReLUs above) and the other input is a different node that comes earlier in model order
+// (of two batch norms, the later one takes the Add). Folding is up to the plan: the
+// batch norm's kernel adds the other input (KernelTraits::extraInput) and passes its gradient
+// on, and the Add aliases the batch norm (KernelTraits::aliasInput), so it has no steps.
+std::vector<int> residualFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs);
 
 // A loss resolved against the model: the op, its attributes with defaults, and the concrete
 // shapes of what it reads (the model output [batch, ...] and the target [batch, ...]).

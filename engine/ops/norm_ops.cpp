@@ -42,9 +42,14 @@ public:
         m_relu = true;
         return true;
     }
+    bool fuseResidual() override {
+        m_residual = true;
+        return true;
+    }
     Status forward(const KernelIo& io) override {
         kernels::BatchNormFusion fusion;
         fusion.relu = m_relu;
+        if (m_residual) fusion.residual = io.in[1];
         if (io.training && !m_frozen) {
             kernels::BatchNormParams bp;
             bp.epsilon = m_eps;
@@ -69,6 +74,10 @@ public:
         fusion.relu = m_relu;
         fusion.out = io.out;
         fusion.overwriteDx = overwritesGrad(io, 0);
+        if (m_residual) {
+            fusion.dResidual = io.dIn[1];
+            fusion.overwriteResidual = overwritesGrad(io, 1);
+        }
         if (m_frozen) {
             kernels::batchNormBackwardInference(m_rows, m_c, io.in[0], io.params[0], io.params[2], io.params[3], m_eps,
                                                 io.dOut, io.dIn[0], io.dParams[0], io.dParams[1], *io.pool, fusion);
@@ -90,7 +99,8 @@ private:
     int64_t m_rows, m_c;
     float m_momentum, m_eps;
     bool m_frozen;
-    bool m_relu = false;  // a following ReLU applied here (fuseRelu)
+    bool m_relu = false;      // a following ReLU applied here (fuseRelu)
+    bool m_residual = false;  // a following Add taken in (fuseResidual): in[1] is its other input
 };
 
 class LayerNormKernel final : public CpuKernel {

@@ -117,6 +117,11 @@ public:
     // counts the output gradient only where the output is positive (reading the output). Returns
     // false when the kernel cannot; the plan then keeps the ReLU as its own step.
     virtual bool fuseRelu() { return false; }
+    // Asks the kernel to take in a following Add(this, residual): forward adds KernelIo::in[1]
+    // (same shape as the output) before any folded ReLU; backward passes the output gradient,
+    // masked by a folded ReLU, to KernelIo::dIn[1] (honouring dInOverwrite[1]; it may be the same
+    // buffer as dIn[0]). Returns false when the kernel cannot; the Add then keeps its own step.
+    virtual bool fuseResidual() { return false; }
     virtual Status forward(const KernelIo& io) = 0;
     virtual Status backward(const KernelIo& io) = 0;
 };

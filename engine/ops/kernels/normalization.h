@@ -34,6 +34,14 @@ struct BatchNormFusion {
     const float* out = nullptr;  // backward with relu: the forward output
     // Backward: dx = ... instead of dx += ... (the first write of dx in a training step).
     bool overwriteDx = false;
+    // A residual added to the normalised value (Add(BatchNorm(x), residual), folded in): the
+    // forward functions add residual[rows, c] before any ReLU; the backward functions pass the
+    // output gradient (masked like dy with relu) on to dResidual, = with overwriteResidual, else
+    // +=. dResidual may alias dx (the residual is x itself): dResidual is written first, as an
+    // unfused Add's backward step would have been.
+    const float* residual = nullptr;
+    float* dResidual = nullptr;
+    bool overwriteResidual = false;
 };
 
 // Training-mode forward: batch statistics per channel, y = (x - mean) * invStd * gamma + beta

@@ -173,39 +173,47 @@ void forChunks(int64_t rows, int64_t c, int64_t chunks, bool reverse, ThreadPool
     });
 }
 
-// y = (x - mean) * scale + shift per channel, where scale = invStd*gamma, then max(y, 0) with
-// kRelu; parallel over rows.
-template <bool kFull, bool kRelu>
+// y = (x - mean) * scale + shift per channel, where scale = invStd*gamma, plus res[r, :] with
+// kRes, then max(y, 0) with kRelu; parallel over rows.
+template <bool kFull, bool kRelu, bool kRes>
 void normalizeBlockAs(int64_t r0, int64_t r1, int64_t c, int64_t c0, int64_t nb, const float* x,
-                      const float* gamma, const float* beta, const float* mean, const float* invStd, float* y) {
+                      const float* gamma, const float* beta, const float* mean, const float* invStd,
+                      const float* res, float* y) {
     const Vf m = blockOf(mean + c0, nb);
     Vf s = blockOf(invStd + c0, nb);
     if (gamma) s *= blockOf(gamma + c0, nb);
     const Vf b = beta ? blockOf(beta + c0, nb) : Vf{};
     for (int64_t r = r0; r < r1; ++r) {
-        const Vf v = (loadBlock<kFull>(x + r * c + c0, nb) - m) * s + b;
+        Vf v = (loadBlock<kFull>(x + r * c + c0, nb) - m) * s + b;
+        if constexpr (kRes) v = v + loadBlock<kFull>(res + r * c + c0, nb);
         storeBlock<kFull>(y + r * c + c0, kRelu ? relu(v) : v, nb);
     }
 }
 template <bool kFull>
 void normalizeBlock(int64_t r0, int64_t r1, int64_t c, int64_t c0, int64_t nb, const float* x,
                     const float* gamma, const float* beta, const float* mean, const float* invStd, float* y,
-                    bool withRelu) {
-    if (withRelu)
-        normalizeBlockAs<kFull, true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y);
+                    const BatchNormFusion& fusion) {
+    const float* res = fusion.residual;
+    if (fusion.relu && res)
+        normalizeBlockAs<kFull, true, true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
+    else if (fusion.relu)
+        normalizeBlockAs<kFull, true, false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
+    else if (res)
+        normalizeBlockAs<kFull, false, true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
     else
-        normalizeBlockAs<kFull, false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y);
+        normalizeBlockAs<kFull, false, false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
 }
 
 void normalizeRows(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
-                   const float* mean, const float* invStd, float* y, bool withRelu, ThreadPool& pool) {
+                   const float* mean, const float* invStd, float* y, const BatchNormFusion& fusion,
+                   ThreadPool& pool) {
     pool.parallelFor(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(c, 1)), [&](int64_t r0, int64_t r1) {
         for (int64_t c0 = 0; c0 < c; c0 += kChannelBlock) {
             const int64_t nb = std::min(kChannelBlock, c - c0);
             if (nb == kChannelBlock)
-                normalizeBlock<true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y, withRelu);
+                normalizeBlock<true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y, fusion);
             else
-                normalizeBlock<false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y, withRelu);
+                normalizeBlock<false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y, fusion);
         }
     });
 }
@@ -333,15 +341,13 @@ void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const flo
         }
         forChunks(rows, c, chunks, true, pool, [&](int64_t, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
             if (c1 - c0 == kChannelBlock)
-                normalizeBlock<true>(r0, r1, c, c0, kChannelBlock, x, gamma, beta, saveMean, saveInvStd, y,
-                                     fusion.relu);
+                normalizeBlock<true>(r0, r1, c, c0, kChannelBlock, x, gamma, beta, saveMean, saveInvStd, y, fusion);
             else
-                normalizeBlock<false>(r0, r1, c, c0, c1 - c0, x, gamma, beta, saveMean, saveInvStd, y,
-                                      fusion.relu);
+                normalizeBlock<false>(r0, r1, c, c0, c1 - c0, x, gamma, beta, saveMean, saveInvStd, y, fusion);
         });
         return;
     }
-    normalizeRows(rows, c, x, gamma, beta, saveMean, saveInvStd, y, fusion.relu, pool);
+    normalizeRows(rows, c, x, gamma, beta, saveMean, saveInvStd, y, fusion, pool);
 }
 
 void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
@@ -354,7 +360,8 @@ void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const fl
             float* yr = y + r * c;
             for (int64_t ci = 0; ci < c; ++ci) {
                 const float s = (gamma ? gamma[ci] : 1.0f) / std::sqrt(movingVar[ci] + epsilon);
-                const float v = (xr[ci] - movingMean[ci]) * s + (beta ? beta[ci] : 0.0f);
+                float v = (xr[ci] - movingMean[ci]) * s + (beta ? beta[ci] : 0.0f);
+                if (fusion.residual) v += fusion.residual[r * c + ci];
                 yr[ci] = fusion.relu && v < 0.0f ? 0.0f : v;
             }
         }
@@ -393,25 +400,41 @@ void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const fl
         const Vf m = blockOf(saveMean + c0, nb), iv = blockOf(saveInvStd + c0, nb);
         const Vf k = gamma ? blockOf(gamma + c0, nb) * iv : iv;
         const Vf mdy = load16(mdyA), mdyx = load16(mdyxA);
-        auto body = [&](auto full, auto masked, auto overwrite) {
+        float* dres = fusion.dResidual;
+        // kRes: 0 no residual gradient, 1 overwrite it, 2 add to it (before dx: they may alias).
+        auto body = [&](auto full, auto masked, auto overwrite, auto res) {
             constexpr bool kFull = decltype(full)::value;
+            constexpr int kRes = decltype(res)::value;
             for (int64_t r = r0; r < r1; ++r) {
                 const Vf xhat = (loadBlock<kFull>(x + r * c + c0, nb) - m) * iv;
                 Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
                 if constexpr (decltype(masked)::value) d = wherePositive(loadBlock<kFull>(out + r * c + c0, nb), d);
-                float* dxr = dx + r * c + c0;
-                const Vf g = k * (d - mdy - xhat * mdyx);
-                if constexpr (decltype(overwrite)::value)
-                    storeBlock<kFull>(dxr, g, nb);
-                else
-                    storeBlock<kFull>(dxr, loadBlock<kFull>(dxr, nb) + g, nb);
+                if constexpr (kRes == 1) storeBlock<kFull>(dres + r * c + c0, d, nb);
+                if constexpr (kRes == 2)
+                    storeBlock<kFull>(dres + r * c + c0, loadBlock<kFull>(dres + r * c + c0, nb) + d, nb);
+                if (dx) {
+                    float* dxr = dx + r * c + c0;
+                    const Vf g = k * (d - mdy - xhat * mdyx);
+                    if constexpr (decltype(overwrite)::value)
+                        storeBlock<kFull>(dxr, g, nb);
+                    else
+                        storeBlock<kFull>(dxr, loadBlock<kFull>(dxr, nb) + g, nb);
+                }
             }
+        };
+        auto withRes = [&](auto full, auto masked, auto overwrite) {
+            if (!dres)
+                body(full, masked, overwrite, std::integral_constant<int, 0>{});
+            else if (fusion.overwriteResidual)
+                body(full, masked, overwrite, std::integral_constant<int, 1>{});
+            else
+                body(full, masked, overwrite, std::integral_constant<int, 2>{});
         };
         auto withOverwrite = [&](auto full, auto masked) {
             if (fusion.overwriteDx)
-                body(full, masked, std::true_type{});
+                withRes(full, masked, std::true_type{});
             else
-                body(full, masked, std::false_type{});
+                withRes(full, masked, std::false_type{});
         };
         auto withMask = [&](auto full) {
             if (out)
@@ -432,7 +455,7 @@ void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const fl
                 if (dbeta) dbeta[c0 + j] += static_cast<float>(td[j]);
                 if (dgamma) dgamma[c0 + j] += static_cast<float>(tx[j]);
             }
-            if (dx) applyDx(0, rows, c0, c1, td, tx);
+            if (dx || fusion.dResidual) applyDx(0, rows, c0, c1, td, tx);
         });
         return;
     }
@@ -450,7 +473,7 @@ void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const fl
         if (dbeta) dbeta[ci] += static_cast<float>(td);
         if (dgamma) dgamma[ci] += static_cast<float>(tx);
     }
-    if (!dx) return;
+    if (!dx && !fusion.dResidual) return;
     forChunks(rows, c, chunks, true, pool, [&](int64_t, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
         applyDx(r0, r1, c0, c1, sdy + c0, sdyx + c0);
     });
@@ -481,6 +504,10 @@ void batchNormBackwardInference(int64_t rows, int64_t c, const float* x, const f
                 const float xhat = (xr[j] - mean[j]) * inv[j];
                 sdy[j] += dm[j];
                 sdyx[j] += static_cast<double>(dm[j]) * xhat;
+            }
+            if (float* dres = fusion.dResidual) {  // first: dx may be the same buffer
+                float* dr2 = dres + r * c + c0;
+                for (int64_t j = 0; j < nb; ++j) dr2[j] = (fusion.overwriteResidual ? 0.0f : dr2[j]) + dm[j];
             }
             if (dx) {
                 float* dxr = dx + r * c + c0;

@@ -55,7 +55,8 @@ bool batchNormForwardTrainingSync(int64_t rows, int64_t c, const float* x, const
         for (int64_t r = r0; r < r1; ++r)
             for (int64_t j = 0; j < c; ++j) {
                 const float g = gamma ? gamma[j] : 1.0f, b = beta ? beta[j] : 0.0f;
-                const float v = (x[r * c + j] - saveMean[j]) * saveInvStd[j] * g + b;
+                float v = (x[r * c + j] - saveMean[j]) * saveInvStd[j] * g + b;
+                if (fusion.residual) v += fusion.residual[r * c + j];
                 y[r * c + j] = fusion.relu && v < 0.0f ? 0.0f : v;
             }
     });
@@ -84,6 +85,14 @@ bool batchNormBackwardTrainingSync(int64_t rows, int64_t c, const float* x, cons
     }
     sums[static_cast<size_t>(2 * c)] = static_cast<double>(rows);
     if (!sync.allReduceSum(sums.data(), 2 * c + 1)) return false;
+    if (float* dres = fusion.dResidual) {  // before dx is written: they may alias
+        pool.parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {
+            for (int64_t i = r0 * c; i < r1 * c; ++i) {
+                const auto g = static_cast<float>(grad(i));
+                dres[i] = fusion.overwriteResidual ? g : dres[i] + g;
+            }
+        });
+    }
     if (!dx) return true;
     const double n = sums[static_cast<size_t>(2 * c)];
     pool.parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {

@@ -747,10 +747,12 @@ private slots:
         QTest::newRow("frozen batch norm") << true;
     }
     void fusedPlanMatchesUnfused() {
-        // Residual blocks with every case of the folding rule: a ReLU after a batch norm and after
+        // Residual blocks with every case of the folding rules: a ReLU after a batch norm and after
         // an Add (folded), after a batch norm that has another reader or is a model output (kept
         // apart), Add(x, x) (zeroed, not overwritten), a strided 1x1 convolution (input pixels no
-        // tap reaches get zeros when overwritten), and a batch norm on a Dense output.
+        // tap reaches get zeros when overwritten), and a batch norm on a Dense output. Adds folded
+        // into a batch norm: add1 (then r2 too), the sum of two batch norms (the later one takes
+        // it), and BatchNorm(x) + x (one gradient buffer written twice by the same step).
         QFETCH(bool, frozenBn);
         const std::string fz = frozenBn ? R"(, "trainable": false)" : "";
         const ops::ModelInfo m = buildModel(R"([
@@ -772,7 +774,16 @@ private slots:
           {"name": "twice", "op": "Add", "inputs": ["r4", "r4"]},
           {"name": "sum", "op": "Add", "inputs": ["both", "twice"]},
           {"name": "r5", "op": "ReLU", "inputs": ["sum"]},
-          {"name": "gap", "op": "GlobalAveragePooling2D", "inputs": ["r5"]},
+          {"name": "e1", "op": "Conv2D", "inputs": ["r5"], "attrs": {"filters": 8, "kernel_size": 3, "padding": "same"}},
+          {"name": "be1", "op": "BatchNormalization", "inputs": ["e1"]},
+          {"name": "e2", "op": "Conv2D", "inputs": ["r5"], "attrs": {"filters": 8, "kernel_size": 1}},
+          {"name": "be2", "op": "BatchNormalization", "inputs": ["e2"]},
+          {"name": "pair", "op": "Add", "inputs": ["be1", "be2"]},
+          {"name": "e3", "op": "Conv2D", "inputs": ["pair"], "attrs": {"filters": 8, "kernel_size": 1}},
+          {"name": "self", "op": "BatchNormalization", "inputs": ["e3"])" + fz + R"(},
+          {"name": "own", "op": "Add", "inputs": ["self", "e3"]},
+          {"name": "r7", "op": "ReLU", "inputs": ["own"]},
+          {"name": "gap", "op": "GlobalAveragePooling2D", "inputs": ["r7"]},
           {"name": "d", "op": "Dense", "inputs": ["gap"], "attrs": {"units": 6}},
           {"name": "b5", "op": "BatchNormalization", "inputs": ["d"]},
           {"name": "r6", "op": "ReLU", "inputs": ["b5"]},
@@ -794,8 +805,9 @@ private slots:
         ParamStore fusedStore = ParamStore::create(m, 5), plainStore = ParamStore::create(m, 5);
         auto fused = compile(fusedStore, true, true);
         auto plain = compile(plainStore, true, false);
-        // r1, r2, r5 and r6 fold (4 forward and 4 backward steps fewer); r3 and r4 do not.
-        QCOMPARE(fused->stats().steps + 8, plain->stats().steps);
+        // r1, r2, r5, r6 and r7 fold, and so do add1, pair and own (8 forward and 8 backward
+        // steps fewer); r3, r4, both, twice and sum do not.
+        QCOMPARE(fused->stats().steps + 16, plain->stats().steps);
         for (int step = 0; step < 3; ++step) {
             for (Plan* p : {fused.get(), plain.get()}) {
                 fillNormal(p->input(size_t{0}), batch * 8 * 8 * 3, 40 + static_cast<uint64_t>(step));

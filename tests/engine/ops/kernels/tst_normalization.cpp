@@ -386,7 +386,7 @@ void TestNormalization::layerNorm() {
 QTEST_APPLESS_MAIN(TestNormalization)
 // A ReLU folded into batch normalisation (BatchNormFusion) gives exactly the separate ReLU's
 // values and gradients, and overwriting dx equals accumulating into zeros: training, inference
-// (frozen) and synchronised forms.
+// (frozen) and synchronised forms. The same with a residual Add taken in before the ReLU.
 void TestNormalization::batchNormFusedRelu_data() {
     addCaseRows();
 }
@@ -463,6 +463,39 @@ void TestNormalization::batchNormFusedRelu() {
         backward(dy, dx, dg, db, f);
         QVERIFY2(bitEqual(dx, dxRef), qPrintable(QString("form %1: dx").arg(form)));
         QVERIFY2(bitEqual(dg, dgRef) && bitEqual(db, dbRef), qPrintable(QString("form %1: dgamma/dbeta").arg(form)));
+
+        // A residual taken in as well (Add(BatchNorm(x), r), then the ReLU): the forward adds r
+        // before the ReLU; backward passes the masked gradient to dr, overwriting or adding.
+        const auto res = randomVector(n, 17 + index, -1.0f, 1.0f);
+        std::vector<float> yAdd(n), dAdd(n);
+        for (size_t i = 0; i < n; ++i) {
+            const float v = y[i] + res[i];
+            yAdd[i] = v < 0.0f ? 0.0f : v;
+            dAdd[i] = yAdd[i] > 0.0f ? dy[i] : 0.0f;
+        }
+        std::vector<float> dxAddRef(n, 0.0f), dgAddRef(size_t(c), 0.0f), dbAddRef(size_t(c), 0.0f);
+        backward(dAdd, dxAddRef, dgAddRef, dbAddRef, {});
+        std::vector<float> yR(n), m3 = mm, v3 = mv;
+        BatchNormFusion fr;
+        fr.relu = true;
+        fr.residual = res.data();
+        forward(yR, m3, v3, fr);
+        QVERIFY2(bitEqual(yR, yAdd), qPrintable(QString("form %1: forward with residual").arg(form)));
+        fr.out = yR.data();
+        fr.overwriteDx = true;
+        for (const bool overwrite : {true, false}) {
+            const auto dres0 = randomVector(n, 18 + index);
+            std::vector<float> dxR(n, nan), dgR(size_t(c), 0.0f), dbR(size_t(c), 0.0f);
+            std::vector<float> dres = overwrite ? std::vector<float>(n, nan) : dres0;
+            fr.dResidual = dres.data();
+            fr.overwriteResidual = overwrite;
+            backward(dy, dxR, dgR, dbR, fr);
+            std::vector<float> dresRef(n);
+            for (size_t i = 0; i < n; ++i) dresRef[i] = overwrite ? dAdd[i] : dres0[i] + dAdd[i];
+            QVERIFY2(bitEqual(dxR, dxAddRef), qPrintable(QString("form %1: dx with residual").arg(form)));
+            QVERIFY2(bitEqual(dres, dresRef), qPrintable(QString("form %1: residual gradient").arg(form)));
+            QVERIFY(bitEqual(dgR, dgAddRef) && bitEqual(dbR, dbAddRef));
+        }
     }
 }
 
