@@ -147,35 +147,48 @@ struct TileArgs {
     const float* init = nullptr;  // added to the sum (v-block offset applied), or nullptr
     bool accumulate = false;      // add the sum to y (init is ignored) instead of overwriting
     bool relu = false;            // then clamp at zero
+    // Edge tiles (tileKernel's H / T): pixel 0 skips k < headK, pixel R-1 skips k >= kin - tailK.
+    int64_t headK = 0, tailK = 0;
 };
 
 // y[j, :] = init + sum, or y[j, :] += sum, where sum is over taps t and k < kin of
 // a[j*aStep + tapOff[t] + k] * tapW[t][k, :]. The sum starts from zero and is added to init / y
-// once at the end.
-template <int R, int V>
+// once at the end. With H (T), the first (last) pixel's terms below headK (from kin - tailK on)
+// are zero padding outside the row: they are neither read nor added, which leaves every sum
+// unchanged, so a row's end tiles can read the unpadded tensor.
+template <int R, int V, int H = 0, int T = 0>
 void tileKernel(const TileArgs& t) {
     Vec acc[R][V];
 #pragma GCC unroll 32
     for (int j = 0; j < R; ++j)
 #pragma GCC unroll 32
         for (int v = 0; v < V; ++v) acc[j][v] = Vec{};
+    const int64_t kHead = H ? t.headK : 0, kTail = T ? t.kin - t.tailK : t.kin;
     for (int64_t tp = 0; tp < t.taps; ++tp) {
         const float* a = t.a + t.tapOff[tp];
-        const float* w = t.tapW[tp] + t.wCol;
+        const float* w0 = t.tapW[tp] + t.wCol;
         const float* ap[R];
 #pragma GCC unroll 32
         for (int j = 0; j < R; ++j) ap[j] = a + j * t.aStep;
-        for (int64_t k = 0; k < t.kin; ++k, w += t.wStride) {
-            Vec wv[V];
+        // Terms k in [k0, k1) of pixels [J0, J1).
+        auto span = [&](auto j0, auto j1, int64_t k0, int64_t k1) __attribute__((always_inline)) {
+            constexpr int J0 = decltype(j0)::value, J1 = decltype(j1)::value;
+            const float* w = w0 + k0 * t.wStride;
+            for (int64_t k = k0; k < k1; ++k, w += t.wStride) {
+                Vec wv[V];
 #pragma GCC unroll 32
-            for (int v = 0; v < V; ++v) wv[v] = loadVec(w + v * kLanes);
+                for (int v = 0; v < V; ++v) wv[v] = loadVec(w + v * kLanes);
 #pragma GCC unroll 32
-            for (int j = 0; j < R; ++j) {
-                const Vec av = splat(ap[j][k]);
+                for (int j = J0; j < J1; ++j) {
+                    const Vec av = splat(ap[j][k]);
 #pragma GCC unroll 32
-                for (int v = 0; v < V; ++v) acc[j][v] += av * wv[v];
+                    for (int v = 0; v < V; ++v) acc[j][v] += av * wv[v];
+                }
             }
-        }
+        };
+        if constexpr (H) span(std::integral_constant<int, 1>{}, std::integral_constant<int, R>{}, 0, kHead);
+        span(std::integral_constant<int, 0>{}, std::integral_constant<int, R>{}, kHead, kTail);
+        if constexpr (T) span(std::integral_constant<int, 0>{}, std::integral_constant<int, R - 1>{}, kTail, t.kin);
     }
 #pragma GCC unroll 32
     for (int v = 0; v < V; ++v) {
@@ -302,24 +315,30 @@ using TileFn = void (*)(const TileArgs&);
 using DwFn = void (*)(const DwArgs&);
 
 // Function tables indexed [V-1][R-1]; entries past the per-V limit stay null (never used).
-template <int V, int Limit, int... R>
+template <int V, int Limit, int H, int T, int... R>
 constexpr std::array<TileFn, sizeof...(R)> tileFns(std::integer_sequence<int, R...>) {
-    return {(R < Limit ? &tileKernel<(R < Limit ? R + 1 : 1), V> : nullptr)...};
+    return {(R < Limit ? &tileKernel<(R < Limit ? R + 1 : 1), V, H, T> : nullptr)...};
 }
 template <int V, int Limit, int... R>
 constexpr std::array<DwFn, sizeof...(R)> dwFns(std::integer_sequence<int, R...>) {
     return {(R < Limit ? &dwKernel<(R < Limit ? R + 1 : 1), V> : nullptr)...};
 }
 
-template <int... V>
-constexpr std::array<std::array<TileFn, kTileMaxR>, kMaxV> tileTable(std::integer_sequence<int, V...>) {
-    return {tileFns<V + 1, kTileRows[V + 1]>(std::make_integer_sequence<int, kTileMaxR>{})...};
+using TileTable = std::array<std::array<TileFn, kTileMaxR>, kMaxV>;
+template <int H, int T, int... V>
+constexpr TileTable tileTable(std::integer_sequence<int, V...>) {
+    return {tileFns<V + 1, kTileRows[V + 1], H, T>(std::make_integer_sequence<int, kTileMaxR>{})...};
 }
 template <int... V>
 constexpr std::array<std::array<DwFn, kDwMaxRows>, kMaxV> dwTable(std::integer_sequence<int, V...>) {
     return {dwFns<V + 1, kDwRows[V + 1]>(std::make_integer_sequence<int, kDwMaxRows>{})...};
 }
-constexpr auto kTileFns = tileTable(std::make_integer_sequence<int, kMaxV>{});
+constexpr auto kTileFns = tileTable<0, 0>(std::make_integer_sequence<int, kMaxV>{});
+// Tiles at a row's ends that skip padding: [head][tail] ([0][0] is kTileFns).
+constexpr std::array<std::array<TileTable, 2>, 2> kTileEdgeFns = {
+    {{kTileFns, tileTable<0, 1>(std::make_integer_sequence<int, kMaxV>{})},
+     {tileTable<1, 0>(std::make_integer_sequence<int, kMaxV>{}),
+      tileTable<1, 1>(std::make_integer_sequence<int, kMaxV>{})}}};
 constexpr auto kDwFns = dwTable(std::make_integer_sequence<int, kMaxV>{});
 
 using RowFn = void (*)(const RowArgs&);
@@ -367,8 +386,9 @@ struct DirectLayout {
     int64_t ocPad = 0, cPad = 0;  // channel counts rounded up to whole vectors
     bool padX = false;            // forward / filter gradient read a zero-padded copy of x
     bool ring = false;            // the forward pass pads rows on the fly (no padded copy)
-    bool rowDirect = false;       // the forward pass reads x itself, its row tiles skip padding
-    int skipL = 0, skipR = 0;     // padding pixels its first / last row tile skips
+    bool fwdDirect = false;       // the forward pass reads x itself, its end tiles skip padding
+    int skipL = 0, skipR = 0;     // padding columns its first / last row-kernel tile skips
+    int64_t headK = 0, tailK = 0; // floats its first / last plain tile skips (TileArgs)
     bool dyDirect = false;        // backward-data reads dy itself, likewise
     int dySkipL = 0, dySkipR = 0;
     int64_t ringRows = 0;         // rows in its ring: the span of one output row's taps
@@ -416,14 +436,29 @@ DirectLayout directLayout(const Conv2DGeom& g) {
     L.wp = L.padX ? needW : g.w;
     L.ringRows = (g.kh - 1) * g.dilationH + 1;
     L.ring = L.padX && L.ringRows <= kMaxRingRows && L.ringRows * L.wp * g.c <= kRingFloats;
-    // 3-wide unit-stride rows: the row kernel's end tiles skip the one padding column on either
-    // side, so neither a ring nor a copy is needed (rows above and below are skipped as taps).
+    // The forward pass reads x in place (no ring, no copy; rows above and below are skipped as
+    // taps) when every tile at a row's ends can skip its padding columns: 3-wide unit-stride row
+    // kernels skip one column on either side, plain tiles skip the first pixel's leading and the
+    // last pixel's trailing columns as long as no other pixel reaches into the padding.
     const bool unitRows = g.kw == 3 && g.strideW == 1 && g.dilationW == 1;
-    if (unitRows && L.padX) {
-        const int64_t sl = g.padLeft, sr = std::max<int64_t>(0, (g.ow - 1) + 2 - g.padLeft - (g.w - 1));
-        L.rowDirect = rowEdgesCover(g.oc, sl, sr);
-        L.skipL = static_cast<int>(sl);
-        L.skipR = static_cast<int>(sr);
+    if (L.padX && g.dilationW == 1) {
+        const int rowReuse = g.strideW == 1 ? reuseIndex(g.kw) : -1;
+        const int64_t excessR = std::max<int64_t>(0, (g.ow - 1) * g.strideW - g.padLeft + g.kw - g.w);
+        const bool innerClear =
+            g.padLeft <= g.strideW && (g.ow < 2 || (g.ow - 2) * g.strideW - g.padLeft + g.kw <= g.w);
+        const bool tileOk = innerClear && g.padLeft < g.kw && excessR < g.kw && (g.ow > 1 || g.padLeft + excessR < g.kw);
+        bool ok = true;
+        forVectorBlocks(g.oc, [&](int64_t, int V, Mask) {
+            if (rowReuse >= 0 && kRowRows[rowReuse][V] > 0)
+                ok = ok && rowReuse == 0 && g.padLeft <= 1 && excessR <= 1;
+            else
+                ok = ok && tileOk;
+        });
+        L.fwdDirect = ok;
+        L.skipL = static_cast<int>(g.padLeft);
+        L.skipR = static_cast<int>(excessR);
+        L.headK = g.padLeft * g.c;
+        L.tailK = excessR * g.c;
     }
     // Output rows whose input band fits in kRingFloats: (rows-1)*strideH + ringRows input rows.
     const int64_t bandInRows = kRingFloats / (L.wp * g.c);
@@ -455,7 +490,7 @@ DirectLayout directLayout(const Conv2DGeom& g) {
     };
     L.wOff = region(L.K * L.ocPad);
     L.wtOff = region(g.kh * g.kw * g.oc * L.cPad);
-    L.xOff = region(L.padX && (!L.band || (!L.ring && !L.rowDirect)) ? g.n * L.hp * L.wp * g.c : 0);
+    L.xOff = region(L.padX && (!L.band || (!L.ring && !L.fwdDirect)) ? g.n * L.hp * L.wp * g.c : 0);
     L.dyOff = region(L.dyRing || L.dyDirect || useScatterBackwardData(g) ? 0 : g.n * L.hq * L.wq * g.oc);
     L.partOff = region(L.chunks * (L.K + 1) * L.ocPad);
     L.total = at;
@@ -491,10 +526,12 @@ int64_t tileSize(int64_t count, int64_t maxR) {
 
 // Tiles of one output row: fn(R-limit table choice) — row reuse for unit-stride 3/5-wide
 // kernels, else the plain tile kernel. `a` is the input of output pixel 0 before tap offsets.
-// skipL / skipR: padding columns the first / last row tile skips (0 when `a` is padded).
+// direct: `a` is the unpadded row (L.fwdDirect), whose end tiles skip the padding.
 void forwardRow(const Conv2DGeom& g, const DirectLayout& L, int rowReuse, const float* a,
                 const int64_t* tapOff, const float* const* tapW, int64_t taps, int64_t kin, const float* bias,
-                float* yrow, bool relu, int skipL = 0, int skipR = 0) {
+                float* yrow, bool relu, bool direct = false) {
+    const int skipL = direct ? L.skipL : 0, skipR = direct ? L.skipR : 0;
+    const bool head = direct && L.headK > 0, tail = direct && L.tailK > 0;
     forVectorBlocks(g.oc, [&](int64_t v0, int V, Mask lastMask) {
         if (rowReuse >= 0 && kRowRows[rowReuse][V] > 0) {
             const int64_t R = tileSize(g.ow, kRowRows[rowReuse][V]);
@@ -532,11 +569,13 @@ void forwardRow(const Conv2DGeom& g, const DirectLayout& L, int rowReuse, const 
         ta.lastMask = lastMask;
         ta.init = bias ? bias + v0 * kLanes : nullptr;
         ta.relu = relu;
+        ta.headK = L.headK;
+        ta.tailK = L.tailK;
         for (int64_t ox = 0; ox < g.ow; ox += R) {
             const int64_t r = std::min(R, g.ow - ox);
             ta.a = a + ox * g.strideW * g.c;
             ta.y = yrow + ox * g.oc + v0 * kLanes;
-            kTileFns[V - 1][r - 1](ta);
+            kTileEdgeFns[head && ox == 0][tail && ox + r == g.ow][V - 1][r - 1](ta);
         }
     });
 }
@@ -560,7 +599,7 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
         std::memset(wpk + k * L.ocPad + g.oc, 0, sizeof(float) * static_cast<size_t>(L.ocPad - g.oc));
     }
     const float* xp = x;
-    if (L.padX && !L.ring && !L.rowDirect) {
+    if (L.padX && !L.ring && !L.fwdDirect) {
         padImages(x, g.n, g.h, g.w, g.c, g.padTop, g.padLeft, L.hp, L.wp, workspace + L.xOff, pool);
         xp = workspace + L.xOff;
     }
@@ -573,7 +612,7 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
     pool.parallelFor(g.n * g.oh, 1, [&](int64_t q0, int64_t q1) {
         int64_t tapOff[kDirectMaxTaps];
         const float* tapW[kDirectMaxTaps];
-        if (L.rowDirect) {
+        if (L.fwdDirect) {
             // Unpadded rows: taps on rows outside the image are skipped, the row tiles skip the
             // padding columns. Pixel 0 of the row reads from column -padLeft.
             for (int64_t q = q0; q < q1; ++q) {
@@ -587,7 +626,7 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
                     ++nt;
                 }
                 forwardRow(g, L, rowReuse, x + b * g.h * g.w * g.c, tapOff, tapW, nt, kin, bias,
-                           y + q * g.ow * g.oc, relu, L.skipL, L.skipR);
+                           y + q * g.ow * g.oc, relu, true);
             }
             return;
         }

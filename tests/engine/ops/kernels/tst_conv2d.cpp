@@ -156,6 +156,9 @@ const Spec kSpecs[] = {
     // Unpadded 3-wide rows whose one tile both starts and ends in the padding.
     {"3x3 same s1 one column 16->48", 2, 5, 1, 16, 3, 3, 48, 1, 1, 1, 1, true, 1, true},
     {"3x3 same s1 two columns 32->32", 2, 4, 2, 32, 3, 3, 32, 1, 1, 1, 1, true, 1, false},
+    // Strided rows read unpadded: padding on the right only (even width), and one output column.
+    {"3x3 same s2 even 16->32", 2, 8, 8, 16, 3, 3, 32, 2, 2, 1, 1, true, 1, true},
+    {"3x3 same s2 one column 16->16", 2, 5, 2, 16, 3, 3, 16, 2, 2, 1, 1, true, 1, false},
 };
 
 Conv2DGeom geomOf(const Spec& s) {
