@@ -64,20 +64,35 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
     // Folding: an Add into the batch norm producing one of its inputs (the batch norm's kernel
     // adds the other input), then a ReLU into its producer's kernel, or into the batch norm that
     // took its producer Add in. A folded node aliases the node whose kernel computes it.
+    // In inference plans a batch norm is first folded into the convolution before it (whose
+    // kernel then also gets the batch norm's parameters).
     std::vector<int> lossOutputs;
     for (const auto& l : losses) lossOutputs.push_back(l.output);
     const std::vector<int> residualPort = residualFusionCandidates(model, lossOutputs);
     const std::vector<int> reluInto = reluFusionCandidates(model, lossOutputs);
     std::vector<bool> folded(n, false);
-    std::vector<int> aliasPort(n, 0), extraInput(n, -1), computedBy(n);
+    std::vector<int> aliasPort(n, 0), extraInput(n, -1), computedBy(n), extraParams(n, -1);
     for (size_t i = 0; i < n; ++i) computedBy[i] = static_cast<int>(i);
     if (options.fuse) {
+        if (!options.training) {
+            const std::vector<int> bnInto = batchNormFoldCandidates(model, lossOutputs);
+            for (int i : model.order) {
+                const auto si = static_cast<size_t>(i);
+                const int p = bnInto[si];
+                if (p < 0) continue;
+                const auto eps = static_cast<float>(model.nodes[si].attrs.getFloat("epsilon"));
+                if (!kernels[static_cast<size_t>(p)]->fuseBatchNorm(eps)) continue;
+                folded[si] = true;
+                computedBy[si] = p;
+                extraParams[static_cast<size_t>(p)] = i;
+            }
+        }
         for (int i : model.order) {
             const auto si = static_cast<size_t>(i);
             if (residualPort[si] < 0) continue;
             const auto& in = model.nodes[si].inputs;
             const int p = in[static_cast<size_t>(residualPort[si])], other = in[static_cast<size_t>(1 - residualPort[si])];
-            if (!kernels[static_cast<size_t>(p)]->fuseResidual()) continue;
+            if (folded[static_cast<size_t>(p)] || !kernels[static_cast<size_t>(p)]->fuseResidual()) continue;
             folded[si] = true;
             aliasPort[si] = residualPort[si];
             extraInput[static_cast<size_t>(p)] = other;
@@ -89,6 +104,8 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
                 folded[static_cast<size_t>(i)] = true;
         }
     }
+    // Workspace sizes as folding left them.
+    for (int i : model.order) workspace = std::max(workspace, kernels[static_cast<size_t>(i)]->workspaceFloats());
     for (int i : model.order) {
         const auto si = static_cast<size_t>(i);
         const auto& k = *kernels[si];
@@ -144,6 +161,9 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
             for (size_t k = 0; k < ni.params.size(); ++k)
                 step->params.push_back(
                     params.params()[static_cast<size_t>(params.index(ss.node, k))].value.data<float>());
+            if (const int e = extraParams[si]; e >= 0)  // a folded batch norm's parameters
+                for (size_t k = 0; k < model.nodes[static_cast<size_t>(e)].params.size(); ++k)
+                    step->params.push_back(params.params()[static_cast<size_t>(params.index(e, k))].value.data<float>());
             plan->m_forward.push_back(std::move(step));
             break;
         case StepKind::Loss: {

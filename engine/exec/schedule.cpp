@@ -213,13 +213,21 @@ Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
     return s;
 }
 
-std::vector<int> reluFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs) {
-    const size_t n = model.nodes.size();
-    std::vector<int> readers(n, 0);
+namespace {
+// How many consumers, model outputs and losses read each node's value.
+std::vector<int> readerCounts(const ops::ModelInfo& model, const std::vector<int>& lossOutputs) {
+    std::vector<int> readers(model.nodes.size(), 0);
     for (const auto& ni : model.nodes)
         for (int p : ni.inputs) ++readers[static_cast<size_t>(p)];
     for (int o : model.outputs) ++readers[static_cast<size_t>(o)];
     for (int o : lossOutputs) ++readers[static_cast<size_t>(o)];
+    return readers;
+}
+}  // namespace
+
+std::vector<int> reluFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs) {
+    const size_t n = model.nodes.size();
+    const std::vector<int> readers = readerCounts(model, lossOutputs);
     std::vector<int> into(n, -1);
     for (size_t i = 0; i < n; ++i) {
         const auto& ni = model.nodes[i];
@@ -232,13 +240,22 @@ std::vector<int> reluFusionCandidates(const ops::ModelInfo& model, const std::ve
     return into;
 }
 
+std::vector<int> batchNormFoldCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs) {
+    const std::vector<int> readers = readerCounts(model, lossOutputs);
+    std::vector<int> into(model.nodes.size(), -1);
+    for (size_t i = 0; i < model.nodes.size(); ++i) {
+        const auto& ni = model.nodes[i];
+        if (ni.def->kind != ops::OpKind::BatchNormalization || ni.inputs.size() != 1) continue;
+        const int p = ni.inputs[0];
+        if (model.nodes[static_cast<size_t>(p)].def->kind == ops::OpKind::Conv2D && readers[static_cast<size_t>(p)] == 1)
+            into[i] = p;
+    }
+    return into;
+}
+
 std::vector<int> residualFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs) {
     const size_t n = model.nodes.size();
-    std::vector<int> readers(n, 0);
-    for (const auto& ni : model.nodes)
-        for (int p : ni.inputs) ++readers[static_cast<size_t>(p)];
-    for (int o : model.outputs) ++readers[static_cast<size_t>(o)];
-    for (int o : lossOutputs) ++readers[static_cast<size_t>(o)];
+    const std::vector<int> readers = readerCounts(model, lossOutputs);
     std::vector<size_t> pos(n, 0);
     for (size_t k = 0; k < model.order.size(); ++k) pos[static_cast<size_t>(model.order[k])] = k;
     std::vector<int> port(n, -1);

@@ -53,6 +53,12 @@ std::vector<int> reluFusionCandidates(const ops::ModelInfo& model, const std::ve
 // on, and the Add aliases the batch norm (KernelTraits::aliasInput), so it has no steps.
 std::vector<int> residualFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs);
 
+// For inference plans: BatchNormalization nodes that may be folded into the Conv2D producing their
+// input, per node: that convolution, or -1. It qualifies when nothing else reads the
+// convolution's value. Folding is up to the plan: the convolution's kernel scales its weights by
+// the batch norm's parameters (CpuKernel::fuseBatchNorm) and the batch norm aliases it.
+std::vector<int> batchNormFoldCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs);
+
 // A loss resolved against the model: the op, its attributes with defaults, and the concrete
 // shapes of what it reads (the model output [batch, ...] and the target [batch, ...]).
 struct ResolvedLoss {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Convolution and pooling family (NHWC): Conv2D, DepthwiseConv2D, MaxPooling2D, AveragePooling2D,
 // GlobalAveragePooling2D, GlobalMaxPooling2D. Geometry follows Keras/TensorFlow "same"/"valid" padding.
+#include <cmath>
+
 #include "engine/ops/kernels/conv2d.h"
 #include "engine/ops/kernels/pooling.h"
 #include "engine/ops/op_helpers.h"
@@ -68,15 +70,50 @@ public:
     ConvKernel(const kernels::Conv2DGeom& g, bool bias, kernels::Activation act)
         : m_g(g), m_bias(bias), m_fuseRelu(act == kernels::Activation::ReLU),
           m_epi(act, g.n * g.oh * g.ow, g.oc) {}
-    size_t workspaceFloats() const override { return m_epi.scratchFloats() + kernels::conv2dWorkspaceFloats(m_g); }
+    size_t workspaceFloats() const override {
+        return m_epi.scratchFloats() + kernels::conv2dWorkspaceFloats(m_g) + (m_foldBn ? foldedFloats() : 0);
+    }
     size_t savedFloats() const override { return m_epi.savedFloats(); }
     bool backwardNeedsOutput() const override { return m_epi.active(); }
     bool overwritesInputGrads() const override { return true; }
+    bool fuseBatchNorm(float epsilon) override {
+        if (m_epi.active() || m_fuseRelu) return false;  // the batch norm must see the linear output
+        m_foldBn = true;
+        m_bnEps = epsilon;
+        return true;
+    }
+    // A ReLU after a batch norm taken in (only then: a plain convolution's ReLU is its activation).
+    bool fuseRelu() override {
+        if (!m_foldBn) return false;
+        m_fuseRelu = true;
+        return true;
+    }
     Status forward(const KernelIo& io) override {
+        float* convWorkspace = io.workspace + m_epi.scratchFloats();
+        if (m_foldBn) {
+            // Weights [kh, kw, c/groups, oc] and bias scaled per output channel, in the workspace
+            // after the convolution's own.
+            const int64_t oc = m_g.oc, nw = m_g.kh * m_g.kw * (m_g.c / m_g.groups) * oc;
+            float* wf = convWorkspace + kernels::conv2dWorkspaceFloats(m_g);
+            float* bf = wf + nw;
+            float* scale = bf + oc;
+            const size_t bn = m_bias ? 2 : 1;
+            const float *gamma = io.params[bn], *beta = io.params[bn + 1], *mean = io.params[bn + 2],
+                        *var = io.params[bn + 3];
+            for (int64_t o = 0; o < oc; ++o) {
+                scale[o] = gamma[o] / std::sqrt(var[o] + m_bnEps);
+                bf[o] = ((m_bias ? io.params[1][o] : 0.0f) - mean[o]) * scale[o] + beta[o];
+            }
+            const float* w = io.params[0];
+            for (int64_t i = 0; i < nw; i += oc)
+                for (int64_t o = 0; o < oc; ++o) wf[i + o] = w[i + o] * scale[o];
+            kernels::conv2dForward(m_g, io.in[0], wf, bf, io.out, convWorkspace, *io.pool, m_fuseRelu);
+            return {};
+        }
         // ReLU is applied by the convolution's output pass; the epilogue still provides its
         // backward (from the output).
-        kernels::conv2dForward(m_g, io.in[0], io.params[0], m_bias ? io.params[1] : nullptr, io.out,
-                               io.workspace + m_epi.scratchFloats(), *io.pool, m_fuseRelu);
+        kernels::conv2dForward(m_g, io.in[0], io.params[0], m_bias ? io.params[1] : nullptr, io.out, convWorkspace,
+                               *io.pool, m_fuseRelu);
         if (!m_fuseRelu) m_epi.forward(io.out, io.saved, *io.pool);
         return {};
     }
@@ -89,10 +126,15 @@ public:
     }
 
 private:
+    size_t foldedFloats() const {
+        return static_cast<size_t>(m_g.kh * m_g.kw * (m_g.c / m_g.groups) * m_g.oc + 2 * m_g.oc);
+    }
     kernels::Conv2DGeom m_g;
     bool m_bias;
     bool m_fuseRelu;
     ActivationEpilogue m_epi;
+    bool m_foldBn = false;  // a following inference-mode batch norm taken in (fuseBatchNorm)
+    float m_bnEps = 0.0f;
 };
 
 Result<std::unique_ptr<CpuKernel>> convKernel(const ShapeContext& c, const Shape& out) {

@@ -122,6 +122,15 @@ public:
     // masked by a folded ReLU, to KernelIo::dIn[1] (honouring dInOverwrite[1]; it may be the same
     // buffer as dIn[0]). Returns false when the kernel cannot; the Add then keeps its own step.
     virtual bool fuseResidual() { return false; }
+    // Inference plans only: asks the kernel to take in a following BatchNormalization in
+    // inference mode. Its forward then receives that layer's gamma, beta, moving mean and moving
+    // variance after its own parameters (KernelIo::params) and computes y * s + beta - mean * s,
+    // s = gamma / sqrt(variance + epsilon), by scaling its weights and bias. Returns false when it
+    // cannot; the batch norm then keeps its own step.
+    virtual bool fuseBatchNorm(float epsilon) {
+        (void)epsilon;
+        return false;
+    }
     virtual Status forward(const KernelIo& io) = 0;
     virtual Status backward(const KernelIo& io) = 0;
 };

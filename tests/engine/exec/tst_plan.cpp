@@ -832,18 +832,75 @@ private slots:
             }
             QVERIFY(sameBits(fusedStore, plainStore));
         }
-        // Inference (moving statistics): the same outputs, the batch norm output included.
+        // Inference (moving statistics): the same outputs, the batch norm output included, up to
+        // rounding: an inference plan also folds each batch norm after a convolution into the
+        // convolution's weights.
         auto fusedEval = compile(fusedStore, false, true);
         auto plainEval = compile(plainStore, false, false);
+        QVERIFY(fusedEval->stats().steps < plainEval->stats().steps);
         for (Plan* p : {fusedEval.get(), plainEval.get()}) {
             fillNormal(p->input(size_t{0}), batch * 8 * 8 * 3, 50);
             QVERIFY(p->forward().ok());
         }
         for (size_t o = 0; o < 2; ++o) {
             const int64_t count = fusedEval->outputShape(o).numel();
-            const std::vector<float> a(fusedEval->output(o), fusedEval->output(o) + count);
-            const std::vector<float> b(plainEval->output(o), plainEval->output(o) + count);
-            QVERIFY(a == b);
+            for (int64_t i = 0; i < count; ++i) {
+                const float a = fusedEval->output(o)[i], b = plainEval->output(o)[i];
+                if (!(std::abs(a - b) <= 1e-5f * (1.0f + std::abs(b))))
+                    QFAIL(qPrintable(QString("output %1 element %2: %3 vs %4").arg(o).arg(i).arg(a).arg(b)));
+            }
+        }
+    }
+
+    // Inference plans fold a batch norm into the convolution before it (with bias, groups, a
+    // following ReLU, as a model output); a convolution with its own activation keeps its batch
+    // norm. Outputs equal the unfolded plan's up to rounding.
+    void batchNormFoldedIntoConvolutionForInference() {
+        const ops::ModelInfo m = buildModel(R"([
+          {"name": "x", "op": "Input", "attrs": {"shape": [7, 6, 4]}},
+          {"name": "c1", "op": "Conv2D", "inputs": ["x"], "attrs": {"filters": 6, "kernel_size": 3, "padding": "same", "groups": 2}},
+          {"name": "b1", "op": "BatchNormalization", "inputs": ["c1"], "attrs": {"epsilon": 0.01}},
+          {"name": "r1", "op": "ReLU", "inputs": ["b1"]},
+          {"name": "c2", "op": "Conv2D", "inputs": ["r1"], "attrs": {"filters": 5, "kernel_size": 3, "strides": 2, "padding": "same", "use_bias": false}},
+          {"name": "b2", "op": "BatchNormalization", "inputs": ["c2"]},
+          {"name": "c3", "op": "Conv2D", "inputs": ["b2"], "attrs": {"filters": 4, "kernel_size": 1, "activation": "relu"}},
+          {"name": "b3", "op": "BatchNormalization", "inputs": ["c3"]},
+          {"name": "gap", "op": "GlobalAveragePooling2D", "inputs": ["b3"]}
+        ])", R"(["gap", "b2"])");
+        ThreadPool pool(2);
+        ParamStore store = ParamStore::create(m, 3);
+        // Batch-norm parameters and moving statistics away from their initial values.
+        uint64_t seed = 90;
+        for (auto& p : store.params()) {
+            const bool variance = p.name.find("moving_variance") != std::string::npos;
+            float* v = p.value.data<float>();
+            fillNormal(v, p.value.numel(), seed++);
+            if (variance)
+                for (int64_t i = 0; i < p.value.numel(); ++i) v[i] = 0.2f + std::abs(v[i]);
+        }
+        auto compile = [&](bool fuse) {
+            CompileOptions o;
+            o.batch = 3;
+            o.training = false;
+            o.fuse = fuse;
+            auto p = Plan::compile(m, store, o, pool);
+            if (!p.ok()) qFatal("Plan::compile: %s", p.error().toString().c_str());
+            return std::move(p).value();
+        };
+        auto fused = compile(true), plain = compile(false);
+        // b1 (with r1) and b2 fold; b3 follows a convolution with its own ReLU and stays.
+        QCOMPARE(fused->stats().steps + 3, plain->stats().steps);
+        for (Plan* p : {fused.get(), plain.get()}) {
+            fillNormal(p->input(size_t{0}), 3 * 7 * 6 * 4, 7);
+            QVERIFY(p->forward().ok());
+        }
+        for (size_t o = 0; o < 2; ++o) {
+            const int64_t count = fused->outputShape(o).numel();
+            for (int64_t i = 0; i < count; ++i) {
+                const float a = fused->output(o)[i], b = plain->output(o)[i];
+                if (!(std::abs(a - b) <= 1e-5f * (1.0f + std::abs(b))))
+                    QFAIL(qPrintable(QString("output %1 element %2: %3 vs %4").arg(o).arg(i).arg(a).arg(b)));
+            }
         }
     }
 
