@@ -1750,6 +1750,34 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Make layer %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>%1 is a built-in layer: its inside cannot be changed. Make a layer of your own from its nodes instead.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is not a layer of this project.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is an input of the layer and must stay an Input node.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 &quot;%2&quot; cannot go inside a layer: a layer gets its inputs through its ports (%3).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The layer&apos;s input &quot;%1&quot; was removed or renamed; a layer keeps its inputs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The layer&apos;s output &quot;%1&quot; was removed or renamed; a layer keeps its outputs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edit layer %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>
@@ -2106,6 +2134,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>%1 is not a layer of this project.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer %1 updated; its instances follow.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2468,6 +2500,29 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Layer: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::LayerEditorDialog</name>
+    <message>
+        <source>Layer %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 › layer %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edits change the layer&apos;s definition: every instance of %1 follows. The Input nodes stand for the layer&apos;s inputs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Back to the Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Discard Changes</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

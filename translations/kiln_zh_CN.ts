@@ -1748,6 +1748,34 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Make layer %1</source>
         <translation>创建层 %1</translation>
     </message>
+    <message>
+        <source>%1 is a built-in layer: its inside cannot be changed. Make a layer of your own from its nodes instead.</source>
+        <translation>%1 是内置层：不能修改其内部。请改用它的节点创建您自己的层。</translation>
+    </message>
+    <message>
+        <source>%1 is not a layer of this project.</source>
+        <translation>%1 不是此项目中的层。</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is an input of the layer and must stay an Input node.</source>
+        <translation>“%1”是该层的输入，必须保持为 Input 节点。</translation>
+    </message>
+    <message>
+        <source>%1 &quot;%2&quot; cannot go inside a layer: a layer gets its inputs through its ports (%3).</source>
+        <translation>%1“%2”不能放入层中：层通过其输入端口（%3）获得输入。</translation>
+    </message>
+    <message>
+        <source>The layer&apos;s input &quot;%1&quot; was removed or renamed; a layer keeps its inputs.</source>
+        <translation>该层的输入“%1”已被删除或重命名；层必须保留其输入。</translation>
+    </message>
+    <message>
+        <source>The layer&apos;s output &quot;%1&quot; was removed or renamed; a layer keeps its outputs.</source>
+        <translation>该层的输出“%1”已被删除或重命名；层必须保留其输出。</translation>
+    </message>
+    <message>
+        <source>Edit layer %1</source>
+        <translation>编辑层 %1</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>
@@ -2106,6 +2134,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>%1 is not a layer of this project.</source>
         <translation>%1 不是此项目中的层。</translation>
     </message>
+    <message>
+        <source>Layer %1 updated; its instances follow.</source>
+        <translation>层 %1 已更新；其所有实例随之更新。</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::GraphScene</name>
@@ -2460,6 +2492,29 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Layer: %1</source>
         <translation>层：%1</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::LayerEditorDialog</name>
+    <message>
+        <source>Layer %1</source>
+        <translation>层 %1</translation>
+    </message>
+    <message>
+        <source>%1 › layer %2</source>
+        <translation>%1 › 层 %2</translation>
+    </message>
+    <message>
+        <source>Edits change the layer&apos;s definition: every instance of %1 follows. The Input nodes stand for the layer&apos;s inputs.</source>
+        <translation>编辑会修改该层的定义：%1 的每个实例都会随之更新。Input 节点代表该层的输入。</translation>
+    </message>
+    <message>
+        <source>Back to the Project</source>
+        <translation>返回项目</translation>
+    </message>
+    <message>
+        <source>Discard Changes</source>
+        <translation>放弃更改</translation>
     </message>
 </context>
 <context>

@@ -53,6 +53,10 @@ class AddCommentCommand : public ContentCommand {
 class MakeLayerCommand : public ContentCommand {
     using ContentCommand::ContentCommand;
 };
+// A project layer's inside replaced (every instance follows).
+class EditLayerCommand : public ContentCommand {
+    using ContentCommand::ContentCommand;
+};
 
 // Positions of nodes, comments and collapsed groups (ids share one space).
 class MoveCommand : public QUndoCommand {

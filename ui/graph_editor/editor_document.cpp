@@ -1178,4 +1178,111 @@ engine::Result<ItemId> EditorDocument::makeLayer(const QVector<ItemId>& ids, con
     return instance.id;
 }
 
+engine::Result<engine::io::Project> EditorDocument::layerInside(const std::string& name,
+                                                                const std::vector<std::vector<int64_t>>& portShapes) const {
+    const engine::io::LayerDef* def = nullptr;
+    for (const auto& d : m_content.layers)
+        if (d.name == name) def = &d;
+    if (!def)
+        return refused(ErrorCode::UnknownOp,
+                       engine::io::bundledLayers().find(name)
+                           ? tr("%1 is a built-in layer: its inside cannot be changed. Make a layer of your own from "
+                                "its nodes instead.")
+                                 .arg(QString::fromStdString(name))
+                           : tr("%1 is not a layer of this project.").arg(QString::fromStdString(name)));
+    engine::io::Project p;
+    p.name = name;
+    for (size_t k = 0; k < def->inputs.size(); ++k) {
+        engine::Node in;
+        in.name = def->inputs[k];
+        in.op = "Input";
+        in.attrs.set("shape", k < portShapes.size() && !portShapes[k].empty() ? portShapes[k] : std::vector<int64_t>{1});
+        p.graph.nodes.push_back(std::move(in));
+    }
+    for (const auto& ln : def->nodes) {
+        engine::Node n = ln.node;
+        for (const auto& [attr, ref] : ln.attrRefs)
+            if (const auto* spec = def->attribute(ref); spec && !spec->required) n.attrs.set(attr, spec->defaultValue);
+        p.graph.nodes.push_back(std::move(n));
+    }
+    p.graph.outputs = def->outputs;
+    return p;
+}
+
+engine::Status EditorDocument::applyLayerInside(const std::string& name, const engine::io::Project& inside) {
+    auto old = std::find_if(m_content.layers.begin(), m_content.layers.end(), [&](const auto& d) { return d.name == name; });
+    if (old == m_content.layers.end())
+        return refused(ErrorCode::UnknownOp, tr("%1 is not a layer of this project.").arg(QString::fromStdString(name)));
+    engine::io::LayerDef def;
+    def.name = old->name;
+    def.doc = old->doc;
+    def.inputs = old->inputs;
+    def.outputs = old->outputs;
+    def.attributes = old->attributes;
+    std::unordered_set<std::string> ports(old->inputs.begin(), old->inputs.end()), present;
+    for (const auto& n : inside.graph.nodes) {
+        present.insert(n.name);
+        const auto* op = engine::ops::findOp(n.op);
+        const bool isInput = op && op->maxInputs == 0;
+        if (ports.count(n.name)) {
+            if (!isInput)
+                return refused(ErrorCode::InvalidArgument,
+                               tr("\"%1\" is an input of the layer and must stay an Input node.").arg(QString::fromStdString(n.name)),
+                               n.name);
+            continue;
+        }
+        if (isInput)
+            return refused(ErrorCode::InvalidArgument,
+                           tr("%1 \"%2\" cannot go inside a layer: a layer gets its inputs through its ports (%3).")
+                               .arg(QString::fromStdString(n.op), QString::fromStdString(n.name),
+                                    QString::fromStdString([&] {
+                                        std::string list;
+                                        for (const auto& p : old->inputs) list += (list.empty() ? "" : ", ") + p;
+                                        return list;
+                                    }())),
+                           n.name);
+        engine::io::LayerNode ln;
+        ln.node = n;
+        // Exposed attributes stay exposed; a value set inside becomes the attribute's default.
+        for (const auto& oldNode : old->nodes) {
+            if (oldNode.node.name != n.name) continue;
+            engine::AttrMap kept;
+            for (const auto& [k, v] : n.attrs.values()) {
+                auto ref = oldNode.attrRefs.find(k);
+                if (ref == oldNode.attrRefs.end()) {
+                    kept.set(k, v);
+                    continue;
+                }
+                for (auto& spec : def.attributes)
+                    if (spec.name == ref->second) {
+                        KILN_ASSIGN(spec.defaultValue, engine::coerceAttr(spec, v, n.name));
+                        spec.required = false;
+                    }
+            }
+            ln.node.attrs = kept;
+            ln.attrRefs = oldNode.attrRefs;
+        }
+        def.nodes.push_back(std::move(ln));
+    }
+    for (const auto& p : old->inputs)
+        if (!present.count(p))
+            return refused(ErrorCode::InvalidArgument,
+                           tr("The layer's input \"%1\" was removed or renamed; a layer keeps its inputs.")
+                               .arg(QString::fromStdString(p)));
+    for (const auto& o : old->outputs)
+        if (!present.count(o.substr(0, o.find(':'))) || ports.count(o))
+            return refused(ErrorCode::InvalidArgument,
+                           tr("The layer's output \"%1\" was removed or renamed; a layer keeps its outputs.")
+                               .arg(QString::fromStdString(o)));
+    auto reread = engine::io::parseLayerDefs(engine::io::layerDefsToJson({def}), {}, "layers");
+    if (!reread.ok()) return std::move(reread.error());
+    DocumentContent after = m_content;
+    for (auto& d : after.layers)
+        if (d.name == name) d = def;
+    KILN_TRY(engine::io::checkLayers(engine::io::layerLibrary(after.layers)));
+    if (engine::io::layerDefsToJson({def}) == engine::io::layerDefsToJson({*old})) return {};
+    m_undo->push(new EditLayerCommand(this, tr("Edit layer %1").arg(QString::fromStdString(name)), m_content, std::move(after)));
+    return {};
+}
+
 }  // namespace kiln::ui

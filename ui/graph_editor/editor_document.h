@@ -130,6 +130,11 @@ public:
     engine::Status checkLayerName(const std::string& name) const;
     // The inputs and the output a selection would have as a layer, or why it cannot be one.
     engine::Result<SelectionInterface> selectionInterface(const QVector<ItemId>& nodes) const;
+    // The inside of project layer `name` as a project to edit on its own: the layer's nodes
+    // with one Input node per input port (shaped as `portShapes`, without the batch; [1] where
+    // unknown) and the exposed attributes at their defaults.
+    engine::Result<engine::io::Project> layerInside(const std::string& name,
+                                                    const std::vector<std::vector<int64_t>>& portShapes = {}) const;
     // A project layer and the project layers it uses, itself first (what the library saves).
     std::vector<engine::io::LayerDef> layerWithDependencies(const std::string& name) const;
 
@@ -169,6 +174,11 @@ public:
     // refused. One undo step.
     engine::Result<ItemId> addLayerNode(const std::string& layer, QPointF pos,
                                         const std::vector<engine::io::LayerDef>& definitions = {});
+    // Replaces the definition of project layer `name` by `inside` (a layerInside() project,
+    // edited): its ports and outputs must still be there; an exposed attribute stays exposed and
+    // a value given to it inside becomes the layer attribute's default. Every instance follows.
+    // One undo step; refused (nothing pushed) with the reason.
+    engine::Status applyLayerInside(const std::string& name, const engine::io::Project& inside);
     // Replaces the selected nodes by one instance of a new project layer `name` made of them;
     // `expose` picks the node attributes that become layer attributes. One undo step; refused
     // (nothing pushed) with the reason when the selection or the name does not fit.

@@ -11,6 +11,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QToolBar>
@@ -20,6 +21,8 @@
 
 #include "ui/graph_editor/graph_items.h"
 #include "ui/graph_editor/graph_scene.h"
+#include "ui/graph_editor/graph_analysis.h"
+#include "ui/graph_editor/layer_editor_dialog.h"
 #include "ui/graph_editor/layer_library.h"
 #include "ui/graph_editor/make_layer_dialog.h"
 
@@ -65,6 +68,7 @@ GraphEditorWidget::GraphEditorWidget(EditorDocument* document, QWidget* parent)
         emit currentNodeChanged(currentNode());
     });
     connect(m_scene, &GraphScene::statusMessage, this, &GraphEditorWidget::statusMessage);
+    m_view->viewport()->installEventFilter(this);
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_view, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
         // A right click on an unselected node acts on that node.
@@ -309,6 +313,52 @@ engine::Status GraphEditorWidget::saveLayerToLibrary(ItemId instance) {
             .withNode(n->node.name);
     }
     return m_library->save(defs);
+}
+
+bool GraphEditorWidget::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_view->viewport() && event->type() == QEvent::MouseButtonDblClick) {
+        const QPoint at = static_cast<QMouseEvent*>(event)->position().toPoint();
+        for (QGraphicsItem* item = m_view->itemAt(at); item; item = item->parentItem())
+            if (item->type() == NodeItemType) {
+                const EditorNode* n = m_document->node(static_cast<NodeItem*>(item)->id());
+                if (n && m_document->findLayer(n->node.op)) {
+                    openLayer(n->id);
+                    return true;
+                }
+                break;
+            }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+bool GraphEditorWidget::openLayer(ItemId instance) {
+    const EditorNode* n = m_document->node(instance);
+    if (!n) return false;
+    // The shapes feeding the instance, so that the inside analyses with real shapes.
+    std::vector<std::vector<int64_t>> shapes;
+    const GraphAnalysis& a = m_analysis->latest();
+    for (const auto& in : n->node.inputs) {
+        std::vector<int64_t> dims;
+        const std::string base = in.substr(0, in.find(':'));
+        if (const NodeResult* r = a.find(base); r && r->hasShape) {
+            engine::Shape s = r->output;
+            if (in.size() > base.size())
+                for (const auto& [port, shape] : r->ports)
+                    if (base + ":" + port == in) s = shape;
+            dims = s.hasBatch() ? s.withoutFirst().dims() : s.dims();
+        }
+        shapes.push_back(std::move(dims));
+    }
+    const std::string layer = n->node.op;
+    auto inside = m_document->layerInside(layer, shapes);
+    if (!inside.ok()) {
+        emit statusMessage(QString::fromStdString(inside.error().message));
+        return false;
+    }
+    LayerEditorDialog dialog(m_document, layer, inside.value(), this);
+    if (dialog.exec() == QDialog::Accepted)
+        emit statusMessage(tr("Layer %1 updated; its instances follow.").arg(QString::fromStdString(layer)));
+    return true;
 }
 
 QMenu* GraphEditorWidget::createContextMenu(QWidget* parent) {

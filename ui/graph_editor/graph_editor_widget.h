@@ -89,6 +89,9 @@ public:
     // Writes the selected instance's project layer (and the project layers it uses) to the
     // user's library; the error says why not.
     engine::Status saveLayerToLibrary(ItemId instance);
+    // Opens the inside of the instance's project layer (a double-click on its card does too);
+    // false when the node is not an instance of a project layer (the status bar says why).
+    bool openLayer(ItemId instance);
     // The canvas context menu for the current selection (the caller owns it).
     QMenu* createContextMenu(QWidget* parent);
 
@@ -98,6 +101,9 @@ signals:
     // A short message for the status bar (why a connection was refused, export done, ...).
     void statusMessage(const QString& text);
     void analysisUpdated(const kiln::ui::GraphAnalysis& analysis);
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void createActions();

@@ -32,6 +32,7 @@
 #include "ui/graph_editor/graph_items.h"
 #include "ui/graph_editor/graph_scene.h"
 #include "ui/graph_editor/inspector_widget.h"
+#include "ui/graph_editor/layer_editor_dialog.h"
 #include "ui/graph_editor/make_layer_dialog.h"
 #include "ui/graph_editor/palette_widget.h"
 
@@ -80,12 +81,13 @@ struct Fixture {
     }
 };
 
-// Runs `drive` on the Make Layer dialog once it is open (the action's exec() blocks).
-void whenDialogOpens(std::function<void(MakeLayerDialog*)> drive) {
+// Runs `drive` on the dialog once it is open (the action's exec() blocks).
+template <typename Dialog = MakeLayerDialog>
+void whenDialogOpens(std::function<void(Dialog*)> drive) {
     auto* timer = new QTimer;
     timer->setInterval(20);
     QObject::connect(timer, &QTimer::timeout, [timer, drive] {
-        auto* dialog = qobject_cast<MakeLayerDialog*>(QApplication::activeModalWidget());
+        auto* dialog = qobject_cast<Dialog*>(QApplication::activeModalWidget());
         if (!dialog) return;
         timer->stop();
         timer->deleteLater();
@@ -142,7 +144,7 @@ private slots:
         QVERIFY(make->isEnabled());
 
         QStringList seen;
-        whenDialogOpens([&](MakeLayerDialog* d) {
+        whenDialogOpens<MakeLayerDialog>([&](MakeLayerDialog* d) {
             QVERIFY(d->interfaceLabel()->text().contains("image"));
             QVERIFY(d->interfaceLabel()->text().contains("relu1"));
             clickOk(d);  // no name
@@ -312,6 +314,79 @@ private slots:
         QCOMPARE(a.find("block")->output.toString(), std::string("[N,14,14,8]"));
     }
 
+    void openLayerEditsTheDefinition() {
+        Fixture f;
+        QVERIFY(QTest::qWaitForWindowExposed(f.widget.get()));
+        auto made = f.doc.makeLayer({f.doc.idOf("conv1"), f.doc.idOf("bn1"), f.doc.idOf("relu1")}, "ConvBlock",
+                                    {{f.doc.idOf("conv1"), "filters", "filters"}});
+        QVERIFY(made.ok());
+        f.settle();
+        const int steps = f.doc.undoStack()->count();
+        // A double-click on the instance's card opens its inside under a breadcrumb.
+        QString crumb, inputShape;
+        whenDialogOpens<LayerEditorDialog>([&](LayerEditorDialog* d) {
+            crumb = d->breadcrumb()->text();
+            EditorDocument* in = d->inside();
+            QVERIFY(in->nodeByName("x") && in->nodeByName("conv1") && in->nodeByName("relu1"));
+            d->editor()->analysis()->waitForIdle();
+            inputShape = QString::fromStdString(d->editor()->analysis()->latest().find("conv1")->output.toString());
+            // Edit through the dialog's inspector: a wider kernel, and a new default for filters.
+            d->inspector()->setNode(in->idOf("conv1"));
+            auto* kernel = qobject_cast<QLineEdit*>(d->inspector()->editorFor("kernel_size"));
+            QVERIFY(kernel);
+            kernel->clear();
+            QTest::keyClicks(kernel, "5, 5");
+            QTest::keyClick(kernel, Qt::Key_Return);
+            QVERIFY(d->isVisible());  // Enter in a field does not close the dialog
+            auto* filters = qobject_cast<QLineEdit*>(d->inspector()->editorFor("filters"));
+            filters->clear();
+            QTest::keyClicks(filters, "24");
+            QTest::keyClick(filters, Qt::Key_Return);
+            QTest::mouseClick(d->backButton(), Qt::LeftButton);
+        });
+        NodeItem* card = f.widget->scene()->nodeItem(made.value());
+        f.view()->centerOn(card);
+        QTest::mouseDClick(f.view()->viewport(), Qt::LeftButton, {},
+                           f.view()->mapFromScene(card->sceneBoundingRect().center() + QPointF(0, 8)));
+        QVERIFY2(crumb.contains("fashion_cnn") && crumb.contains("ConvBlock"), qPrintable(crumb));
+        QCOMPARE(inputShape, QStringLiteral("[N,28,28,16]"));
+        QCOMPARE(f.doc.undoStack()->count(), steps + 1);
+        const auto& layer = f.doc.content().layers.front();
+        QCOMPARE(std::get<std::vector<int64_t>>(layer.nodes[0].node.attrs.values().at("kernel_size")),
+                 (std::vector<int64_t>{5, 5}));
+        QCOMPARE(std::get<int64_t>(layer.attributes[0].defaultValue), int64_t{24});
+        QCOMPARE(layer.nodes[0].attrRefs.at("filters"), std::string("filters"));
+        // The instance follows: its own filters (16), the new kernel.
+        auto flat = engine::io::modelGraph(f.doc.project());
+        QVERIFY(flat.ok());
+        const auto& conv = flat.value().nodes[static_cast<size_t>(flat.value().find("conv_block/conv1"))];
+        QCOMPARE(std::get<int64_t>(conv.attrs.values().at("filters")), int64_t{16});
+        QCOMPARE(std::get<std::vector<int64_t>>(conv.attrs.values().at("kernel_size")), (std::vector<int64_t>{5, 5}));
+        f.settle();
+        QCOMPARE(f.widget->analysis()->latest().find("conv_block")->params, int64_t{5 * 5 * 16 + 4 * 16});
+        // One undo step puts the old definition back.
+        f.doc.undoStack()->undo();
+        QVERIFY(!f.doc.content().layers.front().nodes[0].node.attrs.has("kernel_size") ||
+                std::get<std::vector<int64_t>>(f.doc.content().layers.front().nodes[0].node.attrs.values().at(
+                    "kernel_size")) == (std::vector<int64_t>{3, 3}));
+
+        // Removing the layer's input inside is refused on Back; Discard leaves all as it was.
+        QString refusal;
+        whenDialogOpens<LayerEditorDialog>([&](LayerEditorDialog* d) {
+            d->inside()->removeItems({d->inside()->idOf("x")});
+            QTest::mouseClick(d->backButton(), Qt::LeftButton);
+            refusal = d->errorText();
+            d->reject();
+        });
+        QVERIFY(f.widget->openLayer(made.value()));
+        QVERIFY2(refusal.contains("input \"x\""), qPrintable(refusal));
+        QCOMPARE(f.doc.undoStack()->index(), steps);
+        // Built-in layers have no inside to edit.
+        auto bundled = f.doc.addLayerNode("ResidualBlock", QPointF(800, 0));
+        QVERIFY(bundled.ok());
+        QVERIFY(!f.widget->openLayer(bundled.value()));
+    }
+
     void refusedSelections() {
         Fixture f;
         QVERIFY(QTest::qWaitForWindowExposed(f.widget.get()));
@@ -319,7 +394,7 @@ private slots:
         f.select({"image", "conv1"});
         QString why;
         bool okEnabled = true;
-        whenDialogOpens([&](MakeLayerDialog* d) {
+        whenDialogOpens<MakeLayerDialog>([&](MakeLayerDialog* d) {
             why = d->errorText();
             okEnabled = d->buttons()->button(QDialogButtonBox::Ok)->isEnabled();
             d->reject();
