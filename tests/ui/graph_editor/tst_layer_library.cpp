@@ -212,6 +212,46 @@ private slots:
         QVERIFY(b.content().layers.empty());
     }
 
+    void multiOutputInstancesAnalysePerOutput() {
+        // A project layer with two outputs of different widths; consumers name one each.
+        auto defs = engine::io::parseLayerDefs(nlohmann::json::parse(R"([
+            {"name": "Fork", "inputs": ["x"], "outputs": ["wide", "narrow"],
+             "nodes": [{"name": "wide", "op": "Dense", "inputs": ["x"], "attrs": {"units": 8}},
+                       {"name": "narrow", "op": "Dense", "inputs": ["x"], "attrs": {"units": 2}}]}])"),
+                                               {}, "layers");
+        QVERIFY(defs.ok());
+        engine::io::Project p;
+        p.layers = defs.value();
+        auto node = [](const char* name, const char* op, std::vector<std::string> in) {
+            engine::Node n;
+            n.name = name;
+            n.op = op;
+            n.inputs = std::move(in);
+            return n;
+        };
+        p.graph.nodes = {node("in", "Input", {}), node("fork", "Fork", {"in"}), node("a", "ReLU", {"fork:wide"}),
+                         node("b", "ReLU", {"fork:narrow"}), node("c", "ReLU", {"fork"})};
+        p.graph.nodes[0].attrs.set("shape", std::vector<int64_t>{4});
+        EditorDocument doc;
+        doc.setProject(p, true);
+        engine::Graph g;
+        for (const auto& n : doc.nodes()) g.nodes.push_back(n.node);
+        const auto lib = doc.layerLibrary();
+        GraphAnalysis a = analyzeGraph(g, 1, &lib);
+        QCOMPARE(a.find("a")->output.toString(), std::string("[N,8]"));
+        QCOMPARE(a.find("b")->output.toString(), std::string("[N,2]"));
+        QCOMPARE(a.find("fork")->ports.size(), size_t(2));
+        QCOMPARE(a.find("fork")->params, int64_t{4 * 8 + 8 + 4 * 2 + 2});
+        // Naming the instance alone is ambiguous.
+        QVERIFY2(a.find("c")->error.find("several outputs") != std::string::npos, a.find("c")->error.c_str());
+        // The canvas draws the two named edges from the instance's card.
+        GraphEditorWidget editor(&doc);
+        int fromFork = 0;
+        for (auto* item : editor.scene()->items())
+            if (item->type() == EdgeItemType && static_cast<EdgeItem*>(item)->from() == doc.idOf("fork")) ++fromFork;
+        QCOMPARE(fromFork, 3);
+    }
+
     void badLibraryFilesAreNamed() {
         QTemporaryDir dir;
         QFile newer(dir.filePath("Future.json"));
