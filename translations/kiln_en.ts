@@ -1676,6 +1676,108 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Edit training settings</source>
         <translation type="unfinished"></translation>
     </message>
+    <message numerus="yes">
+        <source>Composite layer of %n node(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>A layer needs a name.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; cannot name a layer: use letters, digits and &quot;_&quot;, starting with a letter.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is the name of a built-in op.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The project already has a layer called &quot;%1&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is the name of a layer of Kiln&apos;s library.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select the nodes that should become the layer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 &quot;%2&quot; takes no input and cannot go inside a layer: a layer gets its inputs from the nodes that feed it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; shares weights with &quot;%2&quot;, which is not selected: select both or neither.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; shares weights with &quot;%2&quot;, which is selected: select both or neither.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nothing outside the selection feeds it: a layer needs at least one input. Leave the Input nodes out of the selection.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>The selection has %n way(s) out (%1); a layer made on the canvas has exactly one output.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The project already has a different layer called &quot;%1&quot;: rename one of them first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>There is no layer called &quot;%1&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; cannot name a layer attribute: use letters, digits and &quot;_&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The attributes exposed as &quot;%1&quot; have different types or values: expose them under different names.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Make layer %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is a built-in layer: its inside cannot be changed. Make a layer of your own from its nodes instead.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is not a layer of this project.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is an input of the layer and must stay an Input node.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 &quot;%2&quot; cannot go inside a layer: a layer gets its inputs through its ports (%3).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The layer&apos;s input &quot;%1&quot; was removed or renamed; a layer keeps its inputs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The layer&apos;s output &quot;%1&quot; was removed or renamed; a layer keeps its outputs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edit layer %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>
@@ -1988,6 +2090,54 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>SVG images (*.svg)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Make La&amp;yer…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save Layer to Li&amp;brary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save Layer to Library</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Your layer library already has a layer called %1. Replace it?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer %1 saved to your layer library.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select the nodes that should become the layer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Made layer %1; %2 is its first instance.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select one layer instance.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>There is no layer library to save to.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is a built-in layer: every project can use it already.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is not a layer of this project.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer %1 updated; its instances follow.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2348,6 +2498,33 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>%1 must be whole numbers separated by commas, not &quot;%2&quot;.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Layer: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::LayerEditorDialog</name>
+    <message>
+        <source>Layer %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 › layer %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edits change the layer&apos;s definition: every instance of %1 follows. The Input nodes stand for the layer&apos;s inputs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Back to the Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Discard Changes</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::LogPanel</name>
@@ -2382,6 +2559,56 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Clear the log</source>
         <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::MakeLayerDialog</name>
+    <message>
+        <source>Make Layer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>for example ConvBlock</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>one line about what the layer does (optional)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attribute</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Exposed as</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer name:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Description:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tick the attributes an instance of the layer should set; the others keep their current values inside the layer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This selection cannot become a layer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n node(s) become one layer. Inputs: %1. Output: %2.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -2478,6 +2705,33 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Two inputs, one dense tower each, joined by a concatenation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Composite layer of %n node(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>built-in</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>my library</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2713,6 +2967,13 @@ Split: %3</source>
     </message>
     <message>
         <source>Could not write %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::UserLayerLibrary</name>
+    <message>
+        <source>%1: the library already has a layer called &quot;%2&quot;; this file is not used.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

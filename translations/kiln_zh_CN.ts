@@ -1676,6 +1676,106 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Edit training settings</source>
         <translation>编辑训练设置</translation>
     </message>
+    <message numerus="yes">
+        <source>Composite layer of %n node(s)</source>
+        <translation>
+            <numerusform>由 %n 个节点组成的复合层</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>A layer needs a name.</source>
+        <translation>层需要一个名称。</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; cannot name a layer: use letters, digits and &quot;_&quot;, starting with a letter.</source>
+        <translation>“%1”不能用作层名：请使用字母、数字和“_”，并以字母开头。</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is the name of a built-in op.</source>
+        <translation>“%1”是内置操作的名称。</translation>
+    </message>
+    <message>
+        <source>The project already has a layer called &quot;%1&quot;.</source>
+        <translation>项目中已有名为“%1”的层。</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is the name of a layer of Kiln&apos;s library.</source>
+        <translation>“%1”是 Kiln 自带层库中某个层的名称。</translation>
+    </message>
+    <message>
+        <source>Select the nodes that should become the layer.</source>
+        <translation>请选择要组成该层的节点。</translation>
+    </message>
+    <message>
+        <source>%1 &quot;%2&quot; takes no input and cannot go inside a layer: a layer gets its inputs from the nodes that feed it.</source>
+        <translation>%1“%2”没有输入，不能放入层中：层的输入来自为它提供数据的节点。</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; shares weights with &quot;%2&quot;, which is not selected: select both or neither.</source>
+        <translation>“%1”与未选中的“%2”共享权重：请同时选中两者，或都不选。</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; shares weights with &quot;%2&quot;, which is selected: select both or neither.</source>
+        <translation>“%1”与已选中的“%2”共享权重：请同时选中两者，或都不选。</translation>
+    </message>
+    <message>
+        <source>Nothing outside the selection feeds it: a layer needs at least one input. Leave the Input nodes out of the selection.</source>
+        <translation>选区之外没有任何节点为其提供数据：层至少需要一个输入。请不要选中 Input 节点。</translation>
+    </message>
+    <message numerus="yes">
+        <source>The selection has %n way(s) out (%1); a layer made on the canvas has exactly one output.</source>
+        <translation>
+            <numerusform>选区有 %n 个出口（%1）；在画布上创建的层只能有一个输出。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The project already has a different layer called &quot;%1&quot;: rename one of them first.</source>
+        <translation>项目中已有另一个名为“%1”的不同层：请先将其中一个重命名。</translation>
+    </message>
+    <message>
+        <source>There is no layer called &quot;%1&quot;.</source>
+        <translation>没有名为“%1”的层。</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; cannot name a layer attribute: use letters, digits and &quot;_&quot;.</source>
+        <translation>“%1”不能用作层属性名：请使用字母、数字和“_”。</translation>
+    </message>
+    <message>
+        <source>The attributes exposed as &quot;%1&quot; have different types or values: expose them under different names.</source>
+        <translation>以“%1”公开的属性类型或取值不同：请用不同的名称公开它们。</translation>
+    </message>
+    <message>
+        <source>Make layer %1</source>
+        <translation>创建层 %1</translation>
+    </message>
+    <message>
+        <source>%1 is a built-in layer: its inside cannot be changed. Make a layer of your own from its nodes instead.</source>
+        <translation>%1 是内置层：不能修改其内部。请改用它的节点创建您自己的层。</translation>
+    </message>
+    <message>
+        <source>%1 is not a layer of this project.</source>
+        <translation>%1 不是此项目中的层。</translation>
+    </message>
+    <message>
+        <source>&quot;%1&quot; is an input of the layer and must stay an Input node.</source>
+        <translation>“%1”是该层的输入，必须保持为 Input 节点。</translation>
+    </message>
+    <message>
+        <source>%1 &quot;%2&quot; cannot go inside a layer: a layer gets its inputs through its ports (%3).</source>
+        <translation>%1“%2”不能放入层中：层通过其输入端口（%3）获得输入。</translation>
+    </message>
+    <message>
+        <source>The layer&apos;s input &quot;%1&quot; was removed or renamed; a layer keeps its inputs.</source>
+        <translation>该层的输入“%1”已被删除或重命名；层必须保留其输入。</translation>
+    </message>
+    <message>
+        <source>The layer&apos;s output &quot;%1&quot; was removed or renamed; a layer keeps its outputs.</source>
+        <translation>该层的输出“%1”已被删除或重命名；层必须保留其输出。</translation>
+    </message>
+    <message>
+        <source>Edit layer %1</source>
+        <translation>编辑层 %1</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>
@@ -1989,6 +2089,54 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>SVG images (*.svg)</source>
         <translation>SVG 图片 (*.svg)</translation>
+    </message>
+    <message>
+        <source>Make La&amp;yer…</source>
+        <translation>创建层(&amp;Y)…</translation>
+    </message>
+    <message>
+        <source>Save Layer to Li&amp;brary</source>
+        <translation>将层保存到层库(&amp;B)</translation>
+    </message>
+    <message>
+        <source>Save Layer to Library</source>
+        <translation>将层保存到层库</translation>
+    </message>
+    <message>
+        <source>Your layer library already has a layer called %1. Replace it?</source>
+        <translation>您的层库中已有名为 %1 的层。要替换它吗？</translation>
+    </message>
+    <message>
+        <source>Layer %1 saved to your layer library.</source>
+        <translation>层 %1 已保存到您的层库。</translation>
+    </message>
+    <message>
+        <source>Select the nodes that should become the layer.</source>
+        <translation>请选择要组成该层的节点。</translation>
+    </message>
+    <message>
+        <source>Made layer %1; %2 is its first instance.</source>
+        <translation>已创建层 %1；%2 是它的第一个实例。</translation>
+    </message>
+    <message>
+        <source>Select one layer instance.</source>
+        <translation>请选择一个层实例。</translation>
+    </message>
+    <message>
+        <source>There is no layer library to save to.</source>
+        <translation>没有可保存到的层库。</translation>
+    </message>
+    <message>
+        <source>%1 is a built-in layer: every project can use it already.</source>
+        <translation>%1 是内置层：所有项目都已可以使用它。</translation>
+    </message>
+    <message>
+        <source>%1 is not a layer of this project.</source>
+        <translation>%1 不是此项目中的层。</translation>
+    </message>
+    <message>
+        <source>Layer %1 updated; its instances follow.</source>
+        <translation>层 %1 已更新；其所有实例随之更新。</translation>
     </message>
 </context>
 <context>
@@ -2341,6 +2489,33 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>%1 must be whole numbers separated by commas, not &quot;%2&quot;.</source>
         <translation>%1 必须是以逗号分隔的整数，而不是“%2”。</translation>
     </message>
+    <message>
+        <source>Layer: %1</source>
+        <translation>层：%1</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::LayerEditorDialog</name>
+    <message>
+        <source>Layer %1</source>
+        <translation>层 %1</translation>
+    </message>
+    <message>
+        <source>%1 › layer %2</source>
+        <translation>%1 › 层 %2</translation>
+    </message>
+    <message>
+        <source>Edits change the layer&apos;s definition: every instance of %1 follows. The Input nodes stand for the layer&apos;s inputs.</source>
+        <translation>编辑会修改该层的定义：%1 的每个实例都会随之更新。Input 节点代表该层的输入。</translation>
+    </message>
+    <message>
+        <source>Back to the Project</source>
+        <translation>返回项目</translation>
+    </message>
+    <message>
+        <source>Discard Changes</source>
+        <translation>放弃更改</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::LogPanel</name>
@@ -2375,6 +2550,55 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Clear the log</source>
         <translation>清空日志</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::MakeLayerDialog</name>
+    <message>
+        <source>Make Layer</source>
+        <translation>创建层</translation>
+    </message>
+    <message>
+        <source>for example ConvBlock</source>
+        <translation>例如 ConvBlock</translation>
+    </message>
+    <message>
+        <source>one line about what the layer does (optional)</source>
+        <translation>用一行文字说明该层的作用（可选）</translation>
+    </message>
+    <message>
+        <source>Attribute</source>
+        <translation>属性</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>Exposed as</source>
+        <translation>公开名称</translation>
+    </message>
+    <message>
+        <source>Layer name:</source>
+        <translation>层名称：</translation>
+    </message>
+    <message>
+        <source>Description:</source>
+        <translation>说明：</translation>
+    </message>
+    <message>
+        <source>Tick the attributes an instance of the layer should set; the others keep their current values inside the layer.</source>
+        <translation>勾选层实例应可设置的属性；其余属性在层内保持当前值。</translation>
+    </message>
+    <message>
+        <source>This selection cannot become a layer.</source>
+        <translation>此选区无法成为层。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n node(s) become one layer. Inputs: %1. Output: %2.</source>
+        <translation>
+            <numerusform>%n 个节点将组成一个层。输入：%1。输出：%2。</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -2472,6 +2696,32 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Two inputs, one dense tower each, joined by a concatenation</source>
         <translation>两个输入，各接一个全连接塔，再通过拼接合并</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层</translation>
+    </message>
+    <message numerus="yes">
+        <source>Composite layer of %n node(s)</source>
+        <translation>
+            <numerusform>由 %n 个节点组成的复合层</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>project</source>
+        <translation>项目</translation>
+    </message>
+    <message>
+        <source>built-in</source>
+        <translation>内置</translation>
+    </message>
+    <message>
+        <source>my library</source>
+        <translation>我的层库</translation>
     </message>
 </context>
 <context>
@@ -2708,6 +2958,13 @@ Split: %3</source>
     <message>
         <source>Could not write %1.</source>
         <translation>无法写入 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::UserLayerLibrary</name>
+    <message>
+        <source>%1: the library already has a layer called &quot;%2&quot;; this file is not used.</source>
+        <translation>%1：层库中已有名为“%2”的层；未使用此文件。</translation>
     </message>
 </context>
 <context>

@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
+#include <QDebug>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
@@ -41,6 +42,7 @@
 #include "ui/graph_editor/graph_analysis.h"
 #include "ui/graph_editor/graph_editor_widget.h"
 #include "ui/graph_editor/inspector_widget.h"
+#include "ui/graph_editor/layer_library.h"
 #include "ui/graph_editor/palette_widget.h"
 #include "ui/graph_editor/summary_widget.h"
 #include "ui/training/training_panel.h"
@@ -104,6 +106,16 @@ MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
     connect(m_editor, &ui::GraphEditorWidget::analysisUpdated, m_summary, &ui::SummaryWidget::setAnalysis);
     connect(m_palette, &ui::PaletteWidget::opActivated, m_editor, &ui::GraphEditorWidget::addOpAtCenter);
     connect(m_palette, &ui::PaletteWidget::templateActivated, m_editor, &ui::GraphEditorWidget::addTemplateAtCenter);
+    // Composite layers: the project's and the user's library in the palette; "Save Layer to
+    // Library" writes to <AppDataLocation>/layers.
+    auto* layerLibrary = new ui::UserLayerLibrary({}, this);
+    for (const QString& problem : layerLibrary->problems()) qWarning().noquote() << problem;
+    m_palette->setUserLibrary(layerLibrary);
+    m_palette->setProjectLayers(m_document->content().layers);
+    m_editor->setUserLibrary(layerLibrary);
+    connect(m_document, &ui::EditorDocument::layersChanged, this,
+            [this] { m_palette->setProjectLayers(m_document->content().layers); });
+    connect(m_palette, &ui::PaletteWidget::layerActivated, m_editor, &ui::GraphEditorWidget::addLayerAtCenter);
     // Training takes the open document as it is when Train is pressed.
     m_training->setProjectProvider([this](engine::io::Project& project, QString& path) {
         project = m_document->project();

@@ -49,6 +49,14 @@ class UngroupCommand : public ContentCommand {
 class AddCommentCommand : public ContentCommand {
     using ContentCommand::ContentCommand;
 };
+// A selection replaced by an instance of a new layer (the definition is part of the content).
+class MakeLayerCommand : public ContentCommand {
+    using ContentCommand::ContentCommand;
+};
+// A project layer's inside replaced (every instance follows).
+class EditLayerCommand : public ContentCommand {
+    using ContentCommand::ContentCommand;
+};
 
 // Positions of nodes, comments and collapsed groups (ids share one space).
 class MoveCommand : public QUndoCommand {

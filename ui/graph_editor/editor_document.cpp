@@ -3,9 +3,12 @@
 // checked with the engine's rules before it becomes one undo command.
 #include "ui/graph_editor/editor_document.h"
 
+#include <QRegularExpression>
 #include <QUndoStack>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -109,6 +112,8 @@ void EditorDocument::loadFrom(engine::io::Project project, bool clean) {
     m_nextId = 0;
     const json layout = project.layout;
     m_content.outputs = project.graph.outputs;
+    m_content.layers = std::move(project.layers);
+    project.layers.clear();
     bool missing = false;
     const json* positions =
         layout.contains("nodes") && layout["nodes"].is_object() ? &layout["nodes"] : nullptr;
@@ -186,6 +191,7 @@ void EditorDocument::loadFrom(engine::io::Project project, bool clean) {
     m_forcedModified = !clean;
     m_undo->setClean();
     emit structureChanged();
+    emit layersChanged();
     emit changed();
     emit modifiedChanged(isModified());
 }
@@ -200,6 +206,7 @@ engine::io::Project EditorDocument::project() const {
         positions[n.node.name] = pointToJson(n.pos);
     }
     p.graph.outputs = m_content.outputs;
+    p.layers = m_content.layers;
     json layout = json::object();
     layout["nodes"] = std::move(positions);
     if (!m_content.groups.isEmpty()) {
@@ -314,6 +321,11 @@ engine::Node EditorDocument::makeNode(const std::string& op, const std::string& 
             else if (spec.type == engine::AttrType::Int)
                 n.attrs.set(spec.name, int64_t{64});
         }
+    } else if (const auto* layer = findLayer(op)) {
+        // An instance shows every attribute of its layer at the layer's default (a required
+        // one stays unset: the inspector and the live check ask for it).
+        for (const auto& spec : layer->attributes)
+            if (!spec.required) n.attrs.set(spec.name, spec.defaultValue);
     }
     return n;
 }
@@ -350,9 +362,11 @@ QHash<ItemId, QPointF> EditorDocument::currentPositions(const QVector<ItemId>& i
 // ---- raw mutators ---------------------------------------------------------------------------
 
 void EditorDocument::applyContent(const DocumentContent& content) {
+    const bool layers = engine::io::layerDefsToJson(content.layers) != engine::io::layerDefsToJson(m_content.layers);
     m_content = content;
     reindex();
     emit structureChanged();
+    if (layers) emit layersChanged();
     emit changed();
 }
 
@@ -426,7 +440,10 @@ void EditorDocument::setSections(const json& data, const json& training) {
 }
 
 ItemId EditorDocument::addNode(const std::string& op, QPointF pos) {
-    if (!engine::ops::findOp(op)) return 0;
+    if (!engine::ops::findOp(op)) {
+        auto r = findLayer(op) ? addLayerNode(op, pos) : engine::Result<ItemId>(ItemId{0});
+        return r.ok() ? r.value() : 0;
+    }
     DocumentContent after = m_content;
     EditorNode n{allocateId(), makeNode(op), pos};
     after.nodes.push_back(n);
@@ -518,7 +535,8 @@ engine::Status EditorDocument::connectNodes(ItemId from, ItemId to, int port) {
     engine::Graph g;
     g.nodes.reserve(m_content.nodes.size());
     for (const auto& n : m_content.nodes) g.nodes.push_back(n.node);
-    KILN_TRY(checkConnection(g, f->node.name, t->node.name, port));
+    const engine::io::LayerLibrary layers = layerLibrary();
+    KILN_TRY(checkConnection(g, f->node.name, t->node.name, port, &layers));
     DocumentContent after = m_content;
     auto& inputs = after.nodes[static_cast<size_t>(m_index.value(to))].node.inputs;
     if (port < 0 || port >= static_cast<int>(inputs.size()))
@@ -613,12 +631,12 @@ engine::Status EditorDocument::setAttribute(ItemId id, const std::string& attr,
                                             const engine::AttrValue& value) {
     const auto* n = node(id);
     if (!n) return refused(ErrorCode::DanglingInput, tr("The node no longer exists."));
-    const auto* def = engine::ops::findOp(n->node.op);
-    if (!def)
+    if (!engine::ops::findOp(n->node.op) && !findLayer(n->node.op))
         return refused(ErrorCode::UnknownOp,
                        tr("\"%1\" is not a known op.").arg(QString::fromStdString(n->node.op)));
+    const auto specs = attributeSpecs(n->node.op);
     const engine::AttrSpec* spec = nullptr;
-    for (const auto& s : def->attrs)
+    for (const auto& s : specs)
         if (s.name == attr) spec = &s;
     if (!spec)
         return refused(ErrorCode::UnknownAttribute,
@@ -810,6 +828,11 @@ QByteArray EditorDocument::copyNodes(const QVector<ItemId>& ids) const {
         positions[n.node.name] = pointToJson(n.pos);
     }
     if (p.graph.nodes.empty()) return {};
+    // Instances of project layers carry their definitions, so they paste into other projects.
+    for (const auto& n : p.graph.nodes)
+        for (auto& def : layerWithDependencies(n.op))
+            if (std::none_of(p.layers.begin(), p.layers.end(), [&](const auto& d) { return d.name == def.name; }))
+                p.layers.push_back(std::move(def));
     p.layout = {{"nodes", positions}};
     return QByteArray::fromStdString(engine::io::serializeProject(p));
 }
@@ -827,6 +850,11 @@ QVector<ItemId> EditorDocument::pasteNodes(const QByteArray& data, QPointF offse
     }
     const json* positions = src.layout.contains("nodes") ? &src.layout["nodes"] : nullptr;
     DocumentContent after = m_content;
+    // Layer definitions the project lacks come along; where it has one of the same name, its
+    // own stays.
+    for (const auto& def : src.layers)
+        if (std::none_of(after.layers.begin(), after.layers.end(), [&](const auto& d) { return d.name == def.name; }))
+            after.layers.push_back(def);
     QVector<ItemId> ids;
     int k = 0;
     for (const auto& n : src.graph.nodes) {
@@ -860,6 +888,401 @@ QVector<ItemId> EditorDocument::pasteNodes(const QByteArray& data, QPointF offse
 
 QVector<ItemId> EditorDocument::duplicateNodes(const QVector<ItemId>& ids) {
     return pasteNodes(copyNodes(ids), QPointF(40, 40));
+}
+
+// ---- composite layers -------------------------------------------------------------------------
+
+const engine::io::LayerDef* EditorDocument::findLayer(const std::string& op) const {
+    if (engine::ops::findOp(op)) return nullptr;
+    for (const auto& d : m_content.layers)
+        if (d.name == op) return &d;
+    return engine::io::bundledLayers().find(op);
+}
+
+engine::io::LayerLibrary EditorDocument::layerLibrary() const {
+    return engine::io::layerLibrary(m_content.layers);
+}
+
+std::vector<engine::AttrSpec> EditorDocument::attributeSpecs(const std::string& op) const {
+    if (const auto* def = engine::ops::findOp(op)) return def->attrs;
+    if (const auto* layer = findLayer(op)) return layer->attributes;
+    return {};
+}
+
+QString EditorDocument::opDoc(const std::string& op) const {
+    if (const auto* def = engine::ops::findOp(op)) return QString::fromUtf8(def->doc.data(), static_cast<int>(def->doc.size()));
+    if (const auto* layer = findLayer(op))
+        return layer->doc.empty() ? tr("Composite layer of %n node(s)", nullptr, static_cast<int>(layer->nodes.size()))
+                                  : QString::fromStdString(layer->doc);
+    return {};
+}
+
+engine::Status EditorDocument::checkLayerName(const std::string& name) const {
+    const QString q = QString::fromStdString(name);
+    if (name.empty()) return refused(ErrorCode::InvalidArgument, tr("A layer needs a name."));
+    static const QRegularExpression identifier(QStringLiteral("^[A-Za-z][A-Za-z0-9_]*$"));
+    if (!identifier.match(q).hasMatch())
+        return refused(ErrorCode::InvalidArgument,
+                       tr("\"%1\" cannot name a layer: use letters, digits and \"_\", starting with a letter.").arg(q));
+    if (engine::ops::findOp(name))
+        return refused(ErrorCode::DuplicateNode, tr("\"%1\" is the name of a built-in op.").arg(q));
+    for (const auto& d : m_content.layers)
+        if (d.name == name)
+            return refused(ErrorCode::DuplicateNode, tr("The project already has a layer called \"%1\".").arg(q));
+    if (engine::io::bundledLayers().find(name))
+        return refused(ErrorCode::DuplicateNode, tr("\"%1\" is the name of a layer of Kiln's library.").arg(q));
+    return {};
+}
+
+engine::Result<SelectionInterface> EditorDocument::selectionInterface(const QVector<ItemId>& ids) const {
+    std::unordered_set<std::string> inside;
+    SelectionInterface out;
+    for (const auto& n : m_content.nodes)
+        if (ids.contains(n.id)) {
+            inside.insert(n.node.name);
+            out.nodes.push_back(n.id);
+        }
+    if (out.nodes.empty()) return refused(ErrorCode::InvalidArgument, tr("Select the nodes that should become the layer."));
+    auto baseOf = [](const std::string& ref) { return ref.substr(0, ref.find(':')); };
+    for (ItemId id : out.nodes) {
+        const auto& n = node(id)->node;
+        const QString name = QString::fromStdString(n.name);
+        if (const auto* def = engine::ops::findOp(n.op); def && def->maxInputs == 0)
+            return refused(ErrorCode::InvalidArgument,
+                           tr("%1 \"%2\" takes no input and cannot go inside a layer: a layer gets its inputs from "
+                              "the nodes that feed it.")
+                               .arg(QString::fromStdString(n.op), name),
+                           n.name);
+        if (!n.shareWeightsWith.empty() && !inside.count(n.shareWeightsWith))
+            return refused(ErrorCode::BadAttribute,
+                           tr("\"%1\" shares weights with \"%2\", which is not selected: select both or neither.")
+                               .arg(name, QString::fromStdString(n.shareWeightsWith)),
+                           n.name);
+        for (const auto& in : n.inputs)
+            if (!inside.count(baseOf(in)) && std::find(out.inputs.begin(), out.inputs.end(), in) == out.inputs.end())
+                out.inputs.push_back(in);
+    }
+    // Exits: what leaves the selection (a consumer outside it, a model output, or nothing at
+    // all consuming it: the end of the graph).
+    std::vector<std::string> exits;
+    auto addExit = [&](const std::string& ref) {
+        if (std::find(exits.begin(), exits.end(), ref) == exits.end()) exits.push_back(ref);
+    };
+    std::unordered_set<std::string> consumed;
+    for (const auto& n : m_content.nodes) {
+        for (const auto& in : n.node.inputs) {
+            consumed.insert(baseOf(in));
+            if (!inside.count(n.node.name) && inside.count(baseOf(in))) addExit(in);
+        }
+        if (!inside.count(n.node.name) && inside.count(n.node.shareWeightsWith))
+            return refused(ErrorCode::BadAttribute,
+                           tr("\"%1\" shares weights with \"%2\", which is selected: select both or neither.")
+                               .arg(QString::fromStdString(n.node.name), QString::fromStdString(n.node.shareWeightsWith)),
+                           n.node.name);
+    }
+    for (const auto& o : m_content.outputs)
+        if (inside.count(baseOf(o))) addExit(o);
+    for (ItemId id : out.nodes) {
+        const auto& name = node(id)->node.name;
+        if (!consumed.count(name)) addExit(name);
+    }
+    if (out.inputs.empty())
+        return refused(ErrorCode::InvalidArgument,
+                       tr("Nothing outside the selection feeds it: a layer needs at least one input. Leave the Input "
+                          "nodes out of the selection."));
+    if (exits.size() != 1) {
+        QStringList names;
+        for (const auto& e : exits) names << QString::fromStdString(e);
+        return refused(ErrorCode::InvalidArgument,
+                       tr("The selection has %n way(s) out (%1); a layer made on the canvas has exactly one output.",
+                          nullptr, static_cast<int>(exits.size()))
+                           .arg(names.join(QStringLiteral(", "))));
+    }
+    out.output = exits.front();
+    return out;
+}
+
+std::vector<engine::io::LayerDef> EditorDocument::layerWithDependencies(const std::string& name) const {
+    std::vector<engine::io::LayerDef> out;
+    std::vector<std::string> todo{name};
+    while (!todo.empty()) {
+        std::string next = todo.back();
+        todo.pop_back();
+        bool done = false;
+        for (const auto& d : out) done = done || d.name == next;
+        if (done) continue;
+        for (const auto& d : m_content.layers) {
+            if (d.name != next) continue;
+            out.push_back(d);
+            for (const auto& ln : d.nodes)
+                if (!engine::ops::findOp(ln.node.op)) todo.push_back(ln.node.op);
+        }
+    }
+    return out;
+}
+
+engine::Result<ItemId> EditorDocument::addLayerNode(const std::string& layerName, QPointF pos,
+                                                    const std::vector<engine::io::LayerDef>& definitions) {
+    DocumentContent after = m_content;
+    for (const auto& def : definitions) {
+        auto same = std::find_if(after.layers.begin(), after.layers.end(), [&](const auto& d) { return d.name == def.name; });
+        if (same == after.layers.end()) {
+            after.layers.push_back(def);
+        } else if (engine::io::layerDefsToJson({*same}) != engine::io::layerDefsToJson({def})) {
+            return refused(ErrorCode::DuplicateNode,
+                           tr("The project already has a different layer called \"%1\": rename one of them first.")
+                               .arg(QString::fromStdString(def.name)));
+        }
+    }
+    const engine::io::LayerDef* layer = nullptr;
+    for (const auto& d : after.layers)
+        if (d.name == layerName) layer = &d;
+    if (!layer && !engine::ops::findOp(layerName)) layer = engine::io::bundledLayers().find(layerName);
+    if (!layer)
+        return refused(ErrorCode::UnknownOp, tr("There is no layer called \"%1\".").arg(QString::fromStdString(layerName)));
+    if (!definitions.empty()) KILN_TRY(engine::io::checkLayers(engine::io::layerLibrary(after.layers)));
+    EditorNode n;
+    n.id = allocateId();
+    n.node.op = layerName;
+    n.node.name = uniqueName(baseNameForOp(layerName));
+    for (const auto& spec : layer->attributes)
+        if (!spec.required) n.node.attrs.set(spec.name, spec.defaultValue);
+    n.pos = pos;
+    after.nodes.push_back(n);
+    m_undo->push(new AddNodesCommand(this, tr("Add %1").arg(QString::fromStdString(layerName)), m_content, std::move(after)));
+    return n.id;
+}
+
+engine::Result<ItemId> EditorDocument::makeLayer(const QVector<ItemId>& ids, const std::string& name,
+                                                 const std::vector<ExposedAttribute>& expose, const std::string& doc) {
+    KILN_TRY(checkLayerName(name));
+    KILN_ASSIGN(SelectionInterface iface, selectionInterface(ids));
+    std::unordered_set<std::string> inside;
+    for (ItemId id : iface.nodes) inside.insert(node(id)->node.name);
+
+    engine::io::LayerDef def;
+    def.name = name;
+    def.doc = doc;
+    // Port names: "x", or "x1", "x2", ...; never the name of a node of the layer.
+    std::unordered_map<std::string, std::string> portOf;
+    for (size_t k = 0; k < iface.inputs.size(); ++k) {
+        std::string port = iface.inputs.size() == 1 ? std::string("x") : "x" + std::to_string(k + 1);
+        while (inside.count(port)) port += "_in";
+        def.inputs.push_back(port);
+        portOf[iface.inputs[k]] = port;
+    }
+    def.outputs = {iface.output};
+
+    // Exposed attributes: one layer attribute per name, its default the node's current value.
+    std::unordered_map<std::string, engine::AttrValue> exposedValue;
+    std::map<std::pair<ItemId, std::string>, std::string> refOf;
+    static const QRegularExpression identifier(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+    for (const auto& e : expose) {
+        const EditorNode* n = node(e.node);
+        if (!n || !inside.count(n->node.name)) continue;
+        const QString as = QString::fromStdString(e.as);
+        if (!identifier.match(as).hasMatch())
+            return refused(ErrorCode::InvalidArgument,
+                           tr("\"%1\" cannot name a layer attribute: use letters, digits and \"_\".").arg(as), n->node.name);
+        const auto specs = attributeSpecs(n->node.op);
+        auto spec = std::find_if(specs.begin(), specs.end(), [&](const auto& s) { return s.name == e.attr; });
+        if (spec == specs.end())
+            return refused(ErrorCode::UnknownAttribute,
+                           tr("%1 has no attribute \"%2\".").arg(QString::fromStdString(n->node.op), QString::fromStdString(e.attr)),
+                           n->node.name);
+        auto cur = n->node.attrs.values().find(e.attr);
+        KILN_ASSIGN(engine::AttrValue value,
+                    engine::coerceAttr(*spec, cur != n->node.attrs.values().end() ? cur->second : spec->defaultValue, n->node.name));
+        if (auto known = exposedValue.find(e.as); known != exposedValue.end()) {
+            const engine::AttrSpec* have = def.attribute(e.as);
+            if (have->type != spec->type || known->second != value)
+                return refused(ErrorCode::BadAttribute,
+                               tr("The attributes exposed as \"%1\" have different types or values: expose them "
+                                  "under different names.")
+                                   .arg(as),
+                               n->node.name);
+        } else {
+            engine::AttrSpec exposed = *spec;
+            exposed.name = e.as;
+            exposed.required = false;
+            exposed.defaultValue = value;
+            def.attributes.push_back(std::move(exposed));
+            exposedValue.emplace(e.as, value);
+        }
+        refOf[{e.node, e.attr}] = e.as;
+    }
+    for (ItemId id : iface.nodes) {
+        engine::io::LayerNode ln;
+        ln.node = node(id)->node;
+        for (auto& in : ln.node.inputs)
+            if (auto it = portOf.find(in); it != portOf.end()) in = it->second;
+        engine::AttrMap kept;
+        for (const auto& [k, v] : ln.node.attrs.values()) {
+            if (auto r = refOf.find({id, k}); r != refOf.end())
+                continue;
+            kept.set(k, v);
+        }
+        for (const auto& [key, as] : refOf)
+            if (key.first == id) ln.attrRefs[key.second] = as;
+        ln.node.attrs = kept;
+        def.nodes.push_back(std::move(ln));
+    }
+    // The definition as a file would hold it must read back and fit with the other layers.
+    auto reread = engine::io::parseLayerDefs(engine::io::layerDefsToJson({def}), {}, "layers");
+    if (!reread.ok()) return std::move(reread.error());
+    std::vector<engine::io::LayerDef> layers = m_content.layers;
+    layers.push_back(def);
+    KILN_TRY(engine::io::checkLayers(engine::io::layerLibrary(layers)));
+
+    EditorNode instance;
+    instance.id = allocateId();
+    instance.node.op = name;
+    instance.node.inputs = iface.inputs;
+    {
+        // The selected names go away: the instance may take the first one's place.
+        std::string base = baseNameForOp(name);
+        std::unordered_set<std::string> used;
+        for (const auto& n : m_content.nodes)
+            if (!inside.count(n.node.name)) used.insert(n.node.name);
+        std::string candidate = base;
+        for (int k = 1; used.count(candidate); ++k) candidate = base + "_" + std::to_string(k);
+        instance.node.name = candidate;
+    }
+    for (const auto& spec : def.attributes) instance.node.attrs.set(spec.name, spec.defaultValue);
+    QRectF box;
+    for (ItemId id : iface.nodes) box |= QRectF(node(id)->pos, QSizeF(1, 1));
+    instance.pos = box.topLeft();
+
+    DocumentContent after;
+    after.layers = std::move(layers);
+    after.comments = m_content.comments;
+    bool placed = false;
+    for (const auto& n : m_content.nodes) {
+        if (inside.count(n.node.name)) {
+            if (!placed) after.nodes.push_back(instance);
+            placed = true;
+            continue;
+        }
+        EditorNode copy = n;
+        for (auto& in : copy.node.inputs)
+            if (in == iface.output) in = instance.node.name;
+        after.nodes.push_back(std::move(copy));
+    }
+    for (const auto& o : m_content.outputs) after.outputs.push_back(o == iface.output ? instance.node.name : o);
+    for (const auto& g : m_content.groups) {
+        EditorGroup copy = g;
+        copy.nodes.removeIf([&](ItemId id) { return iface.nodes.end() != std::find(iface.nodes.begin(), iface.nodes.end(), id); });
+        if (!copy.nodes.isEmpty()) after.groups.push_back(copy);
+    }
+    m_undo->push(new MakeLayerCommand(this, tr("Make layer %1").arg(QString::fromStdString(name)), m_content, std::move(after)));
+    return instance.id;
+}
+
+engine::Result<engine::io::Project> EditorDocument::layerInside(const std::string& name,
+                                                                const std::vector<std::vector<int64_t>>& portShapes) const {
+    const engine::io::LayerDef* def = nullptr;
+    for (const auto& d : m_content.layers)
+        if (d.name == name) def = &d;
+    if (!def)
+        return refused(ErrorCode::UnknownOp,
+                       engine::io::bundledLayers().find(name)
+                           ? tr("%1 is a built-in layer: its inside cannot be changed. Make a layer of your own from "
+                                "its nodes instead.")
+                                 .arg(QString::fromStdString(name))
+                           : tr("%1 is not a layer of this project.").arg(QString::fromStdString(name)));
+    engine::io::Project p;
+    p.name = name;
+    for (size_t k = 0; k < def->inputs.size(); ++k) {
+        engine::Node in;
+        in.name = def->inputs[k];
+        in.op = "Input";
+        in.attrs.set("shape", k < portShapes.size() && !portShapes[k].empty() ? portShapes[k] : std::vector<int64_t>{1});
+        p.graph.nodes.push_back(std::move(in));
+    }
+    for (const auto& ln : def->nodes) {
+        engine::Node n = ln.node;
+        for (const auto& [attr, ref] : ln.attrRefs)
+            if (const auto* spec = def->attribute(ref); spec && !spec->required) n.attrs.set(attr, spec->defaultValue);
+        p.graph.nodes.push_back(std::move(n));
+    }
+    p.graph.outputs = def->outputs;
+    return p;
+}
+
+engine::Status EditorDocument::applyLayerInside(const std::string& name, const engine::io::Project& inside) {
+    auto old = std::find_if(m_content.layers.begin(), m_content.layers.end(), [&](const auto& d) { return d.name == name; });
+    if (old == m_content.layers.end())
+        return refused(ErrorCode::UnknownOp, tr("%1 is not a layer of this project.").arg(QString::fromStdString(name)));
+    engine::io::LayerDef def;
+    def.name = old->name;
+    def.doc = old->doc;
+    def.inputs = old->inputs;
+    def.outputs = old->outputs;
+    def.attributes = old->attributes;
+    std::unordered_set<std::string> ports(old->inputs.begin(), old->inputs.end()), present;
+    for (const auto& n : inside.graph.nodes) {
+        present.insert(n.name);
+        const auto* op = engine::ops::findOp(n.op);
+        const bool isInput = op && op->maxInputs == 0;
+        if (ports.count(n.name)) {
+            if (!isInput)
+                return refused(ErrorCode::InvalidArgument,
+                               tr("\"%1\" is an input of the layer and must stay an Input node.").arg(QString::fromStdString(n.name)),
+                               n.name);
+            continue;
+        }
+        if (isInput)
+            return refused(ErrorCode::InvalidArgument,
+                           tr("%1 \"%2\" cannot go inside a layer: a layer gets its inputs through its ports (%3).")
+                               .arg(QString::fromStdString(n.op), QString::fromStdString(n.name),
+                                    QString::fromStdString([&] {
+                                        std::string list;
+                                        for (const auto& p : old->inputs) list += (list.empty() ? "" : ", ") + p;
+                                        return list;
+                                    }())),
+                           n.name);
+        engine::io::LayerNode ln;
+        ln.node = n;
+        // Exposed attributes stay exposed; a value set inside becomes the attribute's default.
+        for (const auto& oldNode : old->nodes) {
+            if (oldNode.node.name != n.name) continue;
+            engine::AttrMap kept;
+            for (const auto& [k, v] : n.attrs.values()) {
+                auto ref = oldNode.attrRefs.find(k);
+                if (ref == oldNode.attrRefs.end()) {
+                    kept.set(k, v);
+                    continue;
+                }
+                for (auto& spec : def.attributes)
+                    if (spec.name == ref->second) {
+                        KILN_ASSIGN(spec.defaultValue, engine::coerceAttr(spec, v, n.name));
+                        spec.required = false;
+                    }
+            }
+            ln.node.attrs = kept;
+            ln.attrRefs = oldNode.attrRefs;
+        }
+        def.nodes.push_back(std::move(ln));
+    }
+    for (const auto& p : old->inputs)
+        if (!present.count(p))
+            return refused(ErrorCode::InvalidArgument,
+                           tr("The layer's input \"%1\" was removed or renamed; a layer keeps its inputs.")
+                               .arg(QString::fromStdString(p)));
+    for (const auto& o : old->outputs)
+        if (!present.count(o.substr(0, o.find(':'))) || ports.count(o))
+            return refused(ErrorCode::InvalidArgument,
+                           tr("The layer's output \"%1\" was removed or renamed; a layer keeps its outputs.")
+                               .arg(QString::fromStdString(o)));
+    auto reread = engine::io::parseLayerDefs(engine::io::layerDefsToJson({def}), {}, "layers");
+    if (!reread.ok()) return std::move(reread.error());
+    DocumentContent after = m_content;
+    for (auto& d : after.layers)
+        if (d.name == name) d = def;
+    KILN_TRY(engine::io::checkLayers(engine::io::layerLibrary(after.layers)));
+    if (engine::io::layerDefsToJson({def}) == engine::io::layerDefsToJson({*old})) return {};
+    m_undo->push(new EditLayerCommand(this, tr("Edit layer %1").arg(QString::fromStdString(name)), m_content, std::move(after)));
+    return {};
 }
 
 }  // namespace kiln::ui

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/io/layers.h"
 #include "engine/io/project.h"
 #include "ui/graph_editor/graph_layout.h"
 
@@ -52,6 +53,23 @@ struct DocumentContent {
     std::vector<std::string> outputs;  // graph.outputs
     QVector<EditorGroup> groups;
     QVector<EditorComment> comments;
+    std::vector<engine::io::LayerDef> layers;  // the project's own composite layers ("layers")
+};
+
+// One attribute of a selected node that a new layer exposes under the name `as` (several node
+// attributes exposed under one name share one layer attribute).
+struct ExposedAttribute {
+    ItemId node = 0;
+    std::string attr;
+    std::string as;
+};
+
+// What "Make layer" turns a selection into: the producers outside the selection that feed it
+// (the layer's inputs, in order) and the one selected node whose value leaves it.
+struct SelectionInterface {
+    std::vector<std::string> inputs;  // producer names outside the selection
+    std::string output;               // a selected node's name
+    std::vector<ItemId> nodes;        // the selected nodes, in file order
 };
 
 class EditorDocument : public QObject {
@@ -99,6 +117,28 @@ public:
     engine::Node makeNode(const std::string& op, const std::string& name = {}) const;
     ItemId allocateId() { return ++m_nextId; }
 
+    // ---- composite layers ------------------------------------------------------------------
+    // The layer an op names: a project layer, else a bundled one; null for built-in ops.
+    const engine::io::LayerDef* findLayer(const std::string& op) const;
+    // The bundled layers plus the project's (what the engine expands the graph with).
+    engine::io::LayerLibrary layerLibrary() const;
+    // The attributes a node of `op` has: the op table's, or a layer's exposed attributes.
+    std::vector<engine::AttrSpec> attributeSpecs(const std::string& op) const;
+    // One line about an op or a layer; empty when `op` is neither.
+    QString opDoc(const std::string& op) const;
+    // Whether `name` may name a new layer: an identifier, not an op, not a layer already.
+    engine::Status checkLayerName(const std::string& name) const;
+    // The inputs and the output a selection would have as a layer, or why it cannot be one.
+    engine::Result<SelectionInterface> selectionInterface(const QVector<ItemId>& nodes) const;
+    // The inside of project layer `name` as a project to edit on its own: the layer's nodes
+    // with one Input node per input port (shaped as `portShapes`, without the batch; [1] where
+    // unknown) and the exposed attributes at their defaults.
+    engine::Result<engine::io::Project> layerInside(const std::string& name,
+                                                    const std::vector<std::vector<int64_t>>& portShapes = {}) const;
+    // A project layer and the project layers it uses, itself first (what the library saves).
+    std::vector<engine::io::LayerDef> layerWithDependencies(const std::string& name) const;
+
+
     // ---- edits (undoable: each pushes one command) -----------------------------------------
     ItemId addNode(const std::string& op, QPointF pos);
     // Inserts a template ("conv_bn_relu", "residual_block", "two_tower") at pos.
@@ -128,8 +168,25 @@ public:
     ItemId addComment(const QRectF& rect, const QString& text);
     void editComment(ItemId comment, const QString& text);
     void autoLayout();
-    // Copy/paste: nodes (with their mutual connections) as JSON; paste renames clashes and
-    // keeps inputs whose producer exists in this document. Returns the new node ids.
+    // An instance of layer `layer` at pos with the layer's attributes at their defaults.
+    // `definitions` (a library layer and the layers it uses) are copied into the project
+    // first where the project has none of that name; one of the same name that differs is
+    // refused. One undo step.
+    engine::Result<ItemId> addLayerNode(const std::string& layer, QPointF pos,
+                                        const std::vector<engine::io::LayerDef>& definitions = {});
+    // Replaces the definition of project layer `name` by `inside` (a layerInside() project,
+    // edited): its ports and outputs must still be there; an exposed attribute stays exposed and
+    // a value given to it inside becomes the layer attribute's default. Every instance follows.
+    // One undo step; refused (nothing pushed) with the reason.
+    engine::Status applyLayerInside(const std::string& name, const engine::io::Project& inside);
+    // Replaces the selected nodes by one instance of a new project layer `name` made of them;
+    // `expose` picks the node attributes that become layer attributes. One undo step; refused
+    // (nothing pushed) with the reason when the selection or the name does not fit.
+    engine::Result<ItemId> makeLayer(const QVector<ItemId>& nodes, const std::string& name,
+                                     const std::vector<ExposedAttribute>& expose, const std::string& doc = {});
+    // Copy/paste: nodes (with their mutual connections and the project layers they use) as
+    // JSON; paste renames clashes, keeps inputs whose producer exists in this document and adds
+    // the layer definitions this project lacks. Returns the new node ids.
     QByteArray copyNodes(const QVector<ItemId>& nodes) const;
     QVector<ItemId> pasteNodes(const QByteArray& data, QPointF offset);
     QVector<ItemId> duplicateNodes(const QVector<ItemId>& nodes);
@@ -163,6 +220,8 @@ signals:
     void commentChanged(kiln::ui::ItemId id);
     // The data or training section changed (an edit, its undo or redo).
     void sectionsChanged();
+    // The project's layer definitions changed (an edit, its undo or redo, a new document).
+    void layersChanged();
 
 private:
     void reindex();

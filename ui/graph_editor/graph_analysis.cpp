@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <chrono>
 #include <unordered_map>
 
@@ -35,8 +36,65 @@ struct Pass {
     std::vector<std::vector<ops::ParamSpec>> params;
     std::vector<int> order;
     std::vector<int> paramOwner;
+    std::vector<const engine::io::LayerDef*> layers;  // the layer of an instance, else null
+    std::vector<std::vector<std::string>> ports;       // per input: the producer's output ("" = its only one)
     bool anyError = false;
 };
+
+Pass runPass(const Graph& graph, const engine::io::LayerLibrary* layers);
+
+// One instance, analysed through its expansion: Input nodes with the producers' shapes feed it.
+struct InstanceResult {
+    std::string error;
+    std::vector<std::pair<std::string, Shape>> outputs;  // per layer output
+    int64_t params = 0, macs = 0;
+};
+
+InstanceResult analyseInstance(const Node& node, const engine::io::LayerDef& layer, const std::vector<Shape>& inShapes,
+                               const engine::io::LayerLibrary& library) {
+    InstanceResult r;
+    Graph mini;
+    Node instance = node;
+    instance.inputs.clear();
+    instance.shareWeightsWith.clear();
+    for (size_t k = 0; k < inShapes.size(); ++k) {
+        Node in;
+        in.op = "Input";
+        // "/" cannot appear in a node's own name, so these never clash with the layer's nodes.
+        in.name = "input/" + std::to_string(k);
+        in.attrs.set("shape", inShapes[k].hasBatch() ? inShapes[k].withoutFirst().dims() : inShapes[k].dims());
+        instance.inputs.push_back(in.name);
+        mini.nodes.push_back(std::move(in));
+    }
+    mini.nodes.push_back(instance);
+    for (const auto& out : layer.outputs)
+        mini.outputs.push_back(layer.outputs.size() == 1 ? node.name : node.name + ":" + out);
+    auto expanded = engine::io::expandLayers(mini, library);
+    if (!expanded.ok()) {
+        r.error = expanded.error().message;
+        return r;
+    }
+    const Graph& g = expanded.value();
+    Pass pass = runPass(g, nullptr);
+    for (int i : pass.order)
+        if (r.error.empty() && !pass.nodes[static_cast<size_t>(i)].error.empty()) r.error = pass.nodes[static_cast<size_t>(i)].error;
+    for (size_t i = 0; i < g.nodes.size() && r.error.empty(); ++i)
+        if (!pass.nodes[i].error.empty()) r.error = pass.nodes[i].error;
+    if (!r.error.empty()) return r;
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+        int at = g.find(g.outputs[k]);
+        if (at < 0 || !pass.nodes[static_cast<size_t>(at)].hasShape) {
+            r.error = "layer " + layer.name + " gives no output \"" + layer.outputs[k] + "\"";
+            return r;
+        }
+        r.outputs.emplace_back(layer.outputs[k], pass.nodes[static_cast<size_t>(at)].output);
+    }
+    for (size_t i = inShapes.size(); i < g.nodes.size(); ++i) {
+        r.params += pass.nodes[i].params;
+        r.macs += pass.nodes[i].macs;
+    }
+    return r;
+}
 
 std::string arityText(const ops::OpDef& def) {
     if (def.maxInputs < 0) return "at least " + std::to_string(def.minInputs);
@@ -46,7 +104,7 @@ std::string arityText(const ops::OpDef& def) {
 
 // Every node in dependency order, continuing past errors; the same checks as
 // engine::ops::analyzeModel, in linear time.
-Pass runPass(const Graph& graph) {
+Pass runPass(const Graph& graph, const engine::io::LayerLibrary* layers) {
     const size_t n = graph.nodes.size();
     Pass pass;
     pass.nodes.resize(n);
@@ -69,6 +127,8 @@ Pass runPass(const Graph& graph) {
     pass.inputShapes.resize(n);
     pass.params.resize(n);
     pass.paramOwner.resize(n);
+    pass.layers.assign(n, nullptr);
+    pass.ports.resize(n);
     for (size_t i = 0; i < n; ++i) pass.paramOwner[i] = static_cast<int>(i);
     auto fail = [&](size_t i, Stage s, std::string msg) {
         pass.anyError = true;
@@ -80,13 +140,36 @@ Pass runPass(const Graph& graph) {
         const Node& node = graph.nodes[i];
         for (const auto& in : node.inputs) {
             auto it = index.find(in);
-            if (it == index.end())
+            std::string port;
+            // "block:out" names one output of a layer instance with several.
+            if (const auto colon = in.find(':'); it == index.end() && layers && colon != std::string::npos) {
+                it = index.find(in.substr(0, colon));
+                port = in.substr(colon + 1);
+                if (it != index.end() && !engine::io::isLayerOp(*layers, graph.nodes[static_cast<size_t>(it->second)].op))
+                    it = index.end();
+            }
+            if (it == index.end()) {
                 fail(i, Stage::Structure,
                      "node \"" + node.name + "\" takes input from \"" + in + "\", which is not a node");
-            else
+            } else {
                 producers[i].push_back(it->second);
+                pass.ports[i].push_back(port);
+            }
         }
         const ops::OpDef* def = ops::findOp(node.op);
+        if (!def && layers && engine::io::isLayerOp(*layers, node.op)) {
+            const auto* layer = layers->find(node.op);
+            pass.layers[i] = layer;
+            const size_t count = node.inputs.size();
+            if (count != layer->inputs.size()) {
+                std::string portList;
+                for (const auto& p : layer->inputs) portList += (portList.empty() ? "" : ", ") + p;
+                fail(i, Stage::Structure,
+                     layer->name + " \"" + node.name + "\" takes " + std::to_string(layer->inputs.size()) +
+                         " input(s) (" + portList + ") but has " + std::to_string(count));
+            }
+            continue;
+        }
         if (!def) {
             fail(i, Stage::Structure, "node \"" + node.name + "\" has unknown op \"" + node.op + "\"");
             continue;
@@ -135,14 +218,51 @@ Pass runPass(const Graph& graph) {
         if (pass.stage[i] != Stage::None) continue;
         inShapes.clear();
         bool ready = true;
-        for (int p : producers[i]) {
-            if (!pass.nodes[static_cast<size_t>(p)].hasShape) {
+        for (size_t k = 0; k < producers[i].size(); ++k) {
+            const auto& from = pass.nodes[static_cast<size_t>(producers[i][k])];
+            if (!from.hasShape) {
                 ready = false;
                 break;
             }
-            inShapes.push_back(pass.nodes[static_cast<size_t>(p)].output);
+            const std::string& port = pass.ports[i][k];
+            if (port.empty() && from.ports.size() > 1) {
+                fail(i, Stage::Structure,
+                     "node \"" + graph.nodes[i].name + "\" refers to \"" + graph.nodes[i].inputs[k] +
+                         "\", a layer instance with several outputs: name one of them (\"" + graph.nodes[i].inputs[k] + ":" +
+                         from.ports.front().first + "\", ...)");
+                ready = false;
+                break;
+            }
+            if (port.empty()) {
+                inShapes.push_back(from.output);
+                continue;
+            }
+            auto match = std::find_if(from.ports.begin(), from.ports.end(), [&](const auto& p) { return p.first == port; });
+            if (match == from.ports.end()) {
+                fail(i, Stage::Structure,
+                     "node \"" + graph.nodes[i].name + "\" refers to \"" + graph.nodes[i].inputs[k] +
+                         "\", which is not an output of " + graph.nodes[static_cast<size_t>(producers[i][k])].op);
+                ready = false;
+                break;
+            }
+            inShapes.push_back(match->second);
         }
         if (!ready) continue;
+        if (const auto* layer = pass.layers[i]) {
+            InstanceResult ir = analyseInstance(graph.nodes[i], *layer, inShapes, *layers);
+            if (!ir.error.empty()) {
+                fail(i, Stage::Shape, ir.error);
+                continue;
+            }
+            auto& r = pass.nodes[i];
+            r.hasShape = true;
+            r.output = ir.outputs.front().second;
+            if (ir.outputs.size() > 1) r.ports = std::move(ir.outputs);
+            r.params = ir.params;
+            r.macs = ir.macs;
+            pass.inputShapes[i] = inShapes;
+            continue;
+        }
         ops::ShapeContext ctx{graph.nodes[i], attrs[i], inShapes};
         auto out = defs[i]->shape(ctx);
         if (!out.ok()) {
@@ -186,6 +306,8 @@ Pass runPass(const Graph& graph) {
         }
         pass.paramOwner[i] = owner;
         pass.nodes[i].params = 0;
+        // An instance's sharing is checked by the expansion, node by node.
+        if (pass.layers[i]) continue;
         const auto& mine = pass.params[i];
         const auto& theirs = pass.params[static_cast<size_t>(owner)];
         if (!pass.nodes[i].hasShape || !pass.nodes[static_cast<size_t>(owner)].hasShape) continue;
@@ -208,10 +330,12 @@ const NodeResult* GraphAnalysis::find(const std::string& name) const {
     return nullptr;
 }
 
-GraphAnalysis analyzeGraph(const Graph& graph, int64_t summaryBatch) {
+GraphAnalysis analyzeGraph(const Graph& graph, int64_t summaryBatch, const engine::io::LayerLibrary* layers) {
     auto t0 = std::chrono::steady_clock::now();
     GraphAnalysis a;
-    Pass pass = runPass(graph);
+    Pass pass = runPass(graph, layers);
+    const bool anyInstance =
+        std::any_of(pass.layers.begin(), pass.layers.end(), [](const auto* l) { return l != nullptr; });
     a.names.reserve(graph.nodes.size());
     for (const auto& node : graph.nodes) a.names.push_back(node.name);
     const size_t n = graph.nodes.size();
@@ -236,6 +360,16 @@ GraphAnalysis analyzeGraph(const Graph& graph, int64_t summaryBatch) {
         if (pick < n)
             a.modelError =
                 Error(ErrorCode::ShapeMismatch, pass.nodes[pick].error).withNode(graph.nodes[pick].name);
+    } else if (n > 0 && hasInput && anyInstance) {
+        // Valid, with layer instances: the engine analyses the expanded graph, and so do we.
+        auto expanded = engine::io::expandLayers(graph, *layers);
+        if (!expanded.ok()) {
+            a.modelError = expanded.error();
+        } else {
+            GraphAnalysis flat = analyzeGraph(expanded.value(), summaryBatch, nullptr);
+            a.modelError = std::move(flat.modelError);
+            a.summary = std::move(flat.summary);
+        }
     } else if (n > 0 && hasInput) {
         // Valid: the same ModelInfo the engine builds, summarised by the engine.
         ops::ModelInfo m;
@@ -263,7 +397,8 @@ GraphAnalysis analyzeGraph(const Graph& graph, int64_t summaryBatch) {
     return a;
 }
 
-engine::Status checkConnection(const Graph& graph, const std::string& from, const std::string& to, int port) {
+engine::Status checkConnection(const Graph& graph, const std::string& from, const std::string& to, int port,
+                               const engine::io::LayerLibrary* layers) {
     int f = graph.find(from), t = graph.find(to);
     auto refuse = [&](ErrorCode code, const std::string& why) {
         return Error(code, why).withNode(to).with("reason", why);
@@ -272,13 +407,17 @@ engine::Status checkConnection(const Graph& graph, const std::string& from, cons
     if (f == t) return refuse(ErrorCode::Cycle, "a node cannot take its own output as input");
     const Node& target = graph.nodes[static_cast<size_t>(t)];
     const ops::OpDef* def = ops::findOp(target.op);
-    if (!def) return refuse(ErrorCode::UnknownOp, "\"" + target.op + "\" is not a known op");
-    if (def->maxInputs == 0)
+    const engine::io::LayerDef* layer =
+        !def && layers && engine::io::isLayerOp(*layers, target.op) ? layers->find(target.op) : nullptr;
+    if (!def && !layer) return refuse(ErrorCode::UnknownOp, "\"" + target.op + "\" is not a known op");
+    const int maxInputs = def ? def->maxInputs : static_cast<int>(layer->inputs.size());
+    if (maxInputs == 0)
         return refuse(ErrorCode::ArityMismatch, target.op + " \"" + to + "\" takes no inputs");
     int count = static_cast<int>(target.inputs.size());
     bool append = port < 0 || port >= count;
-    if (append && def->maxInputs >= 0 && count >= def->maxInputs)
-        return refuse(ErrorCode::ArityMismatch, target.op + " \"" + to + "\" takes " + arityText(*def) +
+    if (append && maxInputs >= 0 && count >= maxInputs)
+        return refuse(ErrorCode::ArityMismatch, target.op + " \"" + to + "\" takes " +
+                                                    (def ? arityText(*def) : std::to_string(maxInputs)) +
                                                     " input(s) and has no free one");
     if (!append && target.inputs[static_cast<size_t>(port)] == from)
         return refuse(ErrorCode::InvalidArgument, "these ports are already connected");
@@ -328,7 +467,7 @@ engine::Status checkConnection(const Graph& graph, const std::string& from, cons
         }
         candidate.nodes.push_back(std::move(copy));
     }
-    Pass pass = runPass(candidate);
+    Pass pass = runPass(candidate, layers);
     size_t ti = static_cast<size_t>(newIndex);
     if (pass.stage[ti] == Stage::Shape) return refuse(ErrorCode::ShapeMismatch, pass.nodes[ti].error);
     return {};
@@ -340,8 +479,9 @@ AnalysisRunner::~AnalysisRunner() {
     if (m_watcher) m_watcher->waitForFinished();
 }
 
-void AnalysisRunner::request(const Graph& graph) {
+void AnalysisRunner::request(const Graph& graph, const engine::io::LayerLibrary& layers) {
     m_pending = graph;
+    m_pendingLayers = layers;
     m_pendingGeneration = ++m_generation;
     if (!m_watcher) start();
 }
@@ -355,13 +495,14 @@ void AnalysisRunner::start() {
     Graph g = std::move(*m_pending);
     m_pending.reset();
     quint64 gen = m_pendingGeneration;
+    engine::io::LayerLibrary layers = std::move(m_pendingLayers);
     m_watcher = new QFutureWatcher<GraphAnalysis>(this);
     auto* w = m_watcher;
     connect(w, &QFutureWatcherBase::finished, this, [this, w] {
         if (w == m_watcher) onDone();
     });
-    w->setFuture(QtConcurrent::run([g = std::move(g), gen] {
-        GraphAnalysis a = analyzeGraph(g);
+    w->setFuture(QtConcurrent::run([g = std::move(g), gen, layers = std::move(layers)] {
+        GraphAnalysis a = analyzeGraph(g, 1, &layers);
         a.generation = gen;
         return a;
     }));

@@ -17,6 +17,7 @@
 
 #include "engine/core/error.h"
 #include "engine/graph/graph.h"
+#include "engine/io/layers.h"
 #include "engine/ops/summary.h"
 
 namespace kiln::ui {
@@ -27,6 +28,8 @@ struct NodeResult {
     int64_t params = 0;    // this node's own parameters (0 when it shares another's)
     int64_t macs = 0;      // per sample
     std::string error;     // the engine's message, empty when the node is fine
+    // A layer instance with several outputs: each output's shape ("name:output" refers to it).
+    std::vector<std::pair<std::string, engine::Shape>> ports;
 };
 
 struct GraphAnalysis {
@@ -43,13 +46,17 @@ struct GraphAnalysis {
 };
 
 // Analyses every node of `graph` in dependency order; a node whose inputs have no shape gets
-// none either. Pure and thread-safe.
-GraphAnalysis analyzeGraph(const engine::Graph& graph, int64_t summaryBatch = 1);
+// none either. Nodes naming a layer of `layers` are analysed through the layer's expansion
+// (their shape is the layer output's, their parameters and MACs those of the layer's nodes),
+// and a valid graph with instances is summarised as the engine would: expanded. Pure and
+// thread-safe.
+GraphAnalysis analyzeGraph(const engine::Graph& graph, int64_t summaryBatch = 1,
+                           const engine::io::LayerLibrary* layers = nullptr);
 
 // The connection rule: may `from`'s output feed input `port` of `to`? Checks the op's arity,
 // cycles and (when all the inputs have shapes) the op's shape rule. The error explains why not.
 engine::Status checkConnection(const engine::Graph& graph, const std::string& from, const std::string& to,
-                               int port);
+                               int port, const engine::io::LayerLibrary* layers = nullptr);
 
 // Runs analyzeGraph on a worker thread; the latest request wins and stale replies are dropped.
 class AnalysisRunner : public QObject {
@@ -57,7 +64,7 @@ class AnalysisRunner : public QObject {
 public:
     explicit AnalysisRunner(QObject* parent = nullptr);
     ~AnalysisRunner() override;
-    void request(const engine::Graph& graph);
+    void request(const engine::Graph& graph, const engine::io::LayerLibrary& layers = {});
     const GraphAnalysis& latest() const { return m_latest; }
     quint64 generation() const { return m_generation; }
     bool busy() const;
@@ -72,6 +79,7 @@ private:
 
     quint64 m_generation = 0;
     std::optional<engine::Graph> m_pending;
+    engine::io::LayerLibrary m_pendingLayers;
     quint64 m_pendingGeneration = 0;
     QFutureWatcher<GraphAnalysis>* m_watcher = nullptr;
     GraphAnalysis m_latest;

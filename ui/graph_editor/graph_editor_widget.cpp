@@ -11,6 +11,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QToolBar>
@@ -20,6 +21,10 @@
 
 #include "ui/graph_editor/graph_items.h"
 #include "ui/graph_editor/graph_scene.h"
+#include "ui/graph_editor/graph_analysis.h"
+#include "ui/graph_editor/layer_editor_dialog.h"
+#include "ui/graph_editor/layer_library.h"
+#include "ui/graph_editor/make_layer_dialog.h"
 
 namespace kiln::ui {
 namespace {
@@ -50,7 +55,7 @@ GraphEditorWidget::GraphEditorWidget(EditorDocument* document, QWidget* parent)
     layout->addWidget(m_view, 1);
     createActions();
 
-    auto reanalyse = [this] { m_analysis->request(graphOf(*m_document)); };
+    auto reanalyse = [this] { m_analysis->request(graphOf(*m_document), m_document->layerLibrary()); };
     connect(document, &EditorDocument::structureChanged, this, reanalyse);
     connect(document, &EditorDocument::nodeChanged, this, reanalyse);
     connect(m_analysis, &AnalysisRunner::finished, this, [this](const GraphAnalysis& a) {
@@ -63,6 +68,22 @@ GraphEditorWidget::GraphEditorWidget(EditorDocument* document, QWidget* parent)
         emit currentNodeChanged(currentNode());
     });
     connect(m_scene, &GraphScene::statusMessage, this, &GraphEditorWidget::statusMessage);
+    m_view->viewport()->installEventFilter(this);
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_view, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+        // A right click on an unselected node acts on that node.
+        for (QGraphicsItem* item = m_view->itemAt(at); item; item = item->parentItem())
+            if (item->type() == NodeItemType) {
+                if (!item->isSelected()) {
+                    m_scene->clearSelection();
+                    item->setSelected(true);
+                }
+                break;
+            }
+        QMenu* menu = createContextMenu(this);
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        menu->popup(m_view->viewport()->mapToGlobal(at));
+    });
     connect(document->undoStack(), &QUndoStack::indexChanged, this, [this] { updateActions(); });
     reanalyse();
     updateActions();
@@ -85,7 +106,8 @@ QList<QAction*> GraphEditorWidget::editActions() const {
     for (auto a : {StandardAction::Undo, StandardAction::Redo, StandardAction::Cut, StandardAction::Copy,
                    StandardAction::Paste, StandardAction::Duplicate, StandardAction::Delete,
                    StandardAction::SelectAll, StandardAction::Group, StandardAction::Ungroup,
-                   StandardAction::CollapseGroup, StandardAction::AddComment, StandardAction::AutoLayout})
+                   StandardAction::CollapseGroup, StandardAction::MakeLayer, StandardAction::SaveLayerToLibrary,
+                   StandardAction::AddComment, StandardAction::AutoLayout})
         out << action(a);
     return out;
 }
@@ -190,6 +212,25 @@ void GraphEditorWidget::createActions() {
         m_document->autoLayout();
         fitView();
     });
+    make(StandardAction::MakeLayer, tr("Make La&yer…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L),
+         [this] { makeLayerInteractive(); });
+    make(StandardAction::SaveLayerToLibrary, tr("Save Layer to Li&brary"), QKeySequence(), [this] {
+        const ItemId id = currentNode();
+        const EditorNode* n = m_document->node(id);
+        if (!n) return;
+        const QString layer = QString::fromStdString(n->node.op);
+        if (m_library && m_library->find(layer)) {
+            const auto answer = QMessageBox::question(
+                this, tr("Save Layer to Library"),
+                tr("Your layer library already has a layer called %1. Replace it?").arg(layer));
+            if (answer != QMessageBox::Yes) return;
+        }
+        auto st = saveLayerToLibrary(id);
+        if (st.ok())
+            emit statusMessage(tr("Layer %1 saved to your layer library.").arg(layer));
+        else
+            QMessageBox::warning(this, tr("Save Layer to Library"), QString::fromStdString(st.error().message));
+    });
     make(StandardAction::ZoomIn, tr("Zoom &In"), QKeySequence::ZoomIn, [this] { zoomBy(1.25); });
     make(StandardAction::ZoomOut, tr("Zoom &Out"), QKeySequence::ZoomOut, [this] { zoomBy(0.8); });
     make(StandardAction::FitView, tr("&Fit"), QKeySequence(Qt::CTRL | Qt::Key_0), [this] { fitView(); });
@@ -223,9 +264,115 @@ void GraphEditorWidget::createActions() {
 
 void GraphEditorWidget::updateActions() {
     const bool any = !selectedNodes().isEmpty();
-    for (auto a :
-         {StandardAction::Cut, StandardAction::Copy, StandardAction::Duplicate, StandardAction::Group})
+    for (auto a : {StandardAction::Cut, StandardAction::Copy, StandardAction::Duplicate, StandardAction::Group,
+                   StandardAction::MakeLayer})
         action(a)->setEnabled(any);
+    bool projectLayer = false;
+    if (const EditorNode* n = m_document->node(currentNode()))
+        for (const auto& d : m_document->content().layers) projectLayer = projectLayer || d.name == n->node.op;
+    action(StandardAction::SaveLayerToLibrary)->setEnabled(projectLayer && m_library);
+}
+
+UserLayerLibrary* GraphEditorWidget::userLibrary() const {
+    return m_library;
+}
+
+void GraphEditorWidget::setUserLibrary(UserLayerLibrary* library) {
+    m_library = library;
+    updateActions();
+}
+
+ItemId GraphEditorWidget::makeLayerInteractive() {
+    const auto nodes = selectedNodes();
+    if (nodes.isEmpty()) {
+        emit statusMessage(tr("Select the nodes that should become the layer."));
+        return 0;
+    }
+    MakeLayerDialog dialog(m_document, nodes, this);
+    if (dialog.exec() != QDialog::Accepted) return 0;
+    const ItemId id = dialog.instance();
+    selectNodes({id});
+    if (const EditorNode* n = m_document->node(id))
+        emit statusMessage(tr("Made layer %1; %2 is its first instance.")
+                               .arg(QString::fromStdString(n->node.op), QString::fromStdString(n->node.name)));
+    return id;
+}
+
+engine::Status GraphEditorWidget::saveLayerToLibrary(ItemId instance) {
+    const EditorNode* n = m_document->node(instance);
+    if (!n) return engine::Error(engine::ErrorCode::InvalidArgument, tr("Select one layer instance.").toStdString());
+    if (!m_library)
+        return engine::Error(engine::ErrorCode::InvalidArgument, tr("There is no layer library to save to.").toStdString());
+    auto defs = m_document->layerWithDependencies(n->node.op);
+    if (defs.empty()) {
+        const QString why = m_document->findLayer(n->node.op)
+                                ? tr("%1 is a built-in layer: every project can use it already.")
+                                : tr("%1 is not a layer of this project.");
+        return engine::Error(engine::ErrorCode::InvalidArgument,
+                             why.arg(QString::fromStdString(n->node.op)).toStdString())
+            .withNode(n->node.name);
+    }
+    return m_library->save(defs);
+}
+
+bool GraphEditorWidget::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_view->viewport() && event->type() == QEvent::MouseButtonDblClick) {
+        const QPoint at = static_cast<QMouseEvent*>(event)->position().toPoint();
+        for (QGraphicsItem* item = m_view->itemAt(at); item; item = item->parentItem())
+            if (item->type() == NodeItemType) {
+                const EditorNode* n = m_document->node(static_cast<NodeItem*>(item)->id());
+                if (n && m_document->findLayer(n->node.op)) {
+                    openLayer(n->id);
+                    return true;
+                }
+                break;
+            }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+bool GraphEditorWidget::openLayer(ItemId instance) {
+    const EditorNode* n = m_document->node(instance);
+    if (!n) return false;
+    // The shapes feeding the instance, so that the inside analyses with real shapes.
+    std::vector<std::vector<int64_t>> shapes;
+    const GraphAnalysis& a = m_analysis->latest();
+    for (const auto& in : n->node.inputs) {
+        std::vector<int64_t> dims;
+        const std::string base = in.substr(0, in.find(':'));
+        if (const NodeResult* r = a.find(base); r && r->hasShape) {
+            engine::Shape s = r->output;
+            if (in.size() > base.size())
+                for (const auto& [port, shape] : r->ports)
+                    if (base + ":" + port == in) s = shape;
+            dims = s.hasBatch() ? s.withoutFirst().dims() : s.dims();
+        }
+        shapes.push_back(std::move(dims));
+    }
+    const std::string layer = n->node.op;
+    auto inside = m_document->layerInside(layer, shapes);
+    if (!inside.ok()) {
+        emit statusMessage(QString::fromStdString(inside.error().message));
+        return false;
+    }
+    LayerEditorDialog dialog(m_document, layer, inside.value(), this);
+    if (dialog.exec() == QDialog::Accepted)
+        emit statusMessage(tr("Layer %1 updated; its instances follow.").arg(QString::fromStdString(layer)));
+    return true;
+}
+
+QMenu* GraphEditorWidget::createContextMenu(QWidget* parent) {
+    auto* menu = new QMenu(parent);
+    menu->addAction(action(StandardAction::MakeLayer));
+    menu->addAction(action(StandardAction::SaveLayerToLibrary));
+    menu->addSeparator();
+    for (auto a : {StandardAction::Cut, StandardAction::Copy, StandardAction::Paste, StandardAction::Duplicate,
+                   StandardAction::Delete})
+        menu->addAction(action(a));
+    menu->addSeparator();
+    menu->addAction(action(StandardAction::Group));
+    menu->addAction(action(StandardAction::Ungroup));
+    return menu;
 }
 
 QVector<ItemId> GraphEditorWidget::selectedNodes() const {
@@ -301,6 +448,16 @@ void GraphEditorWidget::addTemplateAtCenter(const QString& templateId) {
     QPointF c =
         m_view->mapToScene(m_view->viewport()->rect().center()) - QPointF(nodeWidth() / 2, nodeHeight() / 2);
     selectNodes(m_document->addTemplate(templateId, c));
+}
+
+void GraphEditorWidget::addLayerAtCenter(const QByteArray& payload) {
+    QPointF c =
+        m_view->mapToScene(m_view->viewport()->rect().center()) - QPointF(nodeWidth() / 2, nodeHeight() / 2);
+    auto r = addLayerFromPayload(m_document, payload, c);
+    if (r.ok())
+        selectNodes({r.value()});
+    else
+        emit statusMessage(QString::fromStdString(r.error().message));
 }
 
 bool GraphEditorWidget::exportPng(const QString& path, qreal scale) {

@@ -9,6 +9,7 @@
 #include "ui/graph_editor/editor_document.h"
 
 class QAction;
+class QMenu;
 class QToolBar;
 class QUndoStack;
 
@@ -17,6 +18,7 @@ namespace kiln::ui {
 class GraphScene;
 class GraphView;
 class AnalysisRunner;
+class UserLayerLibrary;
 struct GraphAnalysis;
 
 class GraphEditorWidget : public QWidget {
@@ -42,6 +44,8 @@ public:
         FitView,
         ExportPng,
         ExportSvg,
+        MakeLayer,
+        SaveLayerToLibrary,
     };
 
     explicit GraphEditorWidget(EditorDocument* document, QWidget* parent = nullptr);
@@ -73,6 +77,23 @@ public:
     // Adds an op or a template (mime data from the palette) at the view's centre.
     void addOpAtCenter(const QString& op);
     void addTemplateAtCenter(const QString& templateId);
+    // Adds an instance of a palette layer (a layerPayload()) at the view's centre.
+    void addLayerAtCenter(const QByteArray& payload);
+
+    // The user's layer library, which "Save Layer to Library" writes to (none: the action is off).
+    void setUserLibrary(UserLayerLibrary* library);
+    UserLayerLibrary* userLibrary() const;
+    // "Make Layer…" on the selection: the dialog, then one undoable step. Returns the new
+    // instance, 0 when cancelled or refused.
+    ItemId makeLayerInteractive();
+    // Writes the selected instance's project layer (and the project layers it uses) to the
+    // user's library; the error says why not.
+    engine::Status saveLayerToLibrary(ItemId instance);
+    // Opens the inside of the instance's project layer (a double-click on its card does too);
+    // false when the node is not an instance of a project layer (the status bar says why).
+    bool openLayer(ItemId instance);
+    // The canvas context menu for the current selection (the caller owns it).
+    QMenu* createContextMenu(QWidget* parent);
 
 signals:
     void selectionChanged();
@@ -80,6 +101,9 @@ signals:
     // A short message for the status bar (why a connection was refused, export done, ...).
     void statusMessage(const QString& text);
     void analysisUpdated(const kiln::ui::GraphAnalysis& analysis);
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void createActions();
@@ -93,6 +117,7 @@ private:
     AnalysisRunner* m_analysis = nullptr;
     QToolBar* m_toolBar = nullptr;
     QHash<int, QAction*> m_actions;
+    QPointer<UserLayerLibrary> m_library;
 };
 
 }  // namespace kiln::ui

@@ -28,7 +28,7 @@ QPen cosmeticPen(const QColor& c, qreal width, Qt::PenStyle style = Qt::SolidLin
 // A hue per category, toned to the palette's lightness so it reads in light and dark themes.
 QColor categoryColor(const QPalette& pal, const std::string& op) {
     const auto* def = engine::ops::findOp(op);
-    int hue = 210;
+    int hue = 95;  // composite layers (an unknown op shows its error instead)
     if (def) {
         static const int hues[] = {140, 210, 25, 280, 50, 0, 180, 320, 350};
         hue = hues[static_cast<int>(def->category) % 9];
@@ -99,15 +99,17 @@ void NodeItem::syncFromDocument() {
     m_frozen = !n->node.trainable;
     m_shared = !n->node.shareWeightsWith.empty();
     const auto* def = engine::ops::findOp(n->node.op);
+    const auto* layer = def ? nullptr : m_graph->document()->findLayer(n->node.op);
     m_isInput = def && def->maxInputs == 0;
-    int ports = def ? (def->maxInputs < 0 ? static_cast<int>(n->node.inputs.size()) + 1 : def->maxInputs)
-                    : static_cast<int>(n->node.inputs.size());
+    int ports = def     ? (def->maxInputs < 0 ? static_cast<int>(n->node.inputs.size()) + 1 : def->maxInputs)
+                : layer ? static_cast<int>(layer->inputs.size())
+                        : static_cast<int>(n->node.inputs.size());
     ports = std::max(ports, static_cast<int>(n->node.inputs.size()));
     if (ports != m_inputPorts) prepareGeometryChange();
     m_inputPorts = ports;
     QString tip =
         m_error.isEmpty()
-            ? (def ? QString::fromUtf8(def->doc.data(), static_cast<int>(def->doc.size())) : QString())
+            ? m_graph->document()->opDoc(n->node.op)
             : m_error;
     setToolTip(QStringLiteral("<b>%1</b> (%2)<br>%3").arg(m_name.toHtmlEscaped(), m_op, tip.toHtmlEscaped()));
     update();

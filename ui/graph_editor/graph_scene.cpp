@@ -17,6 +17,7 @@
 
 #include "ui/graph_editor/canvas_minimap.h"
 #include "ui/graph_editor/graph_items.h"
+#include "ui/graph_editor/layer_library.h"
 #include "ui/graph_editor/palette_widget.h"
 
 namespace kiln::ui {
@@ -146,6 +147,8 @@ void GraphScene::rebuildEdges() {
     for (const auto& n : nodes) {
         for (size_t k = 0; k < n.node.inputs.size(); ++k) {
             auto it = ids.find(n.node.inputs[k]);
+            // "block:out": one output of a layer instance with several, drawn from its card.
+            if (it == ids.end()) it = ids.find(n.node.inputs[k].substr(0, n.node.inputs[k].find(':')));
             if (it == ids.end()) continue;
             ItemId g1 = collapsedGroup.value(it->second), g2 = collapsedGroup.value(n.id);
             if (g1 && g1 == g2) continue;
@@ -610,15 +613,21 @@ void GraphView::keyReleaseEvent(QKeyEvent* event) {
     QGraphicsView::keyReleaseEvent(event);
 }
 
+namespace {
+bool paletteMime(const QMimeData* mime) {
+    return mime->hasFormat(kOpMimeType) || mime->hasFormat(kTemplateMimeType) || mime->hasFormat(kLayerMimeType);
+}
+}  // namespace
+
 void GraphView::dragEnterEvent(QDragEnterEvent* event) {
-    if (event->mimeData()->hasFormat(kOpMimeType) || event->mimeData()->hasFormat(kTemplateMimeType))
+    if (paletteMime(event->mimeData()))
         event->acceptProposedAction();
     else
         QGraphicsView::dragEnterEvent(event);
 }
 
 void GraphView::dragMoveEvent(QDragMoveEvent* event) {
-    if (event->mimeData()->hasFormat(kOpMimeType) || event->mimeData()->hasFormat(kTemplateMimeType))
+    if (paletteMime(event->mimeData()))
         event->acceptProposedAction();
     else
         QGraphicsView::dragMoveEvent(event);
@@ -636,6 +645,10 @@ void GraphView::dropEvent(QDropEvent* event) {
         QString id = QString::fromUtf8(mime->data(kTemplateMimeType));
         m_scene->document()->addTemplate(id, pos);
         emit templateDropped(id, pos);
+        event->acceptProposedAction();
+    } else if (mime->hasFormat(kLayerMimeType)) {
+        auto r = addLayerFromPayload(m_scene->document(), mime->data(kLayerMimeType), pos);
+        if (!r.ok()) emit m_scene->statusMessage(QString::fromStdString(r.error().message));
         event->acceptProposedAction();
     } else {
         QGraphicsView::dropEvent(event);

@@ -28,9 +28,8 @@ QString valueText(const engine::AttrValue& v) {
     return QString::fromStdString(engine::attrValueToString(v));
 }
 
-const engine::AttrSpec* findSpec(const engine::ops::OpDef* def, const QString& name) {
-    if (!def) return nullptr;
-    for (const auto& s : def->attrs)
+const engine::AttrSpec* findSpec(const std::vector<engine::AttrSpec>& specs, const QString& name) {
+    for (const auto& s : specs)
         if (QString::fromStdString(s.name) == name) return &s;
     return nullptr;
 }
@@ -111,6 +110,9 @@ InspectorWidget::InspectorWidget(EditorDocument* document, QWidget* parent)
     connect(document, &EditorDocument::nodeChanged, this, [this](ItemId id) {
         if (id == m_node) refreshValues();
     });
+    connect(document, &EditorDocument::layersChanged, this, [this] {
+        if (m_node && m_document->node(m_node)) rebuild();
+    });
     connect(document, &EditorDocument::structureChanged, this, [this] {
         if (m_node && !m_document->node(m_node))
             setNode(0);
@@ -152,15 +154,18 @@ void InspectorWidget::rebuild() {
         m_title->setText(tr("No node selected"));
         m_doc->setText(tr("Select one node on the canvas to edit it."));
         m_op.clear();
+        m_specs.clear();
         m_updating = false;
         return;
     }
     m_op = QString::fromStdString(n->node.op);
-    const auto* def = engine::ops::findOp(n->node.op);
-    m_doc->setText(def ? QString::fromUtf8(def->doc.data(), static_cast<int>(def->doc.size()))
-                       : tr("Unknown op"));
-    if (def) {
-        for (const auto& spec : def->attrs) {
+    // A layer instance's form comes from the layer's exposed attributes, an op's from its row.
+    const QString doc = m_document->opDoc(n->node.op);
+    const bool isLayer = m_document->findLayer(n->node.op) != nullptr;
+    m_doc->setText(doc.isEmpty() ? tr("Unknown op") : isLayer ? tr("Layer: %1").arg(doc) : doc);
+    m_specs = m_document->attributeSpecs(n->node.op);
+    {
+        for (const auto& spec : m_specs) {
             const QString attr = QString::fromStdString(spec.name);
             const QString doc = QString::fromStdString(spec.doc);
             QWidget* editor = nullptr;
@@ -245,9 +250,8 @@ void InspectorWidget::refreshValues() {
                              QString::fromStdString(other.node.name));
     m_share->setCurrentIndex(
         std::max(0, m_share->findData(QString::fromStdString(n->node.shareWeightsWith))));
-    const auto* def = engine::ops::findOp(n->node.op);
     for (auto it = m_editors.begin(); it != m_editors.end(); ++it) {
-        const auto* spec = findSpec(def, it.key());
+        const auto* spec = findSpec(m_specs, it.key());
         if (!spec) continue;
         auto cur = n->node.attrs.values().find(spec->name);
         const bool set = cur != n->node.attrs.values().end();
@@ -267,7 +271,7 @@ void InspectorWidget::refreshValues() {
 void InspectorWidget::commitText(const QString& attr, const QString& text) {
     const EditorNode* n = m_node ? m_document->node(m_node) : nullptr;
     if (!n) return;
-    const auto* spec = findSpec(engine::ops::findOp(n->node.op), attr);
+    const auto* spec = findSpec(m_specs, attr);
     if (!spec) return;
     const QString t = text.trimmed();
     if (t.isEmpty()) {

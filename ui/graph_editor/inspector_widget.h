@@ -54,6 +54,7 @@ private:
     QWidget* m_form = nullptr;
     QFormLayout* m_attrLayout = nullptr;
     QHash<QString, QWidget*> m_editors;
+    std::vector<engine::AttrSpec> m_specs;  // the attributes the form shows
     bool m_updating = false;
 };
 

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Palette model (categories from the engine's op table, plus templates) and its searchable view.
+// Palette model (categories from the engine's op table, templates and composite layers) and its
+// searchable view.
 #include "ui/graph_editor/palette_widget.h"
 
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QMimeData>
+#include <QSet>
 #include <QSortFilterProxyModel>
 #include <QTreeView>
 #include <QVBoxLayout>
 
 #include "engine/ops/op_table.h"
+#include "ui/graph_editor/layer_library.h"
 
 namespace kiln::ui {
 namespace {
@@ -79,6 +82,39 @@ PaletteModel::PaletteModel(QObject* parent) : QAbstractItemModel(parent) {
                          tr("Two inputs, one dense tower each, joined by a concatenation"),
                          QStringLiteral("template")});
     m_sections.push_back(t);
+    m_sections.push_back(Section{tr("Layers"), {}});
+    setLayers({}, nullptr);
+}
+
+void PaletteModel::setLayers(const std::vector<engine::io::LayerDef>& project, const UserLayerLibrary* library) {
+    Section s{tr("Layers"), {}};
+    QSet<QString> listed;
+    auto add = [&](const engine::io::LayerDef& d, const QString& source, const QString& where, QByteArray payload) {
+        const QString name = QString::fromStdString(d.name);
+        if (listed.contains(name)) return;
+        listed.insert(name);
+        QString doc = d.doc.empty() ? tr("Composite layer of %n node(s)", nullptr, static_cast<int>(d.nodes.size()))
+                                    : QString::fromStdString(d.doc);
+        s.entries.push_back({name, tr("%1 (%2)").arg(name, where), doc, QStringLiteral("layer"), source, std::move(payload)});
+    };
+    for (const auto& d : project) add(d, QStringLiteral("project"), tr("project"), layerPayload(d.name));
+    for (const auto& d : engine::io::bundledLayers().layers())
+        add(d, QStringLiteral("bundled"), tr("built-in"), layerPayload(d.name));
+    if (library)
+        for (const auto& l : library->layers())
+            add(l.layer(), QStringLiteral("library"), tr("my library"), layerPayload(l.layer().name, l.definitions));
+    const int row = static_cast<int>(m_sections.size()) - 1;
+    const QModelIndex parentIndex = index(row, 0);
+    if (!m_sections[row].entries.isEmpty()) {
+        beginRemoveRows(parentIndex, 0, static_cast<int>(m_sections[row].entries.size()) - 1);
+        m_sections[row].entries.clear();
+        endRemoveRows();
+    }
+    if (!s.entries.isEmpty()) {
+        beginInsertRows(parentIndex, 0, static_cast<int>(s.entries.size()) - 1);
+        m_sections[row].entries = std::move(s.entries);
+        endInsertRows();
+    }
 }
 
 QModelIndex PaletteModel::index(int row, int column, const QModelIndex& parent) const {
@@ -126,6 +162,10 @@ QVariant PaletteModel::data(const QModelIndex& index, int role) const {
         return e.kind;
     case IdRole:
         return e.id;
+    case SourceRole:
+        return e.source;
+    case PayloadRole:
+        return e.payload;
     default:
         return {};
     }
@@ -138,7 +178,7 @@ Qt::ItemFlags PaletteModel::flags(const QModelIndex& index) const {
 }
 
 QStringList PaletteModel::mimeTypes() const {
-    return {QString::fromLatin1(kOpMimeType), QString::fromLatin1(kTemplateMimeType)};
+    return {QString::fromLatin1(kOpMimeType), QString::fromLatin1(kTemplateMimeType), QString::fromLatin1(kLayerMimeType)};
 }
 
 QMimeData* PaletteModel::mimeData(const QModelIndexList& indexes) const {
@@ -147,6 +187,11 @@ QMimeData* PaletteModel::mimeData(const QModelIndexList& indexes) const {
         auto* mime = new QMimeData;
         const QString kind = idx.data(KindRole).toString();
         const QByteArray id = idx.data(IdRole).toString().toUtf8();
+        if (kind == QLatin1String("layer")) {
+            mime->setData(kLayerMimeType, idx.data(PayloadRole).toByteArray());
+            mime->setText(QString::fromUtf8(id));
+            return mime;
+        }
         mime->setData(kind == QLatin1String("op") ? kOpMimeType : kTemplateMimeType, id);
         mime->setText(QString::fromUtf8(id));
         return mime;
@@ -184,7 +229,27 @@ PaletteWidget::PaletteWidget(QWidget* parent) : QWidget(parent) {
             emit opActivated(id);
         else if (kind == QLatin1String("template"))
             emit templateActivated(id);
+        else if (kind == QLatin1String("layer"))
+            emit layerActivated(idx.data(PaletteModel::PayloadRole).toByteArray());
     });
+}
+
+void PaletteWidget::setProjectLayers(const std::vector<engine::io::LayerDef>& layers) {
+    m_projectLayers = layers;
+    m_model->setLayers(m_projectLayers, m_library);
+    m_view->expandAll();
+}
+
+void PaletteWidget::setUserLibrary(UserLayerLibrary* library) {
+    if (m_library) disconnect(m_library, nullptr, this, nullptr);
+    m_library = library;
+    if (m_library)
+        connect(m_library, &UserLayerLibrary::changed, this, [this] {
+            m_model->setLayers(m_projectLayers, m_library);
+            m_view->expandAll();
+        });
+    m_model->setLayers(m_projectLayers, m_library);
+    m_view->expandAll();
 }
 
 void PaletteWidget::setFilter(const QString& text) {

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The palette: every op of the engine's table by category, plus templates; searchable; drag
-// an entry onto the canvas or double-click it to add it.
+// The palette: every op of the engine's table by category, templates, and composite layers (the
+// project's, the bundled library's and the user's library's); searchable; drag an entry onto
+// the canvas or double-click it to add it.
 #pragma once
 
 #include <QAbstractItemModel>
 #include <QWidget>
+
+#include <vector>
+
+#include "engine/io/layers.h"
 
 class QLineEdit;
 class QTreeView;
@@ -15,12 +20,18 @@ namespace kiln::ui {
 // Mime types carried by palette drags: the op name, or a template id.
 inline constexpr const char* kOpMimeType = "application/x-kiln-op";
 inline constexpr const char* kTemplateMimeType = "application/x-kiln-template";
+// A composite layer: a layerPayload() (its name, and definitions to copy into the project).
+inline constexpr const char* kLayerMimeType = "application/x-kiln-layer";
 
-// Two levels: categories (Input, Core, ..., Loss, Templates) and their entries.
+class UserLayerLibrary;
+
+// Two levels: categories (Input, Core, ..., Loss, Templates, Layers) and their entries.
 class PaletteModel : public QAbstractItemModel {
     Q_OBJECT
 public:
-    enum Role { KindRole = Qt::UserRole + 1, IdRole };  // KindRole: "op", "template", "category"
+    // KindRole: "op", "template", "layer", "category". SourceRole (layers): "project",
+    // "bundled" or "library"; PayloadRole (layers): the drag payload.
+    enum Role { KindRole = Qt::UserRole + 1, IdRole, SourceRole, PayloadRole };
     explicit PaletteModel(QObject* parent = nullptr);
 
     QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
@@ -37,9 +48,15 @@ public:
     static QStringList templateIds();
     static QString templateName(const QString& id);
 
+    // Fills the "Layers" section: the project's layers, the bundled ones the project does not
+    // replace, and the user library's that neither has.
+    void setLayers(const std::vector<engine::io::LayerDef>& project, const UserLayerLibrary* library);
+
 private:
     struct Entry {
         QString id, label, doc, kind;
+        QString source;
+        QByteArray payload;
     };
     struct Section {
         QString label;
@@ -56,18 +73,25 @@ public:
     QTreeView* view() const { return m_view; }
     PaletteModel* model() const { return m_model; }
     void setFilter(const QString& text);
+    // The project's layers and the user's library, listed under "Layers" (the library's list
+    // follows its changes).
+    void setProjectLayers(const std::vector<engine::io::LayerDef>& layers);
+    void setUserLibrary(UserLayerLibrary* library);
     // The mime data the palette would drag for this visible entry (tests, keyboard insertion).
     QMimeData* mimeDataFor(const QString& id) const;
 
 signals:
     void opActivated(const QString& op);
     void templateActivated(const QString& templateId);
+    void layerActivated(const QByteArray& payload);
 
 private:
     QLineEdit* m_search = nullptr;
     QTreeView* m_view = nullptr;
     PaletteModel* m_model = nullptr;
     QSortFilterProxyModel* m_proxy = nullptr;
+    std::vector<engine::io::LayerDef> m_projectLayers;
+    UserLayerLibrary* m_library = nullptr;
 };
 
 }  // namespace kiln::ui

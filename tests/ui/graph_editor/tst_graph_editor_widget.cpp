@@ -115,7 +115,7 @@ private slots:
         for (const auto& def : kiln::engine::ops::opTable())
             QVERIFY2(ops.contains(QString::fromUtf8(def.name.data(), int(def.name.size()))), def.name.data());
         for (const auto& t : PaletteModel::templateIds()) QVERIFY(ops.contains(t));
-        QCOMPARE(m->rowCount(), 10);  // nine categories and the templates
+        QCOMPARE(m->rowCount(), 11);  // nine categories, the templates and the layers
         // Typing in the search field filters recursively.
         QTest::keyClicks(palette.searchField(), "pool");
         auto* view = palette.view()->model();
