@@ -764,6 +764,54 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>A version without a file manifest loads once its files were unchanged this long.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>GPUs to train on: all, or indices such as 0,1 (several GPUs: one process each, started by mpirun).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Scale the learning rate with the batch size: none or linear (rate times batch size / the project&apos;s batch size).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>With --lr-scaling linear: rise from the project&apos;s rate to the scaled rate over this many epochs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Under mpirun: stop every process when one waits this long for the others (0: wait forever).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-train: --collective-timeout needs a number of seconds of at least 0, got &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-train (rank %1 of %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-train: give --device or --gpus, not both</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-train: --gpus lists %1 GPU(s), but %2 process(es) of this run share this machine; each process trains on one GPU: start one per GPU with mpirun -np %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-train: --warmup-epochs needs a number of epochs of at least 0, got &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Data parallel over %1 processes: each trains on %2 of the %3 samples of every batch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Learning rate scaled linearly with the batch size to %1%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, reached after a warm-up of %1 steps from %2</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>

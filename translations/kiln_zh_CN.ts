@@ -769,6 +769,54 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>A version without a file manifest loads once its files were unchanged this long.</source>
         <translation>没有文件清单的版本在其文件保持不变达到此时长后加载。</translation>
     </message>
+    <message>
+        <source>GPUs to train on: all, or indices such as 0,1 (several GPUs: one process each, started by mpirun).</source>
+        <translation>用于训练的 GPU：all，或索引列表，如 0,1（多个 GPU 时每个 GPU 一个进程，由 mpirun 启动）。</translation>
+    </message>
+    <message>
+        <source>Scale the learning rate with the batch size: none or linear (rate times batch size / the project&apos;s batch size).</source>
+        <translation>随批大小缩放学习率：none 或 linear（学习率乘以批大小 / 项目的批大小）。</translation>
+    </message>
+    <message>
+        <source>With --lr-scaling linear: rise from the project&apos;s rate to the scaled rate over this many epochs.</source>
+        <translation>配合 --lr-scaling linear：在这么多个轮次内从项目的学习率线性升到缩放后的学习率。</translation>
+    </message>
+    <message>
+        <source>Under mpirun: stop every process when one waits this long for the others (0: wait forever).</source>
+        <translation>在 mpirun 下：某个进程等待其他进程达到这么长时间时，停止所有进程（0：一直等待）。</translation>
+    </message>
+    <message>
+        <source>kiln-train: --collective-timeout needs a number of seconds of at least 0, got &quot;%1&quot;</source>
+        <translation>kiln-train：--collective-timeout 需要不小于 0 的秒数，实际为“%1”</translation>
+    </message>
+    <message>
+        <source>kiln-train (rank %1 of %2)</source>
+        <translation>kiln-train（第 %1 号进程，共 %2 个）</translation>
+    </message>
+    <message>
+        <source>kiln-train: give --device or --gpus, not both</source>
+        <translation>kiln-train：请给出 --device 或 --gpus，不要同时给出</translation>
+    </message>
+    <message>
+        <source>kiln-train: --gpus lists %1 GPU(s), but %2 process(es) of this run share this machine; each process trains on one GPU: start one per GPU with mpirun -np %1</source>
+        <translation>kiln-train：--gpus 列出了 %1 个 GPU，但本次运行有 %2 个进程共用这台机器；每个进程在一个 GPU 上训练：请用 mpirun -np %1 为每个 GPU 启动一个进程</translation>
+    </message>
+    <message>
+        <source>kiln-train: --warmup-epochs needs a number of epochs of at least 0, got &quot;%1&quot;</source>
+        <translation>kiln-train：--warmup-epochs 需要不小于 0 的轮数，实际为“%1”</translation>
+    </message>
+    <message>
+        <source>Data parallel over %1 processes: each trains on %2 of the %3 samples of every batch</source>
+        <translation>在 %1 个进程上数据并行：每个进程训练每批 %3 个样本中的 %2 个</translation>
+    </message>
+    <message>
+        <source>Learning rate scaled linearly with the batch size to %1%2</source>
+        <translation>学习率已随批大小线性缩放为 %1%2</translation>
+    </message>
+    <message>
+        <source>, reached after a warm-up of %1 steps from %2</source>
+        <translation>，从 %2 起经过 %1 步预热后达到</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>

@@ -15,19 +15,25 @@
 #include <QLocale>
 #include <QTranslator>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <memory>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "app/common/doctor.h"
 #include "app/common/cli.h"
 #include "app/common/error_text.h"
+#include "engine/api/devices.h"
 #include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
 #include "engine/io/project.h"
 #include "engine/ops/summary.h"
+#include "engine/train/mpi/mpi_reducer.h"
 #include "engine/train/trainer.h"
 
 namespace {
@@ -43,8 +49,12 @@ using app::printErr;
 using app::printOut;
 
 
+// Under mpirun: this process's replica of the data-parallel group, and its name in messages.
+std::unique_ptr<exec::Reducer> g_group;
+QString g_program = QStringLiteral("kiln-train");
+
 int fail(const Error& e, const io::Project* project = nullptr) {
-    return app::reportError(QStringLiteral("kiln-train"), e, project);
+    return app::reportError(g_program, e, project);
 }
 
 QString formatDuration(double seconds) {
@@ -83,7 +93,7 @@ std::string opTableMarkdown() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int trainMain(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("kiln-train"));
     QCoreApplication::setApplicationVersion(QStringLiteral(KILN_VERSION));
@@ -114,8 +124,24 @@ int main(int argc, char** argv) {
     QCommandLineOption storeOpt(QStringLiteral("run-store"),
                                 Cli::tr("Run database (default: <project folder>/.kiln/runs.sqlite; \"none\" to skip)."),
                                 QStringLiteral("FILE"));
+    QCommandLineOption gpusOpt(QStringLiteral("gpus"),
+                               Cli::tr("GPUs to train on: all, or indices such as 0,1 (several GPUs: one process each, "
+                                       "started by mpirun)."),
+                               QStringLiteral("LIST"));
+    QCommandLineOption lrScalingOpt(QStringLiteral("lr-scaling"),
+                                    Cli::tr("Scale the learning rate with the batch size: none or linear (rate times "
+                                            "batch size / the project's batch size)."),
+                                    QStringLiteral("RULE"), QStringLiteral("none"));
+    QCommandLineOption warmupOpt(QStringLiteral("warmup-epochs"),
+                                 Cli::tr("With --lr-scaling linear: rise from the project's rate to the scaled rate "
+                                         "over this many epochs."),
+                                 QStringLiteral("E"));
+    QCommandLineOption timeoutOpt(QStringLiteral("collective-timeout"),
+                                  Cli::tr("Under mpirun: stop every process when one waits this long for the others "
+                                          "(0: wait forever)."),
+                                  QStringLiteral("SECONDS"), QStringLiteral("600"));
     parser.addOptions({epochsOpt, batchOpt, seedOpt, deviceOpt, precisionOpt, runDirOpt, weightsOpt, threadsOpt, summaryOpt, jsonOpt, quietOpt,
-                       listOpsOpt, doctorOpt, resumeOpt, storeOpt});
+                       listOpsOpt, doctorOpt, resumeOpt, storeOpt, gpusOpt, lrScalingOpt, warmupOpt, timeoutOpt});
     parser.process(app);
     if (parser.isSet(doctorOpt)) {
         printOut(kiln::app::Doctor::report());
@@ -166,6 +192,56 @@ int main(int argc, char** argv) {
             return 0;
         }
 
+        // Data parallel across processes: under mpirun every rank trains its share of each global
+        // batch; rank 0 prints and writes, the others stay silent.
+        int rank = 0, processes = 1;
+        double collectiveTimeout = 0;
+        {
+            bool ok = false;
+            collectiveTimeout = parser.value(timeoutOpt).toDouble(&ok);
+            if (!ok || !(collectiveTimeout >= 0)) {
+                printErr(Cli::tr("kiln-train: --collective-timeout needs a number of seconds of at least 0, got \"%1\"")
+                             .arg(parser.value(timeoutOpt)));
+                return 2;
+            }
+        }
+        if (train::launchedByMpi()) {
+            train::MpiOptions mpiOptions;
+            mpiOptions.collectiveTimeoutSeconds = collectiveTimeout;
+            mpiOptions.onTimeout = [](const Error& e) { (void)fail(e); };
+            auto group = train::createMpiReducer(mpiOptions);
+            if (!group.ok()) return fail(group.error());
+            g_group = std::move(group.value());
+            rank = g_group->rank();
+            processes = g_group->size();
+            if (processes > 1) {
+                g_program = Cli::tr("kiln-train (rank %1 of %2)").arg(rank).arg(processes);
+                // The cores of this machine are shared by its ranks.
+                if (!parser.isSet(threadsOpt))
+                    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / train::localRanks());
+            }
+        }
+
+        // --gpus: one GPU per process.
+        std::optional<std::string> gpuDevice;
+        if (parser.isSet(gpusOpt)) {
+            if (parser.isSet(deviceOpt)) {
+                printErr(Cli::tr("kiln-train: give --device or --gpus, not both"));
+                return 2;
+            }
+            auto gpus = api::selectGpus(parser.value(gpusOpt).toStdString());
+            if (!gpus.ok()) return fail(gpus.error());
+            const int local = processes > 1 ? train::localRank() : 0;
+            const int perMachine = processes > 1 ? train::localRanks() : 1;
+            if (static_cast<int>(gpus->size()) != perMachine) {
+                printErr(Cli::tr("kiln-train: --gpus lists %1 GPU(s), but %2 process(es) of this run share this "
+                                 "machine; each process trains on one GPU: start one per GPU with mpirun -np %1")
+                             .arg(gpus->size()).arg(perMachine));
+                return 2;
+            }
+            gpuDevice = "cuda:" + std::to_string((*gpus)[static_cast<size_t>(local)]);
+        }
+
         const bool resume = parser.isSet(resumeOpt);
         if (resume && !parser.isSet(runDirOpt)) {
             printErr(Cli::tr("kiln-train: --resume needs --run-dir (the folder of the run to continue)"));
@@ -192,6 +268,18 @@ int main(int argc, char** argv) {
         options.seed = config->seed;
         if (parser.isSet(weightsOpt)) options.weightsPath = parser.value(weightsOpt).toStdString();
         if (parser.isSet(deviceOpt)) options.device = parser.value(deviceOpt).toStdString();
+        if (gpuDevice) options.device = *gpuDevice;
+        options.lrScaling = parser.value(lrScalingOpt).toStdString();
+        if (parser.isSet(warmupOpt)) {
+            bool ok = false;
+            options.warmupEpochs = parser.value(warmupOpt).toDouble(&ok);
+            if (!ok || !(options.warmupEpochs >= 0)) {
+                printErr(Cli::tr("kiln-train: --warmup-epochs needs a number of epochs of at least 0, got \"%1\"")
+                             .arg(parser.value(warmupOpt)));
+                return 2;
+            }
+        }
+        if (processes > 1) options.group = g_group.get();
         if (parser.isSet(precisionOpt)) options.precision = parser.value(precisionOpt).toStdString();
         const QString storePath = parser.value(storeOpt);
         options.recordRun = storePath != QLatin1String("none");
@@ -201,8 +289,9 @@ int main(int argc, char** argv) {
         const std::string device = (*job)->config().device;
         const int poolThreads = (*job)->threads();
 
-        const bool tty = isatty(fileno(stdout)) && !parser.isSet(quietOpt);
-        const bool quiet = parser.isSet(quietOpt);
+        const bool quiet = parser.isSet(quietOpt) || rank > 0;
+        // mpirun gives every rank a pseudo-terminal whatever its own output is: one line per epoch.
+        const bool tty = isatty(fileno(stdout)) && !quiet && processes == 1;
         auto lastPrint = std::chrono::steady_clock::now();
         std::set<std::string> described;  // backend lines already printed
         auto onEvent = [&](const train::TrainEvent& e) {
@@ -215,6 +304,18 @@ int main(int argc, char** argv) {
                              .arg(QString::fromStdString(project->name.empty() ? projectPath : project->name))
                              .arg(e.epochs).arg(e.stepsPerEpoch).arg(QString::fromStdString(device))
                              .arg(poolThreads));
+                if (processes > 1)
+                    printOut(Cli::tr("Data parallel over %1 processes: each trains on %2 of the %3 samples of every batch")
+                                 .arg(processes).arg((*job)->config().batchSize / processes).arg((*job)->config().batchSize));
+                const double lr = (*job)->config().schedule.initial;
+                if (options.lrScaling == "linear")
+                    printOut(Cli::tr("Learning rate scaled linearly with the batch size to %1%2")
+                                 .arg(lr)
+                                 .arg((*job)->config().schedule.warmupSteps > 0
+                                          ? Cli::tr(", reached after a warm-up of %1 steps from %2")
+                                                .arg((*job)->config().schedule.warmupSteps)
+                                                .arg((*job)->config().schedule.warmupStart)
+                                          : QString()));
                 for (const auto& line : (*job)->trainer().backend().describe()) {
                     printOut(QString::fromStdString(line));
                     described.insert(line);
@@ -265,7 +366,7 @@ int main(int argc, char** argv) {
                 if (!described.count(line)) printOut(QString::fromStdString(line));
             printOut(Cli::tr("Weights and run summary written to %1").arg(runDir));
         }
-        if (jsonOut) {
+        if (jsonOut && rank == 0) {
             out["run_dir"] = outcome->runDir;
             printOut(QString::fromStdString(out.dump()));
         }
@@ -277,4 +378,16 @@ int main(int argc, char** argv) {
         printErr(Cli::tr("kiln-train: internal error: %1").arg(QString::fromUtf8(ex.what())));
         return 1;
     }
+}
+
+int main(int argc, char** argv) {
+    const int code = trainMain(argc, argv);
+    if (g_group) {
+        const bool several = g_group->size() > 1;
+        g_group.reset();
+        // A failed rank ends the others, which would otherwise wait for it in the next collective.
+        if (code != 0 && several) train::abortMpi(code);
+        train::finalizeMpi();
+    }
+    return code;
 }

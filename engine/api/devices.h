@@ -29,6 +29,12 @@ std::vector<AvailableDevice> availableDevices();
 // `kiln-train --doctor`; all zero without the CUDA backend.
 GpuSystemInfo gpuSystemInfo();
 
+// The GPUs of `kiln-train --gpus`: "all" (every CUDA device of the machine, at least one) or
+// distinct indices separated by commas ("0", "0,1,3"), in the order given. Errors: ConfigError
+// (field "gpus") for text that is not such a list, naming the bad or repeated entry;
+// DeviceUnavailable (device "cuda:N") for the first listed GPU the machine does not have.
+Result<std::vector<int>> selectGpus(const std::string& text);
+
 // The compute backend for training.device (and training.precision, training.memory_limit): the
 // CPU (an empty factory: the Trainer's default), or a CUDA device when this build has the CUDA
 // backend and the machine has the device. Errors name the field.

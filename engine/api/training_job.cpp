@@ -4,7 +4,9 @@
 
 #include "engine/core/device.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <system_error>
@@ -41,6 +43,62 @@ fs::file_time_type modified(const std::string& dir)
     std::error_code ec;
     const auto t = fs::last_write_time(dir, ec);
     return ec ? fs::file_time_type::min() : t;
+}
+
+// TrainingOptions::lrScaling: linear scaling with the global batch (Goyal et al., "Accurate,
+// Large Minibatch SGD"), with the warm-up given in epochs turned into optimizer steps.
+Status scaleLearningRate(train::TrainingConfig& config, const TrainingOptions& options, int64_t projectBatch,
+                         const train::DataBundle& data)
+{
+    if (options.lrScaling == "none" || options.lrScaling.empty()) {
+        if (options.warmupEpochs > 0) {
+            return Error(ErrorCode::ConfigError, "a warm-up in epochs goes with learning-rate scaling (linear)")
+                .with("field", "warmup_epochs")
+                .with("reason", "needs lr_scaling linear");
+        }
+        return {};
+    }
+    if (options.lrScaling != "linear") {
+        return Error(ErrorCode::ConfigError, "learning-rate scaling must be none or linear, not \"" + options.lrScaling + "\"")
+            .with("field", "lr_scaling")
+            .with("reason", "must be none or linear");
+    }
+    if (!(options.warmupEpochs >= 0) || options.warmupEpochs > 1e6) {
+        return Error(ErrorCode::ConfigError, "the warm-up must be a number of epochs of at least 0")
+            .with("field", "warmup_epochs")
+            .with("reason", "must be at least 0");
+    }
+    const double base = config.schedule.initial;
+    const double factor = static_cast<double>(config.batchSize) / static_cast<double>(projectBatch);
+    config.schedule.initial = base * factor;
+    config.optimizer.learningRate = config.schedule.initial;
+    if (options.warmupEpochs > 0) {
+        int64_t stepsPerEpoch = 0;
+        if (data.trainStream) {
+            stepsPerEpoch = data.trainStream->batchesPerEpoch();
+            if (stepsPerEpoch < 0) {
+                return Error(ErrorCode::ConfigError,
+                             "a warm-up in epochs needs the length of an epoch, which record files do not tell "
+                             "before the first epoch; use training.schedule warmup_steps instead")
+                    .with("field", "warmup_epochs")
+                    .with("reason", "epoch length unknown");
+            }
+        } else {
+            // The Trainer holds out training.validation_split of the samples when there is no
+            // validation set.
+            int64_t n = data.train.count();
+            if (config.validationSplit > 0 && !data.validation) {
+                const auto hold = static_cast<int64_t>(std::floor(static_cast<double>(n) * config.validationSplit));
+                if (hold > 0 && hold < n) {
+                    n -= hold;
+                }
+            }
+            stepsPerEpoch = (n + config.batchSize - 1) / config.batchSize;
+        }
+        config.schedule.warmupSteps = std::max<int64_t>(1, std::llround(options.warmupEpochs * double(stepsPerEpoch)));
+        config.schedule.warmupStart = base;
+    }
+    return {};
 }
 
 }  // namespace
@@ -87,6 +145,7 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
     if (options.epochs) {
         job->m_config.epochs = *options.epochs;
     }
+    const int64_t projectBatch = job->m_config.batchSize;  // the batch the project's rate is for
     if (options.batchSize) {
         job->m_config.batchSize = *options.batchSize;
     }
@@ -130,9 +189,10 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
         Error e = data.error();
         return e.file.empty() ? e.withFile(projectPath) : e;
     }
+    KILN_TRY(scaleLearningRate(job->m_config, options, projectBatch, *data));
     job->m_pool = std::make_unique<ThreadPool>(options.threads);
     auto trainer = train::Trainer::create(job->m_model, job->m_config, std::move(data.value()), *job->m_pool,
-                                          *backend);
+                                          *backend, options.group);
     if (!trainer.ok()) {
         return io::locate(trainer.error(), project);
     }
@@ -153,7 +213,9 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
                      .string();
     }
     std::error_code ec;
-    fs::create_directories(runDir, ec);
+    if (job->writesFiles()) {
+        fs::create_directories(runDir, ec);
+    }
     if (ec) {
         return Error(ErrorCode::FileWrite, "cannot create the run folder: " + ec.message())
             .withFile(runDir)
@@ -161,8 +223,10 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
             .with("reason", ec.message());
     }
     job->m_runDir = runDir;
-    KILN_TRY(job->m_trainer->addConfiguredCallbacks(train::CallbackContext{runDir}));
-    job->m_trainer->setStopStateDir(stopStateDir(runDir));
+    KILN_TRY(job->m_trainer->addConfiguredCallbacks(train::CallbackContext{runDir, !job->writesFiles()}));
+    if (job->writesFiles()) {
+        job->m_trainer->setStopStateDir(stopStateDir(runDir));
+    }
 
     // Resume: a state left by Stop is restored here when it is newer than the periodic backup;
     // BackupAndRestore restores its own backup when training begins, as in Keras.
@@ -186,7 +250,7 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
         }
     }
 
-    if (options.recordRun) {
+    if (options.recordRun && job->writesFiles()) {
         auto store = store::RunStore::open(options.storePath.empty() ? runStorePath(projectPath) : options.storePath);
         if (!store.ok()) {
             return store.error();
@@ -309,6 +373,11 @@ Result<TrainingOutcome> TrainingJob::run(const std::function<void(const train::T
     TrainingOutcome outcome;
     outcome.runDir = m_runDir;
     outcome.runId = m_runId;
+    if (!writesFiles()) {
+        outcome.results = resultsJson(*fit);
+        outcome.fit = std::move(fit.value());
+        return outcome;
+    }
     const std::string weights = (fs::path(m_runDir) / "weights.safetensors").string();
     KILN_TRY(train::saveWeights(m_trainer->params(), weights, {{"project", m_projectPath}}));
 

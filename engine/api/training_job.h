@@ -35,6 +35,16 @@ struct TrainingOptions {
     std::optional<std::string> device;     // overrides training.device ("cpu", "cuda:N")
     std::optional<std::string> precision;  // overrides training.precision
     int64_t stepMetricsEvery = 1;  // record step metrics every N steps (1 : every step)
+    // Learning-rate scaling with the global batch (docs/gpu.md): "none", or "linear": the
+    // learning rate (and every rate of its schedule) times batchSize / the project's
+    // training.batch_size, reached after a linear warm-up from the project's rate over
+    // warmupEpochs epochs (0: none).
+    std::string lrScaling = "none";
+    double warmupEpochs = 0;
+    // Data parallel across processes (mpirun): this job is the group's replica group->rank()
+    // and batchSize the global batch (train::Trainer::create). Only rank 0 writes the run folder,
+    // the run store and the weights; the others read a backup to resume and write nothing.
+    exec::Reducer* group = nullptr;
 };
 
 // runsHome(<project folder>)/.kiln/runs.sqlite: next to the project, or in the user's data folder
@@ -71,6 +81,8 @@ public:
     int threads() const;
     // The global step the run continues from (-1 for a fresh start).
     int64_t resumedFromStep() const { return m_resumedFrom; }
+    // False on the replicas of a data-parallel group other than rank 0.
+    bool writesFiles() const { return !m_options.group || m_options.group->rank() == 0; }
 
 private:
     TrainingJob() = default;

@@ -22,6 +22,7 @@
 #include "engine/core/thread_pool.h"
 #include "engine/exec/param_store.h"
 #include "engine/exec/plan.h"
+#include "engine/exec/reducer.h"
 #include "engine/ops/model.h"
 #include "engine/optim/optimizer.h"
 
@@ -90,6 +91,10 @@ struct BackendSetup {
     uint64_t seed = 0;  // dropout masks
     Precision precision = Precision::Fp32;
     ThreadPool* pool = nullptr;
+    // Data parallel across processes: this backend is one replica of the reducer's group and
+    // averages its gradients with the others' before every optimizer update (exec/replica_sync.h).
+    // Null: one replica. Backends that cannot take part return Unsupported.
+    Reducer* group = nullptr;
 };
 
 using BackendFactory = std::function<Result<std::unique_ptr<ComputeBackend>>(const BackendSetup&)>;

@@ -4,19 +4,31 @@
 
 #include <map>
 
+#include "engine/exec/replica_sync.h"
+
 namespace kiln::engine::exec {
 namespace {
 
 class CpuRunner final : public BatchRunner {
 public:
-    CpuRunner(std::unique_ptr<Plan> plan, optim::Optimizer& opt, ThreadPool& pool)
-        : m_plan(std::move(plan)), m_opt(&opt), m_pool(&pool) {}
+    CpuRunner(std::unique_ptr<Plan> plan, optim::Optimizer& opt, ThreadPool& pool, ParamStore& params,
+              ReplicaSync* sync)
+        : m_plan(std::move(plan)), m_opt(&opt), m_pool(&pool), m_params(&params), m_sync(sync) {}
     int64_t batch() const override { return m_plan->batch(); }
     float* input(size_t k) override { return m_plan->input(k); }
     float* target(size_t l) override { return m_plan->target(l); }
     Status forward() override { return m_plan->forward(0); }
     Result<bool> trainStep(uint64_t globalStep, double lr) override {
-        KILN_TRY(m_plan->trainStep(globalStep));
+        if (!m_sync) {
+            KILN_TRY(m_plan->trainStep(globalStep));
+        } else {
+            // Synchronised BatchNormalization layers reduce through the group during the step.
+            kernels::setBatchNormSync(m_sync);
+            Status st = m_plan->trainStep(globalStep);
+            kernels::setBatchNormSync(nullptr);
+            KILN_TRY(st);
+            KILN_TRY(m_sync->averageGradients(*m_params, m_plan->batch()));
+        }
         m_opt->step(lr, *m_pool);
         return true;
     }
@@ -29,11 +41,15 @@ private:
     std::unique_ptr<Plan> m_plan;
     optim::Optimizer* m_opt;
     ThreadPool* m_pool;
+    ParamStore* m_params;
+    ReplicaSync* m_sync;  // null: one replica
 };
 
 class CpuBackend final : public ComputeBackend {
 public:
-    explicit CpuBackend(const BackendSetup& s, optim::Optimizer opt) : m_setup(s), m_opt(std::move(opt)) {}
+    explicit CpuBackend(const BackendSetup& s, optim::Optimizer opt) : m_setup(s), m_opt(std::move(opt)) {
+        if (s.group) m_sync = std::make_unique<ReplicaSync>(*s.group, *s.params);
+    }
 
     std::string device() const override { return "cpu"; }
 
@@ -50,7 +66,7 @@ public:
         o.losses = m_setup.losses;
         o.seed = m_setup.seed;
         KILN_ASSIGN(auto plan, Plan::compile(*m_setup.model, *m_setup.params, o, *m_setup.pool));
-        auto r = std::make_unique<CpuRunner>(std::move(plan), m_opt, *m_setup.pool);
+        auto r = std::make_unique<CpuRunner>(std::move(plan), m_opt, *m_setup.pool, *m_setup.params, m_sync.get());
         CpuRunner* raw = r.get();
         m_runners[key] = std::move(r);
         return raw;
@@ -78,6 +94,7 @@ public:
 private:
     BackendSetup m_setup;
     optim::Optimizer m_opt;
+    std::unique_ptr<ReplicaSync> m_sync;
     std::map<std::pair<int64_t, bool>, std::unique_ptr<CpuRunner>> m_runners;
 };
 

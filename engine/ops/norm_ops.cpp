@@ -33,8 +33,8 @@ int64_t normMacs(const ShapeContext& c, const Shape& out) { return 2 * out.numel
 
 class BatchNormKernel final : public CpuKernel {
 public:
-    BatchNormKernel(int64_t rows, int64_t ch, float momentum, float eps, bool frozen)
-        : m_rows(rows), m_c(ch), m_momentum(momentum), m_eps(eps), m_frozen(frozen) {}
+    BatchNormKernel(int64_t rows, int64_t ch, float momentum, float eps, bool frozen, bool synchronized)
+        : m_rows(rows), m_c(ch), m_momentum(momentum), m_eps(eps), m_frozen(frozen), m_synchronized(synchronized) {}
     size_t savedFloats() const override { return static_cast<size_t>(2 * m_c); }  // batch mean, 1/std
     bool backwardNeedsOutput() const override { return m_relu; }
     bool overwritesInputGrads() const override { return true; }
@@ -54,7 +54,7 @@ public:
             kernels::BatchNormParams bp;
             bp.epsilon = m_eps;
             bp.momentum = m_momentum;
-            if (kernels::BatchNormSync* sync = kernels::batchNormSync()) {  // data parallel, synchronised
+            if (kernels::BatchNormSync* sync = syncHook()) {  // data parallel, synchronised
                 if (!kernels::batchNormForwardTrainingSync(m_rows, m_c, io.in[0], io.params[0], io.params[1], bp, io.out,
                                                            io.saved, io.saved + m_c, io.params[2], io.params[3], *sync,
                                                            *io.pool, fusion))
@@ -83,7 +83,7 @@ public:
                                                 io.dOut, io.dIn[0], io.dParams[0], io.dParams[1], *io.pool, fusion);
             return {};
         }
-        if (kernels::BatchNormSync* sync = kernels::batchNormSync()) {
+        if (kernels::BatchNormSync* sync = syncHook()) {
             if (!kernels::batchNormBackwardTrainingSync(m_rows, m_c, io.in[0], io.params[0], io.saved, io.saved + m_c,
                                                         io.dOut, io.dIn[0], io.dParams[0], io.dParams[1], *sync, *io.pool,
                                                         fusion))
@@ -96,9 +96,16 @@ public:
     }
 
 private:
+    // The data-parallel hook when this layer takes part: marked `synchronized`, or a runner that
+    // synchronises every layer.
+    kernels::BatchNormSync* syncHook() const {
+        kernels::BatchNormSync* sync = kernels::batchNormSync();
+        return sync && (m_synchronized || sync->everyLayer()) ? sync : nullptr;
+    }
     int64_t m_rows, m_c;
     float m_momentum, m_eps;
     bool m_frozen;
+    bool m_synchronized;
     bool m_relu = false;      // a following ReLU applied here (fuseRelu)
     bool m_residual = false;  // a following Add taken in (fuseResidual): in[1] is its other input
 };
@@ -126,7 +133,8 @@ private:
 Result<std::unique_ptr<CpuKernel>> bnKernel(const ShapeContext& c, const Shape& out) {
     int64_t ch = out[-1];
     return makeKernel<BatchNormKernel>(out.numel() / ch, ch, static_cast<float>(c.attrs.getFloat("momentum")),
-                                       static_cast<float>(c.attrs.getFloat("epsilon")), !c.node.trainable);
+                                       static_cast<float>(c.attrs.getFloat("epsilon")), !c.node.trainable,
+                                       c.attrs.getBool("synchronized"));
 }
 Result<std::unique_ptr<CpuKernel>> lnKernel(const ShapeContext& c, const Shape& out) {
     int64_t ch = out[-1];
@@ -141,7 +149,9 @@ std::vector<OpDef> normOps() {
     std::vector<OpDef> rows;
     rows.push_back({OpKind::BatchNormalization, "BatchNormalization", Category::Normalization, 1, 1,
                     {axisAttr(), floatAttr("momentum", 0.99, 0.0, 1.0, "weight of the old moving statistics"),
-                     floatAttr("epsilon", 1e-3, 1e-12, 1.0, "added to the variance for stability")},
+                     floatAttr("epsilon", 1e-3, 1e-12, 1.0, "added to the variance for stability"),
+                     boolAttr("synchronized", false,
+                              "data-parallel training: batch statistics over all replicas' samples")},
                     normShape, bnParams, normMacs, bnKernel,
                     "Normalises each channel with batch statistics while training, moving averages otherwise"});
     rows.push_back({OpKind::LayerNormalization, "LayerNormalization", Category::Normalization, 1, 1,

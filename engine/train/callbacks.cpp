@@ -450,7 +450,7 @@ Status BackupAndRestore::onEpochEnd(TrainControl& c, int, const Logs&) {
 }
 
 Status BackupAndRestore::onTrainEnd(TrainControl&, TrainEndReason reason) {
-    if (!m_o.deleteCheckpoint || (reason != TrainEndReason::Completed && reason != TrainEndReason::EarlyStopped)) return {};
+    if (m_ctx.readOnly || !m_o.deleteCheckpoint || (reason != TrainEndReason::Completed && reason != TrainEndReason::EarlyStopped)) return {};
     std::error_code ec;
     fs::remove_all(dir(), ec);
     fs::remove_all(dir() + ".old", ec);

@@ -76,6 +76,9 @@ public:
 // Where relative paths of callbacks are taken from, and what was logged.
 struct CallbackContext {
     std::string runDir;  // the run's folder; relative paths start here
+    // A data-parallel replica that is not the one writing the run (MPI ranks other than 0): it
+    // keeps the callbacks that steer training, reads backups to resume, and writes no files.
+    bool readOnly = false;
 };
 
 // min/max/auto as Keras; auto picks "max" for accuracy-like names and "min" for losses and errors.

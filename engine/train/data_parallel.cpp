@@ -109,6 +109,8 @@ class ReducerBatchNormSync final : public kernels::BatchNormSync {
 public:
     explicit ReducerBatchNormSync(exec::Reducer& r) : m_reducer(r) {}
     bool allReduceSum(double* values, int64_t n) override { return m_reducer.allReduceSum(values, n).ok(); }
+    // DataParallelOptions::syncBatchNorm applies to every layer.
+    bool everyLayer() const override { return true; }
 
 private:
     exec::Reducer& m_reducer;

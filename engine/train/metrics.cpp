@@ -63,6 +63,15 @@ public:
     }
     double result() const override { return m_count > 0 ? m_total / static_cast<double>(m_count) : 0.0; }
     std::string name() const override { return m_name; }
+    size_t numCounts() const override { return 2; }
+    void readCounts(double* out) const override {
+        out[0] = m_total;
+        out[1] = static_cast<double>(m_count);
+    }
+    void setCounts(std::span<const double> values) override {
+        m_total = values[0];
+        m_count = static_cast<int64_t>(values[1]);
+    }
 
 protected:
     double m_total = 0.0;
@@ -217,6 +226,17 @@ public:
         return denom > 0 ? static_cast<double>(m_tp) / static_cast<double>(denom) : 0.0;
     }
     std::string name() const override { return m_name; }
+    size_t numCounts() const override { return 3; }
+    void readCounts(double* out) const override {
+        out[0] = static_cast<double>(m_tp);
+        out[1] = static_cast<double>(m_fp);
+        out[2] = static_cast<double>(m_fn);
+    }
+    void setCounts(std::span<const double> values) override {
+        m_tp = static_cast<int64_t>(values[0]);
+        m_fp = static_cast<int64_t>(values[1]);
+        m_fn = static_cast<int64_t>(values[2]);
+    }
 
 private:
     std::string m_name;
@@ -277,6 +297,21 @@ public:
         return area;
     }
     std::string name() const override { return m_name; }
+    size_t numCounts() const override { return 2 * m_positives.size(); }
+    void readCounts(double* out) const override {
+        const size_t n = m_positives.size();
+        for (size_t b = 0; b < n; ++b) {
+            out[b] = static_cast<double>(m_positives[b]);
+            out[n + b] = static_cast<double>(m_negatives[b]);
+        }
+    }
+    void setCounts(std::span<const double> values) override {
+        const size_t n = m_positives.size();
+        for (size_t b = 0; b < n; ++b) {
+            m_positives[b] = static_cast<int64_t>(values[b]);
+            m_negatives[b] = static_cast<int64_t>(values[n + b]);
+        }
+    }
 
 private:
     std::string m_name;

@@ -38,6 +38,13 @@ public:
     // The name it was created with (as Keras logs it), e.g. "acc" or "accuracy".
     virtual std::string name() const = 0;
     virtual bool sparseTargets() const { return false; }
+    // The accumulators as numbers that add up across shards of the data: data-parallel training
+    // sums every replica's counts and sets them on one metric to report the whole batch.
+    // numCounts() of them; readCounts writes them to `out` without allocating.
+    virtual size_t numCounts() const = 0;
+    virtual void readCounts(double* out) const = 0;
+    // Replaces the accumulators by `values` (numCounts() of them).
+    virtual void setCounts(std::span<const double> values) = 0;
 };
 
 // Names accepted by makeMetric: accuracy (acc), categorical_accuracy,

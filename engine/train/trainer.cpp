@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/json_checked.h"
+#include "engine/core/rng.h"
 #include "engine/data/byte_reader.h"
 #include "engine/data/split.h"
 #include "engine/io/project.h"
@@ -49,8 +50,9 @@ Trainer::~Trainer() = default;
 
 Result<std::unique_ptr<Trainer>> Trainer::create(const ops::ModelInfo& model, const TrainingConfig& config,
                                                  DataBundle data, ThreadPool& pool,
-                                                 const exec::BackendFactory& backend) {
+                                                 const exec::BackendFactory& backend, exec::Reducer* group) {
     std::unique_ptr<Trainer> t(new Trainer(model, config, std::move(data), pool));
+    t->m_group = group && group->size() > 1 ? group : nullptr;
     if (t->m_data.trainStream) {
         if (t->m_config.validationSplit > 0 && !t->m_data.validationStream)
             return configError("training.validation_split",
@@ -73,24 +75,88 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const ops::ModelInfo& model, co
     if (t->m_data.trainStream && t->m_data.trainStream->samplesPerEpoch() == 0)
         return configError("data.train", "holds no samples");
     KILN_TRY(t->bindColumns());
+    int64_t replicaBatch = t->m_config.batchSize;
+    if (t->m_group) {
+        const int64_t k = t->m_group->size();
+        const int64_t b = t->m_config.batchSize;
+        if (b % k != 0)
+            return Error(ErrorCode::ConfigError, "the global batch size " + std::to_string(b) +
+                                                     " cannot be split evenly over " + std::to_string(k) +
+                                                     " processes; choose a multiple of " + std::to_string(k))
+                .with("field", "training.batch_size")
+                .with("batch_size", std::to_string(b))
+                .with("processes", std::to_string(k));
+        // The last batch of an epoch must still give every process a row.
+        const int64_t last = t->m_data.trainStream ? 0 : t->m_data.train.count() % b;
+        if (last > 0 && last < k)
+            return Error(ErrorCode::ConfigError, "the last batch of each epoch holds " + std::to_string(last) +
+                                                     " samples, fewer than the " + std::to_string(k) +
+                                                     " processes; choose another batch size")
+                .with("field", "training.batch_size")
+                .with("batch_size", std::to_string(b))
+                .with("processes", std::to_string(k));
+        replicaBatch = b / k;
+        KILN_TRY(t->makeMetrics(t->m_groupMetrics));
+    }
     t->m_params = exec::ParamStore::create(t->m_model, t->m_config.seed);
     exec::BackendSetup setup;
     setup.model = &t->m_model;
     setup.params = &t->m_params;
     setup.losses = t->m_losses;
     setup.optimizer = t->m_config.optimizer;
-    setup.batchSize = t->m_config.batchSize;
-    setup.seed = t->m_config.seed;
+    setup.batchSize = replicaBatch;
+    // Dropout masks differ between replicas, as between the rows of one batch.
+    setup.seed = t->m_group ? rng::mix(t->m_config.seed, static_cast<uint64_t>(t->m_group->rank())) : t->m_config.seed;
     KILN_ASSIGN(setup.precision, parsePrecision(t->m_config.precision));
     setup.pool = t->m_pool;
+    setup.group = t->m_group;
     if (backend) {
         KILN_ASSIGN(t->m_backend, backend(setup));
     } else {
         KILN_ASSIGN(t->m_backend, exec::makeCpuBackend(setup));
     }
-    KILN_ASSIGN(auto* runner, t->runnerFor(t->m_config.batchSize, true));
+    KILN_ASSIGN(auto* runner, t->runnerFor(replicaBatch, true));
     (void)runner;
     return t;
+}
+
+std::pair<int64_t, int64_t> Trainer::shard(int64_t size) const {
+    if (!m_group) return {0, size};
+    const int64_t k = m_group->size(), r = m_group->rank();
+    return {size * r / k, size * (r + 1) / k};
+}
+
+Result<double> Trainer::reduceStep(double localLossSum, const std::vector<std::vector<std::unique_ptr<Metric>>>& local) {
+    size_t n = 1;
+    for (const auto& ms : local)
+        for (const auto& m : ms) n += m->numCounts();
+    m_groupSums.resize(n);
+    m_groupSums[0] = localLossSum;
+    size_t at = 1;
+    for (const auto& ms : local)
+        for (const auto& m : ms) {
+            m->readCounts(m_groupSums.data() + at);
+            at += m->numCounts();
+        }
+    KILN_TRY(m_group->allReduceSum(m_groupSums.data(), static_cast<int64_t>(n)));
+    at = 1;
+    for (auto& ms : m_groupMetrics)
+        for (auto& m : ms) {
+            m->setCounts(std::span<const double>(m_groupSums.data() + at, m->numCounts()));
+            at += m->numCounts();
+        }
+    return m_groupSums[0];
+}
+
+Status Trainer::agreeOn(EvalResult& r) {
+    if (!m_group) return {};
+    std::vector<double> v{r.loss};
+    for (const auto& m : r.metrics) v.push_back(m.value);
+    KILN_TRY(m_group->allReduceSum(v.data(), static_cast<int64_t>(v.size())));
+    const double k = m_group->size();
+    r.loss = v[0] / k;
+    for (size_t i = 0; i < r.metrics.size(); ++i) r.metrics[i].value = v[i + 1] / k;
+    return {};
 }
 
 TrainEvent Trainer::event(TrainEvent::Kind kind) const {
@@ -220,15 +286,17 @@ Status Trainer::loadBatch(exec::BatchRunner& runner, const data::InMemoryDataset
     return {};
 }
 
-Status Trainer::loadBatch(exec::BatchRunner& runner, const data::Batch& batch) {
+Status Trainer::loadBatch(exec::BatchRunner& runner, const data::Batch& batch, int64_t first) {
     auto copy = [&](float* dst, const std::string& name) -> Status {
         const int c = batch.column(name);
         if (c < 0)
             return Error(ErrorCode::DataError, "a streamed batch lacks the column \"" + name + "\"")
                 .with("field", "data")
                 .with("column", name);
-        std::memcpy(dst, batch.columns[static_cast<size_t>(c)].data(),
-                    batch.columns[static_cast<size_t>(c)].size() * sizeof(float));
+        const auto& column = batch.columns[static_cast<size_t>(c)];
+        const size_t rowFloats = batch.size > 0 ? column.size() / static_cast<size_t>(batch.size) : 0;
+        std::memcpy(dst, column.data() + static_cast<size_t>(first) * rowFloats,
+                    static_cast<size_t>(runner.batch()) * rowFloats * sizeof(float));
         return {};
     };
     for (size_t i = 0; i < m_inputColumns.size(); ++i) KILN_TRY(copy(runner.input(i), m_inputColumns[i]));
@@ -406,6 +474,9 @@ void Trainer::requestStateSave(const std::string& dir) {
 Status Trainer::addConfiguredCallbacks(const CallbackContext& ctx) {
     for (size_t i = 0; i < m_config.callbacks.size(); ++i) {
         KILN_ASSIGN(auto cb, makeCallback(m_config.callbacks[i], "training.callbacks[" + std::to_string(i) + "]", ctx));
+        // Callbacks that only write files have nothing to do on a read-only replica.
+        const std::string type = cb->type();
+        if (ctx.readOnly && (type == "ModelCheckpoint" || type == "CSVLogger" || type == "TensorBoard")) continue;
         m_callbacks.push_back(std::move(cb));
     }
     return {};
@@ -414,6 +485,7 @@ Status Trainer::addConfiguredCallbacks(const CallbackContext& ctx) {
 Status Trainer::runPendingSaves(const std::function<void(const TrainEvent&)>& emit) {
     auto dirs = std::move(m_pendingSaves);
     m_pendingSaves.clear();
+    if (m_group && m_group->rank() != 0) return {};  // replica 0 writes the run's states
     for (const auto& d : dirs) {
         TrainEvent e = event(TrainEvent::Kind::SavingState);
         e.message = d;
@@ -509,6 +581,9 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
     m_pendingSaves.clear();
     // Each fit() runs config().epochs epochs unless it continues from a restored state.
     // Weights set on the host before fit() (loaded, or changed by the caller) are what trains.
+    // Every replica starts from replica 0's weights (initialised or loaded there).
+    if (m_group)
+        for (auto& p : m_params.params()) KILN_TRY(m_group->broadcast(p.value.data<float>(), p.value.numel(), 0));
     KILN_TRY(m_backend->pushParameters());
     m_pos = TrainPosition{1, 0, m_backend->iterations()};
     m_history.clear();
@@ -547,8 +622,9 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
             order.resize(static_cast<size_t>(n));
             std::iota(order.begin(), order.end(), 0);
         }
-        for (auto& ms : metrics)
-            for (auto& m : ms) m->reset();
+        for (auto* set : {&metrics, &m_groupMetrics})
+            for (auto& ms : *set)
+                for (auto& m : ms) m->reset();
         // A run restored in the middle of an epoch continues its loss mean; the other training
         // metrics of that epoch cover the steps after the restore.
         const int64_t firstStep = m_pos.epoch == epoch ? (steps >= 0 ? std::min(m_pos.step, steps) : m_pos.step) : 0;
@@ -587,17 +663,25 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
                 if (!more.ok()) return failWith(more.error());
                 if (!*more) break;  // fewer batches than announced: unreadable samples left out
                 size = m_batch.size;
-                auto r = runnerFor(size, true);
+                const auto [first, last] = shard(size);
+                if (last == first)
+                    return failWith(Error(ErrorCode::DataError, "a batch of " + std::to_string(size) +
+                                                                    " samples cannot give each of the " +
+                                                                    std::to_string(m_group->size()) +
+                                                                    " processes a sample")
+                                        .with("field", "training.batch_size"));
+                auto r = runnerFor(last - first, true);
                 if (!r.ok()) return failWith(r.error());
                 runner = *r;
-                if (Status st = loadBatch(*runner, m_batch); !st.ok()) return failWith(st.error());
+                if (Status st = loadBatch(*runner, m_batch, first); !st.ok()) return failWith(st.error());
             } else {
                 int64_t start = s * b;
                 size = std::min(b, n - start);
-                auto r = runnerFor(size, true);
+                const auto [first, last] = shard(size);  // this replica's rows of the global batch
+                auto r = runnerFor(last - first, true);
                 if (!r.ok()) return failWith(r.error());
                 runner = *r;
-                std::span<const int64_t> idx(order.data() + start, static_cast<size_t>(size));
+                std::span<const int64_t> idx(order.data() + start + first, static_cast<size_t>(last - first));
                 if (Status st = loadBatch(*runner, train, idx); !st.ok()) return failWith(st.error());
             }
             const double lr = learningRate();
@@ -608,11 +692,16 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
             m_pos.step = s + 1;
             auto loss = runner->totalLoss();
             if (!loss.ok()) return failWith(loss.error());
-            const double batchLoss = *loss;
+            double batchLoss = *loss;
+            if (Status st = updateMetrics(*runner, runner->batch(), metrics); !st.ok()) return failWith(st.error());
+            if (m_group) {  // the whole global batch's loss and metrics
+                auto sum = reduceStep(batchLoss * static_cast<double>(runner->batch()), metrics);
+                if (!sum.ok()) return failWith(sum.error());
+                batchLoss = *sum / static_cast<double>(size);
+            }
             m_epochLossSum += batchLoss * static_cast<double>(size);
             m_epochSeen += size;
-            if (Status st = updateMetrics(*runner, size, metrics); !st.ok()) return failWith(st.error());
-            const auto running = metricValues(metrics);
+            const auto running = metricValues(m_group ? m_groupMetrics : metrics);
             if (onEvent) {
                 TrainEvent e = event(TrainEvent::Kind::Step);  // at (epoch, s + 1)
                 e.stepsPerEpoch = steps;
@@ -664,7 +753,7 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
         EpochRecord rec;
         rec.epoch = epoch;
         rec.train.loss = seen ? m_epochLossSum / static_cast<double>(seen) : 0;
-        rec.train.metrics = metricValues(metrics);
+        rec.train.metrics = metricValues(m_group ? m_groupMetrics : metrics);
         rec.train.samples = seen;
         rec.seconds = epochSeconds;
         rec.samplesPerSecond = epochSeconds > 0 ? static_cast<double>(seen - seenBefore) / epochSeconds : 0;
@@ -672,6 +761,7 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
             auto v = m_data.validationStream ? evaluate(*m_data.validationStream) : evaluate(*m_data.validation);
             if (!v.ok()) return failWith(v.error());
             rec.validation = *v;
+            if (Status st = agreeOn(*rec.validation); !st.ok()) return failWith(st.error());
         }
         // The position moves to the next epoch before the callbacks run, so a state saved at this
         // epoch end resumes with the next one.
@@ -725,6 +815,7 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
     KILN_TRY(endCallbacks(reason));
     if (!result.cancelled && (m_data.testStream || (!stream && m_data.test))) {
         KILN_ASSIGN(auto t, m_data.testStream ? evaluate(*m_data.testStream) : evaluate(*m_data.test));
+        KILN_TRY(agreeOn(t));
         result.test = t;
     }
     // The trained weights on the host, for the caller's checkpoints and exports.

@@ -11,6 +11,7 @@
 #include <optional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/exec/backend.h"
@@ -116,9 +117,18 @@ public:
     // The model must have been analysed; data columns are matched to Input nodes by
     // DataBundle::inputs, else by a single feature column. `backend` makes the compute backend
     // (default: the CPU).
+    //
+    // `group`, when given, makes this Trainer one replica of a data-parallel run across processes
+    // (one per MPI rank): config.batchSize is the global batch, of which replica r trains on rows
+    // shardRange(size, r, K) of every batch (the same global batches as one process would
+    // take); the starting weights come from replica 0; gradients are averaged over the group
+    // before each update; the loss and metrics of events and callbacks, validation and test
+    // results are those of the whole batch, identical on every replica. Every replica must call
+    // the same methods in the same order. Replicas other than 0 save no training states.
     static Result<std::unique_ptr<Trainer>> create(const ops::ModelInfo& model, const TrainingConfig& config,
                                                    DataBundle data, ThreadPool& pool,
-                                                   const exec::BackendFactory& backend = {});
+                                                   const exec::BackendFactory& backend = {},
+                                                   exec::Reducer* group = nullptr);
     ~Trainer() override;
 
     // Callbacks run in the order added. Also see addCallbacks() for the project's list.
@@ -182,7 +192,16 @@ private:
     Result<exec::BatchRunner*> runnerFor(int64_t batch, bool training);
     Status loadBatch(exec::BatchRunner& runner, const data::InMemoryDataset& set,
                      std::span<const int64_t> indices);
-    Status loadBatch(exec::BatchRunner& runner, const data::Batch& batch);
+    // Rows [first, first + runner.batch()) of a streamed batch.
+    Status loadBatch(exec::BatchRunner& runner, const data::Batch& batch, int64_t first = 0);
+    // Data parallel: this replica's rows [begin, end) of a global batch of `size` rows.
+    std::pair<int64_t, int64_t> shard(int64_t size) const;
+    // Data parallel: the loss and metrics of the whole global batch so far, from every replica's
+    // sums; `localLossSum` is this replica's loss times its rows. Sets m_groupMetrics.
+    Result<double> reduceStep(double localLossSum, const std::vector<std::vector<std::unique_ptr<Metric>>>& local);
+    // Data parallel: the replicas' evaluation results averaged (they evaluate the same data with
+    // the same weights, so this only removes rounding differences between processes).
+    Status agreeOn(EvalResult& r);
     Result<EvalResult> evaluateImpl(const data::InMemoryDataset* set, data::BatchStream* stream,
                                     const EvalObserver& observer);
     Status makeMetrics(std::vector<std::vector<std::unique_ptr<Metric>>>& out) const;
@@ -229,6 +248,9 @@ private:
     std::vector<float*> m_feed;                // scratch: destination pointers for a batch
     std::vector<const data::Column*> m_feedColumns;
     std::vector<int64_t> m_firstBatch;         // indices used by stepOnce()
+    exec::Reducer* m_group = nullptr;          // data parallel across processes; null: alone
+    std::vector<std::vector<std::unique_ptr<Metric>>> m_groupMetrics;  // the whole batch's metrics
+    std::vector<double> m_groupSums;           // scratch: loss and metric counts to reduce
 };
 
 }  // namespace kiln::engine::train

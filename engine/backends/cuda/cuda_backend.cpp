@@ -13,6 +13,9 @@
 #include "engine/core/device.h"
 #include "engine/exec/memory_assistant.h"
 #include "engine/optim/loss_scaler.h"
+#ifdef KILN_HAVE_NCCL
+#include "engine/backends/cuda/nccl_reducer.h"
+#endif
 
 namespace kiln::engine::cuda {
 namespace {
@@ -74,7 +77,8 @@ public:
         : m_setup(setup), m_ctx(std::move(ctx)), m_precision(setup.precision) {}
 
     ~CudaBackend() override {
-        // Plans and the optimizer hold device memory of the context: free them first.
+        // Plans, the optimizer and the NCCL communicator hold resources of the context: free them first.
+        m_nccl.reset();
         m_optimizer.reset();
         m_runners.clear();
         m_hostOptimizer.reset();
@@ -82,7 +86,46 @@ public:
 
     std::string device() const override { return m_ctx->name(); }
 
+    // Data parallel across processes, one GPU each: an NCCL communicator among the group's
+    // devices, set up through the group itself (rank 0 makes the NCCL id and broadcasts it).
+    Status joinGroup() {
+        exec::Reducer& group = *m_setup.group;
+        for (const auto& n : m_setup.model->graph.nodes)
+            if (n.op == "BatchNormalization" && n.attrs.has("synchronized") && n.attrs.getBool("synchronized"))
+                return Error(ErrorCode::Unsupported,
+                             "BatchNormalization \"" + n.name +
+                                 "\" is synchronized; synchronised batch normalisation across GPUs is not available, "
+                                 "only across CPU processes")
+                    .withNode(n.name)
+                    .with("what", "synchronized BatchNormalization on GPUs");
+#ifdef KILN_HAVE_NCCL
+        const size_t idBytes = static_cast<size_t>(ncclUniqueIdBytes());
+        std::string id = group.rank() == 0 ? ncclNewUniqueId() : std::string(idBytes, '\0');
+        // The id's bytes travel as the floats 0..255, which any transport carries exactly.
+        std::vector<float> carried(idBytes);
+        for (size_t i = 0; i < idBytes; ++i) carried[i] = static_cast<float>(static_cast<unsigned char>(id[i]));
+        KILN_TRY(group.broadcast(carried.data(), static_cast<int64_t>(idBytes), 0));
+        for (size_t i = 0; i < idBytes; ++i) id[i] = static_cast<char>(static_cast<unsigned char>(carried[i]));
+        KILN_ASSIGN(m_nccl, createNcclReducer(*m_ctx, group.rank(), group.size(), id));
+        m_notes.push_back("data parallel: rank " + std::to_string(group.rank()) + " of " + std::to_string(group.size()) +
+                          ", gradients averaged with NCCL " + std::to_string(ncclRuntimeVersion()));
+        return {};
+#else
+        return Error(ErrorCode::Unsupported, "training on several GPUs needs Kiln built with NCCL")
+            .with("what", "NCCL");
+#endif
+    }
+
+    // The gradients of the global batch: each replica's weighted by its rows, summed over the
+    // group's GPUs, divided by the global batch's rows (the sum of the replicas' rows).
+    Status averageGradients(CudaPlan& plan) {
+        double rows = static_cast<double>(plan.batch());
+        KILN_TRY(m_setup.group->allReduceSum(&rows, 1));
+        return plan.allReduceGradients(*m_nccl, static_cast<float>(plan.batch()), static_cast<float>(1.0 / rows));
+    }
+
     Status init() {
+        if (m_setup.group) KILN_TRY(joinGroup());
         // The device optimizer needs a plan's parameters: the full training batch's plan.
         KILN_ASSIGN(auto* r, runnerImpl(m_setup.batchSize, true));
         auto opt = CudaOptimizer::create(m_setup.optimizer, r->plan());
@@ -139,6 +182,8 @@ public:
     // One update after a forward/backward pass with gradients scaled by `scale`; false when the
     // gradients overflowed (mixed float16) and the step is skipped.
     Result<bool> update(CudaPlan& plan, double lr, float scale) {
+        // Averaged first, so that an overflow on one GPU skips the step on every GPU.
+        if (m_nccl) KILN_TRY(averageGradients(plan));
         if (m_precision == Precision::Fp16) {
             KILN_ASSIGN(bool finite, plan.gradientsFinite());
             if (!m_scaler.update(finite)) return false;
@@ -265,6 +310,7 @@ public:
 private:
     exec::BackendSetup m_setup;
     std::unique_ptr<DeviceContext> m_ctx;
+    std::unique_ptr<exec::Reducer> m_nccl;  // data parallel: the group's GPUs (device pointers)
     Precision m_precision;
     std::shared_ptr<DeviceParameters> m_shared;
     std::map<std::pair<int64_t, bool>, std::unique_ptr<CudaRunner>> m_runners;

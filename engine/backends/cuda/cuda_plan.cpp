@@ -451,10 +451,11 @@ Result<bool> CudaPlan::gradientsFinite() {
     return bad == 0;
 }
 
-Status CudaPlan::allReduceGradients(exec::Reducer& reducer) {
+Status CudaPlan::allReduceGradients(exec::Reducer& reducer, float weight, float scale) {
     const int64_t floats = static_cast<int64_t>(m_dev->grads.bytes() / 4);
+    if (weight != 1.0f) k::scale(m_dev->grads.as<float>(), weight, floats, m_ctx->stream());
     KILN_TRY(reducer.allReduceSum(m_dev->grads.as<float>(), floats));
-    k::scale(m_dev->grads.as<float>(), 1.0f / static_cast<float>(reducer.size()), floats, m_ctx->stream());
+    k::scale(m_dev->grads.as<float>(), scale, floats, m_ctx->stream());
     return {};
 }
 

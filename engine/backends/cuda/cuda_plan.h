@@ -82,10 +82,10 @@ public:
     // True when every trainable gradient is finite (one small device reduction and a sync).
     Result<bool> gradientsFinite();
 
-    // Data parallel across GPUs: sums the gradients (one contiguous device block) over the
-    // replicas of `reducer` (an NCCL reducer, whose data pointers are device pointers) and divides
-    // by their number.
-    Status allReduceGradients(exec::Reducer& reducer);
+    // Data parallel across GPUs: gradients := sum over the replicas of `reducer` (an NCCL reducer,
+    // whose data pointers are device pointers) of weight * gradients, times scale (the gradients
+    // are one contiguous device block). weight 1, scale 1 / replicas: the plain mean.
+    Status allReduceGradients(exec::Reducer& reducer, float weight, float scale);
 
     uint64_t arenaBytes() const { return m_arenaBytes; }
     uint64_t parameterBytes() const { return m_paramBytes; }

@@ -83,6 +83,10 @@ Result<std::unique_ptr<exec::Reducer>> createNcclReducer(DeviceContext& device, 
     return std::unique_ptr<exec::Reducer>(new NcclReducer(device, comm, rank, size));
 }
 
+int ncclUniqueIdBytes() {
+    return NCCL_UNIQUE_ID_BYTES;
+}
+
 int ncclRuntimeVersion() {
     int v = 0;
     ncclGetVersion(&v);

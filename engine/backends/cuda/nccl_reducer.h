@@ -20,6 +20,7 @@ Result<std::vector<std::unique_ptr<exec::Reducer>>> createNcclGroup(
 // Multi-process (mpirun): rank 0 makes the id, every rank receives its bytes (e.g. through
 // MPI_Bcast) and joins with its own device.
 std::string ncclNewUniqueId();
+int ncclUniqueIdBytes();  // the size of that id (NCCL_UNIQUE_ID_BYTES)
 Result<std::unique_ptr<exec::Reducer>> createNcclReducer(DeviceContext& device, int rank, int size,
                                                          const std::string& uniqueId);
 

@@ -99,6 +99,9 @@ public:
     virtual ~BatchNormSync() = default;
     // Element-wise sum of `values` over all replicas, in place; the same order on every replica.
     virtual bool allReduceSum(double* values, int64_t n) = 0;
+    // True: every training-mode BatchNormalization synchronises; false: only those whose
+    // `synchronized` attribute is set.
+    virtual bool everyLayer() const { return false; }
 };
 // The calling thread's hook (null by default); set per replica thread by the data-parallel runner.
 BatchNormSync* batchNormSync();

@@ -83,7 +83,13 @@ bool batchNormBackwardTrainingSync(int64_t rows, int64_t c, const float* x, cons
         if (dbeta) dbeta[j] += static_cast<float>(sums[static_cast<size_t>(j)]);
         if (dgamma) dgamma[j] += static_cast<float>(sums[static_cast<size_t>(c + j)]);
     }
-    sums[static_cast<size_t>(2 * c)] = static_cast<double>(rows);
+    // Each replica's dy is the gradient of the mean loss over its own rows. Weighted by its rows,
+    // the sums become sums of per-sample gradients; dividing by the global count and by this
+    // replica's rows brings them back to its scale, so shards of unequal size combine exactly
+    // (with equal shards this is the plain mean of dy over the global batch).
+    const double local = static_cast<double>(rows);
+    for (int64_t j = 0; j < 2 * c; ++j) sums[static_cast<size_t>(j)] *= local;
+    sums[static_cast<size_t>(2 * c)] = local;
     if (!sync.allReduceSum(sums.data(), 2 * c + 1)) return false;
     if (float* dres = fusion.dResidual) {  // before dx is written: they may alias
         pool.parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {
@@ -94,7 +100,7 @@ bool batchNormBackwardTrainingSync(int64_t rows, int64_t c, const float* x, cons
         });
     }
     if (!dx) return true;
-    const double n = sums[static_cast<size_t>(2 * c)];
+    const double n = sums[static_cast<size_t>(2 * c)] * local;
     pool.parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r)
             for (int64_t j = 0; j < c; ++j) {

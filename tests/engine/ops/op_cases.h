@@ -341,6 +341,9 @@ inline const std::vector<OpCase>& opCases() {
         valid(K::BatchNormalization, "BatchNormalization NHWC", {{"axis", ai(3)}, {"epsilon", af(0.01)}},
               {uniform({2, 3, 3, 2}, -2, 3)}, {2, 3, 3, 2}),
         valid(K::BatchNormalization, "BatchNormalization frozen", {}, {uniform({4, 3})}, {4, 3}, false),
+        // Alone (no data-parallel group) a synchronised layer normalises with its own batch.
+        valid(K::BatchNormalization, "BatchNormalization synchronized", {{"synchronized", ab(true)}},
+              {uniform({6, 4})}, {6, 4}),
         valid(K::BatchNormalization, "BatchNormalization large", {}, {uniform({128, 12}, -1, 3)}, {128, 12}),
         valid(K::BatchNormalization, "BatchNormalization large NHWC", {{"momentum", af(0.5)}},
               {uniform({4, 8, 8, 16})}, {4, 8, 8, 16}),
