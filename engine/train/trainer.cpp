@@ -354,6 +354,7 @@ Result<EvalResult> Trainer::evaluateImpl(const data::InMemoryDataset* set, data:
             seen.sourceIndices = stream ? &m_batch.indices : nullptr;
             seen.origins = stream ? &m_batch.origins : nullptr;
             seen.firstRow = stream ? 0 : start;
+            for (size_t k = 0; k < m_model.inputs.size(); ++k) seen.inputs.push_back(runner->input(k));
             KILN_TRY(observer(seen));
         }
     }

@@ -101,6 +101,8 @@ struct EvalBatch {
     const std::vector<int64_t>* sourceIndices = nullptr;
     const std::vector<std::string>* origins = nullptr;  // streamed data: the file of each sample
     int64_t firstRow = 0;
+    // The batch as the model saw it, per Input node: [size, ...] host memory (explanations).
+    std::vector<const float*> inputs;
 };
 using EvalObserver = std::function<Status(const EvalBatch&)>;
 
