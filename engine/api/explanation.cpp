@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+
 #include "engine/api/evaluation.h"
 #include "engine/train/weights.h"
 
@@ -261,6 +264,22 @@ std::vector<uint8_t> overlayRgb(const std::vector<uint8_t>& picture, const Heatm
                 static_cast<uint8_t>(std::lround((1 - a) * picture[p * 3 + static_cast<size_t>(k)] + a * colour[k]));
     }
     return out;
+}
+
+Status writePng(const std::string& path, const std::vector<uint8_t>& rgb, int64_t h, int64_t w) {
+    if (static_cast<int64_t>(rgb.size()) != h * w * 3)
+        return Error(ErrorCode::Internal, "picture size does not match " + std::to_string(h) + "x" + std::to_string(w));
+    cv::Mat bgr(static_cast<int>(h), static_cast<int>(w), CV_8UC3);
+    for (int64_t p = 0; p < h * w; ++p) {
+        uint8_t* px = bgr.data + p * 3;
+        px[0] = rgb[static_cast<size_t>(p * 3 + 2)];
+        px[1] = rgb[static_cast<size_t>(p * 3 + 1)];
+        px[2] = rgb[static_cast<size_t>(p * 3)];
+    }
+    std::vector<uchar> png;
+    if (!cv::imencode(".png", bgr, png))
+        return Error(ErrorCode::FileWrite, "could not encode a PNG picture").withFile(path).with("path", path).with("reason", "PNG encoding failed");
+    return io::writeFileAtomic(path, std::string(png.begin(), png.end()));
 }
 
 }  // namespace kiln::engine::api

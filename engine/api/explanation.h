@@ -98,4 +98,7 @@ std::vector<uint8_t> pictureRgb(const float* input, int64_t h, int64_t w, int64_
 // opacity * v * colour(v) per pixel, so cold regions keep the picture. Returns H*W*3 bytes.
 std::vector<uint8_t> overlayRgb(const std::vector<uint8_t>& picture, const Heatmap& heat, float opacity);
 
+// Writes H*W*3 RGB bytes as a PNG file (atomically); FileWrite naming the path on failure.
+Status writePng(const std::string& path, const std::vector<uint8_t>& rgb, int64_t h, int64_t w);
+
 }  // namespace kiln::engine::api
