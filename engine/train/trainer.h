@@ -177,6 +177,11 @@ public:
     // Runs one training step on the first batch of the training set (tests use this to
     // check that steps after the first allocate nothing).
     Status stepOnce(int64_t globalStep);
+    // One training step at learning rate `lr` on the next batch of the training data and the loss
+    // of its forward pass (before the update). Batches follow their own shuffled order (the
+    // configured seed), wrapping around; fit()'s position is untouched. For tools that drive the
+    // steps themselves, such as the learning-rate finder.
+    Result<double> stepWithRate(double lr);
 
 private:
     Trainer(const ops::ModelInfo& model, const TrainingConfig& config, DataBundle data, ThreadPool& pool);
@@ -231,6 +236,12 @@ private:
     std::vector<float*> m_feed;                // scratch: destination pointers for a batch
     std::vector<const data::Column*> m_feedColumns;
     std::vector<int64_t> m_firstBatch;         // indices used by stepOnce()
+    // stepWithRate(): its sample order, position in it, streamed epoch and step count.
+    std::vector<int64_t> m_probeOrder;
+    std::vector<int64_t> m_probeBatch;
+    int64_t m_probeCursor = 0;
+    int m_probeEpoch = 0;
+    uint64_t m_probeSteps = 0;
 };
 
 }  // namespace kiln::engine::train
