@@ -810,6 +810,59 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>, reached after a warm-up of %1 steps from %2</source>
+    <message numerus="yes">
+        <source>Wrote %n overlay(s) to %1</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Write explanation overlays instead of the report: gradcam or saliency.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Grad-CAM: the node whose activations are explained (default: the last convolution).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The class to explain (default: the predicted one).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The folder for the overlay pictures (with --explain).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Opacity of the heat map over the picture, 0 to 1 (default: 0.5).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Explain at most this many samples (default: all).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-eval: --explain needs gradcam or saliency, got &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-eval: --explain needs --overlays DIR, the folder for the pictures.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-eval: --opacity needs a number from 0 to 1, got &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-eval: --%1 only applies with --explain</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run the learning-rate range test (1e-7 to 10) from the current weights, print the loss curve and a suggested learning rate, and exit.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Steps of the range test (default: 100).</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1008,6 +1061,44 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>The example data sets are fetched with kiln-fetch-data (tools/fetch_data.sh in a source tree).</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>FindLr</name>
+    <message>
+        <source>learning rate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>smoothed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No step was run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Stopped after %n step(s): the loss diverged.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Lowest smoothed loss at learning rate %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Suggested learning rate: %1 (where the smoothed loss falls fastest).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Suggested learning rate: %1 (a tenth of the rate with the lowest loss; the loss never fell).</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3233,6 +3324,61 @@ step %3 · epoch %4
         <source>True positive rate</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Explain with Grad-CAM…</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::ExplanationDialog</name>
+    <message>
+        <source>Computing…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The split no longer holds sample %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Explanation failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 — predicted %2; explaining %3 (score %4)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Explain sample: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Method:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Grad-CAM</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Saliency (input gradient)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Class:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Predicted class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Opacity:</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::SampleTableModel</name>
@@ -3258,6 +3404,65 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::LrFinderDialog</name>
+    <message>
+        <source>Trying learning rates…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The range test failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No step was run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Suggested learning rate: %1, where the smoothed loss falls fastest.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Suggested learning rate: %1, a tenth of the rate with the lowest loss (the loss never fell).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Find learning rate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Steps:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Use suggested</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loss per step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Smoothed loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Training steps from the current weights with the learning rate growing from 1e-7 to 10; nothing is saved.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3493,6 +3698,14 @@ step %3 · epoch %4
     </message>
     <message>
         <source>How much GPU memory Kiln may take: growth (as needed), all, a share such as 80% or a size such as 12GiB.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Find learning rate…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -816,6 +816,59 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>, reached after a warm-up of %1 steps from %2</source>
         <translation>，从 %2 起经过 %1 步预热后达到</translation>
+    <message numerus="yes">
+        <source>Wrote %n overlay(s) to %1</source>
+        <translation>
+            <numerusform>已将 %n 张叠加图写入 %1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Write explanation overlays instead of the report: gradcam or saliency.</source>
+        <translation>写出解释叠加图而不是报告：gradcam 或 saliency。</translation>
+    </message>
+    <message>
+        <source>Grad-CAM: the node whose activations are explained (default: the last convolution).</source>
+        <translation>Grad-CAM：要解释其激活的节点（默认：最后一个卷积层）。</translation>
+    </message>
+    <message>
+        <source>The class to explain (default: the predicted one).</source>
+        <translation>要解释的类别（默认：预测的类别）。</translation>
+    </message>
+    <message>
+        <source>The folder for the overlay pictures (with --explain).</source>
+        <translation>叠加图的文件夹（与 --explain 一起使用）。</translation>
+    </message>
+    <message>
+        <source>Opacity of the heat map over the picture, 0 to 1 (default: 0.5).</source>
+        <translation>热力图覆盖在图片上的不透明度，0 到 1（默认：0.5）。</translation>
+    </message>
+    <message>
+        <source>Explain at most this many samples (default: all).</source>
+        <translation>最多解释这么多个样本（默认：全部）。</translation>
+    </message>
+    <message>
+        <source>kiln-eval: --explain needs gradcam or saliency, got &quot;%1&quot;</source>
+        <translation>kiln-eval：--explain 需要 gradcam 或 saliency，得到的是“%1”</translation>
+    </message>
+    <message>
+        <source>kiln-eval: --explain needs --overlays DIR, the folder for the pictures.</source>
+        <translation>kiln-eval：--explain 需要 --overlays DIR，即存放图片的文件夹。</translation>
+    </message>
+    <message>
+        <source>kiln-eval: --opacity needs a number from 0 to 1, got &quot;%1&quot;</source>
+        <translation>kiln-eval：--opacity 需要 0 到 1 之间的数，得到的是“%1”</translation>
+    </message>
+    <message>
+        <source>kiln-eval: --%1 only applies with --explain</source>
+        <translation>kiln-eval：--%1 只能与 --explain 一起使用</translation>
+    </message>
+    <message>
+        <source>Run the learning-rate range test (1e-7 to 10) from the current weights, print the loss curve and a suggested learning rate, and exit.</source>
+        <translation>从当前权重运行学习率范围测试（1e-7 到 10），打印损失曲线和建议的学习率，然后退出。</translation>
+    </message>
+    <message>
+        <source>Steps of the range test (default: 100).</source>
+        <translation>范围测试的步数（默认：100）。</translation>
     </message>
 </context>
 <context>
@@ -1014,6 +1067,43 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>The example data sets are fetched with kiln-fetch-data (tools/fetch_data.sh in a source tree).</source>
         <translation>示例数据集可用 kiln-fetch-data 获取（在源码树中用 tools/fetch_data.sh）。</translation>
+    </message>
+</context>
+<context>
+    <name>FindLr</name>
+    <message>
+        <source>learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>smoothed</source>
+        <translation>平滑后</translation>
+    </message>
+    <message>
+        <source>No step was run.</source>
+        <translation>没有运行任何步骤。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Stopped after %n step(s): the loss diverged.</source>
+        <translation>
+            <numerusform>在 %n 步后停止：损失发散。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Lowest smoothed loss at learning rate %1.</source>
+        <translation>平滑损失在学习率 %1 处最低。</translation>
+    </message>
+    <message>
+        <source>Suggested learning rate: %1 (where the smoothed loss falls fastest).</source>
+        <translation>建议的学习率：%1（平滑损失下降最快处）。</translation>
+    </message>
+    <message>
+        <source>Suggested learning rate: %1 (a tenth of the rate with the lowest loss; the loss never fell).</source>
+        <translation>建议的学习率：%1（损失最低处学习率的十分之一；损失从未下降）。</translation>
     </message>
 </context>
 <context>
@@ -3225,6 +3315,61 @@ step %3 · epoch %4
         <source>True positive rate</source>
         <translation>真正例率</translation>
     </message>
+    <message>
+        <source>Explain with Grad-CAM…</source>
+        <translation>用 Grad-CAM 解释…</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::ExplanationDialog</name>
+    <message>
+        <source>Computing…</source>
+        <translation>正在计算…</translation>
+    </message>
+    <message>
+        <source>The split no longer holds sample %1.</source>
+        <translation>该数据划分中已没有样本 %1。</translation>
+    </message>
+    <message>
+        <source>Explanation failed: %1</source>
+        <translation>解释失败：%1</translation>
+    </message>
+    <message>
+        <source>%1 — predicted %2; explaining %3 (score %4)</source>
+        <translation>%1 — 预测为 %2；正在解释 %3（得分 %4）</translation>
+    </message>
+    <message>
+        <source>Explain sample: %1</source>
+        <translation>解释样本：%1</translation>
+    </message>
+    <message>
+        <source>Method:</source>
+        <translation>方法：</translation>
+    </message>
+    <message>
+        <source>Grad-CAM</source>
+        <translation>Grad-CAM</translation>
+    </message>
+    <message>
+        <source>Saliency (input gradient)</source>
+        <translation>显著性（输入梯度）</translation>
+    </message>
+    <message>
+        <source>Layer:</source>
+        <translation>层：</translation>
+    </message>
+    <message>
+        <source>Class:</source>
+        <translation>类别：</translation>
+    </message>
+    <message>
+        <source>Predicted class</source>
+        <translation>预测的类别</translation>
+    </message>
+    <message>
+        <source>Opacity:</source>
+        <translation>不透明度：</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::SampleTableModel</name>
@@ -3251,6 +3396,65 @@ step %3 · epoch %4
     <message>
         <source>Loss</source>
         <translation>损失</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::LrFinderDialog</name>
+    <message>
+        <source>Trying learning rates…</source>
+        <translation>正在尝试学习率…</translation>
+    </message>
+    <message>
+        <source>The range test failed: %1</source>
+        <translation>范围测试失败：%1</translation>
+    </message>
+    <message>
+        <source>No step was run.</source>
+        <translation>没有运行任何步骤。</translation>
+    </message>
+    <message>
+        <source>Suggested learning rate: %1, where the smoothed loss falls fastest.</source>
+        <translation>建议的学习率：%1，即平滑损失下降最快处。</translation>
+    </message>
+    <message>
+        <source>Suggested learning rate: %1, a tenth of the rate with the lowest loss (the loss never fell).</source>
+        <translation>建议的学习率：%1，即损失最低处学习率的十分之一（损失从未下降）。</translation>
+    </message>
+    <message>
+        <source>Find learning rate</source>
+        <translation>查找学习率</translation>
+    </message>
+    <message>
+        <source>Steps:</source>
+        <translation>步数：</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Use suggested</source>
+        <translation>使用建议值</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Loss per step</source>
+        <translation>每步损失</translation>
+    </message>
+    <message>
+        <source>Smoothed loss</source>
+        <translation>平滑损失</translation>
+    </message>
+    <message>
+        <source>Training steps from the current weights with the learning rate growing from 1e-7 to 10; nothing is saved.</source>
+        <translation>从当前权重开始训练若干步，学习率从 1e-7 增长到 10；不保存任何内容。</translation>
     </message>
 </context>
 <context>
@@ -3486,6 +3690,14 @@ step %3 · epoch %4
     <message>
         <source>How much GPU memory Kiln may take: growth (as needed), all, a share such as 80% or a size such as 12GiB.</source>
         <translation>Kiln 可以占用多少 GPU 显存：growth（按需增长）、all（全部）、比例（如 80%）或大小（如 12GiB）。</translation>
+    </message>
+    <message>
+        <source>Find learning rate…</source>
+        <translation>查找学习率…</translation>
+    </message>
+    <message>
+        <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
+        <translation>在训练数据上尝试 1e-7 到 10 的学习率，并给出建议值。</translation>
     </message>
 </context>
 <context>

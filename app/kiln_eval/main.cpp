@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-eval: evaluates trained weights of a project on a split of its data (or other data in the
 // project's format) with the training pipeline and forward pass, and prints the report: a text
-// summary, or --json with every figure; --samples-csv writes the per-sample records. Exit 0 on
+// summary, or --json with every figure; --samples-csv writes the per-sample records; --explain
+// writes Grad-CAM or saliency overlays of the split's samples as PNG files instead. Exit 0 on
 // success, 2 on bad input (the message names the file, field or node), 1 on other failures.
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QDir>
 #include <QFileInfo>
 #include <QLocale>
 #include <QTranslator>
@@ -16,6 +18,7 @@
 #include "app/common/cli.h"
 #include "app/common/error_text.h"
 #include "engine/api/evaluation.h"
+#include "engine/api/explanation.h"
 #include "engine/eval/report_json.h"
 #include "engine/io/project.h"
 
@@ -100,6 +103,56 @@ QString regressionText(const eval::RegressionReport& r, const api::Predictions& 
     return lines.join(QLatin1Char('\n'));
 }
 
+struct ExplainRequest {
+    api::ExplainMethod method = api::ExplainMethod::GradCam;
+    std::string layer;
+    std::optional<int64_t> cls;
+    QString dir;
+    float opacity = 0.5f;
+    int64_t limit = 0;  // 0: every sample
+};
+
+// Writes one overlay per sample, <dir>/<index>.png, and <dir>/overlays.csv listing them.
+int explainSplit(const io::Project& project, const std::string& projectPath, const api::EvaluationOptions& options,
+                 const ExplainRequest& request, bool json) {
+    if (!QDir().mkpath(request.dir))
+        return fail(Error(ErrorCode::FileWrite, "cannot create the overlay folder")
+                        .withFile(request.dir.toStdString())
+                        .with("path", request.dir.toStdString())
+                        .with("reason", "cannot create the folder"));
+    ThreadPool pool(options.threads);
+    auto explainer = api::Explainer::create(project, options.weights, pool);
+    if (!explainer.ok()) return fail(explainer.error(), &project);
+    std::string csv = "index,source,true_class,predicted_class,explained_class,score,file\n";
+    nlohmann::json records = nlohmann::json::array();
+    const QDir dir(request.dir);
+    int64_t written = 0;
+    const auto& shape = (*explainer)->inputShape();
+    Status st = api::forEachSample(project, projectPath, options, [&](const api::SampleInput& s) -> Result<bool> {
+        KILN_ASSIGN(auto heat, (*explainer)->explain(s.data.data(), request.method, request.layer, request.cls));
+        const auto picture = api::pictureRgb(s.data.data(), shape[1], shape[2], shape[3]);
+        const QString name = QStringLiteral("%1.png").arg(s.index, 5, 10, QLatin1Char('0'));
+        const std::string path = dir.filePath(name).toStdString();
+        KILN_TRY(api::writePng(path, api::overlayRgb(picture, heat, request.opacity), shape[1], shape[2]));
+        std::string source = s.source;
+        std::replace(source.begin(), source.end(), '"', '\'');
+        csv += std::to_string(s.index) + ",\"" + source + "\"," + std::to_string(s.label) + "," +
+               std::to_string(heat.predictedClass) + "," + std::to_string(heat.explainedClass) + "," +
+               std::to_string(heat.score) + "," + name.toStdString() + "\n";
+        records.push_back({{"index", s.index}, {"source", s.source}, {"true_class", s.label},
+                           {"predicted_class", heat.predictedClass}, {"explained_class", heat.explainedClass},
+                           {"score", heat.score}, {"file", path}});
+        ++written;
+        return request.limit == 0 || written < request.limit;
+    });
+    if (!st.ok()) return fail(st.error(), &project);
+    if (Status w = io::writeFileAtomic(dir.filePath(QStringLiteral("overlays.csv")).toStdString(), csv); !w.ok())
+        return fail(w.error());
+    if (json) printOut(QString::fromStdString(nlohmann::json{{"overlays", records}}.dump()));
+    else printOut(Cli::tr("Wrote %n overlay(s) to %1", nullptr, int(written)).arg(QDir::toNativeSeparators(request.dir)));
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,7 +177,20 @@ int main(int argc, char** argv) {
                                QStringLiteral("10"));
     QCommandLineOption batchOpt(QStringLiteral("batch-size"), Cli::tr("Batch size (default: the project's)."), QStringLiteral("B"));
     QCommandLineOption threadsOpt(QStringLiteral("threads"), Cli::tr("CPU threads (default: all cores)."), QStringLiteral("N"));
-    parser.addOptions({weightsOpt, splitOpt, jsonOpt, csvOpt, binsOpt, batchOpt, threadsOpt});
+    QCommandLineOption explainOpt(QStringLiteral("explain"),
+                                  Cli::tr("Write explanation overlays instead of the report: gradcam or saliency."), QStringLiteral("METHOD"));
+    QCommandLineOption layerOpt(QStringLiteral("layer"),
+                                Cli::tr("Grad-CAM: the node whose activations are explained (default: the last convolution)."),
+                                QStringLiteral("NODE"));
+    QCommandLineOption classOpt(QStringLiteral("class"), Cli::tr("The class to explain (default: the predicted one)."), QStringLiteral("C"));
+    QCommandLineOption overlaysOpt(QStringLiteral("overlays"), Cli::tr("The folder for the overlay pictures (with --explain)."),
+                                   QStringLiteral("DIR"));
+    QCommandLineOption opacityOpt(QStringLiteral("opacity"), Cli::tr("Opacity of the heat map over the picture, 0 to 1 (default: 0.5)."),
+                                  QStringLiteral("A"), QStringLiteral("0.5"));
+    QCommandLineOption maxSamplesOpt(QStringLiteral("max-samples"), Cli::tr("Explain at most this many samples (default: all)."),
+                                     QStringLiteral("N"));
+    parser.addOptions({weightsOpt, splitOpt, jsonOpt, csvOpt, binsOpt, batchOpt, threadsOpt, explainOpt, layerOpt, classOpt,
+                       overlaysOpt, opacityOpt, maxSamplesOpt});
     parser.process(app);
     if (parser.positionalArguments().size() != 1) {
         printErr(Cli::tr("kiln-eval: give exactly one project file (see --help)."));
@@ -148,6 +214,40 @@ int main(int argc, char** argv) {
     if (!intOption(binsOpt, 1, bins)) return 2;
     if (parser.isSet(batchOpt) && !intOption(batchOpt, 1, batch)) return 2;
     if (parser.isSet(threadsOpt) && !intOption(threadsOpt, 1, threads)) return 2;
+    ExplainRequest explain;
+    if (parser.isSet(explainOpt)) {
+        const auto method = api::parseExplainMethod(parser.value(explainOpt).toStdString());
+        if (!method) {
+            printErr(Cli::tr("kiln-eval: --explain needs gradcam or saliency, got \"%1\"").arg(parser.value(explainOpt)));
+            return 2;
+        }
+        explain.method = *method;
+        if (!parser.isSet(overlaysOpt)) {
+            printErr(Cli::tr("kiln-eval: --explain needs --overlays DIR, the folder for the pictures."));
+            return 2;
+        }
+        explain.dir = parser.value(overlaysOpt);
+        explain.layer = parser.value(layerOpt).toStdString();
+        if (parser.isSet(classOpt)) {
+            int64_t c = 0;
+            if (!intOption(classOpt, 0, c)) return 2;
+            explain.cls = c;
+        }
+        if (parser.isSet(maxSamplesOpt) && !intOption(maxSamplesOpt, 1, explain.limit)) return 2;
+        bool ok = false;
+        const double a = parser.value(opacityOpt).toDouble(&ok);
+        if (!ok || a < 0 || a > 1) {
+            printErr(Cli::tr("kiln-eval: --opacity needs a number from 0 to 1, got \"%1\"").arg(parser.value(opacityOpt)));
+            return 2;
+        }
+        explain.opacity = float(a);
+    } else {
+        for (const auto* o : {&layerOpt, &classOpt, &overlaysOpt, &maxSamplesOpt})
+            if (parser.isSet(*o)) {
+                printErr(Cli::tr("kiln-eval: --%1 only applies with --explain").arg(o->names().first()));
+                return 2;
+            }
+    }
 
     try {
         const std::string projectPath = parser.positionalArguments().first().toStdString();
@@ -162,6 +262,7 @@ int main(int argc, char** argv) {
         options.split = (named ? split : QFileInfo(split).absoluteFilePath()).toStdString();
         options.threads = int(threads);
         if (batch > 0) options.batchSize = batch;
+        if (parser.isSet(explainOpt)) return explainSplit(*project, projectPath, options, explain, parser.isSet(jsonOpt));
         auto predictions = api::predict(*project, projectPath, options);
         if (!predictions.ok()) return fail(predictions.error(), &project.value());
         auto report = api::evaluate(*predictions, int(bins));

@@ -29,6 +29,7 @@
 #include "app/common/cli.h"
 #include "app/common/error_text.h"
 #include "engine/api/devices.h"
+#include "app/kiln_train/find_lr.h"
 #include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
 #include "engine/io/project.h"
@@ -142,6 +143,13 @@ int trainMain(int argc, char** argv) {
                                   QStringLiteral("SECONDS"), QStringLiteral("600"));
     parser.addOptions({epochsOpt, batchOpt, seedOpt, deviceOpt, precisionOpt, runDirOpt, weightsOpt, threadsOpt, summaryOpt, jsonOpt, quietOpt,
                        listOpsOpt, doctorOpt, resumeOpt, storeOpt, gpusOpt, lrScalingOpt, warmupOpt, timeoutOpt});
+    // The learning-rate range test (app/kiln_train/find_lr.h).
+    QCommandLineOption findLrOpt(QStringLiteral("find-lr"),
+                                 Cli::tr("Run the learning-rate range test (1e-7 to 10) from the current weights, print the loss "
+                                         "curve and a suggested learning rate, and exit."));
+    QCommandLineOption lrStepsOpt(QStringLiteral("lr-steps"), Cli::tr("Steps of the range test (default: 100)."), QStringLiteral("N"),
+                                  QStringLiteral("100"));
+    parser.addOptions({findLrOpt, lrStepsOpt});
     parser.process(app);
     if (parser.isSet(doctorOpt)) {
         printOut(kiln::app::Doctor::report());
@@ -185,6 +193,15 @@ int trainMain(int argc, char** argv) {
             return 2;
 
         const bool jsonOut = parser.isSet(jsonOpt);
+        if (parser.isSet(findLrOpt)) {
+            api::LrFinderRequest request;
+            request.threads = threads;
+            request.batchSize = config->batchSize;
+            request.seed = config->seed;
+            if (parser.isSet(weightsOpt)) request.weightsPath = parser.value(weightsOpt).toStdString();
+            if (!intOption(lrStepsOpt, 2, request.finder.steps)) return 2;
+            return app::runFindLr(*project, projectPath, request, jsonOut, parser.isSet(quietOpt));
+        }
         if (parser.isSet(summaryOpt)) {
             auto s = ops::summarize(*model, config->batchSize);
             if (jsonOut) printOut(QString::fromStdString(ops::summaryJson(s).dump()));

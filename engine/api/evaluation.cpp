@@ -61,8 +61,23 @@ Result<std::string> resolveWeights(const std::string& path) {
     return path;
 }
 
-Result<Predictions> predict(const io::Project& project, const std::string& projectPath, const EvaluationOptions& options) {
-    Predictions out;
+namespace {
+
+// What a pass over a split tells besides the observed batches.
+struct SplitRun {
+    std::string weightsPath, split, lossType;
+    bool fromLogits = false;
+    std::vector<std::string> classNames;
+    double loss = 0;
+    int64_t samples = 0;
+};
+
+// Loads data, model and weights as training does and runs the forward pass over the split,
+// showing every batch to `observer`. An observer returning Cancelled ends the pass early
+// (not an error).
+Result<SplitRun> runSplit(const io::Project& project, const std::string& projectPath, const EvaluationOptions& options,
+                          const train::EvalObserver& observer) {
+    SplitRun out;
     KILN_ASSIGN(out.weightsPath, resolveWeights(options.weights));
     auto model = ops::analyzeModel(project.graph);
     if (!model.ok()) return io::locate(model.error(), project);
@@ -108,30 +123,82 @@ Result<Predictions> predict(const io::Project& project, const std::string& proje
     out.lossType = loss.type;
     out.fromLogits = loss.attrs.has("from_logits") && loss.attrs.getBool("from_logits");
 
+    const auto& data = (*trainer)->data();
+    Result<train::EvalResult> result = streamed
+        ? (*trainer)->evaluate(split == "validation" ? *data.validationStream : *data.testStream, observer)
+        : (*trainer)->evaluate(split == "train" ? data.train : split == "validation" ? *data.validation : *data.test, observer);
+    if (!result.ok()) {
+        if (result.error().code == ErrorCode::Cancelled) return out;
+        return result.error();
+    }
+    out.loss = result->loss;
+    out.samples = result->samples;
+    if (out.samples == 0) return splitError("the " + split + " split holds no samples");
+    return out;
+}
+
+// Where sample i of a batch came from, as the reports name it.
+std::string sourceOf(const train::EvalBatch& b, int64_t i) {
+    if (b.origins && static_cast<size_t>(i) < b.origins->size() && !(*b.origins)[static_cast<size_t>(i)].empty())
+        return (*b.origins)[static_cast<size_t>(i)];
+    if (b.sourceIndices) return "sample " + std::to_string((*b.sourceIndices)[static_cast<size_t>(i)]);
+    return "row " + std::to_string(b.firstRow + i + 1);
+}
+
+}  // namespace
+
+Result<Predictions> predict(const io::Project& project, const std::string& projectPath, const EvaluationOptions& options) {
+    Predictions out;
     auto observer = [&](const train::EvalBatch& b) -> Status {
         out.width = b.outputWidth;
         out.targetWidth = b.targetWidth;
         out.outputs.insert(out.outputs.end(), b.outputs, b.outputs + b.size * b.outputWidth);
         out.targets.insert(out.targets.end(), b.targets, b.targets + b.size * b.targetWidth);
-        for (int64_t i = 0; i < b.size; ++i) {
-            if (b.origins && static_cast<size_t>(i) < b.origins->size() && !(*b.origins)[static_cast<size_t>(i)].empty())
-                out.sources.push_back((*b.origins)[static_cast<size_t>(i)]);
-            else if (b.sourceIndices)
-                out.sources.push_back("sample " + std::to_string((*b.sourceIndices)[static_cast<size_t>(i)]));
-            else
-                out.sources.push_back("row " + std::to_string(b.firstRow + i + 1));
-        }
+        for (int64_t i = 0; i < b.size; ++i) out.sources.push_back(sourceOf(b, i));
         out.samples += b.size;
         return {};
     };
-    const auto& data = (*trainer)->data();
-    Result<train::EvalResult> result = streamed
-        ? (*trainer)->evaluate(split == "validation" ? *data.validationStream : *data.testStream, observer)
-        : (*trainer)->evaluate(split == "train" ? data.train : split == "validation" ? *data.validation : *data.test, observer);
-    if (!result.ok()) return result.error();
-    out.loss = result->loss;
-    if (out.samples == 0) return splitError("the " + split + " split holds no samples");
+    KILN_ASSIGN(SplitRun run, runSplit(project, projectPath, options, observer));
+    out.weightsPath = run.weightsPath;
+    out.split = run.split;
+    out.lossType = run.lossType;
+    out.fromLogits = run.fromLogits;
+    out.classNames = run.classNames;
+    out.loss = run.loss;
     return out;
+}
+
+Status forEachSample(const io::Project& project, const std::string& projectPath, const EvaluationOptions& options,
+                     const std::function<Result<bool>(const SampleInput&)>& visit) {
+    auto model = ops::analyzeModel(project.graph);
+    if (!model.ok()) return io::locate(model.error(), project);
+    if (model->inputs.size() != 1)
+        return Error(ErrorCode::Unsupported, "explanations need a model with one input, this one has " +
+                                                 std::to_string(model->inputs.size()))
+            .with("what", "models with several inputs");
+    const Shape shape = model->nodes[static_cast<size_t>(model->inputs[0])].output.withBatch(1);
+    const int64_t width = shape.numelFrom(1);
+    int64_t index = 0;
+    SampleInput sample;
+    auto observer = [&](const train::EvalBatch& b) -> Status {
+        for (int64_t i = 0; i < b.size; ++i, ++index) {
+            sample.index = index;
+            sample.source = sourceOf(b, i);
+            sample.shape = shape;
+            sample.data.assign(b.inputs[0] + i * width, b.inputs[0] + (i + 1) * width);
+            const int64_t tw = std::max<int64_t>(b.targetWidth, 1);
+            const float* t = b.targets + i * b.targetWidth;
+            sample.label = b.targetWidth == 0 ? -1
+                           : b.outputWidth == 1 ? (t[0] > 0.5f ? 1 : 0)
+                           : tw == 1            ? static_cast<int64_t>(t[0])
+                                                : static_cast<int64_t>(std::max_element(t, t + tw) - t);
+            KILN_ASSIGN(bool more, visit(sample));
+            if (!more) return Error(ErrorCode::Cancelled, "enough samples");
+        }
+        return {};
+    };
+    KILN_TRY(runSplit(project, projectPath, options, observer));
+    return {};
 }
 
 Result<Evaluation> evaluate(const Predictions& p, int calibrationBins) {

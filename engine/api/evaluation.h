@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/core/shape.h"
 #include "engine/eval/report.h"
 #include "engine/io/project.h"
 
@@ -61,6 +63,20 @@ Result<std::string> resolveWeights(const std::string& path);
 // project does not have).
 Result<Predictions> predict(const io::Project& project, const std::string& projectPath,
                             const EvaluationOptions& options);
+
+// One sample of a split as the model's (single) input sees it, after decoding and preprocessing.
+struct SampleInput {
+    int64_t index = 0;   // position in the split, as in Predictions and the report's records
+    std::string source;  // as Predictions::sources
+    Shape shape;         // [1, ...] the model input's shape for one sample
+    std::vector<float> data;
+    int64_t label = -1;  // true class (classification), else -1
+};
+
+// Runs the split as predict() does and shows every sample to `visit`, in order, until it returns
+// false. Unsupported for models with several inputs.
+Status forEachSample(const io::Project& project, const std::string& projectPath, const EvaluationOptions& options,
+                     const std::function<Result<bool>(const SampleInput&)>& visit);
 
 struct Evaluation {
     std::optional<eval::ClassificationReport> classification;

@@ -37,6 +37,8 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
                                             const CompileOptions& options, ThreadPool& pool) {
     if (options.batch <= 0)
         return Error(ErrorCode::ConfigError, "batch size must be positive").with("field", "batch_size");
+    if (options.probe && options.training)
+        return Error(ErrorCode::Internal, "gradient probes need an inference plan");
     std::unique_ptr<Plan> plan(new Plan());
     plan->m_pool = &pool;
     plan->m_params = &params;
@@ -61,20 +63,37 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         kernels[si] = std::move(k);
     }
     KILN_ASSIGN(auto losses, resolveLosses(model, options.losses, batch));
+    // Probe nodes by index; the Input nodes' gradients are kept too.
+    std::vector<int> seeds, keep;
+    if (options.probe) {
+        auto resolve = [&](const std::string& name, std::vector<int>& into) -> Status {
+            const int i = g.find(name);
+            if (i < 0)
+                return Error(ErrorCode::ConfigError, "no node named \"" + name + "\"").withNode(name).with("field", "layer");
+            into.push_back(i);
+            return {};
+        };
+        for (const auto& name : options.probe->seeds) KILN_TRY(resolve(name, seeds));
+        for (const auto& name : options.probe->keep) KILN_TRY(resolve(name, keep));
+        keep.insert(keep.end(), model.inputs.begin(), model.inputs.end());
+    }
     // Folding: an Add into the batch norm producing one of its inputs (the batch norm's kernel
     // adds the other input), then a ReLU into its producer's kernel, or into the batch norm that
-    // took its producer Add in. A folded node aliases the node whose kernel computes it.
+    // took its producer Add in. A folded node aliases the node whose kernel computes it. A probe
+    // reads its seeds and kept values as they are, so they count as readers that stop folding.
     // In inference plans a batch norm is first folded into the convolution before it (whose
-    // kernel then also gets the batch norm's parameters).
+    // kernel then also gets the batch norm's parameters); not in probes, which run backward.
     std::vector<int> lossOutputs;
     for (const auto& l : losses) lossOutputs.push_back(l.output);
+    lossOutputs.insert(lossOutputs.end(), seeds.begin(), seeds.end());
+    lossOutputs.insert(lossOutputs.end(), keep.begin(), keep.end());
     const std::vector<int> residualPort = residualFusionCandidates(model, lossOutputs);
     const std::vector<int> reluInto = reluFusionCandidates(model, lossOutputs);
     std::vector<bool> folded(n, false);
     std::vector<int> aliasPort(n, 0), extraInput(n, -1), computedBy(n), extraParams(n, -1);
     for (size_t i = 0; i < n; ++i) computedBy[i] = static_cast<int>(i);
     if (options.fuse) {
-        if (!options.training) {
+        if (!options.training && !options.probe) {
             const std::vector<int> bnInto = batchNormFoldCandidates(model, lossOutputs);
             for (int i : model.order) {
                 const auto si = static_cast<size_t>(i);
@@ -125,7 +144,21 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
     so.training = options.training;
     so.seed = options.seed;
     so.workspaceBytes = workspace * sizeof(float);  // one scratch block in the arena
+    so.probe = options.probe.has_value();
+    so.seeds = seeds;
+    so.keep = keep;
     Schedule schedule = Schedule::build(model, params, std::move(traits), std::move(losses), so);
+    for (int i : seeds) {
+        const int b = schedule.gradient[static_cast<size_t>(i)];
+        if (b < 0)
+            return Error(ErrorCode::ConfigError, "the gradient seed \"" + g.nodes[static_cast<size_t>(i)].name +
+                                                     "\" depends on no input or trainable parameter")
+                .withNode(g.nodes[static_cast<size_t>(i)].name);
+        if (schedule.firstWrite[static_cast<size_t>(b)] >= 0)
+            return Error(ErrorCode::ConfigError, "the gradient seed \"" + g.nodes[static_cast<size_t>(i)].name +
+                                                     "\" lies upstream of another seed")
+                .withNode(g.nodes[static_cast<size_t>(i)].name);
+    }
 
     // Arena.
     const size_t unplanned = schedule.unplannedBytes(kTensorAlignment);
@@ -181,7 +214,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
             for (size_t q = 0; q < ni.params.size(); ++q) {
                 auto& p = params.params()[static_cast<size_t>(params.index(ss.node, q))];
                 step->params.push_back(p.value.data<float>());
-                step->dParams.push_back(p.trainable ? p.grad.data<float>() : nullptr);
+                step->dParams.push_back(p.trainable && !options.probe ? p.grad.data<float>() : nullptr);
             }
             plan->m_backward.push_back(std::move(step));
             break;
@@ -198,6 +231,20 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         plan->m_outputShapes.push_back(model.nodes[static_cast<size_t>(o)].output.withBatch(batch));
         plan->m_valueNames.push_back(g.nodes[static_cast<size_t>(o)].name);
         plan->m_values.push_back(ptr(schedule.value[static_cast<size_t>(o)]));
+    }
+    if (options.probe) {
+        plan->m_probe = true;
+        auto addGradient = [&](int i) {
+            plan->m_gradientNames.push_back(g.nodes[static_cast<size_t>(i)].name);
+            plan->m_gradients.push_back(ptr(schedule.gradient[static_cast<size_t>(i)]));
+        };
+        for (int i : seeds) addGradient(i);
+        for (int i : keep) {
+            addGradient(i);
+            plan->m_valueNames.push_back(g.nodes[static_cast<size_t>(i)].name);
+            plan->m_values.push_back(ptr(schedule.value[static_cast<size_t>(i)]));
+        }
+        for (int i : model.inputs) plan->m_inputGradients.push_back(ptr(schedule.gradient[static_cast<size_t>(i)]));
     }
     plan->m_stats = {arenaBytes, unplanned,
                      plan->m_forward.size() + plan->m_losses.size() + plan->m_backward.size()};
@@ -220,6 +267,23 @@ const float* Plan::value(const std::string& node) const {
     return nullptr;
 }
 
+float* Plan::seedGradient(const std::string& node) {
+    if (!m_probe) return nullptr;
+    for (size_t k = 0; k < m_gradientNames.size(); ++k)
+        if (m_gradientNames[k] == node) return m_gradients[k];
+    return nullptr;
+}
+
+const float* Plan::gradient(const std::string& node) const {
+    for (size_t k = 0; k < m_gradientNames.size(); ++k)
+        if (m_gradientNames[k] == node) return m_gradients[k];
+    return nullptr;
+}
+
+const float* Plan::inputGradient(size_t k) const {
+    return k < m_inputGradients.size() ? m_inputGradients[k] : nullptr;
+}
+
 float Plan::totalLoss() const {
     float s = 0;
     for (float v : m_lossValues) s += v;
@@ -235,7 +299,12 @@ Status Plan::trainStep(uint64_t step) {
     return run(true, step);
 }
 
-Status Plan::run(bool backward, uint64_t stepNo) {
+Status Plan::backward() {
+    if (!m_probe) return Error(ErrorCode::Internal, "backward called on a plan compiled without gradient probes");
+    return run(true, 0, false);
+}
+
+Status Plan::run(bool backward, uint64_t stepNo, bool forward) {
     auto exec = [&](Step& s, bool bwd) -> Status {
         for (auto [p, bytes] : s.zeroFirst) std::memset(p, 0, bytes);
         ops::KernelIo io;
@@ -257,6 +326,10 @@ Status Plan::run(bool backward, uint64_t stepNo) {
         if (!st.ok() && st.error().node.empty()) st.error().withNode(s.node);
         return st;
     };
+    if (!forward) {  // probes: the backward steps alone
+        for (auto& s : m_backward) KILN_TRY(exec(*s, true));
+        return {};
+    }
     for (auto& s : m_forward) KILN_TRY(exec(*s, false));
     for (auto& s : m_losses) {
         KILN_TRY(exec(*s, false));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,17 @@ struct LossSpec {
     float weight = 1.0f;
 };
 
+// Gradients of chosen values for explanations (saliency maps, Grad-CAM), in an inference plan:
+// after forward(), the caller writes the gradient of its score at the `seeds` nodes
+// (Plan::seedGradient) and backward() carries it down to the Input nodes (Plan::inputGradient).
+// Kernels run as in inference (BatchNorm with its moving statistics, no dropout) and no parameter
+// gradient is written. The values and gradients of the `keep` nodes stay readable afterwards. A
+// seed may not lie upstream of another seed.
+struct GradientProbe {
+    std::vector<std::string> seeds;
+    std::vector<std::string> keep;
+};
+
 struct CompileOptions {
     int64_t batch = 32;
     bool training = true;     // false: no backward steps; BatchNorm uses moving statistics
@@ -32,6 +44,8 @@ struct CompileOptions {
     // false keeps every node its own step and zeroes every gradient before accumulating. Both
     // give bit-identical results; false exists to check that.
     bool fuse = true;
+    // Set (with training false): a plan for gradient probes, see GradientProbe.
+    std::optional<GradientProbe> probe;
 };
 
 struct PlanStats {
@@ -55,6 +69,12 @@ public:
     // Output values after forward()/trainStep(), [batch, ...].
     const float* output(size_t k) const;   // k-th model output
     const float* value(const std::string& node) const;  // null if the value is not kept
+    // Probe plans: the gradient buffer of a seed, [batch, ...], for the caller to fill after
+    // forward(); the gradient of a kept node or of the k-th Input after backward(). Null for
+    // nodes the probe does not name (or that need no gradient).
+    float* seedGradient(const std::string& node);
+    const float* gradient(const std::string& node) const;
+    const float* inputGradient(size_t k) const;
     Shape outputShape(size_t k) const;
     float loss(size_t k) const { return m_lossValues[k]; }
     float totalLoss() const;
@@ -64,6 +84,8 @@ public:
     Status forward(uint64_t step = 0);
     // Forward, losses, backward: parameter gradients end in the ParamStore (zeroed first).
     Status trainStep(uint64_t step);
+    // Probe plans: the backward steps from the seeded gradients (after forward()).
+    Status backward();
 
     const PlanStats& stats() const { return m_stats; }
 
@@ -71,7 +93,7 @@ public:
 
 private:
     Plan() = default;
-    Status run(bool backward, uint64_t step);
+    Status run(bool backward, uint64_t step, bool forward = true);
 
     ThreadPool* m_pool = nullptr;
     ParamStore* m_params = nullptr;
@@ -88,6 +110,10 @@ private:
     std::vector<Shape> m_outputShapes;
     std::vector<std::string> m_valueNames;
     std::vector<const float*> m_values;
+    bool m_probe = false;
+    std::vector<std::string> m_gradientNames;  // probe seeds and kept nodes
+    std::vector<float*> m_gradients;
+    std::vector<float*> m_inputGradients;
     std::vector<float> m_lossValues;
     float* m_workspace = nullptr;
     PlanStats m_stats;

@@ -9,20 +9,21 @@
 namespace kiln::engine::exec {
 
 GradientNeeds gradientNeeds(const ops::ModelInfo& model, const ParamStore& params,
-                            const std::vector<int>& lossNodes, bool training) {
+                            const std::vector<int>& lossNodes, bool training, bool inputGradients) {
     const size_t n = model.nodes.size();
     GradientNeeds needs;
     needs.hasTrainable.assign(n, 0);
     needs.needGrad.assign(n, 0);
     std::vector<char> reqGrad(n, 0), reachLoss(n, 0);
-    // Forward: a node requires a gradient if it or anything it reads owns a trainable parameter.
+    // Forward: a node requires a gradient if it or anything it reads owns a trainable parameter
+    // (or is an Input, when input gradients are wanted).
     for (int i : model.order) {
         const auto si = static_cast<size_t>(i);
         const auto& ni = model.nodes[si];
         for (size_t k = 0; k < ni.params.size(); ++k)
             if (params.params()[static_cast<size_t>(params.index(i, k))].trainable)
                 needs.hasTrainable[si] = 1;
-        char r = needs.hasTrainable[si];
+        char r = static_cast<char>(needs.hasTrainable[si] | (inputGradients && ni.def->kind == ops::OpKind::Input));
         for (int p : ni.inputs) r = static_cast<char>(r | reqGrad[static_cast<size_t>(p)]);
         reqGrad[si] = r;
     }

@@ -15,12 +15,14 @@ namespace kiln::engine::exec {
 struct GradientNeeds {
     std::vector<char> hasTrainable;  // the node owns a trainable parameter
     std::vector<char> needGrad;      // the node's output needs a gradient: it depends on a trainable
-                                     // parameter and a loss depends on it (always 0 when not training)
+                                     // parameter (or an Input, with inputGradients) and a loss
+                                     // depends on it (always 0 when not training)
 };
 
-// lossNodes: the model nodes the losses read (already resolved from their names).
+// lossNodes: the model nodes the losses (or gradient seeds) read, already resolved from their
+// names. inputGradients: the Input nodes count as needing gradients too (saliency maps).
 GradientNeeds gradientNeeds(const ops::ModelInfo& model, const ParamStore& params,
-                            const std::vector<int>& lossNodes, bool training);
+                            const std::vector<int>& lossNodes, bool training, bool inputGradients = false);
 
 // The step positions of a plan, on which buffer lifetimes are measured: forward steps 0..F-1 in
 // model order, the L loss steps F..F+L-1, backward steps F+L..2F+L-1 in reverse model order;

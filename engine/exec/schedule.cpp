@@ -77,7 +77,9 @@ Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
     // depends on them.
     std::vector<int> lossNodes;
     for (const auto& l : s.losses) lossNodes.push_back(l.output);
-    s.needs = gradientNeeds(model, params, lossNodes, options.training);
+    lossNodes.insert(lossNodes.end(), options.seeds.begin(), options.seeds.end());
+    const bool backward = options.training || options.probe;
+    s.needs = gradientNeeds(model, params, lossNodes, backward, options.probe);
     auto needGrad = [&](int i) { return s.needs.needGrad[static_cast<size_t>(i)] != 0; };
 
     // Buffers: values and saved state per node, gradients per alias class, the workspace, targets.
@@ -114,6 +116,17 @@ Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
         s.target.push_back(
             newBuffer(BufferKind::Target, static_cast<size_t>(l.inputs[1].numel()) * sizeof(float), 0, kEnd));
     for (int o : model.outputs) buffer(at(s.value, o)).use(kEnd);
+    // Probes: seeds are written by the caller between forward and backward, kept nodes are read
+    // after backward.
+    for (int i : options.seeds)
+        if (at(s.gradient, i) >= 0) {
+            buffer(at(s.gradient, i)).use(0);
+            buffer(at(s.gradient, i)).use(kEnd);
+        }
+    for (int i : options.keep) {
+        buffer(at(s.value, i)).use(kEnd);
+        if (at(s.gradient, i) >= 0) buffer(at(s.gradient, i)).use(kEnd);
+    }
 
     // Forward steps in model order; Input nodes are filled by the caller, aliases cost nothing.
     for (int i : model.order) {
@@ -154,7 +167,7 @@ Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
 
     // Backward steps in reverse model order, for nodes that pass a gradient on or own a
     // trainable parameter.
-    if (options.training) {
+    if (backward) {
         for (int k = F - 1; k >= 0; --k) {
             const int i = model.order[static_cast<size_t>(k)];
             const auto& ni = node(i);
@@ -162,7 +175,7 @@ Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
             const KernelTraits& t = s.traits[static_cast<size_t>(i)];
             bool anyInputGrad = t.extraInput >= 0 && needGrad(t.extraInput);
             for (int p : ni.inputs) anyInputGrad = anyInputGrad || needGrad(p);
-            if (!anyInputGrad && !s.needs.hasTrainable[static_cast<size_t>(i)]) continue;
+            if (!anyInputGrad && (options.probe || !s.needs.hasTrainable[static_cast<size_t>(i)])) continue;
             ScheduleStep st;
             st.kind = StepKind::Backward;
             st.node = i;

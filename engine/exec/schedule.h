@@ -106,6 +106,13 @@ struct ScheduleOptions {
     // A scratch buffer every step may use, live through the whole step list, placed in the arena
     // (the CPU plan); none when unset (the CUDA plan keeps its kernel workspace outside the arena).
     std::optional<size_t> workspaceBytes;
+    // Gradient probes (explanations) in an inference schedule: backward steps run from gradients
+    // the caller writes at the `seeds` nodes (alive through the whole timeline) down to the Input
+    // nodes, for input gradients only (no step exists just for a parameter gradient). The values
+    // and gradients of the `keep` nodes live to the end, so they can be read after backward.
+    bool probe = false;
+    std::vector<int> seeds;
+    std::vector<int> keep;
 };
 
 struct Schedule {

@@ -135,7 +135,7 @@ public:
     }
     Status backward(const KernelIo& io) override {
         if (!io.dIn[0]) return {};
-        if (m_rate <= 0.0f) {
+        if (!io.training || m_rate <= 0.0f) {  // identity: no rate, or an inference plan's gradient probe
             kernels::accumulate(io.dOut, io.dIn[0], m_n, *io.pool);
             return {};
         }

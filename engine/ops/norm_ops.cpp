@@ -78,7 +78,7 @@ public:
             fusion.dResidual = io.dIn[1];
             fusion.overwriteResidual = overwritesGrad(io, 1);
         }
-        if (m_frozen) {
+        if (m_frozen || !io.training) {  // frozen, or an inference plan's gradient probe
             kernels::batchNormBackwardInference(m_rows, m_c, io.in[0], io.params[0], io.params[2], io.params[3], m_eps,
                                                 io.dOut, io.dIn[0], io.dParams[0], io.dParams[1], *io.pool, fusion);
             return {};

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <numeric>
+#include <random>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -422,6 +423,7 @@ Result<EvalResult> Trainer::evaluateImpl(const data::InMemoryDataset* set, data:
             seen.sourceIndices = stream ? &m_batch.indices : nullptr;
             seen.origins = stream ? &m_batch.origins : nullptr;
             seen.firstRow = stream ? 0 : start;
+            for (size_t k = 0; k < m_model.inputs.size(); ++k) seen.inputs.push_back(runner->input(k));
             KILN_TRY(observer(seen));
         }
     }
@@ -456,6 +458,42 @@ Status Trainer::stepOnce(int64_t globalStep) {
     KILN_ASSIGN(bool applied, runner->trainStep(static_cast<uint64_t>(globalStep), m_config.schedule.lrAt(globalStep)));
     (void)applied;
     return {};
+}
+
+Result<double> Trainer::stepWithRate(double lr) {
+    exec::BatchRunner* runner = nullptr;
+    if (m_data.trainStream) {
+        bool more = false;
+        if (m_probeEpoch > 0) {
+            KILN_ASSIGN(more, m_data.trainStream->next(m_batch));
+        }
+        if (!more) {  // the first step, or the end of an epoch: the next one
+            KILN_TRY(m_data.trainStream->startEpoch(++m_probeEpoch));
+            KILN_ASSIGN(more, m_data.trainStream->next(m_batch));
+            if (!more) return configError("data.train", "holds no samples");
+        }
+        KILN_ASSIGN(runner, runnerFor(m_batch.size, true));
+        KILN_TRY(loadBatch(*runner, m_batch));
+    } else {
+        const int64_t n = m_data.train.count();
+        if (n == 0) return configError("data.train", "holds no samples");
+        if (static_cast<int64_t>(m_probeOrder.size()) != n) {
+            m_probeOrder.resize(static_cast<size_t>(n));
+            std::iota(m_probeOrder.begin(), m_probeOrder.end(), 0);
+            std::mt19937_64 rng(m_config.seed);
+            std::shuffle(m_probeOrder.begin(), m_probeOrder.end(), rng);
+            m_probeCursor = 0;
+        }
+        const int64_t b = std::min(m_config.batchSize, n);
+        m_probeBatch.resize(static_cast<size_t>(b));
+        for (int64_t k = 0; k < b; ++k) m_probeBatch[static_cast<size_t>(k)] = m_probeOrder[static_cast<size_t>((m_probeCursor + k) % n)];
+        m_probeCursor = (m_probeCursor + b) % n;
+        KILN_ASSIGN(runner, runnerFor(b, true));
+        KILN_TRY(loadBatch(*runner, m_data.train, m_probeBatch));
+    }
+    KILN_ASSIGN(bool applied, runner->trainStep(m_probeSteps++, lr));
+    (void)applied;  // a skipped float16 update still measured the loss
+    return runner->totalLoss();
 }
 
 double Trainer::learningRate() const {

@@ -102,6 +102,8 @@ struct EvalBatch {
     const std::vector<int64_t>* sourceIndices = nullptr;
     const std::vector<std::string>* origins = nullptr;  // streamed data: the file of each sample
     int64_t firstRow = 0;
+    // The batch as the model saw it, per Input node: [size, ...] host memory (explanations).
+    std::vector<const float*> inputs;
 };
 using EvalObserver = std::function<Status(const EvalBatch&)>;
 
@@ -185,6 +187,11 @@ public:
     // Runs one training step on the first batch of the training set (tests use this to
     // check that steps after the first allocate nothing).
     Status stepOnce(int64_t globalStep);
+    // One training step at learning rate `lr` on the next batch of the training data and the loss
+    // of its forward pass (before the update). Batches follow their own shuffled order (the
+    // configured seed), wrapping around; fit()'s position is untouched. For tools that drive the
+    // steps themselves, such as the learning-rate finder.
+    Result<double> stepWithRate(double lr);
 
 private:
     Trainer(const ops::ModelInfo& model, const TrainingConfig& config, DataBundle data, ThreadPool& pool);
@@ -251,6 +258,12 @@ private:
     exec::Reducer* m_group = nullptr;          // data parallel across processes; null: alone
     std::vector<std::vector<std::unique_ptr<Metric>>> m_groupMetrics;  // the whole batch's metrics
     std::vector<double> m_groupSums;           // scratch: loss and metric counts to reduce
+    // stepWithRate(): its sample order, position in it, streamed epoch and step count.
+    std::vector<int64_t> m_probeOrder;
+    std::vector<int64_t> m_probeBatch;
+    int64_t m_probeCursor = 0;
+    int m_probeEpoch = 0;
+    uint64_t m_probeSteps = 0;
 };
 
 }  // namespace kiln::engine::train

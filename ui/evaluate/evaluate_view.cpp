@@ -10,6 +10,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPointer>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
@@ -25,11 +26,13 @@
 #include "app/common/error_text.h"
 #include "engine/api/evaluation.h"
 #include "ui/evaluate/evaluation_models.h"
+#include "ui/evaluate/explanation_dialog.h"
 
 namespace kiln::ui::evaluate {
 
 struct EvaluateView::Outcome {
     bool ok = false;
+    engine::api::EvaluationOptions options;
     QString error;
     engine::api::Predictions predictions;
     engine::api::Evaluation evaluation;
@@ -97,6 +100,20 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_tabs, 1);
 
     connect(m_run, &QPushButton::clicked, this, &EvaluateView::evaluate);
+    // A sample's explanation: double click, or the context menu.
+    m_sampleView->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_sampleView, &QTableView::doubleClicked, this, [this](const QModelIndex& index) { explainRow(index.row()); });
+    connect(m_sampleView, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+        const QModelIndex index = m_sampleView->indexAt(at);
+        if (!index.isValid() || m_shownClasses.empty()) return;
+        auto* menu = new QMenu(m_sampleView);
+        menu->setObjectName(QStringLiteral("sampleMenu"));
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        QAction* explain = menu->addAction(tr("Explain with Grad-CAM…"));
+        const int row = index.row();
+        connect(explain, &QAction::triggered, this, [this, row] { explainRow(row); });
+        menu->popup(m_sampleView->viewport()->mapToGlobal(at));
+    });
     retranslate();
 }
 
@@ -133,6 +150,7 @@ void EvaluateView::evaluate() {
     });
     watcher->setFuture(QtConcurrent::run([project, path, options]() {
         auto out = std::make_shared<Outcome>();
+        out->options = options;
         try {
             auto p = engine::api::predict(project, path, options);
             if (!p.ok()) {
@@ -154,8 +172,26 @@ void EvaluateView::evaluate() {
     }));
 }
 
+ExplanationDialog* EvaluateView::explanationDialog() const {
+    return static_cast<ExplanationDialog*>(m_explanation.data());
+}
+
+void EvaluateView::explainRow(int row) {
+    if (row < 0 || row >= m_sampleProxy->rowCount() || m_shownClasses.empty()) return;
+    const auto& record = m_samples->record(m_sampleProxy->mapToSource(m_sampleProxy->index(row, 0)).row());
+    if (m_explanation) m_explanation->close();
+    auto* dialog = new ExplanationDialog(m_project, m_projectPath, m_shownOptions, record.index,
+                                         QString::fromStdString(record.source.empty() ? std::to_string(record.index) : record.source),
+                                         m_shownClasses, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    m_explanation = dialog;
+    dialog->show();
+}
+
 void EvaluateView::showOutcome(const Outcome& outcome) {
     m_roc->clearGraphs();
+    m_shownOptions = outcome.options;
+    m_shownClasses.clear();
     if (!outcome.ok) {
         m_confusion->set(nullptr);
         m_classes->set(nullptr);
@@ -171,6 +207,7 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
         m_confusion->set(&r);
         m_classes->set(&r);
         m_samples->set(r.records, r.classNames);
+        m_shownClasses = r.classNames;
         m_lastSummary = tr("%1 samples of %2: accuracy %3, log loss %4, macro AUC %5, calibration error %6")
                             .arg(r.samples)
                             .arg(QString::fromStdString(outcome.predictions.split))

@@ -5,13 +5,16 @@
 // confidently wrong first. A newer evaluation replaces one still running (latest wins).
 #pragma once
 
+#include <QPointer>
 #include <QWidget>
 
 #include <memory>
 
+#include "engine/api/evaluation.h"
 #include "engine/io/project.h"
 
 class QComboBox;
+class QDialog;
 class QCustomPlot;
 class QLabel;
 class QLineEdit;
@@ -25,6 +28,7 @@ namespace kiln::ui::evaluate {
 class ClassFiguresModel;
 class ConfusionMatrixModel;
 class SampleTableModel;
+class ExplanationDialog;
 
 class EvaluateView : public QWidget {
     Q_OBJECT
@@ -43,9 +47,15 @@ public:
     SampleTableModel* sampleModel() const { return m_samples; }
     QSortFilterProxyModel* sampleProxy() const { return m_sampleProxy; }
     QCustomPlot* rocPlot() const { return m_roc; }
+    QTableView* sampleView() const { return m_sampleView; }
+    // The explanation dialog opened last (null when none is open).
+    ExplanationDialog* explanationDialog() const;
 
 public slots:
     void evaluate();
+    // Opens the sample in `row` of the sample table (the view's row, as sorted) with its Grad-CAM
+    // overlay; classification results only.
+    void explainRow(int row);
 
 signals:
     // After an evaluation ends (not for one replaced by a newer one); `message` is the error.
@@ -76,6 +86,9 @@ private:
     ClassFiguresModel* m_classes = nullptr;
     SampleTableModel* m_samples = nullptr;
     QSortFilterProxyModel* m_sampleProxy = nullptr;
+    QPointer<QDialog> m_explanation;  // an ExplanationDialog
+    engine::api::EvaluationOptions m_shownOptions;  // of the results on show
+    std::vector<std::string> m_shownClasses;        // empty: no classification on show
     quint64 m_generation = 0;
     int m_running = 0;
     QString m_lastSummary;

@@ -5,6 +5,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QPushButton>
 #include <QEvent>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -123,12 +125,22 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
         m_memoryLimit->addItem(QLatin1String(p), QLatin1String(p));
     }
 
-    const QList<QWidget*> rows = {m_epochs, m_batch, m_seed, m_validation, m_shuffle, m_optimizer, m_lr, m_momentum,
+    // The learning rate with the range test's button beside it.
+    auto* lrRow = new QWidget(host);
+    auto* lrLayout = new QHBoxLayout(lrRow);
+    lrLayout->setContentsMargins(0, 0, 0, 0);
+    lrLayout->addWidget(m_lr, 1);
+    m_findLr = new QPushButton(lrRow);
+    m_findLr->setObjectName(QStringLiteral("findLearningRate"));
+    lrLayout->addWidget(m_findLr);
+    connect(m_findLr, &QPushButton::clicked, this, &TrainingConfigForm::findLearningRateRequested);
+
+    const QList<QWidget*> rows = {m_epochs, m_batch, m_seed, m_validation, m_shuffle, m_optimizer, lrRow, m_momentum,
                                   m_weightDecay, m_schedule, m_decaySteps, m_warmup, metrics, m_device, m_precision,
                                   m_memoryLimit};
     for (QWidget* w : rows) {
         auto* label = new QLabel(host);
-        label->setBuddy(w);
+        label->setBuddy(w == lrRow ? m_lr : w);
         m_labels << label;
         m_form->addRow(label, w);
     }
@@ -206,8 +218,15 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     setConfig(json::object());
 }
 
+void TrainingConfigForm::setLearningRate(double lr)
+{
+    m_lr->setValue(lr);
+}
+
 void TrainingConfigForm::retranslate()
 {
+    m_findLr->setText(tr("Find learning rate…"));
+    m_findLr->setToolTip(tr("Try learning rates from 1e-7 to 10 on the training data and suggest one."));
     const QStringList names = {tr("Epochs"), tr("Batch size"), tr("Seed"), tr("Validation split"), tr("Shuffle"),
                                tr("Optimizer"), tr("Learning rate"), tr("Momentum"), tr("Weight decay"),
                                tr("Schedule"), tr("Decay steps"), tr("Warm-up steps"), tr("Metrics"), tr("Device"),

@@ -16,6 +16,7 @@ class QDoubleSpinBox;
 class QFormLayout;
 class QGroupBox;
 class QLabel;
+class QPushButton;
 class QSpinBox;
 
 namespace kiln::ui::training {
@@ -33,8 +34,13 @@ public:
     nlohmann::json config() const { return m_valid; }
     bool isValid() const { return m_errorText.isEmpty(); }
     QString errorText() const { return m_errorText; }
+    // Sets the optimizer's learning rate as if typed (an edit: configEdited follows when valid).
+    void setLearningRate(double lr);
 
 signals:
+    // The "Find learning rate…" button: the owner, who knows the project and its data, runs the
+    // range test (LrFinderDialog).
+    void findLearningRateRequested();
     // A valid edit; the document takes it over (with undo).
     void configEdited(const nlohmann::json& training);
     void validityChanged(bool valid, const QString& error);
@@ -63,6 +69,7 @@ private:
     QCheckBox* m_shuffle = nullptr;
     QComboBox* m_optimizer = nullptr;
     QDoubleSpinBox* m_lr = nullptr;
+    QPushButton* m_findLr = nullptr;
     QDoubleSpinBox* m_momentum = nullptr;
     QDoubleSpinBox* m_weightDecay = nullptr;
     QComboBox* m_schedule = nullptr;

@@ -28,6 +28,7 @@
 #include <set>
 
 #include "ui/charts/charts_panel.h"
+#include "ui/training/lr_finder_dialog.h"
 #include "ui/training/run_list_model.h"
 #include "ui/training/training_config_form.h"
 
@@ -179,6 +180,7 @@ TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
         m_charts->setRun(m_liveKey, name, charts::runColour(int(runId)));
         m_runs->refresh();
     });
+    connect(m_form, &TrainingConfigForm::findLearningRateRequested, this, &TrainingPanel::findLearningRate);
     connect(m_form, &TrainingConfigForm::configEdited, this, [this](const json& training) {
         m_project.training = training;
         emit trainingConfigChanged(training);
@@ -250,6 +252,26 @@ void TrainingPanel::setProject(const engine::io::Project& project, const QString
     } else {
         m_runs->open(QString());
     }
+}
+
+void TrainingPanel::findLearningRate()
+{
+    engine::io::Project project = m_project;
+    QString path = m_projectPath;
+    if (m_provider && !m_provider(project, path)) {
+        setStatus(tr("Open or create a project first."));
+        return;
+    }
+    if (!m_form->isValid()) {
+        setStatus(tr("The training configuration has a problem: %1").arg(m_form->errorText()));
+        return;
+    }
+    project.training = m_form->config();
+    auto* dialog = new LrFinderDialog(project, path, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &LrFinderDialog::learningRateChosen, m_form, &TrainingConfigForm::setLearningRate);
+    dialog->show();
+    dialog->start();
 }
 
 void TrainingPanel::setStatus(const QString& text)

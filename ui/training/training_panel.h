@@ -59,6 +59,8 @@ public:
 
 public slots:
     void startTraining();
+    // Opens the learning-rate range test on the project with the form's configuration.
+    void findLearningRate();
     void togglePause();
     void stopTraining();
 
