@@ -816,6 +816,7 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>, reached after a warm-up of %1 steps from %2</source>
         <translation>，从 %2 起经过 %1 步预热后达到</translation>
+    </message>
     <message numerus="yes">
         <source>Wrote %n overlay(s) to %1</source>
         <translation>
