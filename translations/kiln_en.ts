@@ -810,6 +810,8 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>, reached after a warm-up of %1 steps from %2</source>
+        <translation type="unfinished"></translation>
+    </message>
     <message numerus="yes">
         <source>Wrote %n overlay(s) to %1</source>
         <translation type="unfinished">
