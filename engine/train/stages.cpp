@@ -3,6 +3,7 @@
 #include "engine/train/stages.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kiln::engine::train {
 namespace {
@@ -70,6 +71,27 @@ std::vector<std::string> headNodes(const ops::ModelInfo& m) {
     std::vector<std::string> out;
     for (size_t i = 0; i < head.size(); ++i)
         if (head[i]) out.push_back(m.graph.nodes[i].name);
+    return out;
+}
+
+std::map<std::string, double> discriminativeMultipliers(const ops::ModelInfo& m, int groups, double factor) {
+    std::vector<int> depth(m.nodes.size(), 0);
+    int deepest = 0;
+    for (int i : m.order) {
+        const auto n = static_cast<size_t>(i);
+        for (int in : m.nodes[n].inputs) depth[n] = std::max(depth[n], depth[static_cast<size_t>(in)]);
+        if (ownsParameters(m, n)) depth[n] += 1;
+        deepest = std::max(deepest, depth[n]);
+    }
+    std::map<std::string, double> out;
+    if (deepest == 0 || groups < 1) return out;
+    const int n = std::min(groups, deepest);
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+        if (!ownsParameters(m, i)) continue;
+        const int block = (depth[i] - 1) * n / deepest;
+        const double mult = std::pow(factor, -(n - 1 - block));
+        out[m.graph.nodes[i].name] = std::round(mult * 1e4) / 1e4;
+    }
     return out;
 }
 

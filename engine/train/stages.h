@@ -3,6 +3,7 @@
 // epochs at its own learning rate. The Trainer runs the stages back to back in one run.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,5 +45,12 @@ Result<ops::ModelInfo> stageModel(const ops::ModelInfo& model, const TrainingSta
 
 // The names of the nodes "head" selects, in graph order (for editors and documentation).
 std::vector<std::string> headNodes(const ops::ModelInfo& model);
+
+// Discriminative learning rates (lower rates for earlier layers): the nodes with parameters are
+// split into `groups` blocks by depth (the number of nodes with parameters on the longest path
+// from an input, the node included); block k of n (0 nearest the inputs) gets the learning-rate
+// multiplier factor^-(n-1-k), so the last block trains at the full rate. Rounded to 4 decimals.
+std::map<std::string, double> discriminativeMultipliers(const ops::ModelInfo& model, int groups = 4,
+                                                        double factor = 2.6);
 
 }  // namespace kiln::engine::train
