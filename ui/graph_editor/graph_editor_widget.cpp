@@ -63,6 +63,18 @@ GraphEditorWidget::GraphEditorWidget(EditorDocument* document, QWidget* parent)
         emit currentNodeChanged(currentNode());
     });
     connect(m_scene, &GraphScene::statusMessage, this, &GraphEditorWidget::statusMessage);
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_view, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        for (QGraphicsItem* item = m_view->itemAt(pos); item; item = item->parentItem()) {
+            if (auto* nodeItem = dynamic_cast<NodeItem*>(item)) {
+                if (!nodeItem->isSelected()) selectNodes({nodeItem->id()});
+                QMenu* menu = nodeMenu(nodeItem->id(), this);
+                menu->setAttribute(Qt::WA_DeleteOnClose);
+                menu->popup(m_view->viewport()->mapToGlobal(pos));
+                return;
+            }
+        }
+    });
     connect(document->undoStack(), &QUndoStack::indexChanged, this, [this] { updateActions(); });
     reanalyse();
     updateActions();
@@ -74,6 +86,32 @@ GraphEditorWidget::~GraphEditorWidget() {
     m_scene->disconnect(this);
     delete m_view;
     delete m_scene;
+}
+
+QMenu* GraphEditorWidget::nodeMenu(ItemId id, QWidget* parent) {
+    auto* menu = new QMenu(parent);
+    const auto* n = m_document->node(id);
+    if (!n) return menu;
+    const QString name = QString::fromStdString(n->node.name);
+    QAction* toggle = menu->addAction(n->node.trainable ? tr("Freeze %1").arg(name) : tr("Unfreeze %1").arg(name));
+    toggle->setObjectName(QStringLiteral("toggleFreeze"));
+    connect(toggle, &QAction::triggered, this, [this, id, trainable = n->node.trainable] {
+        m_document->setTrainable(id, !trainable);
+    });
+    QAction* upTo = menu->addAction(tr("Freeze Everything up to %1").arg(name));
+    upTo->setObjectName(QStringLiteral("freezeUpTo"));
+    upTo->setToolTip(tr("Freezes this node and every node before it; the nodes after it stay trainable."));
+    connect(upTo, &QAction::triggered, this, [this, id, name] {
+        const int frozen = m_document->freezeUpTo(id);
+        emit statusMessage(tr("Froze %n node(s) up to %1; the nodes after it train.", nullptr, frozen).arg(name));
+    });
+    QAction* all = menu->addAction(tr("Unfreeze All"));
+    all->setObjectName(QStringLiteral("unfreezeAll"));
+    connect(all, &QAction::triggered, this, [this] { m_document->unfreezeAll(); });
+    menu->addSeparator();
+    for (auto a : {StandardAction::Cut, StandardAction::Copy, StandardAction::Duplicate, StandardAction::Delete})
+        menu->addAction(action(a));
+    return menu;
 }
 
 QAction* GraphEditorWidget::action(StandardAction which) const {

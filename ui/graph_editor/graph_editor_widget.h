@@ -9,6 +9,7 @@
 #include "ui/graph_editor/editor_document.h"
 
 class QAction;
+class QMenu;
 class QToolBar;
 class QUndoStack;
 
@@ -69,6 +70,10 @@ public:
     // The opening view of a document (GraphView::showStart): readable text, the inputs on top.
     void showStart();
     void zoomBy(qreal factor);
+
+    // The context menu of a node: freeze or unfreeze it, freeze everything up to it (transfer
+    // learning), unfreeze all, and the edit actions. Owned by `parent`.
+    QMenu* nodeMenu(ItemId node, QWidget* parent);
 
     // Adds an op or a template (mime data from the palette) at the view's centre.
     void addOpAtCenter(const QString& op);

@@ -183,6 +183,7 @@ TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
         m_project.training = training;
         emit trainingConfigChanged(training);
     });
+    connect(m_form, &TrainingConfigForm::lrMultipliersRequested, this, &TrainingPanel::lrMultipliersRequested);
     connect(m_form, &TrainingConfigForm::validityChanged, this, [this](bool valid, const QString&) {
         m_train->setEnabled(valid && !m_session->isActive());
     });
@@ -291,6 +292,7 @@ void TrainingPanel::startTraining()
     m_totalSteps = 0;
     m_inputBoundNoticed = false;
     m_badSamplesSeen = 0;
+    m_markedStage = -1;
     m_wallStart = nowSeconds();
     m_progress->setRange(0, 0);  // busy until the data is loaded
     setStatus(tr("Loading the data..."));
@@ -344,6 +346,13 @@ void TrainingPanel::onEvents(const std::vector<TrainEvent>& events)
             break;
         case TrainEvent::Kind::Step: {
             const double epoch = e.epoch - 1 + (e.stepsPerEpoch > 0 ? double(e.step) / double(e.stepsPerEpoch) : 0.0);
+            if (e.stage >= 0 && e.stage != m_markedStage) {
+                // Stages begin at epoch boundaries: the marker sits where the stage's first step was.
+                m_markedStage = e.stage;
+                const double stageEpoch = e.stepsPerEpoch > 0 ? double(e.stageStartStep / e.stepsPerEpoch) : e.epoch - 1;
+                m_charts->addMarker(m_liveKey, e.stageStartStep, stageEpoch, now,
+                                    tr("Stage %1: %2").arg(e.stage + 1).arg(QString::fromStdString(e.stageName)));
+            }
             m_charts->append(QStringLiteral("loss"), m_liveKey, Split::Train, e.globalStep, epoch, now, e.loss);
             for (const auto& m : e.metrics) {
                 m_charts->append(QString::fromStdString(m.name), m_liveKey, Split::Train, e.globalStep, epoch, now, m.value);
@@ -412,6 +421,9 @@ void TrainingPanel::onEvents(const std::vector<TrainEvent>& events)
                            .arg(e.loss, 0, 'f', 4)
                            .arg(e.samplesPerSecond, 0, 'f', 0)
                            .arg(formatDuration(e.etaSeconds));
+        if (e.stage >= 0) {
+            text = tr("Stage %1 (%2)").arg(e.stage + 1).arg(QString::fromStdString(e.stageName)) + QStringLiteral(" · ") + text;
+        }
         if (e.inputWaitFraction >= 0) {
             text += QStringLiteral(" · ") + tr("waiting for data %1%").arg(qRound(100.0 * e.inputWaitFraction));
         }

@@ -68,6 +68,8 @@ signals:
     // A background problem or result worth a non-modal notice; severity 0 info, 1 warning, 2 error.
     void notice(const QString& text, int severity);
     void runFinished(qint64 runId, const QString& runDir, bool ok);
+    // The configuration form's "discriminative learning rates" preset: node -> multiplier.
+    void lrMultipliersRequested(const QHash<QString, double>& multipliers);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -95,6 +97,7 @@ private:
     int64_t m_totalSteps = 0;
     bool m_inputBoundNoticed = false;  // the input-bound notice is given once per run
     int64_t m_badSamplesSeen = 0;
+    int m_markedStage = -1;  // the last fine-tuning stage marked in the charts
     double m_wallStart = 0;
 
     QPushButton* m_train = nullptr;

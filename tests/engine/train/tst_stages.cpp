@@ -2,7 +2,8 @@
 // Staged fine-tuning: training.stages parsing (errors name the stage and field), which nodes each
 // choice trains, frozen parts that stay put (BatchNormalization in inference mode), the stage's
 // learning rate, stage boundaries in events, history and TensorBoard, and BackupAndRestore
-// resuming inside a stage and across a stage boundary bit-identically.
+// resuming inside a stage and across a stage boundary bit-identically, and the discriminative
+// learning-rate multipliers.
 #include <QtTest>
 
 #include <QTemporaryDir>
@@ -212,6 +213,24 @@ private slots:
         QVERIFY(!frozen->graph.nodes[static_cast<size_t>(frozen->graph.find("logits"))].trainable);
         // 2*8+8 + 2*4+4 trainable; the rest frozen.
         QCOMPARE(frozen->parameterCount(true), int64_t{36});
+    }
+
+    // Depth in layers with parameters: h 1, bn 2, side 1, mid 3, logits 4; four blocks.
+    void discriminativeMultipliersByDepth() {
+        auto m = buildModel();
+        const auto mult = discriminativeMultipliers(m);
+        QCOMPARE(mult.size(), size_t{5});
+        QCOMPARE(mult.at("logits"), 1.0);
+        QCOMPARE(mult.at("mid"), 0.3846);
+        QCOMPARE(mult.at("bn"), 0.1479);
+        QCOMPARE(mult.at("h"), 0.0569);
+        QCOMPARE(mult.at("side"), 0.0569);
+        // Two blocks: the deeper half at the full rate.
+        const auto two = discriminativeMultipliers(m, 2, 10.0);
+        QCOMPARE(two.at("h"), 0.1);
+        QCOMPARE(two.at("bn"), 0.1);
+        QCOMPARE(two.at("mid"), 1.0);
+        QCOMPARE(two.at("logits"), 1.0);
     }
 
     // Frozen parts do not move, a frozen BatchNormalization keeps its statistics (inference
