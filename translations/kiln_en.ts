@@ -3551,6 +3551,46 @@ step %3 · epoch %4
         <source>Stage %1 (%2)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Start from weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights (*.safetensors)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none: initialise the weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load matching tensors only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loads the tensors whose name and shape match the model and initialises the others (transfer learning); the training log lists what loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>new: %1 (initialised)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unused: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingSession</name>

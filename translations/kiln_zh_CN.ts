@@ -3541,6 +3541,46 @@ step %3 · epoch %4
         <source>Stage %1 (%2)</source>
         <translation>阶段 %1（%2）</translation>
     </message>
+    <message>
+        <source>Start from weights</source>
+        <translation>从权重开始</translation>
+    </message>
+    <message>
+        <source>Weights (*.safetensors)</source>
+        <translation>权重 (*.safetensors)</translation>
+    </message>
+    <message>
+        <source>none: initialise the weights</source>
+        <translation>留空：初始化权重</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Load matching tensors only</source>
+        <translation>只加载匹配的张量</translation>
+    </message>
+    <message>
+        <source>Loads the tensors whose name and shape match the model and initialises the others (transfer learning); the training log lists what loaded.</source>
+        <translation>加载名称和形状与模型匹配的张量并初始化其余参数（迁移学习）；训练日志会列出加载了哪些张量。</translation>
+    </message>
+    <message>
+        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
+        <translation>权重来自 %1：已加载 %2 个张量，%3 个已初始化（文件中没有），%4 个形状不同，%5 个未使用</translation>
+    </message>
+    <message>
+        <source>shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
+        <translation>形状不匹配：%1 在文件中为 %2，在模型中为 %3（已初始化）</translation>
+    </message>
+    <message>
+        <source>new: %1 (initialised)</source>
+        <translation>新参数：%1（已初始化）</translation>
+    </message>
+    <message>
+        <source>unused: %1</source>
+        <translation>未使用：%1</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingSession</name>

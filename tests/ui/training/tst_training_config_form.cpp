@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The configuration form's fine-tuning stages: the table shows and edits training.stages (fields it
 // does not show are kept), errors name the stage, the discriminative learning-rate preset, and a
-// real staged run in the training view whose charts mark where each stage begins.
+// real staged run in the training view whose charts mark where each stage begins, and a run started
+// from another model's weights (refused when they do not fit, loaded by name with a report).
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_training
 #include <QtTest>
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QLineEdit>
 #include <QDoubleSpinBox>
 #include <QPushButton>
 #include <QSpinBox>
@@ -16,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/io/project.h"
+#include "engine/io/safetensors.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/training/training_config_form.h"
 #include "ui/training/training_panel.h"
@@ -234,6 +238,57 @@ private slots:
         // (The optimizer's rate is stored in single precision.)
         QVERIFY(std::abs(lr->value(7) - 0.01) < 1e-8);
         QVERIFY(std::abs(lr->value(8) - 0.001) < 1e-9);
+    }
+
+    // Weights of a model with a 3-class head: body/kernel fits, logits/kernel does not, and one
+    // tensor belongs to no node.
+    void startsFromPartialWeights()
+    {
+        const auto p = project(m_csv, baseTraining());
+        const QString path = m_dir.filePath(QStringLiteral("weights.kiln"));
+        QVERIFY(engine::io::saveProject(p, path.toStdString()).ok());
+        const QString weights = m_dir.filePath(QStringLiteral("other.safetensors"));
+        std::vector<float> ones(4 * 8, 0.5f);
+        QVERIFY(engine::io::saveSafetensors(weights.toStdString(),
+                                            {{"body/kernel", engine::Tensor::fromVector(engine::Shape{4, 8}, ones)},
+                                             {"logits/kernel", engine::Tensor(engine::Shape{8, 3})},
+                                             {"extra/kernel", engine::Tensor(engine::Shape{2})}},
+                                            {})
+                    .ok());
+        TrainingPanel panel;
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        panel.setProject(p, path);
+        auto* train = panel.findChild<QPushButton*>(QStringLiteral("trainButton"));
+        panel.findChild<QLineEdit*>(QStringLiteral("startWeights"))->setText(weights);
+
+        // Exact loading refuses the file and names what does not fit.
+        QSignalSpy finished(panel.session(), &TrainingSession::finished);
+        QTest::mouseClick(train, Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+        QVERIFY(!finished.first().at(0).toBool());
+        const QString message = finished.first().at(1).toString();
+        QVERIFY2(message.contains(QStringLiteral("logits/kernel")) && message.contains(QStringLiteral("extra/kernel")),
+                 qPrintable(message));
+
+        // Matching tensors only: trains, and the log gets the report.
+        panel.findChild<QCheckBox*>(QStringLiteral("startWeightsPartial"))->setChecked(true);
+        QSignalSpy notices(&panel, &TrainingPanel::notice);
+        QTRY_VERIFY(train->isEnabled());
+        QTest::mouseClick(train, Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 60000);
+        QVERIFY2(finished.last().at(0).toBool(), qPrintable(finished.last().at(1).toString()));
+        const QStringList report = panel.weightsReport();
+        QVERIFY(!report.isEmpty());
+        QVERIFY2(report.first().contains(QStringLiteral("1 tensor(s) loaded, 6 initialised (not in the file), 1 with another shape, 1 unused")),
+                 qPrintable(report.first()));
+        QVERIFY(report.contains(QStringLiteral("shape mismatch: logits/kernel is [8,3] in the file, [8,2] in the model (initialised)")));
+        QVERIFY(report.contains(QStringLiteral("unused: extra/kernel")));
+        bool logged = false;
+        for (const auto& n : notices) {
+            logged = logged || n.at(0).toString().startsWith(report.first());
+        }
+        QVERIFY(logged);
     }
 };
 
