@@ -3328,6 +3328,10 @@ step %3 · epoch %4
         <source>The model has an error; fix it before setting learning rates per layer: %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Trains %1; the rest is frozen.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>

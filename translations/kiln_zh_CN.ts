@@ -3322,6 +3322,10 @@ step %3 · epoch %4
         <source>The model has an error; fix it before setting learning rates per layer: %1</source>
         <translation>模型有错误；请先修正，再按层设置学习率：%1</translation>
     </message>
+    <message>
+        <source>Trains %1; the rest is frozen.</source>
+        <translation>训练 %1；其余部分冻结。</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>

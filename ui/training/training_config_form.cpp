@@ -362,6 +362,14 @@ void TrainingConfigForm::addStageRow(const json& stage)
     trainable->setObjectName(QStringLiteral("stageTrainable"));
     trainable->addItem(tr("Whole model"), QStringLiteral("all"));
     trainable->addItem(tr("Head (last layers)"), QStringLiteral("head"));
+    if (auto model = engine::ops::analyzeModel(m_graph); model.ok()) {
+        QStringList head;
+        for (const auto& name : engine::train::headNodes(*model)) {
+            head << QString::fromStdString(name);
+        }
+        trainable->setItemData(1, tr("Trains %1; the rest is frozen.").arg(head.join(QStringLiteral(", "))),
+                               Qt::ToolTipRole);
+    }
     for (const auto& n : m_graph.nodes) {
         if (n.op != "Input") {
             trainable->addItem(tr("From %1 on").arg(QString::fromStdString(n.name)),

@@ -111,6 +111,9 @@ private slots:
         QCOMPARE(cell<QSpinBox>(table, 1, TrainingConfigForm::StageEpochs)->value(), 3);
         QCOMPARE(cell<QComboBox>(table, 0, TrainingConfigForm::StageTrainable)->currentData().toString(),
                  QStringLiteral("head"));
+        // The head choice says which nodes it trains.
+        QCOMPARE(cell<QComboBox>(table, 0, TrainingConfigForm::StageTrainable)->itemData(1, Qt::ToolTipRole).toString(),
+                 QStringLiteral("Trains logits; the rest is frozen."));
         QCOMPARE(cell<QComboBox>(table, 1, TrainingConfigForm::StageTrainable)->currentData().toString(),
                  QStringLiteral("from:bn"));
         QVERIFY(cell<QComboBox>(table, 2, TrainingConfigForm::StageTrainable)->currentText().contains(QStringLiteral("body, logits")));
