@@ -865,6 +865,31 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Steps of the range test (default: 100).</source>
+        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  new: %1 (initialised)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  unused: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>With --weights: load the tensors whose name and shape match, initialise the others and report them.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-train: --weights-partial needs --weights (the file to load)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stage %1/%2 &quot;%3&quot;: epochs %4 to %5, %6 trainable parameters, learning rate %7</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1394,6 +1419,13 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Export the trained model to ONNX, SavedModel and a model repository, and serve it locally</source>
         <translation type="unfinished"></translation>
     </message>
+    <message numerus="yes">
+        <source>Learning-rate multipliers set on %n node(s): earlier layers learn slower.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::AugmentationPreview</name>
@@ -1919,6 +1951,18 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Edit layer %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Freeze up to %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unfreeze all nodes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Set learning-rate multipliers</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>
@@ -2279,6 +2323,30 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Layer %1 updated; its instances follow.</source>
+        <source>Freeze %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unfreeze %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Freeze Everything up to %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Freezes this node and every node before it; the nodes after it stay trainable.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Froze %n node(s) up to %1; the nodes after it train.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Unfreeze All</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3708,6 +3776,75 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
+        <source>Fine-tuning stages</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stages run one after another in one run; each trains the chosen part of the model (the rest is frozen) at the learning rate times its factor. With stages, the number of epochs is their sum.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trainable</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>LR factor</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reset optimizer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add stage</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove stage</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Discriminative learning rates</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sets lower learning-rate multipliers for earlier layers: the model&apos;s layers are split into four blocks by depth, each block learning 2.6 times slower than the next; the last block keeps the full rate.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The sum of the stages&apos; epochs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Whole model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head (last layers)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>From %1 on</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nodes: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>stage %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model has an error; fix it before setting learning rates per layer: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trains %1; the rest is frozen.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3923,6 +4060,54 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Evaluate %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stage %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stage %1 (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start from weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights (*.safetensors)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none: initialise the weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load matching tensors only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loads the tensors whose name and shape match the model and initialises the others (transfer learning); the training log lists what loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>new: %1 (initialised)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unused: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -870,6 +870,32 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Steps of the range test (default: 100).</source>
         <translation>范围测试的步数（默认：100）。</translation>
+        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
+        <translation>权重来自 %1：已加载 %2 个张量，%3 个已初始化（文件中没有），%4 个形状不同，%5 个未使用</translation>
+    </message>
+    <message>
+        <source>  shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
+        <translation>  形状不匹配：%1 在文件中为 %2，在模型中为 %3（已初始化）</translation>
+    </message>
+    <message>
+        <source>  new: %1 (initialised)</source>
+        <translation>  新参数：%1（已初始化）</translation>
+    </message>
+    <message>
+        <source>  unused: %1</source>
+        <translation>  未使用：%1</translation>
+    </message>
+    <message>
+        <source>With --weights: load the tensors whose name and shape match, initialise the others and report them.</source>
+        <translation>与 --weights 一起使用：加载名称和形状都匹配的张量，初始化其余参数并列出它们。</translation>
+    </message>
+    <message>
+        <source>kiln-train: --weights-partial needs --weights (the file to load)</source>
+        <translation>kiln-train：--weights-partial 需要 --weights（要加载的文件）</translation>
+    </message>
+    <message>
+        <source>Stage %1/%2 &quot;%3&quot;: epochs %4 to %5, %6 trainable parameters, learning rate %7</source>
+        <translation>阶段 %1/%2“%3”：第 %4 至 %5 轮，%6 个可训练参数，学习率 %7</translation>
     </message>
 </context>
 <context>
@@ -1395,6 +1421,12 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Export the trained model to ONNX, SavedModel and a model repository, and serve it locally</source>
         <translation>将训练好的模型导出为 ONNX 和 SavedModel、存入模型仓库，并在本地提供模型服务</translation>
     </message>
+    <message numerus="yes">
+        <source>Learning-rate multipliers set on %n node(s): earlier layers learn slower.</source>
+        <translation>
+            <numerusform>已为 %n 个节点设置学习率倍数：越靠前的层学习越慢。</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::AugmentationPreview</name>
@@ -1915,6 +1947,18 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Edit layer %1</source>
         <translation>编辑层 %1</translation>
     </message>
+    <message>
+        <source>Freeze up to %1</source>
+        <translation>冻结至 %1</translation>
+    </message>
+    <message>
+        <source>Unfreeze all nodes</source>
+        <translation>解冻所有节点</translation>
+    </message>
+    <message>
+        <source>Set learning-rate multipliers</source>
+        <translation>设置学习率倍数</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>
@@ -2276,6 +2320,30 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Layer %1 updated; its instances follow.</source>
         <translation>层 %1 已更新；其所有实例随之更新。</translation>
+        <source>Freeze %1</source>
+        <translation>冻结 %1</translation>
+    </message>
+    <message>
+        <source>Unfreeze %1</source>
+        <translation>解冻 %1</translation>
+    </message>
+    <message>
+        <source>Freeze Everything up to %1</source>
+        <translation>冻结 %1 及其之前的所有节点</translation>
+    </message>
+    <message>
+        <source>Freezes this node and every node before it; the nodes after it stay trainable.</source>
+        <translation>冻结此节点及其之前的所有节点；其后的节点保持可训练。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Froze %n node(s) up to %1; the nodes after it train.</source>
+        <translation>
+            <numerusform>已冻结至 %1 为止的 %n 个节点；其后的节点参与训练。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Unfreeze All</source>
+        <translation>全部解冻</translation>
     </message>
 </context>
 <context>
@@ -3699,6 +3767,76 @@ step %3 · epoch %4
     <message>
         <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
         <translation>在训练数据上尝试 1e-7 到 10 的学习率，并给出建议值。</translation>
+        <source>Fine-tuning stages</source>
+        <translation>微调阶段</translation>
+    </message>
+    <message>
+        <source>Stages run one after another in one run; each trains the chosen part of the model (the rest is frozen) at the learning rate times its factor. With stages, the number of epochs is their sum.</source>
+        <translation>各阶段在一次运行中依次进行；每个阶段以学习率乘以其倍数训练所选的模型部分（其余部分冻结）。设置阶段后，训练轮次为各阶段轮次之和。</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Trainable</source>
+        <translation>可训练</translation>
+    </message>
+    <message>
+        <source>LR factor</source>
+        <translation>学习率倍数</translation>
+    </message>
+    <message>
+        <source>Reset optimizer</source>
+        <translation>重置优化器</translation>
+    </message>
+    <message>
+        <source>Add stage</source>
+        <translation>添加阶段</translation>
+    </message>
+    <message>
+        <source>Remove stage</source>
+        <translation>删除阶段</translation>
+    </message>
+    <message>
+        <source>Discriminative learning rates</source>
+        <translation>分层学习率</translation>
+    </message>
+    <message>
+        <source>Sets lower learning-rate multipliers for earlier layers: the model&apos;s layers are split into four blocks by depth, each block learning 2.6 times slower than the next; the last block keeps the full rate.</source>
+        <translation>为靠前的层设置较低的学习率倍数：按深度将模型的层分为四组，每组的学习速度是下一组的 1/2.6；最后一组保持完整学习率。</translation>
+    </message>
+    <message>
+        <source>The sum of the stages&apos; epochs.</source>
+        <translation>各阶段轮次之和。</translation>
+    </message>
+    <message>
+        <source>Whole model</source>
+        <translation>整个模型</translation>
+    </message>
+    <message>
+        <source>Head (last layers)</source>
+        <translation>头部（最后的层）</translation>
+    </message>
+    <message>
+        <source>From %1 on</source>
+        <translation>从 %1 开始</translation>
+    </message>
+    <message>
+        <source>Nodes: %1</source>
+        <translation>节点：%1</translation>
+    </message>
+    <message>
+        <source>stage %1</source>
+        <translation>阶段 %1</translation>
+    </message>
+    <message>
+        <source>The model has an error; fix it before setting learning rates per layer: %1</source>
+        <translation>模型有错误；请先修正，再按层设置学习率：%1</translation>
+    </message>
+    <message>
+        <source>Trains %1; the rest is frozen.</source>
+        <translation>训练 %1；其余部分冻结。</translation>
     </message>
 </context>
 <context>
@@ -3910,6 +4048,54 @@ step %3 · epoch %4
     <message>
         <source>Evaluate %1</source>
         <translation>评估 %1</translation>
+    </message>
+    <message>
+        <source>Stage %1: %2</source>
+        <translation>阶段 %1：%2</translation>
+    </message>
+    <message>
+        <source>Stage %1 (%2)</source>
+        <translation>阶段 %1（%2）</translation>
+    </message>
+    <message>
+        <source>Start from weights</source>
+        <translation>从权重开始</translation>
+    </message>
+    <message>
+        <source>Weights (*.safetensors)</source>
+        <translation>权重 (*.safetensors)</translation>
+    </message>
+    <message>
+        <source>none: initialise the weights</source>
+        <translation>留空：初始化权重</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Load matching tensors only</source>
+        <translation>只加载匹配的张量</translation>
+    </message>
+    <message>
+        <source>Loads the tensors whose name and shape match the model and initialises the others (transfer learning); the training log lists what loaded.</source>
+        <translation>加载名称和形状与模型匹配的张量并初始化其余参数（迁移学习）；训练日志会列出加载了哪些张量。</translation>
+    </message>
+    <message>
+        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
+        <translation>权重来自 %1：已加载 %2 个张量，%3 个已初始化（文件中没有），%4 个形状不同，%5 个未使用</translation>
+    </message>
+    <message>
+        <source>shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
+        <translation>形状不匹配：%1 在文件中为 %2，在模型中为 %3（已初始化）</translation>
+    </message>
+    <message>
+        <source>new: %1 (initialised)</source>
+        <translation>新参数：%1（已初始化）</translation>
+    </message>
+    <message>
+        <source>unused: %1</source>
+        <translation>未使用：%1</translation>
     </message>
 </context>
 <context>

@@ -125,6 +125,13 @@ MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
     connect(m_training, &ui::training::TrainingPanel::trainingConfigChanged, this, [this](const nlohmann::json& training) {
         replaceSection([&training](engine::io::Project& p) { p.training = training; });
     });
+    connect(m_training, &ui::training::TrainingPanel::lrMultipliersRequested, this,
+            [this](const QHash<QString, double>& multipliers) {
+                m_document->setLrMultipliers(multipliers);
+                statusBar()->showMessage(tr("Learning-rate multipliers set on %n node(s): earlier layers learn slower.",
+                                            nullptr, int(multipliers.size())),
+                                         6000);
+            });
     connect(m_training, &ui::training::TrainingPanel::runFinished, this, [this](qint64, const QString& runDir, bool ok) {
         if (ok) m_lastRunDir = runDir;
     });

@@ -91,6 +91,22 @@ std::string opTableMarkdown() {
     return out;
 }
 
+// What --weights loaded: counts, then every tensor that did not load, by kind.
+void printWeightsReport(const train::WeightsReport& r) {
+    printOut(Cli::tr("Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, "
+                     "%5 unused")
+                 .arg(QString::fromStdString(r.file))
+                 .arg(r.loaded.size())
+                 .arg(r.initialised.size())
+                 .arg(r.mismatched.size())
+                 .arg(r.unused.size()));
+    for (const auto& m : r.mismatched)
+        printOut(Cli::tr("  shape mismatch: %1 is %2 in the file, %3 in the model (initialised)")
+                     .arg(QString::fromStdString(m.name), QString::fromStdString(m.fileShape),
+                          QString::fromStdString(m.modelShape)));
+    for (const auto& n : r.initialised) printOut(Cli::tr("  new: %1 (initialised)").arg(QString::fromStdString(n)));
+    for (const auto& n : r.unused) printOut(Cli::tr("  unused: %1").arg(QString::fromStdString(n)));
+}
 
 }  // namespace
 
@@ -111,6 +127,9 @@ int trainMain(int argc, char** argv) {
     QCommandLineOption deviceOpt(QStringLiteral("device"), Cli::tr("Device: cpu or cuda:N."), QStringLiteral("DEVICE"), QStringLiteral("cpu"));
     QCommandLineOption runDirOpt(QStringLiteral("run-dir"), Cli::tr("Directory for weights and the run summary."), QStringLiteral("DIR"));
     QCommandLineOption weightsOpt(QStringLiteral("weights"), Cli::tr("Start from these weights (safetensors)."), QStringLiteral("FILE"));
+    QCommandLineOption weightsPartialOpt(
+        QStringLiteral("weights-partial"),
+        Cli::tr("With --weights: load the tensors whose name and shape match, initialise the others and report them."));
     QCommandLineOption threadsOpt(QStringLiteral("threads"), Cli::tr("CPU threads (default: all cores)."), QStringLiteral("N"));
     QCommandLineOption summaryOpt(QStringLiteral("summary"), Cli::tr("Print the model summary and exit."));
     QCommandLineOption jsonOpt(QStringLiteral("json"), Cli::tr("End with one line of JSON holding the results."));
@@ -141,7 +160,7 @@ int trainMain(int argc, char** argv) {
                                   Cli::tr("Under mpirun: stop every process when one waits this long for the others "
                                           "(0: wait forever)."),
                                   QStringLiteral("SECONDS"), QStringLiteral("600"));
-    parser.addOptions({epochsOpt, batchOpt, seedOpt, deviceOpt, precisionOpt, runDirOpt, weightsOpt, threadsOpt, summaryOpt, jsonOpt, quietOpt,
+    parser.addOptions({epochsOpt, batchOpt, seedOpt, deviceOpt, precisionOpt, runDirOpt, weightsOpt, weightsPartialOpt, threadsOpt, summaryOpt, jsonOpt, quietOpt,
                        listOpsOpt, doctorOpt, resumeOpt, storeOpt, gpusOpt, lrScalingOpt, warmupOpt, timeoutOpt});
     // The learning-rate range test (app/kiln_train/find_lr.h).
     QCommandLineOption findLrOpt(QStringLiteral("find-lr"),
@@ -283,7 +302,12 @@ int trainMain(int argc, char** argv) {
         options.epochs = config->epochs;
         options.batchSize = config->batchSize;
         options.seed = config->seed;
+        if (parser.isSet(weightsPartialOpt) && !parser.isSet(weightsOpt)) {
+            printErr(Cli::tr("kiln-train: --weights-partial needs --weights (the file to load)"));
+            return 2;
+        }
         if (parser.isSet(weightsOpt)) options.weightsPath = parser.value(weightsOpt).toStdString();
+        options.weightsPartial = parser.isSet(weightsPartialOpt);
         if (parser.isSet(deviceOpt)) options.device = parser.value(deviceOpt).toStdString();
         if (gpuDevice) options.device = *gpuDevice;
         options.lrScaling = parser.value(lrScalingOpt).toStdString();
@@ -304,6 +328,7 @@ int trainMain(int argc, char** argv) {
         auto job = api::TrainingJob::prepare(*project, projectPath, options);
         if (!job.ok()) return fail(job.error(), &project.value());
         const std::string device = (*job)->config().device;
+        if (const auto& report = (*job)->weightsReport(); report && !parser.isSet(quietOpt)) printWeightsReport(*report);
         const int poolThreads = (*job)->threads();
 
         const bool quiet = parser.isSet(quietOpt) || rank > 0;
@@ -311,8 +336,23 @@ int trainMain(int argc, char** argv) {
         const bool tty = isatty(fileno(stdout)) && !quiet && processes == 1;
         auto lastPrint = std::chrono::steady_clock::now();
         std::set<std::string> described;  // backend lines already printed
+        int shownStage = -1;
         auto onEvent = [&](const train::TrainEvent& e) {
             if (quiet) return;
+            if (e.stage >= 0 && e.stage != shownStage &&
+                (e.kind == train::TrainEvent::Kind::Step || e.kind == train::TrainEvent::Kind::Epoch)) {
+                shownStage = e.stage;
+                const auto& stage = (*job)->config().stages[static_cast<size_t>(e.stage)];
+                if (tty) std::fprintf(stdout, "\r\033[K");
+                printOut(Cli::tr("Stage %1/%2 \"%3\": epochs %4 to %5, %6 trainable parameters, learning rate %7")
+                             .arg(e.stage + 1)
+                             .arg((*job)->config().stages.size())
+                             .arg(QString::fromStdString(stage.name))
+                             .arg((*job)->config().firstEpochOfStage(e.stage))
+                             .arg((*job)->config().firstEpochOfStage(e.stage) + stage.epochs - 1)
+                             .arg((*job)->trainer().model().parameterCount(true))
+                             .arg(e.learningRate, 0, 'g', 4));
+            }
             if (e.kind == train::TrainEvent::Kind::Begin) {
                 if (e.globalStep > 0)
                     printOut(Cli::tr("Resuming %1 at epoch %2, step %3 (global step %4)")

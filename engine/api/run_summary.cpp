@@ -86,6 +86,10 @@ json runJson(const RunRecord& r, const train::FitResult& fit, const json& result
         if (h.validation) {
             e["validation"] = evalJson(*h.validation);
         }
+        if (h.stage >= 0) {
+            e["stage"] = h.stage;
+            e["stage_name"] = r.config->stages[static_cast<size_t>(h.stage)].name;
+        }
         history.push_back(std::move(e));
     }
     return {{"format", "kiln-run"},

@@ -198,7 +198,8 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
     }
     job->m_trainer = std::move(trainer.value());
     if (!options.weightsPath.empty()) {
-        KILN_TRY(train::loadWeights(job->m_trainer->params(), options.weightsPath));
+        KILN_ASSIGN(job->m_weightsReport,
+                    train::loadWeightsByName(job->m_trainer->params(), options.weightsPath, options.weightsPartial));
     }
 
     // The run folder.
@@ -335,6 +336,9 @@ void TrainingJob::record(const train::TrainEvent& e)
                 values.emplace_back("val_" + m.name, m.value);
             }
         }
+        if (e.stage >= 0) {
+            values.emplace_back("stage", e.stage);  // the curves' stage boundaries
+        }
         (void)m_store->logMetrics(m_runId, store::MetricScope::Epoch, e.epoch, values, now);
         (void)m_store->flush();
         break;
@@ -382,6 +386,9 @@ Result<TrainingOutcome> TrainingJob::run(const std::function<void(const train::T
     KILN_TRY(train::saveWeights(m_trainer->params(), weights, {{"project", m_projectPath}}));
 
     json out = resultsJson(*fit);
+    if (m_weightsReport) {
+        out["weights_report"] = m_weightsReport->toJson();
+    }
     if (m_store && m_runId) {
         out["run_id"] = m_runId;
     }

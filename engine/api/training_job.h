@@ -18,6 +18,7 @@
 #include "engine/io/project.h"
 #include "engine/store/run_store.h"
 #include "engine/train/trainer.h"
+#include "engine/train/weights.h"
 
 namespace kiln::engine::api {
 
@@ -25,6 +26,9 @@ struct TrainingOptions {
     std::string runDir;        // "" : runsHome(<project folder>)/runs/<name>-<yyyyMMdd-HHmmss>
     std::string runName;       // "" : the project's name and the time
     std::string weightsPath;   // start from these weights (safetensors); "" : initialise
+    // Load the tensors of weightsPath whose name and shape match and initialise the rest
+    // (transfer learning); false: the file must fit the model exactly.
+    bool weightsPartial = false;
     bool resume = false;       // continue from the run folder's newest saved state
     int threads = 0;           // CPU threads; 0 : all cores
     std::optional<int> epochs;
@@ -83,6 +87,8 @@ public:
     int64_t resumedFromStep() const { return m_resumedFrom; }
     // False on the replicas of a data-parallel group other than rank 0.
     bool writesFiles() const { return !m_options.group || m_options.group->rank() == 0; }
+    // How the starting weights (TrainingOptions::weightsPath) met the model; empty without them.
+    const std::optional<train::WeightsReport>& weightsReport() const { return m_weightsReport; }
 
 private:
     TrainingJob() = default;
@@ -99,6 +105,7 @@ private:
     std::string m_runDir;
     int64_t m_runId = 0;
     int64_t m_resumedFrom = -1;
+    std::optional<train::WeightsReport> m_weightsReport;
     bool m_ran = false;
 };
 

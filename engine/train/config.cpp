@@ -186,7 +186,80 @@ Result<LossConfig> parseLoss(const json& j, const Graph& graph, size_t index) {
     return lc;
 }
 
+// One entry of training.stages; `field` is "training.stages[i]".
+Result<TrainingStage> parseStage(const json& j, const std::string& field, size_t index, const Graph& graph) {
+    TrainingStage st;
+    st.name = "stage " + std::to_string(index + 1);
+    if (!j.is_object()) return fieldError(field, "must be an object ({\"epochs\": N, \"trainable\": ...})");
+    Fields f(j, field);
+    KILN_TRY(f.get("name", st.name));
+    if (!f.has("epochs")) return fieldError(f.name("epochs"), "is missing (the stage's number of epochs)");
+    KILN_TRY(f.get("epochs", st.epochs));
+    if (st.epochs <= 0) return fieldError(f.name("epochs"), "must be at least 1");
+    auto nodeName = [&](const json& v, const std::string& at) -> Result<std::string> {
+        if (!v.is_string()) return fieldError(at, "must be a node name");
+        std::string name = v.get<std::string>();
+        if (graph.find(name) < 0) return fieldError(at, "names \"" + name + "\", which is not a node of the model");
+        return name;
+    };
+    if (f.has("trainable")) {
+        const json& t = f.raw("trainable");
+        const std::string at = f.name("trainable");
+        if (t.is_string()) {
+            const std::string v = t.get<std::string>();
+            if (v == "all") st.select = TrainingStage::Select::All;
+            else if (v == "head") st.select = TrainingStage::Select::Head;
+            else return fieldError(at, "must be \"all\", \"head\", {\"from\": NODE} or {\"nodes\": [...]}, not \"" + v + "\"");
+        } else if (t.is_object() && t.size() == 1 && t.contains("from")) {
+            st.select = TrainingStage::Select::From;
+            KILN_ASSIGN(st.from, nodeName(t.at("from"), at + ".from"));
+        } else if (t.is_object() && t.size() == 1 && t.contains("nodes")) {
+            st.select = TrainingStage::Select::Nodes;
+            const json& ns = t.at("nodes");
+            if (!ns.is_array() || ns.empty()) return fieldError(at + ".nodes", "must be a non-empty list of node names");
+            for (size_t k = 0; k < ns.size(); ++k) {
+                KILN_ASSIGN(auto name, nodeName(ns[k], at + ".nodes[" + std::to_string(k) + "]"));
+                st.nodes.push_back(std::move(name));
+            }
+        } else {
+            return fieldError(at, "must be \"all\", \"head\", {\"from\": NODE} or {\"nodes\": [...]}");
+        }
+    }
+    KILN_TRY(f.getOpt("lr", st.lr));
+    if (st.lr && !(*st.lr > 0)) return fieldError(f.name("lr"), "must be greater than 0");
+    if (f.has("lr_factor")) {
+        if (st.lr) return fieldError(f.name("lr_factor"), "cannot be given together with lr");
+        KILN_TRY(f.get("lr_factor", st.lrFactor));
+        if (!(st.lrFactor > 0)) return fieldError(f.name("lr_factor"), "must be greater than 0");
+    }
+    if (f.has("optimizer")) {
+        std::string o;
+        KILN_TRY(f.get("optimizer", o));
+        if (o == "reset") st.resetOptimizer = true;
+        else if (o == "keep") st.resetOptimizer = false;
+        else return fieldError(f.name("optimizer"), "must be \"reset\" or \"keep\", not \"" + o + "\"");
+    }
+    KILN_TRY(f.finish());
+    return st;
+}
+
 }  // namespace
+
+int TrainingConfig::stageOfEpoch(int epoch) const {
+    if (stages.empty()) return -1;
+    int end = 0;
+    for (size_t i = 0; i < stages.size(); ++i) {
+        end += stages[i].epochs;
+        if (epoch <= end) return static_cast<int>(i);
+    }
+    return static_cast<int>(stages.size()) - 1;
+}
+
+int TrainingConfig::firstEpochOfStage(int index) const {
+    int first = 1;
+    for (int i = 0; i < index && i < static_cast<int>(stages.size()); ++i) first += stages[static_cast<size_t>(i)].epochs;
+    return first;
+}
 
 Result<TrainingConfig> parseTrainingConfig(const json& training, const Graph& graph) {
     TrainingConfig c;
@@ -245,6 +318,21 @@ Result<TrainingConfig> parseTrainingConfig(const json& training, const Graph& gr
             KILN_TRY(makeCallback(cbs[i], "training.callbacks[" + std::to_string(i) + "]", CallbackContext{}));
             c.callbacks.push_back(cbs[i]);
         }
+    }
+    if (f.has("stages")) {
+        const json& stages = f.raw("stages");
+        if (!stages.is_array()) return fieldError("training.stages", "must be a list of stage objects");
+        std::set<std::string> names;
+        int total = 0;
+        for (size_t i = 0; i < stages.size(); ++i) {
+            const std::string field = "training.stages[" + std::to_string(i) + "]";
+            KILN_ASSIGN(auto st, parseStage(stages[i], field, i, graph));
+            if (!names.insert(st.name).second)
+                return fieldError(field + ".name", "repeats the name \"" + st.name + "\" of an earlier stage");
+            total += st.epochs;
+            c.stages.push_back(std::move(st));
+        }
+        if (!c.stages.empty()) c.epochs = total;
     }
     KILN_TRY(f.finish());
     return c;

@@ -16,6 +16,7 @@
 #include "engine/exec/plan.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
+#include "engine/train/stages.h"
 
 namespace kiln::engine::data {
 struct TestReplacement;
@@ -48,6 +49,14 @@ struct TrainingConfig {
     // GPU memory Kiln may take: "growth" (as needed, the default), "all", a fraction ("0.8",
     // "80%") or a size ("12GiB").
     std::string memoryLimit = "growth";
+    // "stages": staged fine-tuning, run back to back; empty: one stage of the model as it is.
+    // With stages, epochs is the sum of the stages' epochs.
+    std::vector<TrainingStage> stages;
+    // The stage that epoch (1-based) belongs to: its index in stages, or -1 without stages.
+    // Epochs beyond the last stage (a longer --epochs) stay in the last stage.
+    int stageOfEpoch(int epoch) const;
+    // The first epoch (1-based) of stage `index`.
+    int firstEpochOfStage(int index) const;
 };
 
 // Parses the "training" object; the graph is used to default the loss output (the single model

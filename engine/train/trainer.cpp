@@ -99,26 +99,90 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const ops::ModelInfo& model, co
         replicaBatch = b / k;
         KILN_TRY(t->makeMetrics(t->m_groupMetrics));
     }
-    t->m_params = exec::ParamStore::create(t->m_model, t->m_config.seed);
-    exec::BackendSetup setup;
-    setup.model = &t->m_model;
-    setup.params = &t->m_params;
-    setup.losses = t->m_losses;
-    setup.optimizer = t->m_config.optimizer;
-    setup.batchSize = replicaBatch;
-    // Dropout masks differ between replicas, as between the rows of one batch.
-    setup.seed = t->m_group ? rng::mix(t->m_config.seed, static_cast<uint64_t>(t->m_group->rank())) : t->m_config.seed;
-    KILN_ASSIGN(setup.precision, parsePrecision(t->m_config.precision));
-    setup.pool = t->m_pool;
-    setup.group = t->m_group;
-    if (backend) {
-        KILN_ASSIGN(t->m_backend, backend(setup));
-    } else {
-        KILN_ASSIGN(t->m_backend, exec::makeCpuBackend(setup));
+    t->m_replicaBatch = replicaBatch;
+    t->m_baseModel = t->m_model;
+    t->m_backendFactory = backend;
+    if (!t->m_config.stages.empty()) {
+        // The first stage's trainable parts from the start: plans compile once for it.
+        KILN_ASSIGN(t->m_model, stageModel(t->m_baseModel, t->m_config.stages.front()));
+        t->m_activeStage = 0;
     }
-    KILN_ASSIGN(auto* runner, t->runnerFor(replicaBatch, true));
-    (void)runner;
+    t->m_params = exec::ParamStore::create(t->m_model, t->m_config.seed);
+    KILN_TRY(t->makeBackend());
     return t;
+}
+
+Status Trainer::makeBackend() {
+    exec::BackendSetup setup;
+    setup.model = &m_model;
+    setup.params = &m_params;
+    setup.losses = m_losses;
+    setup.optimizer = m_config.optimizer;
+    setup.batchSize = m_replicaBatch;
+    // Dropout masks differ between replicas, as between the rows of one batch.
+    setup.seed = m_group ? rng::mix(m_config.seed, static_cast<uint64_t>(m_group->rank())) : m_config.seed;
+    KILN_ASSIGN(setup.precision, parsePrecision(m_config.precision));
+    setup.pool = m_pool;
+    setup.group = m_group;
+    if (m_backendFactory) {
+        KILN_ASSIGN(m_backend, m_backendFactory(setup));
+    } else {
+        KILN_ASSIGN(m_backend, exec::makeCpuBackend(setup));
+    }
+    KILN_ASSIGN(auto* runner, runnerFor(m_replicaBatch, true));
+    (void)runner;
+    return {};
+}
+
+Status Trainer::buildStage(int stage) {
+    KILN_TRY(m_backend->pullParameters());
+    m_backend.reset();
+    KILN_ASSIGN(m_model, stageModel(m_baseModel, m_config.stages[static_cast<size_t>(stage)]));
+    // The weights stay; only which of them train changes (as ParamStore::create decides it).
+    for (auto& p : m_params.params()) {
+        const auto& ni = m_model.nodes[static_cast<size_t>(p.node)];
+        p.trainable = p.spec.trainable && ni.trainable;
+        p.lrMultiplier = ni.lrMultiplier;
+    }
+    KILN_TRY(makeBackend());
+    KILN_TRY(m_backend->pushParameters());
+    m_activeStage = stage;
+    return {};
+}
+
+Status Trainer::enterStage(int stage) {
+    if (stage == m_activeStage) return {};
+    const TrainingStage& next = m_config.stages[static_cast<size_t>(stage)];
+    // The optimizer state holds, for each trainable parameter in store order, stateSlots()
+    // buffers of its size (optim::Optimizer's layout, shared by every backend).
+    std::vector<float> oldState;
+    std::vector<char> wasTrainable;
+    const int64_t oldIterations = m_backend->iterations();
+    if (!next.resetOptimizer) {
+        oldState.resize(static_cast<size_t>(m_backend->optimizerStateSize()));
+        if (!oldState.empty()) KILN_TRY(m_backend->saveOptimizerState(oldState.data()));
+        for (const auto& p : m_params.params()) wasTrainable.push_back(p.trainable ? 1 : 0);
+    }
+    KILN_TRY(buildStage(stage));
+    m_lrOverride.reset();  // a rate set during the last stage (ReduceLROnPlateau, a command) ends with it
+    m_stageStartStep = m_pos.globalStep;
+    if (next.resetOptimizer) return {};
+    const int slots = optim::Optimizer(m_config.optimizer).stateSlots();
+    std::vector<float> state(static_cast<size_t>(m_backend->optimizerStateSize()), 0.0f);
+    size_t from = 0, to = 0;
+    const auto& ps = m_params.params();
+    for (size_t i = 0; i < ps.size(); ++i) {
+        const auto size = static_cast<size_t>(ps[i].value.numel()) * static_cast<size_t>(slots);
+        if (ps[i].trainable && wasTrainable[i]) std::copy_n(oldState.begin() + static_cast<std::ptrdiff_t>(from), size,
+                                                            state.begin() + static_cast<std::ptrdiff_t>(to));
+        if (wasTrainable[i]) from += size;
+        if (ps[i].trainable) to += size;
+    }
+    if (from != oldState.size() || to != state.size())
+        return Error(ErrorCode::Internal, "the optimizer state of stage \"" + next.name + "\" does not have the expected size");
+    if (!state.empty()) KILN_TRY(m_backend->loadOptimizerState(state.data()));
+    m_backend->setIterations(oldIterations);
+    return {};
 }
 
 std::pair<int64_t, int64_t> Trainer::shard(int64_t size) const {
@@ -167,6 +231,11 @@ TrainEvent Trainer::event(TrainEvent::Kind kind) const {
     e.epoch = m_pos.epoch;
     e.step = m_pos.step;
     e.globalStep = m_pos.globalStep;
+    if (m_activeStage >= 0) {
+        e.stage = m_activeStage;
+        e.stageName = m_config.stages[static_cast<size_t>(m_activeStage)].name;
+        e.stageStartStep = m_stageStartStep;
+    }
     return e;
 }
 
@@ -497,7 +566,14 @@ Result<double> Trainer::stepWithRate(double lr) {
 }
 
 double Trainer::learningRate() const {
-    return m_lrOverride ? *m_lrOverride : m_config.schedule.lrAt(m_pos.globalStep);
+    if (m_lrOverride) return *m_lrOverride;
+    double lr = m_config.schedule.lrAt(m_pos.globalStep);
+    if (m_activeStage >= 0) {
+        const TrainingStage& st = m_config.stages[static_cast<size_t>(m_activeStage)];
+        if (st.lr) lr = m_config.schedule.initial > 0 ? lr * (*st.lr / m_config.schedule.initial) : *st.lr;
+        else lr *= st.lrFactor;
+    }
+    return lr;
 }
 
 void Trainer::requestStop(const std::string& reason) {
@@ -660,6 +736,9 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
             order.resize(static_cast<size_t>(n));
             std::iota(order.begin(), order.end(), 0);
         }
+        if (const int stage = m_config.stageOfEpoch(epoch); stage >= 0 && stage != m_activeStage) {
+            if (Status st = enterStage(stage); !st.ok()) return failWith(st.error());
+        }
         for (auto* set : {&metrics, &m_groupMetrics})
             for (auto& ms : *set)
                 for (auto& m : ms) m->reset();
@@ -790,6 +869,7 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
         if (result.cancelled && seen == 0) break;
         EpochRecord rec;
         rec.epoch = epoch;
+        rec.stage = m_activeStage;
         rec.train.loss = seen ? m_epochLossSum / static_cast<double>(seen) : 0;
         rec.train.metrics = metricValues(m_group ? m_groupMetrics : metrics);
         rec.train.samples = seen;
@@ -835,6 +915,8 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
                 for (const auto& m : rec.validation->metrics) logs["val_" + m.name] = m.value;
             }
             logs["learning_rate"] = learningRate();
+            // Stage boundaries in TensorBoard ("epoch_stage") and CSV logs.
+            if (m_activeStage >= 0) logs["stage"] = m_activeStage;
             if (Status st = forEachCallback([&](Callback& cb) { return cb.onEpochEnd(*this, epoch, logs); }); !st.ok())
                 return failWith(st.error());
             if (Status st = runPendingSaves(emit); !st.ok()) return failWith(st.error());
@@ -919,6 +1001,7 @@ Status Trainer::saveState(const std::string& dir) {
     json hist = json::array();
     for (const auto& h : m_history) {
         json e = {{"epoch", h.epoch}, {"train", evalToJson(h.train)}, {"seconds", h.seconds}, {"samples_per_s", h.samplesPerSecond}};
+        if (h.stage >= 0) e["stage"] = h.stage;
         if (h.validation) e["validation"] = evalToJson(*h.validation);
         hist.push_back(std::move(e));
     }
@@ -945,6 +1028,12 @@ Status Trainer::saveState(const std::string& dir) {
                {"history", hist},
                {"callbacks", cbs},
                {"backend", m_backend->extraState()}};
+    // The stage the optimizer state belongs to (at an epoch end that closes a stage, still the
+    // old one: the next epoch enters the new stage as an uninterrupted run would).
+    if (m_activeStage >= 0) {
+        st["stage"] = m_activeStage;
+        st["stage_start_step"] = m_stageStartStep;
+    }
     KILN_TRY(io::writeFileAtomic(tmp + "/state.json", st.dump(1) + "\n"));
     // Swap folders: the previous state stays as <dir>.old until the new one is in place.
     fs::remove_all(old, ec);
@@ -989,6 +1078,15 @@ Status Trainer::loadState(const std::string& requested) {
         KILN_TRY(mustMatch("batch_size", m_config.batchSize, "batch size"));
         KILN_TRY(mustMatch("train_samples", trainSamples(), "a training set of"));
         KILN_TRY(mustMatch("optimizer", m_config.optimizer.type, "optimizer"));
+        const int stage = st.value("stage", -1);
+        if ((stage >= 0) != !m_config.stages.empty() || stage >= static_cast<int>(m_config.stages.size()))
+            return Error(ErrorCode::ConfigError, "the training state in " + dir + " was saved in stage " + std::to_string(stage) +
+                                                     ", which the run's training.stages do not have")
+                .withFile(dir)
+                .with("field", "training.stages")
+                .with("reason", "differs from the saved state");
+        if (stage >= 0 && stage != m_activeStage) KILN_TRY(buildStage(stage));
+        m_stageStartStep = st.value("stage_start_step", int64_t{0});
         if (st.at("optimizer_state_size").get<int64_t>() != m_backend->optimizerStateSize())
             return stateError(dir, "the optimizer state does not fit this model");
         KILN_TRY(loadWeights(m_params, dir + "/weights.safetensors"));
@@ -1016,6 +1114,7 @@ Status Trainer::loadState(const std::string& requested) {
             if (h.contains("validation")) r.validation = evalFromJson(h.at("validation"));
             r.seconds = h.at("seconds").get<double>();
             r.samplesPerSecond = h.at("samples_per_s").get<double>();
+            r.stage = h.value("stage", -1);
             m_history.push_back(std::move(r));
         }
         const json& cbs = st.at("callbacks");

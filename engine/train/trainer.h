@@ -64,6 +64,11 @@ struct TrainEvent {
     double inputWaitFraction = -1;
     int64_t badSamples = 0;
     exec::DeviceMemory deviceMemory;  // zeros on the CPU
+    // Staged fine-tuning: the stage in progress (index into TrainingConfig::stages; -1 without
+    // stages), its name, and the global step at which it began (a chart's boundary marker).
+    int stage = -1;
+    std::string stageName;
+    int64_t stageStartStep = 0;
 };
 
 struct EpochRecord {
@@ -72,6 +77,7 @@ struct EpochRecord {
     std::optional<EvalResult> validation;
     double seconds = 0;
     double samplesPerSecond = 0;
+    int stage = -1;  // the fine-tuning stage the epoch trained in (-1 without stages)
 };
 
 struct FitResult {
@@ -166,6 +172,8 @@ public:
     int64_t globalStep() const override { return m_pos.globalStep; }
 
     const TrainingConfig& config() const { return m_config; }
+    // The fine-tuning stage whose trainable parts the backend is built for (-1 without stages).
+    int activeStage() const { return m_activeStage; }
 
     Result<FitResult> fit(const std::function<void(const TrainEvent&)>& onEvent = {},
                           const std::atomic<bool>* cancel = nullptr);
@@ -196,6 +204,14 @@ public:
 private:
     Trainer(const ops::ModelInfo& model, const TrainingConfig& config, DataBundle data, ThreadPool& pool);
     Status bindColumns();
+    // Builds the backend for m_model and m_params (the factory given to create(), or the CPU).
+    Status makeBackend();
+    // Rebuilds m_model, the parameters' trainable flags and the backend for a stage; the
+    // optimizer state starts fresh.
+    Status buildStage(int stage);
+    // Moves training into `stage` at a stage boundary, carrying the optimizer state over when
+    // the stage keeps it.
+    Status enterStage(int stage);
     Result<exec::BatchRunner*> runnerFor(int64_t batch, bool training);
     Status loadBatch(exec::BatchRunner& runner, const data::InMemoryDataset& set,
                      std::span<const int64_t> indices);
@@ -221,7 +237,11 @@ private:
     TrainEvent event(TrainEvent::Kind kind) const;
     std::vector<MetricValue> metricValues(const std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) const;
 
-    ops::ModelInfo m_model;
+    ops::ModelInfo m_model;       // as the backend runs it (trainable flags of the active stage)
+    ops::ModelInfo m_baseModel;   // as given to create()
+    exec::BackendFactory m_backendFactory;
+    int m_activeStage = -1;
+    int64_t m_stageStartStep = 0;
     TrainingConfig m_config;
     DataBundle m_data;
     ThreadPool* m_pool;
@@ -256,6 +276,7 @@ private:
     std::vector<const data::Column*> m_feedColumns;
     std::vector<int64_t> m_firstBatch;         // indices used by stepOnce()
     exec::Reducer* m_group = nullptr;          // data parallel across processes; null: alone
+    int64_t m_replicaBatch = 0;                // rows each replica trains of every batch
     std::vector<std::vector<std::unique_ptr<Metric>>> m_groupMetrics;  // the whole batch's metrics
     std::vector<double> m_groupSums;           // scratch: loss and metric counts to reduce
     // stepWithRate(): its sample order, position in it, streamed epoch and step count.

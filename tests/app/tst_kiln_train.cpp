@@ -2,7 +2,8 @@
 // kiln-train end to end: bad input exits 2 with a message naming the file and line or the node;
 // --summary and --json; the run directory; the same seed twice gives identical weights; an image
 // folder project trains from the streaming pipeline and lists the unreadable file it left out; run
-// from a read-only folder, the run and its record go to the user's data folder.
+// from a read-only folder, the run and its record go to the user's data folder; --weights-partial
+// and its report; staged fine-tuning in one run.
 #include <QtTest>
 
 #include <QDir>
@@ -264,6 +265,80 @@ private slots:
         write(m_dir, QStringLiteral("garbage.safetensors"), "not a weights file at all");
         expectBadInput(project(kGoodNodes), {QStringLiteral("garbage.safetensors")},
                        {QStringLiteral("--weights"), m_dir.filePath(QStringLiteral("garbage.safetensors"))});
+    }
+
+    void weightsPartialReportsWhatLoaded() {
+        // Weights of the 8-unit model into a 9-unit one: only logits/bias fits.
+        QString good = write(m_dir, QStringLiteral("p8.kiln"), project(kGoodNodes));
+        QString runDir = m_dir.filePath(QStringLiteral("prun"));
+        QCOMPARE(runTrain({good, QStringLiteral("--quiet"), QStringLiteral("--epochs"), QStringLiteral("1"),
+                           QStringLiteral("--run-dir"), runDir}).exitCode, 0);
+        QByteArray nodes = kGoodNodes;
+        nodes.replace("\"units\": 8", "\"units\": 9");
+        QString wider = write(m_dir, QStringLiteral("p9.kiln"), project(nodes));
+        const QString weights = runDir + QStringLiteral("/weights.safetensors");
+        // Without --weights-partial: refused, every tensor that does not fit listed.
+        Run refused = runTrain({wider, QStringLiteral("--quiet"), QStringLiteral("--weights"), weights,
+                                QStringLiteral("--run-dir"), m_dir.filePath(QStringLiteral("prun2"))});
+        QCOMPARE(refused.exitCode, 2);
+        for (const char* t : {"hidden/kernel", "hidden/bias", "logits/kernel", "--weights-partial"})
+            QVERIFY2(refused.err.contains(QLatin1String(t)), qPrintable(refused.err));
+        QVERIFY(!refused.err.contains(QStringLiteral("logits/bias")));
+        // With it: trains, and the report says what loaded.
+        Run r = runTrain({wider, QStringLiteral("--json"), QStringLiteral("--epochs"), QStringLiteral("1"),
+                          QStringLiteral("--weights"), weights, QStringLiteral("--weights-partial"),
+                          QStringLiteral("--run-dir"), m_dir.filePath(QStringLiteral("prun3"))});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.contains(QStringLiteral("1 tensor(s) loaded, 0 initialised (not in the file), 3 with another shape, 0 unused")),
+                 qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("shape mismatch: hidden/kernel is [4,8] in the file, [4,9] in the model")));
+        const QJsonObject j = QJsonDocument::fromJson(r.out.trimmed().split(QLatin1Char('\n')).last().toUtf8()).object();
+        const QJsonObject report = j.value(QStringLiteral("weights_report")).toObject();
+        QCOMPARE(report.value(QStringLiteral("loaded")).toArray().size(), 1);
+        QCOMPARE(report.value(QStringLiteral("loaded")).toArray().first().toString(), QStringLiteral("logits/bias"));
+        QCOMPARE(report.value(QStringLiteral("mismatched")).toArray().size(), 3);
+        QCOMPARE(report.value(QStringLiteral("mismatched")).toArray().first().toObject().value(QStringLiteral("model_shape")).toString(),
+                 QStringLiteral("[4,9]"));
+        // --weights-partial alone is a usage error.
+        Run alone = runTrain({wider, QStringLiteral("--weights-partial")});
+        QCOMPARE(alone.exitCode, 2);
+        QVERIFY(alone.err.contains(QStringLiteral("--weights")));
+    }
+
+    void stagedFineTuning() {
+        const QByteArray stages =
+            "\"stages\": [{\"name\": \"head\", \"epochs\": 1, \"trainable\": \"head\"}, "
+            "{\"name\": \"all\", \"epochs\": 2, \"trainable\": {\"from\": \"hidden\"}, \"lr_factor\": 0.5, "
+            "\"optimizer\": \"keep\"}], \"callbacks\": [{\"type\": \"TensorBoard\", \"log_dir\": \"tb\"}], ";
+        QString path = write(m_dir, QStringLiteral("stages.kiln"), project(kGoodNodes, stages));
+        QString runDir = m_dir.filePath(QStringLiteral("srun"));
+        Run r = runTrain({path, QStringLiteral("--run-dir"), runDir, QStringLiteral("--run-store"), QStringLiteral("none")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.contains(QStringLiteral("Stage 1/2 \"head\": epochs 1 to 1, 18 trainable parameters")), qPrintable(r.out));
+        QVERIFY(r.out.contains(QStringLiteral("Stage 2/2 \"all\": epochs 2 to 3, 58 trainable parameters")));
+        QVERIFY(r.out.contains(QStringLiteral("Epoch 3/3")));
+        QFile run(runDir + QStringLiteral("/run.json"));
+        QVERIFY(run.open(QIODevice::ReadOnly));
+        const QJsonArray history = QJsonDocument::fromJson(run.readAll()).object().value(QStringLiteral("history")).toArray();
+        QCOMPARE(history.size(), 3);
+        QCOMPARE(history[0].toObject().value(QStringLiteral("stage")).toInt(), 0);
+        QCOMPARE(history[1].toObject().value(QStringLiteral("stage_name")).toString(), QStringLiteral("all"));
+        QCOMPARE(history[2].toObject().value(QStringLiteral("stage")).toInt(), 1);
+        // TensorBoard's event file holds the epoch_stage scalar.
+        QDir tb(runDir + QStringLiteral("/tb/train"));
+        const QStringList files = tb.entryList(QDir::Files);
+        QCOMPARE(files.size(), 1);
+        QFile events(tb.filePath(files.first()));
+        QVERIFY(events.open(QIODevice::ReadOnly));
+        QVERIFY(events.readAll().contains("epoch_stage"));
+
+        // A stage naming a node the model lacks: exit 2, the stage and field named.
+        QByteArray bad = stages;
+        bad.replace("\"from\": \"hidden\"", "\"from\": \"conv3\"");
+        expectBadInput(project(kGoodNodes, bad), {QStringLiteral("training.stages[1].trainable.from"), QStringLiteral("conv3")});
+        QByteArray zero = stages;
+        zero.replace("\"epochs\": 1,", "\"epochs\": 0,");
+        expectBadInput(project(kGoodNodes, zero), {QStringLiteral("training.stages[0].epochs")});
     }
 
     void missingFilesAndArguments() {

@@ -95,8 +95,17 @@ void ChartsPanel::setRun(const QString& runId, const QString& displayName, const
     }
 }
 
+void ChartsPanel::addMarker(const QString& runId, int64_t step, double epoch, double wallTime, const QString& label)
+{
+    m_markers.push_back({runId, step, epoch, wallTime, label});
+    for (auto& [name, chart] : m_charts) {
+        chart->addMarker(runId, step, epoch, wallTime, label);
+    }
+}
+
 void ChartsPanel::removeRun(const QString& runId)
 {
+    std::erase_if(m_markers, [&](const Marker& m) { return m.runId == runId; });
     m_runs.erase(runId);
     m_hidden.erase(runId);
     for (auto& [name, chart] : m_charts) {
@@ -128,6 +137,9 @@ void ChartsPanel::append(const QString& metric, const QString& runId, Split spli
                 chart->setRunVisible(id, false);
             }
         }
+        for (const auto& m : m_markers) {
+            chart->addMarker(m.runId, m.step, m.epoch, m.wallTime, m.label);
+        }
         it = m_charts.emplace(metric, chart).first;
         if (metric == QLatin1String("loss")) {
             m_order.prepend(metric);
@@ -157,6 +169,7 @@ void ChartsPanel::clear()
     m_order.clear();
     m_runs.clear();
     m_hidden.clear();
+    m_markers.clear();
 }
 
 MetricChart* ChartsPanel::chart(const QString& metric) const

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <vector>
 
 #include <QString>
 #include <QWidget>
@@ -31,6 +32,9 @@ public:
     void append(const QString& metric, const QString& runId, Split split, int64_t step, double epoch,
                 double wallTime, double value);
     void clear();
+    // A vertical marker with a label on every chart (charts made later get it too): where a
+    // fine-tuning stage of a run begins.
+    void addMarker(const QString& runId, int64_t step, double epoch, double wallTime, const QString& label);
 
     MetricChart* chart(const QString& metric) const;
     QStringList metrics() const { return m_order; }
@@ -64,6 +68,13 @@ private:
     QStringList m_order;
     std::map<QString, std::pair<QString, QColor>> m_runs;
     std::map<QString, bool> m_hidden;
+    struct Marker {
+        QString runId;
+        int64_t step;
+        double epoch, wallTime;
+        QString label;
+    };
+    std::vector<Marker> m_markers;
     XAxisMode m_xMode = XAxisMode::Step;
     bool m_log = false;
 };

@@ -108,8 +108,72 @@ void MetricChart::removeRun(const QString& runId)
             ++it;
         }
     }
+    for (auto it = m_markers.begin(); it != m_markers.end();) {
+        if (it->runId == runId) {
+            m_plot->removeItem(it->line);
+            m_plot->removeItem(it->text);
+            it = m_markers.erase(it);
+        } else {
+            ++it;
+        }
+    }
     m_runs.erase(runId);
     scheduleRebuild();
+}
+
+void MetricChart::addMarker(const QString& runId, int64_t step, double epoch, double wallTime, const QString& label)
+{
+    Marker m{runId, step, epoch, wallTime, label, new QCPItemStraightLine(m_plot), new QCPItemText(m_plot)};
+    m.line->setPen(QPen(palette().color(QPalette::Dark), 1, Qt::DashLine));
+    m.line->setSelectable(false);
+    m.text->setText(label);
+    m.text->setSelectable(false);
+    m.text->setColor(palette().color(QPalette::Dark));
+    m.text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m.text->setPadding(QMargins(3, 1, 3, 1));
+    // x in plot coordinates, y in the axis rect (0 = top): the label stays at the top edge.
+    m.text->position->setTypeX(QCPItemPosition::ptPlotCoords);
+    m.text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_markers.push_back(m);
+    placeMarkers();
+    scheduleRebuild();
+}
+
+double MetricChart::markerX(int i) const
+{
+    const Marker& m = m_markers[size_t(i)];
+    switch (m_xMode) {
+    case XAxisMode::Step:
+        return double(m.step);
+    case XAxisMode::Epoch:
+        return m.epoch;
+    case XAxisMode::WallTime:
+        return m.wallTime;
+    case XAxisMode::Relative:
+        // Relative to the run's first point, as its series are drawn.
+        for (const auto& t : m_traces) {
+            if (t->runId == m.runId && !t->buffer.empty()) {
+                return m.wallTime - t->buffer.wallTime(0);
+            }
+        }
+        return 0;
+    }
+    return 0;
+}
+
+void MetricChart::placeMarkers()
+{
+    for (int i = 0; i < markerCount(); ++i) {
+        Marker& m = m_markers[size_t(i)];
+        const double x = markerX(i);
+        const auto run = m_runs.find(m.runId);
+        const bool visible = run == m_runs.end() || run->second.visible;
+        m.line->point1->setCoords(x, 0);
+        m.line->point2->setCoords(x, 1);
+        m.text->position->setCoords(x, 0);
+        m.line->setVisible(visible);
+        m.text->setVisible(visible);
+    }
 }
 
 void MetricChart::setRunVisible(const QString& runId, bool visible)
@@ -336,6 +400,7 @@ void MetricChart::rebuild()
             m_plot->yAxis->setRange(ylo - pad, yhi + pad);
         }
     }
+    placeMarkers();
     m_updatingRange = false;
     m_lastDrawnPoints = drawn;
     if (isVisible()) {

@@ -17,6 +17,7 @@
 class QCustomPlot;
 class QCPGraph;
 class QCPItemStraightLine;
+class QCPItemText;
 class QMouseEvent;
 class QTimer;
 
@@ -55,6 +56,14 @@ public:
     void resetView();
     bool following() const { return m_follow; }
 
+    // A vertical marker with a label (a fine-tuning stage begins) at a position of a run, drawn on
+    // whichever horizontal axis is chosen; removed with the run.
+    void addMarker(const QString& runId, int64_t step, double epoch, double wallTime, const QString& label);
+    int markerCount() const { return int(m_markers.size()); }
+    QString markerLabel(int i) const { return m_markers[size_t(i)].label; }
+    // Where marker i is drawn on the current horizontal axis.
+    double markerX(int i) const;
+
     // Writes every point of every run: run, split, step, epoch, wall time, value, smoothed.
     bool exportCsv(const QString& path, QString* error = nullptr) const;
     bool exportPng(const QString& path, int width = 0, int height = 0);
@@ -81,6 +90,15 @@ private:
         QCPGraph* raw = nullptr;
         QCPGraph* smooth = nullptr;
     };
+    struct Marker {
+        QString runId;
+        int64_t step = 0;
+        double epoch = 0;
+        double wallTime = 0;
+        QString label;
+        QCPItemStraightLine* line = nullptr;
+        QCPItemText* text = nullptr;
+    };
     struct Run {
         QString name;
         QColor colour;
@@ -94,6 +112,7 @@ private:
     void onMouseMove(QMouseEvent* event);
     void onUserNavigates();
     void updateAxisTicker();
+    void placeMarkers();
 
     QString m_metric;
     QCustomPlot* m_plot = nullptr;
@@ -101,6 +120,7 @@ private:
     QCPItemStraightLine* m_cursor = nullptr;
     std::map<QString, Run> m_runs;
     std::vector<std::unique_ptr<Trace>> m_traces;
+    std::vector<Marker> m_markers;
     XAxisMode m_xMode = XAxisMode::Step;
     double m_smoothing = 0.6;
     bool m_logY = false;

@@ -57,6 +57,14 @@ class MakeLayerCommand : public ContentCommand {
 class EditLayerCommand : public ContentCommand {
     using ContentCommand::ContentCommand;
 };
+// Freezes or unfreezes many nodes at once (freeze up to a node, unfreeze all).
+class FreezeNodesCommand : public ContentCommand {
+    using ContentCommand::ContentCommand;
+};
+// Learning-rate multipliers of many nodes (the discriminative learning-rate preset).
+class LrMultipliersCommand : public ContentCommand {
+    using ContentCommand::ContentCommand;
+};
 
 // Positions of nodes, comments and collapsed groups (ids share one space).
 class MoveCommand : public QUndoCommand {

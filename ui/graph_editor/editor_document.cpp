@@ -4,6 +4,8 @@
 #include "ui/graph_editor/editor_document.h"
 
 #include <QRegularExpression>
+#include <QSet>
+
 #include <QUndoStack>
 
 #include <algorithm>
@@ -707,6 +709,57 @@ engine::Status EditorDocument::setLrMultiplier(ItemId id, double multiplier) {
     after.lrMultiplier = multiplier;
     return pushNodeEdit(FlagsEdit, tr("Change learning-rate multiplier"), id, std::move(after),
                         QStringLiteral("lr"));
+}
+
+int EditorDocument::freezeUpTo(ItemId id) {
+    const auto* target = node(id);
+    if (!target) return 0;
+    // The node and its ancestors, found through the inputs by name.
+    QSet<QString> upstream;
+    std::vector<std::string> todo{target->node.name};
+    while (!todo.empty()) {
+        const std::string name = todo.back();
+        todo.pop_back();
+        if (upstream.contains(QString::fromStdString(name))) continue;
+        upstream.insert(QString::fromStdString(name));
+        if (const auto* n = nodeByName(name))
+            for (const auto& in : n->node.inputs) todo.push_back(in);
+    }
+    DocumentContent after = m_content;
+    bool changed = false;
+    for (auto& n : after.nodes) {
+        const bool trainable = !upstream.contains(QString::fromStdString(n.node.name));
+        changed = changed || n.node.trainable != trainable;
+        n.node.trainable = trainable;
+    }
+    const int frozen = static_cast<int>(upstream.size());
+    if (changed)
+        m_undo->push(new FreezeNodesCommand(this, tr("Freeze up to %1").arg(QString::fromStdString(target->node.name)),
+                                            m_content, std::move(after)));
+    return frozen;
+}
+
+void EditorDocument::unfreezeAll() {
+    DocumentContent after = m_content;
+    bool changed = false;
+    for (auto& n : after.nodes) {
+        changed = changed || !n.node.trainable;
+        n.node.trainable = true;
+    }
+    if (changed) m_undo->push(new FreezeNodesCommand(this, tr("Unfreeze all nodes"), m_content, std::move(after)));
+}
+
+void EditorDocument::setLrMultipliers(const QHash<QString, double>& multipliers) {
+    DocumentContent after = m_content;
+    bool changed = false;
+    for (auto& n : after.nodes) {
+        const auto it = multipliers.constFind(QString::fromStdString(n.node.name));
+        if (it == multipliers.constEnd() || !std::isfinite(*it) || *it < 0) continue;
+        changed = changed || n.node.lrMultiplier != *it;
+        n.node.lrMultiplier = *it;
+    }
+    if (changed)
+        m_undo->push(new LrMultipliersCommand(this, tr("Set learning-rate multipliers"), m_content, std::move(after)));
 }
 
 engine::Status EditorDocument::setShareWeightsWith(ItemId id, const std::string& owner) {

@@ -157,6 +157,12 @@ public:
     engine::Status renameNode(ItemId node, const std::string& newName);
     void setTrainable(ItemId node, bool trainable);
     engine::Status setLrMultiplier(ItemId node, double multiplier);
+    // Transfer learning: `node` and every node upstream of it are frozen, every other node is
+    // trainable (one command; nothing pushed when nothing changes). Returns the nodes frozen.
+    int freezeUpTo(ItemId node);
+    void unfreezeAll();
+    // Learning-rate multipliers by node name, one command; names the graph lacks are skipped.
+    void setLrMultipliers(const QHash<QString, double>& multipliers);
     engine::Status setShareWeightsWith(ItemId node, const std::string& owner);
     ItemId groupNodes(const QVector<ItemId>& nodes, const QString& name = {});
     // The project's "data" and "training" sections as the dataset browser and the training view

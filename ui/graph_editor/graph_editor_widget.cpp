@@ -71,16 +71,15 @@ GraphEditorWidget::GraphEditorWidget(EditorDocument* document, QWidget* parent)
     m_view->viewport()->installEventFilter(this);
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_view, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
-        // A right click on an unselected node acts on that node.
-        for (QGraphicsItem* item = m_view->itemAt(at); item; item = item->parentItem())
-            if (item->type() == NodeItemType) {
-                if (!item->isSelected()) {
-                    m_scene->clearSelection();
-                    item->setSelected(true);
-                }
-                break;
+        // A right click on a node acts on it (selected first if it was not): its freezing and the
+        // selection's actions; elsewhere on the canvas, the selection's actions.
+        QMenu* menu = nullptr;
+        for (QGraphicsItem* item = m_view->itemAt(at); item && !menu; item = item->parentItem())
+            if (auto* nodeItem = dynamic_cast<NodeItem*>(item)) {
+                if (!nodeItem->isSelected()) selectNodes({nodeItem->id()});
+                menu = nodeMenu(nodeItem->id(), this);
             }
-        QMenu* menu = createContextMenu(this);
+        if (!menu) menu = createContextMenu(this);
         menu->setAttribute(Qt::WA_DeleteOnClose);
         menu->popup(m_view->viewport()->mapToGlobal(at));
     });
@@ -95,6 +94,38 @@ GraphEditorWidget::~GraphEditorWidget() {
     m_scene->disconnect(this);
     delete m_view;
     delete m_scene;
+}
+
+QMenu* GraphEditorWidget::nodeMenu(ItemId id, QWidget* parent) {
+    auto* menu = new QMenu(parent);
+    const auto* n = m_document->node(id);
+    if (!n) return menu;
+    const QString name = QString::fromStdString(n->node.name);
+    QAction* toggle = menu->addAction(n->node.trainable ? tr("Freeze %1").arg(name) : tr("Unfreeze %1").arg(name));
+    toggle->setObjectName(QStringLiteral("toggleFreeze"));
+    connect(toggle, &QAction::triggered, this, [this, id, trainable = n->node.trainable] {
+        m_document->setTrainable(id, !trainable);
+    });
+    QAction* upTo = menu->addAction(tr("Freeze Everything up to %1").arg(name));
+    upTo->setObjectName(QStringLiteral("freezeUpTo"));
+    upTo->setToolTip(tr("Freezes this node and every node before it; the nodes after it stay trainable."));
+    connect(upTo, &QAction::triggered, this, [this, id, name] {
+        const int frozen = m_document->freezeUpTo(id);
+        emit statusMessage(tr("Froze %n node(s) up to %1; the nodes after it train.", nullptr, frozen).arg(name));
+    });
+    QAction* all = menu->addAction(tr("Unfreeze All"));
+    all->setObjectName(QStringLiteral("unfreezeAll"));
+    connect(all, &QAction::triggered, this, [this] { m_document->unfreezeAll(); });
+    menu->addSeparator();
+    menu->addAction(action(StandardAction::MakeLayer));
+    menu->addAction(action(StandardAction::SaveLayerToLibrary));
+    menu->addSeparator();
+    for (auto a : {StandardAction::Cut, StandardAction::Copy, StandardAction::Duplicate, StandardAction::Delete})
+        menu->addAction(action(a));
+    menu->addSeparator();
+    menu->addAction(action(StandardAction::Group));
+    menu->addAction(action(StandardAction::Ungroup));
+    return menu;
 }
 
 QAction* GraphEditorWidget::action(StandardAction which) const {

@@ -74,6 +74,10 @@ public:
     void showStart();
     void zoomBy(qreal factor);
 
+    // The context menu of a node: freeze or unfreeze it, freeze everything up to it (transfer
+    // learning), unfreeze all, and the edit actions. Owned by `parent`.
+    QMenu* nodeMenu(ItemId node, QWidget* parent);
+
     // Adds an op or a template (mime data from the palette) at the view's centre.
     void addOpAtCenter(const QString& op);
     void addTemplateAtCenter(const QString& templateId);

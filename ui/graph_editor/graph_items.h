@@ -64,6 +64,7 @@ public:
     const QFont& textFont() const { return NodeCardStyle::get().textFont; }
     int inputPortCount() const { return m_inputPorts; }
     bool isInput() const { return m_isInput; }  // an op without inputs: where data enters
+    bool isFrozen() const { return m_frozen; }  // drawn as frozen (the node does not train)
     QPointF inputPortPos(int port) const;  // scene coordinates
     QPointF outputPortPos() const;
     // -1 when not on a port; else the input port index, or kOutputPort.

@@ -10,13 +10,19 @@
 #include <QEvent>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QVBoxLayout>
 
 #include "engine/api/devices.h"
+#include "engine/ops/model.h"
 #include "engine/train/config.h"
+#include "engine/train/stages.h"
 
 namespace kiln::ui::training {
 
@@ -183,6 +189,36 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     for (QWidget* w : QList<QWidget*>{m_reduceLr, m_early, m_checkpoint, m_backup, m_tensorboard, m_csvLogger, m_nanStop}) {
         column->addWidget(w);
     }
+
+    // Fine-tuning stages.
+    m_stagesBox = new QGroupBox(host);
+    m_stagesBox->setObjectName(QStringLiteral("stages"));
+    auto* stagesLayout = new QVBoxLayout(m_stagesBox);
+    m_stagesHint = new QLabel(m_stagesBox);
+    m_stagesHint->setWordWrap(true);
+    stagesLayout->addWidget(m_stagesHint);
+    m_stages = new QTableWidget(0, StageColumnCount, m_stagesBox);
+    m_stages->setObjectName(QStringLiteral("stagesTable"));
+    m_stages->verticalHeader()->hide();
+    m_stages->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_stages->horizontalHeader()->setStretchLastSection(true);
+    m_stages->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_stages->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_stages->setMinimumHeight(120);
+    stagesLayout->addWidget(m_stages);
+    auto* stageButtons = new QHBoxLayout;
+    m_addStage = new QPushButton(m_stagesBox);
+    m_addStage->setObjectName(QStringLiteral("addStage"));
+    m_removeStage = new QPushButton(m_stagesBox);
+    m_removeStage->setObjectName(QStringLiteral("removeStage"));
+    m_discriminative = new QPushButton(m_stagesBox);
+    m_discriminative->setObjectName(QStringLiteral("discriminativeRates"));
+    stageButtons->addWidget(m_addStage);
+    stageButtons->addWidget(m_removeStage);
+    stageButtons->addStretch();
+    stageButtons->addWidget(m_discriminative);
+    stagesLayout->addLayout(stageButtons);
+    column->addWidget(m_stagesBox);
     m_error = new QLabel(host);
     m_error->setObjectName(QStringLiteral("configError"));
     m_error->setWordWrap(true);
@@ -215,6 +251,12 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     for (auto* group : {m_reduceLr, m_early, m_checkpoint}) {
         connect(group, &QGroupBox::toggled, this, edited);
     }
+    connect(m_stages, &QTableWidget::itemChanged, this, edited);
+    connect(m_addStage, &QPushButton::clicked, this, &TrainingConfigForm::addStage);
+    connect(m_removeStage, &QPushButton::clicked, this, [this] {
+        removeStage(m_stages->currentRow() >= 0 ? m_stages->currentRow() : m_stages->rowCount() - 1);
+    });
+    connect(m_discriminative, &QPushButton::clicked, this, &TrainingConfigForm::applyDiscriminativePreset);
     setConfig(json::object());
 }
 
@@ -270,6 +312,23 @@ void TrainingConfigForm::retranslate()
     m_tensorboard->setText(tr("Write TensorBoard logs"));
     m_csvLogger->setText(tr("Log epochs to a CSV file"));
     m_nanStop->setText(tr("Stop when the loss becomes NaN"));
+    m_stagesBox->setTitle(tr("Fine-tuning stages"));
+    m_stagesHint->setText(tr("Stages run one after another in one run; each trains the chosen part of the model "
+                             "(the rest is frozen) at the learning rate times its factor. With stages, the number of "
+                             "epochs is their sum."));
+    m_stages->setHorizontalHeaderLabels({tr("Name"), tr("Epochs"), tr("Trainable"), tr("LR factor"),
+                                         tr("Reset optimizer")});
+    m_addStage->setText(tr("Add stage"));
+    m_removeStage->setText(tr("Remove stage"));
+    m_discriminative->setText(tr("Discriminative learning rates"));
+    m_discriminative->setToolTip(tr("Sets lower learning-rate multipliers for earlier layers: the model's layers "
+                                    "are split into four blocks by depth, each block learning 2.6 times slower "
+                                    "than the next; the last block keeps the full rate."));
+    if (!m_loading) {
+        m_loading = true;
+        showStages(composeStages());  // the choices' texts in the new language
+        m_loading = false;
+    }
 }
 
 void TrainingConfigForm::changeEvent(QEvent* event)
@@ -283,7 +342,183 @@ void TrainingConfigForm::changeEvent(QEvent* event)
 void TrainingConfigForm::setGraph(const engine::Graph& graph)
 {
     m_graph = graph;
+    // The trainable choices list the graph's nodes.
+    m_loading = true;
+    showStages(composeStages());
+    m_loading = false;
     onEdited();
+}
+
+void TrainingConfigForm::showStages(const json& stages)
+{
+    const QSignalBlocker block(m_stages);
+    m_stages->setRowCount(0);
+    if (stages.is_array()) {
+        for (const auto& st : stages) {
+            addStageRow(st.is_object() ? st : json::object());
+        }
+    }
+    m_epochs->setEnabled(m_stages->rowCount() == 0);
+    m_epochs->setToolTip(m_stages->rowCount() == 0 ? QString() : tr("The sum of the stages' epochs."));
+    m_removeStage->setEnabled(m_stages->rowCount() > 0);
+}
+
+void TrainingConfigForm::addStageRow(const json& stage)
+{
+    const int row = m_stages->rowCount();
+    const QSignalBlocker block(m_stages);
+    m_stages->insertRow(row);
+    auto* name = new QTableWidgetItem(QString::fromStdString(value<std::string>(stage, "name", "")));
+    // The row's JSON, so that a stage's fields the table does not show survive an edit.
+    name->setData(Qt::UserRole, QString::fromStdString(stage.dump()));
+    m_stages->setItem(row, StageName, name);
+
+    auto* epochs = intBox(m_stages, 1, 100000, "stageEpochs");
+    epochs->setValue(std::max(1, value<int>(stage, "epochs", 1)));
+    m_stages->setCellWidget(row, StageEpochs, epochs);
+
+    auto* trainable = new QComboBox(m_stages);
+    trainable->setObjectName(QStringLiteral("stageTrainable"));
+    trainable->addItem(tr("Whole model"), QStringLiteral("all"));
+    trainable->addItem(tr("Head (last layers)"), QStringLiteral("head"));
+    if (auto model = engine::ops::analyzeModel(m_graph); model.ok()) {
+        QStringList head;
+        for (const auto& name : engine::train::headNodes(*model)) {
+            head << QString::fromStdString(name);
+        }
+        trainable->setItemData(1, tr("Trains %1; the rest is frozen.").arg(head.join(QStringLiteral(", "))),
+                               Qt::ToolTipRole);
+    }
+    for (const auto& n : m_graph.nodes) {
+        if (n.op != "Input") {
+            trainable->addItem(tr("From %1 on").arg(QString::fromStdString(n.name)),
+                               QStringLiteral("from:") + QString::fromStdString(n.name));
+        }
+    }
+    QString current = QStringLiteral("all");
+    const json t = stage.value("trainable", json("all"));
+    if (t.is_string()) {
+        current = QString::fromStdString(t.get<std::string>());
+    } else if (t.is_object() && t.contains("from") && t["from"].is_string()) {
+        current = QStringLiteral("from:") + QString::fromStdString(t["from"].get<std::string>());
+        if (trainable->findData(current) < 0) {  // a node the graph does not have (the error says so)
+            trainable->addItem(tr("From %1 on").arg(QString::fromStdString(t["from"].get<std::string>())), current);
+        }
+    } else if (t.is_object() && t.contains("nodes")) {
+        QStringList names;
+        if (t["nodes"].is_array()) {
+            for (const auto& n : t["nodes"]) {
+                names << QString::fromStdString(n.is_string() ? n.get<std::string>() : n.dump());
+            }
+        }
+        current = QStringLiteral("nodes:") + QString::fromStdString(t.dump());
+        trainable->addItem(tr("Nodes: %1").arg(names.join(QStringLiteral(", "))), current);
+    }
+    trainable->setCurrentIndex(std::max(0, trainable->findData(current)));
+    m_stages->setCellWidget(row, StageTrainable, trainable);
+
+    auto* factor = realBox(m_stages, 1e-6, 1000, 6, 0.1, "stageLrFactor");
+    double shown = value<double>(stage, "lr_factor", 1.0);
+    if (stage.contains("lr") && m_lr->value() > 0) {
+        shown = value<double>(stage, "lr", m_lr->value()) / m_lr->value();
+    }
+    factor->setValue(shown);
+    // A stage given as an absolute "lr" keeps it until its factor is edited.
+    factor->setProperty("shownFactor", factor->value());
+    m_stages->setCellWidget(row, StageLrFactor, factor);
+
+    auto* reset = new QTableWidgetItem;
+    reset->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable | Qt::ItemIsSelectable);
+    reset->setCheckState(value<std::string>(stage, "optimizer", "reset") == "keep" ? Qt::Unchecked : Qt::Checked);
+    m_stages->setItem(row, StageResetOptimizer, reset);
+
+    auto edited = [this] { onEdited(); };
+    connect(epochs, qOverload<int>(&QSpinBox::valueChanged), this, edited);
+    connect(trainable, qOverload<int>(&QComboBox::currentIndexChanged), this, edited);
+    connect(factor, qOverload<double>(&QDoubleSpinBox::valueChanged), this, edited);
+}
+
+json TrainingConfigForm::composeStages() const
+{
+    json out = json::array();
+    for (int row = 0; row < m_stages->rowCount(); ++row) {
+        const QTableWidgetItem* nameItem = m_stages->item(row, StageName);
+        json st = json::parse(nameItem->data(Qt::UserRole).toString().toStdString(), nullptr, false);
+        if (!st.is_object()) {
+            st = json::object();
+        }
+        const std::string name = nameItem->text().trimmed().toStdString();
+        if (name.empty()) {
+            st.erase("name");
+        } else {
+            st["name"] = name;
+        }
+        st["epochs"] = qobject_cast<QSpinBox*>(m_stages->cellWidget(row, StageEpochs))->value();
+        const QString choice = qobject_cast<QComboBox*>(m_stages->cellWidget(row, StageTrainable))->currentData().toString();
+        if (choice.startsWith(QLatin1String("from:"))) {
+            st["trainable"] = json{{"from", choice.mid(5).toStdString()}};
+        } else if (choice.startsWith(QLatin1String("nodes:"))) {
+            st["trainable"] = json::parse(choice.mid(6).toStdString(), nullptr, false);
+        } else {
+            st["trainable"] = choice.toStdString();
+        }
+        const auto* factor = qobject_cast<QDoubleSpinBox*>(m_stages->cellWidget(row, StageLrFactor));
+        if (st.contains("lr") && factor->value() == factor->property("shownFactor").toDouble()) {
+            st.erase("lr_factor");
+        } else {
+            st.erase("lr");
+            if (factor->value() == 1.0) {
+                st.erase("lr_factor");
+            } else {
+                st["lr_factor"] = factor->value();
+            }
+        }
+        st["optimizer"] = m_stages->item(row, StageResetOptimizer)->checkState() == Qt::Checked ? "reset" : "keep";
+        out.push_back(std::move(st));
+    }
+    return out;
+}
+
+void TrainingConfigForm::addStage()
+{
+    json st = {{"name", tr("stage %1").arg(m_stages->rowCount() + 1).toStdString()}, {"epochs", 1}, {"trainable", "all"}};
+    addStageRow(st);
+    m_epochs->setEnabled(false);
+    m_epochs->setToolTip(tr("The sum of the stages' epochs."));
+    m_removeStage->setEnabled(true);
+    onEdited();
+}
+
+void TrainingConfigForm::removeStage(int row)
+{
+    if (row < 0 || row >= m_stages->rowCount()) {
+        return;
+    }
+    m_stages->removeRow(row);
+    m_epochs->setEnabled(m_stages->rowCount() == 0);
+    if (m_stages->rowCount() == 0) {
+        m_epochs->setToolTip(QString());
+    }
+    m_removeStage->setEnabled(m_stages->rowCount() > 0);
+    onEdited();
+}
+
+void TrainingConfigForm::applyDiscriminativePreset()
+{
+    auto model = engine::ops::analyzeModel(m_graph);
+    if (!model.ok()) {
+        m_error->setText(tr("The model has an error; fix it before setting learning rates per layer: %1")
+                             .arg(QString::fromStdString(model.error().message)));
+        m_error->show();
+        return;
+    }
+    QHash<QString, double> out;
+    for (const auto& [name, mult] : engine::train::discriminativeMultipliers(*model)) {
+        out.insert(QString::fromStdString(name), mult);
+    }
+    if (!out.isEmpty()) {
+        emit lrMultipliersRequested(out);
+    }
 }
 
 json TrainingConfigForm::findCallback(const json& training, const char* type)
@@ -349,6 +584,7 @@ void TrainingConfigForm::setConfig(const json& training)
     m_tensorboard->setChecked(!findCallback(t, "TensorBoard").is_null());
     m_csvLogger->setChecked(!findCallback(t, "CSVLogger").is_null());
     m_nanStop->setChecked(!findCallback(t, "TerminateOnNaN").is_null());
+    showStages(t.value("stages", json::array()));
     m_loading = false;
     updateEnabled();
     m_valid = m_base;
@@ -376,7 +612,18 @@ void TrainingConfigForm::updateEnabled()
 json TrainingConfigForm::compose() const
 {
     json t = m_base;
-    t["epochs"] = m_epochs->value();
+    const json stages = composeStages();
+    if (stages.empty()) {
+        t.erase("stages");
+        t["epochs"] = m_epochs->value();
+    } else {
+        int total = 0;
+        for (const auto& st : stages) {
+            total += st.value("epochs", 0);
+        }
+        t["stages"] = stages;
+        t["epochs"] = total;
+    }
     t["batch_size"] = m_batch->value();
     t["seed"] = m_seed->value();
     t["validation_split"] = m_validation->value();
@@ -533,6 +780,10 @@ void TrainingConfigForm::onEdited()
     }
     updateEnabled();
     const json t = compose();
+    if (t.contains("stages")) {
+        const QSignalBlocker block(m_epochs);
+        m_epochs->setValue(t.value("epochs", 0));  // their sum
+    }
     auto parsed = engine::train::parseTrainingConfig(t, m_graph);
     const QString error = parsed.ok() ? QString() : QString::fromStdString(parsed.error().message);
     const bool changed = error != m_errorText;

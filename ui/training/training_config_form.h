@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QHash>
 #include <QWidget>
 
 #include "engine/graph/graph.h"
@@ -18,6 +19,7 @@ class QGroupBox;
 class QLabel;
 class QPushButton;
 class QSpinBox;
+class QTableWidget;
 
 namespace kiln::ui::training {
 
@@ -37,6 +39,14 @@ public:
     // Sets the optimizer's learning rate as if typed (an edit: configEdited follows when valid).
     void setLearningRate(double lr);
 
+    // The fine-tuning stages table (one row per entry of "stages").
+    enum StageColumn { StageName, StageEpochs, StageTrainable, StageLrFactor, StageResetOptimizer, StageColumnCount };
+    QTableWidget* stagesTable() const { return m_stages; }
+    // Appends a stage (the whole model, one epoch, the rate unchanged, a fresh optimizer).
+    void addStage();
+    void removeStage(int row);
+    QPushButton* discriminativeButton() const { return m_discriminative; }
+
 signals:
     // The "Find learning rate…" button: the owner, who knows the project and its data, runs the
     // range test (LrFinderDialog).
@@ -44,6 +54,9 @@ signals:
     // A valid edit; the document takes it over (with undo).
     void configEdited(const nlohmann::json& training);
     void validityChanged(bool valid, const QString& error);
+    // The "discriminative learning rates" preset: per-node learning-rate multipliers (node name
+    // -> multiplier) for the document to set on the graph's nodes.
+    void lrMultipliersRequested(const QHash<QString, double>& multipliers);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -54,6 +67,11 @@ private:
     nlohmann::json compose() const;
     void updateEnabled();
     static nlohmann::json findCallback(const nlohmann::json& training, const char* type);
+    // Fills the stages table from a "stages" array (rows keep their JSON for fields not shown).
+    void showStages(const nlohmann::json& stages);
+    void addStageRow(const nlohmann::json& stage);
+    nlohmann::json composeStages() const;
+    void applyDiscriminativePreset();
 
     engine::Graph m_graph;
     nlohmann::json m_base = nlohmann::json::object();   // what setConfig() showed, for kept fields
@@ -94,6 +112,12 @@ private:
     QCheckBox* m_tensorboard = nullptr;
     QCheckBox* m_csvLogger = nullptr;
     QCheckBox* m_nanStop = nullptr;
+    QGroupBox* m_stagesBox = nullptr;
+    QTableWidget* m_stages = nullptr;
+    QPushButton* m_addStage = nullptr;
+    QPushButton* m_removeStage = nullptr;
+    QPushButton* m_discriminative = nullptr;
+    QLabel* m_stagesHint = nullptr;
     QLabel* m_error = nullptr;
     QList<QLabel*> m_labels;
 };

@@ -4,11 +4,13 @@
 
 #include "ui/evaluate/evaluate_view.h"
 
+#include <QCheckBox>
 #include <QDateTime>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QEvent>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -106,6 +108,22 @@ TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
     controls->addStretch();
     layout->addLayout(controls);
 
+    // Starting weights (transfer learning).
+    auto* weightsRow = new QHBoxLayout;
+    m_weightsLabel = new QLabel(this);
+    m_weights = new QLineEdit(this);
+    m_weights->setObjectName(QStringLiteral("startWeights"));
+    m_weights->setClearButtonEnabled(true);
+    m_weightsBrowse = new QPushButton(this);
+    m_weightsBrowse->setObjectName(QStringLiteral("browseStartWeights"));
+    m_weightsPartial = new QCheckBox(this);
+    m_weightsPartial->setObjectName(QStringLiteral("startWeightsPartial"));
+    weightsRow->addWidget(m_weightsLabel);
+    weightsRow->addWidget(m_weights, 1);
+    weightsRow->addWidget(m_weightsBrowse);
+    weightsRow->addWidget(m_weightsPartial);
+    layout->addLayout(weightsRow);
+
     m_progress = new QProgressBar(this);
     m_progress->setObjectName(QStringLiteral("trainingProgress"));
     m_progress->setRange(0, 1);
@@ -174,6 +192,14 @@ TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
     connect(m_session, &TrainingSession::stateChanged, this, &TrainingPanel::onState);
     connect(m_session, &TrainingSession::eventsArrived, this, &TrainingPanel::onEvents);
     connect(m_session, &TrainingSession::finished, this, &TrainingPanel::onFinished);
+    connect(m_session, &TrainingSession::weightsLoaded, this, &TrainingPanel::onWeightsLoaded);
+    connect(m_weightsBrowse, &QPushButton::clicked, this, [this] {
+        const QString file = QFileDialog::getOpenFileName(this, tr("Start from weights"), m_weights->text(),
+                                                          tr("Weights (*.safetensors)"));
+        if (!file.isEmpty()) {
+            m_weights->setText(file);
+        }
+    });
     connect(m_session, &TrainingSession::prepared, this, [this](const QString& runDir, qint64 runId, qint64) {
         m_liveKey = runId > 0 ? QStringLiteral("run-%1").arg(runId) : runDir;
         const QString name = runId > 0 && m_runs->store() ? tr("Run %1").arg(runId) : QStringLiteral("live");
@@ -185,6 +211,7 @@ TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
         m_project.training = training;
         emit trainingConfigChanged(training);
     });
+    connect(m_form, &TrainingConfigForm::lrMultipliersRequested, this, &TrainingPanel::lrMultipliersRequested);
     connect(m_form, &TrainingConfigForm::validityChanged, this, [this](bool valid, const QString&) {
         m_train->setEnabled(valid && !m_session->isActive());
     });
@@ -210,6 +237,12 @@ void TrainingPanel::retranslate()
     m_stop->setText(tr("Stop"));
     m_stop->setToolTip(tr("Stops after the current step and saves the full training state, so the run can be resumed."));
     m_lrLabel->setText(tr("Learning rate"));
+    m_weightsLabel->setText(tr("Start from weights"));
+    m_weights->setPlaceholderText(tr("none: initialise the weights"));
+    m_weightsBrowse->setText(tr("Browse…"));
+    m_weightsPartial->setText(tr("Load matching tensors only"));
+    m_weightsPartial->setToolTip(tr("Loads the tensors whose name and shape match the model and initialises the "
+                                    "others (transfer learning); the training log lists what loaded."));
     m_lrApply->setText(tr("Apply now"));
     m_lrApply->setToolTip(tr("Changes the learning rate of the running training from the next step on."));
     m_tabs->setTabText(0, tr("Charts"));
@@ -274,6 +307,37 @@ void TrainingPanel::findLearningRate()
     dialog->start();
 }
 
+void TrainingPanel::setStartWeights(const QString& path, bool partial)
+{
+    m_weights->setText(path);
+    m_weightsPartial->setChecked(partial);
+}
+
+void TrainingPanel::onWeightsLoaded(const engine::train::WeightsReport& r)
+{
+    QStringList lines;
+    lines << tr("Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, "
+                "%5 unused")
+                 .arg(QString::fromStdString(r.file))
+                 .arg(r.loaded.size())
+                 .arg(r.initialised.size())
+                 .arg(r.mismatched.size())
+                 .arg(r.unused.size());
+    for (const auto& m : r.mismatched) {
+        lines << tr("shape mismatch: %1 is %2 in the file, %3 in the model (initialised)")
+                     .arg(QString::fromStdString(m.name), QString::fromStdString(m.fileShape),
+                          QString::fromStdString(m.modelShape));
+    }
+    for (const auto& n : r.initialised) {
+        lines << tr("new: %1 (initialised)").arg(QString::fromStdString(n));
+    }
+    for (const auto& n : r.unused) {
+        lines << tr("unused: %1").arg(QString::fromStdString(n));
+    }
+    m_weightsReport = lines;
+    emit notice(lines.join(QLatin1Char('\n')), r.exact() ? 0 : 1);
+}
+
 void TrainingPanel::setStatus(const QString& text)
 {
     m_status->setText(text);
@@ -313,13 +377,18 @@ void TrainingPanel::startTraining()
     m_totalSteps = 0;
     m_inputBoundNoticed = false;
     m_badSamplesSeen = 0;
+    m_markedStage = -1;
+    m_weightsReport.clear();
     m_wallStart = nowSeconds();
     m_progress->setRange(0, 0);  // busy until the data is loaded
     setStatus(tr("Loading the data..."));
     if (const auto it = project.training.find("optimizer"); it != project.training.end() && it->is_object()) {
         m_lr->setValue(it->value("learning_rate", m_lr->value()));
     }
-    m_session->start(project, path, m_options);
+    engine::api::TrainingOptions options = m_options;
+    options.weightsPath = m_weights->text().trimmed().toStdString();
+    options.weightsPartial = m_weightsPartial->isChecked();
+    m_session->start(project, path, options);
 }
 
 void TrainingPanel::togglePause()
@@ -346,6 +415,10 @@ void TrainingPanel::onState(TrainingSession::State state)
     m_stop->setEnabled(state == S::Running || state == S::Paused || state == S::Preparing);
     m_lrApply->setEnabled(state == S::Running || state == S::Paused);
     m_form->setEnabled(!active);
+    for (QWidget* w : {static_cast<QWidget*>(m_weights), static_cast<QWidget*>(m_weightsBrowse),
+                       static_cast<QWidget*>(m_weightsPartial)}) {
+        w->setEnabled(!active);
+    }
     if (state == S::Paused) {
         setStatus(tr("Paused. Resume continues with the next step."));
     } else if (state == S::Stopping) {
@@ -366,6 +439,13 @@ void TrainingPanel::onEvents(const std::vector<TrainEvent>& events)
             break;
         case TrainEvent::Kind::Step: {
             const double epoch = e.epoch - 1 + (e.stepsPerEpoch > 0 ? double(e.step) / double(e.stepsPerEpoch) : 0.0);
+            if (e.stage >= 0 && e.stage != m_markedStage) {
+                // Stages begin at epoch boundaries: the marker sits where the stage's first step was.
+                m_markedStage = e.stage;
+                const double stageEpoch = e.stepsPerEpoch > 0 ? double(e.stageStartStep / e.stepsPerEpoch) : e.epoch - 1;
+                m_charts->addMarker(m_liveKey, e.stageStartStep, stageEpoch, now,
+                                    tr("Stage %1: %2").arg(e.stage + 1).arg(QString::fromStdString(e.stageName)));
+            }
             m_charts->append(QStringLiteral("loss"), m_liveKey, Split::Train, e.globalStep, epoch, now, e.loss);
             for (const auto& m : e.metrics) {
                 m_charts->append(QString::fromStdString(m.name), m_liveKey, Split::Train, e.globalStep, epoch, now, m.value);
@@ -434,6 +514,9 @@ void TrainingPanel::onEvents(const std::vector<TrainEvent>& events)
                            .arg(e.loss, 0, 'f', 4)
                            .arg(e.samplesPerSecond, 0, 'f', 0)
                            .arg(formatDuration(e.etaSeconds));
+        if (e.stage >= 0) {
+            text = tr("Stage %1 (%2)").arg(e.stage + 1).arg(QString::fromStdString(e.stageName)) + QStringLiteral(" · ") + text;
+        }
         if (e.inputWaitFraction >= 0) {
             text += QStringLiteral(" · ") + tr("waiting for data %1%").arg(qRound(100.0 * e.inputWaitFraction));
         }

@@ -8,11 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QHash>
 #include <QWidget>
 
 #include "engine/io/project.h"
 #include "ui/training/training_session.h"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -47,12 +49,17 @@ public:
     // Training options for the next run (threads, epochs override...); the run folder and name
     // are chosen per run.
     void setDefaultOptions(const engine::api::TrainingOptions& options) { m_options = options; }
+    // Starting weights for the next runs (safetensors; "" : initialise). partial: load the
+    // tensors whose name and shape match and report the rest (transfer learning).
+    void setStartWeights(const QString& path, bool partial);
 
     TrainingSession* session() const { return m_session; }
     charts::ChartsPanel* charts() const { return m_charts; }
     TrainingConfigForm* configForm() const { return m_form; }
     RunListModel* runs() const { return m_runs; }
     QString liveRunKey() const { return m_liveKey; }
+    // The lines of the last run's starting-weights report (also sent as a notice to the log).
+    QStringList weightsReport() const { return m_weightsReport; }
 
     // Overlays stored runs in the charts (epoch metrics and the step loss).
     void overlayRun(qint64 runId);
@@ -70,6 +77,8 @@ signals:
     // A background problem or result worth a non-modal notice; severity 0 info, 1 warning, 2 error.
     void notice(const QString& text, int severity);
     void runFinished(qint64 runId, const QString& runDir, bool ok);
+    // The configuration form's "discriminative learning rates" preset: node -> multiplier.
+    void lrMultipliersRequested(const QHash<QString, double>& multipliers);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -86,6 +95,7 @@ private:
     void deleteSelected();
     QList<qint64> selectedRuns() const;
     void setStatus(const QString& text);
+    void onWeightsLoaded(const engine::train::WeightsReport& report);
 
     TrainingSession* m_session = nullptr;
     ProjectProvider m_provider;
@@ -93,10 +103,12 @@ private:
     QString m_projectPath;
     engine::api::TrainingOptions m_options;
     QString m_liveKey;
+    QStringList m_weightsReport;
     int64_t m_batch = 0;
     int64_t m_totalSteps = 0;
     bool m_inputBoundNoticed = false;  // the input-bound notice is given once per run
     int64_t m_badSamplesSeen = 0;
+    int m_markedStage = -1;  // the last fine-tuning stage marked in the charts
     double m_wallStart = 0;
 
     QPushButton* m_train = nullptr;
@@ -105,6 +117,10 @@ private:
     QLabel* m_lrLabel = nullptr;
     QDoubleSpinBox* m_lr = nullptr;
     QPushButton* m_lrApply = nullptr;
+    QLabel* m_weightsLabel = nullptr;
+    QLineEdit* m_weights = nullptr;
+    QPushButton* m_weightsBrowse = nullptr;
+    QCheckBox* m_weightsPartial = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
     QTabWidget* m_tabs = nullptr;

@@ -90,6 +90,9 @@ bool TrainingSession::start(const engine::io::Project& project, const QString& p
             });
             return;
         }
+        if (const auto& report = (*job)->weightsReport()) {
+            toGui([report = *report](TrainingSession& s) { emit s.weightsLoaded(report); });
+        }
         const QString runDir = QString::fromStdString((*job)->runDir());
         const qint64 runId = (*job)->runId();
         toGui([runDir, runId](TrainingSession& s) {

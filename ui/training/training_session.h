@@ -48,6 +48,8 @@ public:
 signals:
     void stateChanged(kiln::ui::training::TrainingSession::State state);
     void prepared(const QString& runDir, qint64 runId, qint64 stepsPerEpoch);
+    // How the starting weights (TrainingOptions::weightsPath) met the model; before `prepared`.
+    void weightsLoaded(const kiln::engine::train::WeightsReport& report);
     void eventsArrived(const std::vector<kiln::engine::train::TrainEvent>& events);
     // ok: trained to the end, stopped or early-stopped; else `message` describes the error.
     void finished(bool ok, const QString& message, const QJsonObject& results);

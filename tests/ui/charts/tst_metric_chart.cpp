@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// MetricChart and ChartsPanel: coalesced redraws, decimation bound, hover text, axis modes, export.
+// MetricChart and ChartsPanel: coalesced redraws, decimation bound, hover text, axis modes, export,
+// stage markers.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_charts
 #include <QtTest>
@@ -22,7 +23,50 @@ private slots:
     void exportCsvWritesEveryPoint();
     void panelCreatesChartsPerMetricLossFirst();
     void panelControlsReachCharts();
+    void stageMarkersFollowTheAxisAndTheRun();
 };
+
+void TestMetricChart::stageMarkersFollowTheAxisAndTheRun()
+{
+    ChartsPanel panel;
+    panel.resize(900, 600);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setRun(QStringLiteral("r1"), QStringLiteral("run 1"), runColour(0));
+    for (int i = 0; i < 40; ++i) {
+        panel.append(QStringLiteral("loss"), QStringLiteral("r1"), Split::Train, i + 1, (i + 1) / 10.0, 500 + i, 1.0 / (1 + i));
+    }
+    panel.addMarker(QStringLiteral("r1"), 20, 2.0, 519.5, QStringLiteral("Stage 2: body"));
+    // A chart made after the marker gets it too.
+    panel.append(QStringLiteral("accuracy"), QStringLiteral("r1"), Split::Train, 1, 0.1, 500, 0.5);
+    for (const char* metric : {"loss", "accuracy"}) {
+        MetricChart* chart = panel.chart(QLatin1String(metric));
+        QVERIFY(chart);
+        QCOMPARE(chart->markerCount(), 1);
+        QCOMPARE(chart->markerLabel(0), QStringLiteral("Stage 2: body"));
+    }
+    MetricChart* loss = panel.chart(QStringLiteral("loss"));
+    QCOMPARE(loss->markerX(0), 20.0);
+    panel.setXAxisMode(XAxisMode::Epoch);
+    QCOMPARE(loss->markerX(0), 2.0);
+    panel.setXAxisMode(XAxisMode::Relative);
+    QCOMPARE(loss->markerX(0), 19.5);  // from the run's first point at wall time 500
+    panel.setXAxisMode(XAxisMode::WallTime);
+    QCOMPARE(loss->markerX(0), 519.5);
+    panel.setXAxisMode(XAxisMode::Step);
+    loss->rebuildNow();
+    // The line and its label are items of the plot at the marker's x.
+    int lines = 0;
+    for (int i = 0; i < loss->plot()->itemCount(); ++i) {
+        if (auto* line = qobject_cast<QCPItemStraightLine*>(loss->plot()->item(i)); line && line->visible()) {
+            lines += line->point1->coords().x() == 20.0 ? 1 : 0;
+        }
+    }
+    QCOMPARE(lines, 1);
+    // Removing the run removes its markers.
+    panel.removeRun(QStringLiteral("r1"));
+    QCOMPARE(loss->markerCount(), 0);
+}
 
 void TestMetricChart::appendsCoalesceIntoOneRedraw()
 {

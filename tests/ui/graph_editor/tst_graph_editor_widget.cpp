@@ -2,7 +2,8 @@
 // The canvas driven by real input events: drops from the palette, port-to-port drags (valid and
 // refused), node drags, rubber-band selection, wheel zoom and panning, keyboard shortcuts, the
 // inspector's validated edits, readable cards, the overview (minimap), groups, live shape errors
-// within 100 ms, export, and the item models (palette, summary) under QAbstractItemModelTester.
+// within 100 ms, export, the item models (palette, summary) under QAbstractItemModelTester, and the
+// node menu's freezing for transfer learning (freeze up to a node, unfreeze all, frozen counts).
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_graph_editor
 #include <QAbstractItemModelTester>
@@ -10,6 +11,7 @@
 #include <QComboBox>
 #include <QGraphicsView>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMimeData>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -494,6 +496,74 @@ private slots:
         summary.setAnalysis(f.widget->analysis()->latest());
         QCOMPARE(summary.model()->rowCount(), 0);
         QVERIFY(summary.totalsText().contains("conv"));
+    }
+
+    void nodeMenuFreezesUpToANode() {
+        Fixture f;
+        QVERIFY(f.doc.connectNodes(f.doc.idOf("image"), f.doc.idOf("conv"), 0).ok());
+        f.doc.removeItems({f.doc.idOf("free")});
+        f.settle();
+        QCOMPARE(f.widget->analysis()->latest().summary->frozenParams, int64_t{0});
+        auto trainable = [&](const char* name) { return f.doc.nodeByName(name)->node.trainable; };
+
+        // A right click on a card opens the node's menu.
+        const QPoint onFlat = f.toView(f.item("flat")->sceneBoundingRect().center());
+        emit f.view->customContextMenuRequested(onFlat);
+        QTRY_VERIFY(qobject_cast<QMenu*>(QApplication::activePopupWidget()) != nullptr);
+        auto* popup = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+        QVERIFY(popup->findChild<QAction*>(QStringLiteral("freezeUpTo")));
+        QCOMPARE(f.widget->selectedNodes(), QVector<ItemId>{f.doc.idOf("flat")});
+        popup->close();
+
+        // "Freeze everything up to fc": fc and what feeds it are frozen, the conv branch trains.
+        std::unique_ptr<QMenu> menu(f.widget->nodeMenu(f.doc.idOf("fc"), nullptr));
+        QSignalSpy status(f.widget.get(), &GraphEditorWidget::statusMessage);
+        menu->findChild<QAction*>(QStringLiteral("freezeUpTo"))->trigger();
+        QVERIFY(!trainable("image") && !trainable("flat") && !trainable("fc"));
+        QVERIFY(trainable("conv"));
+        QCOMPARE(status.count(), 1);
+        QVERIFY(status.first().first().toString().contains(QStringLiteral("fc")));
+        f.settle();
+        // The summary counts fc's 784 * 10 + 10 parameters as frozen.
+        QCOMPARE(f.widget->analysis()->latest().summary->frozenParams, int64_t{7850});
+        QCOMPARE(f.widget->analysis()->latest().summary->trainableParams, int64_t{40});
+        QVERIFY(f.item("fc")->isFrozen());
+        // One command, undone in one step.
+        QCOMPARE(f.doc.undoStack()->undoText(), QStringLiteral("Freeze up to fc"));
+        f.doc.undoStack()->undo();
+        QVERIFY(trainable("image") && trainable("flat") && trainable("fc"));
+        f.doc.undoStack()->redo();
+        QVERIFY(!trainable("fc"));
+
+        // Freezing up to conv unfreezes fc again: the choice describes the whole model.
+        std::unique_ptr<QMenu> convMenu(f.widget->nodeMenu(f.doc.idOf("conv"), nullptr));
+        convMenu->findChild<QAction*>(QStringLiteral("freezeUpTo"))->trigger();
+        QVERIFY(!trainable("conv") && !trainable("image"));
+        QVERIFY(trainable("fc") && trainable("flat"));
+
+        // The single-node toggle and "Unfreeze all".
+        std::unique_ptr<QMenu> fcMenu(f.widget->nodeMenu(f.doc.idOf("fc"), nullptr));
+        fcMenu->findChild<QAction*>(QStringLiteral("toggleFreeze"))->trigger();
+        QVERIFY(!trainable("fc"));
+        std::unique_ptr<QMenu> again(f.widget->nodeMenu(f.doc.idOf("fc"), nullptr));
+        again->findChild<QAction*>(QStringLiteral("unfreezeAll"))->trigger();
+        for (const char* n : {"image", "flat", "fc", "conv"}) QVERIFY2(trainable(n), n);
+        const int commands = f.doc.undoStack()->count();
+        again->findChild<QAction*>(QStringLiteral("unfreezeAll"))->trigger();
+        QCOMPARE(f.doc.undoStack()->count(), commands);  // nothing to change: nothing pushed
+    }
+
+    void lrMultipliersInOneCommand() {
+        Fixture f;
+        QHash<QString, double> m{{QStringLiteral("fc"), 0.25}, {QStringLiteral("conv"), 0.5},
+                                 {QStringLiteral("nope"), 3.0}};
+        f.doc.setLrMultipliers(m);
+        QCOMPARE(f.doc.nodeByName("fc")->node.lrMultiplier, 0.25);
+        QCOMPARE(f.doc.nodeByName("conv")->node.lrMultiplier, 0.5);
+        QCOMPARE(f.doc.nodeByName("flat")->node.lrMultiplier, 1.0);
+        f.doc.undoStack()->undo();
+        QCOMPARE(f.doc.nodeByName("fc")->node.lrMultiplier, 1.0);
+        QCOMPARE(f.doc.nodeByName("conv")->node.lrMultiplier, 1.0);
     }
 };
 
