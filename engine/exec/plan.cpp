@@ -37,6 +37,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
                                             const CompileOptions& options, ThreadPool& pool) {
     if (options.batch <= 0)
         return Error(ErrorCode::ConfigError, "batch size must be positive").with("field", "batch_size");
+    KILN_TRY(ops::refusePlaceholders(model.graph, options.training ? "train" : "run"));
     std::unique_ptr<Plan> plan(new Plan());
     plan->m_pool = &pool;
     plan->m_params = &params;
