@@ -132,7 +132,9 @@ std::vector<int64_t> toFirst(const std::vector<int64_t>& d) {
 std::string snakeCase(const std::string& name) {
     static const std::regex words("(.)([A-Z][a-z0-9]+)");
     static const std::regex humps("([a-z])([A-Z])");
-    std::string s = std::regex_replace(std::regex_replace(name, words, "$1_$2"), humps, "$1_$2");
+    // Op names from a file can be anything: a short prefix keeps std::regex's recursion shallow.
+    const std::string head = name.substr(0, 48);
+    std::string s = std::regex_replace(std::regex_replace(head, words, "$1_$2"), humps, "$1_$2");
     std::string out;
     for (char ch : s) {
         const auto u = static_cast<unsigned char>(ch);
@@ -553,14 +555,16 @@ private:
             return op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "BatchNormalization";
         };
         bool cf = false;
-        if (shape.size() == 3)
+        if (shape.size() == 3) {
+            std::set<std::string> readChannelFirst;
+            for (const auto& n : g.node())
+                if (n.input_size() > 0 && channelFirstReader(n.op_type())) readChannelFirst.insert(n.input(0));
             for (const auto& n : g.node()) {
                 if (n.input_size() == 0 || n.input(0) != in.name()) continue;
-                if (channelFirstReader(n.op_type())) cf = true;
-                if (n.op_type() == "Pad" && n.output_size() > 0)
-                    for (const auto& next : g.node())
-                        if (next.input_size() > 0 && next.input(0) == n.output(0) && channelFirstReader(next.op_type())) cf = true;
+                if (channelFirstReader(n.op_type()) || (n.op_type() == "Pad" && n.output_size() > 0 && readChannelFirst.count(n.output(0))))
+                    cf = true;
             }
+        }
         if (cf) shape = {shape[1], shape[2], shape[0]};
         if (m_names.count(in.name())) return parseError("graph input \"" + in.name() + "\" is declared twice");
         m_names.insert(in.name());
