@@ -310,11 +310,14 @@ private:
         node.name = nameFor(n);
         node.op = "Placeholder";
         nlohmann::json constInputs = nlohmann::json::array();
+        nlohmann::json inputShapes = nlohmann::json::array();  // ONNX shapes, -1 for unknown sizes
         const Ref* first = nullptr;
         bool unknown = false;
         for (int k = 0; k < n.input_size(); ++k) {
             const std::string& s = n.input(k);
             if (s.empty()) continue;
+            auto known = m_valueDims.find(s);
+            inputShapes.push_back({{"name", s}, {"shape", known == m_valueDims.end() ? nlohmann::json(nullptr) : nlohmann::json(known->second)}});
             if (auto it = m_values.find(s); it != m_values.end()) {
                 if (!first) first = &it->second;
                 node.inputs.push_back(kname(it->second.node));
@@ -331,6 +334,7 @@ private:
         for (const auto& a : n.attribute()) attrs[a.name()] = attributeJson(a);
         node.attrs.set("onnx_attributes", attrs.dump());
         if (!constInputs.empty()) node.extra["onnx_constant_inputs"] = constInputs;
+        node.extra["onnx_input_shapes"] = inputShapes;
         // The output shape in Kiln's layout: a 4-D result of a channel-first input is channel-first.
         std::vector<int64_t> out;
         Layout layout = Layout::Same;

@@ -301,6 +301,8 @@ private slots:
         QCOMPARE(ph->attrs.getString("onnx_op"), std::string("Erf"));
         QCOMPARE(json::parse(ph->attrs.getString("onnx_attributes"))["strength"].get<double>(), 0.5);
         QCOMPARE(ph->extra["onnx_node"].get<std::string>(), std::string("mystery"));
+        QCOMPARE(ph->extra["onnx_input_shapes"][0]["name"].get<std::string>(), std::string("r"));
+        QCOMPARE(ph->extra["onnx_input_shapes"][0]["shape"].get<std::vector<int64_t>>(), (std::vector<int64_t>{-1, 4, 6, 6}));
         // The weights under the readable names (the ONNX names held slashes).
         auto weights = io::loadSafetensors(tmp.filePath("erf.safetensors").toStdString());
         QVERIFY(weights.ok());
