@@ -1033,7 +1033,7 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
 <context>
     <name>NodeItem</name>
     <message>
-        <source>ONNX %1 (placeholder)</source>
+        <source>%1 · placeholder</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

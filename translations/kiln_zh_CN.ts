@@ -1038,8 +1038,8 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
 <context>
     <name>NodeItem</name>
     <message>
-        <source>ONNX %1 (placeholder)</source>
-        <translation>ONNX %1（占位）</translation>
+        <source>%1 · placeholder</source>
+        <translation>%1 · 占位</translation>
     </message>
 </context>
 <context>

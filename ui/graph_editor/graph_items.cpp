@@ -103,7 +103,7 @@ void NodeItem::syncFromDocument() {
         const auto& values = n->node.attrs.values();
         const auto it = values.find("onnx_op");
         const std::string* onnxOp = it == values.end() ? nullptr : std::get_if<std::string>(&it->second);
-        m_opLabel = QCoreApplication::translate("NodeItem", "ONNX %1 (placeholder)")
+        m_opLabel = QCoreApplication::translate("NodeItem", "%1 · placeholder")
                         .arg(onnxOp ? QString::fromStdString(*onnxOp) : QStringLiteral("?"));
     }
     m_frozen = !n->node.trainable;
