@@ -655,17 +655,39 @@ private:
         if (ks != std::vector<int64_t>{kh, kw}) return parseError("Conv kernel_shape does not match its weights");
         KILN_ASSIGN(auto s, pair(n, "strides", {1, 1}));
         KILN_ASSIGN(auto d, pair(n, "dilations", {1, 1}));
-        KILN_ASSIGN(std::string pad, paddingMode(n, {xs[1], xs[2]}, {kh, kw}, s, d));
+        // Explicit pads that are neither "valid" nor "same" (PyTorch's padding=1 with stride 2):
+        // zero padding is exact for a convolution, so a ZeroPadding2D goes in front.
+        std::vector<int64_t> explicitPads;
+        auto mode = paddingMode(n, {xs[1], xs[2]}, {kh, kw}, s, d);
+        if (!mode.ok()) {
+            if (mode.error().code != ErrorCode::Unsupported) return mode.error();
+            KILN_ASSIGN(std::string autoPad, attrString(n, "auto_pad", "NOTSET"));
+            KILN_ASSIGN(auto pads, attrInts(n, "pads", {0, 0, 0, 0}));
+            if (autoPad != "NOTSET" || pads.size() != 4) return mode.error();
+            for (int64_t p : pads)
+                if (p < 0 || p > kMaxDim) return mode.error();
+            explicitPads = pads;  // ONNX order: top, left, bottom, right
+        }
+        const std::string pad = explicitPads.empty() ? *mode : std::string("valid");
         const Const* b = constant(n, 2);
         if (n.input_size() > 2 && !n.input(2).empty() && (!b || b->numel() != M || b->isInt))
             return unsupported(n.name(), "Conv bias must be a constant of " + std::to_string(M) + " values");
         // One group per input channel is Keras's DepthwiseConv2D; its kernel [kh, kw, C, m] has
         // the memory order of the grouped [kh, kw, 1, C·m].
         const bool depthwise = group > 1 && group == xs[3] && Cg == 1;
+        int input = x.node;
+        if (!explicitPads.empty()) {
+            Node padNode;
+            padNode.name = uniqueName((!n.name().empty() ? n.name() : n.output_size() ? n.output(0) : n.op_type()) + "_pad");
+            padNode.op = "ZeroPadding2D";
+            padNode.inputs = {kname(x.node)};
+            padNode.attrs.set("padding", std::vector<int64_t>{explicitPads[0], explicitPads[2], explicitPads[1], explicitPads[3]});
+            KILN_ASSIGN(input, addNode(std::move(padNode)));
+        }
         Node node;
         node.name = nameFor(n);
         node.op = depthwise ? "DepthwiseConv2D" : "Conv2D";
-        node.inputs = {kname(x.node)};
+        node.inputs = {kname(input)};
         if (depthwise) {
             node.attrs.set("depth_multiplier", M / group);
         } else {

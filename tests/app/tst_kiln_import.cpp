@@ -344,6 +344,84 @@ private slots:
         QCOMPARE(plan.error().node, std::string("erf"));
     }
 
+    // PyTorch's Conv2d(padding=1, stride=2) on an even size is neither "valid" nor "same": it
+    // becomes a ZeroPadding2D in front of a "valid" Conv2D, with the same numbers.
+    void explicitPaddingBecomesZeroPadding() {
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(17);
+        auto* g = m.mutable_graph();
+        auto* in = g->add_input();
+        in->set_name("x");
+        auto* tt = in->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(onnx::TensorProto::FLOAT);
+        tt->mutable_shape()->add_dim()->set_dim_param("batch");
+        for (int d : {1, 6, 6}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+        auto* w = g->add_initializer();
+        w->set_name("W");
+        w->set_data_type(onnx::TensorProto::FLOAT);
+        for (int d : {1, 1, 3, 3}) w->add_dims(d);
+        for (int k = 0; k < 9; ++k) w->add_float_data(float(k + 1));
+        auto* conv = g->add_node();
+        conv->set_op_type("Conv");
+        conv->set_name("/features/0/Conv");
+        conv->add_input("x");
+        conv->add_input("W");
+        conv->add_output("y");
+        auto ints = [&](const char* name, std::vector<int64_t> v) {
+            auto* a = conv->add_attribute();
+            a->set_name(name);
+            a->set_type(onnx::AttributeProto::INTS);
+            for (auto x : v) a->add_ints(x);
+        };
+        ints("pads", {1, 1, 1, 1});
+        ints("strides", {2, 2});
+        auto* t = g->add_node();  // channels-last out, as Kiln's outputs are
+        t->set_op_type("Transpose");
+        t->add_input("y");
+        t->add_output("out");
+        auto* perm = t->add_attribute();
+        perm->set_name("perm");
+        perm->set_type(onnx::AttributeProto::INTS);
+        for (int p : {0, 2, 3, 1}) perm->add_ints(p);
+        g->add_output()->set_name("out");
+
+        io::ImportOptions opts;
+        opts.readableNames = true;
+        opts.placeholders = true;
+        auto imported = io::importOnnx(m.SerializeAsString(), "pad.onnx", opts);
+        QVERIFY2(imported.ok(), imported.ok() ? "" : imported.error().toString().c_str());
+        QVERIFY(imported->placeholders.empty());
+        QCOMPARE(imported->mapping.size(), size_t{2});
+        QCOMPARE(imported->mapping[0].kilnNodes, (std::vector<std::string>{"zero_padding2d", "conv2d"}));
+        QCOMPARE(imported->graph.node("zero_padding2d")->attrs.getInts("padding"), (std::vector<int64_t>{1, 1, 1, 1}));
+        QCOMPARE(imported->graph.node("conv2d")->attrs.getString("padding"), std::string("valid"));
+        auto info = ops::analyzeModel(imported->graph);
+        QVERIFY(info.ok());
+        QCOMPARE(info->info("conv2d").output.toString(), Shape({Shape::kBatch, 3, 3, 1}).toString());
+        auto params = exec::ParamStore::create(*info, 0);
+        QVERIFY(io::applyWeights(*imported, params).ok());
+        ThreadPool pool(1);
+        exec::CompileOptions copts;
+        copts.batch = 1;
+        copts.training = false;
+        auto plan = exec::Plan::compile(*info, params, copts, pool);
+        QVERIFY(plan.ok());
+        float* x = (*plan)->input(size_t{0});
+        for (int k = 0; k < 36; ++k) x[k] = float(k % 7) - 2.5f;
+        QVERIFY((*plan)->forward().ok());
+        for (int oy = 0; oy < 3; ++oy)
+            for (int ox = 0; ox < 3; ++ox) {
+                float want = 0;
+                for (int ky = 0; ky < 3; ++ky)
+                    for (int kx = 0; kx < 3; ++kx) {
+                        const int iy = oy * 2 + ky - 1, ix = ox * 2 + kx - 1;
+                        if (iy >= 0 && iy < 6 && ix >= 0 && ix < 6) want += float(ky * 3 + kx + 1) * (float((iy * 6 + ix) % 7) - 2.5f);
+                    }
+                QVERIFY2(std::fabs((*plan)->output(0)[oy * 3 + ox] - want) < 1e-5, qPrintable(QString("%1,%2").arg(oy).arg(ox)));
+            }
+    }
+
     // A custom-domain operation whose shape nobody knows: it and everything after it become
     // placeholders; analysis stops at the first one, naming it.
     void unknownShapePlaceholder() {
