@@ -10,7 +10,7 @@ KILN_APT_PACKAGES="
   libeigen3-dev nlohmann-json3-dev
   qt6-base-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqt6sql6-sqlite libsqlite3-dev
   dataset-fashion-mnist
-  python3-torch python3-numpy libopenblas0-pthread python3-sklearn
+  python3-torch python3-numpy libopenblas0-pthread python3-sklearn python3-pil
   xvfb xauth imagemagick fonts-wqy-microhei
   qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6
   libopencv-dev

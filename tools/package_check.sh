@@ -64,7 +64,7 @@ done < <(dpkg-deb -c "$deb" | awk '{print $6}')
 root="$scratch/root"
 dpkg-deb -x "$deb" "$root"
 missing=()
-for f in usr/bin/kiln usr/bin/kiln-train usr/bin/kiln-data usr/bin/kiln-export usr/bin/kiln-serve \
+for f in usr/bin/kiln usr/bin/kiln-train usr/bin/kiln-data usr/bin/kiln-export usr/bin/kiln-import usr/bin/kiln-serve \
     usr/bin/kiln-eval usr/bin/kiln-predict usr/bin/kiln-fetch-data usr/share/kiln/fetch-data.sh; do
     [[ -x "$root/$f" ]] || missing+=("$f")
 done
@@ -94,7 +94,7 @@ grep -q ':application/x-kiln-project:\*\.kiln$' "$scratch/mime/globs2" ||
     die "kiln.xml does not map *.kiln to application/x-kiln-project"
 
 # 5. Every program starts from the unpacked files and reports the package's version.
-for program in kiln kiln-train kiln-data kiln-export kiln-eval kiln-predict; do
+for program in kiln kiln-train kiln-data kiln-export kiln-import kiln-eval kiln-predict; do
     out=$(QT_QPA_PLATFORM=offscreen "$root/usr/bin/$program" --version 2>&1) ||
         die "$program --version failed: $out"
     [[ "$out" == *"$version"* ]] || die "$program --version does not print $version: $out"

@@ -890,6 +890,63 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Stage %1/%2 &quot;%3&quot;: epochs %4 to %5, %6 trainable parameters, learning rate %7</source>
+        <source>Imports an ONNX model as an editable Kiln project with its weights.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The ONNX model (*.onnx).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The project file to write (*.kiln).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Where to write the weights (default: the project&apos;s name with .safetensors).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write the import report (JSON) to this file.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Print the import report as one JSON line.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>give exactly one ONNX model file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>-o PROJECT is required</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Imported %1 ONNX nodes as %2 Kiln nodes (%3 folded into others, %4 layout-only, %5 constants)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights: %1 tensors, %2 values in %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Project: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Report: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Placeholder: %1 stands for the ONNX operation %2, which Kiln cannot compute; replace it before training or export</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-import: out of memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-import: internal error: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1126,6 +1183,20 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Suggested learning rate: %1 (a tenth of the rate with the lowest loss; the loss never fell).</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ImportText</name>
+    <message>
+        <source>(ONNX node &quot;%1&quot;)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>NodeItem</name>
+    <message>
+        <source>%1 · placeholder</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1425,6 +1496,18 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
             <numerusform></numerusform>
             <numerusform></numerusform>
         </translation>
+    </message>
+    <message>
+        <source>&amp;Import Model…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import an ONNX model as an editable project with its weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Imported model opened: %1</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -2610,6 +2693,92 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Reading…</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ImportDialog</name>
+    <message>
+        <source>Import Model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ONNX model:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save project as:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose an ONNX file. Kiln writes an editable project, its weights (.safetensors) and an import report.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Import</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Open Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ONNX models (*.onnx)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save Imported Project As</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln projects (*.kiln)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Importing %1…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 ONNX nodes became %2 Kiln nodes.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mapped to new nodes: %1; folded into the node before them: %2; layout changes only: %3; constants: %4.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights: %1 tensors, %2 values.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Inputs (channels-last): %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every operation was mapped: the project can be trained and exported.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n operation(s) Kiln cannot compute became placeholder nodes; replace them before training or export:</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The model could not be imported.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Imported into %1. The report is in %2.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -896,6 +896,64 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Stage %1/%2 &quot;%3&quot;: epochs %4 to %5, %6 trainable parameters, learning rate %7</source>
         <translation>阶段 %1/%2“%3”：第 %4 至 %5 轮，%6 个可训练参数，学习率 %7</translation>
+        <source>Imports an ONNX model as an editable Kiln project with its weights.</source>
+        <translation>将 ONNX 模型连同权重导入为可编辑的 Kiln 项目。</translation>
+    </message>
+    <message>
+        <source>The ONNX model (*.onnx).</source>
+        <translation>ONNX 模型（*.onnx）。</translation>
+    </message>
+    <message>
+        <source>The project file to write (*.kiln).</source>
+        <translation>要写入的项目文件（*.kiln）。</translation>
+    </message>
+    <message>
+        <source>Where to write the weights (default: the project&apos;s name with .safetensors).</source>
+        <translation>权重的写入位置（默认：项目名加 .safetensors）。</translation>
+    </message>
+    <message>
+        <source>Write the import report (JSON) to this file.</source>
+        <translation>将导入报告（JSON）写入此文件。</translation>
+    </message>
+    <message>
+        <source>Print the import report as one JSON line.</source>
+        <translation>以一行 JSON 输出导入报告。</translation>
+    </message>
+    <message>
+        <source>give exactly one ONNX model file</source>
+        <translation>请只给出一个 ONNX 模型文件</translation>
+    </message>
+    <message>
+        <source>-o PROJECT is required</source>
+        <translation>必须提供 -o PROJECT</translation>
+    </message>
+    <message>
+        <source>Imported %1 ONNX nodes as %2 Kiln nodes (%3 folded into others, %4 layout-only, %5 constants)</source>
+        <translation>已将 %1 个 ONNX 节点导入为 %2 个 Kiln 节点（%3 个并入其他节点，%4 个仅改变布局，%5 个常量）</translation>
+    </message>
+    <message>
+        <source>Weights: %1 tensors, %2 values in %3</source>
+        <translation>权重：%1 个张量，共 %2 个数值，位于 %3</translation>
+    </message>
+    <message>
+        <source>Project: %1</source>
+        <translation>项目：%1</translation>
+    </message>
+    <message>
+        <source>Report: %1</source>
+        <translation>报告：%1</translation>
+    </message>
+    <message>
+        <source>Placeholder: %1 stands for the ONNX operation %2, which Kiln cannot compute; replace it before training or export</source>
+        <translation>占位节点：%1 代表 Kiln 无法计算的 ONNX 运算 %2；训练或导出前请替换它</translation>
+    </message>
+    <message>
+        <source>kiln-import: out of memory</source>
+        <translation>kiln-import：内存不足</translation>
+    </message>
+    <message>
+        <source>kiln-import: internal error: %1</source>
+        <translation>kiln-import：内部错误：%1</translation>
     </message>
 </context>
 <context>
@@ -1131,6 +1189,20 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Suggested learning rate: %1 (a tenth of the rate with the lowest loss; the loss never fell).</source>
         <translation>建议的学习率：%1（损失最低处学习率的十分之一；损失从未下降）。</translation>
+    </message>
+</context>
+<context>
+    <name>ImportText</name>
+    <message>
+        <source>(ONNX node &quot;%1&quot;)</source>
+        <translation>（ONNX 节点“%1”）</translation>
+    </message>
+</context>
+<context>
+    <name>NodeItem</name>
+    <message>
+        <source>%1 · placeholder</source>
+        <translation>%1 · 占位</translation>
     </message>
 </context>
 <context>
@@ -1426,6 +1498,18 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>
             <numerusform>已为 %n 个节点设置学习率倍数：越靠前的层学习越慢。</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>&amp;Import Model…</source>
+        <translation>导入模型(&amp;I)…</translation>
+    </message>
+    <message>
+        <source>Import an ONNX model as an editable project with its weights</source>
+        <translation>将 ONNX 模型连同权重导入为可编辑的项目</translation>
+    </message>
+    <message>
+        <source>Imported model opened: %1</source>
+        <translation>已打开导入的模型：%1</translation>
     </message>
 </context>
 <context>
@@ -2600,6 +2684,91 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Reading…</source>
         <translation>正在读取…</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ImportDialog</name>
+    <message>
+        <source>Import Model</source>
+        <translation>导入模型</translation>
+    </message>
+    <message>
+        <source>ONNX model:</source>
+        <translation>ONNX 模型：</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Save project as:</source>
+        <translation>项目另存为：</translation>
+    </message>
+    <message>
+        <source>Choose an ONNX file. Kiln writes an editable project, its weights (.safetensors) and an import report.</source>
+        <translation>选择一个 ONNX 文件。Kiln 将写出可编辑的项目、其权重（.safetensors）和导入报告。</translation>
+    </message>
+    <message>
+        <source>&amp;Import</source>
+        <translation>导入(&amp;I)</translation>
+    </message>
+    <message>
+        <source>&amp;Open Project</source>
+        <translation>打开项目(&amp;O)</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>ONNX models (*.onnx)</source>
+        <translation>ONNX 模型 (*.onnx)</translation>
+    </message>
+    <message>
+        <source>Save Imported Project As</source>
+        <translation>将导入的项目另存为</translation>
+    </message>
+    <message>
+        <source>Kiln projects (*.kiln)</source>
+        <translation>Kiln 项目 (*.kiln)</translation>
+    </message>
+    <message>
+        <source>Importing %1…</source>
+        <translation>正在导入 %1…</translation>
+    </message>
+    <message>
+        <source>%1 ONNX nodes became %2 Kiln nodes.</source>
+        <translation>%1 个 ONNX 节点变为 %2 个 Kiln 节点。</translation>
+    </message>
+    <message>
+        <source>Mapped to new nodes: %1; folded into the node before them: %2; layout changes only: %3; constants: %4.</source>
+        <translation>映射为新节点：%1；并入前一节点：%2；仅改变布局：%3；常量：%4。</translation>
+    </message>
+    <message>
+        <source>Weights: %1 tensors, %2 values.</source>
+        <translation>权重：%1 个张量，共 %2 个数值。</translation>
+    </message>
+    <message>
+        <source>Inputs (channels-last): %1</source>
+        <translation>输入（通道在后）：%1</translation>
+    </message>
+    <message>
+        <source>Every operation was mapped: the project can be trained and exported.</source>
+        <translation>所有运算均已映射：该项目可以训练和导出。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n operation(s) Kiln cannot compute became placeholder nodes; replace them before training or export:</source>
+        <translation>
+            <numerusform>%n 个 Kiln 无法计算的运算已成为占位节点；训练或导出前请替换它们：</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The model could not be imported.</source>
+        <translation>无法导入该模型。</translation>
+    </message>
+    <message>
+        <source>Imported into %1. The report is in %2.</source>
+        <translation>已导入到 %1。报告位于 %2。</translation>
     </message>
 </context>
 <context>

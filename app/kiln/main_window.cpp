@@ -45,6 +45,7 @@
 #include "ui/graph_editor/layer_library.h"
 #include "ui/graph_editor/palette_widget.h"
 #include "ui/graph_editor/summary_widget.h"
+#include "ui/import/import_dialog.h"
 #include "ui/training/training_panel.h"
 
 namespace kiln::app {
@@ -287,6 +288,7 @@ void MainWindow::createActions() {
     m_settingsAction = make("actionSettings", "settings", QKeySequence::Preferences, [this] { openSettings(); });
     m_settingsAction->setMenuRole(QAction::PreferencesRole);
     m_exportModelAction = make("actionExportModel", "export", QKeySequence(), [this] { openExportDialog(); });
+    m_importModelAction = make("actionImportModel", "open", QKeySequence(), [this] { openImportDialog(); });
     m_quitAction = make("actionQuit", "quit", QKeySequence::Quit, [this] { close(); });
     m_quitAction->setMenuRole(QAction::QuitRole);
     m_clearRecentAction = make("actionClearRecent", "clear", {}, [this] { ui::AppSettings::clearRecentProjects(); });
@@ -311,6 +313,7 @@ void MainWindow::createMenus() {
     m_examplesMenu = m_fileMenu->addMenu(QIcon(QStringLiteral(":/icons/example.svg")), QString());
     m_examplesMenu->setObjectName(QStringLiteral("menuExamples"));
     connect(m_examplesMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildExamplesMenu);
+    m_fileMenu->addAction(m_importModelAction);
     m_fileMenu->addSeparator();
     m_fileMenu->addAction(m_saveAction);
     m_fileMenu->addAction(m_saveAsAction);
@@ -371,6 +374,8 @@ void MainWindow::retranslateUi() {
     m_saveAction->setToolTip(tr("Save the project"));
     m_saveAsAction->setText(tr("Save &As…"));
     m_settingsAction->setText(tr("Se&ttings…"));
+    m_importModelAction->setText(tr("&Import Model…"));
+    m_importModelAction->setToolTip(tr("Import an ONNX model as an editable project with its weights"));
     m_exportModelAction->setText(tr("Export &Model…"));
     m_exportModelAction->setToolTip(tr("Export the trained model to ONNX, SavedModel and a model repository, and serve it locally"));
     m_quitAction->setText(tr("&Quit"));
@@ -552,6 +557,18 @@ void MainWindow::syncPanels() {
     m_training->setProject(project, m_isExample ? QString() : m_document->filePath());
     if (!project.data.empty()) m_datasets->setDataSection(project.data);
     m_syncingPanels = false;
+}
+
+ui::ImportDialog* MainWindow::openImportDialog() {
+    auto* dialog = new ui::ImportDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &ui::ImportDialog::openRequested, this, [this](const QString& path) {
+        if (!maybeSave()) return;
+        if (openProject(path))
+            m_log->append(ui::Severity::Info, tr("Imported model opened: %1").arg(QDir::toNativeSeparators(path)), QStringLiteral("kiln.import"));
+    });
+    dialog->open();
+    return dialog;
 }
 
 void MainWindow::openExportDialog() {

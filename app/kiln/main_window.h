@@ -23,6 +23,7 @@ class QMenu;
 class QTimer;
 
 namespace kiln::ui {
+class ImportDialog;
 class EditorDocument;
 class GraphEditorWidget;
 class InspectorWidget;
@@ -103,6 +104,9 @@ public:
 public slots:
     void openSettings();
     void openExportDialog();
+    // File > Import Model: the import dialog (non-modal to the program, closed by itself); its
+    // Open Project button opens the imported project here.
+    ui::ImportDialog* openImportDialog();
     void applySettings();
 
 protected:
@@ -156,6 +160,7 @@ private:
     QAction* m_saveAsAction = nullptr;
     QAction* m_settingsAction = nullptr;
     QAction* m_exportModelAction = nullptr;
+    QAction* m_importModelAction = nullptr;
     QString m_lastRunDir;  // the last run trained in this window (its weights are exported)
     QAction* m_quitAction = nullptr;
     QAction* m_clearRecentAction = nullptr;

@@ -136,6 +136,9 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
     if (!model.ok()) {
         return io::locate(model.error(), project);
     }
+    if (auto refused = ops::refusePlaceholders(*graph, "train"); !refused.ok()) {
+        return io::locate(refused.error(), project);
+    }
     job->m_model = std::move(model.value());
     auto config = train::parseTrainingConfig(project.training, *graph);
     if (!config.ok()) {

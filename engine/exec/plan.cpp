@@ -39,6 +39,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         return Error(ErrorCode::ConfigError, "batch size must be positive").with("field", "batch_size");
     if (options.probe && options.training)
         return Error(ErrorCode::Internal, "gradient probes need an inference plan");
+    KILN_TRY(ops::refusePlaceholders(model.graph, options.training ? "train" : "run"));
     std::unique_ptr<Plan> plan(new Plan());
     plan->m_pool = &pool;
     plan->m_params = &params;

@@ -641,6 +641,7 @@ private:
 }  // namespace
 
 Result<std::string> exportOnnx(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta) {
+    KILN_TRY(ops::refusePlaceholders(model.graph, "export"));
     OnnxWriter writer(model, params);
     return writer.run(meta);
 }

@@ -6,11 +6,13 @@
 #include "engine/io/onnx_import.h"
 
 #include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -126,8 +128,55 @@ std::vector<int64_t> toFirst(const std::vector<int64_t>& d) {
     return r;
 }
 
+// Keras's layer-name rule: "Conv2D" -> "conv2d", "BatchNormalization" -> "batch_normalization".
+std::string snakeCase(const std::string& name) {
+    static const std::regex words("(.)([A-Z][a-z0-9]+)");
+    static const std::regex humps("([a-z])([A-Z])");
+    // Op names from a file can be anything: a short prefix keeps std::regex's recursion shallow.
+    const std::string head = name.substr(0, 48);
+    std::string s = std::regex_replace(std::regex_replace(head, words, "$1_$2"), humps, "$1_$2");
+    std::string out;
+    for (char ch : s) {
+        const auto u = static_cast<unsigned char>(ch);
+        out += std::isalnum(u) ? static_cast<char>(std::tolower(u)) : '_';
+    }
+    return out.empty() ? std::string("node") : out;
+}
+
+// A JSON string of `s` (at most 4 KiB), with bytes that are not UTF-8 replaced.
+nlohmann::json utf8Json(const std::string& s) {
+    const std::string text = nlohmann::json(s.substr(0, 4096)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return nlohmann::json::parse(text);
+}
+
+nlohmann::json attributeJson(const onnx::AttributeProto& a) {
+    using A = onnx::AttributeProto;
+    auto dims = [](const onnx::TensorProto& t) { return std::vector<int64_t>(t.dims().begin(), t.dims().end()); };
+    switch (a.type()) {
+    case A::FLOAT: return std::isfinite(a.f()) ? nlohmann::json(a.f()) : nlohmann::json(std::to_string(a.f()));
+    case A::INT: return a.i();
+    case A::STRING: return utf8Json(a.s());
+    case A::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    case A::FLOATS: {
+        nlohmann::json v = nlohmann::json::array();
+        for (float f : a.floats()) v.push_back(std::isfinite(f) ? nlohmann::json(f) : nlohmann::json(std::to_string(f)));
+        return v;
+    }
+    case A::STRINGS: {
+        nlohmann::json v = nlohmann::json::array();
+        for (const auto& s : a.strings()) v.push_back(utf8Json(s));
+        return v;
+    }
+    case A::TENSOR: return {{"tensor", dims(a.t())}, {"data_type", a.t().data_type()}};
+    case A::GRAPH: return {{"graph", a.g().name()}, {"nodes", a.g().node_size()}};
+    default: return {{"attribute_type", static_cast<int>(a.type())}};
+    }
+}
+
 class Importer {
 public:
+    explicit Importer(ImportOptions options) : m_opt(options) {}
+
     Result<ImportedModel> run(const onnx::ModelProto& m) {
         for (const auto& o : m.opset_import())
             if (o.domain().empty() || o.domain() == "ai.onnx") m_out.opset = o.version();
@@ -135,7 +184,9 @@ public:
         if (m_out.opset < 7 && m.opset_import_size() > 0) return parseError("the default-domain opset " + std::to_string(m_out.opset) + " is too old (7 or later)");
         if (!m.has_graph()) return parseError("the model has no graph");
         for (const auto& p : m.metadata_props()) m_out.metadata[p.key()] = p.value();
+        m_out.producer = m.producer_name() + (m.producer_version().empty() ? "" : " " + m.producer_version());
         const auto& g = m.graph();
+        if (m_opt.placeholders) collectValueShapes(m);
 
         for (const auto& t : g.initializer()) {
             if (t.name().empty()) return parseError("an initializer has no name");
@@ -151,12 +202,27 @@ public:
             KILN_TRY(addInput(in, g));
         }
         for (const auto& n : g.node()) {
-            Status st = convert(n);
+            const size_t before = m_out.graph.nodes.size();
+            NodeMapping map;
+            map.onnxName = n.name().empty() ? (n.output_size() ? n.output(0) : n.op_type()) : n.name();
+            map.onnxOp = (n.domain().empty() || n.domain() == "ai.onnx") ? n.op_type() : n.domain() + "." + n.op_type();
+            Status st;
+            if (m_opt.placeholders && readsUnknown(n)) {
+                st = placeholder(n, "it reads a value whose shape is unknown", map);
+            } else {
+                st = convert(n);
+                const bool mappable = st.ok() || (st.error().code != ErrorCode::UnknownOp && st.error().code != ErrorCode::Unsupported);
+                if (!mappable && m_opt.placeholders && n.op_type() != "Constant" && m_out.graph.nodes.size() == before)
+                    st = placeholder(n, st.error().message, map);
+                else if (st.ok())
+                    describe(n, before, map);
+            }
             if (!st.ok()) {
                 Error e = st.error();
                 if (e.node.empty()) e.withNode(n.name().empty() ? (n.output_size() ? n.output(0) : n.op_type()) : n.name());
                 return e;
             }
+            m_out.mapping.push_back(std::move(map));
         }
         if (g.output_size() == 0) return parseError("the graph has no outputs");
         std::set<int> seen;
@@ -171,12 +237,180 @@ public:
             m_out.graph.outputs.push_back(m_out.graph.nodes[static_cast<size_t>(r.node)].name);
             m_out.outputs.push_back(o.name());
         }
-        auto analysed = ops::analyzeModel(m_out.graph);
-        if (!analysed.ok()) return analysed.error();
+        // Placeholders of unknown shape leave the graph unanalysable until they are replaced;
+        // the editor shows that on the node.
+        if (m_unknown.empty()) {
+            auto analysed = ops::analyzeModel(m_out.graph);
+            if (!analysed.ok()) return analysed.error();
+        }
+        if (m_opt.readableNames) renameReadably();
         return std::move(m_out);
     }
 
 private:
+    // ---- import bookkeeping -------------------------------------------------------------------
+    // Shapes of every value ONNX's own shape inference can tell (on a copy of the model), for
+    // placeholder outputs; -1 marks an unknown dimension.
+    void collectValueShapes(const onnx::ModelProto& m) {
+        onnx::ModelProto copy = m;
+        try {
+            onnx::shape_inference::InferShapes(copy);
+        } catch (const std::exception&) {
+            // Inference is a help only: without it placeholders keep the shapes the file declares.
+        }
+        auto take = [&](const onnx::ValueInfoProto& v) {
+            if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+            std::vector<int64_t> dims;
+            for (const auto& d : v.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+            m_valueDims[v.name()] = std::move(dims);
+        };
+        for (const auto* g : {&m.graph(), &copy.graph()}) {
+            for (const auto& v : g->value_info()) take(v);
+            for (const auto& v : g->output()) take(v);
+        }
+    }
+
+    bool readsUnknown(const onnx::NodeProto& n) const {
+        for (const auto& s : n.input()) {
+            auto it = m_values.find(s);
+            if (it != m_values.end() && m_unknown.count(it->second.node)) return true;
+        }
+        return false;
+    }
+
+    void describe(const onnx::NodeProto& n, size_t before, NodeMapping& map) {
+        using K = NodeMapping::Kind;
+        if (m_out.graph.nodes.size() > before) {
+            map.kind = K::Node;
+            for (size_t k = before; k < m_out.graph.nodes.size(); ++k) map.kilnNodes.push_back(m_out.graph.nodes[k].name);
+            return;
+        }
+        if (n.output_size() == 0) return;
+        if (m_consts.count(n.output(0))) {
+            map.kind = K::Constant;
+            return;
+        }
+        auto it = m_values.find(n.output(0));
+        if (it == m_values.end()) return;
+        static const std::set<std::string> folds{"Relu", "Clip", "Sigmoid", "Tanh", "Softmax", "Gelu", "GeluTanh", "Add", "Mul", "Sub"};
+        map.kind = folds.count(n.op_type()) ? K::Folded : K::PassThrough;
+        map.kilnNodes = {kname(it->second.node)};
+    }
+
+    // Keeps an operation Kiln cannot map as a Placeholder node: its ONNX op, attributes and
+    // constant inputs, and its output shape when ONNX's shape inference or the file knows it.
+    Status placeholder(const onnx::NodeProto& n, const std::string& reason, NodeMapping& map) {
+        if (n.output_size() < 1 || n.output(0).empty()) return parseError(n.op_type() + " has no output");
+        if (m_values.count(n.output(0)) || m_consts.count(n.output(0))) return parseError("value \"" + n.output(0) + "\" is produced twice");
+        for (int k = 1; k < n.output_size(); ++k)
+            if (!n.output(k).empty() && m_uses[n.output(k)] > 0)
+                return unsupported(n.name(), n.op_type() + " is not supported (" + reason + "), and it cannot stay as a placeholder because other nodes read its output " +
+                                                 std::to_string(k + 1));
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Placeholder";
+        nlohmann::json constInputs = nlohmann::json::array();
+        nlohmann::json inputShapes = nlohmann::json::array();  // ONNX shapes, -1 for unknown sizes
+        const Ref* first = nullptr;
+        bool unknown = false;
+        for (int k = 0; k < n.input_size(); ++k) {
+            const std::string& s = n.input(k);
+            if (s.empty()) continue;
+            auto known = m_valueDims.find(s);
+            inputShapes.push_back({{"name", s}, {"shape", known == m_valueDims.end() ? nlohmann::json(nullptr) : nlohmann::json(known->second)}});
+            if (auto it = m_values.find(s); it != m_values.end()) {
+                if (!first) first = &it->second;
+                node.inputs.push_back(kname(it->second.node));
+                unknown = unknown || m_unknown.count(it->second.node);
+            } else if (auto c = m_consts.find(s); c != m_consts.end()) {
+                constInputs.push_back({{"input", k}, {"name", s}, {"shape", c->second.dims}});
+            } else {
+                return parseError("input \"" + s + "\" of " + n.op_type() + " is not produced by an earlier node");
+            }
+        }
+        node.attrs.set("onnx_op", n.op_type());
+        if (!n.domain().empty() && n.domain() != "ai.onnx") node.attrs.set("onnx_domain", n.domain());
+        nlohmann::json attrs = nlohmann::json::object();
+        for (const auto& a : n.attribute()) attrs[a.name()] = attributeJson(a);
+        node.attrs.set("onnx_attributes", attrs.dump());
+        if (!constInputs.empty()) node.extra["onnx_constant_inputs"] = constInputs;
+        node.extra["onnx_input_shapes"] = inputShapes;
+        // The output shape in Kiln's layout: a 4-D result of a channel-first input is channel-first.
+        std::vector<int64_t> out;
+        Layout layout = Layout::Same;
+        if (auto it = m_valueDims.find(n.output(0)); !unknown && it != m_valueDims.end() && it->second.size() >= 2) {
+            const auto& d = it->second;
+            int64_t numel = 1;
+            bool ok = true;
+            for (size_t k = 1; k < d.size() && ok; ++k) {
+                ok = d[k] > 0 && d[k] <= kMaxDim;
+                if (ok) numel *= d[k];
+                ok = ok && numel <= kMaxElements;
+            }
+            if (ok) {
+                out.assign(d.begin() + 1, d.end());
+                if (first && first->layout == Layout::ChannelFirst && d.size() == 4) {
+                    out = {d[2], d[3], d[1]};
+                    layout = Layout::ChannelFirst;
+                }
+            }
+        }
+        const std::string name = node.name;
+        int idx = -1;
+        if (!out.empty()) {
+            node.attrs.set("output_shape", out);
+            KILN_ASSIGN(idx, addNode(std::move(node)));
+        } else {
+            m_out.graph.nodes.push_back(std::move(node));
+            m_shapes.emplace_back();
+            idx = static_cast<int>(m_out.graph.nodes.size()) - 1;
+            m_unknown.insert(idx);
+        }
+        map.kind = NodeMapping::Kind::Placeholder;
+        map.kilnNodes = {name};
+        map.reason = reason;
+        m_out.placeholders.push_back(name);
+        return setOutput(n, Ref{idx, layout, {}});
+    }
+
+    // Keras-style names for every node but the inputs; the ONNX name stays in "onnx_node".
+    void renameReadably() {
+        std::set<std::string> used;
+        for (const auto& node : m_out.graph.nodes)
+            if (node.op == "Input") used.insert(node.name);
+        std::map<std::string, std::string> renamed;
+        std::map<std::string, int> counters;
+        for (auto& node : m_out.graph.nodes) {
+            if (node.op == "Input") continue;
+            std::string base = snakeCase(node.op == "Placeholder" ? node.attrs.getString("onnx_op") : node.op);
+            std::string name;
+            int& k = counters[base];
+            do {
+                name = k == 0 ? base : base + "_" + std::to_string(k);
+                ++k;
+            } while (used.count(name));
+            used.insert(name);
+            node.extra["onnx_node"] = node.name;
+            renamed[node.name] = name;
+            node.name = name;
+        }
+        auto fix = [&](std::string& s) {
+            if (auto it = renamed.find(s); it != renamed.end()) s = it->second;
+        };
+        for (auto& node : m_out.graph.nodes)
+            for (auto& in : node.inputs) fix(in);
+        for (auto& o : m_out.graph.outputs) fix(o);
+        for (auto& p : m_out.placeholders) fix(p);
+        for (auto& map : m_out.mapping)
+            for (auto& k : map.kilnNodes) fix(k);
+        for (auto& w : m_out.weights) {
+            const auto slash = w.name.rfind('/');  // parameter names have none; node names may
+            std::string node = w.name.substr(0, slash);
+            fix(node);
+            w.name = node + w.name.substr(slash);
+        }
+    }
+
     // ---- attributes -------------------------------------------------------------------------
     const onnx::AttributeProto* attr(const onnx::NodeProto& n, const std::string& name) const {
         for (const auto& a : n.attribute())
@@ -319,14 +553,22 @@ private:
                 return unsupported(in.name(), "graph input \"" + in.name() + "\" needs fixed positive sizes after the batch dimension");
             shape.push_back(dims[k].dim_value());
         }
-        // A rank-4 input read directly by a channel-first op is NCHW; Kiln's Input is its NHWC form.
+        // A rank-4 input read by a channel-first op, directly or through a Pad (as exporters
+        // write "same" padding), is NCHW; Kiln's Input is its NHWC form.
+        auto channelFirstReader = [](const std::string& op) {
+            return op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "BatchNormalization";
+        };
         bool cf = false;
-        if (shape.size() == 3)
+        if (shape.size() == 3) {
+            std::set<std::string> readChannelFirst;
             for (const auto& n : g.node())
-                for (const auto& s : n.input())
-                    if (s == in.name() && (n.op_type() == "Conv" || n.op_type() == "MaxPool" || n.op_type() == "AveragePool" ||
-                                           n.op_type() == "GlobalAveragePool" || n.op_type() == "BatchNormalization"))
-                        cf = true;
+                if (n.input_size() > 0 && channelFirstReader(n.op_type())) readChannelFirst.insert(n.input(0));
+            for (const auto& n : g.node()) {
+                if (n.input_size() == 0 || n.input(0) != in.name()) continue;
+                if (channelFirstReader(n.op_type()) || (n.op_type() == "Pad" && n.output_size() > 0 && readChannelFirst.count(n.output(0))))
+                    cf = true;
+            }
+        }
         if (cf) shape = {shape[1], shape[2], shape[0]};
         if (m_names.count(in.name())) return parseError("graph input \"" + in.name() + "\" is declared twice");
         m_names.insert(in.name());
@@ -413,17 +655,39 @@ private:
         if (ks != std::vector<int64_t>{kh, kw}) return parseError("Conv kernel_shape does not match its weights");
         KILN_ASSIGN(auto s, pair(n, "strides", {1, 1}));
         KILN_ASSIGN(auto d, pair(n, "dilations", {1, 1}));
-        KILN_ASSIGN(std::string pad, paddingMode(n, {xs[1], xs[2]}, {kh, kw}, s, d));
+        // Explicit pads that are neither "valid" nor "same" (PyTorch's padding=1 with stride 2):
+        // zero padding is exact for a convolution, so a ZeroPadding2D goes in front.
+        std::vector<int64_t> explicitPads;
+        auto mode = paddingMode(n, {xs[1], xs[2]}, {kh, kw}, s, d);
+        if (!mode.ok()) {
+            if (mode.error().code != ErrorCode::Unsupported) return mode.error();
+            KILN_ASSIGN(std::string autoPad, attrString(n, "auto_pad", "NOTSET"));
+            KILN_ASSIGN(auto pads, attrInts(n, "pads", {0, 0, 0, 0}));
+            if (autoPad != "NOTSET" || pads.size() != 4) return mode.error();
+            for (int64_t p : pads)
+                if (p < 0 || p > kMaxDim) return mode.error();
+            explicitPads = pads;  // ONNX order: top, left, bottom, right
+        }
+        const std::string pad = explicitPads.empty() ? *mode : std::string("valid");
         const Const* b = constant(n, 2);
         if (n.input_size() > 2 && !n.input(2).empty() && (!b || b->numel() != M || b->isInt))
             return unsupported(n.name(), "Conv bias must be a constant of " + std::to_string(M) + " values");
         // One group per input channel is Keras's DepthwiseConv2D; its kernel [kh, kw, C, m] has
         // the memory order of the grouped [kh, kw, 1, C·m].
         const bool depthwise = group > 1 && group == xs[3] && Cg == 1;
+        int input = x.node;
+        if (!explicitPads.empty()) {
+            Node padNode;
+            padNode.name = uniqueName((!n.name().empty() ? n.name() : n.output_size() ? n.output(0) : n.op_type()) + "_pad");
+            padNode.op = "ZeroPadding2D";
+            padNode.inputs = {kname(x.node)};
+            padNode.attrs.set("padding", std::vector<int64_t>{explicitPads[0], explicitPads[2], explicitPads[1], explicitPads[3]});
+            KILN_ASSIGN(input, addNode(std::move(padNode)));
+        }
         Node node;
         node.name = nameFor(n);
         node.op = depthwise ? "DepthwiseConv2D" : "Conv2D";
-        node.inputs = {kname(x.node)};
+        node.inputs = {kname(input)};
         if (depthwise) {
             node.attrs.set("depth_multiplier", M / group);
         } else {
@@ -821,6 +1085,202 @@ private:
         return unsupported(n.name(), "this Transpose is not supported; Kiln reads transposes between channels-last and channel-first");
     }
 
+    // ---- constant folding --------------------------------------------------------------------
+    // Exporters often compute padding amounts and shapes with small integer subgraphs
+    // (ConstantOfShape, Concat, Reshape, Slice, Transpose...); they are evaluated while reading.
+    static bool foldable(const std::string& op) {
+        static const std::set<std::string> ops{"ConstantOfShape", "Concat", "Reshape", "Slice", "Transpose", "Unsqueeze", "Squeeze"};
+        return ops.count(op) != 0;
+    }
+    bool allInputsConstant(const onnx::NodeProto& n) const {
+        if (n.input_size() == 0 || n.domain() == kOnnxKilnDomain) return false;
+        for (const auto& s : n.input())
+            if (!s.empty() && !m_consts.count(s)) return false;
+        return true;
+    }
+    // `src[k]`: the input element that output element k copies.
+    static Const gather(const Const& in, std::vector<int64_t> dims, const std::vector<int64_t>& src) {
+        Const c;
+        c.dims = std::move(dims);
+        c.isInt = in.isInt;
+        c.f.reserve(src.size());
+        for (int64_t s : src) c.f.push_back(in.f[static_cast<size_t>(s)]);
+        if (in.isInt)
+            for (int64_t s : src) c.i.push_back(in.i[static_cast<size_t>(s)]);
+        return c;
+    }
+    static std::vector<int64_t> strides(const std::vector<int64_t>& dims) {
+        std::vector<int64_t> s(dims.size(), 1);
+        for (size_t k = dims.size(); k-- > 1;) s[k - 1] = s[k] * dims[k];
+        return s;
+    }
+    Status foldConstant(const onnx::NodeProto& n) {
+        const std::string& op = n.op_type();
+        if (n.output_size() < 1 || n.output(0).empty()) return parseError(op + " has no output");
+        if (m_values.count(n.output(0)) || m_consts.count(n.output(0))) return parseError("value \"" + n.output(0) + "\" is produced twice");
+        const Const& x = *constant(n, 0);
+        auto axisOf = [&](int64_t a, size_t rank) -> Result<size_t> {
+            if (a < 0) a += static_cast<int64_t>(rank);
+            if (a < 0 || a >= static_cast<int64_t>(std::max<size_t>(rank, 1))) return parseError(op + " has an axis out of range");
+            return static_cast<size_t>(a);
+        };
+        Const out;
+        if (op == "ConstantOfShape") {
+            if (!x.isInt || x.dims.size() != 1) return parseError("ConstantOfShape needs a 1-D integer shape");
+            int64_t numel = 1;
+            for (int64_t d : x.i) {
+                if (d < 0 || d > kMaxDim) return parseError("ConstantOfShape has an invalid dimension " + std::to_string(d));
+                numel *= d;
+                if (numel > kMaxElements) return parseError("ConstantOfShape is too large");
+            }
+            Const value;
+            value.f = {0.f};
+            value.i = {0};
+            if (const auto* a = attr(n, "value"); a && a->has_t()) {
+                KILN_ASSIGN(value, readTensor(a->t(), "ConstantOfShape " + n.name()));
+                if (value.f.size() != 1) return parseError("ConstantOfShape value must hold one element");
+                if (value.isInt) value.i.resize(1);
+            } else {
+                value.isInt = false;
+            }
+            out.dims = x.i;
+            out.isInt = value.isInt;
+            out.f.assign(static_cast<size_t>(numel), value.f[0]);
+            if (out.isInt) out.i.assign(static_cast<size_t>(numel), value.i[0]);
+        } else if (op == "Concat") {
+            KILN_ASSIGN(int64_t a, attrInt(n, "axis", 0));
+            KILN_ASSIGN(size_t axis, axisOf(a, x.dims.size()));
+            std::vector<const Const*> parts;
+            for (int k = 0; k < n.input_size(); ++k) {
+                const Const* c = constant(n, k);
+                if (!c) continue;
+                if (c->dims.size() != x.dims.size() || c->isInt != x.isInt) return parseError("Concat inputs differ in rank or type");
+                for (size_t d = 0; d < x.dims.size(); ++d)
+                    if (d != axis && c->dims[d] != x.dims[d]) return parseError("Concat inputs differ in shape");
+                parts.push_back(c);
+            }
+            out.dims = x.dims;
+            out.dims[axis] = 0;
+            for (const Const* c : parts) out.dims[axis] += c->dims[axis];
+            out.isInt = x.isInt;
+            int64_t outer = 1, inner = 1;
+            for (size_t d = 0; d < axis; ++d) outer *= x.dims[d];
+            for (size_t d = axis + 1; d < x.dims.size(); ++d) inner *= x.dims[d];
+            for (int64_t o = 0; o < outer; ++o)
+                for (const Const* c : parts) {
+                    const int64_t run = c->dims[axis] * inner;
+                    out.f.insert(out.f.end(), c->f.begin() + o * run, c->f.begin() + (o + 1) * run);
+                    if (out.isInt) out.i.insert(out.i.end(), c->i.begin() + o * run, c->i.begin() + (o + 1) * run);
+                }
+        } else if (op == "Reshape" || op == "Unsqueeze" || op == "Squeeze") {
+            std::vector<int64_t> dims;
+            if (op == "Reshape") {
+                const Const* s = constant(n, 1);
+                if (!s || !s->isInt || s->dims.size() != 1) return parseError("Reshape needs a 1-D integer shape");
+                int64_t known = 1, unknown = -1;
+                for (size_t k = 0; k < s->i.size(); ++k) {
+                    int64_t v = s->i[k] == 0 && k < x.dims.size() ? x.dims[k] : s->i[k];
+                    if (v == -1 && unknown < 0) unknown = static_cast<int64_t>(k);
+                    else if (v < 0) return parseError("Reshape has an invalid dimension " + std::to_string(v));
+                    else known *= v;
+                    dims.push_back(v);
+                }
+                if (unknown >= 0) {
+                    if (known == 0 || x.numel() % known) return parseError("Reshape cannot infer its -1 dimension");
+                    dims[static_cast<size_t>(unknown)] = x.numel() / known;
+                }
+            } else {
+                std::vector<int64_t> axes;
+                if (const Const* c = constant(n, 1)) axes = c->i;
+                else { KILN_ASSIGN(axes, attrInts(n, "axes", {})); }
+                const size_t rank = op == "Unsqueeze" ? x.dims.size() + axes.size() : x.dims.size();
+                std::set<size_t> at;
+                for (int64_t a : axes) {
+                    KILN_ASSIGN(size_t k, axisOf(a, rank));
+                    at.insert(k);
+                }
+                if (op == "Unsqueeze") {
+                    for (size_t k = 0, j = 0; k < rank; ++k) dims.push_back(at.count(k) ? 1 : x.dims[j++]);
+                } else {
+                    for (size_t k = 0; k < x.dims.size(); ++k)
+                        if (!(at.empty() ? x.dims[k] == 1 : at.count(k) != 0)) dims.push_back(x.dims[k]);
+                }
+            }
+            int64_t numel = 1;
+            for (int64_t d : dims) numel *= d;
+            if (numel != x.numel()) return Error(ErrorCode::ShapeMismatch, op + " changes the number of values of a constant");
+            out = x;
+            out.dims = dims;
+        } else if (op == "Transpose") {
+            const size_t rank = x.dims.size();
+            std::vector<int64_t> def;
+            for (size_t k = rank; k-- > 0;) def.push_back(static_cast<int64_t>(k));
+            KILN_ASSIGN(auto perm, attrInts(n, "perm", def));
+            if (perm.size() != rank) return parseError("Transpose perm does not match the rank");
+            std::vector<int64_t> dims;
+            for (int64_t p : perm) {
+                if (p < 0 || p >= static_cast<int64_t>(rank)) return parseError("Transpose perm is out of range");
+                dims.push_back(x.dims[static_cast<size_t>(p)]);
+            }
+            const auto inStride = strides(x.dims), outStride = strides(dims);
+            std::vector<int64_t> src(static_cast<size_t>(x.numel()));
+            for (int64_t e = 0; e < x.numel(); ++e) {
+                int64_t rest = e, s = 0;
+                for (size_t k = 0; k < rank; ++k) {
+                    const int64_t idx = rest / outStride[k];
+                    rest %= outStride[k];
+                    s += idx * inStride[static_cast<size_t>(perm[k])];
+                }
+                src[static_cast<size_t>(e)] = s;
+            }
+            out = gather(x, dims, src);
+        } else {  // Slice (opset 10+: starts, ends, axes, steps as inputs)
+            const Const* st = constant(n, 1);
+            const Const* en = constant(n, 2);
+            if (!st || !en || !st->isInt || !en->isInt || st->i.size() != en->i.size()) return parseError("Slice needs integer starts and ends");
+            std::vector<int64_t> axes, steps(st->i.size(), 1);
+            for (size_t k = 0; k < st->i.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+            if (const Const* a = constant(n, 3)) axes = a->i;
+            if (const Const* s = constant(n, 4)) steps = s->i;
+            if (axes.size() != st->i.size() || steps.size() != st->i.size()) return parseError("Slice inputs differ in length");
+            const size_t rank = x.dims.size();
+            std::vector<int64_t> begin(rank, 0), step(rank, 1), dims = x.dims;
+            for (size_t k = 0; k < axes.size(); ++k) {
+                KILN_ASSIGN(size_t a, axisOf(axes[k], rank));
+                const int64_t dim = x.dims[a], s = steps[k];
+                if (s == 0) return parseError("Slice step is 0");
+                // Negative indices count from the end; a negative step walks down to index 0.
+                auto clampIdx = [&](int64_t v) {
+                    v = std::clamp<int64_t>(v, -kMaxElements - 1, kMaxElements);
+                    if (v < 0) v += dim;
+                    return s > 0 ? std::clamp<int64_t>(v, 0, dim) : std::clamp<int64_t>(v, -1, dim - 1);
+                };
+                const int64_t b = clampIdx(st->i[k]);
+                const int64_t e = clampIdx(en->i[k]);
+                const int64_t count = s > 0 ? std::max<int64_t>(0, (e - b + s - 1) / s) : std::max<int64_t>(0, (b - e + (-s) - 1) / (-s));
+                begin[a] = b;
+                step[a] = s;
+                dims[a] = count;
+            }
+            const auto inStride = strides(x.dims), outStride = strides(dims);
+            int64_t numel = 1;
+            for (int64_t d : dims) numel *= d;
+            std::vector<int64_t> src(static_cast<size_t>(numel));
+            for (int64_t e = 0; e < numel; ++e) {
+                int64_t rest = e, s = 0;
+                for (size_t k = 0; k < rank; ++k) {
+                    const int64_t idx = rest / outStride[k];
+                    rest %= outStride[k];
+                    s += (begin[k] + idx * step[k]) * inStride[k];
+                }
+                src[static_cast<size_t>(e)] = s;
+            }
+            out = gather(x, dims, src);
+        }
+        m_consts[n.output(0)] = std::move(out);
+        return {};
+    }
+
     Status convert(const onnx::NodeProto& n) {
         const std::string& op = n.op_type();
         const bool kiln = n.domain() == kOnnxKilnDomain;
@@ -870,6 +1330,7 @@ private:
             KILN_ASSIGN(Ref r, ref(n, 0));
             return setOutput(n, r);
         }
+        if (allInputsConstant(n) && foldable(op)) return foldConstant(n);
         if (op == "Conv") return conv(n);
         if (op == "MaxPool") return pool(n, true);
         if (op == "AveragePool") return pool(n, false);
@@ -1077,8 +1538,11 @@ private:
         return Error(ErrorCode::UnknownOp, "ONNX operation " + op + " is not supported by Kiln's reader").with("op", op);
     }
 
+    ImportOptions m_opt;
     ImportedModel m_out;
     std::vector<Shape> m_shapes;
+    std::set<int> m_unknown;  // placeholder nodes whose output shape is unknown
+    std::map<std::string, std::vector<int64_t>> m_valueDims;
     std::map<std::string, Ref> m_values;
     std::map<std::string, Const> m_consts;
     std::map<std::string, int> m_uses;
@@ -1087,7 +1551,18 @@ private:
 
 }  // namespace
 
-Result<ImportedModel> importOnnx(std::string_view bytes, const std::string& file) {
+const char* mappingKindName(NodeMapping::Kind kind) {
+    switch (kind) {
+    case NodeMapping::Kind::Node: return "node";
+    case NodeMapping::Kind::Folded: return "folded";
+    case NodeMapping::Kind::PassThrough: return "pass-through";
+    case NodeMapping::Kind::Constant: return "constant";
+    case NodeMapping::Kind::Placeholder: return "placeholder";
+    }
+    return "?";
+}
+
+Result<ImportedModel> importOnnx(std::string_view bytes, const std::string& file, const ImportOptions& options) {
     auto withFile = [&](Error e) {
         if (!file.empty() && e.file.empty()) e.withFile(file);
         return e;
@@ -1098,7 +1573,7 @@ Result<ImportedModel> importOnnx(std::string_view bytes, const std::string& file
     if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
         return withFile(parseError("the file is not a valid ONNX model (protobuf parsing failed)"));
     try {
-        Importer importer;
+        Importer importer(options);
         auto r = importer.run(proto);
         if (!r.ok()) return withFile(r.error());
         return r;
@@ -1109,13 +1584,13 @@ Result<ImportedModel> importOnnx(std::string_view bytes, const std::string& file
     }
 }
 
-Result<ImportedModel> loadOnnx(const std::string& path) {
+Result<ImportedModel> loadOnnx(const std::string& path, const ImportOptions& options) {
     std::ifstream f(path, std::ios::binary);
     if (!f) return Error(ErrorCode::FileNotFound, "cannot open " + path).withFile(path).with("path", path);
     std::stringstream ss;
     ss << f.rdbuf();
     if (f.bad()) return Error(ErrorCode::FileRead, "cannot read " + path).withFile(path).with("reason", "read failed");
-    return importOnnx(ss.str(), path);
+    return importOnnx(ss.str(), path, options);
 }
 
 Status applyWeights(const ImportedModel& model, exec::ParamStore& params) {

@@ -15,6 +15,31 @@
 
 namespace kiln::engine::io {
 
+// What became of one ONNX node.
+struct NodeMapping {
+    enum class Kind {
+        Node,         // new Kiln node(s), listed in kilnNodes
+        Folded,       // merged into the Kiln node listed (activation, bias, scale, offset)
+        PassThrough,  // no computation in Kiln: a layout change (transpose, flatten of a pooled value) or identity
+        Constant,     // computed while reading (constant folding); no node
+        Placeholder,  // an operation Kiln cannot compute, kept as a Placeholder node
+    };
+    std::string onnxName;  // the ONNX node's name, or its first output when it has none
+    std::string onnxOp;    // op type, with its domain when not the default one
+    Kind kind = Kind::Node;
+    std::vector<std::string> kilnNodes;
+    std::string reason;    // Placeholder: why Kiln could not map it
+};
+const char* mappingKindName(NodeMapping::Kind kind);
+
+struct ImportOptions {
+    // Keras-style node names ("conv2d", "conv2d_1", "batch_normalization"...) in place of the ONNX
+    // names, which are kept in each node's "onnx_node" field. Inputs keep their ONNX names.
+    bool readableNames = false;
+    // Unsupported operations become Placeholder nodes instead of failing the import.
+    bool placeholders = false;
+};
+
 struct ImportedModel {
     Graph graph;                         // Input nodes first, in ONNX graph-input order
     std::vector<NamedTensor> weights;    // "<node>/<param>", Kiln layouts (HWIO kernels, [in,out] dense)
@@ -23,12 +48,15 @@ struct ImportedModel {
     std::vector<bool> inputChannelFirst; // true: the ONNX input is NCHW; Kiln's Input is its NHWC form
     std::vector<std::string> outputs;    // ONNX graph output names, same order as graph.outputs
     int64_t opset = 0;
+    std::string producer;                // producer_name and version, when the file says
+    std::vector<NodeMapping> mapping;    // one entry per ONNX node, in file order
+    std::vector<std::string> placeholders;  // Placeholder node names
 };
 
 // Reads a serialised ONNX ModelProto. Malformed or unsupported content gives an Error naming the
 // ONNX node (and `file` when given); it never aborts.
-Result<ImportedModel> importOnnx(std::string_view bytes, const std::string& file = {});
-Result<ImportedModel> loadOnnx(const std::string& path);
+Result<ImportedModel> importOnnx(std::string_view bytes, const std::string& file = {}, const ImportOptions& options = {});
+Result<ImportedModel> loadOnnx(const std::string& path, const ImportOptions& options = {});
 
 // Copies the imported weights into parameters created for the imported graph.
 Status applyWeights(const ImportedModel& model, exec::ParamStore& params);

@@ -432,6 +432,7 @@ private:
 }  // namespace
 
 Result<std::string> exportSavedModel(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta) {
+    KILN_TRY(ops::refusePlaceholders(model.graph, "export"));
     TfWriter w(model, params);
     return w.run(meta);
 }

@@ -145,4 +145,32 @@ Result<ModelInfo> analyzeModel(const Graph& graph) {
     return m;
 }
 
+std::vector<std::string> placeholderNodes(const Graph& graph) {
+    std::vector<std::string> out;
+    const std::string_view placeholder = opDef(OpKind::Placeholder).name;
+    for (const auto& n : graph.nodes) {
+        if (n.op != placeholder) continue;
+        std::string what;
+        if (auto it = n.attrs.values().find("onnx_op"); it != n.attrs.values().end())
+            if (const auto* s = std::get_if<std::string>(&it->second)) what = *s;
+        out.push_back(n.name + (what.empty() ? std::string() : " (ONNX " + what + ")"));
+    }
+    return out;
+}
+
+Status refusePlaceholders(const Graph& graph, const std::string& action) {
+    const auto names = placeholderNodes(graph);
+    if (names.empty()) return {};
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    const std::string first = names.front().substr(0, names.front().find(" ("));
+    return Error(ErrorCode::Unsupported, "cannot " + action + " the model: " + std::to_string(names.size()) +
+                                             " placeholder node" + (names.size() == 1 ? "" : "s") +
+                                             " stand" + (names.size() == 1 ? "s" : "") +
+                                             " for imported operations Kiln cannot compute: " + list +
+                                             "; replace them with Kiln layers")
+        .withNode(first)
+        .with("what", "placeholder nodes: " + list);
+}
+
 }  // namespace kiln::engine::ops

@@ -40,6 +40,12 @@ struct ModelInfo {
 // names the node (and the attribute or dimension).
 Result<ModelInfo> analyzeModel(const Graph& graph);
 
+// Placeholder nodes (imported operations Kiln cannot compute) as `name (ONNX op)`, graph order.
+std::vector<std::string> placeholderNodes(const Graph& graph);
+// An Unsupported error naming every placeholder node when the graph has any: `action` says what
+// is refused ("train", "export", "run"). Placeholders must be replaced before the model can run.
+Status refusePlaceholders(const Graph& graph, const std::string& action);
+
 // A ShapeContext for node i of an analysed model.
 ShapeContext shapeContext(const ModelInfo& m, int i);
 

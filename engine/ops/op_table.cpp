@@ -52,6 +52,7 @@ constexpr std::array<KindName, kOpKindCount> kNames{{
     {OpKind::BinaryCrossentropy, "BinaryCrossentropy"},
     {OpKind::MeanSquaredError, "MeanSquaredError"},
     {OpKind::MeanAbsoluteError, "MeanAbsoluteError"},
+    {OpKind::Placeholder, "Placeholder"},
 }};
 
 constexpr bool namesInEnumOrder() {
@@ -60,11 +61,11 @@ constexpr bool namesInEnumOrder() {
     return true;
 }
 static_assert(namesInEnumOrder(), "kNames must list every OpKind in enum order");
-static_assert(static_cast<int>(OpKind::MeanAbsoluteError) + 1 == kOpKindCount, "kOpKindCount is stale");
+static_assert(static_cast<int>(OpKind::Placeholder) + 1 == kOpKindCount, "kOpKindCount is stale");
 
 std::array<OpDef, kOpKindCount> buildTable() {
     std::vector<OpDef> rows;
-    for (auto family : {coreOps, convOps, imageOps, normOps, mergeOps, activationOps, lossOps})
+    for (auto family : {coreOps, convOps, imageOps, normOps, mergeOps, activationOps, lossOps, placeholderOps})
         for (auto& row : family()) rows.push_back(std::move(row));
     std::array<OpDef, kOpKindCount> table{};
     std::array<bool, kOpKindCount> filled{};

@@ -60,8 +60,9 @@ enum class OpKind : uint8_t {
     BinaryCrossentropy,
     MeanSquaredError,
     MeanAbsoluteError,
+    Placeholder,
 };
-constexpr int kOpKindCount = 37;
+constexpr int kOpKindCount = 38;
 
 enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss };
 const char* categoryName(Category c);
@@ -180,6 +181,7 @@ std::vector<OpDef> normOps();         // BatchNormalization, LayerNormalization
 std::vector<OpDef> mergeOps();        // Concatenate, Add, Subtract, Multiply
 std::vector<OpDef> activationOps();   // ReLU ... Softmax, SiLU, HardSigmoid, HardSwish, Clip
 std::vector<OpDef> lossOps();         // the losses
+std::vector<OpDef> placeholderOps();  // Placeholder (imported operations Kiln cannot compute)
 
 // Shape-rule helpers shared by the families.
 Error shapeError(const ShapeContext& c, const std::string& why);

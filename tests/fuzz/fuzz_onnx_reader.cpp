@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target for Kiln's ONNX reader: any bytes must give a model or an Error, never a crash,
-// a hang or a sanitizer report. With an empty corpus folder, the bundled examples (exported with
+// libFuzzer target for Kiln's ONNX reader, strict and as kiln-import runs it: any bytes must give a
+// model or an Error, never a crash, a hang or a sanitizer report. With an empty corpus folder, the bundled examples (exported with
 // random weights) are written into it first as seeds.
 // kiln-fuzz-sources: engine/io/onnx_import.cpp engine/io/onnx_export.cpp engine/io/project.cpp
-// kiln-fuzz-libs: kiln_io kiln_exec kiln_ops kiln_kernels kiln_graph kiln_core onnx_proto protobuf::libprotobuf
+// kiln-fuzz-libs: kiln_io kiln_exec kiln_ops kiln_kernels kiln_graph kiln_core onnx onnx_proto protobuf::libprotobuf
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -49,7 +49,14 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    auto r = kiln::engine::io::importOnnx(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.onnx");
+    const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+    // The user's import (kiln-import): placeholders, ONNX shape inference, readable names.
+    kiln::engine::io::ImportOptions user;
+    user.readableNames = true;
+    user.placeholders = true;
+    auto u = kiln::engine::io::importOnnx(bytes, "fuzz.onnx", user);
+    if (!u.ok() && u.error().message.empty()) __builtin_trap();
+    auto r = kiln::engine::io::importOnnx(bytes, "fuzz.onnx");
     if (r.ok()) {
         // A model that reads must also analyse and get its weights.
         auto m = kiln::engine::ops::analyzeModel(r->graph);

@@ -96,6 +96,16 @@ void NodeItem::syncFromDocument() {
     if (!n) return;
     m_name = QString::fromStdString(n->node.name);
     m_op = QString::fromStdString(n->node.op);
+    // An imported operation Kiln cannot compute: the card says which ONNX op it stands for.
+    m_placeholder = n->node.op == engine::ops::opDef(engine::ops::OpKind::Placeholder).name;
+    m_opLabel = m_op;
+    if (m_placeholder) {
+        const auto& values = n->node.attrs.values();
+        const auto it = values.find("onnx_op");
+        const std::string* onnxOp = it == values.end() ? nullptr : std::get_if<std::string>(&it->second);
+        m_opLabel = QCoreApplication::translate("NodeItem", "%1 · placeholder")
+                        .arg(onnxOp ? QString::fromStdString(*onnxOp) : QStringLiteral("?"));
+    }
     m_frozen = !n->node.trainable;
     m_shared = !n->node.shareWeightsWith.empty();
     const auto* def = engine::ops::findOp(n->node.op);
@@ -156,7 +166,7 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     const QColor accent = categoryColor(pal, m_op.toStdString());
     QColor border = isSelected() ? pal.color(QPalette::Highlight) : pal.color(QPalette::Mid);
     if (!m_error.isEmpty()) border = errorColor();
-    p->setPen(cosmeticPen(border, isSelected() || !m_error.isEmpty() ? 2.5 : 1.2));
+    p->setPen(cosmeticPen(border, isSelected() || !m_error.isEmpty() ? 2.5 : 1.2, m_placeholder ? Qt::DashLine : Qt::SolidLine));
     p->setBrush(pal.brush(QPalette::Base));
     p->drawRoundedRect(body, 6, 6);
     // Category band on the left.
@@ -183,8 +193,8 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     const QFontMetricsF nm(st.titleFont);
     // The op takes what the name leaves; a long name keeps at least 40 % of the row.
     const qreal nameWidth = std::min(nm.horizontalAdvance(m_name), inner.width() * 0.4);
-    const qreal opWidth = std::min(tm.horizontalAdvance(m_op), inner.width() - nameWidth - 8);
-    p->drawText(titleRow, Qt::AlignRight | Qt::AlignVCenter, tm.elidedText(m_op, Qt::ElideRight, opWidth + 1));
+    const qreal opWidth = std::min(tm.horizontalAdvance(m_opLabel), inner.width() - nameWidth - 8);
+    p->drawText(titleRow, Qt::AlignRight | Qt::AlignVCenter, tm.elidedText(m_opLabel, Qt::ElideRight, opWidth + 1));
     p->setFont(st.titleFont);
     p->setPen(text);
     p->drawText(titleRow, Qt::AlignLeft | Qt::AlignVCenter,

@@ -65,6 +65,8 @@ public:
     int inputPortCount() const { return m_inputPorts; }
     bool isInput() const { return m_isInput; }  // an op without inputs: where data enters
     bool isFrozen() const { return m_frozen; }  // drawn as frozen (the node does not train)
+    bool isPlaceholder() const { return m_placeholder; }  // an imported op Kiln cannot compute
+    QString opLabel() const { return m_opLabel; }  // the op as the card shows it
     QPointF inputPortPos(int port) const;  // scene coordinates
     QPointF outputPortPos() const;
     // -1 when not on a port; else the input port index, or kOutputPort.
@@ -77,7 +79,8 @@ protected:
 private:
     GraphScene* m_graph;
     ItemId m_id;
-    QString m_name, m_op, m_shape, m_stats, m_error;
+    QString m_name, m_op, m_opLabel, m_shape, m_stats, m_error;
+    bool m_placeholder = false;
     bool m_frozen = false, m_shared = false, m_isInput = false;
     int m_inputPorts = 0;
 };

@@ -64,7 +64,8 @@ PaletteModel::PaletteModel(QObject* parent) : QAbstractItemModel(parent) {
                 C::Activation, C::Loss}) {
         Section s{categoryLabel(c), {}};
         for (const auto& def : engine::ops::opTable()) {
-            if (def.category != c) continue;
+            // Placeholders come from imported models only; there is nothing to add by hand.
+            if (def.category != c || def.kind == engine::ops::OpKind::Placeholder) continue;
             QString name = QString::fromUtf8(def.name.data(), static_cast<int>(def.name.size()));
             s.entries.push_back({name, name,
                                  QString::fromUtf8(def.doc.data(), static_cast<int>(def.doc.size())),

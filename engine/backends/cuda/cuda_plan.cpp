@@ -65,6 +65,7 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
                                                     const CudaPlanOptions& options, DeviceContext& ctx,
                                                     ThreadPool& pool) {
     if (options.batch <= 0) return configError("batch_size", "must be positive");
+    KILN_TRY(ops::refusePlaceholders(model.graph, options.training ? "train" : "run"));
     std::unique_ptr<CudaPlan> plan(new CudaPlan());
     plan->m_ctx = &ctx;
     plan->m_pool = &pool;

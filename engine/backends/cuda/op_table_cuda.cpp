@@ -963,6 +963,7 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::BinaryCrossentropy, fromLogits, lossCuda<LossKind::Binary>},
         CudaOpRow{OpKind::MeanSquaredError, nullptr, lossCuda<LossKind::Mse>},
         CudaOpRow{OpKind::MeanAbsoluteError, nullptr, lossCuda<LossKind::Mae>},
+        std::nullopt,  // Placeholder: nothing to compute anywhere
     }};
     return table;
 }

@@ -639,6 +639,18 @@ inline const std::vector<OpCase>& opCases() {
                 "must have the same number of values per sample"),
         invalid(K::MeanAbsoluteError, "MeanAbsoluteError rank 1 predictions", {},
                 {uniform({4}), uniform({4})}, "expects predictions with a batch dimension"),
+
+        // ---- Placeholder ----
+        valid(K::Placeholder, "Placeholder known shape",
+              {{"onnx_op", as("Erf")}, {"onnx_domain", as("")}, {"onnx_attributes", as("{\"alpha\": 0.5}")},
+               {"output_shape", al({3, 2})}},
+              {uniform({2, 3, 2})}, {2, 3, 2}),
+        valid(K::Placeholder, "Placeholder two inputs, new shape", {{"onnx_op", as("Einsum")}, {"output_shape", al({7})}},
+              {uniform({2, 3}), uniform({2, 4})}, {2, 7}),
+        invalid(K::Placeholder, "Placeholder unknown shape", {{"onnx_op", as("Mystery")}, {"onnx_domain", as("com.example")}},
+                {uniform({2, 3})}, "stands for the ONNX operation com.example.Mystery, whose output shape is unknown"),
+        invalid(K::Placeholder, "Placeholder without op", {{"output_shape", al({3})}}, {uniform({2, 3})},
+                "needs the attribute \"onnx_op\""),
     };
     return cases;
 }

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// The import job: ONNX -> Kiln graph (readable names, placeholders for what Kiln cannot compute),
+// the editor layout, the project, the weights in safetensors and the JSON import report.
+#include "app/kiln_import/import_job.h"
+
+#include <QCoreApplication>
+
+#include <filesystem>
+
+#include "app/common/error_text.h"
+
+#include "engine/io/project.h"
+#include "engine/io/safetensors.h"
+#include "ui/graph_editor/graph_layout.h"
+
+namespace kiln::app {
+namespace fs = std::filesystem;
+using engine::Error;
+using engine::ErrorCode;
+using nlohmann::json;
+
+namespace {
+
+// Node positions as the editor stores them ({"nodes": {name: [x, y]}}), from the editor's own
+// layered layout, so the project opens laid out top to bottom.
+json editorLayout(const engine::Graph& graph) {
+    std::vector<std::vector<int>> inputs(graph.nodes.size());
+    for (size_t i = 0; i < graph.nodes.size(); ++i)
+        for (const auto& in : graph.nodes[i].inputs)
+            if (int j = graph.find(in); j >= 0) inputs[i].push_back(j);
+    const auto pos = ui::layeredLayout(inputs);
+    json nodes = json::object();
+    for (size_t i = 0; i < pos.size(); ++i) nodes[graph.nodes[i].name] = json::array({pos[i].x(), pos[i].y()});
+    return {{"nodes", std::move(nodes)}};
+}
+
+json makeReport(const ImportJobRequest& req, const ImportJobResult& r) {
+    const auto& m = r.model;
+    json inputs = json::array();
+    for (size_t k = 0; k < m.inputs.size(); ++k) {
+        const auto* node = m.graph.node(m.inputs[k]);
+        json shape = node ? json(node->attrs.getInts("shape")) : json::array();
+        inputs.push_back({{"name", m.inputs[k]}, {"shape", shape}, {"onnx_layout", m.inputChannelFirst[k] ? "NCHW" : "as in Kiln"}});
+    }
+    json outputs = json::array();
+    for (size_t k = 0; k < m.outputs.size(); ++k) outputs.push_back({{"onnx", m.outputs[k]}, {"kiln_node", m.graph.outputs[k]}});
+    json nodes = json::array();
+    std::map<std::string, int> counts;
+    for (const auto& map : m.mapping) {
+        json j = {{"onnx_name", map.onnxName}, {"onnx_op", map.onnxOp}, {"kind", engine::io::mappingKindName(map.kind)},
+                  {"kiln_nodes", map.kilnNodes}};
+        if (!map.reason.empty()) j["reason"] = map.reason;
+        nodes.push_back(std::move(j));
+        ++counts[engine::io::mappingKindName(map.kind)];
+    }
+    json weights = json::array();
+    for (const auto& w : m.weights) weights.push_back({{"name", w.name}, {"shape", w.tensor.shape().dims()}});
+    json placeholders = json::array();
+    for (const auto& name : m.placeholders) {
+        const auto* node = m.graph.node(name);
+        json p = {{"kiln_node", name}, {"onnx_op", node ? node->attrs.getString("onnx_op") : std::string()}};
+        if (node && node->attrs.has("output_shape")) p["output_shape"] = node->attrs.getInts("output_shape");
+        else p["output_shape"] = nullptr;
+        placeholders.push_back(std::move(p));
+    }
+    return {{"format", "kiln-import-report"},
+            {"version", 1},
+            {"source", req.model},
+            {"producer", m.producer},
+            {"opset", m.opset},
+            {"project", r.projectPath},
+            {"weights", r.weightsPath},
+            {"inputs", inputs},
+            {"outputs", outputs},
+            {"summary",
+             {{"onnx_nodes", m.mapping.size()},
+              {"kiln_nodes", m.graph.nodes.size()},
+              {"node", counts["node"]},
+              {"folded", counts["folded"]},
+              {"pass_through", counts["pass-through"]},
+              {"constant", counts["constant"]},
+              {"placeholders", m.placeholders.size()},
+              {"weight_tensors", m.weights.size()},
+              {"parameters", r.parameterCount}}},
+            {"nodes", nodes},
+            {"weight_tensors", weights},
+            {"placeholders", placeholders}};
+}
+
+}  // namespace
+
+class ImportText {
+    Q_DECLARE_TR_FUNCTIONS(ImportText)
+};
+
+QString describeImportError(const engine::Error& e) {
+    QString text = ErrorText::describe(e);
+    const QString node = QString::fromStdString(e.node);
+    if (!node.isEmpty() && !text.contains(QLatin1Char('"') + node + QLatin1Char('"')))
+        text += QLatin1Char(' ') + ImportText::tr("(ONNX node \"%1\")").arg(node);
+    return text;
+}
+
+int importExitCode(const engine::Error& e) {
+    return e.code == ErrorCode::FileWrite || e.code == ErrorCode::OutOfMemory || e.code == ErrorCode::Internal ? 1 : 2;
+}
+
+std::string defaultWeightsPath(const std::string& projectPath) {
+    fs::path p(projectPath);
+    p.replace_extension(".safetensors");
+    return p.string();
+}
+
+engine::Result<ImportJobResult> runImportJob(const ImportJobRequest& req) {
+    if (req.project.empty()) return Error(ErrorCode::InvalidArgument, "no project file to write was given").with("field", "project");
+    engine::io::ImportOptions options;
+    options.readableNames = true;
+    options.placeholders = true;
+    KILN_ASSIGN(engine::io::ImportedModel model, engine::io::loadOnnx(req.model, options));
+
+    ImportJobResult r;
+    r.projectPath = req.project;
+    r.weightsPath = req.weightsOut.empty() ? defaultWeightsPath(req.project) : req.weightsOut;
+    r.reportPath = req.reportOut;
+    for (const auto& w : model.weights) r.parameterCount += w.tensor.numel();
+
+    engine::io::Project project;
+    project.name = fs::path(req.project).stem().string();
+    project.graph = model.graph;
+    project.layout = editorLayout(model.graph);
+    // Where the project came from and which weights belong to it (kept as an unknown field).
+    std::error_code ec;
+    const fs::path projectDir = fs::absolute(req.project, ec).parent_path().lexically_normal();
+    const fs::path weightsRel = fs::absolute(r.weightsPath, ec).lexically_normal().lexically_relative(projectDir);
+    project.extra["imported_from"] = {{"file", fs::path(req.model).filename().string()},
+                                      {"format", "onnx"},
+                                      {"opset", model.opset},
+                                      {"weights", weightsRel.empty() ? r.weightsPath : weightsRel.generic_string()},
+                                      {"placeholders", model.placeholders}};
+    r.model = std::move(model);
+    r.report = makeReport(req, r);
+
+    std::map<std::string, std::string> meta{{"source", fs::path(req.model).filename().string()}, {"format", "kiln-import"}};
+    KILN_TRY(engine::io::saveSafetensors(r.weightsPath, r.model.weights, meta));
+    KILN_TRY(engine::io::saveProject(project, req.project));
+    if (!req.reportOut.empty()) KILN_TRY(engine::io::writeFileAtomic(req.reportOut, r.report.dump(1) + "\n"));
+    return r;
+}
+
+}  // namespace kiln::app

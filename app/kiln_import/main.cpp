@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// kiln-import: turns an ONNX model into an editable Kiln project, its weights (safetensors, Kiln
+// names "<node>/<param>") and an import report. Exit 0 on success, 2 when the model file cannot
+// be read (the message names the file and the ONNX node), 1 on other failures (writing).
+#include <QCommandLineParser>
+#include <QCoreApplication>
+
+#include <cstdio>
+#include <exception>
+
+#include "app/common/cli.h"
+#include "app/common/error_text.h"
+#include "app/kiln_import/import_job.h"
+
+namespace {
+using namespace kiln;
+
+class Cli {
+    Q_DECLARE_TR_FUNCTIONS(Cli)
+};
+
+using app::printErr;
+using app::printOut;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("kiln-import"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(KILN_VERSION));
+    const auto translator = app::installTranslations();
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(Cli::tr("Imports an ONNX model as an editable Kiln project with its weights."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("model"), Cli::tr("The ONNX model (*.onnx)."));
+    QCommandLineOption outOpt(QStringList{QStringLiteral("o"), QStringLiteral("output")}, Cli::tr("The project file to write (*.kiln)."),
+                              QStringLiteral("PROJECT"));
+    QCommandLineOption weightsOpt(QStringLiteral("weights-out"), Cli::tr("Where to write the weights (default: the project's name with .safetensors)."),
+                                  QStringLiteral("FILE"));
+    QCommandLineOption reportOpt(QStringLiteral("report"), Cli::tr("Write the import report (JSON) to this file."), QStringLiteral("FILE"));
+    QCommandLineOption jsonOpt(QStringLiteral("json"), Cli::tr("Print the import report as one JSON line."));
+    parser.addOptions({outOpt, weightsOpt, reportOpt, jsonOpt});
+    parser.process(app);
+
+    auto usage = [&](const QString& why) {
+        printErr(QStringLiteral("kiln-import: ") + why);
+        return 2;
+    };
+    if (parser.positionalArguments().size() != 1) return usage(Cli::tr("give exactly one ONNX model file"));
+    if (!parser.isSet(outOpt)) return usage(Cli::tr("-o PROJECT is required"));
+
+    app::ImportJobRequest req;
+    req.model = parser.positionalArguments().first().toStdString();
+    req.project = parser.value(outOpt).toStdString();
+    req.weightsOut = parser.value(weightsOpt).toStdString();
+    req.reportOut = parser.value(reportOpt).toStdString();
+    try {
+        auto result = app::runImportJob(req);
+        if (!result.ok()) {
+            const engine::Error& e = result.error();
+            printErr(QStringLiteral("kiln-import: ") + app::describeImportError(e));
+            // Everything that goes wrong while reading concerns the model file: exit 2. Failing to
+            // write the results is the machine's problem: exit 1.
+            return app::importExitCode(e);
+        }
+        if (parser.isSet(jsonOpt)) {
+            printOut(QString::fromStdString(result->report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+            return 0;
+        }
+        const auto& s = result->report["summary"];
+        printOut(Cli::tr("Imported %1 ONNX nodes as %2 Kiln nodes (%3 folded into others, %4 layout-only, %5 constants)")
+                     .arg(s["onnx_nodes"].get<int64_t>())
+                     .arg(s["kiln_nodes"].get<int64_t>())
+                     .arg(s["folded"].get<int64_t>())
+                     .arg(s["pass_through"].get<int64_t>())
+                     .arg(s["constant"].get<int64_t>()));
+        printOut(Cli::tr("Weights: %1 tensors, %2 values in %3")
+                     .arg(s["weight_tensors"].get<int64_t>())
+                     .arg(s["parameters"].get<int64_t>())
+                     .arg(QString::fromStdString(result->weightsPath)));
+        printOut(Cli::tr("Project: %1").arg(QString::fromStdString(result->projectPath)));
+        if (!result->reportPath.empty()) printOut(Cli::tr("Report: %1").arg(QString::fromStdString(result->reportPath)));
+        for (const auto& p : result->report["placeholders"])
+            printOut(Cli::tr("Placeholder: %1 stands for the ONNX operation %2, which Kiln cannot compute; replace it before training or export")
+                         .arg(QString::fromStdString(p["kiln_node"].get<std::string>()), QString::fromStdString(p["onnx_op"].get<std::string>())));
+        return 0;
+    } catch (const std::bad_alloc&) {
+        printErr(Cli::tr("kiln-import: out of memory"));
+        return 1;
+    } catch (const std::exception& e) {
+        printErr(Cli::tr("kiln-import: internal error: %1").arg(QString::fromUtf8(e.what())));
+        return 1;
+    }
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+// File > Import Model in the studio, driven like a user: the menu entry opens the import dialog;
+// a broken file shows the error naming it and offers nothing to open; a real model (the
+// Fashion-MNIST CNN example, exported to ONNX) shows the report's summary, and Open Project
+// loads the imported project into the editor, laid out.
+// kiln-test-labels: ui
+// kiln-test-libs: kiln_shell kiln_ui_all kiln_app_common
+#include <QAction>
+#include <QApplication>
+#include <QLineEdit>
+#include <QMenu>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+
+#include "app/kiln/main_window.h"
+#include "engine/io/onnx_export.h"
+#include "engine/io/project.h"
+#include "engine/ops/model.h"
+#include "ui/graph_editor/editor_document.h"
+#include "ui/graph_editor/graph_editor_widget.h"
+#include "ui/graph_editor/graph_items.h"
+#include "ui/graph_editor/graph_scene.h"
+#include "ui/import/import_dialog.h"
+
+using kiln::app::MainWindow;
+using namespace kiln::ui;
+using namespace kiln::engine;
+
+class TestImportModel : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("KilnTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_import_model"));
+        QVERIFY(m_dir.isValid());
+        QSettings().clear();
+    }
+
+    void importFromTheFileMenu() {
+        // A real model as another tool would hand it over: the CNN example exported to ONNX.
+        auto example = io::loadProject(KILN_SOURCE_DIR "/resources/examples/fashion_cnn.kiln");
+        QVERIFY(example.ok());
+        auto model = ops::analyzeModel(example->graph);
+        QVERIFY(model.ok());
+        auto params = exec::ParamStore::create(*model, 1);
+        auto bytes = io::exportOnnx(*model, params, {"fashion_cnn", {}, "{}", "test"});
+        QVERIFY(bytes.ok());
+        const QString good = m_dir.filePath("fashion.onnx"), broken = m_dir.filePath("broken.onnx");
+        std::ofstream(good.toStdString(), std::ios::binary) << *bytes;
+        std::ofstream(broken.toStdString(), std::ios::binary) << bytes->substr(0, bytes->size() / 3);
+
+        MainWindow w(m_dir.filePath("recovery"));
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* action = w.findChild<QAction*>(QStringLiteral("actionImportModel"));
+        QVERIFY(action);
+        QVERIFY(w.fileMenu()->actions().contains(action));
+        QVERIFY(!action->text().isEmpty());
+        action->trigger();
+        auto* dialog = w.findChild<ImportDialog*>(QStringLiteral("importDialog"));
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->isVisible());
+        auto* modelEdit = dialog->findChild<QLineEdit*>(QStringLiteral("modelPath"));
+        auto* projectEdit = dialog->findChild<QLineEdit*>(QStringLiteral("projectPath"));
+        QVERIFY(modelEdit && projectEdit);
+        QVERIFY(!dialog->importButton()->isEnabled());
+
+        // A truncated file: the error names it; nothing to open.
+        QTest::keyClicks(modelEdit, broken);
+        QCOMPARE(projectEdit->text(), m_dir.filePath("broken.kiln"));
+        QVERIFY(dialog->importButton()->isEnabled());
+        QTest::mouseClick(dialog->importButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->isImporting() && !dialog->summaryText().isEmpty(), 60000);
+        QVERIFY2(dialog->summaryText().contains("broken.onnx"), qPrintable(dialog->summaryText()));
+        QVERIFY(!dialog->succeeded());
+        QVERIFY(!dialog->openButton()->isEnabled());
+        QVERIFY(!QFile::exists(m_dir.filePath("broken.kiln")));
+
+        // The real model, saved where the user says.
+        modelEdit->clear();
+        QTest::keyClicks(modelEdit, good);
+        QCOMPARE(projectEdit->text(), m_dir.filePath("fashion.kiln"));
+        const QString target = m_dir.filePath("imported_cnn.kiln");
+        projectEdit->selectAll();
+        QTest::keyClicks(projectEdit, target);
+        QTest::mouseClick(dialog->importButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->succeeded(), 60000);
+        const QString summary = dialog->summaryText();
+        QVERIFY2(summary.contains("Kiln nodes") && summary.contains("Every operation was mapped"), qPrintable(summary));
+        QVERIFY(QFile::exists(target));
+        QVERIFY(QFile::exists(m_dir.filePath("imported_cnn.safetensors")));
+        std::ifstream reportFile(m_dir.filePath("imported_cnn.import.json").toStdString());
+        const auto report = nlohmann::json::parse(reportFile);
+        const auto kilnNodes = report["summary"]["kiln_nodes"].get<size_t>();
+        QVERIFY2(summary.contains(QStringLiteral("became %1 Kiln nodes").arg(kilnNodes)), qPrintable(summary));
+        QVERIFY(dialog->openButton()->isEnabled());
+
+        QTest::mouseClick(dialog->openButton(), Qt::LeftButton);
+        QTRY_COMPARE(w.document()->filePath(), QFileInfo(target).absoluteFilePath());
+        const io::Project opened = w.document()->project();
+        QCOMPARE(opened.graph.nodes.size(), kilnNodes);
+        // Positions came with the file: the editor did not have to lay it out again.
+        for (const auto& n : opened.graph.nodes) QVERIFY2(opened.layout["nodes"].contains(n.name), n.name.c_str());
+        QVERIFY(w.windowTitle().contains("imported_cnn"));
+    }
+
+    // An operation Kiln cannot compute shows as a placeholder card naming the ONNX op.
+    void placeholderCard() {
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(17);
+        auto* g = m.mutable_graph();
+        auto* in = g->add_input();
+        in->set_name("x");
+        auto* tt = in->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(onnx::TensorProto::FLOAT);
+        tt->mutable_shape()->add_dim()->set_dim_param("batch");
+        tt->mutable_shape()->add_dim()->set_dim_value(8);
+        auto* w = g->add_initializer();
+        w->set_name("W");
+        w->set_data_type(onnx::TensorProto::FLOAT);
+        w->add_dims(8);
+        w->add_dims(4);
+        for (int k = 0; k < 32; ++k) w->add_float_data(0.1f * float(k % 5));
+        auto* mm = g->add_node();
+        mm->set_op_type("MatMul");
+        mm->add_input("x");
+        mm->add_input("W");
+        mm->add_output("h");
+        auto* erf = g->add_node();
+        erf->set_op_type("Erf");
+        erf->set_name("odd_one");
+        erf->add_input("h");
+        erf->add_output("y");
+        g->add_output()->set_name("y");
+        const QString onnxPath = m_dir.filePath("erf.onnx"), project = m_dir.filePath("erf.kiln");
+        std::ofstream(onnxPath.toStdString(), std::ios::binary) << m.SerializeAsString();
+
+        MainWindow win(m_dir.filePath("recovery2"));
+        win.resize(1200, 800);
+        win.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&win));
+        ImportDialog* dialog = win.openImportDialog();
+        dialog->setModelPath(onnxPath);
+        QTest::mouseClick(dialog->importButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->succeeded(), 60000);
+        QVERIFY2(dialog->summaryText().contains("erf (ONNX Erf)"), qPrintable(dialog->summaryText()));
+        QTest::mouseClick(dialog->openButton(), Qt::LeftButton);
+        QTRY_COMPARE(win.document()->filePath(), QFileInfo(project).absoluteFilePath());
+        for (int i = 0; i < 5; ++i) {
+            QCoreApplication::processEvents();
+            QTest::qWait(10);
+        }
+        NodeItem* card = nullptr;
+        for (QGraphicsItem* item : win.editor()->view()->graphScene()->items())
+            if (item->type() == NodeItemType && static_cast<NodeItem*>(item)->isPlaceholder()) card = static_cast<NodeItem*>(item);
+        QVERIFY(card);
+        QVERIFY2(card->opLabel().contains("Erf"), qPrintable(card->opLabel()));
+    }
+};
+
+QTEST_MAIN(TestImportModel)
+#include "tst_import_model.moc"

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+// The import dialog: paths, the import job on a worker thread, the report summary, Open.
+#include "ui/import/import_dialog.h"
+
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+namespace kiln::ui {
+
+ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
+    setObjectName(QStringLiteral("importDialog"));
+    setWindowTitle(tr("Import Model"));
+    auto* form = new QFormLayout;
+    auto pathRow = [this](QLineEdit*& edit, const char* name, const QString& button, void (ImportDialog::*browse)()) {
+        edit = new QLineEdit(this);
+        edit->setObjectName(QString::fromLatin1(name));
+        auto* b = new QPushButton(button, this);
+        connect(b, &QPushButton::clicked, this, browse);
+        auto* row = new QHBoxLayout;
+        row->addWidget(edit, 1);
+        row->addWidget(b);
+        return row;
+    };
+    form->addRow(tr("ONNX model:"), pathRow(m_model, "modelPath", tr("Browse…"), &ImportDialog::browseModel));
+    form->addRow(tr("Save project as:"), pathRow(m_project, "projectPath", tr("Browse…"), &ImportDialog::browseProject));
+    connect(m_model, &QLineEdit::textEdited, this, &ImportDialog::proposeProject);
+    connect(m_project, &QLineEdit::textEdited, this, [this] {
+        m_projectEdited = true;
+        updateButtons();
+    });
+
+    m_status = new QLabel(tr("Choose an ONNX file. Kiln writes an editable project, its weights (.safetensors) and an import report."), this);
+    m_status->setObjectName(QStringLiteral("importStatus"));
+    m_status->setWordWrap(true);
+    m_summary = new QPlainTextEdit(this);
+    m_summary->setObjectName(QStringLiteral("importSummary"));
+    m_summary->setReadOnly(true);
+    m_summary->setMinimumSize(520, 200);
+
+    auto* buttons = new QDialogButtonBox(this);
+    m_importButton = buttons->addButton(tr("&Import"), QDialogButtonBox::ActionRole);
+    m_importButton->setObjectName(QStringLiteral("importButton"));
+    m_openButton = buttons->addButton(tr("&Open Project"), QDialogButtonBox::AcceptRole);
+    m_openButton->setObjectName(QStringLiteral("openButton"));
+    QPushButton* close = buttons->addButton(QDialogButtonBox::Close);
+    close->setText(tr("Close"));
+    connect(m_importButton, &QPushButton::clicked, this, &ImportDialog::startImport);
+    connect(m_openButton, &QPushButton::clicked, this, [this] {
+        emit openRequested(projectPath());
+        accept();
+    });
+    connect(close, &QPushButton::clicked, this, &QDialog::reject);
+    connect(&m_watcher, &QFutureWatcherBase::finished, this, &ImportDialog::finished);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(m_status);
+    layout->addWidget(m_summary, 1);
+    layout->addWidget(buttons);
+    updateButtons();
+}
+
+ImportDialog::~ImportDialog() { m_watcher.waitForFinished(); }
+
+void ImportDialog::setModelPath(const QString& path) {
+    m_model->setText(path);
+    proposeProject();
+}
+
+void ImportDialog::proposeProject() {
+    // Until the user picks a project path: the model's folder and name, with .kiln.
+    if (!m_projectEdited) {
+        const QFileInfo fi(modelPath());
+        m_project->setText(fi.fileName().isEmpty() ? QString() : fi.absoluteDir().filePath(fi.completeBaseName() + QStringLiteral(".kiln")));
+    }
+    updateButtons();
+}
+
+void ImportDialog::setProjectPath(const QString& path) {
+    m_project->setText(path);
+    m_projectEdited = true;
+    updateButtons();
+}
+
+QString ImportDialog::modelPath() const { return m_model->text().trimmed(); }
+QString ImportDialog::projectPath() const {
+    QString p = m_project->text().trimmed();
+    if (!p.isEmpty() && QFileInfo(p).suffix().isEmpty()) p += QStringLiteral(".kiln");
+    return p;
+}
+QString ImportDialog::summaryText() const { return m_summary->toPlainText(); }
+
+void ImportDialog::browseModel() {
+    const QString start = modelPath().isEmpty() ? QDir::homePath() : QFileInfo(modelPath()).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import Model"), start, tr("ONNX models (*.onnx)"));
+    if (!path.isEmpty()) setModelPath(path);
+}
+
+void ImportDialog::browseProject() {
+    const QString start = projectPath().isEmpty() ? QDir::homePath() : projectPath();
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save Imported Project As"), start, tr("Kiln projects (*.kiln)"));
+    if (!path.isEmpty()) setProjectPath(path);
+}
+
+void ImportDialog::updateButtons() {
+    const bool busy = m_watcher.isRunning();
+    m_importButton->setEnabled(!busy && !modelPath().isEmpty() && !projectPath().isEmpty());
+    m_openButton->setEnabled(!busy && m_done);
+    m_model->setEnabled(!busy);
+    m_project->setEnabled(!busy);
+}
+
+void ImportDialog::startImport() {
+    if (m_watcher.isRunning() || modelPath().isEmpty() || projectPath().isEmpty()) return;
+    m_done = false;
+    app::ImportJobRequest req;
+    req.model = QDir::cleanPath(modelPath()).toStdString();
+    req.project = QDir::cleanPath(projectPath()).toStdString();
+    const QFileInfo project(projectPath());
+    req.reportOut = project.absoluteDir().filePath(project.completeBaseName() + QStringLiteral(".import.json")).toStdString();
+    m_status->setText(tr("Importing %1…").arg(QFileInfo(modelPath()).fileName()));
+    m_summary->clear();
+    m_watcher.setFuture(QtConcurrent::run([req] { return app::runImportJob(req); }));
+    updateButtons();
+}
+
+QString ImportDialog::describeReport(const nlohmann::json& report) {
+    const auto& s = report["summary"];
+    auto n = [&](const char* key) { return QString::number(s[key].get<int64_t>()); };
+    QStringList lines;
+    lines << tr("%1 ONNX nodes became %2 Kiln nodes.").arg(n("onnx_nodes"), n("kiln_nodes"));
+    lines << tr("Mapped to new nodes: %1; folded into the node before them: %2; layout changes only: %3; constants: %4.")
+                 .arg(n("node"), n("folded"), n("pass_through"), n("constant"));
+    lines << tr("Weights: %1 tensors, %2 values.").arg(n("weight_tensors"), n("parameters"));
+    QStringList inputs;
+    for (const auto& in : report["inputs"]) {
+        QStringList dims;
+        for (const auto& d : in["shape"]) dims << QString::number(d.get<int64_t>());
+        inputs << QStringLiteral("%1 [%2]").arg(QString::fromStdString(in["name"].get<std::string>()), dims.join(QLatin1Char(',')));
+    }
+    lines << tr("Inputs (channels-last): %1").arg(inputs.join(QStringLiteral(", ")));
+    const auto& placeholders = report["placeholders"];
+    if (placeholders.empty()) {
+        lines << tr("Every operation was mapped: the project can be trained and exported.");
+    } else {
+        lines << tr("%n operation(s) Kiln cannot compute became placeholder nodes; replace them before training or export:", nullptr,
+                    int(placeholders.size()));
+        for (const auto& p : placeholders)
+            lines << QStringLiteral("  • %1 (ONNX %2)").arg(QString::fromStdString(p["kiln_node"].get<std::string>()),
+                                                        QString::fromStdString(p["onnx_op"].get<std::string>()));
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+void ImportDialog::finished() {
+    const auto result = m_watcher.result();
+    if (!result.ok()) {
+        m_status->setText(tr("The model could not be imported."));
+        m_summary->setPlainText(app::describeImportError(result.error()));
+        updateButtons();
+        return;
+    }
+    m_done = true;
+    m_status->setText(tr("Imported into %1. The report is in %2.")
+                          .arg(QDir::toNativeSeparators(QString::fromStdString(result->projectPath)),
+                               QDir::toNativeSeparators(QString::fromStdString(result->reportPath))));
+    m_summary->setPlainText(describeReport(result->report));
+    updateButtons();
+    m_openButton->setDefault(true);
+}
+
+}  // namespace kiln::ui
