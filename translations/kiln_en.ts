@@ -864,7 +864,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Steps of the range test (default: 100).</source>
         <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
         <translation type="unfinished"></translation>
     </message>
@@ -889,7 +888,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Stage %1/%2 &quot;%3&quot;: epochs %4 to %5, %6 trainable parameters, learning rate %7</source>
         <source>Imports an ONNX model as an editable Kiln project with its weights.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -947,6 +945,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>kiln-import: internal error: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Steps of the range test (default: 100).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stage %1/%2 &quot;%3&quot;: epochs %4 to %5, %6 trainable parameters, learning rate %7</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2405,7 +2411,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Layer %1 updated; its instances follow.</source>
         <source>Freeze %1</source>
         <translation type="unfinished"></translation>
     </message>
@@ -2430,6 +2435,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Unfreeze All</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer %1 updated; its instances follow.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3944,7 +3953,6 @@ step %3 · epoch %4
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
         <source>Fine-tuning stages</source>
         <translation type="unfinished"></translation>
     </message>
@@ -4014,6 +4022,10 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Trains %1; the rest is frozen.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -868,8 +868,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>从当前权重运行学习率范围测试（1e-7 到 10），打印损失曲线和建议的学习率，然后退出。</translation>
     </message>
     <message>
-        <source>Steps of the range test (default: 100).</source>
-        <translation>范围测试的步数（默认：100）。</translation>
         <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
         <translation>权重来自 %1：已加载 %2 个张量，%3 个已初始化（文件中没有），%4 个形状不同，%5 个未使用</translation>
     </message>
@@ -894,8 +892,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>kiln-train：--weights-partial 需要 --weights（要加载的文件）</translation>
     </message>
     <message>
-        <source>Stage %1/%2 &quot;%3&quot;: epochs %4 to %5, %6 trainable parameters, learning rate %7</source>
-        <translation>阶段 %1/%2“%3”：第 %4 至 %5 轮，%6 个可训练参数，学习率 %7</translation>
         <source>Imports an ONNX model as an editable Kiln project with its weights.</source>
         <translation>将 ONNX 模型连同权重导入为可编辑的 Kiln 项目。</translation>
     </message>
@@ -954,6 +950,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>kiln-import: internal error: %1</source>
         <translation>kiln-import：内部错误：%1</translation>
+    </message>
+    <message>
+        <source>Steps of the range test (default: 100).</source>
+        <translation>范围测试的步数（默认：100）。</translation>
+    </message>
+    <message>
+        <source>Stage %1/%2 &quot;%3&quot;: epochs %4 to %5, %6 trainable parameters, learning rate %7</source>
+        <translation>阶段 %1/%2“%3”：第 %4 至 %5 轮，%6 个可训练参数，学习率 %7</translation>
     </message>
 </context>
 <context>
@@ -2402,8 +2406,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>%1 不是此项目中的层。</translation>
     </message>
     <message>
-        <source>Layer %1 updated; its instances follow.</source>
-        <translation>层 %1 已更新；其所有实例随之更新。</translation>
         <source>Freeze %1</source>
         <translation>冻结 %1</translation>
     </message>
@@ -2428,6 +2430,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Unfreeze All</source>
         <translation>全部解冻</translation>
+    </message>
+    <message>
+        <source>Layer %1 updated; its instances follow.</source>
+        <translation>层 %1 已更新；其所有实例随之更新。</translation>
     </message>
 </context>
 <context>
@@ -3934,8 +3940,6 @@ step %3 · epoch %4
         <translation>查找学习率…</translation>
     </message>
     <message>
-        <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
-        <translation>在训练数据上尝试 1e-7 到 10 的学习率，并给出建议值。</translation>
         <source>Fine-tuning stages</source>
         <translation>微调阶段</translation>
     </message>
@@ -4006,6 +4010,10 @@ step %3 · epoch %4
     <message>
         <source>Trains %1; the rest is frozen.</source>
         <translation>训练 %1；其余部分冻结。</translation>
+    </message>
+    <message>
+        <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
+        <translation>在训练数据上尝试从 1e-7 到 10 的学习率，并给出建议值。</translation>
     </message>
 </context>
 <context>
