@@ -45,6 +45,11 @@ MakeLayerDialog::MakeLayerDialog(EditorDocument* document, QVector<ItemId> selec
     m_buttons->button(QDialogButtonBox::Ok)->setText(tr("Make Layer"));
     connect(m_buttons, &QDialogButtonBox::accepted, this, &MakeLayerDialog::accept);
     connect(m_buttons, &QDialogButtonBox::rejected, this, &MakeLayerDialog::reject);
+    // A refused name's message goes once the name is edited (a selection that cannot become a
+    // layer keeps its message: Make Layer stays disabled then).
+    connect(m_name, &QLineEdit::textChanged, this, [this] {
+        if (m_buttons->button(QDialogButtonBox::Ok)->isEnabled()) showError(QString());
+    });
 
     auto* form = new QFormLayout;
     form->addRow(tr("Layer name:"), m_name);
