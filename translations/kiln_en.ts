@@ -864,22 +864,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>  shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>  new: %1 (initialised)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>  unused: %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>With --weights: load the tensors whose name and shape match, initialise the others and report them.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1255,6 +1239,25 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>not a Kiln recovery file</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>WeightsText</name>
+    <message>
+        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>new: %1 (initialised)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unused: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -4273,22 +4276,6 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Loads the tensors whose name and shape match the model and initialises the others (transfer learning); the training log lists what loaded.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>new: %1 (initialised)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>unused: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

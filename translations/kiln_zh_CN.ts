@@ -868,22 +868,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>从当前权重运行学习率范围测试（1e-7 到 10），打印损失曲线和建议的学习率，然后退出。</translation>
     </message>
     <message>
-        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
-        <translation>权重来自 %1：已加载 %2 个张量，%3 个已初始化（文件中没有），%4 个形状不同，%5 个未使用</translation>
-    </message>
-    <message>
-        <source>  shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
-        <translation>  形状不匹配：%1 在文件中为 %2，在模型中为 %3（已初始化）</translation>
-    </message>
-    <message>
-        <source>  new: %1 (initialised)</source>
-        <translation>  新参数：%1（已初始化）</translation>
-    </message>
-    <message>
-        <source>  unused: %1</source>
-        <translation>  未使用：%1</translation>
-    </message>
-    <message>
         <source>With --weights: load the tensors whose name and shape match, initialise the others and report them.</source>
         <translation>与 --weights 一起使用：加载名称和形状都匹配的张量，初始化其余参数并列出它们。</translation>
     </message>
@@ -1257,6 +1241,25 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>not a Kiln recovery file</source>
         <translation>不是 Kiln 恢复文件</translation>
+    </message>
+</context>
+<context>
+    <name>WeightsText</name>
+    <message>
+        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
+        <translation>权重来自 %1：已加载 %2 个张量，%3 个已初始化（文件中没有），%4 个形状不同，%5 个未使用</translation>
+    </message>
+    <message>
+        <source>shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
+        <translation>形状不匹配：%1 在文件中为 %2，在模型中为 %3（已初始化）</translation>
+    </message>
+    <message>
+        <source>new: %1 (initialised)</source>
+        <translation>新参数：%1（已初始化）</translation>
+    </message>
+    <message>
+        <source>unused: %1</source>
+        <translation>未使用：%1</translation>
     </message>
 </context>
 <context>
@@ -4257,22 +4260,6 @@ step %3 · epoch %4
     <message>
         <source>Loads the tensors whose name and shape match the model and initialises the others (transfer learning); the training log lists what loaded.</source>
         <translation>加载名称和形状与模型匹配的张量并初始化其余参数（迁移学习）；训练日志会列出加载了哪些张量。</translation>
-    </message>
-    <message>
-        <source>Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, %5 unused</source>
-        <translation>权重来自 %1：已加载 %2 个张量，%3 个已初始化（文件中没有），%4 个形状不同，%5 个未使用</translation>
-    </message>
-    <message>
-        <source>shape mismatch: %1 is %2 in the file, %3 in the model (initialised)</source>
-        <translation>形状不匹配：%1 在文件中为 %2，在模型中为 %3（已初始化）</translation>
-    </message>
-    <message>
-        <source>new: %1 (initialised)</source>
-        <translation>新参数：%1（已初始化）</translation>
-    </message>
-    <message>
-        <source>unused: %1</source>
-        <translation>未使用：%1</translation>
     </message>
 </context>
 <context>

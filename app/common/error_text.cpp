@@ -92,4 +92,22 @@ int ErrorText::exitCode(const engine::Error& e) {
     }
 }
 
+QStringList WeightsText::describe(const engine::train::WeightsReport& r) {
+    QStringList lines;
+    lines << tr("Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, "
+                "%5 unused")
+                 .arg(QString::fromStdString(r.file))
+                 .arg(r.loaded.size())
+                 .arg(r.initialised.size())
+                 .arg(r.mismatched.size())
+                 .arg(r.unused.size());
+    for (const auto& m : r.mismatched)
+        lines << tr("shape mismatch: %1 is %2 in the file, %3 in the model (initialised)")
+                     .arg(QString::fromStdString(m.name), QString::fromStdString(m.fileShape),
+                          QString::fromStdString(m.modelShape));
+    for (const auto& n : r.initialised) lines << tr("new: %1 (initialised)").arg(QString::fromStdString(n));
+    for (const auto& n : r.unused) lines << tr("unused: %1").arg(QString::fromStdString(n));
+    return lines;
+}
+
 }  // namespace kiln::app

@@ -5,8 +5,10 @@
 
 #include <QCoreApplication>
 #include <QString>
+#include <QStringList>
 
 #include "engine/core/error.h"
+#include "engine/train/weights.h"
 
 namespace kiln::app {
 
@@ -21,6 +23,15 @@ public:
     static QString headline(const engine::Error& e);
     // Exit status for kiln-train: 2 for problems in what the user wrote or gave, 1 otherwise.
     static int exitCode(const engine::Error& e);
+};
+
+class WeightsText {
+    Q_DECLARE_TR_FUNCTIONS(WeightsText)
+
+public:
+    // What starting weights loaded (engine::train::WeightsReport), for kiln-train and the
+    // studio's log: a summary line of counts, then one line per tensor that did not load.
+    static QStringList describe(const engine::train::WeightsReport& r);
 };
 
 }  // namespace kiln::app

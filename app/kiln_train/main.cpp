@@ -93,19 +93,8 @@ std::string opTableMarkdown() {
 
 // What --weights loaded: counts, then every tensor that did not load, by kind.
 void printWeightsReport(const train::WeightsReport& r) {
-    printOut(Cli::tr("Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, "
-                     "%5 unused")
-                 .arg(QString::fromStdString(r.file))
-                 .arg(r.loaded.size())
-                 .arg(r.initialised.size())
-                 .arg(r.mismatched.size())
-                 .arg(r.unused.size()));
-    for (const auto& m : r.mismatched)
-        printOut(Cli::tr("  shape mismatch: %1 is %2 in the file, %3 in the model (initialised)")
-                     .arg(QString::fromStdString(m.name), QString::fromStdString(m.fileShape),
-                          QString::fromStdString(m.modelShape)));
-    for (const auto& n : r.initialised) printOut(Cli::tr("  new: %1 (initialised)").arg(QString::fromStdString(n)));
-    for (const auto& n : r.unused) printOut(Cli::tr("  unused: %1").arg(QString::fromStdString(n)));
+    const QStringList lines = app::WeightsText::describe(r);
+    for (qsizetype i = 0; i < lines.size(); ++i) printOut(i == 0 ? lines[i] : QStringLiteral("  ") + lines[i]);
 }
 
 }  // namespace

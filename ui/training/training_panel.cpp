@@ -2,6 +2,7 @@
 // TrainingPanel: controls, progress, live charts, configuration and run history.
 #include "ui/training/training_panel.h"
 
+#include "app/common/error_text.h"
 #include "ui/evaluate/evaluate_view.h"
 
 #include <QCheckBox>
@@ -315,25 +316,7 @@ void TrainingPanel::setStartWeights(const QString& path, bool partial)
 
 void TrainingPanel::onWeightsLoaded(const engine::train::WeightsReport& r)
 {
-    QStringList lines;
-    lines << tr("Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, "
-                "%5 unused")
-                 .arg(QString::fromStdString(r.file))
-                 .arg(r.loaded.size())
-                 .arg(r.initialised.size())
-                 .arg(r.mismatched.size())
-                 .arg(r.unused.size());
-    for (const auto& m : r.mismatched) {
-        lines << tr("shape mismatch: %1 is %2 in the file, %3 in the model (initialised)")
-                     .arg(QString::fromStdString(m.name), QString::fromStdString(m.fileShape),
-                          QString::fromStdString(m.modelShape));
-    }
-    for (const auto& n : r.initialised) {
-        lines << tr("new: %1 (initialised)").arg(QString::fromStdString(n));
-    }
-    for (const auto& n : r.unused) {
-        lines << tr("unused: %1").arg(QString::fromStdString(n));
-    }
+    const QStringList lines = kiln::app::WeightsText::describe(r);
     m_weightsReport = lines;
     emit notice(lines.join(QLatin1Char('\n')), r.exact() ? 0 : 1);
 }
