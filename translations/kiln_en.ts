@@ -939,6 +939,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Stage %1/%2 &quot;%3&quot;: epochs %4 to %5, %6 trainable parameters, learning rate %7</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Workspace to show first: design, data, train, evaluate or deploy.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln: unknown workspace &quot;%1&quot; (use design, data, train, evaluate or deploy)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -1516,6 +1524,74 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Imported model opened: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Design</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Data</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Train</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Deploy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Design the network on the canvas</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose and browse the project&apos;s data</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Train, watch the curves and compare runs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluate a trained run: confusion matrix, per-class figures, samples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the trained model and serve it locally</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Workspaces</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No trained run yet: train the project in the Train workspace, or choose a weights file or run folder below.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save the project to export it and serve it locally.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The export reads the saved project file: save the project to include its unsaved changes.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export “%1” to ONNX, SavedModel and a model repository, then serve it and send a test request.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -943,6 +943,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Stage %1/%2 &quot;%3&quot;: epochs %4 to %5, %6 trainable parameters, learning rate %7</source>
         <translation>阶段 %1/%2“%3”：第 %4 至 %5 轮，%6 个可训练参数，学习率 %7</translation>
     </message>
+    <message>
+        <source>Workspace to show first: design, data, train, evaluate or deploy.</source>
+        <translation>首先显示的工作区：design、data、train、evaluate 或 deploy。</translation>
+    </message>
+    <message>
+        <source>kiln: unknown workspace &quot;%1&quot; (use design, data, train, evaluate or deploy)</source>
+        <translation>kiln：未知工作区“%1”（请使用 design、data、train、evaluate 或 deploy）</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -1517,6 +1525,74 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Imported model opened: %1</source>
         <translation>已打开导入的模型：%1</translation>
+    </message>
+    <message>
+        <source>Design</source>
+        <translation>设计</translation>
+    </message>
+    <message>
+        <source>Data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <source>Train</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Evaluate</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>Deploy</source>
+        <translation>部署</translation>
+    </message>
+    <message>
+        <source>Design the network on the canvas</source>
+        <translation>在画布上设计网络</translation>
+    </message>
+    <message>
+        <source>Choose and browse the project&apos;s data</source>
+        <translation>选择并浏览项目的数据</translation>
+    </message>
+    <message>
+        <source>Train, watch the curves and compare runs</source>
+        <translation>训练、查看曲线并比较各次运行</translation>
+    </message>
+    <message>
+        <source>Evaluate a trained run: confusion matrix, per-class figures, samples</source>
+        <translation>评估训练好的运行：混淆矩阵、各类别指标、样本</translation>
+    </message>
+    <message>
+        <source>Export the trained model and serve it locally</source>
+        <translation>导出训练好的模型并在本地提供服务</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Workspaces</source>
+        <translation>工作区</translation>
+    </message>
+    <message>
+        <source>Save Project</source>
+        <translation>保存项目</translation>
+    </message>
+    <message>
+        <source>No trained run yet: train the project in the Train workspace, or choose a weights file or run folder below.</source>
+        <translation>还没有训练好的运行：请在“训练”工作区训练项目，或在下方选择权重文件或运行文件夹。</translation>
+    </message>
+    <message>
+        <source>Save the project to export it and serve it locally.</source>
+        <translation>保存项目后即可导出并在本地提供服务。</translation>
+    </message>
+    <message>
+        <source>The export reads the saved project file: save the project to include its unsaved changes.</source>
+        <translation>导出读取的是已保存的项目文件：请先保存项目，以包含未保存的更改。</translation>
+    </message>
+    <message>
+        <source>Export “%1” to ONNX, SavedModel and a model repository, then serve it and send a test request.</source>
+        <translation>将“%1”导出为 ONNX、SavedModel 并存入模型仓库，然后提供服务并发送测试请求。</translation>
     </message>
 </context>
 <context>

@@ -10,6 +10,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <optional>
 
 #include "app/kiln/main_window.h"
 #include "ui/common/app_settings.h"
@@ -60,6 +61,10 @@ int main(int argc, char** argv) {
     const QCommandLineOption delayOption(QStringLiteral("screenshot-delay"), Cli::tr("Milliseconds to wait before the screenshot (default 1500)."),
                                          QStringLiteral("ms"), QStringLiteral("1500"));
     const QCommandLineOption sizeOption(QStringLiteral("size"), Cli::tr("Window size, e.g. 1600x1000."), QStringLiteral("WxH"));
+    const QCommandLineOption workspaceOption(QStringLiteral("workspace"),
+                                             Cli::tr("Workspace to show first: design, data, train, evaluate or deploy."),
+                                             QStringLiteral("name"));
+    parser.addOption(workspaceOption);
     parser.addOption(langOption);
     parser.addOption(shotOption);
     parser.addOption(delayOption);
@@ -68,6 +73,17 @@ int main(int argc, char** argv) {
     if (parser.isSet(langOption) && !kiln::ui::Language::available().contains(parser.value(langOption))) {
         std::fprintf(stderr, "%s\n", qPrintable(Cli::tr("kiln: unknown language \"%1\" (use en or zh_CN)").arg(parser.value(langOption))));
         return 2;
+    }
+
+    std::optional<kiln::app::MainWindow::Workspace> workspace;
+    if (parser.isSet(workspaceOption)) {
+        workspace = kiln::app::MainWindow::workspaceFromId(parser.value(workspaceOption));
+        if (!workspace) {
+            std::fprintf(stderr, "%s\n",
+                         qPrintable(Cli::tr("kiln: unknown workspace \"%1\" (use design, data, train, evaluate or deploy)")
+                                        .arg(parser.value(workspaceOption))));
+            return 2;
+        }
     }
 
     kiln::app::MainWindow window;
@@ -89,6 +105,8 @@ int main(int argc, char** argv) {
         else
             window.openProject(path);
     }
+
+    if (workspace) window.setWorkspace(*workspace);
 
     if (screenshot) {
         const QString out = parser.value(shotOption);

@@ -3,6 +3,7 @@
 #include "app/kiln/main_window.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
@@ -11,6 +12,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
@@ -23,6 +25,7 @@
 #include <QStatusBar>
 #include <QScrollArea>
 #include <QShowEvent>
+#include <QStackedWidget>
 #include <QTimer>
 #include <QToolBar>
 #include <QUuid>
@@ -37,6 +40,7 @@
 #include "ui/common/resources.h"
 #include "ui/common/settings_dialog.h"
 #include "ui/dataset_browser/dataset_browser_widget.h"
+#include "ui/evaluate/evaluate_view.h"
 #include "ui/export/export_dialog.h"
 #include "ui/graph_editor/editor_document.h"
 #include "ui/graph_editor/graph_analysis.h"
@@ -85,12 +89,16 @@ MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
     centralLayout->setContentsMargins(0, 0, 0, 0);
     centralLayout->setSpacing(0);
     centralLayout->addWidget(m_notices);
-    centralLayout->addWidget(m_editor, 1);
+    m_stack = new QStackedWidget;
+    m_stack->setObjectName(QStringLiteral("workspaceStack"));
+    m_stack->addWidget(m_editor);
+    centralLayout->addWidget(m_stack, 1);
     setCentralWidget(central);
 
     createActions();
     createMenus();
     createPanels();
+    createWorkspaces();
     statusBar();
 
     connect(m_document, &ui::EditorDocument::modifiedChanged, this, [this](bool modified) {
@@ -135,6 +143,7 @@ MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
             });
     connect(m_training, &ui::training::TrainingPanel::runFinished, this, [this](qint64, const QString& runDir, bool ok) {
         if (ok) m_lastRunDir = runDir;
+        refreshWorkspacePage(m_workspace);
     });
     connect(m_training, &ui::training::TrainingPanel::notice, this, [this](const QString& text, int severity) {
         reportProblem(severity >= 2 ? ui::Severity::Error : severity == 1 ? ui::Severity::Warning : ui::Severity::Info, text);
@@ -160,7 +169,13 @@ MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
     resize(1400, 900);
     m_defaultLayout = saveState(kLayoutVersion);
     restoreGeometry(ui::AppSettings::windowGeometry());
-    m_layoutRestored = restoreState(ui::AppSettings::windowState(), kLayoutVersion);
+    // The studio opens on Design; each workspace gets back the layout the user left it in.
+    for (int i = 0; i < kWorkspaceCount; ++i)
+        m_workspaceStates[size_t(i)] = ui::AppSettings::workspaceState(workspaceId(Workspace(i)));
+    QByteArray design = m_workspaceStates[size_t(Workspace::Design)];
+    if (design.isEmpty()) design = ui::AppSettings::windowState();  // saved before there were workspaces
+    m_layoutRestored = !design.isEmpty() && restoreState(design, kLayoutVersion);
+    if (!m_layoutRestored) applyWorkspaceDefaults(Workspace::Design);
 
     offerRecovery();
 }
@@ -198,9 +213,10 @@ QDockWidget* MainWindow::panel(const QString& id) const { return m_panels.value(
 QStringList MainWindow::panelIds() const { return m_panelOrder; }
 
 void MainWindow::resetLayout() {
-    restoreState(m_defaultLayout, kLayoutVersion);
-    for (QDockWidget* dock : std::as_const(m_panels)) dock->setFloating(false);
-    applyDefaultPanelSizes();
+    // Every workspace goes back to its default layout; the one shown is laid out now.
+    for (QByteArray& state : m_workspaceStates) state.clear();
+    ui::AppSettings::clearWorkspaceStates();
+    applyWorkspaceDefaults(m_workspace);
 }
 
 void MainWindow::applyDefaultPanelSizes() {
@@ -253,6 +269,8 @@ void MainWindow::createPanels() {
     datasetScroll->setWidgetResizable(true);
     datasetScroll->setWidget(m_datasets);
     addPanel(QStringLiteral("datasets"), builtInPanelTitle(QStringLiteral("datasets")), datasetScroll, Qt::LeftDockWidgetArea);
+    m_hostable.insert(QStringLiteral("datasets"), datasetScroll);
+    m_hostable.insert(QStringLiteral("training"), m_training);
     addPanel(QStringLiteral("inspector"), builtInPanelTitle(QStringLiteral("inspector")), m_inspector, Qt::RightDockWidgetArea);
     addPanel(QStringLiteral("summary"), builtInPanelTitle(QStringLiteral("summary")), m_summary, Qt::BottomDockWidgetArea);
     addPanel(QStringLiteral("training"), builtInPanelTitle(QStringLiteral("training")), m_training, Qt::BottomDockWidgetArea);
@@ -263,6 +281,248 @@ void MainWindow::createPanels() {
     m_panels.value(QStringLiteral("palette"))->raise();
     m_panels.value(QStringLiteral("summary"))->raise();
     applyDefaultPanelSizes();
+}
+
+// ---- workspaces ---------------------------------------------------------------------------
+
+QString MainWindow::workspaceId(Workspace w) {
+    switch (w) {
+    case Workspace::Design: return QStringLiteral("design");
+    case Workspace::Data: return QStringLiteral("data");
+    case Workspace::Train: return QStringLiteral("train");
+    case Workspace::Evaluate: return QStringLiteral("evaluate");
+    case Workspace::Deploy: return QStringLiteral("deploy");
+    }
+    return {};
+}
+
+std::optional<MainWindow::Workspace> MainWindow::workspaceFromId(const QString& id) {
+    for (int i = 0; i < kWorkspaceCount; ++i)
+        if (workspaceId(Workspace(i)) == id) return Workspace(i);
+    return std::nullopt;
+}
+
+void MainWindow::createWorkspaces() {
+    // Pages of the central area, in the order of Workspace (Design's is the canvas).
+    auto page = [this](const char* name) {
+        auto* w = new QWidget;
+        w->setObjectName(QString::fromLatin1(name));
+        auto* layout = new QVBoxLayout(w);
+        layout->setContentsMargins(0, 0, 0, 0);
+        m_stack->addWidget(w);
+        return w;
+    };
+    page("dataWorkspace");
+    page("trainWorkspace");
+    QWidget* evaluatePage = page("evaluateWorkspace");
+    m_evaluateHint = new QLabel;
+    m_evaluateHint->setObjectName(QStringLiteral("evaluateHint"));
+    m_evaluateHint->setWordWrap(true);
+    m_evaluateHint->setContentsMargins(12, 8, 12, 8);
+    m_evaluate = new ui::evaluate::EvaluateView;
+    m_evaluate->setObjectName(QStringLiteral("evaluateView"));
+    evaluatePage->layout()->addWidget(m_evaluateHint);
+    evaluatePage->layout()->addWidget(m_evaluate);
+    m_deployPage = page("deployWorkspace");
+    auto* deployTop = new QWidget;
+    auto* deployTopLayout = new QHBoxLayout(deployTop);
+    deployTopLayout->setContentsMargins(12, 8, 12, 8);
+    m_deployHint = new QLabel;
+    m_deployHint->setObjectName(QStringLiteral("deployHint"));
+    m_deployHint->setWordWrap(true);
+    m_deploySave = new QPushButton;
+    m_deploySave->setObjectName(QStringLiteral("deploySave"));
+    deployTopLayout->addWidget(m_deployHint, 1);
+    deployTopLayout->addWidget(m_deploySave);
+    deployTop->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+    m_evaluateHint->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+    m_deployPage->layout()->addWidget(deployTop);
+    static_cast<QVBoxLayout*>(m_deployPage->layout())->addStretch(1);  // until the form is there
+    connect(m_deploySave, &QPushButton::clicked, this, [this] {
+        save();
+        refreshWorkspacePage(Workspace::Deploy);
+    });
+    connect(m_document, &ui::EditorDocument::modifiedChanged, this, [this] {
+        if (m_workspace == Workspace::Deploy) refreshWorkspacePage(Workspace::Deploy);
+    });
+
+    // The switch: a bar on the left, Ctrl+1 to Ctrl+5, and the View menu.
+    m_workspaceBar = new QToolBar;
+    m_workspaceBar->setObjectName(QStringLiteral("workspaceBar"));
+    m_workspaceBar->setMovable(false);
+    m_workspaceBar->setFloatable(false);
+    m_workspaceBar->setToolButtonStyle(Qt::ToolButtonTextUnderIcon);
+    m_workspaceBar->setIconSize(QSize(28, 28));
+    m_workspaceBar->toggleViewAction()->setVisible(false);
+    addToolBar(Qt::LeftToolBarArea, m_workspaceBar);
+    m_workspaceGroup = new QActionGroup(this);
+    m_workspaceGroup->setExclusive(true);
+    static constexpr const char* kIcons[kWorkspaceCount] = {"design", "data", "train", "evaluate", "deploy"};
+    for (int i = 0; i < kWorkspaceCount; ++i) {
+        const auto w = Workspace(i);
+        auto* a = new QAction(QIcon(QStringLiteral(":/icons/workspace-%1.svg").arg(QLatin1String(kIcons[i]))), QString(), this);
+        a->setObjectName(QStringLiteral("workspace_") + workspaceId(w));
+        a->setCheckable(true);
+        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+        a->setShortcutContext(Qt::WindowShortcut);
+        m_workspaceGroup->addAction(a);
+        m_workspaceBar->addAction(a);
+        m_viewMenu->insertAction(m_workspaceMenuEnd, a);
+        addAction(a);
+        connect(a, &QAction::triggered, this, [this, w] { setWorkspace(w); });
+        m_workspaceActions[size_t(i)] = a;
+    }
+    m_workspaceActions[size_t(Workspace::Design)]->setChecked(true);
+}
+
+void MainWindow::retranslateWorkspaces() {
+    static const char* const kNames[kWorkspaceCount] = {
+        QT_TR_NOOP("Design"), QT_TR_NOOP("Data"), QT_TR_NOOP("Train"), QT_TR_NOOP("Evaluate"), QT_TR_NOOP("Deploy")};
+    static const char* const kTips[kWorkspaceCount] = {
+        QT_TR_NOOP("Design the network on the canvas"),
+        QT_TR_NOOP("Choose and browse the project's data"),
+        QT_TR_NOOP("Train, watch the curves and compare runs"),
+        QT_TR_NOOP("Evaluate a trained run: confusion matrix, per-class figures, samples"),
+        QT_TR_NOOP("Export the trained model and serve it locally")};
+    for (int i = 0; i < kWorkspaceCount; ++i) {
+        QAction* a = m_workspaceActions[size_t(i)];
+        if (!a) continue;
+        a->setText(tr(kNames[i]));
+        a->setToolTip(tr("%1 (%2)").arg(tr(kTips[i]), a->shortcut().toString(QKeySequence::NativeText)));
+        a->setStatusTip(tr(kTips[i]));
+    }
+    if (m_workspaceBar) m_workspaceBar->setWindowTitle(tr("Workspaces"));
+    if (m_deploySave) m_deploySave->setText(tr("Save Project"));
+    refreshWorkspacePage(m_workspace);
+}
+
+QString MainWindow::hostedPanel(Workspace w) const {
+    if (w == Workspace::Data) return QStringLiteral("datasets");
+    if (w == Workspace::Train) return QStringLiteral("training");
+    return {};
+}
+
+void MainWindow::hostPanel(Workspace w, bool host) {
+    const QString id = hostedPanel(w);
+    QDockWidget* dock = m_panels.value(id);
+    QWidget* content = m_hostable.value(id);
+    if (!dock || !content) return;
+    if (host) {
+        // The panel's content moves to the central page; its empty dock stays hidden meanwhile.
+        m_stack->widget(int(w))->layout()->addWidget(content);
+        content->show();
+        dock->hide();
+        dock->toggleViewAction()->setEnabled(false);
+    } else {
+        dock->setWidget(content);
+        dock->toggleViewAction()->setEnabled(true);
+    }
+}
+
+void MainWindow::applyWorkspaceDefaults(Workspace w) {
+    // Which built-in panels each workspace shows at first; panels added from outside keep their
+    // place. The canvas keeps the editing panels; the other phases give the centre all the room.
+    static const QStringList kBuiltIn = {QStringLiteral("palette"), QStringLiteral("inspector"), QStringLiteral("summary"),
+                                         QStringLiteral("datasets"), QStringLiteral("training"), QStringLiteral("log")};
+    QStringList shown;
+    if (w == Workspace::Design) shown = {QStringLiteral("palette"), QStringLiteral("inspector"), QStringLiteral("summary"), QStringLiteral("log")};
+    else if (w == Workspace::Deploy) shown = {QStringLiteral("log")};
+    restoreState(m_defaultLayout, kLayoutVersion);
+    for (QDockWidget* dock : std::as_const(m_panels)) dock->setFloating(false);
+    for (const QString& id : kBuiltIn)
+        if (QDockWidget* dock = m_panels.value(id)) dock->setVisible(shown.contains(id) && id != hostedPanel(w));
+    if (QDockWidget* palette = m_panels.value(QStringLiteral("palette")); palette && palette->isVisible()) palette->raise();
+    if (QDockWidget* summary = m_panels.value(QStringLiteral("summary")); summary && summary->isVisible()) summary->raise();
+    applyDefaultPanelSizes();
+}
+
+void MainWindow::setWorkspace(Workspace w) {
+    if (w == m_workspace) {
+        m_workspaceActions[size_t(w)]->setChecked(true);
+        refreshWorkspacePage(w);
+        return;
+    }
+    m_workspaceStates[size_t(m_workspace)] = saveState(kLayoutVersion);
+    hostPanel(m_workspace, false);
+    m_workspace = w;
+    hostPanel(w, true);
+    m_stack->setCurrentIndex(int(w));
+    const QByteArray& state = m_workspaceStates[size_t(w)];
+    if (state.isEmpty() || !restoreState(state, kLayoutVersion)) applyWorkspaceDefaults(w);
+    // A restored layout may show the dock whose content is in the centre now.
+    if (QDockWidget* dock = m_panels.value(hostedPanel(w))) dock->hide();
+    m_workspaceActions[size_t(w)]->setChecked(true);
+    refreshWorkspacePage(w);
+    emit workspaceChanged(w);
+}
+
+QString MainWindow::currentRunDir() const {
+    const QString run = m_training ? m_training->runForEvaluation() : QString();
+    return run.isEmpty() ? m_lastRunDir : run;
+}
+
+void MainWindow::refreshWorkspacePage(Workspace w) {
+    if (!m_evaluate || !m_deployHint) return;
+    if (w == Workspace::Evaluate) {
+        if (m_evaluate->busy()) return;
+        const QString path = m_document->filePath().isEmpty() ? QString() : trainingProjectPath();
+        m_evaluate->setProject(m_document->project(), path);
+        // The newest run (or the one selected in the run history); a file the user chose stays
+        // until the project changes or a newer run finishes.
+        const QString run = currentRunDir();
+        if (m_evaluateProject != path || run != m_evaluateRun) {
+            m_evaluate->setWeights(run);
+            m_evaluateRun = run;
+            // A run not evaluated here yet: its figures come without a click (off the GUI thread).
+            if (!run.isEmpty()) m_evaluate->evaluate();
+        }
+        m_evaluateProject = path;
+        const bool none = m_evaluate->weights().isEmpty();
+        m_evaluateHint->setVisible(none);
+        m_evaluateHint->setText(tr("No trained run yet: train the project in the Train workspace, or choose a weights file "
+                                   "or run folder below."));
+        return;
+    }
+    if (w != Workspace::Deploy) return;
+    const QString path = m_document->filePath();
+    const bool busy = m_deploy && (m_deploy->isExporting() || m_deploy->isServing());
+    if (path.isEmpty()) {
+        m_deployHint->setText(tr("Save the project to export it and serve it locally."));
+        m_deploySave->setVisible(true);
+    } else if (m_document->isModified()) {
+        m_deployHint->setText(tr("The export reads the saved project file: save the project to include its unsaved changes."));
+        m_deploySave->setVisible(true);
+    } else {
+        m_deployHint->setText(tr("Export “%1” to ONNX, SavedModel and a model repository, then serve it and send a test request.")
+                                  .arg(projectName()));
+        m_deploySave->setVisible(false);
+    }
+    if (busy) return;  // an export or a local server keeps its form until it is done
+    auto* layout = static_cast<QVBoxLayout*>(m_deployPage->layout());
+    if (m_deploy && m_deployProject != path) {
+        delete m_deploy;
+        m_deploy = nullptr;
+        m_deployRun.clear();
+        layout->addStretch(1);
+    }
+    if (!m_deploy && !path.isEmpty()) {
+        m_deploy = new ui::ExportDialog(path);
+        m_deploy->setObjectName(QStringLiteral("deployForm"));
+        m_deploy->setWindowFlags(Qt::Widget);
+        // Embedded, the form has no window to close: Escape (which rejects a dialog) leaves it shown.
+        connect(m_deploy, &QDialog::finished, m_deploy, &QWidget::show);
+        delete layout->takeAt(layout->count() - 1);  // the stretch: the form takes the room
+        layout->addWidget(m_deploy, 1);
+        m_deployProject = path;
+    }
+    if (m_deploy) {
+        const QString run = currentRunDir();
+        const QString weights = run.isEmpty() ? QString() : QDir(run).filePath(QStringLiteral("weights.safetensors"));
+        if (run != m_deployRun && QFile::exists(weights)) {
+            m_deploy->setWeightsPath(weights);
+            m_deployRun = run;
+        }
+    }
 }
 
 // ---- actions and menus --------------------------------------------------------------------
@@ -336,6 +596,7 @@ void MainWindow::createMenus() {
 
     m_viewMenu = menuBar()->addMenu(QString());
     m_viewMenu->setObjectName(QStringLiteral("menuView"));
+    m_workspaceMenuEnd = m_viewMenu->addSeparator();
     m_panelSeparator = m_viewMenu->addSeparator();
     m_viewMenu->addAction(m_showLogAction);
     m_viewMenu->addAction(m_resetLayoutAction);
@@ -383,6 +644,7 @@ void MainWindow::retranslateUi() {
     m_resetLayoutAction->setText(tr("&Reset Layout"));
     m_showLogAction->setText(tr("Show &Log"));
     m_aboutAction->setText(tr("&About Kiln"));
+    retranslateWorkspaces();
     if (auto* bar = findChild<QToolBar*>(QStringLiteral("mainToolBar"))) bar->setWindowTitle(tr("Main Toolbar"));
     for (auto it = m_panels.cbegin(); it != m_panels.cend(); ++it) {
         QString title = builtInPanelTitle(it.key());
@@ -547,6 +809,7 @@ void MainWindow::documentReplaced(const QString& previousRecovery) {
     syncPanels();
     // Readable text, starting at the inputs; it follows the window's size until the user moves it.
     m_editor->showStart();
+    refreshWorkspacePage(m_workspace);
 }
 
 void MainWindow::syncPanels() {
@@ -578,13 +841,7 @@ void MainWindow::openExportDialog() {
     } else if (m_document->isModified() && !m_isExample && !maybeSave()) {
         return;
     }
-    auto* dialog = new ui::ExportDialog(m_document->filePath(), this);
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    if (!m_lastRunDir.isEmpty()) {
-        const QString weights = QDir(m_lastRunDir).filePath(QStringLiteral("weights.safetensors"));
-        if (QFile::exists(weights)) dialog->setWeightsPath(weights);
-    }
-    dialog->open();
+    setWorkspace(Workspace::Deploy);
 }
 
 QString MainWindow::trainingProjectPath() const {
@@ -767,7 +1024,12 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     }
     discardOwnRecovery();
     ui::AppSettings::setWindowGeometry(saveGeometry());
-    ui::AppSettings::setWindowState(saveState(kLayoutVersion));
+    m_workspaceStates[size_t(m_workspace)] = saveState(kLayoutVersion);
+    for (int i = 0; i < kWorkspaceCount; ++i)
+        if (!m_workspaceStates[size_t(i)].isEmpty())
+            ui::AppSettings::setWorkspaceState(workspaceId(Workspace(i)), m_workspaceStates[size_t(i)]);
+    ui::AppSettings::setWindowState(m_workspaceStates[size_t(Workspace::Design)].isEmpty()
+                                        ? saveState(kLayoutVersion) : m_workspaceStates[size_t(Workspace::Design)]);
     event->accept();
 }
 

@@ -9,7 +9,9 @@
 #include <QPointer>
 #include <QStringList>
 
+#include <array>
 #include <functional>
+#include <optional>
 
 #include "engine/io/project.h"
 
@@ -19,8 +21,12 @@
 class QAction;
 class QDockWidget;
 class QLabel;
+class QActionGroup;
 class QMenu;
+class QPushButton;
+class QStackedWidget;
 class QTimer;
+class QToolBar;
 
 namespace kiln::ui {
 class ImportDialog;
@@ -32,8 +38,12 @@ class NoticeArea;
 class PaletteWidget;
 class SummaryWidget;
 class DatasetBrowserWidget;
+class ExportDialog;
 namespace training {
 class TrainingPanel;
+}
+namespace evaluate {
+class EvaluateView;
 }
 }  // namespace kiln::ui
 
@@ -60,6 +70,22 @@ public:
     QDockWidget* panel(const QString& id) const;
     QStringList panelIds() const;
     void resetLayout();
+
+    // ---- workspaces ---------------------------------------------------------------------------
+    // The phases of the job. Each owns the central area and its own dock layout (saved per user):
+    // Design: the canvas; Data: the dataset browser; Train: the training view (charts first);
+    // Evaluate: the evaluation of a run; Deploy: export and local serving. The dataset browser and
+    // the training view live in their docks in the other workspaces.
+    enum class Workspace { Design, Data, Train, Evaluate, Deploy };
+    static constexpr int kWorkspaceCount = 5;
+    static QString workspaceId(Workspace w);  // "design", "data", "train", "evaluate", "deploy"
+    static std::optional<Workspace> workspaceFromId(const QString& id);
+    Workspace workspace() const { return m_workspace; }
+    void setWorkspace(Workspace w);
+    QAction* workspaceAction(Workspace w) const { return m_workspaceActions[size_t(w)]; }
+    ui::evaluate::EvaluateView* evaluateView() const { return m_evaluate; }
+    // The export form of the Deploy workspace (null until the project has a file).
+    ui::ExportDialog* deployView() const { return m_deploy; }
 
     // ---- document -----------------------------------------------------------------------------
     ui::EditorDocument* document() const { return m_document; }
@@ -109,6 +135,9 @@ public slots:
     ui::ImportDialog* openImportDialog();
     void applySettings();
 
+signals:
+    void workspaceChanged(kiln::app::MainWindow::Workspace workspace);
+
 protected:
     void closeEvent(QCloseEvent* event) override;
     void showEvent(QShowEvent* event) override;
@@ -116,6 +145,13 @@ protected:
 
 private:
     void applyDefaultPanelSizes();
+    void createWorkspaces();
+    void retranslateWorkspaces();
+    QString hostedPanel(Workspace w) const;  // the panel shown in the central area ("" for none)
+    void hostPanel(Workspace w, bool host);
+    void applyWorkspaceDefaults(Workspace w);
+    void refreshWorkspacePage(Workspace w);  // Evaluate and Deploy follow the project and its runs
+    QString currentRunDir() const;
     void createActions();
     void createMenus();
     void createPanels();
@@ -168,6 +204,25 @@ private:
     QAction* m_showLogAction = nullptr;
     QAction* m_aboutAction = nullptr;
     QAction* m_panelSeparator = nullptr;
+    QAction* m_workspaceMenuEnd = nullptr;  // the workspace entries of the View menu go before it
+    QString m_deployRun;  // the run whose weights the Deploy form was given
+
+    Workspace m_workspace = Workspace::Design;
+    QStackedWidget* m_stack = nullptr;
+    QToolBar* m_workspaceBar = nullptr;
+    QActionGroup* m_workspaceGroup = nullptr;
+    std::array<QAction*, kWorkspaceCount> m_workspaceActions{};
+    std::array<QByteArray, kWorkspaceCount> m_workspaceStates;  // dock layouts of the workspaces not shown
+    QHash<QString, QWidget*> m_hostable;  // panel id -> its content (moves between dock and centre)
+    ui::evaluate::EvaluateView* m_evaluate = nullptr;
+    QLabel* m_evaluateHint = nullptr;
+    QString m_evaluateProject;  // project path the Evaluate view was set up for
+    QString m_evaluateRun;      // the run whose weights it was given
+    QWidget* m_deployPage = nullptr;
+    QLabel* m_deployHint = nullptr;
+    QPushButton* m_deploySave = nullptr;
+    ui::ExportDialog* m_deploy = nullptr;
+    QString m_deployProject;  // project file the Deploy form reads
 
     QTimer* m_autosaveTimer = nullptr;
     ui::RecoveryStore m_recovery;

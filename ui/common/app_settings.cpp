@@ -71,5 +71,12 @@ QByteArray AppSettings::windowGeometry() { return QSettings().value(kGeometry).t
 void AppSettings::setWindowGeometry(const QByteArray& g) { QSettings().setValue(kGeometry, g); }
 QByteArray AppSettings::windowState() { return QSettings().value(kState).toByteArray(); }
 void AppSettings::setWindowState(const QByteArray& st) { QSettings().setValue(kState, st); }
+QByteArray AppSettings::workspaceState(const QString& workspace) {
+    return QSettings().value(QStringLiteral("window/workspaces/") + workspace).toByteArray();
+}
+void AppSettings::setWorkspaceState(const QString& workspace, const QByteArray& state) {
+    QSettings().setValue(QStringLiteral("window/workspaces/") + workspace, state);
+}
+void AppSettings::clearWorkspaceStates() { QSettings().remove(QStringLiteral("window/workspaces")); }
 
 }  // namespace kiln::ui

@@ -39,6 +39,11 @@ public:
     static void setWindowGeometry(const QByteArray& geometry);
     static QByteArray windowState();
     static void setWindowState(const QByteArray& state);
+    // The dock layout of one workspace of the main window ("design", "data", ...): empty when the
+    // user has not laid it out yet. Clearing forgets every workspace's layout.
+    static QByteArray workspaceState(const QString& workspace);
+    static void setWorkspaceState(const QString& workspace, const QByteArray& state);
+    static void clearWorkspaceStates();
 };
 
 }  // namespace kiln::ui

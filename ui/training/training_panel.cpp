@@ -273,6 +273,7 @@ void TrainingPanel::setProjectProvider(ProjectProvider provider)
 
 void TrainingPanel::setProject(const engine::io::Project& project, const QString& path)
 {
+    const bool otherProject = path != m_projectPath;
     m_project = project;
     m_projectPath = path;
     m_form->setGraph(project.graph);
@@ -285,6 +286,22 @@ void TrainingPanel::setProject(const engine::io::Project& project, const QString
         }
     } else {
         m_runs->open(QString());
+    }
+    // Another project: its newest finished run is in the charts instead of the last project's curves.
+    if (otherProject && !m_session->isActive()) {
+        m_charts->clear();
+        qint64 newest = -1;
+        qint64 newestMs = 0;
+        for (int row = 0; row < m_runs->rowCount(); ++row) {
+            const auto* run = m_runs->runAt(row);
+            if (run && run->status != engine::store::RunStatus::Running && (newest < 0 || run->createdMs > newestMs)) {
+                newest = run->id;
+                newestMs = run->createdMs;
+            }
+        }
+        if (newest >= 0) {
+            overlayRun(newest);
+        }
     }
 }
 
@@ -569,14 +586,22 @@ void TrainingPanel::overlayRun(qint64 runId)
     }
     m_charts->removeRun(key);
     m_charts->setRun(key, QString::fromStdString(run->name), charts::runColour(int(runId)));
+    // Steps are stored per step and validation per epoch: the run's steps per epoch place each on
+    // both axes (a validation value at its epoch's last step, a step at its fraction of epochs).
+    const double stepsPerEpoch = run->lastEpoch > 0 ? double(run->lastStep) / run->lastEpoch : 0.0;
     auto addSeries = [&](engine::store::MetricScope scope, Split split, const std::string& name, const QString& metric) {
         auto points = store->series(runId, scope, name);
         if (!points.ok()) {
             return;
         }
         for (const auto& p : *points) {
-            m_charts->append(metric, key, split, p.step, scope == engine::store::MetricScope::Epoch ? double(p.step) : 0.0,
-                             p.wallTime, p.value);
+            if (scope == engine::store::MetricScope::Epoch) {
+                const auto step = stepsPerEpoch > 0 ? int64_t(std::llround(double(p.step) * stepsPerEpoch)) : p.step;
+                m_charts->append(metric, key, split, step, double(p.step), p.wallTime, p.value);
+            } else {
+                m_charts->append(metric, key, split, p.step, stepsPerEpoch > 0 ? double(p.step) / stepsPerEpoch : 0.0,
+                                 p.wallTime, p.value);
+            }
         }
     };
     if (auto names = store->metricNames(runId, engine::store::MetricScope::Step); names.ok()) {
@@ -584,8 +609,7 @@ void TrainingPanel::overlayRun(qint64 runId)
             addSeries(engine::store::MetricScope::Step, Split::Train, n, QString::fromStdString(n));
         }
     }
-    // Validation values are recorded per epoch ("val_<metric>"): drawn at the epoch's last step
-    // would need the step; epochs are drawn on the epoch axis, so they use the epoch number.
+    // Validation values are recorded per epoch ("val_<metric>") and share the metric's chart.
     if (auto names = store->metricNames(runId, engine::store::MetricScope::Epoch); names.ok()) {
         for (const auto& n : *names) {
             if (n.rfind("val_", 0) == 0) {
@@ -593,6 +617,30 @@ void TrainingPanel::overlayRun(qint64 runId)
             }
         }
     }
+}
+
+QString TrainingPanel::runForEvaluation() const
+{
+    const QList<qint64> ids = selectedRuns();
+    if (ids.size() == 1) {
+        if (const auto* run = m_runs->runAt(m_runs->rowOf(ids.front()))) {
+            return QString::fromStdString(run->runDir);
+        }
+    }
+    const engine::store::RunInfo* newest = nullptr;
+    for (int row = 0; row < m_runs->rowCount(); ++row) {
+        const auto* run = m_runs->runAt(row);
+        if (!run || run->runDir.empty()) {
+            continue;
+        }
+        if (run->status != engine::store::RunStatus::Completed && run->status != engine::store::RunStatus::Stopped) {
+            continue;
+        }
+        if (!newest || run->createdMs > newest->createdMs) {
+            newest = run;
+        }
+    }
+    return newest ? QString::fromStdString(newest->runDir) : QString();
 }
 
 void TrainingPanel::evaluateSelected()

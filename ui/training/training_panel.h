@@ -61,6 +61,10 @@ public:
     // The lines of the last run's starting-weights report (also sent as a notice to the log).
     QStringList weightsReport() const { return m_weightsReport; }
 
+    // The folder of the run to evaluate or export: the one selected in the run history when
+    // exactly one is, else the newest completed (or stopped) run; "" when there is none.
+    QString runForEvaluation() const;
+
     // Overlays stored runs in the charts (epoch metrics and the step loss).
     void overlayRun(qint64 runId);
 

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: Apache-2.0
+// The studio's workspaces, driven as a user drives them: the bar's buttons and Ctrl+number switch
+// the central area (canvas, dataset browser, training view, evaluation, export), each workspace
+// keeps its own dock layout across switches and restarts, the training view and the dataset
+// browser move between their docks and the centre, and Evaluate and Deploy pick up the newest run.
+// kiln-test-labels: ui
+// kiln-test-libs: kiln_shell kiln_ui_all kiln_app_common
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStackedWidget>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QToolBar>
+
+#include "app/kiln/main_window.h"
+#include "engine/api/training_job.h"
+#include "engine/store/run_store.h"
+#include "ui/charts/charts_panel.h"
+#include "ui/dataset_browser/dataset_browser_widget.h"
+#include "ui/evaluate/evaluate_view.h"
+#include "ui/export/export_dialog.h"
+#include "ui/graph_editor/graph_editor_widget.h"
+#include "ui/training/training_panel.h"
+
+using kiln::app::MainWindow;
+using Workspace = kiln::app::MainWindow::Workspace;
+
+namespace {
+const QString kExample = QStringLiteral(KILN_SOURCE_DIR "/resources/examples/fashion_mlp.kiln");
+
+void settle() {
+    for (int i = 0; i < 5; ++i) {
+        QCoreApplication::processEvents();
+        QTest::qWait(10);
+    }
+}
+
+// Clicks the workspace's button on the bar, as a user does.
+void clickWorkspace(MainWindow& w, Workspace which) {
+    auto* bar = w.findChild<QToolBar*>(QStringLiteral("workspaceBar"));
+    QVERIFY(bar);
+    QWidget* button = bar->widgetForAction(w.workspaceAction(which));
+    QVERIFY(button);
+    QTest::mouseClick(button, Qt::LeftButton);
+    settle();
+}
+
+bool inside(const QWidget* widget, const QWidget* ancestor) {
+    for (const QWidget* p = widget; p; p = p->parentWidget())
+        if (p == ancestor) return true;
+    return false;
+}
+}  // namespace
+
+class TestWorkspaces : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString recoveryDir() const { return m_dir.filePath(QStringLiteral("recovery")); }
+
+    // A copy of the example with one completed run in its history (real SQLite, a real folder).
+    QString projectWithRun(QString* runDir) {
+        QDir(m_dir.path()).mkpath(QStringLiteral("project"));
+        const QString path = m_dir.filePath(QStringLiteral("project/fashion_mlp.kiln"));
+        if (!QFile::exists(path)) {
+            if (!QFile::copy(kExample, path)) return {};
+            QFile(path).setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+        }
+        const QString dir = m_dir.filePath(QStringLiteral("project/runs/first"));
+        QDir().mkpath(dir);
+        QFile weights(dir + QStringLiteral("/weights.safetensors"));
+        if (!weights.open(QIODevice::WriteOnly)) return {};
+        weights.write("not a tensor file: the form only checks that it exists");
+        weights.close();
+        auto store = kiln::engine::store::RunStore::open(kiln::engine::api::runStorePath(path.toStdString()));
+        if (!store.ok()) return {};
+        kiln::engine::store::NewRun run;
+        run.name = "first";
+        run.runDir = dir.toStdString();
+        auto id = (*store)->createRun(run);
+        if (!id.ok() || !(*store)->setStatus(*id, kiln::engine::store::RunStatus::Completed).ok()) return {};
+        *runDir = dir;
+        return path;
+    }
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("KilnTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_workspaces"));
+        QVERIFY(m_dir.isValid());
+        QSettings().clear();
+    }
+
+    void barSwitchesTheCentralArea() {
+        MainWindow w(recoveryDir());
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openExample(kExample));
+        settle();
+        auto* stack = w.findChild<QStackedWidget*>(QStringLiteral("workspaceStack"));
+        QVERIFY(stack);
+
+        // Design: the canvas with its editing panels; the training view and the dataset browser
+        // have workspaces of their own, so their docks start hidden here.
+        QCOMPARE(w.workspace(), Workspace::Design);
+        QVERIFY(w.workspaceAction(Workspace::Design)->isChecked());
+        QCOMPARE(stack->currentWidget(), w.editor());
+        QVERIFY(w.panel(QStringLiteral("palette"))->isVisible());
+        QVERIFY(w.panel(QStringLiteral("inspector"))->isVisible());
+        QVERIFY(!w.panel(QStringLiteral("training"))->isVisible());
+        QVERIFY(!w.panel(QStringLiteral("datasets"))->isVisible());
+
+        // Train: the training view owns the centre, charts first, with nearly all the width.
+        clickWorkspace(w, Workspace::Train);
+        QCOMPARE(w.workspace(), Workspace::Train);
+        QVERIFY(w.workspaceAction(Workspace::Train)->isChecked());
+        QCOMPARE(stack->currentWidget()->objectName(), QStringLiteral("trainWorkspace"));
+        kiln::ui::training::TrainingPanel* training = w.trainingPanel();
+        QVERIFY(inside(training, stack->currentWidget()));
+        QVERIFY(training->isVisible());
+        QVERIFY(training->charts()->isVisible());
+        QVERIFY2(training->charts()->width() >= 0.8 * w.width(),
+                 qPrintable(QStringLiteral("charts %1 of %2 px").arg(training->charts()->width()).arg(w.width())));
+        QVERIFY2(training->charts()->height() >= 0.6 * w.height(),
+                 qPrintable(QStringLiteral("charts %1 of %2 px").arg(training->charts()->height()).arg(w.height())));
+        // Its dock is empty meanwhile: hidden, and the View menu cannot show it.
+        QVERIFY(!w.panel(QStringLiteral("training"))->isVisible());
+        QVERIFY(!w.panel(QStringLiteral("training"))->toggleViewAction()->isEnabled());
+        QVERIFY(!w.panel(QStringLiteral("palette"))->isVisible());
+
+        // Ctrl+2: Data, the dataset browser in the centre.
+        QTest::keyClick(&w, Qt::Key_2, Qt::ControlModifier);
+        settle();
+        QCOMPARE(w.workspace(), Workspace::Data);
+        QCOMPARE(stack->currentWidget()->objectName(), QStringLiteral("dataWorkspace"));
+        QVERIFY(inside(w.datasetBrowser(), stack->currentWidget()));
+        QVERIFY(w.datasetBrowser()->isVisible());
+        // The training view went back into its dock.
+        QCOMPARE(w.panel(QStringLiteral("training"))->widget(), training);
+        QVERIFY(w.panel(QStringLiteral("training"))->toggleViewAction()->isEnabled());
+
+        // Back to Design (Ctrl+1): the canvas and the docks as they were.
+        QTest::keyClick(&w, Qt::Key_1, Qt::ControlModifier);
+        settle();
+        QCOMPARE(stack->currentWidget(), w.editor());
+        QVERIFY(w.panel(QStringLiteral("palette"))->isVisible());
+        QVERIFY(w.editor()->isVisible());
+        QVERIFY(!inside(w.datasetBrowser(), stack));
+        // A power user can still dock the training view beside the canvas.
+        w.panel(QStringLiteral("training"))->toggleViewAction()->trigger();
+        settle();
+        QVERIFY(w.panel(QStringLiteral("training"))->isVisible());
+        QVERIFY(training->isVisible());
+        QVERIFY(w.close());
+    }
+
+    void eachWorkspaceKeepsItsLayout() {
+        {
+            MainWindow w(recoveryDir());
+            w.resize(1600, 1000);
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            w.resetLayout();
+            settle();
+            // Design without the inspector ...
+            w.panel(QStringLiteral("inspector"))->toggleViewAction()->trigger();
+            QVERIFY(!w.panel(QStringLiteral("inspector"))->isVisible());
+            // ... Data with it (Data starts with no docks at all).
+            clickWorkspace(w, Workspace::Data);
+            QVERIFY(!w.panel(QStringLiteral("inspector"))->isVisible());
+            QVERIFY(!w.panel(QStringLiteral("log"))->isVisible());
+            w.panel(QStringLiteral("inspector"))->toggleViewAction()->trigger();
+            settle();
+            QVERIFY(w.panel(QStringLiteral("inspector"))->isVisible());
+            clickWorkspace(w, Workspace::Design);
+            QVERIFY(!w.panel(QStringLiteral("inspector"))->isVisible());
+            clickWorkspace(w, Workspace::Data);
+            QVERIFY(w.panel(QStringLiteral("inspector"))->isVisible());
+            QVERIFY(w.close());  // closed in Data: both layouts are kept
+        }
+        MainWindow again(recoveryDir());
+        again.resize(1600, 1000);
+        again.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&again));
+        QCOMPARE(again.workspace(), Workspace::Design);  // the studio opens on Design
+        QVERIFY(!again.panel(QStringLiteral("inspector"))->isVisible());
+        QVERIFY(again.panel(QStringLiteral("palette"))->isVisible());
+        clickWorkspace(again, Workspace::Data);
+        QVERIFY(again.panel(QStringLiteral("inspector"))->isVisible());
+        QVERIFY(!again.panel(QStringLiteral("palette"))->isVisible());
+        // Reset Layout: every workspace back to its defaults.
+        again.findChild<QAction*>(QStringLiteral("actionResetLayout"))->trigger();
+        settle();
+        QVERIFY(!again.panel(QStringLiteral("inspector"))->isVisible());
+        clickWorkspace(again, Workspace::Design);
+        QVERIFY(again.panel(QStringLiteral("inspector"))->isVisible());
+        QVERIFY(again.close());
+    }
+
+    void evaluateAndDeployTakeTheNewestRun() {
+        QString runDir;
+        const QString path = projectWithRun(&runDir);
+        QVERIFY(!path.isEmpty());
+        MainWindow w(recoveryDir());
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openProject(path));
+        settle();
+
+        QSignalSpy evaluated(w.evaluateView(), &kiln::ui::evaluate::EvaluateView::finished);
+        clickWorkspace(w, Workspace::Evaluate);
+        auto* stack = w.findChild<QStackedWidget*>(QStringLiteral("workspaceStack"));
+        QCOMPARE(stack->currentWidget()->objectName(), QStringLiteral("evaluateWorkspace"));
+        QVERIFY(w.evaluateView()->isVisible());
+        QCOMPARE(QDir::cleanPath(w.evaluateView()->weights()), QDir::cleanPath(runDir));
+        QVERIFY(!w.findChild<QLabel*>(QStringLiteral("evaluateHint"))->isVisible());
+        // The run is evaluated without a click; its weights file here is not a tensor file, and the
+        // view says so, naming it.
+        QTRY_COMPARE_WITH_TIMEOUT(evaluated.size(), 1, 60000);
+        QCOMPARE(evaluated.front().at(0).toBool(), false);
+        QVERIFY2(evaluated.front().at(1).toString().contains(QLatin1String("weights.safetensors")),
+                 qPrintable(evaluated.front().at(1).toString()));
+
+        // Deploy: the export form, in the window (not a dialog of its own), given the run's weights.
+        clickWorkspace(w, Workspace::Deploy);
+        kiln::ui::ExportDialog* form = w.deployView();
+        QVERIFY(form);
+        QVERIFY(form->isVisible());
+        QVERIFY(!form->isWindow());
+        auto* weights = form->findChild<QComboBox*>(QStringLiteral("weights"));
+        QVERIFY(weights);
+        QCOMPARE(QDir::cleanPath(weights->currentText()), QDir::cleanPath(runDir + QStringLiteral("/weights.safetensors")));
+        QVERIFY(!w.findChild<QPushButton*>(QStringLiteral("deploySave"))->isVisible());
+        // Escape (which closes a dialog) leaves the embedded form in place.
+        weights->setFocus();
+        QTest::keyClick(weights, Qt::Key_Escape);
+        settle();
+        QVERIFY(form->isVisible());
+
+        // File > Export Model... leads to the same place.
+        clickWorkspace(w, Workspace::Design);
+        w.findChild<QAction*>(QStringLiteral("actionExportModel"))->trigger();
+        settle();
+        QCOMPARE(w.workspace(), Workspace::Deploy);
+        QCOMPARE(w.deployView(), form);
+
+        // A new, untitled project: nothing to evaluate or export yet, and the pages say so.
+        QVERIFY(w.newProject());
+        settle();
+        QVERIFY(!w.deployView());
+        QVERIFY(w.findChild<QLabel*>(QStringLiteral("deployHint"))->isVisible());
+        QVERIFY(w.findChild<QPushButton*>(QStringLiteral("deploySave"))->isVisible());
+        clickWorkspace(w, Workspace::Evaluate);
+        QVERIFY(w.findChild<QLabel*>(QStringLiteral("evaluateHint"))->isVisible());
+        QVERIFY(w.close());
+    }
+};
+
+QTEST_MAIN(TestWorkspaces)
+#include "tst_workspaces.moc"

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Screenshots of the studio's five workspaces for the documentation, in English and Simplified
+# Chinese: docs/images/workspace_<design|data|train|evaluate|deploy>_<en|zh_CN>.png, 1600x1000,
+# from a real X server (Xvfb) with ImageMagick's `import`. The Fashion-MNIST MLP example is copied
+# to a scratch folder and trained for two epochs with kiln-train first, so that Train, Evaluate and
+# Deploy show a real run. Needs the example data (tools/fetch_data.sh).
+# Usage: tools/workspace_screenshots.sh [BUILD_DIR]   (default: build)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$(cd "${1:-$root/build}" && pwd)"
+kiln="$build/app/kiln/kiln"
+train="$build/app/kiln-train"
+out="$root/docs/images"
+for program in "$kiln" "$train"; do
+    [[ -x "$program" ]] || { echo "workspace_screenshots: $program not found (build kiln and kiln-train first)" >&2; exit 1; }
+done
+command -v xvfb-run >/dev/null || { echo "workspace_screenshots: xvfb-run is missing (apt-get install xvfb xauth)" >&2; exit 1; }
+command -v import >/dev/null || { echo "workspace_screenshots: ImageMagick's import is missing" >&2; exit 1; }
+mkdir -p "$out"
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+project="$scratch/project/fashion_mlp.kiln"
+mkdir -p "$scratch/project"
+cp "$root/resources/examples/fashion_mlp.kiln" "$project"
+# kiln-train writes its run folders under the current folder: the scratch project's.
+(cd "$scratch/project" && KILN_DATA="${KILN_DATA:-$HOME/.cache/kiln/data}" "$train" fashion_mlp.kiln --epochs 2 --quiet)
+
+shoot() {  # shoot LANG_CODE LOCALE WORKSPACE OUTPUT
+    local code="$1" locale="$2" workspace="$3" png="$4"
+    local home="$scratch/home-$code"
+    mkdir -p "$home/config" "$home/data"
+    cat > "$scratch/run.sh" <<INNER
+#!/usr/bin/env bash
+set -eu
+"$kiln" --lang "$code" --size 1600x1000 --workspace "$workspace" "$project" &
+pid=\$!
+sleep "\${KILN_SHOT_WAIT:-8}"
+import -window root "$png"
+kill \$pid 2>/dev/null || true
+wait \$pid 2>/dev/null || true
+INNER
+    chmod +x "$scratch/run.sh"
+    # Fresh settings for each language (no saved layout); LC_CTYPE is a UTF-8 locale that always
+    # exists, LANG names the language.
+    env -u QT_QPA_PLATFORM -u LC_ALL LANG="$locale" LANGUAGE="${locale%%.*}" LC_CTYPE=C.UTF-8 \
+        KILN_DATA="${KILN_DATA:-$HOME/.cache/kiln/data}" \
+        XDG_CONFIG_HOME="$home/config" XDG_DATA_HOME="$home/data" \
+        xvfb-run -a -s "-screen 0 1600x1000x24" "$scratch/run.sh"
+    echo "workspace_screenshots: wrote $png"
+}
+
+for workspace in design data train evaluate deploy; do
+    shoot en en_US.UTF-8 "$workspace" "$out/workspace_${workspace}_en.png"
+    shoot zh_CN zh_CN.UTF-8 "$workspace" "$out/workspace_${workspace}_zh_CN.png"
+done
