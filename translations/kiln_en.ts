@@ -1606,10 +1606,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Transforms (JSON, as in the project&apos;s data section):</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Apply transforms</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1635,6 +1631,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Cannot read %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Transforms, applied from top to bottom:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Edit as text</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3433,6 +3437,269 @@ Split: %3</source>
     </message>
     <message>
         <source>Could not write %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::TransformListEditor</name>
+    <message>
+        <source>Decode</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resize</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Centre crop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Random crop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Flip</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rotate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Brightness and contrast</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Normalise</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Standardise a column</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>grey</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>RGB</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>as stored</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shorter side %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, padding %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>horizontal</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>vertical</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1, p = %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>brightness ±%1, contrast ±%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>custom</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 — %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No transforms: the samples are used as they are.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>nearest</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bilinear</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>area</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bicubic</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Channels</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>grey (1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>RGB (3)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resize to</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>height × width</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shorter side (keeps the aspect)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shorter side (px)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Height (px)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Width (px)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Interpolation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Zero padding (px)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Horizontal (left–right)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Vertical (upside down)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Probability</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>From (degrees)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>To (degrees)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fill value of the corners</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Brightness (± fraction)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Contrast (± fraction)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Preset</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>custom scale, mean and std</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unit: x/255 → [0, 1]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>imagenet: x/255, ImageNet mean and std</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>symmetric: x/127.5 − 1 → [−1, 1]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>centered: (x − 127) / 128</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Scale</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean (per channel)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>e.g. 0.485, 0.456, 0.406</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Standard deviation (per channel)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>e.g. 0.229, 0.224, 0.225</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Numeric column</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Column</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the column to standardise</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>empty: every image column</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add ▾</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add a transform at the end of the list</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Move up</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Move down</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The transforms run from top to bottom; drag to reorder.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -1606,10 +1606,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>重新随机生成</translation>
     </message>
     <message>
-        <source>Transforms (JSON, as in the project&apos;s data section):</source>
-        <translation>变换（JSON，格式与项目的 data 部分相同）：</translation>
-    </message>
-    <message>
         <source>Apply transforms</source>
         <translation>应用变换</translation>
     </message>
@@ -1636,6 +1632,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Cannot read %1: %2</source>
         <translation>无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <source>Transforms, applied from top to bottom:</source>
+        <translation>变换（从上到下依次应用）：</translation>
+    </message>
+    <message>
+        <source>Edit as text</source>
+        <translation>以文本编辑</translation>
     </message>
 </context>
 <context>
@@ -3419,6 +3423,269 @@ Split: %3</source>
     <message>
         <source>Could not write %1.</source>
         <translation>无法写入 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::TransformListEditor</name>
+    <message>
+        <source>Decode</source>
+        <translation>解码</translation>
+    </message>
+    <message>
+        <source>Resize</source>
+        <translation>缩放</translation>
+    </message>
+    <message>
+        <source>Centre crop</source>
+        <translation>中心裁剪</translation>
+    </message>
+    <message>
+        <source>Random crop</source>
+        <translation>随机裁剪</translation>
+    </message>
+    <message>
+        <source>Flip</source>
+        <translation>翻转</translation>
+    </message>
+    <message>
+        <source>Rotate</source>
+        <translation>旋转</translation>
+    </message>
+    <message>
+        <source>Brightness and contrast</source>
+        <translation>亮度和对比度</translation>
+    </message>
+    <message>
+        <source>Normalise</source>
+        <translation>归一化</translation>
+    </message>
+    <message>
+        <source>Standardise a column</source>
+        <translation>标准化某一列</translation>
+    </message>
+    <message>
+        <source>grey</source>
+        <translation>灰度</translation>
+    </message>
+    <message>
+        <source>RGB</source>
+        <translation>RGB</translation>
+    </message>
+    <message>
+        <source>as stored</source>
+        <translation>保持原样</translation>
+    </message>
+    <message>
+        <source>shorter side %1</source>
+        <translation>短边 %1</translation>
+    </message>
+    <message>
+        <source>, padding %1</source>
+        <translation>，填充 %1</translation>
+    </message>
+    <message>
+        <source>horizontal</source>
+        <translation>水平</translation>
+    </message>
+    <message>
+        <source>vertical</source>
+        <translation>垂直</translation>
+    </message>
+    <message>
+        <source>%1, p = %2</source>
+        <translation>%1，p = %2</translation>
+    </message>
+    <message>
+        <source>brightness ±%1, contrast ±%2</source>
+        <translation>亮度 ±%1，对比度 ±%2</translation>
+    </message>
+    <message>
+        <source>custom</source>
+        <translation>自定义</translation>
+    </message>
+    <message>
+        <source>%1 — %2</source>
+        <translation>%1 — %2</translation>
+    </message>
+    <message>
+        <source>No transforms: the samples are used as they are.</source>
+        <translation>没有变换：样本按原样使用。</translation>
+    </message>
+    <message>
+        <source>nearest</source>
+        <translation>最近邻</translation>
+    </message>
+    <message>
+        <source>bilinear</source>
+        <translation>双线性</translation>
+    </message>
+    <message>
+        <source>area</source>
+        <translation>区域</translation>
+    </message>
+    <message>
+        <source>bicubic</source>
+        <translation>双三次</translation>
+    </message>
+    <message>
+        <source>Channels</source>
+        <translation>通道</translation>
+    </message>
+    <message>
+        <source>grey (1)</source>
+        <translation>灰度（1）</translation>
+    </message>
+    <message>
+        <source>RGB (3)</source>
+        <translation>RGB（3）</translation>
+    </message>
+    <message>
+        <source>Resize to</source>
+        <translation>缩放到</translation>
+    </message>
+    <message>
+        <source>height × width</source>
+        <translation>高 × 宽</translation>
+    </message>
+    <message>
+        <source>shorter side (keeps the aspect)</source>
+        <translation>短边（保持宽高比）</translation>
+    </message>
+    <message>
+        <source>Shorter side (px)</source>
+        <translation>短边（像素）</translation>
+    </message>
+    <message>
+        <source>Height (px)</source>
+        <translation>高度（像素）</translation>
+    </message>
+    <message>
+        <source>Width (px)</source>
+        <translation>宽度（像素）</translation>
+    </message>
+    <message>
+        <source>Interpolation</source>
+        <translation>插值</translation>
+    </message>
+    <message>
+        <source>Zero padding (px)</source>
+        <translation>零填充（像素）</translation>
+    </message>
+    <message>
+        <source>Horizontal (left–right)</source>
+        <translation>水平（左右）</translation>
+    </message>
+    <message>
+        <source>Vertical (upside down)</source>
+        <translation>垂直（上下颠倒）</translation>
+    </message>
+    <message>
+        <source>Probability</source>
+        <translation>概率</translation>
+    </message>
+    <message>
+        <source>From (degrees)</source>
+        <translation>起始角度（度）</translation>
+    </message>
+    <message>
+        <source>To (degrees)</source>
+        <translation>终止角度（度）</translation>
+    </message>
+    <message>
+        <source>Fill value of the corners</source>
+        <translation>角落填充值</translation>
+    </message>
+    <message>
+        <source>Brightness (± fraction)</source>
+        <translation>亮度（± 比例）</translation>
+    </message>
+    <message>
+        <source>Contrast (± fraction)</source>
+        <translation>对比度（± 比例）</translation>
+    </message>
+    <message>
+        <source>Preset</source>
+        <translation>预设</translation>
+    </message>
+    <message>
+        <source>custom scale, mean and std</source>
+        <translation>自定义缩放、均值和标准差</translation>
+    </message>
+    <message>
+        <source>unit: x/255 → [0, 1]</source>
+        <translation>unit：x/255 → [0, 1]</translation>
+    </message>
+    <message>
+        <source>imagenet: x/255, ImageNet mean and std</source>
+        <translation>imagenet：x/255，使用 ImageNet 均值和标准差</translation>
+    </message>
+    <message>
+        <source>symmetric: x/127.5 − 1 → [−1, 1]</source>
+        <translation>symmetric：x/127.5 − 1 → [−1, 1]</translation>
+    </message>
+    <message>
+        <source>centered: (x − 127) / 128</source>
+        <translation>centered：(x − 127) / 128</translation>
+    </message>
+    <message>
+        <source>Scale</source>
+        <translation>缩放系数</translation>
+    </message>
+    <message>
+        <source>Mean (per channel)</source>
+        <translation>均值（每通道）</translation>
+    </message>
+    <message>
+        <source>e.g. 0.485, 0.456, 0.406</source>
+        <translation>例如 0.485, 0.456, 0.406</translation>
+    </message>
+    <message>
+        <source>Standard deviation (per channel)</source>
+        <translation>标准差（每通道）</translation>
+    </message>
+    <message>
+        <source>e.g. 0.229, 0.224, 0.225</source>
+        <translation>例如 0.229, 0.224, 0.225</translation>
+    </message>
+    <message>
+        <source>Numeric column</source>
+        <translation>数值列</translation>
+    </message>
+    <message>
+        <source>Column</source>
+        <translation>列</translation>
+    </message>
+    <message>
+        <source>the column to standardise</source>
+        <translation>要标准化的列</translation>
+    </message>
+    <message>
+        <source>empty: every image column</source>
+        <translation>留空：所有图像列</translation>
+    </message>
+    <message>
+        <source>Add ▾</source>
+        <translation>添加 ▾</translation>
+    </message>
+    <message>
+        <source>Add a transform at the end of the list</source>
+        <translation>在列表末尾添加一个变换</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Move up</source>
+        <translation>上移</translation>
+    </message>
+    <message>
+        <source>Move down</source>
+        <translation>下移</translation>
+    </message>
+    <message>
+        <source>The transforms run from top to bottom; drag to reorder.</source>
+        <translation>变换从上到下依次执行；拖动可调整顺序。</translation>
     </message>
 </context>
 <context>

@@ -4,9 +4,11 @@
 
 #include <QFile>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QStackedWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
@@ -15,6 +17,7 @@
 #include "engine/core/json_checked.h"
 #include "engine/data/sample.h"
 #include "engine/data/transforms.h"
+#include "ui/dataset_browser/transform_list_editor.h"
 
 namespace kiln::ui {
 
@@ -71,12 +74,38 @@ AugmentationPreview::AugmentationPreview(QWidget* parent)
     layout->addWidget(again);
     m_status->setWordWrap(true);
     layout->addWidget(m_status);
-    layout->addWidget(new QLabel(tr("Transforms (JSON, as in the project's data section):"), this));
+    // The transforms as a form (a list with typed fields), or as the data section's JSON text.
+    auto* header = new QHBoxLayout;
+    header->addWidget(new QLabel(tr("Transforms, applied from top to bottom:"), this), 1);
+    m_textToggle = new QPushButton(tr("Edit as text"), this);
+    m_textToggle->setObjectName(QStringLiteral("editTransformsAsText"));
+    m_textToggle->setCheckable(true);
+    header->addWidget(m_textToggle);
+    layout->addLayout(header);
+    m_modes = new QStackedWidget(this);
+    m_form = new TransformListEditor(m_modes);
+    m_form->setObjectName(QStringLiteral("transformForm"));
+    m_form->setTransforms(m_transforms);
+    m_modes->addWidget(m_form);
+    auto* textPage = new QWidget(m_modes);
+    auto* textLayout = new QVBoxLayout(textPage);
+    textLayout->setContentsMargins(0, 0, 0, 0);
+    m_editor->setParent(textPage);
     m_editor->setPlainText(QString::fromStdString(m_transforms.dump(2)));
     m_editor->setMinimumHeight(90);
-    layout->addWidget(m_editor, 1);
-    auto* apply = new QPushButton(tr("Apply transforms"), this);
-    layout->addWidget(apply);
+    textLayout->addWidget(m_editor, 1);
+    auto* apply = new QPushButton(tr("Apply transforms"), textPage);
+    apply->setObjectName(QStringLiteral("applyTransformsText"));
+    textLayout->addWidget(apply);
+    m_modes->addWidget(textPage);
+    layout->addWidget(m_modes, 1);
+    connect(m_textToggle, &QPushButton::toggled, this, &AugmentationPreview::setTextMode);
+    connect(m_form, &TransformListEditor::transformsEdited, this, [this](const nlohmann::json& transforms) {
+        m_transforms = transforms;
+        m_editor->setPlainText(QString::fromStdString(m_transforms.dump(2)));
+        emit transformsChanged();
+        start();
+    });
     connect(again, &QPushButton::clicked, this, [this] {
         ++m_seed;
         start();
@@ -109,9 +138,17 @@ AugmentationPreview::~AugmentationPreview() {
     m_watcher.waitForFinished();
 }
 
+void AugmentationPreview::setTextMode(bool text) {
+    m_modes->setCurrentIndex(text ? 1 : 0);
+    if (m_textToggle->isChecked() != text) m_textToggle->setChecked(text);
+}
+
+bool AugmentationPreview::textMode() const { return m_modes->currentIndex() == 1; }
+
 void AugmentationPreview::setTransforms(const nlohmann::json& transforms) {
     m_transforms = transforms.is_array() ? transforms : defaultTransforms();
     m_editor->setPlainText(QString::fromStdString(m_transforms.dump(2)));
+    m_form->setTransforms(m_transforms);
     emit transformsChanged();
     start();
 }
@@ -124,6 +161,7 @@ void AugmentationPreview::applyEditedTransforms() {
         return;
     }
     m_transforms = std::move(*parsed);
+    m_form->setTransforms(m_transforms);
     emit transformsChanged();
     start();
 }

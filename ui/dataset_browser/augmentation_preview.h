@@ -15,12 +15,15 @@ class QGridLayout;
 class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
+class QStackedWidget;
 
 namespace cv {
 class Mat;
 }
 
 namespace kiln::ui {
+
+class TransformListEditor;
 
 // An HWC picture in RGB (or grey) order as a QImage; float pictures are stretched to 0..255.
 QImage imageFromMat(const cv::Mat& picture);
@@ -43,6 +46,10 @@ public:
 
     // The images of the last finished run (for tests), and its error text.
     const QVector<QImage>& images() const { return m_images; }
+    // The form of the transforms, and whether the JSON text is shown instead ("Edit as text").
+    TransformListEditor* form() const { return m_form; }
+    void setTextMode(bool text);
+    bool textMode() const;
     QString errorText() const { return m_error; }
 
 signals:
@@ -68,6 +75,9 @@ private:
     QVector<QLabel*> m_tiles;
     QLabel* m_status;
     QPlainTextEdit* m_editor;
+    TransformListEditor* m_form = nullptr;
+    QStackedWidget* m_modes = nullptr;
+    QPushButton* m_textToggle = nullptr;
 };
 
 }  // namespace kiln::ui

@@ -265,6 +265,10 @@ private slots:
     void editedTransformsAreCheckedJson() {
         AugmentationPreview preview;
         const nlohmann::json before = preview.transforms();
+        auto* asText = preview.findChild<QPushButton*>(QStringLiteral("editTransformsAsText"));
+        QVERIFY(asText);
+        QTest::mouseClick(asText, Qt::LeftButton);
+        QVERIFY(preview.textMode());
         auto* editor = preview.findChild<QPlainTextEdit*>();
         QVERIFY(editor);
         editor->setPlainText(QString(100000, QLatin1Char('[')) + QString(100000, QLatin1Char(']')));

@@ -8,6 +8,7 @@
 
 #include <QImage>
 #include <QListView>
+#include <QListWidget>
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTabWidget>
@@ -19,6 +20,7 @@
 #include "ui/dataset_browser/pipeline_panel.h"
 #include "ui/dataset_browser/sample_list_model.h"
 #include "ui/dataset_browser/thumbnail_cache.h"
+#include "ui/dataset_browser/transform_list_editor.h"
 
 using namespace kiln;
 using namespace kiln::ui;
@@ -145,6 +147,19 @@ private slots:
             QVERIFY(import.waitForFinished(60000));
             QCOMPARE(import.exitCode(), 0);
             QVERIFY(QImage(shot).width() >= 1400);
+        }
+        // KILN_SCREENSHOT_AUGMENTATION=<file.png>: the Augmentation tab with the transforms form.
+        const QString augmentShot = qEnvironmentVariable("KILN_SCREENSHOT_AUGMENTATION");
+        if (!augmentShot.isEmpty()) {
+            tabs->setCurrentIndex(2);
+            auto* list = w.augmentationPreview()->form()->list();
+            QVERIFY(list->count() > 0);
+            list->setCurrentRow(0);
+            QTest::qWait(1500);
+            QProcess import;
+            import.start(QStringLiteral("import"), {QStringLiteral("-window"), QStringLiteral("root"), augmentShot});
+            QVERIFY(import.waitForFinished(60000));
+            QCOMPARE(import.exitCode(), 0);
         }
     }
 };
