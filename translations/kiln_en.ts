@@ -2524,6 +2524,22 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Layer %1 updated; its instances follow.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>&amp;Find Node…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Find node… (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No node matches “%1”.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Match %1 of %2 for “%3”: Enter goes to the next.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::GraphScene</name>

@@ -2518,6 +2518,22 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Layer %1 updated; its instances follow.</source>
         <translation>层 %1 已更新；其所有实例随之更新。</translation>
     </message>
+    <message>
+        <source>&amp;Find Node…</source>
+        <translation>查找节点(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Find node… (%1)</source>
+        <translation>查找节点…（%1）</translation>
+    </message>
+    <message>
+        <source>No node matches “%1”.</source>
+        <translation>没有与“%1”匹配的节点。</translation>
+    </message>
+    <message>
+        <source>Match %1 of %2 for “%3”: Enter goes to the next.</source>
+        <translation>“%3”的第 %1 个匹配（共 %2 个）：按 Enter 转到下一个。</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::GraphScene</name>

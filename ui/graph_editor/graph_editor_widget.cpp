@@ -6,13 +6,16 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QCompleter>
 #include <QFileDialog>
 #include <QImage>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QStringListModel>
 #include <QSvgGenerator>
 #include <QToolBar>
 #include <QToolButton>
@@ -138,7 +141,7 @@ QList<QAction*> GraphEditorWidget::editActions() const {
                    StandardAction::Paste, StandardAction::Duplicate, StandardAction::Delete,
                    StandardAction::SelectAll, StandardAction::Group, StandardAction::Ungroup,
                    StandardAction::CollapseGroup, StandardAction::MakeLayer, StandardAction::SaveLayerToLibrary,
-                   StandardAction::AddComment, StandardAction::AutoLayout})
+                   StandardAction::AddComment, StandardAction::AutoLayout, StandardAction::FindNode})
         out << action(a);
     return out;
 }
@@ -262,6 +265,10 @@ void GraphEditorWidget::createActions() {
         else
             QMessageBox::warning(this, tr("Save Layer to Library"), QString::fromStdString(st.error().message));
     });
+    make(StandardAction::FindNode, tr("&Find Node…"), QKeySequence::Find, [this] {
+        m_find->setFocus(Qt::ShortcutFocusReason);
+        m_find->selectAll();
+    });
     make(StandardAction::ZoomIn, tr("Zoom &In"), QKeySequence::ZoomIn, [this] { zoomBy(1.25); });
     make(StandardAction::ZoomOut, tr("Zoom &Out"), QKeySequence::ZoomOut, [this] { zoomBy(0.8); });
     make(StandardAction::FitView, tr("&Fit"), QKeySequence(Qt::CTRL | Qt::Key_0), [this] { fitView(); });
@@ -291,6 +298,62 @@ void GraphEditorWidget::createActions() {
     m_toolBar->addAction(action(StandardAction::Group));
     m_toolBar->addAction(action(StandardAction::CollapseGroup));
     m_toolBar->addAction(action(StandardAction::AddComment));
+    m_toolBar->addSeparator();
+
+    // Find: a search field with the names of the nodes as completions.
+    m_find = new QLineEdit(m_toolBar);
+    m_find->setObjectName(QStringLiteral("findNode"));
+    m_find->setClearButtonEnabled(true);
+    m_find->setPlaceholderText(tr("Find node… (%1)").arg(QKeySequence(QKeySequence::Find).toString(QKeySequence::NativeText)));
+    m_find->setMinimumWidth(fontMetrics().horizontalAdvance(m_find->placeholderText()) + 40);
+    auto* names = new QStringListModel(m_find);
+    auto* completer = new QCompleter(names, m_find);
+    completer->setCaseSensitivity(Qt::CaseInsensitive);
+    completer->setFilterMode(Qt::MatchContains);
+    m_find->setCompleter(completer);
+    auto refreshNames = [this, names] {
+        QStringList list;
+        for (const EditorNode& n : m_document->nodes()) list << QString::fromStdString(n.node.name);
+        list.sort(Qt::CaseInsensitive);
+        names->setStringList(list);
+    };
+    refreshNames();
+    connect(m_document, &EditorDocument::changed, names, refreshNames);
+    connect(m_find, &QLineEdit::returnPressed, this, [this] { findNode(m_find->text()); });
+    connect(completer, qOverload<const QString&>(&QCompleter::activated), this, [this](const QString& name) {
+        m_lastFind.clear();  // a picked name goes to that node
+        findNode(name);
+    });
+    m_toolBar->addWidget(m_find);
+}
+
+bool GraphEditorWidget::findNode(const QString& text) {
+    const QString wanted = text.trimmed();
+    if (wanted.isEmpty()) return false;
+    // Exact names first, then names that contain the text, then nodes of that op.
+    QVector<ItemId> exact, partial, byOp;
+    for (const EditorNode& n : m_document->nodes()) {
+        const QString name = QString::fromStdString(n.node.name);
+        if (name.compare(wanted, Qt::CaseInsensitive) == 0) exact << n.id;
+        else if (name.contains(wanted, Qt::CaseInsensitive)) partial << n.id;
+        else if (QString::fromStdString(n.node.op).compare(wanted, Qt::CaseInsensitive) == 0) byOp << n.id;
+    }
+    const QVector<ItemId> matches = exact + partial + byOp;
+    if (matches.isEmpty()) {
+        emit statusMessage(tr("No node matches “%1”.").arg(wanted));
+        m_lastFind.clear();
+        return false;
+    }
+    m_findMatch = wanted == m_lastFind ? (m_findMatch + 1) % int(matches.size()) : 0;
+    m_lastFind = wanted;
+    const ItemId id = matches[m_findMatch];
+    selectNodes({id});
+    if (m_view->zoom() < GraphView::readableZoom())
+        m_view->zoomBy(GraphView::readableZoom() / m_view->zoom(), QPointF(m_view->viewport()->rect().center()));
+    if (NodeItem* item = m_scene->nodeItem(id)) m_view->centerOnScene(item->sceneBoundingRect().center());
+    if (matches.size() > 1)
+        emit statusMessage(tr("Match %1 of %2 for “%3”: Enter goes to the next.").arg(m_findMatch + 1).arg(matches.size()).arg(wanted));
+    return true;
 }
 
 void GraphEditorWidget::updateActions() {

@@ -10,6 +10,7 @@
 
 class QAction;
 class QMenu;
+class QLineEdit;
 class QToolBar;
 class QUndoStack;
 
@@ -46,6 +47,7 @@ public:
         ExportSvg,
         MakeLayer,
         SaveLayerToLibrary,
+        FindNode,
     };
 
     explicit GraphEditorWidget(EditorDocument* document, QWidget* parent = nullptr);
@@ -73,6 +75,12 @@ public:
     // The opening view of a document (GraphView::showStart): readable text, the inputs on top.
     void showStart();
     void zoomBy(qreal factor);
+    // Find (Ctrl+F, the toolbar's search field): selects the node whose name is `text` (any case),
+    // else one whose name contains it, else one whose op is it, and centres the view on it at a
+    // readable zoom. Pressing Enter again with the same text goes to the next match. False (and a
+    // status message) when nothing matches.
+    bool findNode(const QString& text);
+    QLineEdit* findField() const { return m_find; }
 
     // The context menu of a node: freeze or unfreeze it, freeze everything up to it (transfer
     // learning), unfreeze all, and the edit actions. Owned by `parent`.
@@ -121,6 +129,9 @@ private:
     AnalysisRunner* m_analysis = nullptr;
     QToolBar* m_toolBar = nullptr;
     QHash<int, QAction*> m_actions;
+    QLineEdit* m_find = nullptr;
+    QString m_lastFind;
+    int m_findMatch = -1;  // index into the matches of m_lastFind
     QPointer<UserLayerLibrary> m_library;
 };
 

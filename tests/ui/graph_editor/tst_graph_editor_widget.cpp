@@ -329,6 +329,41 @@ private slots:
         QVERIFY(!map->isVisible());
     }
 
+    void findNodeByTypingJumpsToIt() {
+        Fixture f;
+        QVERIFY(QTest::qWaitForWindowExposed(f.widget.get()));
+        f.settle();
+        f.widget->zoomBy(3.0);  // zoomed in on one corner: "conv" is out of view
+        f.view->centerOnScene(f.item("image")->sceneBoundingRect().center());
+        QVERIFY(!f.view->visibleSceneRect().contains(f.item("conv")->sceneBoundingRect()));
+        QSignalSpy messages(f.widget.get(), &GraphEditorWidget::statusMessage);
+        // Ctrl+F puts the cursor in the search field.
+        QTest::keyClick(f.view->viewport(), Qt::Key_F, Qt::ControlModifier);
+        QLineEdit* find = f.widget->findField();
+        QTRY_VERIFY(find->hasFocus());
+        QTest::keyClicks(find, QStringLiteral("CONV"));
+        QTest::keyClick(find, Qt::Key_Return);
+        QCOMPARE(f.widget->currentNode(), f.doc.idOf("conv"));
+        QVERIFY(f.view->visibleSceneRect().contains(f.item("conv")->sceneBoundingRect()));
+        QCOMPARE(f.doc.undoStack()->count(), 0);  // finding is not an edit
+        // An op name finds its nodes, one after the other on Enter.
+        find->selectAll();
+        QTest::keyClicks(find, QStringLiteral("Dense"));
+        QTest::keyClick(find, Qt::Key_Return);
+        const ItemId first = f.widget->currentNode();
+        QTest::keyClick(find, Qt::Key_Return);
+        const ItemId second = f.widget->currentNode();
+        QVERIFY(first != second);
+        QVERIFY((first == f.doc.idOf("fc") || first == f.doc.idOf("free")) &&
+                (second == f.doc.idOf("fc") || second == f.doc.idOf("free")));
+        // Nothing found: the selection stays, the status bar says so.
+        find->selectAll();
+        QTest::keyClicks(find, QStringLiteral("nosuchnode"));
+        QTest::keyClick(find, Qt::Key_Return);
+        QCOMPARE(f.widget->currentNode(), second);
+        QVERIFY(messages.last().at(0).toString().contains(QStringLiteral("nosuchnode")));
+    }
+
     void inspectorEditsAreValidated() {
         Fixture f;
         InspectorWidget inspector(&f.doc);
