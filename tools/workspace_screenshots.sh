@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Screenshots of the studio's five workspaces for the documentation, in English and Simplified
-# Chinese: docs/images/workspace_<design|data|train|evaluate|deploy>_<en|zh_CN>.png, 1600x1000,
+# Screenshots of the studio's welcome page and five workspaces for the documentation, in English and
+# Simplified Chinese: docs/images/workspace_<welcome|design|data|train|evaluate|deploy>_<en|zh_CN>.png, 1600x1000,
 # from a real X server (Xvfb) with ImageMagick's `import`. The Fashion-MNIST MLP example is copied
 # to a scratch folder and trained for two epochs with kiln-train first, so that Train, Evaluate and
 # Deploy show a real run. Needs the example data (tools/fetch_data.sh).
@@ -28,14 +28,16 @@ cp "$root/resources/examples/fashion_mlp.kiln" "$project"
 # kiln-train writes its run folders under the current folder: the scratch project's.
 (cd "$scratch/project" && KILN_DATA="${KILN_DATA:-$HOME/.cache/kiln/data}" "$train" fashion_mlp.kiln --epochs 2 --quiet)
 
-shoot() {  # shoot LANG_CODE LOCALE WORKSPACE OUTPUT
+shoot() {  # shoot LANG_CODE LOCALE WORKSPACE OUTPUT ("welcome": no project, the welcome page)
     local code="$1" locale="$2" workspace="$3" png="$4"
+    local args=(--workspace "$workspace" "$project")
+    [[ "$workspace" == welcome ]] && args=()
     local home="$scratch/home-$code"
     mkdir -p "$home/config" "$home/data"
     cat > "$scratch/run.sh" <<INNER
 #!/usr/bin/env bash
 set -eu
-"$kiln" --lang "$code" --size 1600x1000 --workspace "$workspace" "$project" &
+"$kiln" --lang "$code" --size 1600x1000 ${args[*]@Q} &
 pid=\$!
 sleep "\${KILN_SHOT_WAIT:-8}"
 import -window root "$png"
@@ -52,7 +54,7 @@ INNER
     echo "workspace_screenshots: wrote $png"
 }
 
-for workspace in design data train evaluate deploy; do
+for workspace in welcome design data train evaluate deploy; do
     shoot en en_US.UTF-8 "$workspace" "$out/workspace_${workspace}_en.png"
     shoot zh_CN zh_CN.UTF-8 "$workspace" "$out/workspace_${workspace}_zh_CN.png"
 done

@@ -1594,6 +1594,117 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Export “%1” to ONNX, SavedModel and a model repository, then serve it and send a test request.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>The Fashion-MNIST example is not installed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keyboard Shortcuts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Shortcut</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Welcome</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard Shortcuts</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::app::WelcomePage</name>
+    <message>
+        <source>Welcome to Kiln</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Design a network on the canvas, train it on your CPU or GPU, see how it does, and export it for serving — without writing code.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open Project…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import Model…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bring in an ONNX model, e.g. a pretrained network, as an editable project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Recent projects</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No recent projects yet: start with an example on the right, or follow the tour below.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Examples (double-click to open)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Your first model in five steps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>1. Open the Fashion-MNIST example: a small network that tells ten kinds of clothing apart.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>2. Design: look at the graph. Select a layer to see its settings in the Inspector and its size in the Summary.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>3. Data: the project reads 60,000 small pictures; the Augmentation tab shows what training sees.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>4. Train: press Train and watch loss and accuracy fall and rise, for training and validation in one chart.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>5. Evaluate: which classes are confused, and the worst samples; then Deploy to export and serve the model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open the example</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show Design</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show Data</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show Train</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show Evaluate</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::AugmentationPreview</name>
@@ -1863,6 +1974,38 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Imported %1 as the project&apos;s data.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The project&apos;s data cannot be read.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sample %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Click to see this picture in the Augmentation tab</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln cannot show data of the kind &quot;%1&quot;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>data.train needs the IDX images and labels files.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The project reads %1 data (not an image folder): an overview of its training part.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -1594,6 +1594,117 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Export “%1” to ONNX, SavedModel and a model repository, then serve it and send a test request.</source>
         <translation>将“%1”导出为 ONNX、SavedModel 并存入模型仓库，然后提供服务并发送测试请求。</translation>
     </message>
+    <message>
+        <source>The Fashion-MNIST example is not installed.</source>
+        <translation>未安装 Fashion-MNIST 示例。</translation>
+    </message>
+    <message>
+        <source>Keyboard Shortcuts</source>
+        <translation>键盘快捷键</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Shortcut</source>
+        <translation>快捷键</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>&amp;Welcome</source>
+        <translation>欢迎页(&amp;W)</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard Shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::app::WelcomePage</name>
+    <message>
+        <source>Welcome to Kiln</source>
+        <translation>欢迎使用 Kiln</translation>
+    </message>
+    <message>
+        <source>Design a network on the canvas, train it on your CPU or GPU, see how it does, and export it for serving — without writing code.</source>
+        <translation>在画布上设计网络，在 CPU 或 GPU 上训练，查看效果，并导出用于部署——无需编写代码。</translation>
+    </message>
+    <message>
+        <source>New Project</source>
+        <translation>新建项目</translation>
+    </message>
+    <message>
+        <source>Open Project…</source>
+        <translation>打开项目…</translation>
+    </message>
+    <message>
+        <source>Import Model…</source>
+        <translation>导入模型…</translation>
+    </message>
+    <message>
+        <source>Bring in an ONNX model, e.g. a pretrained network, as an editable project</source>
+        <translation>将 ONNX 模型（例如预训练网络）导入为可编辑的项目</translation>
+    </message>
+    <message>
+        <source>Recent projects</source>
+        <translation>最近的项目</translation>
+    </message>
+    <message>
+        <source>No recent projects yet: start with an example on the right, or follow the tour below.</source>
+        <translation>还没有最近的项目：从右侧的示例开始，或按照下面的引导操作。</translation>
+    </message>
+    <message>
+        <source>Examples (double-click to open)</source>
+        <translation>示例（双击打开）</translation>
+    </message>
+    <message>
+        <source>Your first model in five steps</source>
+        <translation>五步完成第一个模型</translation>
+    </message>
+    <message>
+        <source>1. Open the Fashion-MNIST example: a small network that tells ten kinds of clothing apart.</source>
+        <translation>1. 打开 Fashion-MNIST 示例：一个能区分十类服饰的小型网络。</translation>
+    </message>
+    <message>
+        <source>2. Design: look at the graph. Select a layer to see its settings in the Inspector and its size in the Summary.</source>
+        <translation>2. 设计：查看计算图。选中一个层，可在属性检查器中看到其设置，在模型摘要中看到其规模。</translation>
+    </message>
+    <message>
+        <source>3. Data: the project reads 60,000 small pictures; the Augmentation tab shows what training sees.</source>
+        <translation>3. 数据：项目读取 60,000 张小图片；“数据增强”选项卡展示训练时看到的样子。</translation>
+    </message>
+    <message>
+        <source>4. Train: press Train and watch loss and accuracy fall and rise, for training and validation in one chart.</source>
+        <translation>4. 训练：点击“训练”，在同一图表中观察训练集和验证集的损失下降、准确率上升。</translation>
+    </message>
+    <message>
+        <source>5. Evaluate: which classes are confused, and the worst samples; then Deploy to export and serve the model.</source>
+        <translation>5. 评估：查看哪些类别容易混淆以及最差的样本；然后在“部署”中导出模型并提供服务。</translation>
+    </message>
+    <message>
+        <source>Open the example</source>
+        <translation>打开示例</translation>
+    </message>
+    <message>
+        <source>Show Design</source>
+        <translation>显示设计</translation>
+    </message>
+    <message>
+        <source>Show Data</source>
+        <translation>显示数据</translation>
+    </message>
+    <message>
+        <source>Show Train</source>
+        <translation>显示训练</translation>
+    </message>
+    <message>
+        <source>Show Evaluate</source>
+        <translation>显示评估</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::AugmentationPreview</name>
@@ -1864,6 +1975,38 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Imported %1 as the project&apos;s data.</source>
         <translation>已将 %1 导入为项目数据。</translation>
+    </message>
+    <message>
+        <source>The project&apos;s data cannot be read.</source>
+        <translation>无法读取项目的数据。</translation>
+    </message>
+    <message>
+        <source>sample %1</source>
+        <translation>样本 %1</translation>
+    </message>
+    <message>
+        <source>Click to see this picture in the Augmentation tab</source>
+        <translation>单击可在“数据增强”选项卡中查看这张图片</translation>
+    </message>
+    <message>
+        <source>Class</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Kiln cannot show data of the kind &quot;%1&quot;.</source>
+        <translation>Kiln 无法显示“%1”类型的数据。</translation>
+    </message>
+    <message>
+        <source>data.train needs the IDX images and labels files.</source>
+        <translation>data.train 需要 IDX 图像文件和标签文件。</translation>
+    </message>
+    <message>
+        <source>Reading…</source>
+        <translation>正在读取…</translation>
+    </message>
+    <message>
+        <source>The project reads %1 data (not an image folder): an overview of its training part.</source>
+        <translation>项目读取的是 %1 数据（不是图片文件夹）：以下是其训练部分的概览。</translation>
     </message>
 </context>
 <context>

@@ -104,6 +104,8 @@ int main(int argc, char** argv) {
             window.openExample(path);
         else
             window.openProject(path);
+    } else {
+        window.showWelcome();
     }
 
     if (workspace) window.setWorkspace(*workspace);

@@ -6,13 +6,15 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QDir>
 #include <QDebug>
+#include <QDialogButtonBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
@@ -21,11 +23,14 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QStandardPaths>
-#include <QStatusBar>
+#include <QRegularExpression>
 #include <QScrollArea>
+#include <QSet>
 #include <QShowEvent>
 #include <QStackedWidget>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTableWidget>
 #include <QTimer>
 #include <QToolBar>
 #include <QUuid>
@@ -34,6 +39,7 @@
 #include <algorithm>
 
 #include "app/common/error_text.h"
+#include "app/kiln/welcome_page.h"
 #include "ui/common/app_settings.h"
 #include "ui/common/log_panel.h"
 #include "ui/common/notice_area.h"
@@ -217,6 +223,7 @@ void MainWindow::resetLayout() {
     for (QByteArray& state : m_workspaceStates) state.clear();
     ui::AppSettings::clearWorkspaceStates();
     applyWorkspaceDefaults(m_workspace);
+    if (m_welcomeShown && m_workspace == Workspace::Design) coverDesignWithWelcome();
 }
 
 void MainWindow::applyDefaultPanelSizes() {
@@ -373,6 +380,99 @@ void MainWindow::createWorkspaces() {
         m_workspaceActions[size_t(i)] = a;
     }
     m_workspaceActions[size_t(Workspace::Design)]->setChecked(true);
+
+    m_welcome = new WelcomePage;
+    m_stack->addWidget(m_welcome);
+    connect(m_welcome, &WelcomePage::newProjectRequested, this, [this] { newProject(); });
+    connect(m_welcome, &WelcomePage::openRequested, m_openAction, &QAction::trigger);
+    connect(m_welcome, &WelcomePage::importRequested, this, [this] { openImportDialog(); });
+    connect(m_welcome, &WelcomePage::projectChosen, this, [this](const QString& path) {
+        if (maybeSave()) openProject(path);
+    });
+    connect(m_welcome, &WelcomePage::exampleChosen, this, [this](const QString& path) { openExample(path); });
+    connect(m_welcome, &WelcomePage::tourStepRequested, this, &MainWindow::tourStep);
+}
+
+QWidget* MainWindow::workspacePage(Workspace w) const {
+    if (w == Workspace::Design && m_welcomeShown) return m_welcome;
+    return m_stack->widget(int(w));
+}
+
+QByteArray MainWindow::currentLayout() const {
+    // While the welcome page hides Design's panels, Design's layout is the one it hid.
+    if (m_welcomeShown && m_workspace == Workspace::Design) return m_welcomeLayout;
+    return saveState(kLayoutVersion);
+}
+
+void MainWindow::coverDesignWithWelcome() {
+    m_welcomeLayout = saveState(kLayoutVersion);
+    for (QDockWidget* dock : std::as_const(m_panels)) dock->hide();
+    m_stack->setCurrentWidget(m_welcome);
+}
+
+void MainWindow::showWelcome() {
+    m_welcome->refresh(ui::AppSettings::recentProjects(), exampleProjects());
+    setWorkspace(Workspace::Design);
+    if (!m_welcomeShown) coverDesignWithWelcome();
+    m_welcomeShown = true;
+}
+
+void MainWindow::tourStep(int step) {
+    // Every step works on the Fashion-MNIST MLP example: it is opened first when nothing is open.
+    const QString example = QDir(examplesDirectory()).filePath(QStringLiteral("fashion_mlp.kiln"));
+    if (step == 0 || m_welcomeShown) {
+        if (!QFileInfo::exists(example)) {
+            reportProblem(ui::Severity::Warning, tr("The Fashion-MNIST example is not installed."), example);
+            return;
+        }
+        if (!openExample(example)) return;
+    }
+    static constexpr Workspace kSteps[] = {Workspace::Design, Workspace::Design, Workspace::Data, Workspace::Train,
+                                           Workspace::Evaluate};
+    setWorkspace(kSteps[std::clamp(step, 0, 4)]);
+}
+
+QDialog* MainWindow::showShortcuts() {
+    auto* dialog = new QDialog(this);
+    dialog->setObjectName(QStringLiteral("shortcutsDialog"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowTitle(tr("Keyboard Shortcuts"));
+    auto* layout = new QVBoxLayout(dialog);
+    auto* table = new QTableWidget(dialog);
+    table->setObjectName(QStringLiteral("shortcutsTable"));
+    table->setColumnCount(2);
+    table->setHorizontalHeaderLabels({tr("Action"), tr("Shortcut")});
+    table->verticalHeader()->hide();
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table->setSelectionMode(QAbstractItemView::NoSelection);
+    QList<QPair<QString, QString>> rows;
+    QSet<QString> seen;
+    for (QAction* a : findChildren<QAction*>()) {
+        if (a->shortcut().isEmpty() || a->text().isEmpty()) continue;
+        QString text = a->text();
+        text.remove(QRegularExpression(QStringLiteral("\\(&.\\)")));  // "文件(&F)"
+        text.remove(QLatin1Char('&'));
+        const QString keys = a->shortcut().toString(QKeySequence::NativeText);
+        if (seen.contains(text + keys)) continue;
+        seen.insert(text + keys);
+        rows.append({text, keys});
+    }
+    std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.first.localeAwareCompare(y.first) < 0; });
+    table->setRowCount(int(rows.size()));
+    for (int i = 0; i < rows.size(); ++i) {
+        table->setItem(i, 0, new QTableWidgetItem(rows[i].first));
+        table->setItem(i, 1, new QTableWidgetItem(rows[i].second));
+    }
+    table->resizeColumnsToContents();
+    table->horizontalHeader()->setStretchLastSection(true);
+    layout->addWidget(table);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+    buttons->button(QDialogButtonBox::Close)->setText(tr("Close"));
+    connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+    layout->addWidget(buttons);
+    dialog->resize(520, 560);
+    dialog->show();
+    return dialog;
 }
 
 void MainWindow::retranslateWorkspaces() {
@@ -442,13 +542,14 @@ void MainWindow::setWorkspace(Workspace w) {
         refreshWorkspacePage(w);
         return;
     }
-    m_workspaceStates[size_t(m_workspace)] = saveState(kLayoutVersion);
+    m_workspaceStates[size_t(m_workspace)] = currentLayout();
     hostPanel(m_workspace, false);
     m_workspace = w;
     hostPanel(w, true);
-    m_stack->setCurrentIndex(int(w));
+    m_stack->setCurrentWidget(workspacePage(w));
     const QByteArray& state = m_workspaceStates[size_t(w)];
     if (state.isEmpty() || !restoreState(state, kLayoutVersion)) applyWorkspaceDefaults(w);
+    if (w == Workspace::Design && m_welcomeShown) coverDesignWithWelcome();
     // A restored layout may show the dock whose content is in the centre now.
     if (QDockWidget* dock = m_panels.value(hostedPanel(w))) dock->hide();
     m_workspaceActions[size_t(w)]->setChecked(true);
@@ -560,6 +661,8 @@ void MainWindow::createActions() {
                                .arg(QApplication::applicationVersion()));
     });
     m_aboutAction->setMenuRole(QAction::AboutRole);
+    m_welcomeAction = make("actionWelcome", "kiln", {}, [this] { showWelcome(); });
+    m_shortcutsAction = make("actionShortcuts", nullptr, {}, [this] { showShortcuts(); });
 }
 
 void MainWindow::createMenus() {
@@ -603,6 +706,9 @@ void MainWindow::createMenus() {
 
     m_helpMenu = menuBar()->addMenu(QString());
     m_helpMenu->setObjectName(QStringLiteral("menuHelp"));
+    m_helpMenu->addAction(m_welcomeAction);
+    m_helpMenu->addAction(m_shortcutsAction);
+    m_helpMenu->addSeparator();
     m_helpMenu->addAction(m_aboutAction);
 
     auto* bar = addToolBar(QString());
@@ -644,6 +750,8 @@ void MainWindow::retranslateUi() {
     m_resetLayoutAction->setText(tr("&Reset Layout"));
     m_showLogAction->setText(tr("Show &Log"));
     m_aboutAction->setText(tr("&About Kiln"));
+    m_welcomeAction->setText(tr("&Welcome"));
+    m_shortcutsAction->setText(tr("&Keyboard Shortcuts"));
     retranslateWorkspaces();
     if (auto* bar = findChild<QToolBar*>(QStringLiteral("mainToolBar"))) bar->setWindowTitle(tr("Main Toolbar"));
     for (auto it = m_panels.cbegin(); it != m_panels.cend(); ++it) {
@@ -807,6 +915,14 @@ void MainWindow::documentReplaced(const QString& previousRecovery) {
     m_inspector->setNode(0);
     updateTitle();
     syncPanels();
+    // A project is open or started: the canvas takes the welcome page's place.
+    if (m_welcomeShown) {
+        m_welcomeShown = false;
+        if (m_workspace == Workspace::Design) {
+            m_stack->setCurrentWidget(m_editor);
+            restoreState(m_welcomeLayout, kLayoutVersion);
+        }
+    }
     // Readable text, starting at the inputs; it follows the window's size until the user moves it.
     m_editor->showStart();
     refreshWorkspacePage(m_workspace);
@@ -818,6 +934,7 @@ void MainWindow::syncPanels() {
     const engine::io::Project project = m_document->project();
     // A shipped example has no run history of its own until it is trained (see trainingProjectPath).
     m_training->setProject(project, m_isExample ? QString() : m_document->filePath());
+    m_datasets->setProjectPath(m_document->filePath());
     if (!project.data.empty()) m_datasets->setDataSection(project.data);
     m_syncingPanels = false;
 }
@@ -1024,7 +1141,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     }
     discardOwnRecovery();
     ui::AppSettings::setWindowGeometry(saveGeometry());
-    m_workspaceStates[size_t(m_workspace)] = saveState(kLayoutVersion);
+    m_workspaceStates[size_t(m_workspace)] = currentLayout();
     for (int i = 0; i < kWorkspaceCount; ++i)
         if (!m_workspaceStates[size_t(i)].isEmpty())
             ui::AppSettings::setWorkspaceState(workspaceId(Workspace(i)), m_workspaceStates[size_t(i)]);

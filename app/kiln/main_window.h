@@ -22,6 +22,7 @@ class QAction;
 class QDockWidget;
 class QLabel;
 class QActionGroup;
+class QDialog;
 class QMenu;
 class QPushButton;
 class QStackedWidget;
@@ -48,6 +49,8 @@ class EvaluateView;
 }  // namespace kiln::ui
 
 namespace kiln::app {
+
+class WelcomePage;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -86,6 +89,13 @@ public:
     ui::evaluate::EvaluateView* evaluateView() const { return m_evaluate; }
     // The export form of the Deploy workspace (null until the project has a file).
     ui::ExportDialog* deployView() const { return m_deploy; }
+    // The welcome page (recent projects, examples, the five-step tour) in Design's place until a
+    // project is opened or started; Help > Welcome shows it again.
+    void showWelcome();
+    bool welcomeShown() const { return m_welcomeShown; }
+    WelcomePage* welcomePage() const { return m_welcome; }
+    // Help > Keyboard Shortcuts: every action of the window that has one.
+    QDialog* showShortcuts();
 
     // ---- document -----------------------------------------------------------------------------
     ui::EditorDocument* document() const { return m_document; }
@@ -208,6 +218,15 @@ private:
     QString m_deployRun;  // the run whose weights the Deploy form was given
 
     Workspace m_workspace = Workspace::Design;
+    WelcomePage* m_welcome = nullptr;
+    bool m_welcomeShown = false;
+    QAction* m_welcomeAction = nullptr;
+    QAction* m_shortcutsAction = nullptr;
+    void tourStep(int step);
+    QByteArray currentLayout() const;  // the current workspace's dock layout, to keep
+    void coverDesignWithWelcome();
+    QByteArray m_welcomeLayout;  // Design's layout under the welcome page
+    QWidget* workspacePage(Workspace w) const;
     QStackedWidget* m_stack = nullptr;
     QToolBar* m_workspaceBar = nullptr;
     QActionGroup* m_workspaceGroup = nullptr;

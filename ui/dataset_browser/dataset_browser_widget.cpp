@@ -17,7 +17,12 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QHeaderView>
 #include <QListView>
+#include <QListWidget>
+#include <QStackedWidget>
+#include <QTableWidget>
+#include <QTemporaryDir>
 #include <QLocale>
 #include <QPainter>
 #include <QProgressBar>
@@ -32,6 +37,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
+#include "engine/io/project.h"
 #include "ui/dataset_browser/augmentation_preview.h"
 #include "ui/dataset_browser/class_distribution_chart.h"
 #include "ui/dataset_browser/import_dataset_dialog.h"
@@ -142,6 +148,7 @@ DatasetBrowserWidget::~DatasetBrowserWidget() {
     m_scanWatcher.waitForFinished();
     m_splitWatcher.waitForFinished();
     m_detailWatcher.waitForFinished();
+    m_overviewWatcher.waitForFinished();
     m_jobs.waitForDone();
 }
 
@@ -298,9 +305,15 @@ void DatasetBrowserWidget::buildUi() {
     m_pipeline = new PipelinePanel(this);
     connect(m_augment, &AugmentationPreview::transformsChanged, this, [this] {
         m_pipeline->setTransforms(m_augment->transforms());
+        if (m_applyingSection) return;
+        m_transformsEdited = true;
         emit dataSectionChanged();
     });
-    connect(m_pipeline, &PipelinePanel::settingsChanged, this, &DatasetBrowserWidget::dataSectionChanged);
+    connect(m_pipeline, &PipelinePanel::settingsChanged, this, [this] {
+        if (m_applyingSection) return;
+        m_pipelineEdited = true;
+        emit dataSectionChanged();
+    });
     m_pipeline->setTransforms(m_augment->transforms());
 
     auto scrolled = [this](QWidget* w) {
@@ -321,8 +334,90 @@ void DatasetBrowserWidget::buildUi() {
     side->addWidget(m_tabs);
     side->setStretchFactor(0, 2);
     side->setStretchFactor(1, 3);
+    // The overview of a source that is not an image folder (IDX, CSV index, TFRecord).
+    m_overview = new QWidget(this);
+    m_overview->setObjectName(QStringLiteral("sourceOverview"));
+    auto* ov = new QVBoxLayout(m_overview);
+    ov->setContentsMargins(0, 0, 0, 0);
+    m_overviewSummary = new QLabel(m_overview);
+    m_overviewSummary->setWordWrap(true);
+    m_overviewSummary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    ov->addWidget(m_overviewSummary);
+    m_overviewPictures = new QListWidget(m_overview);
+    m_overviewPictures->setObjectName(QStringLiteral("overviewPictures"));
+    m_overviewPictures->setViewMode(QListView::IconMode);
+    m_overviewPictures->setMovement(QListView::Static);
+    m_overviewPictures->setResizeMode(QListView::Adjust);
+    m_overviewPictures->setIconSize(QSize(kCell.width() - 16, kCell.width() - 16));
+    m_overviewPictures->setGridSize(kCell);
+    ov->addWidget(m_overviewPictures, 3);
+    m_overviewClasses = new QTableWidget(m_overview);
+    m_overviewClasses->setObjectName(QStringLiteral("overviewClasses"));
+    m_overviewClasses->setColumnCount(2);
+    m_overviewClasses->verticalHeader()->hide();
+    m_overviewClasses->horizontalHeader()->setStretchLastSection(true);
+    m_overviewClasses->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    ov->addWidget(m_overviewClasses, 2);
+    connect(m_overviewPictures, &QListWidget::currentRowChanged, this, [this](int row) {
+        if (row >= 0 && row < m_overviewData.originals.size()) augmentPicture(m_overviewData.originals[row]);
+    });
+    connect(&m_overviewWatcher, &QFutureWatcher<ImportPreview>::finished, this, [this] {
+        m_overviewData = m_overviewWatcher.result();
+        m_overviewReady = true;
+        m_overviewPictures->clear();
+        m_overviewClasses->setRowCount(0);
+        if (!m_overviewData.error.isEmpty()) {
+            m_overviewSummary->setText(m_overviewData.error);
+            m_status->setText(tr("The project's data cannot be read."));
+            emit sourceOverviewReady();
+            return;
+        }
+        m_overviewSummary->setText(m_overviewData.summary);
+        // Class names: the project's own ("class_names"), else what the source says.
+        QStringList names = m_overviewData.classNames;
+        if (m_imported.contains("class_names") && m_imported["class_names"].is_array())
+            for (size_t k = 0; k < m_imported["class_names"].size() && int(k) < names.size(); ++k)
+                if (m_imported["class_names"][k].is_string())
+                    names[int(k)] = QString::fromStdString(m_imported["class_names"][k].get<std::string>());
+        const int labelColumn = int(m_overviewData.headers.indexOf(QStringLiteral("label")));
+        for (int i = 0; i < m_overviewData.originals.size(); ++i) {
+            const QImage& img = m_overviewData.originals[i];
+            const int side = kCell.width() - 16;
+            QString text = tr("sample %1").arg(i);
+            if (labelColumn >= 0 && i < m_overviewData.rows.size() && labelColumn < m_overviewData.rows[i].size()) {
+                bool ok = false;
+                const int label = m_overviewData.rows[i][labelColumn].toInt(&ok);
+                if (ok && label >= 0 && label < names.size()) text = QStringLiteral("%1 · %2").arg(i).arg(names[label]);
+            }
+            auto* item = new QListWidgetItem(
+                QIcon(QPixmap::fromImage(img.scaled(side, side, Qt::KeepAspectRatio,
+                                                    img.width() < side / 2 ? Qt::FastTransformation : Qt::SmoothTransformation))),
+                text, m_overviewPictures);
+            item->setToolTip(tr("Click to see this picture in the Augmentation tab"));
+        }
+        m_overviewClasses->setHorizontalHeaderLabels({tr("Class"), tr("Samples")});
+        m_overviewClasses->setRowCount(int(names.size()));
+        engine::data::ClassSplitCounts counts;
+        for (int k = 0; k < names.size(); ++k) {
+            const qint64 n = k < m_overviewData.classCounts.size() ? m_overviewData.classCounts[k] : 0;
+            counts.classNames.push_back(names[k].toStdString());
+            counts.counts.push_back({n, 0, 0, 0});  // the training part
+            m_overviewClasses->setItem(k, 0, new QTableWidgetItem(names[k]));
+            auto* count = new QTableWidgetItem(QLocale().toString(k < m_overviewData.classCounts.size() ? m_overviewData.classCounts[k] : 0));
+            count->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_overviewClasses->setItem(k, 1, count);
+        }
+        m_overviewClasses->resizeColumnsToContents();
+        m_chart->setCounts(counts);
+        if (!m_overviewData.originals.isEmpty()) m_overviewPictures->setCurrentRow(0);
+        emit sourceOverviewReady();
+    });
+    m_left = new QStackedWidget(this);
+    m_left->addWidget(m_view);
+    m_left->addWidget(m_overview);
+
     auto* main = new QSplitter(Qt::Horizontal, this);
-    main->addWidget(m_view);
+    main->addWidget(m_left);
     main->addWidget(side);
     main->setStretchFactor(0, 3);
     main->setStretchFactor(1, 2);
@@ -348,6 +443,8 @@ bool DatasetBrowserWidget::openImageFolder(const QString& folder, const QString&
     m_splitWatcher.waitForFinished();
     m_thumbnails->clear();
     m_imported = nlohmann::json();
+    m_left->setCurrentWidget(m_view);
+    for (QComboBox* c : {m_classFilter, m_splitFilter, m_statusFilter}) c->setEnabled(true);
     m_folder = QFileInfo(folder).absoluteFilePath();
     m_indexPath = indexPath.isEmpty() ? defaultIndexPath(m_folder) : indexPath;
     m_lastError.clear();
@@ -687,12 +784,22 @@ void DatasetBrowserWidget::showImportDialog() {
         return;
     }
     m_imported = dialog.dataSection();
+    m_transformsEdited = false;
+    m_pipelineEdited = false;
+    showSourceOverview(m_imported);
     m_status->setText(tr("Imported %1 as the project's data.").arg(QDir::toNativeSeparators(dialog.path())));
     emit dataSectionChanged();
 }
 
 nlohmann::json DatasetBrowserWidget::dataSection() const {
-    if (!m_imported.is_null()) return m_imported;
+    if (!m_imported.is_null()) {
+        // Another kind of source: its own settings, with what was edited here since.
+        nlohmann::json j = m_imported;
+        if (m_transformsEdited) j["transforms"] = m_augment->transforms();
+        if (m_pipelineEdited)
+            for (const auto& [key, value] : m_pipeline->settings().items()) j[key] = value;
+        return j;
+    }
     nlohmann::json j = m_pipeline->settings();
     j["format"] = "folder";
     j["path"] = m_folder.toStdString();
@@ -714,15 +821,79 @@ nlohmann::json DatasetBrowserWidget::dataSection() const {
 
 void DatasetBrowserWidget::setDataSection(const nlohmann::json& data) {
     if (!data.is_object()) return;
-    if (data.contains("transforms")) m_augment->setTransforms(data["transforms"]);
+    const std::string format = data.contains("format") && data["format"].is_string() ? data["format"].get<std::string>() : "";
+    m_applyingSection = true;
+    if (data.contains("transforms"))
+        m_augment->setTransforms(data["transforms"]);
+    else if (format != "folder")
+        m_augment->setTransforms(nlohmann::json::array());  // what training does: no transforms
     m_pipeline->setSettings(data);
-    if (data.value("format", "") == "folder" && data.contains("path") && data["path"].is_string()) {
-        const std::string index = data.value("index", "");
-        openImageFolder(QString::fromStdString(data["path"].get<std::string>()),
-                        QString::fromStdString(index));
-    } else if (data.contains("format")) {
+    m_applyingSection = false;
+    m_transformsEdited = false;
+    m_pipelineEdited = false;
+    if (format == "folder" && data.contains("path") && data["path"].is_string()) {
+        const std::string index = data.contains("index") && data["index"].is_string() ? data["index"].get<std::string>() : "";
+        m_left->setCurrentWidget(m_view);
+        openImageFolder(QString::fromStdString(data["path"].get<std::string>()), QString::fromStdString(index));
+    } else if (!format.empty()) {
         m_imported = data;
+        showSourceOverview(data);
     }
+}
+
+bool DatasetBrowserWidget::overviewShown() const { return m_left->currentWidget() == m_overview; }
+
+void DatasetBrowserWidget::showSourceOverview(const nlohmann::json& data) {
+    using Kind = ImportDatasetDialog::Kind;
+    const std::string format = data["format"].get<std::string>();
+    Kind kind;
+    if (format == "idx") kind = Kind::Idx;
+    else if (format == "csv_index") kind = Kind::CsvIndex;
+    else if (format == "tfrecord") kind = Kind::TfRecord;
+    else if (format == "csv") kind = Kind::CsvTable;
+    else {
+        m_left->setCurrentWidget(m_overview);
+        m_overviewSummary->setText(tr("Kiln cannot show data of the kind \"%1\".").arg(QString::fromStdString(format)));
+        return;
+    }
+    // The paths as training reads them: ${KILN_DATA}, ~ and paths relative to the project.
+    const std::string project = m_projectPath.toStdString();
+    nlohmann::json section = data;
+    auto resolveIn = [&project](nlohmann::json& j) {
+        for (const char* key : {"path", "images", "labels"})
+            if (j.contains(key) && j[key].is_string())
+                j[key] = engine::io::resolveDataPath(j[key].get<std::string>(), project);
+    };
+    resolveIn(section);
+    for (const char* part : {"train", "validation", "test"})
+        if (section.contains(part)) {
+            if (section[part].is_object()) resolveIn(section[part]);
+            else if (section[part].is_string()) section[part] = engine::io::resolveDataPath(section[part].get<std::string>(), project);
+        }
+    if (kind == Kind::Idx && !(section.contains("train") && section["train"].is_object())) {
+        m_left->setCurrentWidget(m_overview);
+        m_overviewSummary->setText(tr("data.train needs the IDX images and labels files."));
+        return;
+    }
+    if (kind != Kind::Idx && !(section.contains("path") && section["path"].is_string()) && section.contains("train") &&
+        section["train"].is_string())
+        section["path"] = section["train"];
+    m_left->setCurrentWidget(m_overview);
+    m_overviewReady = false;
+    m_overviewSummary->setText(tr("Reading…"));
+    // The folder's filters and details do not apply; the pictures go to the Augmentation tab.
+    for (QComboBox* c : {m_classFilter, m_splitFilter, m_statusFilter}) c->setEnabled(false);
+    m_tabs->setCurrentIndex(2);
+    m_status->setText(tr("The project reads %1 data (not an image folder): an overview of its training part.")
+                          .arg(QString::fromStdString(format).toUpper()));
+    m_overviewWatcher.setFuture(QtConcurrent::run(&m_jobs, [kind, section] { return ImportDatasetDialog::readPreview(kind, section); }));
+}
+
+void DatasetBrowserWidget::augmentPicture(const QImage& picture) {
+    if (!m_augmentDir) m_augmentDir = std::make_unique<QTemporaryDir>();
+    if (!m_augmentDir->isValid()) return;
+    const QString file = m_augmentDir->filePath(QStringLiteral("sample.png"));
+    if (picture.save(file, "PNG")) m_augment->setSamplePath(file);
 }
 
 }  // namespace kiln::ui

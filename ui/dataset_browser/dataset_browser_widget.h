@@ -17,12 +17,17 @@
 #include <QWidget>
 
 #include "engine/data/dataset_index.h"
+#include "ui/dataset_browser/import_dataset_dialog.h"
 
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QListView;
+class QListWidget;
+class QStackedWidget;
+class QTableWidget;
+class QTemporaryDir;
 class QProgressBar;
 class QPushButton;
 class QRadioButton;
@@ -74,8 +79,16 @@ public:
     // kind of source, that source's section.
     nlohmann::json dataSection() const;
     // Applies a project's data section: opens an image folder ("format": "folder"), takes
-    // its transforms and pipeline settings.
+    // its transforms and pipeline settings. Other sources (IDX, CSV index, TFRecord) are shown as
+    // an overview read off the GUI thread: how many samples, the classes and their counts, the
+    // first pictures (a picture clicked there goes to the Augmentation tab).
     void setDataSection(const nlohmann::json& data);
+    // Relative data paths of a project are taken from its folder ("": the current folder).
+    void setProjectPath(const QString& path) { m_projectPath = path; }
+    // The overview of a non-folder source (null until one was read) and whether it is shown.
+    const ImportPreview* sourceOverview() const { return m_overviewReady ? &m_overviewData : nullptr; }
+    bool overviewShown() const;
+    QListWidget* overviewPictures() const { return m_overviewPictures; }
 
     SampleListModel* model() const { return m_model; }
     QListView* view() const { return m_view; }
@@ -100,6 +113,7 @@ signals:
     void splitsChanged();
     void dataSectionChanged();
     void sampleSelected(qint64 id);
+    void sourceOverviewReady();
     void detailsPreviewReady();
 
 private:
@@ -120,6 +134,22 @@ private:
     void showDetails(const QModelIndex& index);
     void recordDecodeFailure(qint64 id, const QString& reason);
 
+    void showSourceOverview(const nlohmann::json& data);
+    void augmentPicture(const QImage& picture);
+
+    QString m_projectPath;
+    QStackedWidget* m_left = nullptr;  // the thumbnail grid, or the overview of another source
+    QWidget* m_overview = nullptr;
+    QLabel* m_overviewSummary = nullptr;
+    QListWidget* m_overviewPictures = nullptr;
+    QTableWidget* m_overviewClasses = nullptr;
+    QFutureWatcher<ImportPreview> m_overviewWatcher;
+    ImportPreview m_overviewData;
+    bool m_overviewReady = false;
+    std::unique_ptr<QTemporaryDir> m_augmentDir;  // the picture the Augmentation tab works on
+    bool m_applyingSection = false;
+    bool m_transformsEdited = false;  // by the user, since the section was applied
+    bool m_pipelineEdited = false;
     QString m_folder;
     QString m_indexPath;
     QString m_lastError;

@@ -74,13 +74,17 @@ QString valueText(const engine::data::SampleValue& v) {
     return listText(v.values);
 }
 
-QImage pictureOf(const engine::data::SampleValue& v) {
+QImage originalPictureOf(const engine::data::SampleValue& v) {
     using K = engine::data::SampleValue::Kind;
     QImage img;
     if (v.kind == K::Encoded)
         img = QImage::fromData(reinterpret_cast<const uchar*>(v.encoded.data()), int(v.encoded.size()));
     else if (v.kind == K::Image)
         img = imageFromMat(v.image);
+    return img;
+}
+
+QImage scaledForDisplay(const QImage& img) {
     if (img.isNull()) return img;
     if (img.width() < kPictureBox.width() && img.height() < kPictureBox.height())
         return img.scaled(kPictureBox, Qt::KeepAspectRatio, Qt::FastTransformation);
@@ -106,8 +110,11 @@ void previewSource(const engine::data::SampleSource& source, ImportPreview& out)
             for (const auto& v : sample.values) {
                 row << valueText(v);
                 if (out.images.size() < kPreviewPictures) {
-                    const QImage img = pictureOf(v);
-                    if (!img.isNull()) out.images << img;
+                    const QImage img = originalPictureOf(v);
+                    if (!img.isNull()) {
+                        out.images << scaledForDisplay(img);
+                        out.originals << img;
+                    }
                 }
             }
         }
@@ -217,11 +224,13 @@ ImportPreview previewTfRecord(const nlohmann::json& s) {
                         img = QImage::fromData(reinterpret_cast<const uchar*>(f.bytes[0].data()),
                                                int(f.bytes[0].size()));
                     if (!img.isNull() && (imageKey.empty() || imageKey == key) &&
-                        out.images.size() < kPreviewPictures)
+                        out.images.size() < kPreviewPictures) {
+                        out.originals << img;
                         out.images << img.scaled(kPictureBox, Qt::KeepAspectRatio,
                                                  img.width() < kPictureBox.width()
                                                      ? Qt::FastTransformation
                                                      : Qt::SmoothTransformation);
+                    }
                     row << (img.isNull() ? QCoreApplication::translate("kiln::ui::ImportDatasetDialog",
                                                                        "%n byte string(s)", nullptr,
                                                                        int(f.bytes.size()))

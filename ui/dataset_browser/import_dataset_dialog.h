@@ -31,7 +31,8 @@ struct ImportPreview {
     QVector<QStringList> rows;    // first rows
     QStringList classNames;       // detected classes ...
     QVector<qint64> classCounts;  // ... and samples per class
-    QVector<QImage> images;       // a few pictures
+    QVector<QImage> images;       // a few pictures, scaled for display
+    QVector<QImage> originals;    // the same pictures at their own size (IDX, CSV index, TFRecord)
 };
 
 class ImportDatasetDialog : public QDialog {

@@ -9,20 +9,25 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QDialog>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStackedWidget>
 #include <QStandardPaths>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolBar>
 
 #include "app/kiln/main_window.h"
+#include "app/kiln/welcome_page.h"
 #include "engine/api/training_job.h"
 #include "engine/store/run_store.h"
 #include "ui/charts/charts_panel.h"
@@ -34,6 +39,7 @@
 
 using kiln::app::MainWindow;
 using Workspace = kiln::app::MainWindow::Workspace;
+using kiln::app::WelcomePage;
 
 namespace {
 const QString kExample = QStringLiteral(KILN_SOURCE_DIR "/resources/examples/fashion_mlp.kiln");
@@ -266,6 +272,82 @@ private slots:
         QVERIFY(w.findChild<QPushButton*>(QStringLiteral("deploySave"))->isVisible());
         clickWorkspace(w, Workspace::Evaluate);
         QVERIFY(w.findChild<QLabel*>(QStringLiteral("evaluateHint"))->isVisible());
+        QVERIFY(w.close());
+    }
+
+    void welcomePageAndTour() {
+        MainWindow w(recoveryDir());
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.showWelcome();
+        settle();
+        auto* stack = w.findChild<QStackedWidget*>(QStringLiteral("workspaceStack"));
+        QVERIFY(w.welcomeShown());
+        QCOMPARE(stack->currentWidget(), w.welcomePage());
+        QVERIFY(!w.panel(QStringLiteral("palette"))->isVisible());  // the page has the window
+        // The examples, each with a picture of its graph.
+        QListWidget* examples = w.welcomePage()->exampleList();
+        QCOMPARE(examples->count(), MainWindow::exampleProjects().size());
+        QVERIFY(examples->count() >= 4);
+        for (int i = 0; i < examples->count(); ++i) QVERIFY(!examples->item(i)->icon().isNull());
+        QVERIFY(!WelcomePage::projectThumbnail(MainWindow::exampleProjects().front(), QSize(200, 150)).isNull());
+
+        // Step 1 of the tour opens the Fashion-MNIST example on the canvas, with its panels back.
+        QTest::mouseClick(w.welcomePage()->tourButtons().at(0), Qt::LeftButton);
+        settle();
+        QVERIFY(!w.welcomeShown());
+        QCOMPARE(stack->currentWidget(), w.editor());
+        QCOMPARE(QFileInfo(w.document()->filePath()).fileName(), QStringLiteral("fashion_mlp.kiln"));
+        QVERIFY(w.panel(QStringLiteral("palette"))->isVisible());
+        // Step 4 shows Train.
+        w.showWelcome();
+        settle();
+        QTest::mouseClick(w.welcomePage()->tourButtons().at(3), Qt::LeftButton);
+        settle();
+        QCOMPARE(w.workspace(), Workspace::Train);
+
+        // Help > Welcome, then an example chosen with the keyboard.
+        w.findChild<QAction*>(QStringLiteral("actionWelcome"))->trigger();
+        settle();
+        QCOMPARE(w.workspace(), Workspace::Design);
+        QCOMPARE(stack->currentWidget(), w.welcomePage());
+        // Another workspace and back: the page is still there, Design's panels still hidden.
+        clickWorkspace(w, Workspace::Data);
+        clickWorkspace(w, Workspace::Design);
+        QCOMPARE(stack->currentWidget(), w.welcomePage());
+        QVERIFY(!w.panel(QStringLiteral("palette"))->isVisible());
+        int two = -1;
+        for (int i = 0; i < examples->count(); ++i)
+            if (examples->item(i)->text() == QLatin1String("two_tower")) two = i;
+        QVERIFY(two >= 0);
+        examples->setFocus();
+        examples->setCurrentRow(two);
+        QTest::keyClick(examples, Qt::Key_Return);
+        settle();
+        QCOMPARE(QFileInfo(w.document()->filePath()).fileName(), QStringLiteral("two_tower.kiln"));
+        QCOMPARE(stack->currentWidget(), w.editor());
+        QVERIFY(w.panel(QStringLiteral("inspector"))->isVisible());
+        QVERIFY(w.close());
+    }
+
+    void shortcutSheetListsTheWindowsShortcuts() {
+        MainWindow w(recoveryDir());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.findChild<QAction*>(QStringLiteral("actionShortcuts"))->trigger();
+        auto* dialog = w.findChild<QDialog*>(QStringLiteral("shortcutsDialog"));
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->isVisible());
+        auto* table = dialog->findChild<QTableWidget*>(QStringLiteral("shortcutsTable"));
+        QVERIFY(table && table->rowCount() > 10);
+        QStringList lines;
+        for (int r = 0; r < table->rowCount(); ++r) lines << table->item(r, 0)->text() + QLatin1Char('=') + table->item(r, 1)->text();
+        const QString all = lines.join(QLatin1Char('\n'));
+        QVERIFY2(all.contains(QStringLiteral("Find Node…=Ctrl+F")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("Train=Ctrl+3")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("Save=Ctrl+S")), qPrintable(all));
+        dialog->close();
         QVERIFY(w.close());
     }
 };

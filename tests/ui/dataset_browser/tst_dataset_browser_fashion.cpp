@@ -13,6 +13,8 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/data/idx_reader.h"
 #include "ui/dataset_browser/augmentation_preview.h"
 #include "ui/dataset_browser/class_distribution_chart.h"
@@ -161,6 +163,54 @@ private slots:
             QVERIFY(import.waitForFinished(60000));
             QCOMPARE(import.exitCode(), 0);
         }
+    }
+
+    // A project that reads IDX files (the Fashion-MNIST examples) gets an overview instead of the
+    // folder grid: counts, classes, pictures; a picture goes to the Augmentation tab; transforms
+    // edited in the form are kept in the IDX data section.
+    void idxProjectShowsAnOverview() {
+        if (fashionFile(QStringLiteral("train-images-idx3-ubyte.gz")).isEmpty())
+            QSKIP("Fashion-MNIST is not installed (tools/fetch_data.sh or the dataset-fashion-mnist package)");
+        QFile file(QStringLiteral(KILN_SOURCE_DIR "/resources/examples/fashion_mlp.kiln"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const nlohmann::json project = nlohmann::json::parse(file.readAll().toStdString());
+        const nlohmann::json data = project["data"];
+        DatasetBrowserWidget w;
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.setProjectPath(QStringLiteral(KILN_SOURCE_DIR "/resources/examples/fashion_mlp.kiln"));
+        QSignalSpy ready(&w, &DatasetBrowserWidget::sourceOverviewReady);
+        QSignalSpy augmented(w.augmentationPreview(), &AugmentationPreview::previewUpdated);
+        w.setDataSection(data);
+        QVERIFY(w.overviewShown());
+        QVERIFY(ready.wait(60000));
+        const ImportPreview* overview = w.sourceOverview();
+        QVERIFY(overview);
+        QVERIFY2(overview->error.isEmpty(), qPrintable(overview->error));
+        QCOMPARE(overview->classCounts.size(), 10);
+        qint64 total = 0;
+        for (qint64 c : overview->classCounts) {
+            QCOMPARE(c, qint64(6000));  // Fashion-MNIST's training part is balanced
+            total += c;
+        }
+        QCOMPARE(total, qint64(60000));
+        QVERIFY(w.overviewPictures()->count() > 0);
+        QCOMPARE(overview->originals.front().size(), QSize(28, 28));
+        // The first picture went to the Augmentation tab and came back augmented.
+        QTRY_VERIFY_WITH_TIMEOUT(!w.augmentationPreview()->images().isEmpty(), 20000);
+        QCOMPARE(w.augmentationPreview()->images().size(), AugmentationPreview::kVariants);
+
+        // Edit the transforms in the form: the IDX section keeps its files and gets the transforms.
+        QCOMPARE(w.dataSection(), data);  // nothing edited yet: the project's own section
+        QSignalSpy changed(&w, &DatasetBrowserWidget::dataSectionChanged);
+        w.augmentationPreview()->form()->addTransform(QStringLiteral("random_crop"));
+        QCOMPARE(changed.count(), 1);
+        const nlohmann::json edited = w.dataSection();
+        QCOMPARE(edited["format"], "idx");
+        QCOMPARE(edited["train"], data["train"]);
+        QVERIFY(edited["transforms"].is_array());
+        QCOMPARE(edited["transforms"].back()["type"], "random_crop");
     }
 };
 
