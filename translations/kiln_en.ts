@@ -1622,6 +1622,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>&amp;Keyboard Shortcuts</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Batch size set to %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::app::WelcomePage</name>
@@ -4216,6 +4220,90 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Training steps from the current weights with the learning rate growing from 1e-7 to 10; nothing is saved.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::PreflightPanel</name>
+    <message>
+        <source>%1 ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Timing %n training step(s) on the project&apos;s data…</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Device: CPU (%1 kernels), %n thread(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Device: %1 — %2, %3 free of %4; driver CUDA %5.%6, cuDNN %7</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Device: %1 (not found on this machine)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot check this training yet: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Predicted peak memory at batch %1 (%2): %3 — weights %4, gradients %5, optimizer %6, activations %7</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>; %1 free on the device.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This does not fit: the largest batch that does is %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This does not fit even at batch 1: use a smaller model or another device.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Use batch %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time per epoch: not measured yet.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Before you train</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Measure time per epoch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Runs %n real training step(s) on the project&apos;s data (nothing is saved)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>About %1 per epoch of training steps: %2 steps × %3 (%4 samples/s); the first step took %5; validation comes on top.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -1622,6 +1622,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>&amp;Keyboard Shortcuts</source>
         <translation>键盘快捷键(&amp;K)</translation>
     </message>
+    <message>
+        <source>Batch size set to %1.</source>
+        <translation>批大小已设为 %1。</translation>
+    </message>
 </context>
 <context>
     <name>kiln::app::WelcomePage</name>
@@ -4204,6 +4208,87 @@ step %3 · epoch %4
     <message>
         <source>Training steps from the current weights with the learning rate growing from 1e-7 to 10; nothing is saved.</source>
         <translation>从当前权重开始训练若干步，学习率从 1e-7 增长到 10；不保存任何内容。</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::PreflightPanel</name>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <translation>%1 分 %2 秒</translation>
+    </message>
+    <message numerus="yes">
+        <source>Timing %n training step(s) on the project&apos;s data…</source>
+        <translation>
+            <numerusform>正在项目数据上计时 %n 个训练步…</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Device: CPU (%1 kernels), %n thread(s)</source>
+        <translation>
+            <numerusform>设备：CPU（%1 内核），%n 个线程</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Device: %1 — %2, %3 free of %4; driver CUDA %5.%6, cuDNN %7</source>
+        <translation>设备：%1 — %2，可用 %3（共 %4）；驱动支持 CUDA %5.%6，cuDNN %7</translation>
+    </message>
+    <message>
+        <source>Device: %1 (not found on this machine)</source>
+        <translation>设备：%1（本机上未找到）</translation>
+    </message>
+    <message>
+        <source>Cannot check this training yet: %1</source>
+        <translation>暂时无法检查此次训练：%1</translation>
+    </message>
+    <message>
+        <source>Predicted peak memory at batch %1 (%2): %3 — weights %4, gradients %5, optimizer %6, activations %7</source>
+        <translation>批大小 %1（%2）时预计峰值内存：%3 — 权重 %4，梯度 %5，优化器 %6，激活 %7</translation>
+    </message>
+    <message>
+        <source>; %1 free on the device.</source>
+        <translation>；设备上可用 %1。</translation>
+    </message>
+    <message>
+        <source>This does not fit: the largest batch that does is %1.</source>
+        <translation>内存不足：可容纳的最大批大小为 %1。</translation>
+    </message>
+    <message>
+        <source>This does not fit even at batch 1: use a smaller model or another device.</source>
+        <translation>即使批大小为 1 也放不下：请使用更小的模型或其他设备。</translation>
+    </message>
+    <message>
+        <source>Use batch %1</source>
+        <translation>使用批大小 %1</translation>
+    </message>
+    <message>
+        <source>Time per epoch: not measured yet.</source>
+        <translation>每轮用时：尚未测量。</translation>
+    </message>
+    <message>
+        <source>Before you train</source>
+        <translation>训练之前</translation>
+    </message>
+    <message>
+        <source>Measure time per epoch</source>
+        <translation>测量每轮用时</translation>
+    </message>
+    <message numerus="yes">
+        <source>Runs %n real training step(s) on the project&apos;s data (nothing is saved)</source>
+        <translation>
+            <numerusform>在项目数据上运行 %n 个真实训练步（不保存任何内容）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>About %1 per epoch of training steps: %2 steps × %3 (%4 samples/s); the first step took %5; validation comes on top.</source>
+        <translation>每轮训练步约 %1：%2 步 × %3（%4 样本/秒）；第一步用时 %5；验证时间另计。</translation>
     </message>
 </context>
 <context>

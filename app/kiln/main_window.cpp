@@ -27,6 +27,7 @@
 #include <QScrollArea>
 #include <QSet>
 #include <QShowEvent>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -56,6 +57,7 @@
 #include "ui/graph_editor/palette_widget.h"
 #include "ui/graph_editor/summary_widget.h"
 #include "ui/import/import_dialog.h"
+#include "ui/training/preflight_panel.h"
 #include "ui/training/training_panel.h"
 
 namespace kiln::app {
@@ -320,7 +322,35 @@ void MainWindow::createWorkspaces() {
         return w;
     };
     page("dataWorkspace");
-    page("trainWorkspace");
+    // Train: the training view, and beside it what to know before pressing Train.
+    QWidget* trainPage = page("trainWorkspace");
+    auto* trainSplit = new QSplitter(Qt::Horizontal, trainPage);
+    auto* trainHost = new QWidget(trainSplit);
+    auto* trainHostLayout = new QVBoxLayout(trainHost);
+    trainHostLayout->setContentsMargins(0, 0, 0, 0);
+    m_preflight = new ui::training::PreflightPanel;
+    auto* preflightScroll = new QScrollArea(trainSplit);
+    preflightScroll->setObjectName(QStringLiteral("preflightScroll"));
+    preflightScroll->setWidgetResizable(true);
+    preflightScroll->setFrameShape(QFrame::NoFrame);
+    preflightScroll->setWidget(m_preflight);
+    preflightScroll->setMinimumWidth(260);
+    trainSplit->addWidget(trainHost);
+    trainSplit->addWidget(preflightScroll);
+    trainSplit->setStretchFactor(0, 4);
+    trainSplit->setStretchFactor(1, 1);
+    trainSplit->setSizes({1200, 330});
+    trainPage->layout()->addWidget(trainSplit);
+    m_hostLayouts.insert(int(Workspace::Train), trainHostLayout);
+    connect(m_preflight, &ui::training::PreflightPanel::batchSizeRequested, this, [this](qint64 batch) {
+        replaceSection([batch](engine::io::Project& p) { p.training["batch_size"] = batch; });
+        syncPanels();
+        refreshWorkspacePage(Workspace::Train);
+        statusBar()->showMessage(tr("Batch size set to %1.").arg(batch), 6000);
+    });
+    connect(m_document, &ui::EditorDocument::changed, this, [this] {
+        if (m_workspace == Workspace::Train) refreshWorkspacePage(Workspace::Train);
+    });
     QWidget* evaluatePage = page("evaluateWorkspace");
     m_evaluateHint = new QLabel;
     m_evaluateHint->setObjectName(QStringLiteral("evaluateHint"));
@@ -509,7 +539,8 @@ void MainWindow::hostPanel(Workspace w, bool host) {
     if (!dock || !content) return;
     if (host) {
         // The panel's content moves to the central page; its empty dock stays hidden meanwhile.
-        m_stack->widget(int(w))->layout()->addWidget(content);
+        QLayout* host = m_hostLayouts.value(int(w), nullptr);
+        (host ? host : m_stack->widget(int(w))->layout())->addWidget(content);
         content->show();
         dock->hide();
         dock->toggleViewAction()->setEnabled(false);
@@ -564,6 +595,10 @@ QString MainWindow::currentRunDir() const {
 
 void MainWindow::refreshWorkspacePage(Workspace w) {
     if (!m_evaluate || !m_deployHint) return;
+    if (w == Workspace::Train) {
+        m_preflight->setProject(m_document->project(), m_document->filePath().isEmpty() ? QString() : trainingProjectPath());
+        return;
+    }
     if (w == Workspace::Evaluate) {
         if (m_evaluate->busy()) return;
         const QString path = m_document->filePath().isEmpty() ? QString() : trainingProjectPath();

@@ -23,6 +23,7 @@ class QDockWidget;
 class QLabel;
 class QActionGroup;
 class QDialog;
+class QLayout;
 class QMenu;
 class QPushButton;
 class QStackedWidget;
@@ -41,6 +42,7 @@ class SummaryWidget;
 class DatasetBrowserWidget;
 class ExportDialog;
 namespace training {
+class PreflightPanel;
 class TrainingPanel;
 }
 namespace evaluate {
@@ -89,6 +91,7 @@ public:
     ui::evaluate::EvaluateView* evaluateView() const { return m_evaluate; }
     // The export form of the Deploy workspace (null until the project has a file).
     ui::ExportDialog* deployView() const { return m_deploy; }
+    ui::training::PreflightPanel* preflightPanel() const { return m_preflight; }
     // The welcome page (recent projects, examples, the five-step tour) in Design's place until a
     // project is opened or started; Help > Welcome shows it again.
     void showWelcome();
@@ -234,6 +237,8 @@ private:
     std::array<QByteArray, kWorkspaceCount> m_workspaceStates;  // dock layouts of the workspaces not shown
     QHash<QString, QWidget*> m_hostable;  // panel id -> its content (moves between dock and centre)
     ui::evaluate::EvaluateView* m_evaluate = nullptr;
+    ui::training::PreflightPanel* m_preflight = nullptr;
+    QHash<int, QLayout*> m_hostLayouts;  // where a workspace's hosted panel goes (default: its page)
     QLabel* m_evaluateHint = nullptr;
     QString m_evaluateProject;  // project path the Evaluate view was set up for
     QString m_evaluateRun;      // the run whose weights it was given

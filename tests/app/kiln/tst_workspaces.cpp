@@ -25,6 +25,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolBar>
+#include <QUndoStack>
 
 #include "app/kiln/main_window.h"
 #include "app/kiln/welcome_page.h"
@@ -35,6 +36,8 @@
 #include "ui/evaluate/evaluate_view.h"
 #include "ui/export/export_dialog.h"
 #include "ui/graph_editor/graph_editor_widget.h"
+#include "ui/graph_editor/editor_document.h"
+#include "ui/training/preflight_panel.h"
 #include "ui/training/training_panel.h"
 
 using kiln::app::MainWindow;
@@ -129,7 +132,7 @@ private slots:
         QVERIFY(!w.panel(QStringLiteral("training"))->isVisible());
         QVERIFY(!w.panel(QStringLiteral("datasets"))->isVisible());
 
-        // Train: the training view owns the centre, charts first, with nearly all the width.
+        // Train: the training view owns the centre, charts first, with most of the width.
         clickWorkspace(w, Workspace::Train);
         QCOMPARE(w.workspace(), Workspace::Train);
         QVERIFY(w.workspaceAction(Workspace::Train)->isChecked());
@@ -138,7 +141,9 @@ private slots:
         QVERIFY(inside(training, stack->currentWidget()));
         QVERIFY(training->isVisible());
         QVERIFY(training->charts()->isVisible());
-        QVERIFY2(training->charts()->width() >= 0.8 * w.width(),
+        // (the column beside them, "Before you train", takes the rest)
+        QVERIFY(w.preflightPanel()->isVisible());
+        QVERIFY2(training->charts()->width() >= 0.7 * w.width(),
                  qPrintable(QStringLiteral("charts %1 of %2 px").arg(training->charts()->width()).arg(w.width())));
         QVERIFY2(training->charts()->height() >= 0.6 * w.height(),
                  qPrintable(QStringLiteral("charts %1 of %2 px").arg(training->charts()->height()).arg(w.height())));
@@ -328,6 +333,71 @@ private slots:
         QCOMPARE(QFileInfo(w.document()->filePath()).fileName(), QStringLiteral("two_tower.kiln"));
         QCOMPARE(stack->currentWidget(), w.editor());
         QVERIFY(w.panel(QStringLiteral("inspector"))->isVisible());
+        QVERIFY(w.close());
+    }
+
+    // Beside the charts: the device, the predicted memory against free memory with a one-click
+    // batch that fits, and the time of an epoch from a few real steps.
+    void beforeYouTrain() {
+        if (!QFile::exists(QDir(qEnvironmentVariable("KILN_DATA", QDir::homePath() + QStringLiteral("/.cache/kiln/data")))
+                               .filePath(QStringLiteral("fashion-mnist/train-images-idx3-ubyte.gz"))))
+            QSKIP("Fashion-MNIST is not installed (tools/fetch_data.sh)");
+        QDir(m_dir.path()).mkpath(QStringLiteral("preflight"));
+        const QString path = m_dir.filePath(QStringLiteral("preflight/fashion_mlp.kiln"));
+        QFile::remove(path);
+        QVERIFY(QFile::copy(kExample, path));
+        QFile(path).setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+        MainWindow w(recoveryDir());
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openProject(path));
+        kiln::ui::training::PreflightPanel* preflight = w.preflightPanel();
+        QSignalSpy checked(preflight, &kiln::ui::training::PreflightPanel::checked);
+        clickWorkspace(w, Workspace::Train);
+        QVERIFY(preflight->isVisible());
+        QVERIFY(checked.wait(30000));
+        QVERIFY2(preflight->hasReport(), qPrintable(preflight->errorText()));
+        QCOMPARE(preflight->report().batch, qint64(128));
+        QVERIFY(preflight->report().fits);
+        QVERIFY(w.findChild<QLabel*>(QStringLiteral("preflightDevice"))->text().contains(QStringLiteral("CPU")));
+        QVERIFY(w.findChild<QLabel*>(QStringLiteral("preflightMemory"))->text().contains(QStringLiteral("128")));
+        QVERIFY(!w.findChild<QPushButton*>(QStringLiteral("useSuggestedBatch"))->isVisible());
+
+        // Timing: a few real steps give the epoch time.
+        checked.clear();
+        QTest::mouseClick(w.findChild<QPushButton*>(QStringLiteral("measureEpochTime")), Qt::LeftButton);
+        QVERIFY(checked.wait(60000));
+        const auto& timed = preflight->report();
+        QCOMPARE(timed.measuredSteps, kiln::ui::training::PreflightPanel::kCalibrationSteps);
+        QCOMPARE(timed.stepsPerEpoch, qint64(446));  // 57,000 training samples (5 % held out) / 128
+        QVERIFY(timed.epochSeconds > 0);
+        qInfo("Fashion-MNIST MLP: %lld steps of %.1f ms = %.1f s per epoch (first step %.0f ms)",
+              static_cast<long long>(timed.stepsPerEpoch), timed.secondsPerStep * 1000, timed.epochSeconds,
+              timed.firstStepSeconds * 1000);
+        QVERIFY(w.findChild<QLabel*>(QStringLiteral("preflightTime"))->text().contains(QStringLiteral("446")));
+
+        // A batch no machine holds: the panel offers one that fits, and one click sets it.
+        kiln::engine::io::Project huge = w.document()->project();
+        huge.training["batch_size"] = qint64(1) << 40;
+        w.document()->setSections(huge.data, huge.training);
+        checked.clear();
+        QVERIFY(checked.wait(30000));
+        QVERIFY(!preflight->report().fits);
+        const qint64 suggested = preflight->report().suggestedBatch;
+        QVERIFY(suggested > 0);
+        auto* use = w.findChild<QPushButton*>(QStringLiteral("useSuggestedBatch"));
+        QTRY_VERIFY(use->isVisible());
+        QTest::mouseClick(use, Qt::LeftButton);
+        QCOMPARE(w.document()->project().training["batch_size"].get<qint64>(), suggested);
+        checked.clear();
+        QVERIFY(checked.wait(30000));
+        QVERIFY(preflight->report().fits);
+        QVERIFY(!use->isVisible());
+        // Undo takes it back (a run of edits to the training settings is one step).
+        w.document()->undoStack()->undo();
+        QCOMPARE(w.document()->project().training["batch_size"].get<qint64>(), qint64(128));
+        QVERIFY(!w.document()->isModified());
         QVERIFY(w.close());
     }
 

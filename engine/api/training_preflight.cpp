@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// Memory prediction against the device's free memory, and a short timed run.
+#include "engine/api/training_preflight.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "engine/api/devices.h"
+#include "engine/core/precision.h"
+#include "engine/core/thread_pool.h"
+#include "engine/train/trainer.h"
+
+namespace kiln::engine::api {
+
+uint64_t hostAvailableMemory() {
+    std::ifstream in("/proc/meminfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("MemAvailable:", 0) != 0) continue;
+        std::istringstream fields(line.substr(13));
+        uint64_t kib = 0;
+        if (fields >> kib) return kib * 1024;
+    }
+    return 0;
+}
+
+Result<PreflightReport> preflightTraining(const io::Project& project, const std::string& projectPath,
+                                          const PreflightRequest& request, const std::atomic<bool>* cancel) {
+    auto graph = io::modelGraph(project);
+    if (!graph.ok()) return io::locate(graph.error(), project);
+    auto model = ops::analyzeModel(*graph);
+    if (!model.ok()) return io::locate(model.error(), project);
+    auto config = train::parseTrainingConfig(project.training, *graph);
+    if (!config.ok()) return config.error().withFile(projectPath);
+    if (request.batchSize) config->batchSize = *request.batchSize;
+
+    PreflightReport r;
+    r.device = config->device;
+    r.precision = config->precision;
+    r.batch = config->batchSize;
+    auto device = Device::parse(config->device);
+    if (!device.ok()) return device.error().withFile(projectPath);
+    auto precision = parsePrecision(config->precision);
+    if (!precision.ok()) return precision.error().withFile(projectPath);
+
+    exec::MemoryOptions options;
+    options.batch = config->batchSize;
+    options.precision = *precision;
+    options.optimizer = config->optimizer;
+    for (const auto& loss : config->losses) options.losses.push_back(loss.spec);
+    options.cuda = !device->isCpu();
+    auto memory = exec::estimateMemory(*model, options);
+    if (!memory.ok()) return io::locate(memory.error(), project);
+    r.memory = *memory;
+    r.peakBytes = options.cuda ? memory->totalWithConvWorkspace() : memory->total();
+    if (device->isCpu()) {
+        r.budgetBytes = hostAvailableMemory();
+    } else {
+        for (const auto& gpu : gpuSystemInfo().gpus)
+            if (gpu.index == device->index) r.budgetBytes = gpu.freeMemory;
+    }
+    if (r.budgetBytes > 0 && r.peakBytes > r.budgetBytes) {
+        r.fits = false;
+        // A tenth kept free: other programs' memory moves while this one starts.
+        auto fits = exec::largestBatch(*model, options, r.budgetBytes / 10 * 9, config->batchSize);
+        r.suggestedBatch = fits.ok() ? *fits : 0;
+    }
+    if (request.calibrationSteps <= 0) return r;
+
+    // A few real steps on the project's data, on its device; the trainer is thrown away after.
+    auto backend = backendFor(*config);
+    if (!backend.ok()) return backend.error().withFile(projectPath);
+    auto data = train::openData(project.data, projectPath, config->seed, config->batchSize, config->shuffle);
+    if (!data.ok()) {
+        Error e = data.error();
+        return e.file.empty() ? e.withFile(projectPath) : e;
+    }
+    if (data->trainStream) {
+        r.trainingSamples = data->trainStream->samplesPerEpoch();
+    } else {
+        const int64_t rows = data->train.size();
+        r.trainingSamples = rows - static_cast<int64_t>(std::floor(double(rows) * config->validationSplit));
+    }
+    r.stepsPerEpoch = (r.trainingSamples + config->batchSize - 1) / config->batchSize;
+    ThreadPool pool(request.threads);
+    auto trainer = train::Trainer::create(*model, *config, std::move(data.value()), pool, *backend);
+    if (!trainer.ok()) return io::locate(trainer.error(), project);
+    // The steps of a real fit (data, forward, backward, update, metrics), stopped after
+    // calibrationSteps + 1 of them; the first one (plan compilation, first batch) is timed apart.
+    std::atomic<bool> stop{false};
+    std::vector<double> seconds;
+    auto last = std::chrono::steady_clock::now();
+    auto fit = (*trainer)->fit(
+        [&](const train::TrainEvent& e) {
+            if (e.kind != train::TrainEvent::Kind::Step) return;
+            const auto now = std::chrono::steady_clock::now();
+            seconds.push_back(std::chrono::duration<double>(now - last).count());
+            last = now;
+            if (static_cast<int>(seconds.size()) > request.calibrationSteps || (cancel && cancel->load())) stop = true;
+        },
+        &stop);
+    if (!fit.ok()) return io::locate(fit.error(), project);
+    if (cancel && cancel->load()) return Error(ErrorCode::Cancelled, "preflight timing cancelled");
+    if (seconds.size() < 2) return r;  // an epoch shorter than the timing: nothing to extrapolate
+    seconds.erase(seconds.begin() + std::min<size_t>(seconds.size(), size_t(request.calibrationSteps) + 1), seconds.end());
+    r.firstStepSeconds = seconds.front();
+    std::vector<double> rest(seconds.begin() + 1, seconds.end());
+    r.measuredSteps = static_cast<int>(rest.size());
+    std::nth_element(rest.begin(), rest.begin() + rest.size() / 2, rest.end());
+    r.secondsPerStep = rest[rest.size() / 2];
+    r.samplesPerSecond = r.secondsPerStep > 0 ? double(config->batchSize) / r.secondsPerStep : 0;
+    r.epochSeconds = double(r.stepsPerEpoch) * r.secondsPerStep;
+    return r;
+}
+
+}  // namespace kiln::engine::api
