@@ -4085,6 +4085,62 @@ step %3 · epoch %4
         <source>Explain with Grad-CAM…</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>%1 (AP %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>accuracy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mean confidence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Precision-recall</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Calibration</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Predicted vs true</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Residuals</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Recall</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Confidence of the predicted class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Share predicted right</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>True value (first output)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Predicted value</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Residual (true − predicted)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::ExplanationDialog</name>

@@ -4072,6 +4072,62 @@ step %3 · epoch %4
         <source>Explain with Grad-CAM…</source>
         <translation>用 Grad-CAM 解释…</translation>
     </message>
+    <message>
+        <source>%1 (AP %2)</source>
+        <translation>%1（AP %2）</translation>
+    </message>
+    <message>
+        <source>accuracy</source>
+        <translation>准确率</translation>
+    </message>
+    <message>
+        <source>mean confidence</source>
+        <translation>平均置信度</translation>
+    </message>
+    <message>
+        <source>Precision-recall</source>
+        <translation>精确率-召回率</translation>
+    </message>
+    <message>
+        <source>Calibration</source>
+        <translation>校准</translation>
+    </message>
+    <message>
+        <source>Predicted vs true</source>
+        <translation>预测值与真实值</translation>
+    </message>
+    <message>
+        <source>Residuals</source>
+        <translation>残差</translation>
+    </message>
+    <message>
+        <source>Recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精确率</translation>
+    </message>
+    <message>
+        <source>Confidence of the predicted class</source>
+        <translation>预测类别的置信度</translation>
+    </message>
+    <message>
+        <source>Share predicted right</source>
+        <translation>预测正确的比例</translation>
+    </message>
+    <message>
+        <source>True value (first output)</source>
+        <translation>真实值（第一个输出）</translation>
+    </message>
+    <message>
+        <source>Predicted value</source>
+        <translation>预测值</translation>
+    </message>
+    <message>
+        <source>Residual (true − predicted)</source>
+        <translation>残差（真实值 − 预测值）</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::ExplanationDialog</name>

@@ -85,6 +85,20 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     m_roc->legend->setVisible(true);
     m_roc->xAxis->setRange(0, 1);
     m_roc->yAxis->setRange(0, 1.02);
+    auto unitPlot = [this](const char* name, bool legend) {
+        auto* plot = new QCustomPlot(m_tabs);
+        plot->setObjectName(QString::fromLatin1(name));
+        plot->legend->setVisible(legend);
+        plot->xAxis->setRange(0, 1);
+        plot->yAxis->setRange(0, 1.02);
+        return plot;
+    };
+    m_pr = unitPlot("prPlot", true);
+    m_pr->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignLeft);
+    m_calibration = unitPlot("calibrationPlot", true);
+    m_calibration->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    m_regression = unitPlot("regressionPlot", false);
+    m_residuals = unitPlot("residualPlot", false);
     m_sampleView = new QTableView(m_tabs);
     m_sampleView->setObjectName(QStringLiteral("samplesView"));
     m_sampleView->setModel(m_sampleProxy);
@@ -96,7 +110,12 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     m_tabs->addTab(m_confusionView, QString());
     m_tabs->addTab(m_classView, QString());
     m_tabs->addTab(m_roc, QString());
+    m_tabs->addTab(m_pr, QString());
+    m_tabs->addTab(m_calibration, QString());
+    m_tabs->addTab(m_regression, QString());
+    m_tabs->addTab(m_residuals, QString());
     m_tabs->addTab(m_sampleView, QString());
+    showClassificationTabs(true);
     layout->addWidget(m_tabs, 1);
 
     connect(m_run, &QPushButton::clicked, this, &EvaluateView::evaluate);
@@ -188,8 +207,18 @@ void EvaluateView::explainRow(int row) {
     dialog->show();
 }
 
+void EvaluateView::showClassificationTabs(bool classification) {
+    for (QWidget* w : {static_cast<QWidget*>(m_confusionView), static_cast<QWidget*>(m_classView),
+                       static_cast<QWidget*>(m_roc), static_cast<QWidget*>(m_pr), static_cast<QWidget*>(m_calibration)})
+        m_tabs->setTabVisible(m_tabs->indexOf(w), classification);
+    for (QWidget* w : {m_regression, m_residuals}) m_tabs->setTabVisible(m_tabs->indexOf(w), !classification);
+}
+
 void EvaluateView::showOutcome(const Outcome& outcome) {
-    m_roc->clearGraphs();
+    for (QCustomPlot* plot : {m_roc, m_pr, m_calibration, m_regression, m_residuals}) {
+        plot->clearGraphs();
+        plot->clearPlottables();
+    }
     m_shownOptions = outcome.options;
     m_shownClasses.clear();
     if (!outcome.ok) {
@@ -198,7 +227,7 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
         m_samples->set({}, {});
         m_lastSummary.clear();
         m_status->setText(tr("Evaluation failed: %1").arg(outcome.error));
-        m_roc->replot();
+        for (QCustomPlot* plot : {m_roc, m_pr, m_calibration, m_regression, m_residuals}) plot->replot();
         return;
     }
     const auto& e = outcome.evaluation;
@@ -230,6 +259,42 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
         chance->setData(QVector<double>{0, 1}, QVector<double>{0, 1});
         chance->setPen(QPen(Qt::gray, 1, Qt::DashLine));
         chance->removeFromLegend();
+        // Precision against recall, one curve per class (points in recall order).
+        for (size_t c = 0; c < r.pr.size(); ++c) {
+            const auto& curve = r.pr[c];
+            if (!curve.defined) continue;
+            QCPCurve* g = new QCPCurve(m_pr->xAxis, m_pr->yAxis);
+            g->setData(QVector<double>(curve.recall.begin(), curve.recall.end()),
+                       QVector<double>(curve.precision.begin(), curve.precision.end()));
+            g->setPen(QPen(kColors[c % std::size(kColors)], 1.5));
+            g->setName(tr("%1 (AP %2)").arg(QString::fromStdString(r.classNames[c])).arg(curve.averagePrecision, 0, 'f', 3));
+        }
+        // Reliability: accuracy per confidence bin as bars, their mean confidence as points, and
+        // the diagonal a calibrated model follows.
+        QVector<double> centres, accuracy, confidence, confidenceAt;
+        for (const auto& bin : r.calibration) {
+            if (bin.count == 0) continue;
+            centres << (bin.lower + bin.upper) / 2;
+            accuracy << bin.accuracy;
+            confidenceAt << (bin.lower + bin.upper) / 2;
+            confidence << bin.meanConfidence;
+        }
+        auto* bars = new QCPBars(m_calibration->xAxis, m_calibration->yAxis);
+        bars->setData(centres, accuracy, true);
+        bars->setWidth(r.calibration.empty() ? 0.1 : r.calibration.front().upper - r.calibration.front().lower);
+        bars->setBrush(QColor(31, 119, 180, 140));
+        bars->setPen(QPen(QColor(31, 119, 180)));
+        bars->setName(tr("accuracy"));
+        QCPGraph* conf = m_calibration->addGraph();
+        conf->setData(confidenceAt, confidence, true);
+        conf->setLineStyle(QCPGraph::lsNone);
+        conf->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QColor(214, 39, 40), 6));
+        conf->setName(tr("mean confidence"));
+        QCPGraph* ideal = m_calibration->addGraph();
+        ideal->setData(QVector<double>{0, 1}, QVector<double>{0, 1});
+        ideal->setPen(QPen(Qt::gray, 1, Qt::DashLine));
+        ideal->removeFromLegend();
+        showClassificationTabs(true);
     } else {
         const auto& r = *e.regression;
         m_confusion->set(nullptr);
@@ -242,11 +307,40 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
                             .arg(r.mse, 0, 'g', 6)
                             .arg(r.rmse, 0, 'g', 6)
                             .arg(r.r2, 0, 'f', 4);
+        // Predicted against true for the first output, and its residuals (true - predicted).
+        const auto& p = outcome.predictions;
+        QVector<double> truth, predicted, residual;
+        for (int64_t i = 0; i < p.samples; ++i) {
+            if (p.width <= 0 || p.targetWidth <= 0) break;
+            truth << p.targets[size_t(i * p.targetWidth)];
+            predicted << p.outputs[size_t(i * p.width)];
+            residual << truth.back() - predicted.back();
+        }
+        auto scatter = [](QCustomPlot* plot, const QVector<double>& x, const QVector<double>& y) {
+            QCPGraph* g = plot->addGraph();
+            g->setData(x, y);
+            g->setLineStyle(QCPGraph::lsNone);
+            g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(31, 119, 180, 150), 4));
+            plot->rescaleAxes();
+            return g;
+        };
+        scatter(m_regression, truth, predicted);
+        if (!truth.isEmpty()) {
+            const auto [lo, hi] = std::minmax_element(truth.begin(), truth.end());
+            QCPGraph* ideal = m_regression->addGraph();
+            ideal->setData(QVector<double>{*lo, *hi}, QVector<double>{*lo, *hi});
+            ideal->setPen(QPen(Qt::gray, 1, Qt::DashLine));
+        }
+        scatter(m_residuals, predicted, residual);
+        QCPGraph* zero = m_residuals->addGraph();
+        zero->setData(QVector<double>{m_residuals->xAxis->range().lower, m_residuals->xAxis->range().upper}, QVector<double>{0, 0});
+        zero->setPen(QPen(Qt::gray, 1, Qt::DashLine));
+        showClassificationTabs(false);
     }
     m_sampleView->sortByColumn(-1, Qt::AscendingOrder);
     m_sampleProxy->sort(-1);
     m_status->setText(m_lastSummary);
-    m_roc->replot();
+    for (QCustomPlot* plot : {m_roc, m_pr, m_calibration, m_regression, m_residuals}) plot->replot();
 }
 
 void EvaluateView::changeEvent(QEvent* event) {
@@ -262,12 +356,24 @@ void EvaluateView::retranslate() {
     m_split->setItemText(1, tr("Validation"));
     m_split->setItemText(2, tr("Training"));
     m_run->setText(tr("Evaluate"));
-    m_tabs->setTabText(0, tr("Confusion matrix"));
-    m_tabs->setTabText(1, tr("Per class"));
-    m_tabs->setTabText(2, tr("ROC curves"));
-    m_tabs->setTabText(3, tr("Samples"));
+    m_tabs->setTabText(m_tabs->indexOf(m_confusionView), tr("Confusion matrix"));
+    m_tabs->setTabText(m_tabs->indexOf(m_classView), tr("Per class"));
+    m_tabs->setTabText(m_tabs->indexOf(m_roc), tr("ROC curves"));
+    m_tabs->setTabText(m_tabs->indexOf(m_pr), tr("Precision-recall"));
+    m_tabs->setTabText(m_tabs->indexOf(m_calibration), tr("Calibration"));
+    m_tabs->setTabText(m_tabs->indexOf(m_regression), tr("Predicted vs true"));
+    m_tabs->setTabText(m_tabs->indexOf(m_residuals), tr("Residuals"));
+    m_tabs->setTabText(m_tabs->indexOf(m_sampleView), tr("Samples"));
     m_roc->xAxis->setLabel(tr("False positive rate"));
     m_roc->yAxis->setLabel(tr("True positive rate"));
+    m_pr->xAxis->setLabel(tr("Recall"));
+    m_pr->yAxis->setLabel(tr("Precision"));
+    m_calibration->xAxis->setLabel(tr("Confidence of the predicted class"));
+    m_calibration->yAxis->setLabel(tr("Share predicted right"));
+    m_regression->xAxis->setLabel(tr("True value (first output)"));
+    m_regression->yAxis->setLabel(tr("Predicted value"));
+    m_residuals->xAxis->setLabel(tr("Predicted value"));
+    m_residuals->yAxis->setLabel(tr("Residual (true − predicted)"));
 }
 
 }  // namespace kiln::ui::evaluate

@@ -47,6 +47,13 @@ public:
     SampleTableModel* sampleModel() const { return m_samples; }
     QSortFilterProxyModel* sampleProxy() const { return m_sampleProxy; }
     QCustomPlot* rocPlot() const { return m_roc; }
+    // Precision-recall per class (average precision in the legend), the reliability diagram
+    // (accuracy and mean confidence per confidence bin), and for regression heads predicted
+    // against true values and the residuals.
+    QCustomPlot* prPlot() const { return m_pr; }
+    QCustomPlot* calibrationPlot() const { return m_calibration; }
+    QCustomPlot* regressionPlot() const { return m_regression; }
+    QCustomPlot* residualPlot() const { return m_residuals; }
     QTableView* sampleView() const { return m_sampleView; }
     // The explanation dialog opened last (null when none is open).
     ExplanationDialog* explanationDialog() const;
@@ -82,6 +89,11 @@ private:
     QTableView* m_classView = nullptr;
     QTableView* m_sampleView = nullptr;
     QCustomPlot* m_roc = nullptr;
+    QCustomPlot* m_pr = nullptr;
+    QCustomPlot* m_calibration = nullptr;
+    QCustomPlot* m_regression = nullptr;
+    QCustomPlot* m_residuals = nullptr;
+    void showClassificationTabs(bool classification);
     ConfusionMatrixModel* m_confusion = nullptr;
     ClassFiguresModel* m_classes = nullptr;
     SampleTableModel* m_samples = nullptr;

@@ -7,6 +7,9 @@
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_training
 #include <QtTest>
+#include <QTabBar>
+#include <QTabWidget>
+#include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
@@ -168,8 +171,25 @@ private slots:
             const double b = at(r, SampleTableModel::Loss, SampleTableModel::SortRole).toDouble();
             QVERIFY(order == Qt::AscendingOrder ? a <= b : a >= b);
         }
-        // ROC: one curve per class plus the chance diagonal.
+        // ROC: one curve per class plus the chance diagonal; precision-recall: one per class;
+        // calibration: the accuracy bars, the confidence points and the diagonal.
         QCOMPARE(view.rocPlot()->graphCount(), 4);
+        QCOMPARE(view.prPlot()->plottableCount(), 3);
+        QCOMPARE(view.calibrationPlot()->plottableCount(), 3);
+        auto* bars = qobject_cast<QCPBars*>(view.calibrationPlot()->plottable(0));
+        QVERIFY(bars);
+        double counted = 0;
+        for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it) {
+            QVERIFY(it->value >= 0 && it->value <= 1);
+            ++counted;
+        }
+        QVERIFY(counted >= 1);
+        auto* tabs = view.findChild<QTabWidget*>();
+        QVERIFY(tabs->isTabVisible(tabs->indexOf(view.prPlot())));
+        QVERIFY(!tabs->isTabVisible(tabs->indexOf(view.regressionPlot())));
+        // A click on the Calibration tab shows the reliability diagram.
+        tabs->tabBar()->setCurrentIndex(tabs->indexOf(view.calibrationPlot()));
+        QVERIFY(view.calibrationPlot()->isVisible());
 
         // The validation split from the combo box.
         auto* split = view.findChild<QComboBox*>(QStringLiteral("evalSplit"));
