@@ -210,6 +210,64 @@ private slots:
         QCOMPARE(view.confusionModel()->rowCount(), 0);
     }
 
+    // A regression head (the blob's label as a number, mean squared error): the classification
+    // tabs give way to predicted-vs-true and residual plots of every test sample.
+    void regressionShowsPredictedAndResiduals() {
+        json j = json::parse(engine::io::serializeProject(m_project));
+        j["name"] = "blobs_regression";
+        j["graph"]["nodes"][1]["attrs"]["units"] = 1;
+        j["training"]["loss"] = {{"type", "MeanSquaredError"}};
+        j["training"]["metrics"] = json::array();
+        auto parsed = engine::io::parseProject(j.dump(), "regression.kiln");
+        QVERIFY2(parsed.ok(), parsed.ok() ? "" : parsed.error().toString().c_str());
+        // A folder of its own: its run history is not the classification project's.
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("regression")));
+        QVERIFY(QFile::copy(m_dir.filePath(QStringLiteral("blobs.csv")), m_dir.filePath(QStringLiteral("regression/blobs.csv"))));
+        const QString path = m_dir.filePath(QStringLiteral("regression/regression.kiln"));
+        QVERIFY(engine::io::saveProject(*parsed, path.toStdString()).ok());
+        engine::api::TrainingOptions options;
+        options.runDir = m_dir.filePath(QStringLiteral("regression/runs/regression")).toStdString();
+        options.runName = "regression";
+        auto job = engine::api::TrainingJob::prepare(*parsed, path.toStdString(), options);
+        QVERIFY2(job.ok(), job.ok() ? "" : job.error().message.c_str());
+        auto outcome = (*job)->run({});
+        QVERIFY2(outcome.ok(), outcome.ok() ? "" : outcome.error().message.c_str());
+
+        EvaluateView view;
+        view.resize(900, 600);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setProject(*parsed, path);
+        view.setWeights(QString::fromStdString(outcome->runDir));
+        QSignalSpy finished(&view, &EvaluateView::finished);
+        QTest::mouseClick(view.findChild<QPushButton*>(QStringLiteral("evalRun")), Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
+        QVERIFY(view.findChild<QLabel*>(QStringLiteral("evalStatus"))->text().contains(QStringLiteral("RMSE")));
+        auto* tabs = view.findChild<QTabWidget*>();
+        QVERIFY(tabs->isTabVisible(tabs->indexOf(view.regressionPlot())));
+        QVERIFY(tabs->isTabVisible(tabs->indexOf(view.residualPlot())));
+        QVERIFY(!tabs->isTabVisible(tabs->indexOf(view.rocPlot())));
+        QVERIFY(!tabs->isTabVisible(tabs->indexOf(view.calibrationPlot())));
+        QCOMPARE(view.regressionPlot()->graphCount(), 2);  // the samples and the diagonal
+        QCOMPARE(view.regressionPlot()->graph(0)->dataCount(), view.sampleModel()->rowCount());
+        QCOMPARE(view.residualPlot()->graph(0)->dataCount(), view.sampleModel()->rowCount());
+        // Residual = true - predicted, point by point.
+        auto truth = view.regressionPlot()->graph(0)->data();
+        auto residual = view.residualPlot()->graph(0)->data();
+        QVERIFY(view.sampleModel()->rowCount() > 10);
+        tabs->tabBar()->setCurrentIndex(tabs->indexOf(view.residualPlot()));
+        QVERIFY(view.residualPlot()->isVisible());
+        // The data of the two plots agree: the residual's x is the prediction of the first plot.
+        double sumTruth = 0, sumPredicted = 0, sumResidual = 0;
+        for (auto it = truth->constBegin(); it != truth->constEnd(); ++it) {
+            sumTruth += it->key;
+            sumPredicted += it->value;
+        }
+        for (auto it = residual->constBegin(); it != residual->constEnd(); ++it) sumResidual += it->value;
+        QVERIFY(std::abs((sumTruth - sumPredicted) - sumResidual) < 1e-6 * std::max(1.0, std::abs(sumTruth)));
+    }
+
     void newerEvaluationWins() {
         EvaluateView view;
         view.setProject(m_project, m_projectPath);
