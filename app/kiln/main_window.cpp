@@ -551,10 +551,13 @@ void MainWindow::hostPanel(Workspace w, bool host) {
 void MainWindow::applyWorkspaceDefaults(Workspace w) {
     // Which built-in panels each workspace shows at first; panels added from outside keep their
     // place. The canvas keeps the editing panels; the other phases give the centre all the room.
-    static const QStringList kBuiltIn = {QStringLiteral("palette"), QStringLiteral("inspector"), QStringLiteral("summary"),
-                                         QStringLiteral("datasets"), QStringLiteral("training"), QStringLiteral("log")};
+    static const QStringList kBuiltIn = {QStringLiteral("palette"), QStringLiteral("inspector"), QStringLiteral("preview"),
+                                         QStringLiteral("summary"), QStringLiteral("datasets"), QStringLiteral("training"),
+                                         QStringLiteral("log")};
     QStringList shown;
-    if (w == Workspace::Design) shown = {QStringLiteral("palette"), QStringLiteral("inspector"), QStringLiteral("summary"), QStringLiteral("log")};
+    if (w == Workspace::Design)
+        shown = {QStringLiteral("palette"), QStringLiteral("inspector"), QStringLiteral("preview"), QStringLiteral("summary"),
+                 QStringLiteral("log")};
     else if (w == Workspace::Deploy) shown = {QStringLiteral("log")};
     restoreState(m_defaultLayout, kLayoutVersion);
     for (QDockWidget* dock : std::as_const(m_panels)) dock->setFloating(false);
