@@ -4658,6 +4658,22 @@ step %3 · epoch %4
         <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Histograms every</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> epoch(s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>never</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Records the weight and gradient histograms of every parameter every so many epochs, for the Histograms tab (0: never).</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>

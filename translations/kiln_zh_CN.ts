@@ -4644,6 +4644,22 @@ step %3 · epoch %4
         <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
         <translation>在训练数据上尝试从 1e-7 到 10 的学习率，并给出建议值。</translation>
     </message>
+    <message>
+        <source>Histograms every</source>
+        <translation>直方图间隔</translation>
+    </message>
+    <message>
+        <source> epoch(s)</source>
+        <translation> 轮</translation>
+    </message>
+    <message>
+        <source>never</source>
+        <translation>从不</translation>
+    </message>
+    <message>
+        <source>Records the weight and gradient histograms of every parameter every so many epochs, for the Histograms tab (0: never).</source>
+        <translation>每隔这么多轮记录一次每个参数的权重和梯度直方图，供“直方图”标签页显示（0：从不）。</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QEvent>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
@@ -308,8 +309,22 @@ HistogramView::Grid HistogramView::grid(bool gradients) const
 
 void HistogramView::scheduleReplot()
 {
+    // Hidden (another tab is on top): drawn when it shows, not at every epoch of a fast run.
+    if (!isVisible()) {
+        m_replotPending = true;
+        return;
+    }
     if (!m_replotTimer->isActive()) {
         m_replotTimer->start();
+    }
+}
+
+void HistogramView::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_replotPending) {
+        m_replotPending = false;
+        replot();
     }
 }
 
@@ -321,6 +336,9 @@ void HistogramView::showMessage(const QString& text)
 
 void HistogramView::replot()
 {
+    m_replotPending = false;
+    QElapsedTimer clock;
+    clock.start();
     if (m_epochs.empty()) {
         showMessage(!m_loadError.isEmpty() ? m_loadError
                                            : tr("No histograms yet. Kiln records the weight and gradient histograms of "
@@ -365,6 +383,9 @@ void HistogramView::replot()
         plot->xAxis->setTicker(ticker);
         plot->replot(QCustomPlot::rpQueuedReplot);
     }
+    // Many epochs a second (a tiny model): redraw at most every 40 ms or ten times the time a
+    // redraw takes, whichever is longer, so the event loop keeps its time for the rest.
+    m_replotTimer->setInterval(std::max<int>(40, static_cast<int>(clock.elapsed() * 10)));
 }
 
 }  // namespace kiln::ui::training

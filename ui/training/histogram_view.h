@@ -62,6 +62,7 @@ signals:
 
 protected:
     void changeEvent(QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     void retranslate();
@@ -83,6 +84,7 @@ private:
     QString m_loadError;
     std::map<int, std::vector<engine::train::ParamHistogram>> m_epochs;  // by epoch
     uint64_t m_generation = 0;
+    bool m_replotPending = false;  // data changed while hidden
 };
 
 }  // namespace kiln::ui::training

@@ -309,6 +309,14 @@ void TrainingPanel::setProject(const engine::io::Project& project, const QString
         if (newest >= 0) {
             overlayRun(newest);
         }
+        // The Histograms tab likewise shows that run's recorded histograms.
+        const auto* run = newest >= 0 ? m_runs->runAt(m_runs->rowOf(newest)) : nullptr;
+        if (run && !run->runDir.empty()) {
+            m_histograms->loadRun(QString::fromStdString(run->runDir),
+                                  tr("Run %1: %2").arg(run->id).arg(QString::fromStdString(run->name)));
+        } else {
+            m_histograms->clear();
+        }
     }
 }
 
