@@ -1626,6 +1626,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Batch size set to %1.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Preview</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::app::WelcomePage</name>
@@ -3264,6 +3268,84 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
 </context>
 <context>
+    <name>kiln::ui::NodePreviewPanel</name>
+    <message>
+        <source>Preview</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights: initial (as training starts)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select a node to see its output on a sample of the project&apos;s data.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: computing…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model cannot run: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No sample to preview: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: output %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>validation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>training</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sample: %1 (%2 data)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n parameter(s) not in the weights file keep their initial values.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The first %1 of %2 channels, each scaled to its own range.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each channel scaled to its own range.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mean %1 · std %2
+min %3 · max %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n value(s) are NaN or infinite.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Computed in %1 ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::NoticeArea</name>
     <message>
         <source>Details</source>
@@ -4221,6 +4303,49 @@ step %3 · epoch %4
     </message>
 </context>
 <context>
+    <name>kiln::ui::training::HistogramView</name>
+    <message>
+        <source>Parameter</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The parameter whose distributions are shown.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gradients (last step of each epoch)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Epoch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Density</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This run recorded no histograms (training.histogram_freq was 0, or the run predates them).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No histograms yet. Kiln records the weight and gradient histograms of every parameter at the end of each epoch (training.histogram_freq); train, or select a run in Runs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gradients: none recorded (this parameter does not train)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::training::LrFinderDialog</name>
     <message>
         <source>Trying learning rates…</source>
@@ -4677,6 +4802,22 @@ step %3 · epoch %4
         <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Histograms every</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> epoch(s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>never</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Records the weight and gradient histograms of every parameter every so many epochs, for the Histograms tab (0: never).</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>
@@ -4922,6 +5063,22 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Loads the tensors whose name and shape match the model and initialises the others (transfer learning); the training log lists what loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run %1, live</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This run, live</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Histograms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run %1: %2</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

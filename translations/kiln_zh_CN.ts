@@ -1626,6 +1626,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Batch size set to %1.</source>
         <translation>批大小已设为 %1。</translation>
     </message>
+    <message>
+        <source>Preview</source>
+        <translation>预览</translation>
+    </message>
 </context>
 <context>
     <name>kiln::app::WelcomePage</name>
@@ -3249,6 +3253,83 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
 </context>
 <context>
+    <name>kiln::ui::NodePreviewPanel</name>
+    <message>
+        <source>Preview</source>
+        <translation>预览</translation>
+    </message>
+    <message>
+        <source>Weights: initial (as training starts)</source>
+        <translation>权重：初始值（与训练开始时相同）</translation>
+    </message>
+    <message>
+        <source>Select a node to see its output on a sample of the project&apos;s data.</source>
+        <translation>选择一个节点，查看它在项目数据样本上的输出。</translation>
+    </message>
+    <message>
+        <source>%1: computing…</source>
+        <translation>%1：计算中…</translation>
+    </message>
+    <message>
+        <source>Weights: %1</source>
+        <translation>权重：%1</translation>
+    </message>
+    <message>
+        <source>The model cannot run: %1</source>
+        <translation>模型无法运行：%1</translation>
+    </message>
+    <message>
+        <source>No sample to preview: %1</source>
+        <translation>没有可预览的样本：%1</translation>
+    </message>
+    <message>
+        <source>%1: output %2</source>
+        <translation>%1：输出 %2</translation>
+    </message>
+    <message>
+        <source>validation</source>
+        <translation>验证</translation>
+    </message>
+    <message>
+        <source>training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Sample: %1 (%2 data)</source>
+        <translation>样本：%1（%2数据）</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n parameter(s) not in the weights file keep their initial values.</source>
+        <translation>
+            <numerusform>权重文件中没有的 %n 个参数保持初始值。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The first %1 of %2 channels, each scaled to its own range.</source>
+        <translation>前 %1 个通道（共 %2 个），每个通道按自身的取值范围缩放。</translation>
+    </message>
+    <message>
+        <source>Each channel scaled to its own range.</source>
+        <translation>每个通道按自身的取值范围缩放。</translation>
+    </message>
+    <message>
+        <source>mean %1 · std %2
+min %3 · max %4</source>
+        <translation>均值 %1 · 标准差 %2
+最小值 %3 · 最大值 %4</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n value(s) are NaN or infinite.</source>
+        <translation>
+            <numerusform>有 %n 个值为 NaN 或无穷大。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Computed in %1 ms</source>
+        <translation>计算用时 %1 毫秒</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::NoticeArea</name>
     <message>
         <source>Details</source>
@@ -4208,6 +4289,49 @@ step %3 · epoch %4
     </message>
 </context>
 <context>
+    <name>kiln::ui::training::HistogramView</name>
+    <message>
+        <source>Parameter</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>The parameter whose distributions are shown.</source>
+        <translation>要显示其分布的参数。</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Gradients (last step of each epoch)</source>
+        <translation>梯度（每轮最后一步）</translation>
+    </message>
+    <message>
+        <source>Epoch</source>
+        <translation>轮次</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source>Density</source>
+        <translation>密度</translation>
+    </message>
+    <message>
+        <source>This run recorded no histograms (training.histogram_freq was 0, or the run predates them).</source>
+        <translation>此运行没有记录直方图（training.histogram_freq 为 0，或该运行早于此功能）。</translation>
+    </message>
+    <message>
+        <source>No histograms yet. Kiln records the weight and gradient histograms of every parameter at the end of each epoch (training.histogram_freq); train, or select a run in Runs.</source>
+        <translation>还没有直方图。Kiln 在每轮结束时记录每个参数的权重和梯度直方图（training.histogram_freq）；请开始训练，或在“运行记录”中选择一个运行。</translation>
+    </message>
+    <message>
+        <source>Gradients: none recorded (this parameter does not train)</source>
+        <translation>梯度：未记录（此参数不参与训练）</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::training::LrFinderDialog</name>
     <message>
         <source>Trying learning rates…</source>
@@ -4661,6 +4785,22 @@ step %3 · epoch %4
         <source>Try learning rates from 1e-7 to 10 on the training data and suggest one.</source>
         <translation>在训练数据上尝试从 1e-7 到 10 的学习率，并给出建议值。</translation>
     </message>
+    <message>
+        <source>Histograms every</source>
+        <translation>直方图间隔</translation>
+    </message>
+    <message>
+        <source> epoch(s)</source>
+        <translation> 轮</translation>
+    </message>
+    <message>
+        <source>never</source>
+        <translation>从不</translation>
+    </message>
+    <message>
+        <source>Records the weight and gradient histograms of every parameter every so many epochs, for the Histograms tab (0: never).</source>
+        <translation>每隔这么多轮记录一次每个参数的权重和梯度直方图，供“直方图”标签页显示（0：从不）。</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>
@@ -4903,6 +5043,22 @@ step %3 · epoch %4
     <message>
         <source>Loads the tensors whose name and shape match the model and initialises the others (transfer learning); the training log lists what loaded.</source>
         <translation>加载名称和形状与模型匹配的张量并初始化其余参数（迁移学习）；训练日志会列出加载了哪些张量。</translation>
+    </message>
+    <message>
+        <source>Run %1, live</source>
+        <translation>运行 %1（实时）</translation>
+    </message>
+    <message>
+        <source>This run, live</source>
+        <translation>本次运行（实时）</translation>
+    </message>
+    <message>
+        <source>Histograms</source>
+        <translation>直方图</translation>
+    </message>
+    <message>
+        <source>Run %1: %2</source>
+        <translation>运行 %1：%2</translation>
     </message>
 </context>
 <context>

@@ -54,6 +54,7 @@
 #include "ui/graph_editor/graph_editor_widget.h"
 #include "ui/graph_editor/inspector_widget.h"
 #include "ui/graph_editor/layer_library.h"
+#include "ui/graph_editor/node_preview_panel.h"
 #include "ui/graph_editor/palette_widget.h"
 #include "ui/graph_editor/summary_widget.h"
 #include "ui/import/import_dialog.h"
@@ -120,6 +121,21 @@ MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
     connect(m_editor, &ui::GraphEditorWidget::statusMessage, this, [this](const QString& t) { statusBar()->showMessage(t, 6000); });
     connect(m_inspector, &ui::InspectorWidget::statusMessage, this, [this](const QString& t) { statusBar()->showMessage(t, 6000); });
     connect(m_editor, &ui::GraphEditorWidget::currentNodeChanged, m_inspector, &ui::InspectorWidget::setNode);
+    // Preview: the current node's output on a sample, with the run selected in Runs (if any).
+    auto previewNodeName = [this] {
+        const ui::EditorNode* n = m_previewNode ? m_document->node(m_previewNode) : nullptr;
+        return n ? QString::fromStdString(n->node.name) : QString();
+    };
+    connect(m_editor, &ui::GraphEditorWidget::currentNodeChanged, this, [this, previewNodeName](ui::ItemId id) {
+        m_previewNode = id;
+        m_preview->setNode(previewNodeName());
+    });
+    connect(m_document, &ui::EditorDocument::changed, this, [this, previewNodeName] {
+        m_preview->setProject(m_document->project(), m_document->filePath());
+        m_preview->setNode(previewNodeName());  // follows a rename
+    });
+    connect(m_training, &ui::training::TrainingPanel::selectedRunChanged, this,
+            [this](const QString& runDir, const QString& name) { m_preview->setWeights(runDir, name); });
     connect(m_editor, &ui::GraphEditorWidget::analysisUpdated, m_summary, &ui::SummaryWidget::setAnalysis);
     connect(m_palette, &ui::PaletteWidget::opActivated, m_editor, &ui::GraphEditorWidget::addOpAtCenter);
     connect(m_palette, &ui::PaletteWidget::templateActivated, m_editor, &ui::GraphEditorWidget::addTemplateAtCenter);
@@ -235,6 +251,9 @@ void MainWindow::applyDefaultPanelSizes() {
     resizeDocks({m_panels.value(QStringLiteral("palette")), m_panels.value(QStringLiteral("inspector"))},
                 {std::clamp(w * 15 / 100, 200, 280), std::clamp(w * 17 / 100, 240, 320)}, Qt::Horizontal);
     resizeDocks({m_panels.value(QStringLiteral("summary"))}, {std::clamp(h * 20 / 100, 150, 260)}, Qt::Vertical);
+    // The inspector over the node's preview, which gets about two fifths of the column.
+    resizeDocks({m_panels.value(QStringLiteral("inspector")), m_panels.value(QStringLiteral("preview"))},
+                {h * 33 / 100, h * 27 / 100}, Qt::Vertical);
 }
 
 void MainWindow::showEvent(QShowEvent* event) {
@@ -249,6 +268,7 @@ void MainWindow::showEvent(QShowEvent* event) {
 QString MainWindow::builtInPanelTitle(const QString& id) const {
     if (id == QLatin1String("palette")) return tr("Palette");
     if (id == QLatin1String("inspector")) return tr("Inspector");
+    if (id == QLatin1String("preview")) return tr("Preview");
     if (id == QLatin1String("summary")) return tr("Summary");
     if (id == QLatin1String("datasets")) return tr("Dataset browser");
     if (id == QLatin1String("training")) return tr("Training");
@@ -281,6 +301,15 @@ void MainWindow::createPanels() {
     m_hostable.insert(QStringLiteral("datasets"), datasetScroll);
     m_hostable.insert(QStringLiteral("training"), m_training);
     addPanel(QStringLiteral("inspector"), builtInPanelTitle(QStringLiteral("inspector")), m_inspector, Qt::RightDockWidgetArea);
+    m_preview = new ui::NodePreviewPanel;
+    m_preview->setObjectName(QStringLiteral("nodePreview"));
+    // Scrolled, so that its wrapped texts and pictures never make the window taller.
+    auto* previewScroll = new QScrollArea;
+    previewScroll->setObjectName(QStringLiteral("nodePreviewScroll"));
+    previewScroll->setFrameShape(QFrame::NoFrame);
+    previewScroll->setWidgetResizable(true);
+    previewScroll->setWidget(m_preview);
+    addPanel(QStringLiteral("preview"), builtInPanelTitle(QStringLiteral("preview")), previewScroll, Qt::RightDockWidgetArea);
     addPanel(QStringLiteral("summary"), builtInPanelTitle(QStringLiteral("summary")), m_summary, Qt::BottomDockWidgetArea);
     addPanel(QStringLiteral("training"), builtInPanelTitle(QStringLiteral("training")), m_training, Qt::BottomDockWidgetArea);
     addPanel(QStringLiteral("log"), builtInPanelTitle(QStringLiteral("log")), m_logPanel, Qt::BottomDockWidgetArea);
@@ -553,10 +582,13 @@ void MainWindow::hostPanel(Workspace w, bool host) {
 void MainWindow::applyWorkspaceDefaults(Workspace w) {
     // Which built-in panels each workspace shows at first; panels added from outside keep their
     // place. The canvas keeps the editing panels; the other phases give the centre all the room.
-    static const QStringList kBuiltIn = {QStringLiteral("palette"), QStringLiteral("inspector"), QStringLiteral("summary"),
-                                         QStringLiteral("datasets"), QStringLiteral("training"), QStringLiteral("log")};
+    static const QStringList kBuiltIn = {QStringLiteral("palette"), QStringLiteral("inspector"), QStringLiteral("preview"),
+                                         QStringLiteral("summary"), QStringLiteral("datasets"), QStringLiteral("training"),
+                                         QStringLiteral("log")};
     QStringList shown;
-    if (w == Workspace::Design) shown = {QStringLiteral("palette"), QStringLiteral("inspector"), QStringLiteral("summary"), QStringLiteral("log")};
+    if (w == Workspace::Design)
+        shown = {QStringLiteral("palette"), QStringLiteral("inspector"), QStringLiteral("preview"), QStringLiteral("summary"),
+                 QStringLiteral("log")};
     else if (w == Workspace::Deploy) shown = {QStringLiteral("log")};
     restoreState(m_defaultLayout, kLayoutVersion);
     for (QDockWidget* dock : std::as_const(m_panels)) dock->setFloating(false);
@@ -970,6 +1002,7 @@ void MainWindow::syncPanels() {
     // A shipped example has no run history of its own until it is trained (see trainingProjectPath).
     m_training->setProject(project, m_isExample ? QString() : m_document->filePath());
     m_datasets->setProjectPath(m_document->filePath());
+    m_preview->setProject(project, m_document->filePath());
     if (!project.data.empty()) m_datasets->setDataSection(project.data);
     m_syncingPanels = false;
 }

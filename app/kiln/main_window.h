@@ -35,6 +35,7 @@ class ImportDialog;
 class EditorDocument;
 class GraphEditorWidget;
 class InspectorWidget;
+class NodePreviewPanel;
 class LogPanel;
 class NoticeArea;
 class PaletteWidget;
@@ -189,6 +190,8 @@ private:
     ui::LogPanel* m_logPanel = nullptr;
     ui::PaletteWidget* m_palette = nullptr;
     ui::InspectorWidget* m_inspector = nullptr;
+    ui::NodePreviewPanel* m_preview = nullptr;
+    quint64 m_previewNode = 0;  // the editor's current node, shown in Preview
     ui::SummaryWidget* m_summary = nullptr;
     ui::DatasetBrowserWidget* m_datasets = nullptr;
     ui::training::TrainingPanel* m_training = nullptr;

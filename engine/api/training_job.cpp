@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "engine/api/histogram_log.h"
 #include "engine/api/run_location.h"
 #include "engine/api/run_summary.h"
 #include "engine/train/weights.h"
@@ -361,6 +362,11 @@ Result<TrainingOutcome> TrainingJob::run(const std::function<void(const train::T
     m_trainer->setCommandQueue(queue);
     auto fit = m_trainer->fit(
         [&](const train::TrainEvent& e) {
+            // The run folder keeps the histograms for the studio once the run is over; a resumed
+            // run that repeats an epoch appends it again and readers keep the later line.
+            if (e.kind == train::TrainEvent::Kind::Epoch && !e.histograms.empty() && writesFiles()) {
+                (void)appendHistograms(histogramLogPath(m_runDir), e.epoch, e.histograms);
+            }
             record(e);
             if (onEvent) {
                 onEvent(e);

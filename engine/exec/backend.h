@@ -62,6 +62,10 @@ public:
     // brings the device's weights there, pushParameters() sends host changes back.
     virtual Status pullParameters() = 0;
     virtual Status pushParameters() = 0;
+    // Brings the parameter gradients of the last training step to the host ParamStore
+    // (Parameter::grad of trainable parameters), unscaled by any loss scale. The CPU backend
+    // computes them there already.
+    virtual Status pullGradients() { return {}; }
     // Optimizer state in optim::Optimizer's layout, with its step count.
     virtual int64_t optimizerStateSize() const = 0;
     virtual Status saveOptimizerState(float* out) = 0;

@@ -576,10 +576,18 @@ Status TensorBoard::onEpochEnd(TrainControl& c, int epoch, const Logs& logs) {
         if (k.starts_with("val_")) KILN_TRY(m_validation->scalar("epoch_" + k.substr(4), step, v));
         else KILN_TRY(m_train->scalar("epoch_" + k, step, v));
     }
-    if (m_o.histogramFreq > 0 && epoch % m_o.histogramFreq == 0 && c.parameters()) {
-        for (const auto& p : c.parameters()->params())
-            KILN_TRY(m_train->histogram(p.name + "/histogram", step,
-                                        std::span<const float>(p.value.data<float>(), static_cast<size_t>(p.value.numel()))));
+    if (m_o.histogramFreq > 0 && epoch % m_o.histogramFreq == 0) {
+        // gradients() brings the weights too; parameters() alone where gradients cannot be read.
+        exec::ParamStore* grads = c.gradients();
+        exec::ParamStore* params = grads ? grads : c.parameters();
+        if (params) {
+            for (const auto& p : params->params()) {
+                const auto n = static_cast<size_t>(p.value.numel());
+                KILN_TRY(m_train->histogram(p.name + "/histogram", step, std::span<const float>(p.value.data<float>(), n)));
+                if (grads && p.trainable)
+                    KILN_TRY(m_train->histogram(p.name + "/gradient", step, std::span<const float>(p.grad.data<float>(), n)));
+            }
+        }
     }
     KILN_TRY(m_train->flush());
     return m_validation->flush();

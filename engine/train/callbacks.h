@@ -36,6 +36,9 @@ public:
     virtual void requestStop(const std::string& reason) = 0;
     // The model's parameters; nullptr when training has no model (scripted tests).
     virtual exec::ParamStore* parameters() = 0;
+    // The parameters with the gradients of the last training step in Parameter::grad (trainable
+    // parameters only; unscaled); nullptr when training has no model or they cannot be read.
+    virtual exec::ParamStore* gradients() { return nullptr; }
     // Saves the full training state to `dir` once the current hook has run in every callback, so
     // the state includes every callback's decision for this step or epoch.
     virtual void requestStateSave(const std::string& dir) = 0;
@@ -242,7 +245,9 @@ public:
 struct TensorBoardOptions {
     std::string logDir = "tb";       // relative to the run folder; "train" and "validation" inside
     int64_t updateFreqSteps = 0;     // 0: epoch values only ("update_freq": "epoch"); else every N steps
-    int histogramFreq = 0;           // weight histograms every N epochs (0: never)
+    // Every N epochs (0: never), per parameter: "<param>/histogram" of the weights and, for
+    // trainable ones, "<param>/gradient" of the gradient of the epoch's last step.
+    int histogramFreq = 0;
 };
 
 class TensorBoard : public Callback {

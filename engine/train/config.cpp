@@ -272,6 +272,8 @@ Result<TrainingConfig> parseTrainingConfig(const json& training, const Graph& gr
     KILN_TRY(f.get("device", c.device));
     KILN_TRY(f.get("precision", c.precision));
     KILN_TRY(f.get("memory_limit", c.memoryLimit));
+    KILN_TRY(f.get("histogram_freq", c.histogramFreq));
+    if (c.histogramFreq < 0) return fieldError("training.histogram_freq", "must not be negative (0: no histograms)");
     if (!Device::parse(c.device).ok()) return fieldError("training.device", "must be \"cpu\" or \"cuda:N\"");
     if (c.precision != "float32" && c.precision != "mixed_float16" && c.precision != "mixed_bfloat16")
         return fieldError("training.precision", "must be \"float32\", \"mixed_float16\" or \"mixed_bfloat16\"");

@@ -49,6 +49,10 @@ struct TrainingConfig {
     // GPU memory Kiln may take: "growth" (as needed, the default), "all", a fraction ("0.8",
     // "80%") or a size ("12GiB").
     std::string memoryLimit = "growth";
+    // "histogram_freq": weight and gradient histograms of every parameter in the epoch events
+    // every N epochs (the studio's Histograms view and the run folder's histograms.jsonl);
+    // 0: never.
+    int histogramFreq = 1;
     // "stages": staged fine-tuning, run back to back; empty: one stage of the model as it is.
     // With stages, epochs is the sum of the stages' epochs.
     std::vector<TrainingStage> stages;

@@ -249,6 +249,26 @@ exec::ParamStore* Trainer::parameters() {
     return &m_params;
 }
 
+exec::ParamStore* Trainer::gradients() {
+    if (!parameters()) return nullptr;
+    if (Status st = m_backend->pullGradients(); !st.ok()) return nullptr;
+    return &m_params;
+}
+
+std::vector<ParamHistogram> parameterHistograms(const exec::ParamStore& params, int buckets) {
+    std::vector<ParamHistogram> out;
+    out.reserve(params.params().size());
+    for (const auto& p : params.params()) {
+        const auto n = static_cast<size_t>(p.value.numel());
+        ParamHistogram h;
+        h.name = p.name;
+        h.weights = io::Histogram::of(std::span<const float>(p.value.data<float>(), n), buckets);
+        if (p.trainable) h.gradients = io::Histogram::of(std::span<const float>(p.grad.data<float>(), n), buckets);
+        out.push_back(std::move(h));
+    }
+    return out;
+}
+
 Status Trainer::forEachCallback(const std::function<Status(Callback&)>& call) {
     Status first;
     for (auto& cb : m_callbacks) {
@@ -905,6 +925,12 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
             e.badSamples = stream->badSampleCount();
         }
         e.deviceMemory = m_backend->memory();
+        if (m_config.histogramFreq > 0 && epoch % m_config.histogramFreq == 0 && seen > seenBefore) {
+            // Read only: the host copies are not sent back to the device.
+            if (Status st = m_backend->pullParameters(); !st.ok()) return failWith(st.error());
+            if (Status st = m_backend->pullGradients(); !st.ok()) return failWith(st.error());
+            e.histograms = parameterHistograms(m_params);
+        }
         emit(e);
         if (!result.cancelled && !m_callbacks.empty()) {
             Logs logs;

@@ -16,6 +16,7 @@
 
 #include "engine/exec/backend.h"
 #include "engine/exec/plan.h"
+#include "engine/io/tfevents.h"
 #include "engine/optim/optimizer.h"
 #include "engine/train/callbacks.h"
 #include "engine/train/command_queue.h"
@@ -37,6 +38,20 @@ struct EvalResult {
     std::optional<ConfusionMatrix> confusion;
     double metric(const std::string& name, double fallback = -1) const;
 };
+
+constexpr int kHistogramBuckets = 30;
+
+// The distribution of one parameter's values and of its gradient at an epoch's end.
+struct ParamHistogram {
+    std::string name;        // "dense/kernel"
+    io::Histogram weights;
+    // The gradient of the epoch's last training step (unscaled); num == 0 for parameters that
+    // do not train (frozen nodes, BatchNorm moving statistics).
+    io::Histogram gradients;
+};
+
+// Histograms of every parameter, in ParamStore order; `buckets` equal-width buckets each.
+std::vector<ParamHistogram> parameterHistograms(const exec::ParamStore& params, int buckets = kHistogramBuckets);
 
 struct TrainEvent {
     // Paused/Resumed/Stopped/LearningRateChanged acknowledge a TrainCommand (see requestId).
@@ -69,6 +84,8 @@ struct TrainEvent {
     int stage = -1;
     std::string stageName;
     int64_t stageStartStep = 0;
+    // Epoch events every TrainingConfig::histogramFreq epochs: weight and gradient histograms.
+    std::vector<ParamHistogram> histograms;
 };
 
 struct EpochRecord {
@@ -165,6 +182,7 @@ public:
     // On a device backend the weights are brought to the host first; changes a callback makes
     // are sent back once the callbacks of that event have run.
     exec::ParamStore* parameters() override;
+    exec::ParamStore* gradients() override;
     void requestStateSave(const std::string& dir) override;
     void requestRestore(const std::string& dir) override { m_restoreFrom = dir; }
     void noteCheckpoint(const std::string& path) override { m_lastCheckpoint = path; }

@@ -3,7 +3,8 @@
 // CPU run epoch by epoch; callbacks see (and may change) the device's weights; a training state
 // saved on the GPU resumes on the CPU; mixed float16 and bfloat16 converge; optimizers without a
 // device kernel update on the host; running out of the memory limit is a clean OutOfMemory
-// error with the predicted peak and a batch size that fits. The device tests skip without a GPU;
+// error with the predicted peak and a batch size that fits; the epoch events' gradient histograms
+// equal the CPU's. The device tests skip without a GPU;
 // the settings check runs in every CUDA build.
 #include <QtTest>
 
@@ -216,6 +217,49 @@ private slots:
         QVERIFY(r->history.back().train.loss < 0.6 * r->history.front().train.loss);
         QVERIFY(r->history.back().validation->metric("accuracy") > 0.85);
         QVERIFY(r->skippedSteps <= 3);  // the scale settles within a few steps
+    }
+
+    // The epoch events' gradient histograms on the device are the true (unscaled) gradients: one
+    // step from the same weights gives the CPU's gradient norms, in float32 and in mixed float16
+    // (whose device gradients carry the loss scale until pullGradients divides it out).
+    void gradientHistogramsMatchTheCpu_data() {
+        QTest::addColumn<QString>("precision");
+        QTest::newRow("fp32") << "float32";
+        QTest::newRow("fp16") << "mixed_float16";
+    }
+    void gradientHistogramsMatchTheCpu() {
+        if (!haveDevice()) QSKIP("no CUDA device");
+        QFETCH(QString, precision);
+        const auto m = kiln::test::buildModel(kCnn);
+        ThreadPool pool(4);
+        auto cpuConfig = config(m, "");
+        cpuConfig.epochs = 1;
+        cpuConfig.shuffle = false;
+        auto gpuConfig = config(m, kOnGpuPrecision + precision.toStdString() + "\"");
+        gpuConfig.epochs = 1;
+        gpuConfig.shuffle = false;
+        // 40 samples: 32 train in one step of batch 32, 8 validate.
+        auto cpu = make(m, cpuConfig, pool, 40);
+        auto gpu = make(m, gpuConfig, pool, 40);
+        QVERIFY2(gpu.ok(), gpu.ok() ? "" : gpu.error().toString().c_str());
+        QVERIFY(cpu.ok());
+        std::vector<ParamHistogram> a, b;
+        QVERIFY((*cpu)->fit([&](const TrainEvent& e) { if (e.kind == TrainEvent::Kind::Epoch) a = e.histograms; }).ok());
+        QVERIFY((*gpu)->fit([&](const TrainEvent& e) { if (e.kind == TrainEvent::Kind::Epoch) b = e.histograms; }).ok());
+        QCOMPARE(a.size(), b.size());
+        QVERIFY(!a.empty());
+        const double tol = precision == QLatin1String("float32") ? 0.03 : 0.08;
+        for (size_t i = 0; i < a.size(); ++i) {
+            QCOMPARE(b[i].name, a[i].name);
+            QCOMPARE(b[i].gradients.num, a[i].gradients.num);
+            if (a[i].gradients.num == 0) continue;
+            const double na = std::sqrt(a[i].gradients.sumSquares), nb = std::sqrt(b[i].gradients.sumSquares);
+            qInfo("%s %s: gradient norm CPU %.6g, CUDA %.6g", qPrintable(precision), a[i].name.c_str(), na, nb);
+            QVERIFY2(std::abs(na - nb) <= tol * na + 1e-6, a[i].name.c_str());
+            const double ma = std::max(std::abs(a[i].gradients.min), std::abs(a[i].gradients.max));
+            const double mb = std::max(std::abs(b[i].gradients.min), std::abs(b[i].gradients.max));
+            QVERIFY2(std::abs(ma - mb) <= tol * ma + 1e-6, a[i].name.c_str());
+        }
     }
 
     void hostOptimizerFallback() {

@@ -130,6 +130,7 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     for (const char* p : {"growth", "50%", "80%", "all"}) {
         m_memoryLimit->addItem(QLatin1String(p), QLatin1String(p));
     }
+    m_histogramFreq = intBox(host, 0, 100000, "histogramFreq");
 
     // The learning rate with the range test's button beside it.
     auto* lrRow = new QWidget(host);
@@ -143,7 +144,7 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
 
     const QList<QWidget*> rows = {m_epochs, m_batch, m_seed, m_validation, m_shuffle, m_optimizer, lrRow, m_momentum,
                                   m_weightDecay, m_schedule, m_decaySteps, m_warmup, metrics, m_device, m_precision,
-                                  m_memoryLimit};
+                                  m_memoryLimit, m_histogramFreq};
     for (QWidget* w : rows) {
         auto* label = new QLabel(host);
         label->setBuddy(w == lrRow ? m_lr : w);
@@ -234,7 +235,7 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     retranslate();
 
     auto edited = [this] { onEdited(); };
-    for (auto* box : {m_epochs, m_batch, m_seed, m_decaySteps, m_warmup, m_reducePatience, m_earlyPatience}) {
+    for (auto* box : {m_epochs, m_batch, m_seed, m_decaySteps, m_warmup, m_reducePatience, m_earlyPatience, m_histogramFreq}) {
         connect(box, qOverload<int>(&QSpinBox::valueChanged), this, edited);
     }
     for (auto* box : {m_validation, m_lr, m_momentum, m_weightDecay, m_reduceFactor}) {
@@ -272,7 +273,7 @@ void TrainingConfigForm::retranslate()
     const QStringList names = {tr("Epochs"), tr("Batch size"), tr("Seed"), tr("Validation split"), tr("Shuffle"),
                                tr("Optimizer"), tr("Learning rate"), tr("Momentum"), tr("Weight decay"),
                                tr("Schedule"), tr("Decay steps"), tr("Warm-up steps"), tr("Metrics"), tr("Device"),
-                               tr("Precision"), tr("GPU memory limit")};
+                               tr("Precision"), tr("GPU memory limit"), tr("Histograms every")};
     for (int i = 0; i < m_labels.size() && i < names.size(); ++i) {
         m_labels[i]->setText(names[i]);
     }
@@ -296,6 +297,10 @@ void TrainingConfigForm::retranslate()
     m_precision->setToolTip(tr("Mixed precision needs a GPU; on the CPU Kiln trains in 32-bit float."));
     m_memoryLimit->setToolTip(tr("How much GPU memory Kiln may take: growth (as needed), all, a share such as "
                                  "80% or a size such as 12GiB."));
+    m_histogramFreq->setSuffix(tr(" epoch(s)"));
+    m_histogramFreq->setSpecialValueText(tr("never"));
+    m_histogramFreq->setToolTip(tr("Records the weight and gradient histograms of every parameter every so many "
+                                   "epochs, for the Histograms tab (0: never)."));
     m_reduceLr->setTitle(tr("Reduce the learning rate on a plateau of the validation loss"));
     qobject_cast<QLabel*>(qobject_cast<QFormLayout*>(m_reduceLr->layout())->labelForField(m_reducePatience))
         ->setText(tr("Patience (epochs)"));
@@ -568,6 +573,7 @@ void TrainingConfigForm::setConfig(const json& training)
     m_device->setCurrentIndex(std::max(0, m_device->findData(QString::fromStdString(value<std::string>(t, "device", "cpu")))));
     m_precision->setCurrentIndex(std::max(0, m_precision->findData(QString::fromStdString(value<std::string>(t, "precision", "float32")))));
     m_memoryLimit->setCurrentText(QString::fromStdString(value<std::string>(t, "memory_limit", "growth")));
+    m_histogramFreq->setValue(value<int>(t, "histogram_freq", 1));
 
     const json reduce = findCallback(t, "ReduceLROnPlateau");
     m_reduceLr->setChecked(!reduce.is_null());
@@ -628,6 +634,11 @@ json TrainingConfigForm::compose() const
     t["seed"] = m_seed->value();
     t["validation_split"] = m_validation->value();
     t["shuffle"] = m_shuffle->isChecked();
+    if (m_histogramFreq->value() == 1) {
+        t.erase("histogram_freq");  // the default
+    } else {
+        t["histogram_freq"] = m_histogramFreq->value();
+    }
 
     json opt = t.value("optimizer", json::object());
     const std::string optType = m_optimizer->currentData().toString().toStdString();

@@ -99,7 +99,8 @@ private:
     QCheckBox* m_metricAuc = nullptr;
     QComboBox* m_device = nullptr;
     QComboBox* m_precision = nullptr;
-    QComboBox* m_memoryLimit = nullptr;  // editable: presets or a size such as 12GiB
+    QComboBox* m_memoryLimit = nullptr;
+    QSpinBox* m_histogramFreq = nullptr;  // training.histogram_freq  // editable: presets or a size such as 12GiB
     QGroupBox* m_reduceLr = nullptr;
     QSpinBox* m_reducePatience = nullptr;
     QDoubleSpinBox* m_reduceFactor = nullptr;

@@ -31,6 +31,7 @@
 #include <set>
 
 #include "ui/charts/charts_panel.h"
+#include "ui/training/histogram_view.h"
 #include "ui/training/lr_finder_dialog.h"
 #include "ui/training/run_list_model.h"
 #include "ui/training/training_config_form.h"
@@ -180,6 +181,9 @@ TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
     m_tabs->addTab(m_charts, QString());
     m_tabs->addTab(m_form, QString());
     m_tabs->addTab(runsPage, QString());
+    m_histograms = new HistogramView(m_tabs);
+    m_histograms->setObjectName(QStringLiteral("histogramView"));
+    m_tabs->addTab(m_histograms, QString());
     layout->addWidget(m_tabs, 1);
     retranslate();
     onState(TrainingSession::State::Idle);
@@ -205,6 +209,7 @@ TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
         m_liveKey = runId > 0 ? QStringLiteral("run-%1").arg(runId) : runDir;
         const QString name = runId > 0 && m_runs->store() ? tr("Run %1").arg(runId) : QStringLiteral("live");
         m_charts->setRun(m_liveKey, name, charts::runColour(int(runId)));
+        m_histograms->clear(runId > 0 ? tr("Run %1, live").arg(runId) : tr("This run, live"));
         m_runs->refresh();
     });
     connect(m_form, &TrainingConfigForm::findLearningRateRequested, this, &TrainingPanel::findLearningRate);
@@ -217,6 +222,7 @@ TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
         m_train->setEnabled(valid && !m_session->isActive());
     });
     connect(m_runFilter, &QLineEdit::textChanged, m_runsProxy, &QSortFilterProxyModel::setFilterFixedString);
+    connect(m_runsView->selectionModel(), &QItemSelectionModel::selectionChanged, this, &TrainingPanel::onRunSelection);
     connect(m_overlay, &QPushButton::clicked, this, [this] {
         for (qint64 id : selectedRuns()) {
             overlayRun(id);
@@ -249,6 +255,7 @@ void TrainingPanel::retranslate()
     m_tabs->setTabText(0, tr("Charts"));
     m_tabs->setTabText(1, tr("Configuration"));
     m_tabs->setTabText(2, tr("Runs"));
+    m_tabs->setTabText(3, tr("Histograms"));
     m_runFilter->setPlaceholderText(tr("Filter runs by name"));
     m_overlay->setText(tr("Show in charts"));
     m_compare->setText(tr("Compare"));
@@ -301,6 +308,14 @@ void TrainingPanel::setProject(const engine::io::Project& project, const QString
         }
         if (newest >= 0) {
             overlayRun(newest);
+        }
+        // The Histograms tab likewise shows that run's recorded histograms.
+        const auto* run = newest >= 0 ? m_runs->runAt(m_runs->rowOf(newest)) : nullptr;
+        if (run && !run->runDir.empty()) {
+            m_histograms->loadRun(QString::fromStdString(run->runDir),
+                                  tr("Run %1: %2").arg(run->id).arg(QString::fromStdString(run->name)));
+        } else {
+            m_histograms->clear();
         }
     }
 }
@@ -490,6 +505,7 @@ void TrainingPanel::onEvents(const std::vector<TrainEvent>& events)
                                      now, m.value);
                 }
             }
+            m_histograms->addEpoch(e.epoch, e.histograms);
             break;
         case TrainEvent::Kind::LearningRateChanged:
             setStatus(tr("Learning rate set to %1.").arg(e.learningRate, 0, 'g', 6));
@@ -560,6 +576,40 @@ void TrainingPanel::onFinished(bool ok, const QString& message, const QJsonObjec
         emit notice(text, 0);
     }
     emit runFinished(m_session->runId(), m_session->runDir(), ok);
+}
+
+QString TrainingPanel::selectedRunDir() const
+{
+    const QList<qint64> ids = selectedRuns();
+    const auto* run = ids.size() == 1 ? m_runs->runAt(m_runs->rowOf(ids.front())) : nullptr;
+    return run ? QString::fromStdString(run->runDir) : QString();
+}
+
+void TrainingPanel::selectRun(qint64 runId)
+{
+    const int row = m_runs->rowOf(runId);
+    if (row < 0) {
+        return;
+    }
+    const QModelIndex index = m_runsProxy->mapFromSource(m_runs->index(row, 0));
+    m_runsView->selectionModel()->select(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+}
+
+void TrainingPanel::onRunSelection()
+{
+    const QList<qint64> ids = selectedRuns();
+    const auto* run = ids.size() == 1 ? m_runs->runAt(m_runs->rowOf(ids.front())) : nullptr;
+    if (!run) {
+        emit selectedRunChanged(QString(), QString());
+        return;
+    }
+    const QString name = QString::fromStdString(run->name);
+    emit selectedRunChanged(QString::fromStdString(run->runDir), name);
+    // The live run's histograms come from its events while it trains.
+    if (m_session->isActive() && m_liveKey == QStringLiteral("run-%1").arg(run->id)) {
+        return;
+    }
+    m_histograms->loadRun(QString::fromStdString(run->runDir), tr("Run %1: %2").arg(run->id).arg(name));
 }
 
 QList<qint64> TrainingPanel::selectedRuns() const

@@ -31,6 +31,7 @@ class ChartsPanel;
 
 namespace kiln::ui::training {
 
+class HistogramView;
 class RunListModel;
 class TrainingConfigForm;
 
@@ -57,6 +58,11 @@ public:
     charts::ChartsPanel* charts() const { return m_charts; }
     TrainingConfigForm* configForm() const { return m_form; }
     RunListModel* runs() const { return m_runs; }
+    HistogramView* histograms() const { return m_histograms; }
+    // The folder of the one run selected in Runs ("" when none or several are selected).
+    QString selectedRunDir() const;
+    // Selects a run in Runs (tests, and the studio after a run).
+    void selectRun(qint64 runId);
     QString liveRunKey() const { return m_liveKey; }
     // The lines of the last run's starting-weights report (also sent as a notice to the log).
     QStringList weightsReport() const { return m_weightsReport; }
@@ -81,6 +87,8 @@ signals:
     // A background problem or result worth a non-modal notice; severity 0 info, 1 warning, 2 error.
     void notice(const QString& text, int severity);
     void runFinished(qint64 runId, const QString& runDir, bool ok);
+    // The selection in Runs changed: the one selected run's folder and name, or empty strings.
+    void selectedRunChanged(const QString& runDir, const QString& name);
     // The configuration form's "discriminative learning rates" preset: node -> multiplier.
     void lrMultipliersRequested(const QHash<QString, double>& multipliers);
 
@@ -100,6 +108,7 @@ private:
     QList<qint64> selectedRuns() const;
     void setStatus(const QString& text);
     void onWeightsLoaded(const engine::train::WeightsReport& report);
+    void onRunSelection();
 
     TrainingSession* m_session = nullptr;
     ProjectProvider m_provider;
@@ -130,6 +139,7 @@ private:
     QTabWidget* m_tabs = nullptr;
     charts::ChartsPanel* m_charts = nullptr;
     TrainingConfigForm* m_form = nullptr;
+    HistogramView* m_histograms = nullptr;
     RunListModel* m_runs = nullptr;
     QSortFilterProxyModel* m_runsProxy = nullptr;
     QTableView* m_runsView = nullptr;

@@ -184,6 +184,7 @@ public:
     Result<bool> update(CudaPlan& plan, double lr, float scale) {
         // Averaged first, so that an overflow on one GPU skips the step on every GPU.
         if (m_nccl) KILN_TRY(averageGradients(plan));
+        m_lastGradScale = scale;
         if (m_precision == Precision::Fp16) {
             KILN_ASSIGN(bool finite, plan.gradientsFinite());
             if (!m_scaler.update(finite)) return false;
@@ -212,6 +213,22 @@ public:
     Status pullParameters() override {
         if (m_runners.empty()) return {};
         return m_runners.begin()->second->plan().downloadParams();
+    }
+    Status pullGradients() override {
+        // The host optimizer's path leaves the unscaled gradients on the host already.
+        if (m_runners.empty() || m_hostOptimizer) return {};
+        auto& ps = m_setup.params->params();
+        auto& dp = m_runners.begin()->second->plan().deviceParams();
+        KILN_TRY(m_ctx->synchronize());
+        for (size_t i = 0; i < ps.size() && i < dp.size(); ++i) {
+            if (!dp[i].trainable || !dp[i].grad) continue;
+            float* host = ps[i].grad.data<float>();
+            KILN_TRY(m_ctx->download(host, dp[i].grad, static_cast<size_t>(dp[i].n) * 4));
+            // The device keeps them multiplied by the step's loss scale (mixed float16).
+            if (m_lastGradScale != 1.0f)
+                for (int64_t k = 0; k < dp[i].n; ++k) host[k] /= m_lastGradScale;
+        }
+        return {};
     }
     Status pushParameters() override {
         if (m_runners.empty()) return {};
@@ -317,6 +334,7 @@ private:
     std::unique_ptr<CudaOptimizer> m_optimizer;
     std::unique_ptr<optim::Optimizer> m_hostOptimizer;
     optim::LossScaler m_scaler;
+    float m_lastGradScale = 1.0f;  // the loss scale of the last step's gradients
     int64_t m_iterations = 0;
     std::vector<std::string> m_notes;
     std::string m_name;

@@ -2,7 +2,8 @@
 // The configuration form's fine-tuning stages: the table shows and edits training.stages (fields it
 // does not show are kept), errors name the stage, the discriminative learning-rate preset, and a
 // real staged run in the training view whose charts mark where each stage begins, and a run started
-// from another model's weights (refused when they do not fit, loaded by name with a report).
+// from another model's weights (refused when they do not fit, loaded by name with a report); the
+// histogram frequency field.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_training
 #include <QtTest>
@@ -91,6 +92,30 @@ private slots:
             }
             f.write(QByteArray::number(label) + '\n');
         }
+    }
+
+    void histogramFrequencyField()
+    {
+        json training = baseTraining();
+        training["histogram_freq"] = 3;
+        const auto p = project(m_csv, training);
+        TrainingConfigForm form;
+        form.setGraph(p.graph);
+        form.setConfig(p.training);
+        auto* freq = form.findChild<QSpinBox*>(QStringLiteral("histogramFreq"));
+        QVERIFY(freq);
+        QCOMPARE(freq->value(), 3);
+        QSignalSpy edited(&form, &TrainingConfigForm::configEdited);
+        freq->setValue(0);  // never
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(form.config().at("histogram_freq").get<int>(), 0);
+        QCOMPARE(freq->text(), QStringLiteral("never"));
+        freq->setValue(1);  // the default: left out of the file
+        QVERIFY(!form.config().contains("histogram_freq"));
+        QVERIFY(form.isValid());
+        // Without the key the field shows the default.
+        form.setConfig(baseTraining());
+        QCOMPARE(freq->value(), 1);
     }
 
     void showsAndEditsStages()

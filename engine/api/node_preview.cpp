@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+// Node previews: a sample read as training reads it, and probe plans (batch 1, inference mode)
+// that keep one node's value.
+#include "engine/api/node_preview.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/api/devices.h"
+#include "engine/api/evaluation.h"
+#include "engine/io/layers.h"
+#include "engine/train/config.h"
+#include "engine/train/trainer.h"
+#include "engine/train/weights.h"
+
+namespace kiln::engine::api {
+
+namespace {
+
+// The project's model with its layer instances expanded (as training builds it).
+Result<ops::ModelInfo> projectModel(const io::Project& project) {
+    KILN_ASSIGN(Graph graph, io::modelGraph(project));
+    auto model = ops::analyzeModel(graph);
+    if (!model.ok()) return io::locate(model.error(), project);
+    return model;
+}
+
+}  // namespace
+
+Result<PreviewSample> loadPreviewSample(const io::Project& project, const std::string& projectPath, int threads) {
+    KILN_ASSIGN(auto model, projectModel(project));
+    auto config = train::parseTrainingConfig(project.training, model.graph);
+    if (!config.ok()) return config.error().withFile(projectPath);
+    // One sample, on the CPU, in the order the data lists it.
+    config->batchSize = 1;
+    config->device = "cpu";
+    config->precision = "float32";
+    config->shuffle = false;
+    config->histogramFreq = 0;
+    if (!project.data.is_object() || project.data.empty())
+        return Error(ErrorCode::ConfigError, "the project has no data: configure it in the Data view first")
+            .with("field", "data")
+            .with("reason", "the project has no data");
+    auto bundle = train::openData(project.data, projectPath, config->seed, 1, false);
+    if (!bundle.ok()) {
+        Error e = bundle.error();
+        return e.file.empty() ? e.withFile(projectPath) : e;
+    }
+    ThreadPool pool(threads);
+    auto trainer = train::Trainer::create(model, *config, std::move(bundle.value()), pool);
+    if (!trainer.ok()) return io::locate(trainer.error(), project);
+
+    PreviewSample out;
+    for (int i : model.inputs) out.inputNames.push_back(model.graph.nodes[static_cast<size_t>(i)].name);
+    bool got = false;
+    auto observer = [&](const train::EvalBatch& b) -> Status {
+        if (b.size < 1) return {};
+        for (size_t k = 0; k < b.inputs.size(); ++k) {
+            const int64_t width = model.nodes[static_cast<size_t>(model.inputs[k])].output.numelFrom(1);
+            out.inputs.emplace_back(b.inputs[k], b.inputs[k] + width);
+        }
+        if (b.origins && !b.origins->empty() && !b.origins->front().empty()) out.source = b.origins->front();
+        else if (b.sourceIndices && !b.sourceIndices->empty()) out.source = "sample " + std::to_string(b.sourceIndices->front());
+        else out.source = "row " + std::to_string(b.firstRow + 1);
+        got = true;
+        return Error(ErrorCode::Cancelled, "one sample is enough");
+    };
+    const auto& data = (*trainer)->data();
+    Result<train::EvalResult> r = Error(ErrorCode::Internal, "no split");
+    if (data.trainStream) {
+        out.split = data.validationStream ? "validation" : "train";
+        r = (*trainer)->evaluate(data.validationStream ? *data.validationStream : *data.trainStream, observer);
+    } else {
+        out.split = data.validation ? "validation" : "train";
+        r = (*trainer)->evaluate(data.validation ? *data.validation : data.train, observer);
+    }
+    if (!r.ok() && r.error().code != ErrorCode::Cancelled) return r.error();
+    if (!got)
+        return Error(ErrorCode::DataError, "the project's " + out.split + " data holds no samples")
+            .withFile(projectPath)
+            .with("reason", "no samples");
+    return out;
+}
+
+ValueStats statsOf(std::span<const float> values) {
+    ValueStats s;
+    double sum = 0, sumSq = 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (float v : values) {
+        if (!std::isfinite(v)) {
+            ++s.nonFinite;
+            continue;
+        }
+        ++s.count;
+        sum += v;
+        sumSq += static_cast<double>(v) * v;
+        lo = std::min(lo, static_cast<double>(v));
+        hi = std::max(hi, static_cast<double>(v));
+    }
+    if (s.count > 0) {
+        const auto n = static_cast<double>(s.count);
+        s.mean = sum / n;
+        s.std = std::sqrt(std::max(0.0, sumSq / n - s.mean * s.mean));
+        s.min = lo;
+        s.max = hi;
+    }
+    return s;
+}
+
+NodePreviewer::NodePreviewer(ops::ModelInfo model, exec::ParamStore params, ThreadPool& pool)
+    : m_model(std::move(model)), m_params(std::move(params)), m_pool(&pool) {}
+
+Result<std::unique_ptr<NodePreviewer>> NodePreviewer::create(ops::ModelInfo model, exec::ParamStore params,
+                                                             ThreadPool& pool) {
+    if (model.inputs.empty()) return Error(ErrorCode::Unsupported, "the model has no Input node").with("what", "models without inputs");
+    return std::unique_ptr<NodePreviewer>(new NodePreviewer(std::move(model), std::move(params), pool));
+}
+
+Result<std::unique_ptr<NodePreviewer>> NodePreviewer::create(const io::Project& project, const std::string& weights,
+                                                             ThreadPool& pool) {
+    KILN_ASSIGN(auto model, projectModel(project));
+    auto config = train::parseTrainingConfig(project.training, model.graph);
+    // The initial weights are those training starts from: the configured seed (0 without a
+    // readable configuration, as a new project trains).
+    const uint64_t seed = config.ok() ? config->seed : 0;
+    exec::ParamStore params = exec::ParamStore::create(model, seed);
+    PreviewWeights w;
+    if (!weights.empty()) {
+        KILN_ASSIGN(w.file, resolveWeights(weights));
+        KILN_ASSIGN(auto report, train::loadWeightsByName(params, w.file, true));
+        w.loaded = static_cast<int64_t>(report.loaded.size());
+        w.initialised = static_cast<int64_t>(report.initialised.size() + report.mismatched.size());
+    }
+    // A layer instance "b" shows its output node ("b/<output>", the expansion's name for it).
+    std::map<std::string, std::string> instances;
+    const io::LayerLibrary library = io::layerLibrary(project.layers);
+    for (const auto& n : project.graph.nodes) {
+        const io::LayerDef* def = library.find(n.op);
+        if (def && def->outputs.size() == 1 && model.graph.find(n.name) < 0 &&
+            model.graph.find(n.name + "/" + def->outputs[0]) >= 0)
+            instances[n.name] = n.name + "/" + def->outputs[0];
+    }
+    KILN_ASSIGN(auto p, create(std::move(model), std::move(params), pool));
+    p->m_weights = w;
+    p->m_instances = std::move(instances);
+    return p;
+}
+
+Result<exec::Plan*> NodePreviewer::planFor(const std::string& node) {
+    if (auto it = m_plans.find(node); it != m_plans.end()) return it->second.get();
+    exec::CompileOptions o;
+    o.batch = 1;
+    o.training = false;
+    exec::GradientProbe probe;
+    probe.keep = {node};
+    o.probe = probe;
+    KILN_ASSIGN(auto plan, exec::Plan::compile(m_model, m_params, o, *m_pool));
+    exec::Plan* p = plan.get();
+    m_plans.emplace(node, std::move(plan));
+    return p;
+}
+
+Result<NodeOutput> NodePreviewer::run(const std::string& shownNode, const PreviewSample& sample) {
+    auto inst = m_instances.find(shownNode);
+    const std::string node = inst != m_instances.end() ? inst->second : shownNode;
+    const int index = m_model.graph.find(node);
+    if (index < 0) return Error(ErrorCode::ConfigError, "no node named \"" + node + "\"").withNode(node).with("field", "node");
+    if (sample.inputs.size() != m_model.inputs.size())
+        return Error(ErrorCode::ShapeMismatch, "the sample has " + std::to_string(sample.inputs.size()) +
+                                                   " inputs and the model " + std::to_string(m_model.inputs.size()))
+            .with("reason", "the sample does not fit the model's inputs");
+    for (size_t k = 0; k < m_model.inputs.size(); ++k) {
+        const auto& in = m_model.nodes[static_cast<size_t>(m_model.inputs[k])];
+        const std::string& name = m_model.graph.nodes[static_cast<size_t>(m_model.inputs[k])].name;
+        if (static_cast<int64_t>(sample.inputs[k].size()) != in.output.numelFrom(1))
+            return Error(ErrorCode::ShapeMismatch, "the sample's values for \"" + name + "\" (" +
+                                                       std::to_string(sample.inputs[k].size()) +
+                                                       ") do not fit its shape " + in.output.toString())
+                .withNode(name)
+                .with("reason", "the data does not fit the input's shape");
+    }
+    KILN_ASSIGN(exec::Plan * plan, planFor(node));
+    for (size_t k = 0; k < sample.inputs.size(); ++k)
+        std::copy(sample.inputs[k].begin(), sample.inputs[k].end(), plan->input(k));
+    KILN_TRY(plan->forward());
+    NodeOutput out;
+    out.node = shownNode;
+    out.shape = m_model.nodes[static_cast<size_t>(index)].output.withBatch(1);
+    const float* v = plan->value(node);
+    if (!v) return Error(ErrorCode::Internal, "the probe plan did not keep node " + node).withNode(node);
+    out.values.assign(v, v + out.shape.numel());
+    out.stats = statsOf(out.values);
+    return out;
+}
+
+}  // namespace kiln::engine::api
