@@ -745,6 +745,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Most bytes of request and response tensors all requests in flight may hold at once (REST and gRPC); a request that does not fit gets HTTP 503 or RESOURCE_EXHAUSTED at once (0: a quarter of this machine&apos;s memory, at least 256 MiB).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Most input values one request may carry (REST and gRPC), checked before anything is allocated.</source>
         <translation type="unfinished"></translation>
     </message>

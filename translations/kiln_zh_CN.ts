@@ -750,6 +750,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>kiln-predict：内部错误：%1</translation>
     </message>
     <message>
+        <source>Most bytes of request and response tensors all requests in flight may hold at once (REST and gRPC); a request that does not fit gets HTTP 503 or RESOURCE_EXHAUSTED at once (0: a quarter of this machine&apos;s memory, at least 256 MiB).</source>
+        <translation>所有处理中的请求同时可占用的请求与响应张量的最大字节数（REST 与 gRPC 合计）；放不下的请求会立即得到 HTTP 503 或 RESOURCE_EXHAUSTED（0：本机物理内存的四分之一，至少 256 MiB）。</translation>
+    </message>
+    <message>
         <source>Most input values one request may carry (REST and gRPC), checked before anything is allocated.</source>
         <translation>单个请求可携带的最大输入值数量（REST 和 gRPC），在分配任何内存之前检查。</translation>
     </message>
