@@ -336,7 +336,7 @@ Commands:
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, Kiln).</source>
+        <source>Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, TensorFlow Lite, Kiln).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -356,7 +356,7 @@ Commands:
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Comma-separated formats: onnx, savedmodel, kiln.</source>
+        <source>Comma-separated formats: onnx, savedmodel, kiln, tflite (TensorFlow Lite, float32).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -2104,6 +2104,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Kiln</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TensorFlow Lite</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

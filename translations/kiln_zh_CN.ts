@@ -340,8 +340,8 @@ Commands:
         <translation>未知命令“%1”（可用命令：inspect、convert 或 bench）。</translation>
     </message>
     <message>
-        <source>Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, Kiln).</source>
-        <translation>将训练好的 Kiln 模型导出到模型仓库（ONNX、TensorFlow SavedModel、Kiln）。</translation>
+        <source>Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, TensorFlow Lite, Kiln).</source>
+        <translation>将训练好的 Kiln 模型导出到模型仓库（ONNX、TensorFlow SavedModel、TensorFlow Lite、Kiln）。</translation>
     </message>
     <message>
         <source>Trained weights (a run&apos;s weights.safetensors).</source>
@@ -360,8 +360,8 @@ Commands:
         <translation>版本号（默认：现有最高版本号 + 1）。</translation>
     </message>
     <message>
-        <source>Comma-separated formats: onnx, savedmodel, kiln.</source>
-        <translation>导出格式，以英文逗号分隔：onnx、savedmodel、kiln。</translation>
+        <source>Comma-separated formats: onnx, savedmodel, kiln, tflite (TensorFlow Lite, float32).</source>
+        <translation>导出格式，以英文逗号分隔：onnx、savedmodel、kiln、tflite（TensorFlow Lite，float32）。</translation>
     </message>
     <message>
         <source>Print the result as one JSON line.</source>
@@ -2100,6 +2100,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Kiln</source>
         <translation>Kiln</translation>
+    </message>
+    <message>
+        <source>TensorFlow Lite</source>
+        <translation>TensorFlow Lite</translation>
     </message>
     <message>
         <source>Formats:</source>
