@@ -125,7 +125,7 @@ RestResponse RestApi::handlePost(const std::string& name, std::optional<int64_t>
                                  const std::optional<std::string>& label, const std::string& verb, std::string_view body) {
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::chrono::milliseconds(m_options.timeoutMs);
-    // Held until the response is written: the request's input and output tensors live that long.
+    // Held until the response body is formatted: the request's input and output tensors live that long.
     InflightLease lease;
     auto run = [&]() -> Result<std::string> {
         KILN_ASSIGN(std::shared_ptr<LoadedVersion> loaded, m_manager.find(name, version, label));
