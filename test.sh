@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Sets up and builds Kiln, then runs every test under ctest. Extra arguments go to ctest
-# (for example `./test.sh -L fast` or `./test.sh -R tst_split`). Exits with ctest's status.
+# Sets up and builds Kiln, then runs every test under ctest, then the sanitizer lane (the `fast`
+# tests built with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan, see
+# tools/sanitizer_lane.sh). Extra arguments go to both ctest runs (for example `./test.sh -L fast`
+# or `./test.sh -R tst_split`). KILN_SKIP_ASAN=1 skips the sanitizer lane (CI always runs it).
+# Exits non-zero when either run fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -34,10 +37,18 @@ cmake --build build -j"$(nproc)"
 status=0
 ctest --test-dir build --output-on-failure -j2 "$@" || status=$?
 
+if [[ "${KILN_SKIP_ASAN:-0}" != 1 ]]; then
+    asan_start=$(date +%s)
+    tools/sanitizer_lane.sh "$@" || status=$((status ? status : 1))
+    echo "test.sh: sanitizer lane took $(($(date +%s) - asan_start)) s"
+else
+    echo "test.sh: sanitizer lane skipped (KILN_SKIP_ASAN=1)"
+fi
+
 elapsed=$(($(date +%s) - start))
 if ((status == 0)); then
     echo "test.sh: all selected tests passed (${elapsed} s in all)"
 else
-    echo "test.sh: ctest failed with status $status (${elapsed} s in all)" >&2
+    echo "test.sh: tests failed with status $status (${elapsed} s in all)" >&2
 fi
 exit "$status"

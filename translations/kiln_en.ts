@@ -336,7 +336,7 @@ Commands:
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, Kiln).</source>
+        <source>Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, TensorFlow Lite, Kiln).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -356,7 +356,7 @@ Commands:
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Comma-separated formats: onnx, savedmodel, kiln.</source>
+        <source>Comma-separated formats: onnx, savedmodel, kiln, tflite (TensorFlow Lite, float32).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -742,6 +742,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>kiln-predict: internal error: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Most bytes of request and response tensors all requests in flight may hold at once (REST and gRPC); a request that does not fit gets HTTP 503 or RESOURCE_EXHAUSTED at once (0: a quarter of this machine&apos;s memory, at least 256 MiB).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -2331,6 +2335,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Kiln</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TensorFlow Lite</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

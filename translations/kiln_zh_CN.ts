@@ -340,8 +340,8 @@ Commands:
         <translation>未知命令“%1”（可用命令：inspect、convert 或 bench）。</translation>
     </message>
     <message>
-        <source>Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, Kiln).</source>
-        <translation>将训练好的 Kiln 模型导出到模型仓库（ONNX、TensorFlow SavedModel、Kiln）。</translation>
+        <source>Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, TensorFlow Lite, Kiln).</source>
+        <translation>将训练好的 Kiln 模型导出到模型仓库（ONNX、TensorFlow SavedModel、TensorFlow Lite、Kiln）。</translation>
     </message>
     <message>
         <source>Trained weights (a run&apos;s weights.safetensors).</source>
@@ -360,8 +360,8 @@ Commands:
         <translation>版本号（默认：现有最高版本号 + 1）。</translation>
     </message>
     <message>
-        <source>Comma-separated formats: onnx, savedmodel, kiln.</source>
-        <translation>导出格式，以英文逗号分隔：onnx、savedmodel、kiln。</translation>
+        <source>Comma-separated formats: onnx, savedmodel, kiln, tflite (TensorFlow Lite, float32).</source>
+        <translation>导出格式，以英文逗号分隔：onnx、savedmodel、kiln、tflite（TensorFlow Lite，float32）。</translation>
     </message>
     <message>
         <source>Print the result as one JSON line.</source>
@@ -748,6 +748,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>kiln-predict: internal error: %1</source>
         <translation>kiln-predict：内部错误：%1</translation>
+    </message>
+    <message>
+        <source>Most bytes of request and response tensors all requests in flight may hold at once (REST and gRPC); a request that does not fit gets HTTP 503 or RESOURCE_EXHAUSTED at once (0: a quarter of this machine&apos;s memory, at least 256 MiB).</source>
+        <translation>所有处理中的请求同时可占用的请求与响应张量的最大字节数（REST 与 gRPC 合计）；放不下的请求会立即得到 HTTP 503 或 RESOURCE_EXHAUSTED（0：本机物理内存的四分之一，至少 256 MiB）。</translation>
     </message>
     <message>
         <source>Most input values one request may carry (REST and gRPC), checked before anything is allocated.</source>
@@ -2327,6 +2331,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Kiln</source>
         <translation>Kiln</translation>
+    </message>
+    <message>
+        <source>TensorFlow Lite</source>
+        <translation>TensorFlow Lite</translation>
     </message>
     <message>
         <source>Formats:</source>

@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     const auto translator = app::installTranslations();
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(Cli::tr("Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, Kiln)."));
+    parser.setApplicationDescription(Cli::tr("Exports a trained Kiln model to a model repository (ONNX, TensorFlow SavedModel, TensorFlow Lite, Kiln)."));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("project"), Cli::tr("The project file (*.kiln)."));
@@ -42,8 +42,9 @@ int main(int argc, char** argv) {
     QCommandLineOption baseOpt(QStringLiteral("base"), Cli::tr("Repository root; the model goes to BASE/NAME/VERSION."), QStringLiteral("DIR"));
     QCommandLineOption nameOpt(QStringLiteral("name"), Cli::tr("Model name (default: the project's name)."), QStringLiteral("NAME"));
     QCommandLineOption versionOpt(QStringLiteral("version-number"), Cli::tr("Version number (default: the highest existing + 1)."), QStringLiteral("N"));
-    QCommandLineOption formatsOpt(QStringLiteral("formats"), Cli::tr("Comma-separated formats: onnx, savedmodel, kiln."), QStringLiteral("LIST"),
-                                  QStringLiteral("onnx,savedmodel,kiln"));
+    QCommandLineOption formatsOpt(QStringList{QStringLiteral("formats"), QStringLiteral("format")},
+                                  Cli::tr("Comma-separated formats: onnx, savedmodel, kiln, tflite (TensorFlow Lite, float32)."),
+                                  QStringLiteral("LIST"), QStringLiteral("onnx,savedmodel,kiln"));
     QCommandLineOption threadsOpt(QStringLiteral("threads"), Cli::tr("CPU threads (default: all cores)."), QStringLiteral("N"), QStringLiteral("0"));
     QCommandLineOption jsonOpt(QStringLiteral("json"), Cli::tr("Print the result as one JSON line."));
     parser.addOptions({weightsOpt, baseOpt, nameOpt, versionOpt, formatsOpt, threadsOpt, jsonOpt});

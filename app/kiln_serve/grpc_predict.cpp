@@ -89,7 +89,7 @@ Result<Tensor> fromProto(const ::tensorflow::TensorProto& p, const TensorSpec& s
 }  // namespace
 
 Result<std::vector<Tensor>> decodePredictInputs(const ::tensorflow::serving::PredictRequest& req, const ModelSignature& sig,
-                                                const RequestLimits& limits) {
+                                                const RequestLimits& limits, const AdmitFn& admit) {
     std::string extra, missing;
     for (const auto& [k, v] : req.inputs())
         if (sig.findInput(k) < 0) extra += (extra.empty() ? "" : ",") + k;
@@ -115,13 +115,14 @@ Result<std::vector<Tensor>> decodePredictInputs(const ::tensorflow::serving::Pre
         return serveError(TfCode::InvalidArgument, "the request has a batch of " + std::to_string(batch) + " with " +
                                                        std::to_string(perItem) + " input values each, more than the limit of " +
                                                        std::to_string(limits.maxElements) + " values per request");
+    for (const auto& f : req.output_filter())
+        if (sig.findOutput(f) < 0) return serveError(TfCode::InvalidArgument, "output tensor alias not found in signature: " + f);
+    if (admit) KILN_TRY(admit(batch));
     std::vector<Tensor> inputs;
     for (const auto& s : sig.inputs) {
         KILN_ASSIGN(Tensor t, fromProto(req.inputs().at(s.name), s, batch));
         inputs.push_back(std::move(t));
     }
-    for (const auto& f : req.output_filter())
-        if (sig.findOutput(f) < 0) return serveError(TfCode::InvalidArgument, "output tensor alias not found in signature: " + f);
     return inputs;
 }
 

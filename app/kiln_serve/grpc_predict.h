@@ -21,8 +21,11 @@ namespace kiln::app {
 // DT_INT32 or DT_INT64 values (a single value broadcasts); output_filter must name outputs of
 // `sig`. Anything else is an INVALID_ARGUMENT error saying which input and why. Shapes, batches
 // and the element budget are checked before any tensor is allocated.
+// `admit` (when set) is asked with the batch once everything is checked, before the tensors are
+// allocated (the in-flight cap).
 engine::Result<std::vector<engine::Tensor>> decodePredictInputs(const tensorflow::serving::PredictRequest& req,
                                                                 const engine::serve::ModelSignature& sig,
-                                                                const engine::serve::RequestLimits& limits);
+                                                                const engine::serve::RequestLimits& limits,
+                                                                const engine::serve::AdmitFn& admit = {});
 
 }  // namespace kiln::app

@@ -9,6 +9,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "app/kiln_serve/grpc_predict.h"
+#include "engine/serve/inflight_budget.h"
 #include "engine/serve/metrics.h"
 #include "engine/serve/model_manager.h"
 #include "engine/serve/status.h"
@@ -60,11 +61,19 @@ public:
         : m_manager(manager), m_metrics(metrics), m_options(options) {}
 
     grpc::Status Predict(grpc::ServerContext*, const tfs::PredictRequest* req, tfs::PredictResponse* res) override {
+        // Held until the response message is filled: the call's tensors live that long.
+        InflightLease lease;
         return measured(req->model_spec().name(), "predict", [&]() -> Status {
             KILN_ASSIGN(Spec spec, readSpec(req->model_spec()));
             KILN_ASSIGN(std::shared_ptr<LoadedVersion> loaded, m_manager.find(req->model_spec().name(), spec.version, spec.label));
             const ModelSignature& sig = loaded->servable().signature();
-            KILN_ASSIGN(std::vector<Tensor> inputs, decodePredictInputs(*req, sig, m_options.limits));
+            AdmitFn admit;
+            if (m_options.inflight)
+                admit = [&](int64_t batch) -> Status {
+                    KILN_ASSIGN(lease, m_options.inflight->acquire(requestTensorBytes(sig, batch)));
+                    return okStatus();
+                };
+            KILN_ASSIGN(std::vector<Tensor> inputs, decodePredictInputs(*req, sig, m_options.limits, admit));
             const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(m_options.timeoutMs);
             KILN_ASSIGN(std::vector<Tensor> out, loaded->run(std::move(inputs), deadline));
             for (size_t k = 0; k < sig.outputs.size(); ++k) {
@@ -126,6 +135,7 @@ private:
     template <typename F> grpc::Status measured(const std::string& model, const char* api, F&& body) {
         const auto start = std::chrono::steady_clock::now();
         Status st = body();
+        if (m_metrics && !st.ok() && isInflightRefusal(st.error())) m_metrics->countInflightRefusal("GRPC");
         if (m_metrics)
             m_metrics->countRequest(m_manager.hasModel(model) ? model : "", api, "GRPC", st.ok() ? "OK" : tfCodeName(tfCodeOf(st.error())),
                                     std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());

@@ -12,6 +12,7 @@
 namespace kiln::engine::serve {
 class ModelManager;
 class Metrics;
+class InflightBudget;
 }
 
 namespace kiln::app {
@@ -20,6 +21,9 @@ struct GrpcOptions {
     int timeoutMs = 30000;
     int maxReceiveBytes = 64 << 20;  // larger messages are refused by gRPC (RESOURCE_EXHAUSTED)
     engine::serve::RequestLimits limits;  // batch and element budget of one Predict call
+    // The server-wide cap on request tensors in flight (shared with REST); null: no cap. A call
+    // that does not fit gets RESOURCE_EXHAUSTED at once.
+    engine::serve::InflightBudget* inflight = nullptr;
 };
 
 class GrpcServer {

@@ -8,6 +8,7 @@
 #include <QLocale>
 #include <QTranslator>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include "app/kiln_serve/grpc_service.h"
 #include "engine/core/thread_pool.h"
 #include "engine/serve/http_server.h"
+#include "engine/serve/inflight_budget.h"
 #include "engine/serve/metrics.h"
 #include "engine/serve/model_config.h"
 #include "engine/serve/model_manager.h"
@@ -64,6 +66,7 @@ const Flag kFlags[] = {
     {"rest_api_idle_timeout_in_ms", "60000", QT_TRANSLATE_NOOP("Cli", "A keep-alive connection without a new request is closed after this many milliseconds.")},
     {"max_request_elements", "16777216", QT_TRANSLATE_NOOP("Cli", "Most input values one request may carry (REST and gRPC), checked before anything is allocated.")},
     {"max_image_pixels", "16777216", QT_TRANSLATE_NOOP("Cli", "Largest {\"b64\": ...} image, in pixels (width x height, read from its header).")},
+    {"max_inflight_bytes", "0", QT_TRANSLATE_NOOP("Cli", "Most bytes of request and response tensors all requests in flight may hold at once (REST and gRPC); a request that does not fit gets HTTP 503 or RESOURCE_EXHAUSTED at once (0: a quarter of this machine's memory, at least 256 MiB).")},
     {"grpc_max_receive_message_bytes", "67108864", QT_TRANSLATE_NOOP("Cli", "Largest accepted gRPC message; larger ones get RESOURCE_EXHAUSTED.")},
     {"rest_api_enable_cors_support", nullptr, QT_TRANSLATE_NOOP("Cli", "Send CORS headers with every REST response.")},
     {"model_name", "default", QT_TRANSLATE_NOOP("Cli", "Model name (ignored with --model_config_file).")},
@@ -114,6 +117,8 @@ std::optional<Options> parseArgs(const QStringList& args, int& exitCode) {
             value = a.substr(eq + 1);
             hasValue = true;
         }
+        // --max-inflight-bytes is --max_inflight_bytes: dashes in a flag name read as underscores.
+        std::replace(name.begin(), name.end(), '-', '_');
         const Flag* def = nullptr;
         for (const auto& f : kFlags)
             if (name == f.name) def = &f;
@@ -194,6 +199,8 @@ int main(int argc, char** argv) {
     const auto maxHeaderCount = intFlag(o, "rest_api_max_header_count", 1, 10000);
     const auto keepAliveMax = intFlag(o, "rest_api_keepalive_max_requests", 1, INT32_MAX);
     const auto idleMs = intFlag(o, "rest_api_idle_timeout_in_ms", 1, 86'400'000);
+    const auto maxInflight = intFlag(o, "max_inflight_bytes", 0, int64_t(1) << 50);
+    if (!maxInflight) return 2;
     if (!grpcPort || !restPort || !restThreads || !timeoutMs || !maxBody || !poll || !retries || !inferenceThreads || !maxElements ||
         !maxPixels || !grpcMaxReceive || !stableMs || !ioThreads || !maxQueued || !maxConnections || !maxRequestLine ||
         !maxHeaderBytes || !maxHeaderCount || !keepAliveMax || !idleMs)
@@ -237,6 +244,8 @@ int main(int argc, char** argv) {
     managerOptions.maxLoadRetries = static_cast<int>(*retries);
     managerOptions.stableMs = static_cast<int>(*stableMs);
     serve::Metrics metrics;
+    serve::InflightBudget inflight(*maxInflight > 0 ? static_cast<uint64_t>(*maxInflight) : serve::defaultInflightCap());
+    metrics.setInflightBudget(&inflight);
     if (o.flag("enable_batching")) {
         serve::BatchingParameters params;
         if (!o.get("batching_parameters_file").empty()) {
@@ -271,18 +280,21 @@ int main(int argc, char** argv) {
         }
     }
 
+    std::fprintf(stderr, "kiln-serve: request tensors in flight are capped at %llu bytes\n",
+                 static_cast<unsigned long long>(inflight.capBytes()));
     std::unique_ptr<app::GrpcServer> grpc;
     if (*grpcPort > 0) {
         app::GrpcOptions grpcOptions;
         grpcOptions.timeoutMs = static_cast<int>(*timeoutMs);
         grpcOptions.maxReceiveBytes = static_cast<int>(*grpcMaxReceive);
         grpcOptions.limits = limits;
+        grpcOptions.inflight = &inflight;
         grpc = std::make_unique<app::GrpcServer>(manager, &metrics, grpcOptions);
         auto bound = grpc->start(o.get("grpc_bind_address"), static_cast<int>(*grpcPort));
         if (!bound) return fail(bound.error());
         std::fprintf(stderr, "kiln-serve: Running gRPC ModelServer at %s:%d ...\n", o.get("grpc_bind_address").c_str(), bound.value());
     }
-    serve::RestApi api(manager, &metrics, {static_cast<int>(*timeoutMs), o.flag("rest_api_enable_cors_support"), limits});
+    serve::RestApi api(manager, &metrics, {static_cast<int>(*timeoutMs), o.flag("rest_api_enable_cors_support"), limits, &inflight});
     std::unique_ptr<serve::HttpServer> http;
     if (*restPort > 0) {
         serve::HttpOptions httpOptions;

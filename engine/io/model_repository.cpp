@@ -20,6 +20,7 @@
 #include "engine/io/project.h"
 #include "engine/io/safetensors.h"
 #include "engine/io/saved_model_export.h"
+#include "engine/io/tflite_export.h"
 
 namespace kiln::engine::io {
 namespace fs = std::filesystem;
@@ -69,18 +70,19 @@ void syncDir(const std::string& dir) {
 }  // namespace
 
 Result<ExportFormats> parseFormats(const std::string& list) {
-    ExportFormats f{false, false, false};
+    ExportFormats f{false, false, false, false};
     std::stringstream ss(list);
     std::string item;
     while (std::getline(ss, item, ',')) {
         if (item == "onnx") f.onnx = true;
         else if (item == "savedmodel" || item == "saved_model") f.savedModel = true;
         else if (item == "kiln") f.kiln = true;
+        else if (item == "tflite") f.tflite = true;
         else if (!item.empty())
-            return Error(ErrorCode::InvalidArgument, "unknown export format \"" + item + "\" (use onnx, savedmodel, kiln)")
+            return Error(ErrorCode::InvalidArgument, "unknown export format \"" + item + "\" (use onnx, savedmodel, kiln, tflite)")
                 .with("field", "formats");
     }
-    if (!f.onnx && !f.savedModel && !f.kiln)
+    if (!f.onnx && !f.savedModel && !f.kiln && !f.tflite)
         return Error(ErrorCode::InvalidArgument, "no export format given").with("field", "formats");
     return f;
 }
@@ -138,6 +140,7 @@ nlohmann::json modelDescription(const ops::ModelInfo& model, const RepositoryExp
     nlohmann::json files = nlohmann::json::object();
     if (req.formats.onnx) files["onnx"] = "model.onnx";
     if (req.formats.savedModel) files["saved_model"] = "saved_model.pb";
+    if (req.formats.tflite) files["tflite"] = "model.tflite";
     if (req.formats.kiln) {
         files["kiln_project"] = "model.kiln";
         files["weights"] = "weights.safetensors";
@@ -189,7 +192,7 @@ Result<RepositoryResult> exportToRepository(const ops::ModelInfo& model, exec::P
     if (meta.name.empty()) meta.name = req.name;
 
     // Everything is produced in memory and checked before the first byte is written.
-    std::string onnxBytes, savedBytes;
+    std::string onnxBytes, savedBytes, tfliteBytes;
     if (req.formats.onnx) {
         step(5, "onnx");
         KILN_ASSIGN(onnxBytes, exportOnnx(model, params, meta));
@@ -210,6 +213,10 @@ Result<RepositoryResult> exportToRepository(const ops::ModelInfo& model, exec::P
     if (req.formats.savedModel) {
         step(45, "savedmodel");
         KILN_ASSIGN(savedBytes, exportSavedModel(model, params, meta));
+    }
+    if (req.formats.tflite) {
+        step(50, "tflite");
+        KILN_ASSIGN(tfliteBytes, exportTflite(model, params, meta));
     }
 
     const std::string modelDir = (fs::path(req.base) / req.name).string();
@@ -245,6 +252,8 @@ Result<RepositoryResult> exportToRepository(const ops::ModelInfo& model, exec::P
         if (ec) return cleanup(Error(ErrorCode::FileWrite, "cannot create variables/: " + ec.message()).withFile(tmp).with("reason", ec.message()));
         result.files.push_back("variables/");
     }
+    if (req.formats.tflite)
+        if (Status st = write("model.tflite", tfliteBytes); !st.ok()) return cleanup(st.error());
     if (req.formats.kiln) {
         if (Status st = write("model.kiln", req.projectText); !st.ok()) return cleanup(st.error());
         std::vector<NamedTensor> tensors;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The model repository: <base>/<name>/<version>/ holding the SavedModel (saved_model.pb and
-// variables/ at the version root, as TF Serving expects), model.onnx, Kiln's own model
+// variables/ at the version root, as TF Serving expects), model.onnx, model.tflite, Kiln's own model
 // (model.kiln + weights.safetensors) and kiln-model.json. Versions are written into a hidden
 // temporary folder and renamed into place, so a server polling <base>/<name> never sees half of one.
 #pragma once
@@ -26,9 +26,10 @@ struct ExportFormats {
     bool onnx = true;
     bool savedModel = true;
     bool kiln = true;
+    bool tflite = false;  // model.tflite (float32), on request only
 };
 
-// Parses "onnx,savedmodel,kiln" (any order, at least one).
+// Parses "onnx,savedmodel,kiln,tflite" (any order, at least one).
 Result<ExportFormats> parseFormats(const std::string& list);
 
 struct RepositoryExport {

@@ -251,7 +251,8 @@ bool decodeBase64(std::string_view in, std::string& out) {
     return padding <= 2 && bits < 6;
 }
 
-Result<PredictRequestData> parsePredictRequest(std::string_view body, const ModelSignature& sig, const RequestLimits& limits) {
+Result<PredictRequestData> parsePredictRequest(std::string_view body, const ModelSignature& sig, const RequestLimits& limits,
+                                               const AdmitFn& admit) {
     KILN_ASSIGN(json j, parseBody(body, sig, limits));
     if (!j.is_object()) return invalid("The request body must be a JSON object");
     KILN_TRY(checkSignatureName(j));
@@ -298,6 +299,7 @@ Result<PredictRequestData> parsePredictRequest(std::string_view body, const Mode
             return okStatus();
         };
         KILN_TRY(pass(false));
+        if (admit) KILN_TRY(admit(req.batch));
         for (const auto& spec : sig.inputs) req.inputs.emplace_back(Shape(spec.shape).withBatch(req.batch));
         KILN_TRY(pass(true));
         return req;
@@ -323,6 +325,7 @@ Result<PredictRequestData> parsePredictRequest(std::string_view body, const Mode
     }
     KILN_TRY(checkBudget(req.batch, sig, limits, "rows"));
     for (size_t k = 0; k < sig.inputs.size(); ++k) KILN_TRY(fillColumn(*columns[k], sig.inputs[k], nullptr, wheres[k], limits));
+    if (admit) KILN_TRY(admit(req.batch));
     for (size_t k = 0; k < sig.inputs.size(); ++k) {
         Tensor t(Shape(sig.inputs[k].shape).withBatch(req.batch));
         KILN_TRY(fillColumn(*columns[k], sig.inputs[k], t.data<float>(), wheres[k], limits));
@@ -331,7 +334,8 @@ Result<PredictRequestData> parsePredictRequest(std::string_view body, const Mode
     return req;
 }
 
-Result<std::vector<Tensor>> parseExamplesRequest(std::string_view body, const ModelSignature& sig, const RequestLimits& limits) {
+Result<std::vector<Tensor>> parseExamplesRequest(std::string_view body, const ModelSignature& sig, const RequestLimits& limits,
+                                                 const AdmitFn& admit) {
     KILN_ASSIGN(json j, parseBody(body, sig, limits));
     if (!j.is_object()) return invalid("The request body must be a JSON object");
     KILN_TRY(checkSignatureName(j));
@@ -381,6 +385,7 @@ Result<std::vector<Tensor>> parseExamplesRequest(std::string_view body, const Mo
         return okStatus();
     };
     KILN_TRY(pass(false));
+    if (admit) KILN_TRY(admit(batch));
     for (const auto& spec : sig.inputs) inputs.emplace_back(Shape(spec.shape).withBatch(batch));
     KILN_TRY(pass(true));
     return inputs;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,10 @@ struct RequestLimits {
     int64_t maxImagePixels = int64_t(4096) * 4096;  // width x height of one {"b64": ...} image
 };
 
+// Called once a request's batch is known and every value checked, right before its tensors are
+// allocated; an error it returns ends the request (kiln-serve's in-flight cap, inflight_budget.h).
+using AdmitFn = std::function<Status(int64_t batch)>;
+
 // The most JSON values (numbers, lists, objects, ...) a valid request for `sig` within `limits`
 // can hold; a body with more is refused while it is parsed, which bounds the parsed tree's size.
 uint64_t jsonValueBudget(const ModelSignature& sig, const RequestLimits& limits);
@@ -38,11 +43,11 @@ struct PredictRequestData {
 // The batch times the signature's item sizes must stay within `limits` before anything is
 // allocated; a body nested deeper than limits.maxJsonDepth is refused while it is parsed.
 Result<PredictRequestData> parsePredictRequest(std::string_view body, const ModelSignature& sig,
-                                               const RequestLimits& limits = {});
+                                               const RequestLimits& limits = {}, const AdmitFn& admit = {});
 // Parses a :classify / :regress body ({"examples": [{feature: value}], "context"?}); features
 // are matched to inputs by name.
 Result<std::vector<Tensor>> parseExamplesRequest(std::string_view body, const ModelSignature& sig,
-                                                 const RequestLimits& limits = {});
+                                                 const RequestLimits& limits = {}, const AdmitFn& admit = {});
 
 // JSON writers for responses (floats shortest round-trip, whole numbers with ".0", NaN and
 // Infinity as bare tokens, as TF Serving writes them).

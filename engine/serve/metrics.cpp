@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "engine/serve/inflight_budget.h"
 #include "engine/serve/model_manager.h"
 
 namespace kiln::engine::serve {
@@ -37,6 +38,11 @@ void Metrics::countRequest(const std::string& model, const std::string& method, 
 void Metrics::observeBatch(const std::string& model, int64_t rows) {
     std::lock_guard lock(m_mutex);
     m_batches[model].observe(kBatchBuckets, static_cast<double>(rows));
+}
+
+void Metrics::countInflightRefusal(const std::string& entrypoint) {
+    std::lock_guard lock(m_mutex);
+    ++m_inflightRefusals[entrypoint];
 }
 
 std::string Metrics::render(const ModelManager* manager) const {
@@ -81,6 +87,24 @@ std::string Metrics::render(const ModelManager* manager) const {
         out += ":tensorflow:serving:batching_session:processed_batch_size_sum{" + labels + "} " + num(h.sum) + "\n";
         out += ":tensorflow:serving:batching_session:processed_batch_size_count{" + labels + "} " +
                std::to_string(h.count) + "\n";
+    }
+    out += "# HELP kiln_serve_inflight_rejected_total Requests refused because their tensors would exceed the in-flight cap.\n";
+    out += "# TYPE kiln_serve_inflight_rejected_total counter\n";
+    for (const char* entry : {"GRPC", "REST"}) {
+        const auto it = m_inflightRefusals.find(entry);
+        out += std::string("kiln_serve_inflight_rejected_total{entrypoint=\"") + entry + "\"} " +
+               std::to_string(it == m_inflightRefusals.end() ? 0 : it->second) + "\n";
+    }
+    if (m_inflight) {
+        out += "# HELP kiln_serve_inflight_bytes Bytes of request and response tensors held by requests in flight.\n";
+        out += "# TYPE kiln_serve_inflight_bytes gauge\n";
+        out += "kiln_serve_inflight_bytes " + std::to_string(m_inflight->inUseBytes()) + "\n";
+        out += "# HELP kiln_serve_inflight_peak_bytes The most bytes held by requests in flight at once since the start.\n";
+        out += "# TYPE kiln_serve_inflight_peak_bytes gauge\n";
+        out += "kiln_serve_inflight_peak_bytes " + std::to_string(m_inflight->peakBytes()) + "\n";
+        out += "# HELP kiln_serve_inflight_cap_bytes The in-flight cap (--max_inflight_bytes); 0: none.\n";
+        out += "# TYPE kiln_serve_inflight_cap_bytes gauge\n";
+        out += "kiln_serve_inflight_cap_bytes " + std::to_string(m_inflight->capBytes()) + "\n";
     }
     if (manager) {
         out += "# HELP kiln_serve_loaded_versions Model versions loaded and available.\n";

@@ -15,9 +15,14 @@
 namespace kiln::engine::serve {
 
 class ModelManager;
+class InflightBudget;
 
 class Metrics {
 public:
+    // The in-flight cap whose bytes in use, peak and cap are exported (may stay null).
+    void setInflightBudget(const InflightBudget* budget) { m_inflight = budget; }
+    // A request refused by the in-flight cap; `entrypoint` "REST" or "GRPC".
+    void countInflightRefusal(const std::string& entrypoint);
     // `code` is the TF status name ("OK", "INVALID_ARGUMENT", ...); `entrypoint` "REST" or "GRPC".
     void countRequest(const std::string& model, const std::string& method, const std::string& entrypoint,
                       const std::string& code, double latencyMicros);
@@ -45,6 +50,8 @@ private:
     std::map<std::tuple<std::string, std::string, std::string, std::string>, uint64_t> m_requests;
     std::map<std::tuple<std::string, std::string, std::string>, Histogram<14>> m_latency;
     std::map<std::string, Histogram<9>> m_batches;
+    std::map<std::string, uint64_t> m_inflightRefusals;  // by entry point
+    const InflightBudget* m_inflight = nullptr;
 };
 
 // Escapes a Prometheus label value (backslash, quote, newline).

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/serve/inflight_budget.h"
 #include "engine/serve/metrics.h"
 #include "engine/serve/model_config.h"
 #include "engine/serve/model_manager.h"
@@ -124,18 +125,26 @@ RestResponse RestApi::handlePost(const std::string& name, std::optional<int64_t>
                                  const std::optional<std::string>& label, const std::string& verb, std::string_view body) {
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::chrono::milliseconds(m_options.timeoutMs);
+    // Held until the response body is formatted: the request's input and output tensors live that long.
+    InflightLease lease;
     auto run = [&]() -> Result<std::string> {
         KILN_ASSIGN(std::shared_ptr<LoadedVersion> loaded, m_manager.find(name, version, label));
         const ModelSignature& sig = loaded->servable().signature();
+        AdmitFn admit;
+        if (m_options.inflight)
+            admit = [&](int64_t batch) -> Status {
+                KILN_ASSIGN(lease, m_options.inflight->acquire(requestTensorBytes(sig, batch)));
+                return okStatus();
+            };
         if (verb == "predict") {
-            KILN_ASSIGN(PredictRequestData req, parsePredictRequest(body, sig, m_options.limits));
+            KILN_ASSIGN(PredictRequestData req, parsePredictRequest(body, sig, m_options.limits, admit));
             KILN_ASSIGN(std::vector<Tensor> out, loaded->run(std::move(req.inputs), deadline));
             return formatPredictResponse(out, sig, req.columnar);
         }
         if (verb == "regress" && sig.outputs[0].itemSize() != 1)
             return invalid("Regress needs a model whose first output has one value per example; \"" + sig.outputs[0].name +
                            "\" has " + std::to_string(sig.outputs[0].itemSize()));
-        KILN_ASSIGN(std::vector<Tensor> inputs, parseExamplesRequest(body, sig, m_options.limits));
+        KILN_ASSIGN(std::vector<Tensor> inputs, parseExamplesRequest(body, sig, m_options.limits, admit));
         KILN_ASSIGN(std::vector<Tensor> out, loaded->run(std::move(inputs), deadline));
         return verb == "classify" ? formatClassifyResponse(out, sig) : formatRegressResponse(out, sig);
     };
@@ -146,7 +155,10 @@ RestResponse RestApi::handlePost(const std::string& name, std::optional<int64_t>
         res.body = std::move(result.value());
     } else {
         code = tfCodeOf(result.error());
-        res = {httpStatusFor(code), errorBody(result.error().message)};
+        // The in-flight cap is the server's state, not the request's fault: 503 like a full queue.
+        const bool refused = isInflightRefusal(result.error());
+        res = {refused ? 503 : httpStatusFor(code), errorBody(result.error().message)};
+        if (refused && m_metrics) m_metrics->countInflightRefusal("REST");
     }
     if (m_metrics)
         m_metrics->countRequest(m_manager.hasModel(name) ? name : "", verb, "REST", tfCodeName(code),

@@ -19,6 +19,7 @@ namespace kiln::engine::serve {
 
 class ModelManager;
 class Metrics;
+class InflightBudget;
 
 struct RestResponse {
     int status = 200;
@@ -30,6 +31,9 @@ struct RestOptions {
     int timeoutMs = 30000;
     bool cors = false;
     RequestLimits limits;
+    // The server-wide cap on request tensors in flight (shared with gRPC); null: no cap. A
+    // request that does not fit gets HTTP 503 at once.
+    InflightBudget* inflight = nullptr;
 };
 
 class RestApi {

@@ -72,8 +72,11 @@ ExportDialog::ExportDialog(const QString& projectPath, QWidget* parent)
     m_onnx = new QCheckBox(tr("ONNX"), what);
     m_savedModel = new QCheckBox(tr("TensorFlow SavedModel"), what);
     m_kiln = new QCheckBox(tr("Kiln"), what);
-    for (auto* c : {m_onnx, m_savedModel, m_kiln}) {
-        c->setChecked(true);
+    // TensorFlow Lite (float32) for phones and microcontroller toolchains; off unless asked for.
+    m_tflite = new QCheckBox(tr("TensorFlow Lite"), what);
+    m_tflite->setObjectName(QStringLiteral("tflite"));
+    for (auto* c : {m_onnx, m_savedModel, m_kiln, m_tflite}) {
+        c->setChecked(c != m_tflite);
         formats->addWidget(c);
         connect(c, &QCheckBox::toggled, this, &ExportDialog::updateButtons);
     }
@@ -168,10 +171,11 @@ void ExportDialog::setWeightsPath(const QString& path) {
 void ExportDialog::setBasePath(const QString& path) { m_base->setText(path); }
 void ExportDialog::setModelName(const QString& name) { m_name->setText(name); }
 void ExportDialog::setVersion(int version) { m_version->setValue(version); }
-void ExportDialog::setFormats(bool onnx, bool savedModel, bool kiln) {
+void ExportDialog::setFormats(bool onnx, bool savedModel, bool kiln, bool tflite) {
     m_onnx->setChecked(onnx);
     m_savedModel->setChecked(savedModel);
     m_kiln->setChecked(kiln);
+    m_tflite->setChecked(tflite);
 }
 void ExportDialog::setServePort(int port) { m_port->setValue(port); }
 
@@ -190,7 +194,7 @@ void ExportDialog::refreshWeightsChoices() {
 
 void ExportDialog::updateButtons() {
     bool busy = m_watcher.isRunning();
-    bool anyFormat = m_onnx->isChecked() || m_savedModel->isChecked() || m_kiln->isChecked();
+    bool anyFormat = m_onnx->isChecked() || m_savedModel->isChecked() || m_kiln->isChecked() || m_tflite->isChecked();
     m_exportButton->setEnabled(!busy && anyFormat && !m_name->text().isEmpty() && !m_weights->currentText().isEmpty());
     bool serving = isServing();
     m_serveButton->setEnabled(!serving && !m_versionDir.isEmpty() && m_savedModel->isChecked());
@@ -211,6 +215,7 @@ void ExportDialog::startExport() {
     if (m_onnx->isChecked()) formats << QStringLiteral("onnx");
     if (m_savedModel->isChecked()) formats << QStringLiteral("savedmodel");
     if (m_kiln->isChecked()) formats << QStringLiteral("kiln");
+    if (m_tflite->isChecked()) formats << QStringLiteral("tflite");
     req.formats = formats.join(QLatin1Char(',')).toStdString();
     req.kilnVersion = QCoreApplication::applicationVersion().toStdString();
 

@@ -37,7 +37,7 @@ public:
     void setBasePath(const QString& path);
     void setModelName(const QString& name);
     void setVersion(int version);  // 0: automatic
-    void setFormats(bool onnx, bool savedModel, bool kiln);
+    void setFormats(bool onnx, bool savedModel, bool kiln, bool tflite = false);
     void setServePort(int port);
 
     QString versionDir() const { return m_versionDir; }
@@ -81,6 +81,7 @@ private:
     QCheckBox* m_onnx = nullptr;
     QCheckBox* m_savedModel = nullptr;
     QCheckBox* m_kiln = nullptr;
+    QCheckBox* m_tflite = nullptr;
     QPushButton* m_exportButton = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;

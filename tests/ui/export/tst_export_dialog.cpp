@@ -6,6 +6,8 @@
 // kiln-test-libs: kiln_ui_export
 #include <QtTest>
 
+#include <QCheckBox>
+
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -63,10 +65,18 @@ private slots:
         // The request panel is prefilled with an instance of the model's input shape.
         QVERIFY(dlg.findChild<QPlainTextEdit*>(QStringLiteral("request"))->toPlainText().startsWith(QStringLiteral("{\"instances\"")));
 
-        // Again: the next version.
+        // TensorFlow Lite is off by default.
+        QVERIFY(!QFile::exists(dlg.versionDir() + QStringLiteral("/model.tflite")));
+
+        // Again: the next version, with TensorFlow Lite ticked.
+        auto* tflite = dlg.findChild<QCheckBox*>(QStringLiteral("tflite"));
+        QVERIFY(tflite && !tflite->isChecked());
+        tflite->setChecked(true);
         QTest::mouseClick(button, Qt::LeftButton);
         QVERIFY(done.wait(120000));
         QCOMPARE(dlg.versionDir(), tmp.path() + QStringLiteral("/repo/mlp/2"));
+        QVERIFY(QFile::exists(dlg.versionDir() + QStringLiteral("/model.tflite")));
+        QVERIFY(QFile::exists(dlg.versionDir() + QStringLiteral("/model.onnx")));
     }
 
     void refusedExport() {

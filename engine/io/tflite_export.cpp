@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: Apache-2.0
+// TensorFlow Lite export: walks the analysed model in topological order, collects tensors,
+// constant buffers and built-in operators, then writes the flatbuffer with FlatBufferBuilder's
+// table API. The TFLite schema's table fields, operator codes and option-union members are written
+// out below from the published schema (version 3); no generated code is used.
+#include "engine/io/tflite_export.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "engine/io/project.h"
+
+namespace kiln::engine::io {
+namespace {
+
+using ops::OpKind;
+namespace fb = flatbuffers;
+
+// The schema's field slots: field k of a table sits at vtable offset 4 + 2k.
+constexpr fb::voffset_t slot(int k) { return static_cast<fb::voffset_t>(4 + 2 * k); }
+
+// BuiltinOperator values used here.
+enum class Op : int32_t {
+    Add = 0,
+    AveragePool2D = 1,
+    Concatenation = 2,
+    Conv2D = 3,
+    DepthwiseConv2D = 4,
+    FullyConnected = 9,
+    Logistic = 14,
+    MaxPool2D = 17,
+    Mul = 18,
+    Relu = 19,
+    Relu6 = 21,
+    Reshape = 22,
+    ResizeBilinear = 23,
+    Softmax = 25,
+    Tanh = 28,
+    Pad = 34,
+    Mean = 40,
+    Sub = 41,
+    Maximum = 55,
+    Minimum = 57,
+    ReduceMax = 82,
+    ResizeNearestNeighbor = 97,
+    LeakyRelu = 98,
+    HardSwish = 117,
+    Gelu = 150,
+};
+
+// BuiltinOptions union members used here (0 is NONE).
+enum class Opt : uint8_t {
+    None = 0,
+    Conv2D = 1,
+    DepthwiseConv2D = 2,
+    Pool2D = 5,
+    FullyConnected = 8,
+    Softmax = 9,
+    Concatenation = 10,
+    ResizeBilinear = 15,
+    Reshape = 17,
+    Reducer = 27,
+    ResizeNearestNeighbor = 74,
+    LeakyRelu = 75,
+};
+
+// ActivationFunctionType, Padding and TensorType values.
+enum Fused : int8_t { kFusedNone = 0, kFusedRelu = 1, kFusedRelu6 = 3 };
+enum Padding : int8_t { kSame = 0, kValid = 1 };
+enum TensorType : int8_t { kFloat32 = 0, kInt32 = 2 };
+
+struct TTensor {
+    std::vector<int32_t> shape;      // batch 1
+    std::vector<int32_t> signature;  // batch -1
+    int8_t type = kFloat32;
+    uint32_t buffer = 0;             // 0: the empty buffer (a computed tensor)
+    std::string name;
+};
+
+struct TOp {
+    Op code;
+    std::vector<int32_t> inputs, outputs;
+    Opt optType = Opt::None;
+    // Writes the options table; called while serialising, before the operator's own table.
+    std::function<fb::uoffset_t(fb::FlatBufferBuilder&)> options;
+};
+
+// Builds one options table from (slot, writer) pairs.
+template <typename F> fb::uoffset_t table(fb::FlatBufferBuilder& b, F fields) {
+    const auto start = b.StartTable();
+    fields(b);
+    return b.EndTable(start);
+}
+
+Error unsupported(const std::string& node, const std::string& what, const std::string& why) {
+    return Error(ErrorCode::Unsupported, "node \"" + node + "\" (" + what + ") cannot be exported to TensorFlow Lite: " + why)
+        .withNode(node)
+        .with("what", what);
+}
+
+class TfliteWriter {
+public:
+    TfliteWriter(const ops::ModelInfo& m, const exec::ParamStore& p) : m_model(m), m_params(p) {
+        m_value.assign(m.graph.nodes.size(), -1);
+        m_consumers.assign(m.graph.nodes.size(), {});
+        for (int i : m.order)
+            for (int in : m.nodes[static_cast<size_t>(i)].inputs) m_consumers[static_cast<size_t>(in)].push_back(i);
+        for (int o : m.outputs) m_isOutput.insert(o);
+        m_buffers.emplace_back();  // buffer 0: empty, by convention
+    }
+
+    Result<std::string> run(const ModelMetadata& meta) {
+        for (int i : m_model.order) KILN_TRY(emit(i));
+        std::vector<int32_t> inputs, outputs;
+        for (int i : m_model.inputs) inputs.push_back(m_value[static_cast<size_t>(i)]);
+        for (int o : m_model.outputs) {
+            const int t = m_value[static_cast<size_t>(o)];
+            if (t < 0) return unsupported(gnode(o).name, gnode(o).op, "a loss cannot be a model output");
+            outputs.push_back(t);
+        }
+        return serialise(inputs, outputs, meta);
+    }
+
+private:
+    const Node& gnode(int i) const { return m_model.graph.nodes[static_cast<size_t>(i)]; }
+    const ops::NodeInfo& info(int i) const { return m_model.nodes[static_cast<size_t>(i)]; }
+    const Tensor& param(int node, size_t k) const {
+        return m_params.params()[static_cast<size_t>(m_params.index(node, k))].value;
+    }
+
+    static std::vector<int32_t> dims32(const std::vector<int64_t>& d) { return {d.begin(), d.end()}; }
+
+    // A computed float tensor of `shape` (batch first, -1).
+    int32_t activation(const Shape& shape, const std::string& name) {
+        TTensor t;
+        for (int64_t d : shape.dims()) {
+            t.signature.push_back(static_cast<int32_t>(d));
+            t.shape.push_back(static_cast<int32_t>(d == Shape::kBatch ? 1 : d));
+        }
+        t.name = name;
+        m_tensors.push_back(std::move(t));
+        return static_cast<int32_t>(m_tensors.size() - 1);
+    }
+    int32_t constant(const std::string& name, const std::vector<int32_t>& shape, const void* data, size_t bytes, int8_t type) {
+        m_buffers.emplace_back(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
+        TTensor t;
+        t.shape = shape;
+        t.signature = shape;
+        t.type = type;
+        t.buffer = static_cast<uint32_t>(m_buffers.size() - 1);
+        t.name = name;
+        m_tensors.push_back(std::move(t));
+        return static_cast<int32_t>(m_tensors.size() - 1);
+    }
+    int32_t floats(const std::string& name, const std::vector<int32_t>& shape, const std::vector<float>& v) {
+        return constant(name, shape, v.data(), v.size() * sizeof(float), kFloat32);
+    }
+    int32_t ints(const std::string& name, const std::vector<int32_t>& v) {
+        return constant(name, {static_cast<int32_t>(v.size())}, v.data(), v.size() * sizeof(int32_t), kInt32);
+    }
+    int32_t scalar(const std::string& name, float v) { return floats(name, {1}, {v}); }
+
+    int32_t add(Op code, std::vector<int32_t> in, int32_t out, Opt opt = Opt::None,
+                std::function<fb::uoffset_t(fb::FlatBufferBuilder&)> options = {}) {
+        m_ops.push_back({code, std::move(in), {out}, opt, std::move(options)});
+        return out;
+    }
+    int32_t in(int node, size_t k) const { return m_value[static_cast<size_t>(info(node).inputs[k])]; }
+
+    // The node's activation attribute: fused into the operator where TFLite can, else a
+    // separate operator after it. Returns the fused code or -1 when another operator follows.
+    Result<int> fusedCode(const std::string& act, const std::string& node, const std::string& op) {
+        if (act == "linear") return int(kFusedNone);
+        if (act == "relu") return int(kFusedRelu);
+        if (act == "relu6") return int(kFusedRelu6);
+        // TFLite's kernels clamp fused activations to a range, which tanh is not: its own operator.
+        if (act == "tanh" || act == "sigmoid" || act == "softmax" || act == "gelu") return -1;
+        return unsupported(node, op, "activation \"" + act + "\" has no TensorFlow Lite operator");
+    }
+    Status trailingActivation(const std::string& act, int32_t pre, int32_t out, const std::string& node, bool approximateGelu) {
+        if (act == "sigmoid") add(Op::Logistic, {pre}, out);
+        else if (act == "tanh") add(Op::Tanh, {pre}, out);
+        else if (act == "softmax") add(Op::Softmax, {pre}, out, Opt::Softmax, softmaxOptions());
+        else if (act == "gelu") {
+            if (approximateGelu) return unsupported(node, "GELU", "only the exact (erf) form is exported");
+            add(Op::Gelu, {pre}, out);
+        }
+        return {};
+    }
+    static std::function<fb::uoffset_t(fb::FlatBufferBuilder&)> softmaxOptions() {
+        return [](fb::FlatBufferBuilder& b) { return table(b, [](auto& t) { t.template AddElement<float>(slot(0), 1.0f, 0.0f); }); };
+    }
+
+    // The batch normalisation that may be folded into node i: its only consumer, when i is not
+    // an output itself and has no activation of its own.
+    int foldableBatchNorm(int i) const {
+        const auto& users = m_consumers[static_cast<size_t>(i)];
+        if (users.size() != 1 || m_isOutput.count(i)) return -1;
+        const int bn = users[0];
+        if (info(bn).def->kind != OpKind::BatchNormalization || info(bn).output.rank() < 2) return -1;
+        if (info(i).attrs.getString("activation") != "linear") return -1;
+        return bn;
+    }
+    // Per-channel scale and shift of an inference-mode batch normalisation.
+    std::pair<std::vector<float>, std::vector<float>> bnAffine(int bn) const {
+        const Tensor& gamma = param(bn, 0);
+        const Tensor& beta = param(bn, 1);
+        const Tensor& mean = param(bn, 2);
+        const Tensor& var = param(bn, 3);
+        const double eps = info(bn).attrs.getFloat("epsilon");
+        const int64_t c = gamma.numel();
+        std::vector<float> scale(static_cast<size_t>(c)), shift(static_cast<size_t>(c));
+        for (int64_t k = 0; k < c; ++k) {
+            const double s = gamma.data<float>()[k] / std::sqrt(static_cast<double>(var.data<float>()[k]) + eps);
+            scale[static_cast<size_t>(k)] = static_cast<float>(s);
+            shift[static_cast<size_t>(k)] = static_cast<float>(beta.data<float>()[k] - mean.data<float>()[k] * s);
+        }
+        return {scale, shift};
+    }
+
+    // Dense, Conv2D and DepthwiseConv2D: weights in TFLite's layout with `channels` output
+    // channels innermost-last as given by `outChannel(flat index)`, an optional bias, and a
+    // following batch normalisation folded in.
+    Status weighted(int i, OpKind kind) {
+        const auto& node = gnode(i);
+        const auto& a = info(i).attrs;
+        const std::string act = a.getString("activation");
+        KILN_ASSIGN(int fused, fusedCode(act, node.name, node.op));
+        const Tensor& w = param(i, 0);
+        const bool useBias = a.getBool("use_bias");
+        std::vector<float> weights;
+        std::vector<int32_t> wshape;
+        int64_t channels = 0;
+        // Index of the output channel of each weight, in TFLite's layout.
+        std::function<int64_t(size_t)> channelOf;
+        const float* src = w.data<float>();
+        if (kind == OpKind::Dense) {
+            const int64_t nin = w.shape()[0], nout = w.shape()[1];
+            channels = nout;
+            weights.resize(static_cast<size_t>(w.numel()));
+            for (int64_t o = 0; o < nout; ++o)
+                for (int64_t k = 0; k < nin; ++k) weights[static_cast<size_t>(o * nin + k)] = src[k * nout + o];
+            wshape = {static_cast<int32_t>(nout), static_cast<int32_t>(nin)};
+            channelOf = [nin](size_t e) { return static_cast<int64_t>(e) / nin; };
+        } else if (kind == OpKind::Conv2D) {
+            if (a.getInt("groups") != 1)
+                return unsupported(node.name, node.op, "grouped convolutions (groups " + std::to_string(a.getInt("groups")) +
+                                                            ") are not exported");
+            const int64_t kh = w.shape()[0], kw = w.shape()[1], ci = w.shape()[2], co = w.shape()[3];
+            channels = co;
+            weights.resize(static_cast<size_t>(w.numel()));
+            // HWIO -> OHWI
+            for (int64_t o = 0; o < co; ++o)
+                for (int64_t y = 0; y < kh; ++y)
+                    for (int64_t x = 0; x < kw; ++x)
+                        for (int64_t c = 0; c < ci; ++c)
+                            weights[static_cast<size_t>(((o * kh + y) * kw + x) * ci + c)] = src[((y * kw + x) * ci + c) * co + o];
+            wshape = {static_cast<int32_t>(co), static_cast<int32_t>(kh), static_cast<int32_t>(kw), static_cast<int32_t>(ci)};
+            const int64_t per = kh * kw * ci;
+            channelOf = [per](size_t e) { return static_cast<int64_t>(e) / per; };
+        } else {
+            // [kh, kw, C, m] is already [1, kh, kw, C·m] with output channel c·m + j.
+            const int64_t kh = w.shape()[0], kw = w.shape()[1];
+            channels = w.shape()[2] * w.shape()[3];
+            weights.assign(src, src + w.numel());
+            wshape = {1, static_cast<int32_t>(kh), static_cast<int32_t>(kw), static_cast<int32_t>(channels)};
+            channelOf = [channels](size_t e) { return static_cast<int64_t>(e) % channels; };
+        }
+        std::vector<float> bias(static_cast<size_t>(channels), 0.0f);
+        if (useBias) std::memcpy(bias.data(), param(i, 1).data<float>(), bias.size() * sizeof(float));
+        int produced = i;  // the node whose value the operator's output is
+        if (const int bn = foldableBatchNorm(i); bn >= 0) {
+            auto [scale, shift] = bnAffine(bn);
+            for (size_t e = 0; e < weights.size(); ++e) weights[e] *= scale[static_cast<size_t>(channelOf(e))];
+            for (size_t c = 0; c < bias.size(); ++c) bias[c] = bias[c] * scale[c] + shift[c];
+            m_folded.insert(bn);
+            produced = bn;
+        }
+        const int32_t wt = floats(node.name + "/kernel", wshape, weights);
+        const int32_t bt = floats(node.name + "/bias", {static_cast<int32_t>(channels)}, bias);
+        const std::string outName = gnode(produced).name;
+        const int32_t out = activation(info(produced).output, outName);
+        const int32_t pre = fused >= 0 ? out : activation(info(i).output, node.name + "/pre_activation");
+        const int8_t f = static_cast<int8_t>(fused >= 0 ? fused : kFusedNone);
+        const int32_t x = in(i, 0);
+        if (kind == OpKind::Dense) {
+            add(Op::FullyConnected, {x, wt, bt}, pre, Opt::FullyConnected, [f](fb::FlatBufferBuilder& b) {
+                return table(b, [f](auto& t) {
+                    t.template AddElement<int8_t>(slot(0), f, 0);
+                    t.template AddElement<int8_t>(slot(1), 0, 0);  // weights_format DEFAULT
+                    t.template AddElement<uint8_t>(slot(2), 0, 0); // keep_num_dims false
+                });
+            });
+        } else {
+            const auto& s = a.getInts("strides");
+            const auto& d = a.getInts("dilation_rate");
+            const std::string padding = a.getString("padding");
+            if (padding != "same" && padding != "valid") return unsupported(node.name, node.op, "padding \"" + padding + "\"");
+            const int8_t pad = padding == "same" ? kSame : kValid;
+            const int32_t sh = static_cast<int32_t>(s[0]), sw = static_cast<int32_t>(s[1]);
+            const int32_t dh = static_cast<int32_t>(d[0]), dw = static_cast<int32_t>(d[1]);
+            if (kind == OpKind::Conv2D) {
+                add(Op::Conv2D, {x, wt, bt}, pre, Opt::Conv2D, [=](fb::FlatBufferBuilder& b) {
+                    return table(b, [=](auto& t) {
+                        t.template AddElement<int8_t>(slot(0), pad, 0);
+                        t.template AddElement<int32_t>(slot(1), sw, 0);
+                        t.template AddElement<int32_t>(slot(2), sh, 0);
+                        t.template AddElement<int8_t>(slot(3), f, 0);
+                        t.template AddElement<int32_t>(slot(4), dw, 1);
+                        t.template AddElement<int32_t>(slot(5), dh, 1);
+                    });
+                });
+            } else {
+                const int32_t mult = static_cast<int32_t>(w.shape()[3]);
+                add(Op::DepthwiseConv2D, {x, wt, bt}, pre, Opt::DepthwiseConv2D, [=](fb::FlatBufferBuilder& b) {
+                    return table(b, [=](auto& t) {
+                        t.template AddElement<int8_t>(slot(0), pad, 0);
+                        t.template AddElement<int32_t>(slot(1), sw, 0);
+                        t.template AddElement<int32_t>(slot(2), sh, 0);
+                        t.template AddElement<int32_t>(slot(3), mult, 0);
+                        t.template AddElement<int8_t>(slot(4), f, 0);
+                        t.template AddElement<int32_t>(slot(5), dw, 1);
+                        t.template AddElement<int32_t>(slot(6), dh, 1);
+                    });
+                });
+            }
+        }
+        if (fused < 0) KILN_TRY(trailingActivation(act, pre, out, node.name, false));
+        m_value[static_cast<size_t>(i)] = out;
+        if (produced != i) m_value[static_cast<size_t>(produced)] = out;
+        return {};
+    }
+
+    // An elementwise binary operator; a rank-2 [N, C] operand meeting a rank-4 value is
+    // reshaped to [N, 1, 1, C] first (TFLite broadcasts from the last axis, like NumPy).
+    int32_t broadcastable(int node, size_t k) {
+        const Shape& s = info(node).inputShapes[k];
+        const Shape& out = info(node).output;
+        int32_t t = in(node, k);
+        if (s.rank() == 2 && out.rank() > 2) {
+            std::vector<int32_t> target{-1};
+            for (int d = 1; d < out.rank() - 1; ++d) target.push_back(1);
+            target.push_back(static_cast<int32_t>(s[1]));
+            Shape shaped(std::vector<int64_t>(target.begin(), target.end()));
+            shaped[0] = Shape::kBatch;
+            const std::string name = gnode(node).name + "/broadcast" + std::to_string(k);
+            t = reshape(t, target, shaped, name);
+        }
+        return t;
+    }
+    int32_t reshape(int32_t x, const std::vector<int32_t>& target, const Shape& shape, const std::string& name) {
+        const int32_t shapeT = ints(name + "/shape", target);
+        return add(Op::Reshape, {x, shapeT}, activation(shape, name), Opt::Reshape, [target](fb::FlatBufferBuilder& b) {
+            const auto v = b.CreateVector(target);
+            return table(b, [&](auto& t) { t.AddOffset(slot(0), v); });
+        });
+    }
+
+    Status emit(int i) {
+        const auto& node = gnode(i);
+        const auto& ni = info(i);
+        const auto& a = ni.attrs;
+        const OpKind kind = ni.def->kind;
+        auto out = [&]() { return m_value[static_cast<size_t>(i)] = activation(ni.output, node.name); };
+        if (ops::isLoss(kind)) return {};  // left out, like the other exporters
+        for (int p : ni.inputs)
+            if (m_value[static_cast<size_t>(p)] < 0 && !ops::isLoss(info(p).def->kind))
+                return Error(ErrorCode::Internal, "node \"" + node.name + "\" reads a value that was not exported").withNode(node.name);
+        for (int p : ni.inputs)
+            if (ops::isLoss(info(p).def->kind)) return unsupported(node.name, node.op, "it reads a loss");
+        if (m_folded.count(i)) return {};
+        switch (kind) {
+        case OpKind::Input:
+            if (a.getString("dtype") == "int32") return unsupported(node.name, node.op, "integer inputs are not exported");
+            out();
+            return {};
+        case OpKind::Dense:
+        case OpKind::Conv2D:
+        case OpKind::DepthwiseConv2D:
+            return weighted(i, kind);
+        case OpKind::MaxPooling2D:
+        case OpKind::AveragePooling2D: {
+            const auto& k = a.getInts("pool_size");
+            auto s = a.getInts("strides");
+            if (s.empty()) s = k;
+            const int8_t pad = a.getString("padding") == "same" ? kSame : kValid;
+            const int32_t fh = static_cast<int32_t>(k[0]), fw = static_cast<int32_t>(k[1]);
+            const int32_t sh = static_cast<int32_t>(s[0]), sw = static_cast<int32_t>(s[1]);
+            add(kind == OpKind::MaxPooling2D ? Op::MaxPool2D : Op::AveragePool2D, {in(i, 0)}, out(), Opt::Pool2D,
+                [=](fb::FlatBufferBuilder& b) {
+                    return table(b, [=](auto& t) {
+                        t.template AddElement<int8_t>(slot(0), pad, 0);
+                        t.template AddElement<int32_t>(slot(1), sw, 0);
+                        t.template AddElement<int32_t>(slot(2), sh, 0);
+                        t.template AddElement<int32_t>(slot(3), fw, 0);
+                        t.template AddElement<int32_t>(slot(4), fh, 0);
+                        t.template AddElement<int8_t>(slot(5), kFusedNone, 0);
+                    });
+                });
+            return {};
+        }
+        case OpKind::GlobalAveragePooling2D:
+        case OpKind::GlobalMaxPooling2D: {
+            const int32_t axes = ints(node.name + "/axes", {1, 2});
+            add(kind == OpKind::GlobalAveragePooling2D ? Op::Mean : Op::ReduceMax, {in(i, 0), axes}, out(), Opt::Reducer,
+                [](fb::FlatBufferBuilder& b) { return table(b, [](auto& t) { t.template AddElement<uint8_t>(slot(0), 0, 0); }); });
+            return {};
+        }
+        case OpKind::ZeroPadding2D: {
+            const auto& p = a.getInts("padding");  // top, bottom, left, right
+            const int32_t pads = constant(node.name + "/paddings", {4, 2},
+                                          std::vector<int32_t>{0, 0, static_cast<int32_t>(p[0]), static_cast<int32_t>(p[1]),
+                                                               static_cast<int32_t>(p[2]), static_cast<int32_t>(p[3]), 0, 0}
+                                              .data(),
+                                          8 * sizeof(int32_t), kInt32);
+            add(Op::Pad, {in(i, 0), pads}, out());
+            return {};
+        }
+        case OpKind::UpSampling2D: {
+            const int32_t size = ints(node.name + "/size", {static_cast<int32_t>(ni.output[1]), static_cast<int32_t>(ni.output[2])});
+            if (a.getString("interpolation") == "bilinear")
+                add(Op::ResizeBilinear, {in(i, 0), size}, out(), Opt::ResizeBilinear, [](fb::FlatBufferBuilder& b) {
+                    return table(b, [](auto& t) {
+                        t.template AddElement<uint8_t>(slot(2), 0, 0);  // align_corners
+                        t.template AddElement<uint8_t>(slot(3), 1, 0);  // half_pixel_centers
+                    });
+                });
+            else
+                add(Op::ResizeNearestNeighbor, {in(i, 0), size}, out(), Opt::ResizeNearestNeighbor, [](fb::FlatBufferBuilder& b) {
+                    return table(b, [](auto& t) {
+                        t.template AddElement<uint8_t>(slot(0), 0, 0);
+                        t.template AddElement<uint8_t>(slot(1), 0, 0);
+                    });
+                });
+            return {};
+        }
+        case OpKind::Rescaling: {
+            const int32_t scaled = add(Op::Mul, {in(i, 0), scalar(node.name + "/scale", static_cast<float>(a.getFloat("scale")))},
+                                       activation(ni.output, node.name + "/scaled"));
+            add(Op::Add, {scaled, scalar(node.name + "/offset", static_cast<float>(a.getFloat("offset")))}, out());
+            return {};
+        }
+        case OpKind::BatchNormalization: {
+            auto [scale, shift] = bnAffine(i);
+            const int32_t c = static_cast<int32_t>(scale.size());
+            const int32_t scaled = add(Op::Mul, {in(i, 0), floats(node.name + "/scale", {c}, scale)},
+                                       activation(ni.output, node.name + "/scaled"));
+            add(Op::Add, {scaled, floats(node.name + "/shift", {c}, shift)}, out());
+            return {};
+        }
+        case OpKind::Dropout:
+            m_value[static_cast<size_t>(i)] = in(i, 0);
+            return {};
+        case OpKind::Flatten:
+        case OpKind::Reshape: {
+            std::vector<int32_t> target = dims32(ni.output.dims());
+            target[0] = -1;
+            m_value[static_cast<size_t>(i)] = reshape(in(i, 0), target, ni.output, node.name);
+            return {};
+        }
+        case OpKind::Concatenate: {
+            int32_t axis = static_cast<int32_t>(a.getInt("axis"));
+            if (axis < 0) axis += ni.output.rank();
+            std::vector<int32_t> ins;
+            for (size_t k = 0; k < ni.inputs.size(); ++k) ins.push_back(in(i, k));
+            add(Op::Concatenation, ins, out(), Opt::Concatenation, [axis](fb::FlatBufferBuilder& b) {
+                return table(b, [axis](auto& t) {
+                    t.template AddElement<int32_t>(slot(0), axis, 0);
+                    t.template AddElement<int8_t>(slot(1), kFusedNone, 0);
+                });
+            });
+            return {};
+        }
+        case OpKind::Add:
+        case OpKind::Subtract:
+        case OpKind::Multiply: {
+            const Op op = kind == OpKind::Add ? Op::Add : kind == OpKind::Subtract ? Op::Sub : Op::Mul;
+            int32_t acc = broadcastable(i, 0);
+            for (size_t k = 1; k < ni.inputs.size(); ++k) {
+                const bool last = k + 1 == ni.inputs.size();
+                const int32_t dst = last ? out() : activation(ni.output, node.name + "/part" + std::to_string(k));
+                acc = add(op, {acc, broadcastable(i, k)}, dst);
+            }
+            return {};
+        }
+        case OpKind::ReLU:
+            add(Op::Relu, {in(i, 0)}, out());
+            return {};
+        case OpKind::ReLU6:
+            add(Op::Relu6, {in(i, 0)}, out());
+            return {};
+        case OpKind::Sigmoid:
+            add(Op::Logistic, {in(i, 0)}, out());
+            return {};
+        case OpKind::Tanh:
+            add(Op::Tanh, {in(i, 0)}, out());
+            return {};
+        case OpKind::HardSwish:
+            add(Op::HardSwish, {in(i, 0)}, out());
+            return {};
+        case OpKind::GELU:
+            return trailingActivation("gelu", in(i, 0), out(), node.name, a.getBool("approximate"));
+        case OpKind::LeakyReLU: {
+            const float alpha = static_cast<float>(a.getFloat("negative_slope"));
+            add(Op::LeakyRelu, {in(i, 0)}, out(), Opt::LeakyRelu, [alpha](fb::FlatBufferBuilder& b) {
+                return table(b, [alpha](auto& t) { t.template AddElement<float>(slot(0), alpha, 0.0f); });
+            });
+            return {};
+        }
+        case OpKind::SiLU: {
+            const int32_t s = add(Op::Logistic, {in(i, 0)}, activation(ni.output, node.name + "/sigmoid"));
+            add(Op::Mul, {in(i, 0), s}, out());
+            return {};
+        }
+        case OpKind::HardSigmoid: {
+            // max(0, min(1, x/6 + 1/2)) = relu6(x + 3) / 6
+            const int32_t shifted = add(Op::Add, {in(i, 0), scalar(node.name + "/three", 3.0f)}, activation(ni.output, node.name + "/shifted"));
+            const int32_t clipped = add(Op::Relu6, {shifted}, activation(ni.output, node.name + "/relu6"));
+            add(Op::Mul, {clipped, scalar(node.name + "/sixth", 1.0f / 6.0f)}, out());
+            return {};
+        }
+        case OpKind::Clip: {
+            const int32_t low = add(Op::Maximum, {in(i, 0), scalar(node.name + "/min", static_cast<float>(a.getFloat("min")))},
+                                    activation(ni.output, node.name + "/lower"));
+            add(Op::Minimum, {low, scalar(node.name + "/max", static_cast<float>(a.getFloat("max")))}, out());
+            return {};
+        }
+        case OpKind::Softmax:
+            add(Op::Softmax, {in(i, 0)}, out(), Opt::Softmax, softmaxOptions());
+            return {};
+        default:
+            break;
+        }
+        return unsupported(node.name, node.op, "TensorFlow Lite has no built-in operator Kiln maps it to");
+    }
+
+    Result<std::string> serialise(const std::vector<int32_t>& inputs, const std::vector<int32_t>& outputs, const ModelMetadata& meta) {
+        fb::FlatBufferBuilder b(1 << 16);
+        b.ForceDefaults(true);
+        // Buffers (constant data aligned to 16 bytes, as TFLite's converter writes them).
+        std::vector<fb::Offset<void>> buffers;
+        for (const auto& data : m_buffers) {
+            fb::uoffset_t vec = 0;
+            if (!data.empty()) {
+                b.ForceVectorAlignment(data.size(), 1, 16);
+                vec = b.CreateVector(data).o;
+            }
+            const auto start = b.StartTable();
+            if (vec) b.AddOffset(slot(0), fb::Offset<void>(vec));
+            buffers.emplace_back(b.EndTable(start));
+        }
+        std::vector<fb::Offset<void>> tensors;
+        for (const auto& t : m_tensors) {
+            const auto shape = b.CreateVector(t.shape);
+            const auto sig = b.CreateVector(t.signature);
+            const auto name = b.CreateString(t.name);
+            const auto start = b.StartTable();
+            b.AddOffset(slot(0), shape);
+            b.AddElement<int8_t>(slot(1), t.type, 0);
+            b.AddElement<uint32_t>(slot(2), t.buffer, 0);
+            b.AddOffset(slot(3), name);
+            b.AddOffset(slot(7), sig);
+            tensors.emplace_back(b.EndTable(start));
+        }
+        // Operator codes, one per distinct operator.
+        std::map<int32_t, uint32_t> codeIndex;
+        std::vector<fb::Offset<void>> codes;
+        for (const auto& op : m_ops) {
+            const int32_t c = static_cast<int32_t>(op.code);
+            if (codeIndex.count(c)) continue;
+            codeIndex[c] = static_cast<uint32_t>(codes.size());
+            const auto start = b.StartTable();
+            // deprecated_builtin_code is a byte: codes past 127 put PLACEHOLDER_FOR_GREATER_OP_CODES (127) there.
+            b.AddElement<int8_t>(slot(0), static_cast<int8_t>(c < 127 ? c : 127), 0);
+            b.AddElement<int32_t>(slot(2), 1, 1);  // version
+            b.AddElement<int32_t>(slot(3), c, 0);
+            codes.emplace_back(b.EndTable(start));
+        }
+        std::vector<fb::Offset<void>> operators;
+        for (const auto& op : m_ops) {
+            const auto ins = b.CreateVector(op.inputs);
+            const auto outs = b.CreateVector(op.outputs);
+            const fb::uoffset_t options = op.options ? op.options(b) : 0;
+            const auto start = b.StartTable();
+            b.AddElement<uint32_t>(slot(0), codeIndex[static_cast<int32_t>(op.code)], 0);
+            b.AddOffset(slot(1), ins);
+            b.AddOffset(slot(2), outs);
+            b.AddElement<uint8_t>(slot(3), static_cast<uint8_t>(op.optType), 0);
+            if (options) b.AddOffset(slot(4), fb::Offset<void>(options));
+            operators.emplace_back(b.EndTable(start));
+        }
+        const auto tensorVec = b.CreateVector(tensors);
+        const auto inVec = b.CreateVector(inputs);
+        const auto outVec = b.CreateVector(outputs);
+        const auto opVec = b.CreateVector(operators);
+        const auto graphName = b.CreateString("main");
+        auto start = b.StartTable();
+        b.AddOffset(slot(0), tensorVec);
+        b.AddOffset(slot(1), inVec);
+        b.AddOffset(slot(2), outVec);
+        b.AddOffset(slot(3), opVec);
+        b.AddOffset(slot(4), graphName);
+        const fb::Offset<void> subgraph(b.EndTable(start));
+
+        const auto codeVec = b.CreateVector(codes);
+        const auto subgraphs = b.CreateVector(std::vector<fb::Offset<void>>{subgraph});
+        const auto description =
+            b.CreateString(meta.name.empty() ? "Exported by Kiln " + meta.kilnVersion : "Kiln model " + meta.name + " (Kiln " + meta.kilnVersion + ")");
+        const auto bufferVec = b.CreateVector(buffers);
+        start = b.StartTable();
+        b.AddElement<uint32_t>(slot(0), 3, 0);  // schema version
+        b.AddOffset(slot(1), codeVec);
+        b.AddOffset(slot(2), subgraphs);
+        b.AddOffset(slot(3), description);
+        b.AddOffset(slot(4), bufferVec);
+        const fb::Offset<void> root(b.EndTable(start));
+        b.Finish(root, "TFL3");
+        return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+    }
+
+    const ops::ModelInfo& m_model;
+    const exec::ParamStore& m_params;
+    std::vector<int32_t> m_value;  // node -> tensor, -1 for losses
+    std::vector<std::vector<int>> m_consumers;
+    std::set<int> m_isOutput;
+    std::set<int> m_folded;         // batch normalisations folded into the operator before them
+    std::vector<TTensor> m_tensors;
+    std::vector<std::vector<uint8_t>> m_buffers;
+    std::vector<TOp> m_ops;
+};
+
+}  // namespace
+
+Result<std::string> exportTflite(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta) {
+    KILN_TRY(ops::refusePlaceholders(model.graph, "export"));
+    TfliteWriter writer(model, params);
+    return writer.run(meta);
+}
+
+Status saveTflite(const std::string& path, const ops::ModelInfo& model, const exec::ParamStore& params,
+                  const ModelMetadata& meta) {
+    KILN_ASSIGN(std::string bytes, exportTflite(model, params, meta));
+    return writeFileAtomic(path, bytes);
+}
+
+}  // namespace kiln::engine::io

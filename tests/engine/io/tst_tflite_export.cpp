@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// TensorFlow Lite export without TensorFlow: the file is a flatbuffer with TFLite's "TFL3"
+// identifier whose root table passes flatbuffers' structural verifier, the repository writes and
+// lists model.tflite when asked, and nodes TFLite cannot express are refused with their names.
+#include <QtTest>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/io/model_repository.h"
+#include "engine/io/project.h"
+#include "engine/io/tflite_export.h"
+#include "engine/ops/model.h"
+
+using namespace kiln::engine;
+using namespace kiln::engine::io;
+
+namespace {
+
+Result<std::string> exportText(const std::string& nodes, const std::string& outputs) {
+    auto p = parseProject(R"({"format":"kiln-project","version":2,"name":"t","graph":{"nodes":[)" + nodes +
+                              R"(],"outputs":[)" + outputs + "]}}",
+                          "t.kiln");
+    if (!p.ok()) return p.error();
+    KILN_ASSIGN(ops::ModelInfo model, ops::analyzeModel(p->graph));
+    auto params = exec::ParamStore::create(model, 3);
+    return exportTflite(model, params, {});
+}
+
+void expectRefused(const std::string& nodes, const std::string& node, const std::string& words) {
+    auto r = exportText(nodes, R"("out")");
+    QVERIFY2(!r.ok(), "export should fail");
+    QCOMPARE(r.error().code, ErrorCode::Unsupported);
+    QCOMPARE(r.error().node, node);
+    QVERIFY2(r.error().message.find("node \"" + node + "\"") != std::string::npos, r.error().message.c_str());
+    QVERIFY2(r.error().message.find(words) != std::string::npos, r.error().message.c_str());
+}
+
+}  // namespace
+
+class TestTfliteExport : public QObject {
+    Q_OBJECT
+
+private slots:
+    void flatbufferOfAnExample() {
+        auto p = loadProject(std::string(KILN_SOURCE_DIR) + "/resources/examples/fashion_cnn.kiln");
+        QVERIFY(p.ok());
+        auto model = ops::analyzeModel(p->graph);
+        QVERIFY(model.ok());
+        auto params = exec::ParamStore::create(*model, 5);
+        auto bytes = exportTflite(*model, params, {"fashion_cnn", {}, "{}", "test"});
+        QVERIFY2(bytes.ok(), bytes.ok() ? "" : bytes.error().toString().c_str());
+        const auto* data = reinterpret_cast<const uint8_t*>(bytes->data());
+        QVERIFY(flatbuffers::BufferHasIdentifier(data, "TFL3"));
+        // The root Model table: version 3, one subgraph with tensors, inputs, outputs and
+        // operators, and the buffers; every table and vector read lies inside the file.
+        flatbuffers::Verifier verifier(data, bytes->size());
+        const auto* root = flatbuffers::GetRoot<flatbuffers::Table>(data);
+        QVERIFY(root->VerifyTableStart(verifier));
+        QCOMPARE(root->GetField<uint32_t>(4, 0), uint32_t(3));
+        using Tables = flatbuffers::Vector<flatbuffers::Offset<flatbuffers::Table>>;
+        const auto* subgraphs = root->GetPointer<const Tables*>(8);
+        const auto* buffers = root->GetPointer<const Tables*>(12);
+        const auto* codes = root->GetPointer<const Tables*>(6);
+        QVERIFY(subgraphs && buffers && codes);
+        QVERIFY(verifier.VerifyVector(subgraphs) && verifier.VerifyVector(buffers) && verifier.VerifyVector(codes));
+        QCOMPARE(subgraphs->size(), flatbuffers::uoffset_t(1));
+        const auto* graph = subgraphs->Get(0);
+        QVERIFY(graph->VerifyTableStart(verifier));
+        const auto* tensors = graph->GetPointer<const Tables*>(4);
+        const auto* inputs = graph->GetPointer<const flatbuffers::Vector<int32_t>*>(6);
+        const auto* outputs = graph->GetPointer<const flatbuffers::Vector<int32_t>*>(8);
+        const auto* operators = graph->GetPointer<const Tables*>(10);
+        QVERIFY(tensors && inputs && outputs && operators);
+        QVERIFY(verifier.VerifyVector(tensors) && verifier.VerifyVector(operators));
+        QCOMPARE(inputs->size(), flatbuffers::uoffset_t(1));
+        QCOMPARE(outputs->size(), flatbuffers::uoffset_t(1));
+        // The input tensor keeps the Input node's name, batch 1 stored and -1 in its signature.
+        const auto* input = tensors->Get(static_cast<flatbuffers::uoffset_t>(inputs->Get(0)));
+        QCOMPARE(input->GetPointer<const flatbuffers::String*>(10)->str(), std::string("image"));
+        const auto* shape = input->GetPointer<const flatbuffers::Vector<int32_t>*>(4);
+        const auto* signature = input->GetPointer<const flatbuffers::Vector<int32_t>*>(18);
+        QCOMPARE(shape->size(), flatbuffers::uoffset_t(4));
+        QCOMPARE(shape->Get(0), 1);
+        QCOMPARE(signature->Get(0), -1);
+        QCOMPARE(shape->Get(1), 28);
+        // Two convolutions with their batch normalisations folded, two pools, a reshape, two
+        // fully connected layers and the ReLUs: no MUL or ADD operator.
+        for (flatbuffers::uoffset_t k = 0; k < codes->size(); ++k) {
+            const int32_t code = codes->Get(k)->GetField<int32_t>(10, 0);
+            QVERIFY2(code != 18 && code != 0, qPrintable(QString::number(code)));
+        }
+        // The weights are stored as float32: the file is at least as large as the parameters.
+        int64_t values = 0;
+        for (const auto& prm : params.params())
+            if (!prm.name.ends_with("moving_mean") && !prm.name.ends_with("moving_variance") && !prm.name.ends_with("gamma") &&
+                !prm.name.ends_with("beta"))
+                values += prm.value.numel();
+        QVERIFY(static_cast<int64_t>(bytes->size()) > values * 4);
+        // The file names its model.
+        QVERIFY(bytes->find("Kiln model fashion_cnn") != std::string::npos);
+    }
+
+    void repositoryWritesModelTflite() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        auto p = loadProject(std::string(KILN_SOURCE_DIR) + "/resources/examples/fashion_mlp.kiln");
+        QVERIFY(p.ok());
+        auto model = ops::analyzeModel(p->graph);
+        QVERIFY(model.ok());
+        auto params = exec::ParamStore::create(*model, 5);
+        auto formats = parseFormats("tflite,kiln");
+        QVERIFY(formats.ok());
+        QVERIFY(formats->tflite && formats->kiln && !formats->onnx && !formats->savedModel);
+        auto bad = parseFormats("tflite,coreml");
+        QVERIFY(!bad.ok());
+        QVERIFY(bad.error().message.find("(use onnx, savedmodel, kiln, tflite)") != std::string::npos);
+        RepositoryExport req;
+        req.base = dir.path().toStdString();
+        req.name = "mlp";
+        req.formats = *formats;
+        req.projectText = serializeProject(*p);
+        ThreadPool pool(1);
+        auto res = exportToRepository(*model, params, req, pool);
+        QVERIFY2(res.ok(), res.ok() ? "" : res.error().toString().c_str());
+        QVERIFY(std::filesystem::file_size(res->versionDir + "/model.tflite") > 100000);
+        std::ifstream in(res->versionDir + "/kiln-model.json");
+        const auto j = nlohmann::json::parse(in);
+        QCOMPARE(j["files"]["tflite"].get<std::string>(), std::string("model.tflite"));
+        QVERIFY(!j["files"].contains("onnx"));
+    }
+
+    void refusesWhatTfliteCannotExpress() {
+        expectRefused(R"({"name":"x","op":"Input","attrs":{"shape":[6]}},
+                         {"name":"norm","op":"LayerNormalization","inputs":["x"]},
+                         {"name":"out","op":"Dense","inputs":["norm"],"attrs":{"units":2}})",
+                      "norm", "(LayerNormalization) cannot be exported to TensorFlow Lite");
+        expectRefused(R"({"name":"x","op":"Input","attrs":{"shape":[5,5,4]}},
+                         {"name":"out","op":"Conv2D","inputs":["x"],"attrs":{"filters":4,"groups":2}})",
+                      "out", "grouped convolutions (groups 2)");
+        expectRefused(R"({"name":"x","op":"Input","attrs":{"shape":[4]}},
+                         {"name":"out","op":"GELU","inputs":["x"],"attrs":{"approximate":true}})",
+                      "out", "only the exact (erf) form");
+        expectRefused(R"({"name":"x","op":"Input","attrs":{"shape":[4]}},
+                         {"name":"out","op":"Dense","inputs":["x"],"attrs":{"units":3,"activation":"gelu"}},
+                         {"name":"y","op":"GELU","inputs":["out"],"attrs":{"approximate":true}})",
+                      "y", "only the exact (erf) form");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTfliteExport)
+#include "tst_tflite_export.moc"

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The sanitizer lane: builds the tests labelled `fast` (and the headless programs they start) with
+# AddressSanitizer + UndefinedBehaviorSanitizer in build-asan, CUDA off, and runs them under ctest.
+# Extra arguments go to ctest and also narrow what is built (for example `-R tst_rest_api`).
+# Exits with ctest's status; any sanitizer report makes its test fail.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+dir="${KILN_ASAN_DIR:-build-asan}"
+launcher=()
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+if command -v ccache >/dev/null 2>&1; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_SANITIZE=ON -DKILN_WITH_CUDA=OFF \
+    -DKILN_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
+
+# Each selected test's executable is the test's name; isa_check
+# inspects kiln-train. The headless programs are built only when a test that starts them
+# (tests/app: tst_kiln_*, tst_doctor, isa_check) is selected.
+# The `_avx2` reruns are left out: the same code again with the other kernel variant doubles the
+# slowest instrumented runs and finds nothing new for the sanitizers.
+mapfile -t tests < <(ctest --test-dir "$dir" -N -L fast -E '_avx2$' "$@" | sed -n 's/^ *Test *#[0-9]*: \([^ ]*\).*/\1/p')
+if ((${#tests[@]} == 0)); then
+    echo "sanitizer_lane.sh: none of the selected tests is labelled fast; nothing to run"
+    exit 0
+fi
+targets=()
+programs=0
+for t in "${tests[@]}"; do
+    case "$t" in
+        isa_check) programs=1 ;;
+        tst_kiln_*|tst_doctor) programs=1; targets+=("$t") ;;
+        *) targets+=("$t") ;;
+    esac
+done
+if ((programs)); then
+    targets+=(kiln-train kiln-eval kiln-predict kiln-data kiln-export kiln-import kiln-serve)
+fi
+mapfile -t targets < <(printf '%s\n' "${targets[@]}" | sort -u)
+start=$(date +%s)
+cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}"
+echo "sanitizer_lane.sh: built ${#targets[@]} targets in $(($(date +%s) - start)) s"
+
+# halt_on_error: the first report ends the program with a failure; leaks are reported at exit.
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+status=0
+ctest --test-dir "$dir" --output-on-failure -j2 -L fast -E '_avx2$' "$@" || status=$?
+echo "sanitizer_lane.sh: ctest status $status ($(($(date +%s) - start)) s for build and tests)"
+exit "$status"
