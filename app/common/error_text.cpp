@@ -61,6 +61,10 @@ QString ErrorText::headline(const engine::Error& e) {
         return text;
     }
     case ErrorCode::Cancelled: return tr("Cancelled");
+    case ErrorCode::PluginError: {
+        const QString path = QString::fromStdString(e.param("path"));
+        return path.isEmpty() ? tr("Plugin problem") : tr("Plugin problem in %1").arg(path);
+    }
     }
     return tr("Error");
 }
