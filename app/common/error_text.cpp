@@ -61,10 +61,7 @@ QString ErrorText::headline(const engine::Error& e) {
         return text;
     }
     case ErrorCode::Cancelled: return tr("Cancelled");
-    case ErrorCode::PluginError: {
-        const QString path = QString::fromStdString(e.param("path"));
-        return path.isEmpty() ? tr("Plugin problem") : tr("Plugin problem in %1").arg(path);
-    }
+    case ErrorCode::PluginError: return tr("Plugin problem");  // the detail names the library
     }
     return tr("Error");
 }
