@@ -43,6 +43,7 @@
 #include "ui/graph_editor/graph_editor_widget.h"
 #include "ui/graph_editor/inspector_widget.h"
 #include "ui/graph_editor/layer_library.h"
+#include "ui/plugins/plugins_dialog.h"
 #include "ui/graph_editor/palette_widget.h"
 #include "ui/graph_editor/summary_widget.h"
 #include "ui/import/import_dialog.h"
@@ -300,6 +301,10 @@ void MainWindow::createActions() {
                                .arg(QApplication::applicationVersion()));
     });
     m_aboutAction->setMenuRole(QAction::AboutRole);
+    m_pluginsAction = make("actionPlugins", nullptr, {}, [this] {
+        ui::PluginsDialog dialog(this);
+        dialog.exec();
+    });
 }
 
 void MainWindow::createMenus() {
@@ -342,6 +347,7 @@ void MainWindow::createMenus() {
 
     m_helpMenu = menuBar()->addMenu(QString());
     m_helpMenu->setObjectName(QStringLiteral("menuHelp"));
+    m_helpMenu->addAction(m_pluginsAction);
     m_helpMenu->addAction(m_aboutAction);
 
     auto* bar = addToolBar(QString());
@@ -383,6 +389,8 @@ void MainWindow::retranslateUi() {
     m_resetLayoutAction->setText(tr("&Reset Layout"));
     m_showLogAction->setText(tr("Show &Log"));
     m_aboutAction->setText(tr("&About Kiln"));
+    m_pluginsAction->setText(tr("&Plugins…"));
+    m_pluginsAction->setToolTip(tr("List the loaded plugin operations and check them"));
     if (auto* bar = findChild<QToolBar*>(QStringLiteral("mainToolBar"))) bar->setWindowTitle(tr("Main Toolbar"));
     for (auto it = m_panels.cbegin(); it != m_panels.cend(); ++it) {
         QString title = builtInPanelTitle(it.key());

@@ -167,6 +167,7 @@ private:
     QAction* m_resetLayoutAction = nullptr;
     QAction* m_showLogAction = nullptr;
     QAction* m_aboutAction = nullptr;
+    QAction* m_pluginsAction = nullptr;
     QAction* m_panelSeparator = nullptr;
 
     QTimer* m_autosaveTimer = nullptr;

@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "engine/ops/op_table.h"
+#include "engine/ops/plugin_ops.h"
 #include "ui/graph_editor/graph_scene.h"
 
 namespace kiln::ui {
@@ -99,6 +100,9 @@ void NodeItem::syncFromDocument() {
     // An imported operation Kiln cannot compute: the card says which ONNX op it stands for.
     m_placeholder = n->node.op == engine::ops::opDef(engine::ops::OpKind::Placeholder).name;
     m_opLabel = m_op;
+    // A plugin operation's card shows the operation ("example.GroupNorm"), not "Plugin".
+    if (n->node.op == engine::ops::opDef(engine::ops::OpKind::Plugin).name)
+        m_opLabel = QString::fromStdString(engine::ops::pluginOpName(n->node));
     if (m_placeholder) {
         const auto& values = n->node.attrs.values();
         const auto it = values.find("onnx_op");
@@ -119,7 +123,7 @@ void NodeItem::syncFromDocument() {
     m_inputPorts = ports;
     QString tip =
         m_error.isEmpty()
-            ? m_graph->document()->opDoc(n->node.op)
+            ? m_graph->document()->opDoc(n->node)
             : m_error;
     setToolTip(QStringLiteral("<b>%1</b> (%2)<br>%3").arg(m_name.toHtmlEscaped(), m_op, tip.toHtmlEscaped()));
     update();
