@@ -11,7 +11,6 @@
 
 #include <cstdio>
 
-#include "app/common/cli.h"
 #include "app/common/error_text.h"
 #include "app/kiln/main_window.h"
 #include "engine/ops/plugin_registry.h"
@@ -67,20 +66,17 @@ int main(int argc, char** argv) {
     parser.addOption(shotOption);
     parser.addOption(delayOption);
     parser.addOption(sizeOption);
-    const QCommandLineOption pluginOption = kiln::app::pluginOption();
-    parser.addOption(pluginOption);
     parser.process(app);
     if (parser.isSet(langOption) && !kiln::ui::Language::available().contains(parser.value(langOption))) {
         std::fprintf(stderr, "%s\n", qPrintable(Cli::tr("kiln: unknown language \"%1\" (use en or zh_CN)").arg(parser.value(langOption))));
         return 2;
     }
 
-    // Plugins load before the palette is made. A plugin that fails to load does not stop the
-    // studio: its error goes to stderr and stays listed in Help > Plugins.
+    // Plugins (the user's folder and KILN_PLUGIN_PATH; QGuiApplication takes -plugin for its own
+    // plugins, so the studio has no --plugin) load before the palette is made. A plugin that fails
+    // to load does not stop the studio: its error goes to stderr and stays listed in Help > Plugins.
     {
-        std::vector<std::string> extra;
-        for (const auto& p : parser.values(pluginOption)) extra.push_back(p.toStdString());
-        (void)kiln::engine::ops::loadPlugins(extra, nullptr, true);
+        (void)kiln::engine::ops::loadPlugins({}, nullptr, true);
         for (const auto& e : kiln::engine::ops::PluginRegistry::global().failures())
             std::fprintf(stderr, "kiln: %s\n", qPrintable(kiln::app::ErrorText::describe(e)));
     }

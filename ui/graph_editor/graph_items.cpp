@@ -118,6 +118,9 @@ void NodeItem::syncFromDocument() {
     int ports = def     ? (def->maxInputs < 0 ? static_cast<int>(n->node.inputs.size()) + 1 : def->maxInputs)
                 : layer ? static_cast<int>(layer->inputs.size())
                         : static_cast<int>(n->node.inputs.size());
+    // A plugin operation has the ports its plugin declares (the Plugin row takes any number).
+    if (const auto* plugin = def && def->kind == engine::ops::OpKind::Plugin ? engine::ops::pluginOpOf(n->node) : nullptr)
+        ports = plugin->desc->max_inputs < 0 ? static_cast<int>(n->node.inputs.size()) + 1 : plugin->desc->max_inputs;
     ports = std::max(ports, static_cast<int>(n->node.inputs.size()));
     if (ports != m_inputPorts) prepareGeometryChange();
     m_inputPorts = ports;

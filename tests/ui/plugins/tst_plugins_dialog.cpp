@@ -3,7 +3,8 @@
 // the list shows the plugin's path, ABI version and operation, a click selects it, "Check plugin"
 // runs every check off the GUI thread and lists the results; a plugin refused for its ABI
 // version shows with its reason. The palette lists the operation under "Plugins", adding it makes
-// a Plugin node, and the inspector's form comes from the plugin's attribute schema.
+// a Plugin node, and the inspector's form comes from the plugin's attribute schema. With
+// KILN_SCREENSHOT=<file.png> set, the dialog is saved as a picture after its check.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_plugins kiln_ui_graph_editor
 #include <QLabel>
@@ -81,6 +82,10 @@ private slots:
         QCOMPARE(results->topLevelItem(1)->text(2), QStringLiteral("Forward vs reference"));
         QCOMPARE(dialog.findChild<QLabel*>("checkSummary")->text(), QStringLiteral("9 passed, 0 failed, 0 skipped"));
         QVERIFY(dialog.checkButton()->isEnabled());
+        if (const QString shot = qEnvironmentVariable("KILN_SCREENSHOT"); !shot.isEmpty()) {
+            list->setCurrentItem(plugin);
+            QVERIFY(dialog.grab().save(shot, "PNG"));
+        }
     }
 
     void showsRefusedPlugin() {
