@@ -951,6 +951,22 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>kiln: unknown workspace &quot;%1&quot; (use design, data, train, evaluate or deploy)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Load a plugin library, or every plugin in a folder (repeatable), besides the user&apos;s plugin folder and KILN_PLUGIN_PATH.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parity: not checked (the model runs plugin operations)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-export: warning: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Plugin libraries or folders to load (&apos;:&apos;-separated), besides the user&apos;s plugin folder and KILN_PLUGIN_PATH.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -1147,6 +1163,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>The example data sets are fetched with kiln-fetch-data (tools/fetch_data.sh in a source tree).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Plugin problem</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1632,6 +1652,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Preview</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Plugins…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>List the loaded plugin operations and check them</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2290,6 +2318,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Set learning-rate multipliers</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Plugin operation %1, whose plugin is not loaded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Plugin operation %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>
@@ -2443,6 +2479,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>No answer: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parity: not checked (the model runs plugin operations)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Warning: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3457,6 +3501,10 @@ min %3 · max %4</source>
         <source>my library</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Plugins</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::PaletteWidget</name>
@@ -3556,6 +3604,108 @@ min %3 · max %4</source>
     </message>
     <message>
         <source>None of the first pictures could be decoded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::PluginsDialog</name>
+    <message>
+        <source>Shape</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Forward vs reference</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gradient vs finite differences</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>passed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>FAILED</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>skipped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Plugins</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Plugins load at start from %1, from the folders and files in KILN_PLUGIN_PATH, and from --plugin options of the command-line programs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the user&apos;s plugin folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Plugin or operation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ABI version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Path or description</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Check plugin</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Runs the selected plugin&apos;s check cases: shapes, forward against its reference, and gradients against finite differences</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Operation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Case</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Check</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Detail</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not loaded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No plugins are loaded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Checking %n operation(s)…</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The plugin declares no check cases for this operation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 passed, %2 failed, %3 skipped</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

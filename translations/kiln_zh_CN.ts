@@ -955,6 +955,22 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>kiln: unknown workspace &quot;%1&quot; (use design, data, train, evaluate or deploy)</source>
         <translation>kiln：未知工作区“%1”（请使用 design、data、train、evaluate 或 deploy）</translation>
     </message>
+    <message>
+        <source>Load a plugin library, or every plugin in a folder (repeatable), besides the user&apos;s plugin folder and KILN_PLUGIN_PATH.</source>
+        <translation>加载一个插件库，或某个文件夹中的所有插件（可重复），另外还会加载用户插件文件夹和 KILN_PLUGIN_PATH 中的插件。</translation>
+    </message>
+    <message>
+        <source>Parity: not checked (the model runs plugin operations)</source>
+        <translation>一致性：未检查（模型使用了插件运算）</translation>
+    </message>
+    <message>
+        <source>kiln-export: warning: %1</source>
+        <translation>kiln-export：警告：%1</translation>
+    </message>
+    <message>
+        <source>Plugin libraries or folders to load (&apos;:&apos;-separated), besides the user&apos;s plugin folder and KILN_PLUGIN_PATH.</source>
+        <translation>要加载的插件库或文件夹（以“:”分隔），另外还会加载用户插件文件夹和 KILN_PLUGIN_PATH 中的插件。</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -1152,6 +1168,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>The example data sets are fetched with kiln-fetch-data (tools/fetch_data.sh in a source tree).</source>
         <translation>示例数据集可用 kiln-fetch-data 获取（在源码树中用 tools/fetch_data.sh）。</translation>
+    </message>
+    <message>
+        <source>Plugin problem</source>
+        <translation>插件出错</translation>
     </message>
 </context>
 <context>
@@ -1633,6 +1653,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Preview</source>
         <translation>预览</translation>
+    </message>
+    <message>
+        <source>&amp;Plugins…</source>
+        <translation>插件(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>List the loaded plugin operations and check them</source>
+        <translation>列出已加载的插件运算并检查它们</translation>
     </message>
 </context>
 <context>
@@ -2285,6 +2313,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Set learning-rate multipliers</source>
         <translation>设置学习率倍数</translation>
     </message>
+    <message>
+        <source>Plugin operation %1, whose plugin is not loaded</source>
+        <translation>插件运算 %1，其插件未加载</translation>
+    </message>
+    <message>
+        <source>Plugin operation %1: %2</source>
+        <translation>插件运算 %1：%2</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>
@@ -2439,6 +2475,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>No answer: %1</source>
         <translation>无响应：%1</translation>
+    </message>
+    <message>
+        <source>Parity: not checked (the model runs plugin operations)</source>
+        <translation>一致性：未检查（模型使用了插件运算）</translation>
+    </message>
+    <message>
+        <source>Warning: %1</source>
+        <translation>警告：%1</translation>
     </message>
 </context>
 <context>
@@ -3440,6 +3484,10 @@ min %3 · max %4</source>
         <source>my library</source>
         <translation>我的层库</translation>
     </message>
+    <message>
+        <source>Plugins</source>
+        <translation>插件</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::PaletteWidget</name>
@@ -3539,6 +3587,107 @@ min %3 · max %4</source>
     <message>
         <source>None of the first pictures could be decoded.</source>
         <translation>开头的几张图片都无法解码。</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::PluginsDialog</name>
+    <message>
+        <source>Shape</source>
+        <translation>形状</translation>
+    </message>
+    <message>
+        <source>Forward vs reference</source>
+        <translation>前向与参考实现对比</translation>
+    </message>
+    <message>
+        <source>Gradient vs finite differences</source>
+        <translation>梯度与有限差分对比</translation>
+    </message>
+    <message>
+        <source>passed</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>FAILED</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>skipped</source>
+        <translation>跳过</translation>
+    </message>
+    <message>
+        <source>Plugins</source>
+        <translation>插件</translation>
+    </message>
+    <message>
+        <source>Plugins load at start from %1, from the folders and files in KILN_PLUGIN_PATH, and from --plugin options of the command-line programs.</source>
+        <translation>插件在启动时从 %1、KILN_PLUGIN_PATH 中的文件夹和文件，以及命令行程序的 --plugin 选项加载。</translation>
+    </message>
+    <message>
+        <source>the user&apos;s plugin folder</source>
+        <translation>用户插件文件夹</translation>
+    </message>
+    <message>
+        <source>Plugin or operation</source>
+        <translation>插件或运算</translation>
+    </message>
+    <message>
+        <source>ABI version</source>
+        <translation>ABI 版本</translation>
+    </message>
+    <message>
+        <source>Path or description</source>
+        <translation>路径或说明</translation>
+    </message>
+    <message>
+        <source>Check plugin</source>
+        <translation>检查插件</translation>
+    </message>
+    <message>
+        <source>Runs the selected plugin&apos;s check cases: shapes, forward against its reference, and gradients against finite differences</source>
+        <translation>运行所选插件的检查用例：形状、前向与其参考实现对比、梯度与有限差分对比</translation>
+    </message>
+    <message>
+        <source>Operation</source>
+        <translation>运算</translation>
+    </message>
+    <message>
+        <source>Case</source>
+        <translation>用例</translation>
+    </message>
+    <message>
+        <source>Check</source>
+        <translation>检查项</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Detail</source>
+        <translation>详情</translation>
+    </message>
+    <message>
+        <source>Not loaded</source>
+        <translation>未加载</translation>
+    </message>
+    <message>
+        <source>No plugins are loaded</source>
+        <translation>没有已加载的插件</translation>
+    </message>
+    <message numerus="yes">
+        <source>Checking %n operation(s)…</source>
+        <translation>
+            <numerusform>正在检查 %n 个运算…</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The plugin declares no check cases for this operation</source>
+        <translation>插件没有为此运算声明检查用例</translation>
+    </message>
+    <message>
+        <source>%1 passed, %2 failed, %3 skipped</source>
+        <translation>%1 项通过，%2 项失败，%3 项跳过</translation>
     </message>
 </context>
 <context>

@@ -61,6 +61,7 @@ QString ErrorText::headline(const engine::Error& e) {
         return text;
     }
     case ErrorCode::Cancelled: return tr("Cancelled");
+    case ErrorCode::PluginError: return tr("Plugin problem");  // the detail names the library
     }
     return tr("Error");
 }

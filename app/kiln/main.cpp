@@ -12,7 +12,9 @@
 #include <cstdio>
 #include <optional>
 
+#include "app/common/error_text.h"
 #include "app/kiln/main_window.h"
+#include "engine/ops/plugin_registry.h"
 #include "ui/common/app_settings.h"
 #include "ui/common/language.h"
 #include "ui/common/message_log.h"
@@ -73,6 +75,15 @@ int main(int argc, char** argv) {
     if (parser.isSet(langOption) && !kiln::ui::Language::available().contains(parser.value(langOption))) {
         std::fprintf(stderr, "%s\n", qPrintable(Cli::tr("kiln: unknown language \"%1\" (use en or zh_CN)").arg(parser.value(langOption))));
         return 2;
+    }
+
+    // Plugins (the user's folder and KILN_PLUGIN_PATH; QGuiApplication takes -plugin for its own
+    // plugins, so the studio has no --plugin) load before the palette is made. A plugin that fails
+    // to load does not stop the studio: its error goes to stderr and stays listed in Help > Plugins.
+    {
+        (void)kiln::engine::ops::loadPlugins({}, nullptr, true);
+        for (const auto& e : kiln::engine::ops::PluginRegistry::global().failures())
+            std::fprintf(stderr, "kiln: %s\n", qPrintable(kiln::app::ErrorText::describe(e)));
     }
 
     std::optional<kiln::app::MainWindow::Workspace> workspace;

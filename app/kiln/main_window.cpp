@@ -58,6 +58,7 @@
 #include "ui/graph_editor/palette_widget.h"
 #include "ui/graph_editor/summary_widget.h"
 #include "ui/import/import_dialog.h"
+#include "ui/plugins/plugins_dialog.h"
 #include "ui/training/preflight_panel.h"
 #include "ui/training/training_panel.h"
 
@@ -730,6 +731,10 @@ void MainWindow::createActions() {
     m_aboutAction->setMenuRole(QAction::AboutRole);
     m_welcomeAction = make("actionWelcome", "kiln", {}, [this] { showWelcome(); });
     m_shortcutsAction = make("actionShortcuts", nullptr, {}, [this] { showShortcuts(); });
+    m_pluginsAction = make("actionPlugins", nullptr, {}, [this] {
+        ui::PluginsDialog dialog(this);
+        dialog.exec();
+    });
 }
 
 void MainWindow::createMenus() {
@@ -775,6 +780,7 @@ void MainWindow::createMenus() {
     m_helpMenu->setObjectName(QStringLiteral("menuHelp"));
     m_helpMenu->addAction(m_welcomeAction);
     m_helpMenu->addAction(m_shortcutsAction);
+    m_helpMenu->addAction(m_pluginsAction);
     m_helpMenu->addSeparator();
     m_helpMenu->addAction(m_aboutAction);
 
@@ -820,6 +826,8 @@ void MainWindow::retranslateUi() {
     m_welcomeAction->setText(tr("&Welcome"));
     m_shortcutsAction->setText(tr("&Keyboard Shortcuts"));
     retranslateWorkspaces();
+    m_pluginsAction->setText(tr("&Plugins…"));
+    m_pluginsAction->setToolTip(tr("List the loaded plugin operations and check them"));
     if (auto* bar = findChild<QToolBar*>(QStringLiteral("mainToolBar"))) bar->setWindowTitle(tr("Main Toolbar"));
     for (auto it = m_panels.cbegin(); it != m_panels.cend(); ++it) {
         QString title = builtInPanelTitle(it.key());

@@ -219,6 +219,7 @@ private:
     QAction* m_resetLayoutAction = nullptr;
     QAction* m_showLogAction = nullptr;
     QAction* m_aboutAction = nullptr;
+    QAction* m_pluginsAction = nullptr;
     QAction* m_panelSeparator = nullptr;
     QAction* m_workspaceMenuEnd = nullptr;  // the workspace entries of the View menu go before it
     QString m_deployRun;  // the run whose weights the Deploy form was given

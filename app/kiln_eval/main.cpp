@@ -191,7 +191,10 @@ int main(int argc, char** argv) {
                                      QStringLiteral("N"));
     parser.addOptions({weightsOpt, splitOpt, jsonOpt, csvOpt, binsOpt, batchOpt, threadsOpt, explainOpt, layerOpt, classOpt,
                        overlaysOpt, opacityOpt, maxSamplesOpt});
+    const QCommandLineOption pluginOpt = app::pluginOption();
+    parser.addOption(pluginOpt);
     parser.process(app);
+    if (int rc = app::loadPlugins(QStringLiteral("kiln-eval"), parser.values(pluginOpt)); rc != 0) return rc;
     if (parser.positionalArguments().size() != 1) {
         printErr(Cli::tr("kiln-eval: give exactly one project file (see --help)."));
         return 2;

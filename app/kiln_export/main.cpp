@@ -48,11 +48,14 @@ int main(int argc, char** argv) {
     QCommandLineOption threadsOpt(QStringLiteral("threads"), Cli::tr("CPU threads (default: all cores)."), QStringLiteral("N"), QStringLiteral("0"));
     QCommandLineOption jsonOpt(QStringLiteral("json"), Cli::tr("Print the result as one JSON line."));
     parser.addOptions({weightsOpt, baseOpt, nameOpt, versionOpt, formatsOpt, threadsOpt, jsonOpt});
+    const QCommandLineOption pluginOpt = app::pluginOption();
+    parser.addOption(pluginOpt);
     // "--version N" selects the model version; a bare "--version" prints the program's version.
     QStringList args = app.arguments();
     for (int k = 1; k + 1 < args.size(); ++k)
         if (args[k] == QLatin1String("--version") && !args[k + 1].startsWith(QLatin1Char('-'))) args[k] = QStringLiteral("--version-number");
     parser.process(args);
+    if (int rc = app::loadPlugins(QStringLiteral("kiln-export"), parser.values(pluginOpt)); rc != 0) return rc;
 
     auto usage = [&](const QString& why) {
         printErr(QStringLiteral("kiln-export: ") + why);
@@ -85,7 +88,8 @@ int main(int argc, char** argv) {
         const auto& repo = result->repo;
         if (parser.isSet(jsonOpt)) {
             nlohmann::json j = {{"version_dir", repo.versionDir}, {"version", repo.version}, {"name", result->name},
-                                {"files", repo.files}, {"parity_checked", repo.parityChecked}};
+                                {"files", repo.files}, {"parity_checked", repo.parityChecked},
+                                {"warnings", repo.warnings}};
             if (repo.parityChecked)
                 j["parity"] = {{"max_abs_diff", repo.parity.maxAbsDiff}, {"batch", repo.parity.batch},
                                {"source", result->paritySource}, {"passed", repo.parity.passed}};
@@ -100,9 +104,12 @@ int main(int argc, char** argv) {
                          .arg(QString::fromStdString(result->paritySource)));
             if (!result->parityNote.empty())
                 printOut(Cli::tr("Note: synthetic inputs were used because %1").arg(QString::fromStdString(result->parityNote)));
+        } else if (!repo.warnings.empty()) {
+            printOut(Cli::tr("Parity: not checked (the model runs plugin operations)"));
         } else {
             printOut(Cli::tr("Parity: not checked (ONNX was not exported)"));
         }
+        for (const auto& w : repo.warnings) printErr(Cli::tr("kiln-export: warning: %1").arg(QString::fromStdString(w)));
         return 0;
     } catch (const std::bad_alloc&) {
         printErr(Cli::tr("kiln-export: out of memory"));

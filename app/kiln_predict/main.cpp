@@ -67,7 +67,10 @@ int main(int argc, char** argv) {
     QCommandLineOption csvOpt(QStringLiteral("csv"), Cli::tr("Print the predictions as CSV."));
     QCommandLineOption threadsOpt(QStringLiteral("threads"), Cli::tr("CPU threads (default: all cores)."), QStringLiteral("N"));
     parser.addOptions({weightsOpt, topOpt, jsonOpt, csvOpt, threadsOpt});
+    const QCommandLineOption pluginOpt = app::pluginOption();
+    parser.addOption(pluginOpt);
     parser.process(app);
+    if (int rc = app::loadPlugins(QStringLiteral("kiln-predict"), parser.values(pluginOpt)); rc != 0) return rc;
     const QStringList args = parser.positionalArguments();
     if (args.size() < 2) {
         printErr(Cli::tr("kiln-predict: give a project file and at least one input (see --help)."));

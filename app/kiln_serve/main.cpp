@@ -78,6 +78,7 @@ const Flag kFlags[] = {
     {"enable_batching", nullptr, QT_TRANSLATE_NOOP("Cli", "Merge concurrent requests into batches.")},
     {"batching_parameters_file", "", QT_TRANSLATE_NOOP("Cli", "BatchingParameters in protobuf text format.")},
     {"num_inference_threads", "0", QT_TRANSLATE_NOOP("Cli", "Threads for running models (0: KILN_NUM_THREADS or all processors).")},
+    {"plugin", "", QT_TRANSLATE_NOOP("Cli", "Plugin libraries or folders to load (':'-separated), besides the user's plugin folder and KILN_PLUGIN_PATH.")},
 };
 
 struct Options {
@@ -178,6 +179,11 @@ int main(int argc, char** argv) {
     auto parsed = parseArgs(QCoreApplication::arguments(), exitCode);
     if (!parsed) return exitCode;
     const Options& o = *parsed;
+    {
+        const QString plugins = QString::fromStdString(o.get("plugin"));
+        if (int rc = app::loadPlugins(QStringLiteral("kiln-serve"), plugins.split(QLatin1Char(':'), Qt::SkipEmptyParts)); rc != 0)
+            return rc;
+    }
 
     const auto grpcPort = intFlag(o, "port", 0, 65535);
     const auto restPort = intFlag(o, "rest_api_port", 0, 65535);

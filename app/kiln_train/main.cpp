@@ -158,7 +158,10 @@ int trainMain(int argc, char** argv) {
     QCommandLineOption lrStepsOpt(QStringLiteral("lr-steps"), Cli::tr("Steps of the range test (default: 100)."), QStringLiteral("N"),
                                   QStringLiteral("100"));
     parser.addOptions({findLrOpt, lrStepsOpt});
+    const QCommandLineOption pluginOpt = app::pluginOption();
+    parser.addOption(pluginOpt);
     parser.process(app);
+    if (int rc = app::loadPlugins(g_program, parser.values(pluginOpt)); rc != 0) return rc;
     if (parser.isSet(doctorOpt)) {
         printOut(kiln::app::Doctor::report());
         return 0;

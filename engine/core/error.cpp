@@ -29,6 +29,7 @@ const char* errorCodeName(ErrorCode code) {
     case ErrorCode::DeviceUnavailable: return "DeviceUnavailable";
     case ErrorCode::OutOfMemory: return "OutOfMemory";
     case ErrorCode::Cancelled: return "Cancelled";
+    case ErrorCode::PluginError: return "PluginError";
     }
     return "Unknown";
 }

@@ -37,6 +37,7 @@ enum class ErrorCode {
     DeviceUnavailable, // {device}
     OutOfMemory,       // {bytes}
     Cancelled,
+    PluginError,       // {path, reason[, expected, found, op]}: loading or running a plugin
 };
 
 const char* errorCodeName(ErrorCode code);

@@ -51,6 +51,7 @@ struct RepositoryResult {
     bool parityChecked = false;  // false when ONNX is not among the formats
     ParityReport parity;
     std::vector<std::string> files;  // relative to versionDir
+    std::vector<std::string> warnings;  // English: what the user should know (plugin operations)
 };
 
 // Numeric version folders under `modelDir` (ascending); other entries are ignored.
@@ -60,7 +61,8 @@ int64_t nextVersion(const std::string& modelDir);
 using ProgressFn = std::function<void(int percent, const std::string& step)>;
 
 // Exports the model. With ONNX among the formats, the parity check runs before anything is
-// published; a difference above tolerance is an Error and nothing is written.
+// published; a difference above tolerance is an Error and nothing is written. A model with plugin
+// operations exports to ONNX with custom-domain nodes and no parity check (warnings say so).
 Result<RepositoryResult> exportToRepository(const ops::ModelInfo& model, exec::ParamStore& params,
                                             const RepositoryExport& request, ThreadPool& pool,
                                             const ProgressFn& progress = {});

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "engine/io/project.h"
+#include "engine/ops/plugin_ops.h"
 
 namespace kiln::engine::io {
 namespace {
@@ -69,6 +70,11 @@ public:
             if (r != o) add("Identity", {nhwcOf(r)}, {node.name}, node.name);
             else nhwcOf(o);
             addValueInfo(m_graph->add_output(), node.name, info.output, onnx::TensorProto::FLOAT);
+        }
+        for (const auto& domain : m_pluginDomains) {
+            auto* k = m_proto.add_opset_import();
+            k->set_domain(domain);
+            k->set_version(1);
         }
         if (m_useGelu || m_useGeluTanh) {
             auto* k = m_proto.add_opset_import();
@@ -618,6 +624,7 @@ private:
             attrInt(n, "axis", 0);
             return {};
         }
+        case OpKind::Plugin: return emitPlugin(i);
         default:
             break;
         }
@@ -625,6 +632,56 @@ private:
             .withNode(node.name).with("what", node.op);
     }
 
+    // A plugin operation: one node of its custom domain reading the NHWC input(s) and the
+    // parameters as initializers, with every schema attribute (bools as 0/1 ints).
+    Status emitPlugin(int i) {
+        const Node& node = gnode(i);
+        const auto& ni = info(i);
+        const std::string opName = ops::pluginOpName(node);
+        const auto dot = opName.find('.');
+        const std::string domain = kOnnxPluginDomainPrefix + opName.substr(0, dot);
+        const std::string local = opName.substr(dot + 1);
+        std::vector<std::string> ins;
+        for (int p : ni.inputs) ins.push_back(nhwcOf(p));
+        for (size_t k = 0; k < ni.params.size(); ++k) ins.push_back(paramInit(i, k));
+        auto* n = add(local, ins, {outName(i, false)}, node.name);
+        n->set_domain(domain);
+        for (const auto& [key, value] : ni.attrs.values()) {
+            if (key == ops::kPluginOpAttr) continue;
+            auto* at = n->add_attribute();
+            at->set_name(key);
+            std::visit(
+                [&](const auto& x) {
+                    using T = std::decay_t<decltype(x)>;
+                    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int64_t>) {
+                        at->set_type(onnx::AttributeProto::INT);
+                        at->set_i(static_cast<int64_t>(x));
+                    } else if constexpr (std::is_same_v<T, double>) {
+                        at->set_type(onnx::AttributeProto::FLOAT);
+                        at->set_f(static_cast<float>(x));
+                    } else if constexpr (std::is_same_v<T, std::string>) {
+                        at->set_type(onnx::AttributeProto::STRING);
+                        at->set_s(x);
+                    } else {
+                        at->set_type(onnx::AttributeProto::INTS);
+                        for (int64_t v : x) at->add_ints(v);
+                    }
+                },
+                value);
+        }
+        m_pluginDomains.insert(domain);
+        m_warnings.push_back("node \"" + node.name + "\" runs the plugin operation " + opName +
+                             ", exported as " + local + " of the custom domain " + domain +
+                             "; an ONNX runtime needs that operation's implementation to run the model");
+        return {};
+    }
+
+public:
+    const std::vector<std::string>& warnings() const { return m_warnings; }
+
+private:
+    std::set<std::string> m_pluginDomains;
+    std::vector<std::string> m_warnings;
     const ops::ModelInfo& m_model;
     const exec::ParamStore& m_params;
     onnx::ModelProto m_proto;
@@ -640,15 +697,18 @@ private:
 
 }  // namespace
 
-Result<std::string> exportOnnx(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta) {
+Result<std::string> exportOnnx(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta,
+                               std::vector<std::string>* warnings) {
     KILN_TRY(ops::refusePlaceholders(model.graph, "export"));
     OnnxWriter writer(model, params);
-    return writer.run(meta);
+    KILN_ASSIGN(std::string bytes, writer.run(meta));
+    if (warnings) warnings->insert(warnings->end(), writer.warnings().begin(), writer.warnings().end());
+    return bytes;
 }
 
 Status saveOnnx(const std::string& path, const ops::ModelInfo& model, const exec::ParamStore& params,
-                const ModelMetadata& meta) {
-    KILN_ASSIGN(std::string bytes, exportOnnx(model, params, meta));
+                const ModelMetadata& meta, std::vector<std::string>* warnings) {
+    KILN_ASSIGN(std::string bytes, exportOnnx(model, params, meta, warnings));
     return writeFileAtomic(path, bytes);
 }
 

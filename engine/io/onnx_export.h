@@ -16,6 +16,9 @@ constexpr int64_t kOnnxIrVersion = 8;
 constexpr int64_t kOnnxOpset = 17;
 // Domain of the model-local functions Kiln writes for ops that opset 17 lacks (GELU).
 constexpr const char* kOnnxKilnDomain = "ai.kiln";
+// Plugin operations are written as nodes of the domain "ai.kiln.plugin.<namespace>" with the
+// operation's local name ("example.GroupNorm" -> domain ai.kiln.plugin.example, op GroupNorm).
+constexpr const char* kOnnxPluginDomainPrefix = "ai.kiln.plugin.";
 
 // Metadata written into the model (ONNX metadata_props, kiln-model.json).
 struct ModelMetadata {
@@ -29,10 +32,12 @@ struct ModelMetadata {
 // inputs and outputs keep the names and NHWC shapes of the Kiln Input and output nodes, with a
 // symbolic batch dimension "N". Loss nodes are not exported. Errors name the node that cannot be
 // expressed.
+// Plugin operations are exported as custom-domain nodes with their attributes, and a warning per
+// node goes to `warnings` (when given): other tools need the operation's implementation to run it.
 Result<std::string> exportOnnx(const ops::ModelInfo& model, const exec::ParamStore& params,
-                               const ModelMetadata& meta);
+                               const ModelMetadata& meta, std::vector<std::string>* warnings = nullptr);
 
 Status saveOnnx(const std::string& path, const ops::ModelInfo& model, const exec::ParamStore& params,
-                const ModelMetadata& meta);
+                const ModelMetadata& meta, std::vector<std::string>* warnings = nullptr);
 
 }  // namespace kiln::engine::io

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "engine/io/project.h"
+#include "engine/ops/plugin_ops.h"
 
 namespace kiln::engine::io {
 namespace {
@@ -433,6 +434,16 @@ private:
 
 Result<std::string> exportSavedModel(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta) {
     KILN_TRY(ops::refusePlaceholders(model.graph, "export"));
+    // A SavedModel has no way to carry an operation TensorFlow does not know.
+    for (size_t i = 0; i < model.nodes.size(); ++i)
+        if (model.nodes[i].def->kind == ops::OpKind::Plugin) {
+            const Node& n = model.graph.nodes[i];
+            const std::string op = ops::pluginOpName(n);
+            return Error(ErrorCode::Unsupported, "node \"" + n.name + "\" runs the plugin operation " + op +
+                                                     ", which a SavedModel cannot hold; export to ONNX instead")
+                .withNode(n.name)
+                .with("what", "the plugin operation " + op + " in a SavedModel");
+        }
     TfWriter w(model, params);
     return w.run(meta);
 }

@@ -2,6 +2,8 @@
 // Shape inference and parameter resolution over a graph in topological order.
 #include "engine/ops/model.h"
 
+#include "engine/ops/plugin_ops.h"
+
 namespace kiln::engine::ops {
 
 int64_t ModelInfo::parameterCount(bool trainable) const {
@@ -158,9 +160,31 @@ std::vector<std::string> placeholderNodes(const Graph& graph) {
     return out;
 }
 
+std::vector<std::string> missingPluginNodes(const Graph& graph) {
+    std::vector<std::string> out;
+    const std::string_view plugin = opDef(OpKind::Plugin).name;
+    for (const auto& n : graph.nodes)
+        if (n.op == plugin && !pluginOpOf(n)) out.push_back(n.name + " (" + pluginOpName(n) + ")");
+    return out;
+}
+
 Status refusePlaceholders(const Graph& graph, const std::string& action) {
     const auto names = placeholderNodes(graph);
-    if (names.empty()) return {};
+    if (names.empty()) {
+        const auto missing = missingPluginNodes(graph);
+        if (missing.empty()) return {};
+        std::string list;
+        for (const auto& n : missing) list += (list.empty() ? "" : ", ") + n;
+        const std::string folder = userPluginFolder();
+        return Error(ErrorCode::Unsupported,
+                     "cannot " + action + " the model: " + std::to_string(missing.size()) + " node" +
+                         (missing.size() == 1 ? " runs a plugin operation" : "s run plugin operations") +
+                         " that no loaded plugin provides: " + list + "; put the plugin in " +
+                         (folder.empty() ? std::string("the plugin folder") : folder) +
+                         ", or name it with KILN_PLUGIN_PATH or --plugin")
+            .withNode(missing.front().substr(0, missing.front().find(" (")))
+            .with("what", "missing plugin operations: " + list);
+    }
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     const std::string first = names.front().substr(0, names.front().find(" ("));

@@ -42,8 +42,11 @@ Result<ModelInfo> analyzeModel(const Graph& graph);
 
 // Placeholder nodes (imported operations Kiln cannot compute) as `name (ONNX op)`, graph order.
 std::vector<std::string> placeholderNodes(const Graph& graph);
-// An Unsupported error naming every placeholder node when the graph has any: `action` says what
-// is refused ("train", "export", "run"). Placeholders must be replaced before the model can run.
+// Plugin nodes whose plugin operation no loaded plugin provides, as `name (op)`, graph order.
+std::vector<std::string> missingPluginNodes(const Graph& graph);
+// An Unsupported error naming every placeholder node when the graph has any, else every Plugin
+// node whose plugin is not loaded: `action` says what is refused ("train", "export", "run").
+// Placeholders must be replaced, and missing plugins loaded, before the model can run.
 Status refusePlaceholders(const Graph& graph, const std::string& action);
 
 // A ShapeContext for node i of an analysed model.

@@ -3,6 +3,8 @@
 // at compile time against the enum; the assembled rows are checked against it once at start-up.
 #include "engine/ops/op_table.h"
 
+#include "engine/ops/plugin_ops.h"
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -53,6 +55,7 @@ constexpr std::array<KindName, kOpKindCount> kNames{{
     {OpKind::MeanSquaredError, "MeanSquaredError"},
     {OpKind::MeanAbsoluteError, "MeanAbsoluteError"},
     {OpKind::Placeholder, "Placeholder"},
+    {OpKind::Plugin, "Plugin"},
 }};
 
 constexpr bool namesInEnumOrder() {
@@ -61,11 +64,11 @@ constexpr bool namesInEnumOrder() {
     return true;
 }
 static_assert(namesInEnumOrder(), "kNames must list every OpKind in enum order");
-static_assert(static_cast<int>(OpKind::Placeholder) + 1 == kOpKindCount, "kOpKindCount is stale");
+static_assert(static_cast<int>(OpKind::Plugin) + 1 == kOpKindCount, "kOpKindCount is stale");
 
 std::array<OpDef, kOpKindCount> buildTable() {
     std::vector<OpDef> rows;
-    for (auto family : {coreOps, convOps, imageOps, normOps, mergeOps, activationOps, lossOps, placeholderOps})
+    for (auto family : {coreOps, convOps, imageOps, normOps, mergeOps, activationOps, lossOps, placeholderOps, pluginOps})
         for (auto& row : family()) rows.push_back(std::move(row));
     std::array<OpDef, kOpKindCount> table{};
     std::array<bool, kOpKindCount> filled{};
@@ -100,6 +103,7 @@ const char* categoryName(Category c) {
     case Category::Merge: return "Merge";
     case Category::Activation: return "Activation";
     case Category::Loss: return "Loss";
+    case Category::Plugin: return "Plugins";
     }
     return "?";
 }
@@ -120,15 +124,21 @@ const OpDef* findOp(std::string_view name) {
 bool isLoss(OpKind kind) { return opDef(kind).category == Category::Loss; }
 
 Result<AttrMap> resolveAttrs(const OpDef& def, const Node& node) {
+    if (def.kind == OpKind::Plugin) return resolvePluginAttrs(node);
+    return resolveAttrsWith(def.name, def.attrs, node);
+}
+
+Result<AttrMap> resolveAttrsWith(std::string_view opName, const std::vector<AttrSpec>& specs, const Node& node) {
     AttrMap out;
+    const std::string name(opName);
     for (const auto& [key, value] : node.attrs.values()) {
         const AttrSpec* spec = nullptr;
-        for (const auto& s : def.attrs)
+        for (const auto& s : specs)
             if (s.name == key) spec = &s;
         if (!spec) {
             std::string known;
-            for (const auto& s : def.attrs) known += (known.empty() ? "" : ", ") + s.name;
-            return Error(ErrorCode::UnknownAttribute, std::string(def.name) + " \"" + node.name +
+            for (const auto& s : specs) known += (known.empty() ? "" : ", ") + s.name;
+            return Error(ErrorCode::UnknownAttribute, name + " \"" + node.name +
                                                           "\" has no attribute \"" + key + "\"" +
                                                           (known.empty() ? std::string(" (it takes none)")
                                                                          : " (it takes: " + known + ")"))
@@ -138,10 +148,10 @@ Result<AttrMap> resolveAttrs(const OpDef& def, const Node& node) {
         KILN_ASSIGN(AttrValue v, coerceAttr(*spec, value, node.name));
         out.set(key, std::move(v));
     }
-    for (const auto& s : def.attrs) {
+    for (const auto& s : specs) {
         if (out.has(s.name)) continue;
         if (s.required)
-            return Error(ErrorCode::BadAttribute, std::string(def.name) + " \"" + node.name +
+            return Error(ErrorCode::BadAttribute, name + " \"" + node.name +
                                                       "\" needs the attribute \"" + s.name + "\" (" + s.doc + ")")
                 .withNode(node.name)
                 .with("attribute", s.name)

@@ -61,10 +61,11 @@ enum class OpKind : uint8_t {
     MeanSquaredError,
     MeanAbsoluteError,
     Placeholder,
+    Plugin,
 };
-constexpr int kOpKindCount = 38;
+constexpr int kOpKindCount = 39;
 
-enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss };
+enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss, Plugin };
 const char* categoryName(Category c);
 
 enum class Init { Zeros, Ones, GlorotUniform, HeUniform, Uniform005 };
@@ -169,8 +170,11 @@ const OpDef* findOp(std::string_view name);
 bool isLoss(OpKind kind);
 
 // Validates a node's attributes against its op's specs: unknown attributes, types, ranges;
-// returns the full map with defaults filled in.
+// returns the full map with defaults filled in. A Plugin node is checked against its plugin
+// operation's schema (plugin_ops.h).
 Result<AttrMap> resolveAttrs(const OpDef& def, const Node& node);
+// The same against an explicit spec list; `opName` names the op in messages.
+Result<AttrMap> resolveAttrsWith(std::string_view opName, const std::vector<AttrSpec>& specs, const Node& node);
 
 // Family registration functions (one per family file) return their rows; op_table.cpp puts them
 // in enum order and checks the order at start-up.
@@ -182,6 +186,7 @@ std::vector<OpDef> mergeOps();        // Concatenate, Add, Subtract, Multiply
 std::vector<OpDef> activationOps();   // ReLU ... Softmax, SiLU, HardSigmoid, HardSwish, Clip
 std::vector<OpDef> lossOps();         // the losses
 std::vector<OpDef> placeholderOps();  // Placeholder (imported operations Kiln cannot compute)
+std::vector<OpDef> pluginOps();       // Plugin (operations from plugin libraries)
 
 // Shape-rule helpers shared by the families.
 Error shapeError(const ShapeContext& c, const std::string& why);

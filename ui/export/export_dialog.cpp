@@ -259,8 +259,14 @@ void ExportDialog::onExportDone() {
                               .arg(repo.parity.maxAbsDiff, 0, 'g', 3)
                               .arg(repo.parity.batch)
                               .arg(QString::fromStdString(result->paritySource)));
+    else if (!repo.warnings.empty())
+        m_parity->setText(tr("Parity: not checked (the model runs plugin operations)"));
     else
         m_parity->setText(tr("Parity: not checked (ONNX was not exported)"));
+    // Plugin operations exported as custom-domain ONNX nodes: the user must know that other tools
+    // need their implementation.
+    for (const auto& w : repo.warnings)
+        m_parity->setText(m_parity->text() + QLatin1Char('\n') + tr("Warning: %1").arg(QString::fromStdString(w)));
     loadModelDescription();
     updateButtons();
     emit exportFinished(true);

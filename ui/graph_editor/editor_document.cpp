@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "engine/ops/op_table.h"
+#include "engine/ops/plugin_ops.h"
 #include "ui/graph_editor/editor_commands.h"
 #include "ui/graph_editor/graph_analysis.h"
 #include "ui/graph_editor/graph_layout.h"
@@ -442,6 +443,17 @@ void EditorDocument::setSections(const json& data, const json& training) {
 }
 
 ItemId EditorDocument::addNode(const std::string& op, QPointF pos) {
+    // A plugin operation from the palette ("example.GroupNorm") becomes a Plugin node naming it.
+    if (const auto* plugin = engine::ops::PluginRegistry::global().find(op); plugin && !engine::ops::findOp(op)) {
+        DocumentContent after = m_content;
+        engine::Node node = makeNode("Plugin", uniqueName(baseNameForOp(op.substr(op.find('.') + 1))));
+        node.attrs.set(engine::ops::kPluginOpAttr, op);
+        EditorNode n{allocateId(), std::move(node), pos};
+        after.nodes.push_back(n);
+        m_undo->push(
+            new AddNodesCommand(this, tr("Add %1").arg(QString::fromStdString(op)), m_content, std::move(after)));
+        return n.id;
+    }
     if (!engine::ops::findOp(op)) {
         auto r = findLayer(op) ? addLayerNode(op, pos) : engine::Result<ItemId>(ItemId{0});
         return r.ok() ? r.value() : 0;
@@ -636,7 +648,7 @@ engine::Status EditorDocument::setAttribute(ItemId id, const std::string& attr,
     if (!engine::ops::findOp(n->node.op) && !findLayer(n->node.op))
         return refused(ErrorCode::UnknownOp,
                        tr("\"%1\" is not a known op.").arg(QString::fromStdString(n->node.op)));
-    const auto specs = attributeSpecs(n->node.op);
+    const auto specs = attributeSpecs(n->node);
     const engine::AttrSpec* spec = nullptr;
     for (const auto& s : specs)
         if (s.name == attr) spec = &s;
@@ -962,6 +974,23 @@ std::vector<engine::AttrSpec> EditorDocument::attributeSpecs(const std::string& 
     return {};
 }
 
+std::vector<engine::AttrSpec> EditorDocument::attributeSpecs(const engine::Node& node) const {
+    auto specs = attributeSpecs(node.op);
+    if (node.op == engine::ops::opDef(engine::ops::OpKind::Plugin).name)
+        if (const auto* op = engine::ops::pluginOpOf(node)) specs.insert(specs.end(), op->attrs.begin(), op->attrs.end());
+    return specs;
+}
+
+QString EditorDocument::opDoc(const engine::Node& node) const {
+    if (node.op == engine::ops::opDef(engine::ops::OpKind::Plugin).name) {
+        const auto* op = engine::ops::pluginOpOf(node);
+        const QString name = QString::fromStdString(engine::ops::pluginOpName(node));
+        if (!op) return tr("Plugin operation %1, whose plugin is not loaded").arg(name);
+        return tr("Plugin operation %1: %2").arg(name, QString::fromUtf8(op->desc->doc ? op->desc->doc : ""));
+    }
+    return opDoc(node.op);
+}
+
 QString EditorDocument::opDoc(const std::string& op) const {
     if (const auto* def = engine::ops::findOp(op)) return QString::fromUtf8(def->doc.data(), static_cast<int>(def->doc.size()));
     if (const auto* layer = findLayer(op))
@@ -1137,7 +1166,7 @@ engine::Result<ItemId> EditorDocument::makeLayer(const QVector<ItemId>& ids, con
         if (!identifier.match(as).hasMatch())
             return refused(ErrorCode::InvalidArgument,
                            tr("\"%1\" cannot name a layer attribute: use letters, digits and \"_\".").arg(as), n->node.name);
-        const auto specs = attributeSpecs(n->node.op);
+        const auto specs = attributeSpecs(n->node);
         auto spec = std::find_if(specs.begin(), specs.end(), [&](const auto& s) { return s.name == e.attr; });
         if (spec == specs.end())
             return refused(ErrorCode::UnknownAttribute,

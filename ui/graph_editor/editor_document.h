@@ -126,6 +126,10 @@ public:
     std::vector<engine::AttrSpec> attributeSpecs(const std::string& op) const;
     // One line about an op or a layer; empty when `op` is neither.
     QString opDoc(const std::string& op) const;
+    // The same for one node: a Plugin node's come from its plugin operation's schema (only
+    // "plugin_op" while its plugin is not loaded).
+    std::vector<engine::AttrSpec> attributeSpecs(const engine::Node& node) const;
+    QString opDoc(const engine::Node& node) const;
     // Whether `name` may name a new layer: an identifier, not an op, not a layer already.
     engine::Status checkLayerName(const std::string& name) const;
     // The inputs and the output a selection would have as a layer, or why it cannot be one.

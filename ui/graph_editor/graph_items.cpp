@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "engine/ops/op_table.h"
+#include "engine/ops/plugin_ops.h"
 #include "ui/graph_editor/graph_scene.h"
 
 namespace kiln::ui {
@@ -99,6 +100,9 @@ void NodeItem::syncFromDocument() {
     // An imported operation Kiln cannot compute: the card says which ONNX op it stands for.
     m_placeholder = n->node.op == engine::ops::opDef(engine::ops::OpKind::Placeholder).name;
     m_opLabel = m_op;
+    // A plugin operation's card shows the operation ("example.GroupNorm"), not "Plugin".
+    if (n->node.op == engine::ops::opDef(engine::ops::OpKind::Plugin).name)
+        m_opLabel = QString::fromStdString(engine::ops::pluginOpName(n->node));
     if (m_placeholder) {
         const auto& values = n->node.attrs.values();
         const auto it = values.find("onnx_op");
@@ -114,12 +118,15 @@ void NodeItem::syncFromDocument() {
     int ports = def     ? (def->maxInputs < 0 ? static_cast<int>(n->node.inputs.size()) + 1 : def->maxInputs)
                 : layer ? static_cast<int>(layer->inputs.size())
                         : static_cast<int>(n->node.inputs.size());
+    // A plugin operation has the ports its plugin declares (the Plugin row takes any number).
+    if (const auto* plugin = def && def->kind == engine::ops::OpKind::Plugin ? engine::ops::pluginOpOf(n->node) : nullptr)
+        ports = plugin->desc->max_inputs < 0 ? static_cast<int>(n->node.inputs.size()) + 1 : plugin->desc->max_inputs;
     ports = std::max(ports, static_cast<int>(n->node.inputs.size()));
     if (ports != m_inputPorts) prepareGeometryChange();
     m_inputPorts = ports;
     QString tip =
         m_error.isEmpty()
-            ? m_graph->document()->opDoc(n->node.op)
+            ? m_graph->document()->opDoc(n->node)
             : m_error;
     setToolTip(QStringLiteral("<b>%1</b> (%2)<br>%3").arg(m_name.toHtmlEscaped(), m_op, tip.toHtmlEscaped()));
     update();

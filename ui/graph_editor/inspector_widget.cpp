@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include "engine/ops/op_table.h"
+#include "engine/ops/plugin_ops.h"
 
 namespace kiln::ui {
 namespace {
@@ -160,10 +161,10 @@ void InspectorWidget::rebuild() {
     }
     m_op = QString::fromStdString(n->node.op);
     // A layer instance's form comes from the layer's exposed attributes, an op's from its row.
-    const QString doc = m_document->opDoc(n->node.op);
+    const QString doc = m_document->opDoc(n->node);
     const bool isLayer = m_document->findLayer(n->node.op) != nullptr;
     m_doc->setText(doc.isEmpty() ? tr("Unknown op") : isLayer ? tr("Layer: %1").arg(doc) : doc);
-    m_specs = m_document->attributeSpecs(n->node.op);
+    m_specs = m_document->attributeSpecs(n->node);
     {
         for (const auto& spec : m_specs) {
             const QString attr = QString::fromStdString(spec.name);
@@ -238,7 +239,9 @@ void InspectorWidget::refreshValues() {
         return;
     }
     m_updating = true;
-    m_title->setText(tr("%1 — %2").arg(QString::fromStdString(n->node.name), m_op));
+    const std::string pluginOp = engine::ops::pluginOpName(n->node);
+    m_title->setText(tr("%1 — %2").arg(QString::fromStdString(n->node.name),
+                                      pluginOp.empty() ? m_op : QString::fromStdString(pluginOp)));
     m_name->setText(QString::fromStdString(n->node.name));
     m_trainable->setChecked(n->node.trainable);
     m_lr->setText(QLocale::c().toString(n->node.lrMultiplier, 'g', 6));

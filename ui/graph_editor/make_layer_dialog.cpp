@@ -81,7 +81,7 @@ MakeLayerDialog::MakeLayerDialog(EditorDocument* document, QVector<ItemId> selec
                              .arg(inputs.join(QStringLiteral(", ")), QString::fromStdString(iface.value().output)));
     for (ItemId id : iface.value().nodes) {
         const EditorNode* n = m_document->node(id);
-        for (const auto& spec : m_document->attributeSpecs(n->node.op)) {
+        for (const auto& spec : m_document->attributeSpecs(n->node)) {
             auto cur = n->node.attrs.values().find(spec.name);
             const bool set = cur != n->node.attrs.values().end();
             if (!set && spec.required) continue;

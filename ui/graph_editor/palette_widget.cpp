@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "engine/ops/op_table.h"
+#include "engine/ops/plugin_registry.h"
 #include "ui/graph_editor/layer_library.h"
 
 namespace kiln::ui {
@@ -41,6 +42,8 @@ QString categoryLabel(engine::ops::Category c) {
         return PaletteModel::tr("Activation");
     case C::Loss:
         return PaletteModel::tr("Loss");
+    case C::Plugin:
+        return PaletteModel::tr("Plugins");
     }
     return {};
 }
@@ -61,8 +64,19 @@ QString PaletteModel::templateName(const QString& id) {
 PaletteModel::PaletteModel(QObject* parent) : QAbstractItemModel(parent) {
     using C = engine::ops::Category;
     for (C c : {C::Input, C::Core, C::Convolution, C::Pooling, C::Normalization, C::Regularization, C::Merge,
-                C::Activation, C::Loss}) {
+                C::Activation, C::Loss, C::Plugin}) {
         Section s{categoryLabel(c), {}};
+        // The operations of the loaded plugins, by their namespaced names; the generic Plugin row
+        // itself is not listed (a node needs an operation).
+        if (c == C::Plugin) {
+            for (const auto* op : engine::ops::PluginRegistry::global().ops()) {
+                const QString name = QString::fromStdString(op->name);
+                s.entries.push_back({name, name, QString::fromUtf8(op->desc->doc ? op->desc->doc : ""), QStringLiteral("op"),
+                                     QStringLiteral("plugin")});
+            }
+            if (!s.entries.isEmpty()) m_sections.push_back(s);
+            continue;
+        }
         for (const auto& def : engine::ops::opTable()) {
             // Placeholders come from imported models only; there is nothing to add by hand.
             if (def.category != c || def.kind == engine::ops::OpKind::Placeholder) continue;

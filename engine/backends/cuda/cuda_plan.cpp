@@ -4,6 +4,8 @@
 // supported and CPU kernels with copies elsewhere.
 #include "engine/backends/cuda/cuda_plan.h"
 
+#include "engine/ops/plugin_ops.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 
 #include "engine/backends/cuda/kernels.h"
 #include "engine/exec/schedule.h"
+#include "engine/ops/plugin_ops.h"
 
 namespace kiln::engine::cuda {
 
@@ -66,6 +69,21 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
                                                     ThreadPool& pool) {
     if (options.batch <= 0) return configError("batch_size", "must be positive");
     KILN_TRY(ops::refusePlaceholders(model.graph, options.training ? "train" : "run"));
+    // Plugin operations run on CUDA through their plugin's CUDA kernels, or not at all: copying
+    // every plugin node's values to the host and back would hide the cost from the user.
+    for (size_t i = 0; i < model.nodes.size(); ++i) {
+        if (model.nodes[i].def->kind != ops::OpKind::Plugin) continue;
+        const ops::PluginOp* op = ops::pluginOpOf(model.graph.nodes[i]);
+        if (op && op->desc->cuda_forward && (!options.training || op->desc->cuda_backward)) continue;
+        const std::string name = model.graph.nodes[i].name;
+        const std::string opName = op ? op->name : ops::pluginOpName(model.graph.nodes[i]);
+        return Error(ErrorCode::Unsupported, "node \"" + name + "\" runs the plugin operation " + opName +
+                                                 ", whose plugin has no CUDA " +
+                                                 (op && op->desc->cuda_forward ? "backward" : "forward") +
+                                                 " kernel; run it on the CPU")
+            .withNode(name)
+            .with("what", "the plugin operation " + opName + " on CUDA");
+    }
     std::unique_ptr<CudaPlan> plan(new CudaPlan());
     plan->m_ctx = &ctx;
     plan->m_pool = &pool;

@@ -12,6 +12,7 @@
 #include "engine/backends/cuda/kernels.h"
 #include "engine/ops/kernels/conv2d.h"
 #include "engine/ops/kernels/pooling.h"
+#include "engine/ops/plugin_ops.h"
 
 namespace kiln::engine::cuda {
 namespace {
@@ -918,6 +919,90 @@ bool fromLogits(const ShapeContext& c, const Shape&) {
     return c.attrs.getBool("from_logits");
 }
 
+// ---- Plugin operations: the plugin's own CUDA kernels, fp32, on the plan's compute stream -------
+bool pluginSupports(const ShapeContext& c, const Shape&) {
+    const ops::PluginOp* op = ops::pluginOpOf(c.node);
+    return op && op->desc->cuda_forward;
+}
+class PluginCudaKernel final : public CudaKernel {
+public:
+    PluginCudaKernel(const ops::PluginOp& op, const ShapeContext& c, const Shape& output)
+        : m_op(op), m_node(c.node), m_attrs(c.attrs), m_inputShapes(c.inputs.begin(), c.inputs.end()),
+          m_output(output), m_call(op, m_node, m_attrs, m_inputShapes) {
+        for (int32_t k = 0; k < op.desc->param_count; ++k) {
+            auto ps = m_call.paramShape(output, k);  // checked by the shape rule
+            m_params.push_back(ps.ok() ? *ps : Shape{1});
+        }
+        if (op.desc->workspace_floats) {
+            const KilnShape o = ops::pluginTensor(nullptr, m_output).shape;
+            m_workspace = std::max<int64_t>(0, op.desc->workspace_floats(&m_call.context(), &o));
+        }
+    }
+    size_t workspaceBytes() const override { return f32(m_workspace); }
+    bool backwardNeedsOutput() const override { return true; }
+    Status forward(const CudaIo& io) override { return run(io, false); }
+    Status backward(const CudaIo& io) override { return run(io, true); }
+
+private:
+    Status run(const CudaIo& io, bool backward) {
+        KilnCudaKernelFn fn = backward ? m_op.desc->cuda_backward : m_op.desc->cuda_forward;
+        if (!fn)
+            return Error(ErrorCode::Unsupported, m_op.name + " \"" + m_node.name + "\" has no CUDA backward kernel in its plugin")
+                .withNode(m_node.name)
+                .with("what", "training the plugin operation " + m_op.name + " on CUDA");
+        std::vector<KilnTensor> in, params;
+        for (size_t k = 0; k < io.in.size(); ++k) in.push_back(ops::pluginTensor(const_cast<float*>(io.in[k]), m_inputShapes[k]));
+        for (size_t k = 0; k < io.params.size(); ++k) params.push_back(ops::pluginTensor(io.params[k], m_params[k]));
+        std::vector<float*> noParams(params.size(), nullptr);
+        char err[1024] = {};
+        KilnKernelArgs a{};
+        a.ctx = &m_call.context();
+        a.inputs = in.data();
+        a.input_count = static_cast<int32_t>(in.size());
+        a.output = ops::pluginTensor(io.out, m_output);
+        a.params = params.data();
+        a.param_count = static_cast<int32_t>(params.size());
+        if (backward) {
+            a.d_output = io.dOut;
+            a.d_inputs = io.dIn.data();
+            a.d_params = io.dParams.empty() ? noParams.data() : io.dParams.data();
+        }
+        a.workspace = reinterpret_cast<float*>(io.workspace);
+        a.workspace_floats = m_workspace;
+        a.training = io.training ? 1 : 0;
+        a.error = err;
+        a.error_size = sizeof err;
+        if (fn(&a, static_cast<void*>(io.ctx->stream())) != 0)
+            return Error(ErrorCode::PluginError, m_op.name + " \"" + m_node.name + "\" failed in its CUDA " +
+                                                     (backward ? "backward" : "forward") + " kernel: " +
+                                                     ops::pluginMessage(err, sizeof err))
+                .withNode(m_node.name)
+                .with("path", m_op.pluginPath)
+                .with("reason", ops::pluginMessage(err, sizeof err))
+                .with("op", m_op.name);
+        return {};
+    }
+
+    const ops::PluginOp& m_op;
+    Node m_node;
+    AttrMap m_attrs;
+    std::vector<Shape> m_inputShapes;
+    Shape m_output;
+    ops::PluginCall m_call;
+    std::vector<Shape> m_params;
+    int64_t m_workspace = 0;
+};
+Result<std::unique_ptr<CudaKernel>> pluginCuda(const ShapeContext& c, const Shape& output, const CudaBuildOptions& o) {
+    const ops::PluginOp* op = ops::pluginOpOf(c.node);
+    if (!op) return Error(ErrorCode::Internal, "plugin operation of \"" + c.node.name + "\" vanished").withNode(c.node.name);
+    if (o.precision != Precision::Fp32)
+        return Error(ErrorCode::Unsupported, op->name + " \"" + c.node.name +
+                                                 "\" is a plugin operation, which runs in float32 only; train with fp32 precision")
+            .withNode(c.node.name)
+            .with("what", "16-bit precision for the plugin operation " + op->name);
+    return make<PluginCudaKernel>(*op, c, output);
+}
+
 }  // namespace
 
 const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
@@ -964,6 +1049,7 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::MeanSquaredError, nullptr, lossCuda<LossKind::Mse>},
         CudaOpRow{OpKind::MeanAbsoluteError, nullptr, lossCuda<LossKind::Mae>},
         std::nullopt,  // Placeholder: nothing to compute anywhere
+        CudaOpRow{OpKind::Plugin, pluginSupports, pluginCuda},
     }};
     return table;
 }

@@ -651,6 +651,28 @@ inline const std::vector<OpCase>& opCases() {
                 {uniform({2, 3})}, "stands for the ONNX operation com.example.Mystery, whose output shape is unknown"),
         invalid(K::Placeholder, "Placeholder without op", {{"output_shape", al({3})}}, {uniform({2, 3})},
                 "needs the attribute \"onnx_op\""),
+
+        // ---- Plugin (the example GroupNorm plugin, loaded by the tests from the build) ----
+        valid(K::Plugin, "Plugin GroupNorm image",
+              {{"plugin_op", as("example.GroupNorm")}, {"groups", ai(3)}}, {uniform({2, 4, 4, 6})}, {2, 4, 4, 6}),
+        valid(K::Plugin, "Plugin GroupNorm sequence, epsilon",
+              {{"plugin_op", as("example.GroupNorm")}, {"groups", ai(2)}, {"epsilon", af(0.01)}},
+              {uniform({3, 5, 4}, -2, 2)}, {3, 5, 4}),
+        valid(K::Plugin, "Plugin GroupNorm one group per channel", {{"plugin_op", as("example.GroupNorm")}, {"groups", ai(4)}},
+              {uniform({3, 2, 4})}, {3, 2, 4}),
+        invalid(K::Plugin, "Plugin GroupNorm groups do not divide", {{"plugin_op", as("example.GroupNorm")}, {"groups", ai(4)}},
+                {uniform({2, 3, 6})}, "groups (4) must divide the 6 channels"),
+        invalid(K::Plugin, "Plugin GroupNorm epsilon too large", {{"plugin_op", as("example.GroupNorm")}, {"epsilon", af(2.0)}},
+                {uniform({2, 4})}, "must be at most 1, got 2"),
+        invalid(K::Plugin, "Plugin GroupNorm zero groups", {{"plugin_op", as("example.GroupNorm")}, {"groups", ai(0)}},
+                {uniform({2, 4})}, "must be at least 1, got 0"),
+        invalid(K::Plugin, "Plugin GroupNorm two inputs", {{"plugin_op", as("example.GroupNorm")}},
+                {uniform({2, 4}), uniform({2, 4})}, "takes 1 input(s) but has 2"),
+        invalid(K::Plugin, "Plugin GroupNorm unknown attribute", {{"plugin_op", as("example.GroupNorm")}, {"axis", ai(1)}},
+                {uniform({2, 4})}, "example.GroupNorm \"n\" has no attribute \"axis\" (it takes: plugin_op, groups, epsilon)"),
+        invalid(K::Plugin, "Plugin operation not loaded", {{"plugin_op", as("acme.Missing")}, {"alpha", af(0.5)}},
+                {uniform({2, 4})}, "uses the plugin operation acme.Missing, which no loaded plugin provides"),
+        invalid(K::Plugin, "Plugin without op", {}, {uniform({2, 4})}, "needs the attribute \"plugin_op\""),
     };
     return cases;
 }

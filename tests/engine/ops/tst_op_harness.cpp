@@ -22,6 +22,7 @@
 #include "engine/exec/plan.h"
 #include "engine/ops/model.h"
 #include "engine/ops/op_table.h"
+#include "engine/ops/plugin_registry.h"
 #include "op_cases.h"
 
 using namespace kiln::engine;
@@ -458,6 +459,34 @@ void refLayerNorm(Ref& r) {
     }
 }
 
+// example.GroupNorm: per sample, the channels (last dimension) fall into `groups` groups, each
+// normalised over every position, then scaled and shifted per channel.
+void refGroupNorm(Ref& r) {
+    const Shape& s = r.inShapes[0];
+    const int64_t c = s[-1], n = s[0], positions = s.numel() / (n * c), groups = r.attrs.getInt("groups");
+    const int64_t per = c / groups;
+    const double eps = r.attrs.getFloat("epsilon");
+    r.out.assign(r.x().size(), 0.0);
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t g = 0; g < groups; ++g) {
+            double mean = 0, var = 0;
+            for (int64_t p = 0; p < positions; ++p)
+                for (int64_t j = g * per; j < (g + 1) * per; ++j) mean += r.x()[sz((i * positions + p) * c + j)];
+            mean /= static_cast<double>(positions * per);
+            for (int64_t p = 0; p < positions; ++p)
+                for (int64_t j = g * per; j < (g + 1) * per; ++j) {
+                    const double d = r.x()[sz((i * positions + p) * c + j)] - mean;
+                    var += d * d;
+                }
+            var /= static_cast<double>(positions * per);
+            for (int64_t p = 0; p < positions; ++p)
+                for (int64_t j = g * per; j < (g + 1) * per; ++j) {
+                    const size_t k = sz((i * positions + p) * c + j);
+                    r.out[k] = (r.x()[k] - mean) / std::sqrt(var + eps) * r.params[0][sz(j)] + r.params[1][sz(j)];
+                }
+        }
+}
+
 void refIdentity(Ref& r) {
     r.out = r.x();
 }  // Flatten, Reshape, Dropout in inference
@@ -710,6 +739,9 @@ void reference(OpKind kind, Ref& r) {
         break;
     case OpKind::Placeholder:  // never computed (runValid checks that it refuses)
         break;
+    case OpKind::Plugin:  // the cases use the example plugin
+        refGroupNorm(r);
+        break;
     }
 }
 
@@ -878,7 +910,12 @@ class TestOpHarness : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase() { m_pool = std::make_unique<ThreadPool>(2); }
+    void initTestCase() {
+        m_pool = std::make_unique<ThreadPool>(2);
+        // The Plugin cases run the example plugin built beside the tests.
+        Status loaded = loadPluginsFrom(std::string(KILN_TEST_PLUGIN_DIR) + "/group_norm.so");
+        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
+    }
 
     void validCases_data() {
         QTest::addColumn<int>("index");

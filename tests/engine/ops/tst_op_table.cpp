@@ -11,6 +11,7 @@
 
 #include "engine/graph/attr.h"
 #include "engine/ops/op_table.h"
+#include "engine/ops/plugin_ops.h"
 #include "op_cases.h"
 
 using namespace kiln::engine;
@@ -45,6 +46,12 @@ class TestOpTable : public QObject {
     Q_OBJECT
 
 private slots:
+    // The Plugin cases name the example plugin's operation (KILN_TEST_PLUGIN_DIR).
+    void initTestCase() {
+        Status loaded = loadPluginsFrom(std::string(KILN_TEST_PLUGIN_DIR) + "/group_norm.so");
+        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
+    }
+
     void rowsInEnumOrder() {
         const auto& table = opTable();
         QCOMPARE(static_cast<int>(table.size()), kOpKindCount);
@@ -155,9 +162,18 @@ private slots:
             for (const auto& in : c.inputs)
                 QVERIFY2(!in.shape.empty() && in.shape[0] > 0,
                          qPrintable(q(c.name) + ": inputs need a concrete batch"));
+            // A plugin operation's attributes come from its plugin's schema.
+            std::vector<AttrSpec> specs = def.attrs;
+            if (c.kind == OpKind::Plugin) {
+                Node node;
+                for (const auto& [key, value] : c.attrs) node.attrs.set(key, value);
+                const PluginOp* op = pluginOpOf(node);
+                QVERIFY2(op, qPrintable(q(c.name) + ": its plugin operation is not loaded"));
+                specs.insert(specs.end(), op->attrs.begin(), op->attrs.end());
+            }
             for (const auto& [key, value] : c.attrs) {
                 bool known = false;
-                for (const auto& s : def.attrs) known = known || s.name == key;
+                for (const auto& s : specs) known = known || s.name == key;
                 QVERIFY2(known, qPrintable(q(c.name) + ": valid case sets unknown attribute " + q(key)));
                 attrsUsed[k].insert(key);
             }

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: Apache-2.0
+// The plugin checker: each check case through attribute resolution, the shape rule, the CPU
+// kernels, the reference forward and central finite differences.
+#include "engine/ops/plugin_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/ops/plugin_ops.h"
+
+namespace kiln::engine::ops {
+namespace {
+
+constexpr double kRefRtol = 1e-4;  // kernel vs reference, as the op harness
+constexpr double kRefAtol = 1e-5;
+constexpr double kFdEps = 1e-3;    // central differences in float32
+constexpr double kFdRtol = 2e-2;
+constexpr double kFdAtol = 5e-4;
+constexpr size_t kFdMaxElements = 64;  // per tensor; larger ones are sampled
+
+std::string num(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+}
+
+Result<AttrValue> attrFromJson(const nlohmann::json& v, const std::string& key) {
+    if (v.is_boolean()) return AttrValue(v.get<bool>());
+    if (v.is_number_integer()) return AttrValue(v.get<int64_t>());
+    if (v.is_number()) return AttrValue(v.get<double>());
+    if (v.is_string()) return AttrValue(v.get<std::string>());
+    if (v.is_array()) {
+        std::vector<int64_t> out;
+        for (const auto& e : v) {
+            if (!e.is_number_integer()) break;
+            out.push_back(e.get<int64_t>());
+        }
+        if (out.size() == v.size()) return AttrValue(std::move(out));
+    }
+    return Error(ErrorCode::BadAttribute, "attribute \"" + key + "\" has an unsupported value").with("attribute", key);
+}
+
+// One case's kernel with plan-like buffers.
+struct Bench {
+    std::unique_ptr<CpuKernel> kernel;
+    std::vector<std::vector<float>> x, p;
+    std::vector<float> out, workspace;
+    ThreadPool* pool = nullptr;
+
+    Status forward(bool training) {
+        std::vector<const float*> in;
+        for (auto& v : x) in.push_back(v.data());
+        std::vector<float*> params;
+        for (auto& v : p) params.push_back(v.data());
+        KernelIo io;
+        io.in = in;
+        io.params = params;
+        io.out = out.data();
+        io.workspace = workspace.data();
+        io.training = training;
+        io.pool = pool;
+        return kernel->forward(io);
+    }
+    // J = sum(w * out) in double after a training forward.
+    Result<double> objective(const std::vector<float>& w) {
+        KILN_TRY(forward(true));
+        double s = 0;
+        for (size_t i = 0; i < out.size(); ++i) s += static_cast<double>(w[i]) * out[i];
+        return s;
+    }
+};
+
+class Checker {
+public:
+    Checker(const PluginOp& op, ThreadPool& pool) : m_op(op), m_pool(pool) {}
+
+    void run(const KilnCheckCase& c) {
+        m_case = c.name ? c.name : "?";
+        // Attributes.
+        Node node;
+        node.name = "check";
+        node.op = "Plugin";
+        node.attrs.set(kPluginOpAttr, m_op.name);
+        nlohmann::json attrs = nlohmann::json::parse(c.attrs_json ? c.attrs_json : "{}", nullptr, false);
+        if (attrs.is_discarded() || !attrs.is_object()) return fail(PluginCheck::Kind::Shape, "its attributes are not a JSON object");
+        for (auto& [k, v] : attrs.items()) {
+            auto a = attrFromJson(v, k);
+            if (!a.ok()) return fail(PluginCheck::Kind::Shape, a.error().message);
+            node.attrs.set(k, *a);
+        }
+        auto resolved = resolvePluginAttrs(node);
+        if (!resolved.ok()) return fail(PluginCheck::Kind::Shape, resolved.error().message);
+        std::vector<Shape> inputs, symbolic;
+        for (int32_t k = 0; k < c.input_count; ++k) {
+            const KilnShape& s = c.inputs[k];
+            if (s.rank < 1 || s.rank > KILN_PLUGIN_MAX_RANK || s.dims[0] < 1)
+                return fail(PluginCheck::Kind::Shape, "input " + std::to_string(k) + " needs a concrete batch");
+            inputs.emplace_back(std::vector<int64_t>(s.dims, s.dims + s.rank));
+            symbolic.push_back(inputs.back().withBatch(Shape::kBatch));
+        }
+        // Shapes: the same rule with the symbolic batch (the editor) and the concrete one (a plan).
+        auto out = PluginCall(m_op, node, *resolved, inputs).shape();
+        if (!out.ok()) return fail(PluginCheck::Kind::Shape, out.error().message);
+        auto outSym = PluginCall(m_op, node, *resolved, symbolic).shape();
+        if (!outSym.ok()) return fail(PluginCheck::Kind::Shape, "with a symbolic batch: " + outSym.error().message);
+        if (outSym->withBatch((*out)[0]) != *out)
+            return fail(PluginCheck::Kind::Shape, "the output is " + out->toString() + " with a batch but " +
+                                                      outSym->toString() + " without");
+        pass(PluginCheck::Kind::Shape, "output " + out->toString(), 0);
+
+        // Kernel and data.
+        const ShapeContext ctx{node, *resolved, inputs};
+        const OpDef& def = opDef(OpKind::Plugin);
+        auto kernel = def.cpu(ctx, *out);
+        if (!kernel.ok()) return fail(PluginCheck::Kind::Forward, kernel.error().message);
+        Bench b;
+        b.kernel = std::move(*kernel);
+        b.pool = &m_pool;
+        std::mt19937 gen(1234);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f), pu(0.5f, 1.5f);
+        for (const auto& s : inputs) {
+            std::vector<float> v(static_cast<size_t>(s.numel()));
+            for (auto& e : v) e = u(gen);
+            b.x.push_back(std::move(v));
+        }
+        const auto specs = def.params(ctx, *out);
+        for (const auto& s : specs) {
+            std::vector<float> v(static_cast<size_t>(s.shape.numel()));
+            for (auto& e : v) e = pu(gen);
+            b.p.push_back(std::move(v));
+        }
+        b.out.assign(static_cast<size_t>(out->numel()), 0.0f);
+        b.workspace.assign(b.kernel->workspaceFloats(), 0.0f);
+
+        // Forward against the reference.
+        Status st = b.forward(false);
+        if (!st.ok()) return fail(PluginCheck::Kind::Forward, st.error().message);
+        if (!m_op.desc->reference_forward) {
+            skip(PluginCheck::Kind::Forward, "the plugin has no reference forward");
+        } else {
+            std::vector<float> want(b.out.size(), 0.0f);
+            if (!reference(node, *resolved, inputs, *out, b, want)) return;
+            double worst = 0;
+            size_t bad = want.size();
+            for (size_t i = 0; i < want.size(); ++i) {
+                const double d = std::fabs(static_cast<double>(b.out[i]) - want[i]);
+                worst = std::max(worst, d);
+                if (!(d <= kRefAtol + kRefRtol * std::fabs(want[i])) && bad == want.size()) bad = i;
+            }
+            if (bad != want.size())
+                return fail(PluginCheck::Kind::Forward, "element " + std::to_string(bad) + ": kernel " + num(b.out[bad]) +
+                                                            ", reference " + num(want[bad]), worst);
+            pass(PluginCheck::Kind::Forward, std::to_string(want.size()) + " values agree with the reference", worst);
+        }
+
+        // Gradients against central differences.
+        if (!m_op.desc->cpu_backward) return skip(PluginCheck::Kind::Gradient, "the plugin has no backward kernel");
+        gradients(b, specs);
+    }
+
+    std::vector<PluginCheck> results() { return std::move(m_results); }
+
+private:
+    bool reference(const Node& node, const AttrMap& attrs, const std::vector<Shape>& inputs, const Shape& out, Bench& b,
+                   std::vector<float>& want) {
+        PluginCall call(m_op, node, attrs, inputs);
+        std::vector<KilnTensor> in, params;
+        for (size_t k = 0; k < b.x.size(); ++k) in.push_back(pluginTensor(b.x[k].data(), inputs[k]));
+        std::vector<std::vector<float>> pcopy = b.p;
+        for (size_t k = 0; k < pcopy.size(); ++k)
+            params.push_back(pluginTensor(pcopy[k].data(), Shape(std::vector<int64_t>{static_cast<int64_t>(pcopy[k].size())})));
+        // Parameter shapes as the plugin declared them.
+        for (size_t k = 0; k < params.size(); ++k) {
+            auto ps = call.paramShape(out, static_cast<int32_t>(k));
+            if (ps.ok()) params[k] = pluginTensor(pcopy[k].data(), *ps);
+        }
+        char err[1024] = {};
+        KilnKernelArgs a{};
+        a.ctx = &call.context();
+        a.inputs = in.data();
+        a.input_count = static_cast<int32_t>(in.size());
+        a.output = pluginTensor(want.data(), out);
+        a.params = params.data();
+        a.param_count = static_cast<int32_t>(params.size());
+        a.error = err;
+        a.error_size = sizeof err;
+        if (m_op.desc->reference_forward(&a) != 0) {
+            fail(PluginCheck::Kind::Forward, "the reference forward failed: " + pluginMessage(err, sizeof err));
+            return false;
+        }
+        return true;
+    }
+
+    void gradients(Bench& b, const std::vector<ParamSpec>& specs) {
+        std::mt19937 gen(99);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        std::vector<float> w(b.out.size());
+        for (auto& e : w) e = u(gen);
+        // Analytic: one backward after a training forward, into zeroed buffers.
+        std::vector<std::vector<float>> dIn, dP;
+        for (const auto& v : b.x) dIn.emplace_back(v.size(), 0.0f);
+        for (const auto& v : b.p) dP.emplace_back(v.size(), 0.0f);
+        Status st = b.forward(true);
+        if (!st.ok()) return fail(PluginCheck::Kind::Gradient, st.error().message);
+        std::vector<const float*> in;
+        for (auto& v : b.x) in.push_back(v.data());
+        std::vector<float*> params, din, dpar;
+        for (auto& v : b.p) params.push_back(v.data());
+        for (auto& v : dIn) din.push_back(v.data());
+        for (size_t k = 0; k < dP.size(); ++k) dpar.push_back(specs[k].trainable ? dP[k].data() : nullptr);
+        KernelIo io;
+        io.in = in;
+        io.params = params;
+        io.out = b.out.data();
+        io.dOut = w.data();
+        io.dIn = din;
+        io.dParams = dpar;
+        io.workspace = b.workspace.data();
+        io.training = true;
+        io.pool = &m_pool;
+        st = b.kernel->backward(io);
+        if (!st.ok()) return fail(PluginCheck::Kind::Gradient, st.error().message);
+
+        double worst = 0;
+        size_t checked = 0;
+        auto fd = [&](std::vector<float>& target, const std::vector<float>& analytic, const std::string& what) -> bool {
+            std::vector<size_t> elements(target.size());
+            std::iota(elements.begin(), elements.end(), size_t{0});
+            if (elements.size() > kFdMaxElements) {
+                std::shuffle(elements.begin(), elements.end(), gen);
+                elements.resize(kFdMaxElements);
+            }
+            for (size_t i : elements) {
+                const float v = target[i];
+                const float hi = static_cast<float>(v + kFdEps), lo = static_cast<float>(v - kFdEps);
+                target[i] = hi;
+                auto jp = b.objective(w);
+                target[i] = lo;
+                auto jm = b.objective(w);
+                target[i] = v;
+                if (!jp.ok() || !jm.ok()) {
+                    fail(PluginCheck::Kind::Gradient, (jp.ok() ? jm.error() : jp.error()).message);
+                    return false;
+                }
+                const double numeric = (*jp - *jm) / (static_cast<double>(hi) - static_cast<double>(lo));
+                const double diff = std::fabs(analytic[i] - numeric);
+                const double scale = std::max(std::fabs(static_cast<double>(analytic[i])), std::fabs(numeric));
+                worst = std::max(worst, diff / std::max(scale, 1e-6));
+                ++checked;
+                if (diff > kFdAtol + kFdRtol * scale) {
+                    fail(PluginCheck::Kind::Gradient, what + " element " + std::to_string(i) + ": backward " +
+                                                          num(analytic[i]) + ", finite difference " + num(numeric),
+                         worst);
+                    return false;
+                }
+            }
+            return true;
+        };
+        for (size_t k = 0; k < b.x.size(); ++k)
+            if (!fd(b.x[k], dIn[k], "d/d input " + std::to_string(k))) return;
+        for (size_t k = 0; k < b.p.size(); ++k)
+            if (specs[k].trainable && !fd(b.p[k], dP[k], "d/d " + specs[k].name)) return;
+        pass(PluginCheck::Kind::Gradient,
+             std::to_string(checked) + " gradient values agree with central differences", worst);
+    }
+
+    void pass(PluginCheck::Kind k, std::string detail, double worst) {
+        m_results.push_back({m_case, k, PluginCheck::Outcome::Passed, std::move(detail), worst});
+    }
+    void skip(PluginCheck::Kind k, std::string detail) {
+        m_results.push_back({m_case, k, PluginCheck::Outcome::Skipped, std::move(detail), 0});
+    }
+    void fail(PluginCheck::Kind k, std::string detail, double worst = 0) {
+        m_results.push_back({m_case, k, PluginCheck::Outcome::Failed, std::move(detail), worst});
+    }
+
+    const PluginOp& m_op;
+    ThreadPool& m_pool;
+    std::string m_case;
+    std::vector<PluginCheck> m_results;
+};
+
+}  // namespace
+
+std::vector<PluginCheck> checkPluginOp(const PluginOp& op, ThreadPool& pool) {
+    Checker checker(op, pool);
+    for (int32_t i = 0; i < op.desc->check_case_count; ++i) checker.run(op.desc->check_cases[i]);
+    return checker.results();
+}
+
+}  // namespace kiln::engine::ops

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// Plugin operations: shared libraries speaking the C ABI of engine/plugin/kiln/plugin.h, loaded
+// once per process and never unloaded (kernels may point into them while a plan lives). The
+// registry turns each plugin op's C schema into the engine's AttrSpecs; the Plugin row of the op
+// table (plugin_ops.cpp) dispatches to it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "engine/graph/attr.h"
+#include "engine/plugin/kiln/plugin.h"
+
+namespace kiln::engine::ops {
+
+// The node attribute of a Plugin node that names its plugin operation.
+inline constexpr const char* kPluginOpAttr = "plugin_op";
+
+struct PluginOp {
+    std::string name;            // "acme.GroupNorm"
+    std::string pluginPath;      // the library it came from
+    const KilnOpDesc* desc = nullptr;
+    std::vector<AttrSpec> attrs; // the op's schema, in the plugin's order
+};
+
+struct PluginInfo {
+    std::string path;
+    std::string name;
+    std::string version;
+    uint32_t abiVersion = 0;
+    std::vector<std::string> ops;
+};
+
+class PluginRegistry {
+public:
+    // The process-wide registry every Plugin node resolves against.
+    static PluginRegistry& global();
+
+    // Loads one library. Loading the same path again does nothing. Errors (code PluginError):
+    // the library cannot be opened, has no kiln_plugin_describe, declares another ABI version,
+    // describes an op badly, or names an op another plugin already provides.
+    Result<PluginInfo> load(const std::string& path);
+    // Registers a descriptor that is already in the process (a plugin linked in statically);
+    // `origin` stands for the path in messages and listings.
+    Result<PluginInfo> add(const KilnPluginDesc* desc, const std::string& origin);
+
+    const PluginOp* find(std::string_view name) const;
+    std::vector<PluginInfo> plugins() const;
+    std::vector<const PluginOp*> ops() const;
+    // The errors of loads that failed, latest per path, for the studio's plugin list.
+    std::vector<Error> failures() const;
+
+private:
+    Result<PluginInfo> loadLocked(const std::string& path);
+    Result<PluginInfo> addLocked(const KilnPluginDesc* desc, const std::string& origin);
+
+    mutable std::mutex m_mutex;
+    std::vector<PluginInfo> m_plugins;
+    std::vector<Error> m_failures;
+    std::vector<std::unique_ptr<PluginOp>> m_ops;  // stable addresses
+};
+
+// Where plugins are looked for by default: the user's plugin folder
+// ($XDG_DATA_HOME/kiln/plugins, else ~/.local/share/kiln/plugins), then each entry of
+// KILN_PLUGIN_PATH (':'-separated files or folders).
+std::string userPluginFolder();
+std::vector<std::string> pluginPathEntries();
+
+// Loads a file, or every *.so in a folder (in name order). A missing user folder is no error;
+// other missing paths are (FileNotFound). With `keepGoing`, a failure does not stop the rest:
+// the first error is still returned, and every one stays in PluginRegistry::failures().
+Status loadPluginsFrom(const std::string& path, std::vector<PluginInfo>* loaded = nullptr, bool keepGoing = false);
+// The user folder, KILN_PLUGIN_PATH, then `extra` (the programs' --plugin options), in order.
+Status loadPlugins(const std::vector<std::string>& extra, std::vector<PluginInfo>* loaded = nullptr,
+                   bool keepGoing = false);
+
+}  // namespace kiln::engine::ops

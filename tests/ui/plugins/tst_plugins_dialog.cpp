@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+// Help > Plugins… driven like a user, with the example GroupNorm plugin (KILN_TEST_PLUGIN_DIR):
+// the list shows the plugin's path, ABI version and operation, a click selects it, "Check plugin"
+// runs every check off the GUI thread and lists the results; a plugin refused for its ABI
+// version shows with its reason. The palette lists the operation under "Plugins", adding it makes
+// a Plugin node, and the inspector's form comes from the plugin's attribute schema. With
+// KILN_SCREENSHOT=<file.png> set, the dialog is saved as a picture after its check.
+// kiln-test-labels: ui
+// kiln-test-libs: kiln_ui_plugins kiln_ui_graph_editor
+#include <QLabel>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTreeWidget>
+#include <QtTest>
+
+#include <memory>
+
+#include "engine/ops/plugin_registry.h"
+#include "ui/graph_editor/editor_document.h"
+#include "ui/graph_editor/inspector_widget.h"
+#include "ui/graph_editor/palette_widget.h"
+#include "ui/plugins/plugins_dialog.h"
+
+using namespace kiln::ui;
+namespace engine = kiln::engine;
+
+namespace {
+
+const QString kPluginDir = QStringLiteral(KILN_TEST_PLUGIN_DIR);
+
+void click(QTreeWidget* tree, QTreeWidgetItem* item) {
+    tree->scrollToItem(item);
+    QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, tree->visualItemRect(item).center());
+}
+
+}  // namespace
+
+class TestPluginsDialog : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        auto info = engine::ops::PluginRegistry::global().load((kPluginDir + "/group_norm.so").toStdString());
+        QVERIFY2(info.ok(), info.ok() ? "" : info.error().message.c_str());
+    }
+
+    void listsAndChecksPlugin() {
+        PluginsDialog dialog;
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        QTreeWidget* list = dialog.pluginList();
+        QCOMPARE(list->topLevelItemCount(), 1);
+        QTreeWidgetItem* plugin = list->topLevelItem(0);
+        QCOMPARE(plugin->text(0), QStringLiteral("example 1.0"));
+        QCOMPARE(plugin->text(1), QString::number(KILN_PLUGIN_ABI_VERSION));
+        QVERIFY2(plugin->text(2).endsWith("/group_norm.so"), qPrintable(plugin->text(2)));
+        QCOMPARE(plugin->childCount(), 1);
+        QCOMPARE(plugin->child(0)->text(0), QStringLiteral("example.GroupNorm"));
+        QVERIFY(plugin->child(0)->text(2).contains("Group normalization"));
+
+        // Select the operation's row with the mouse, then press "Check plugin".
+        list->clearSelection();
+        QVERIFY(!dialog.checkButton()->isEnabled());
+        click(list, plugin->child(0));
+        QVERIFY(plugin->child(0)->isSelected());
+        QVERIFY(dialog.checkButton()->isEnabled());
+        QSignalSpy finished(&dialog, &PluginsDialog::checkFinished);
+        QTest::mouseClick(dialog.checkButton(), Qt::LeftButton);
+        QVERIFY(!dialog.checkButton()->isEnabled());  // one check at a time
+        QVERIFY(finished.wait(120000));
+        QCOMPARE(finished.first().first().toInt(), 0);
+        QTreeWidget* results = dialog.resultList();
+        QCOMPARE(results->topLevelItemCount(), 9);  // 3 cases x shape, forward, gradient
+        for (int i = 0; i < results->topLevelItemCount(); ++i) {
+            const auto* row = results->topLevelItem(i);
+            QCOMPARE(row->text(0), QStringLiteral("example.GroupNorm"));
+            QVERIFY2(row->text(3) == QStringLiteral("passed"), qPrintable(row->text(1) + ": " + row->text(4)));
+        }
+        QCOMPARE(results->topLevelItem(0)->text(2), QStringLiteral("Shape"));
+        QCOMPARE(results->topLevelItem(1)->text(2), QStringLiteral("Forward vs reference"));
+        QCOMPARE(dialog.findChild<QLabel*>("checkSummary")->text(), QStringLiteral("9 passed, 0 failed, 0 skipped"));
+        QVERIFY(dialog.checkButton()->isEnabled());
+        if (const QString shot = qEnvironmentVariable("KILN_SCREENSHOT"); !shot.isEmpty()) {
+            list->setCurrentItem(plugin);
+            QVERIFY(dialog.grab().save(shot, "PNG"));
+        }
+    }
+
+    void showsRefusedPlugin() {
+        const auto bad = engine::ops::PluginRegistry::global().load((kPluginDir + "/bad/wrong_abi.so").toStdString());
+        QVERIFY(!bad.ok());
+        PluginsDialog dialog;
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        QTreeWidget* list = dialog.pluginList();
+        QCOMPARE(list->topLevelItemCount(), 2);
+        QTreeWidgetItem* refused = list->topLevelItem(1);
+        QCOMPARE(refused->text(0), QStringLiteral("Not loaded"));
+        QVERIFY2(refused->text(2).contains("wrong_abi.so") && refused->text(2).contains("expects version 1"),
+                 qPrintable(refused->text(2)));
+        // Nothing to check there.
+        click(list, refused);
+        QVERIFY(!dialog.checkButton()->isEnabled());
+    }
+
+    void paletteAndInspectorFromSchema() {
+        PaletteWidget palette;
+        PaletteModel* model = palette.model();
+        QVERIFY(model);
+        QModelIndex section;
+        for (int s = 0; s < model->rowCount(); ++s)
+            if (model->index(s, 0).data().toString() == QStringLiteral("Plugins")) section = model->index(s, 0);
+        QVERIFY(section.isValid());
+        QCOMPARE(model->rowCount(section), 1);
+        QCOMPARE(model->index(0, 0, section).data().toString(), QStringLiteral("example.GroupNorm"));
+        std::unique_ptr<QMimeData> mime(palette.mimeDataFor(QStringLiteral("example.GroupNorm")));
+        QVERIFY(mime);
+
+        EditorDocument doc;
+        doc.newDocument();
+        const ItemId id = doc.addNode("example.GroupNorm", QPointF(100, 100));
+        QVERIFY(id);
+        const auto* n = doc.node(id);
+        QCOMPARE(QString::fromStdString(n->node.op), QStringLiteral("Plugin"));
+        QCOMPARE(QString::fromStdString(n->node.name), QStringLiteral("group_norm"));
+        QCOMPARE(QString::fromStdString(n->node.attrs.getString("plugin_op")), QStringLiteral("example.GroupNorm"));
+
+        InspectorWidget inspector(&doc);
+        inspector.show();
+        inspector.setNode(id);
+        auto* groups = qobject_cast<QLineEdit*>(inspector.editorFor("groups"));
+        QVERIFY(groups);
+        QVERIFY(groups->toolTip().contains("divide the channels"));
+        QCOMPARE(groups->placeholderText(), QStringLiteral("2"));
+        QVERIFY(inspector.editorFor("epsilon"));
+        groups->setFocus();
+        QTest::keyClicks(groups, "3");
+        QTest::keyClick(groups, Qt::Key_Return);
+        QCOMPARE(doc.node(id)->node.attrs.getInt("groups"), int64_t{3});
+        QVERIFY(inspector.lastError().isEmpty());
+        // The schema's range holds in the editor too.
+        groups->selectAll();
+        QTest::keyClicks(groups, "0");
+        QTest::keyClick(groups, Qt::Key_Return);
+        QCOMPARE(doc.node(id)->node.attrs.getInt("groups"), int64_t{3});
+        QVERIFY2(inspector.lastError().contains("at least 1"), qPrintable(inspector.lastError()));
+    }
+};
+
+QTEST_MAIN(TestPluginsDialog)
+#include "tst_plugins_dialog.moc"

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// The plugin list and checker dialog.
+#include "ui/plugins/plugins_dialog.h"
+
+#include <QDialogButtonBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include "engine/core/thread_pool.h"
+#include "engine/ops/plugin_registry.h"
+
+namespace kiln::ui {
+namespace {
+
+constexpr int kPathRole = Qt::UserRole + 1;
+
+QString kindText(engine::ops::PluginCheck::Kind k) {
+    using K = engine::ops::PluginCheck::Kind;
+    switch (k) {
+    case K::Shape: return PluginsDialog::tr("Shape");
+    case K::Forward: return PluginsDialog::tr("Forward vs reference");
+    case K::Gradient: return PluginsDialog::tr("Gradient vs finite differences");
+    }
+    return {};
+}
+
+QString outcomeText(engine::ops::PluginCheck::Outcome o) {
+    using O = engine::ops::PluginCheck::Outcome;
+    switch (o) {
+    case O::Passed: return PluginsDialog::tr("passed");
+    case O::Failed: return PluginsDialog::tr("FAILED");
+    case O::Skipped: return PluginsDialog::tr("skipped");
+    }
+    return {};
+}
+
+}  // namespace
+
+PluginsDialog::PluginsDialog(QWidget* parent) : QDialog(parent) {
+    setWindowTitle(tr("Plugins"));
+    setObjectName(QStringLiteral("pluginsDialog"));
+    resize(820, 560);
+    auto* layout = new QVBoxLayout(this);
+    const QString folder = QString::fromStdString(engine::ops::userPluginFolder());
+    m_folder = new QLabel(tr("Plugins load at start from %1, from the folders and files in KILN_PLUGIN_PATH, and from "
+                             "--plugin options of the command-line programs.")
+                              .arg(folder.isEmpty() ? tr("the user's plugin folder") : folder),
+                          this);
+    m_folder->setWordWrap(true);
+    m_folder->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_folder);
+
+    m_plugins = new QTreeWidget(this);
+    m_plugins->setObjectName(QStringLiteral("pluginList"));
+    m_plugins->setHeaderLabels({tr("Plugin or operation"), tr("ABI version"), tr("Path or description")});
+    m_plugins->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_plugins->setSelectionMode(QAbstractItemView::SingleSelection);
+    layout->addWidget(m_plugins, 2);
+
+    auto* row = new QHBoxLayout;
+    m_check = new QPushButton(tr("Check plugin"), this);
+    m_check->setObjectName(QStringLiteral("checkPlugin"));
+    m_check->setToolTip(tr("Runs the selected plugin's check cases: shapes, forward against its reference, and "
+                           "gradients against finite differences"));
+    row->addWidget(m_check);
+    m_summary = new QLabel(this);
+    m_summary->setObjectName(QStringLiteral("checkSummary"));
+    m_summary->setWordWrap(true);
+    row->addWidget(m_summary, 1);
+    layout->addLayout(row);
+
+    m_results = new QTreeWidget(this);
+    m_results->setObjectName(QStringLiteral("checkResults"));
+    m_results->setHeaderLabels({tr("Operation"), tr("Case"), tr("Check"), tr("Result"), tr("Detail")});
+    m_results->setRootIsDecorated(false);
+    layout->addWidget(m_results, 3);
+
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    layout->addWidget(buttons);
+
+    connect(m_check, &QPushButton::clicked, this, &PluginsDialog::startCheck);
+    connect(m_plugins, &QTreeWidget::itemSelectionChanged, this,
+            [this] { m_check->setEnabled(!selectedPluginPath().isEmpty() && !m_watcher.isRunning()); });
+    connect(&m_watcher, &QFutureWatcher<std::vector<PluginCheckRun>>::finished, this, &PluginsDialog::showResults);
+    refresh();
+}
+
+PluginsDialog::~PluginsDialog() {
+    m_watcher.waitForFinished();
+}
+
+void PluginsDialog::refresh() {
+    m_plugins->clear();
+    const auto& registry = engine::ops::PluginRegistry::global();
+    for (const auto& p : registry.plugins()) {
+        const QString path = QString::fromStdString(p.path);
+        auto* item = new QTreeWidgetItem(m_plugins, {QString::fromStdString(p.name + " " + p.version).trimmed(),
+                                                     QString::number(p.abiVersion), path});
+        item->setData(0, kPathRole, path);
+        item->setToolTip(2, path);
+        for (const auto& name : p.ops) {
+            const auto* op = registry.find(name);
+            auto* child = new QTreeWidgetItem(item, {QString::fromStdString(name), QString(),
+                                                     op && op->desc->doc ? QString::fromUtf8(op->desc->doc) : QString()});
+            child->setData(0, kPathRole, path);
+        }
+    }
+    for (const auto& e : registry.failures()) {
+        auto* item = new QTreeWidgetItem(m_plugins, {tr("Not loaded"), QString(), QString::fromStdString(e.message)});
+        item->setForeground(0, Qt::red);
+        item->setToolTip(2, QString::fromStdString(e.message));
+    }
+    if (m_plugins->topLevelItemCount() == 0)
+        new QTreeWidgetItem(m_plugins, {tr("No plugins are loaded"), QString(), QString()});
+    m_plugins->expandAll();
+    if (!registry.plugins().empty()) m_plugins->setCurrentItem(m_plugins->topLevelItem(0));
+    m_check->setEnabled(!selectedPluginPath().isEmpty() && !m_watcher.isRunning());
+}
+
+QString PluginsDialog::selectedPluginPath() const {
+    const auto items = m_plugins->selectedItems();
+    return items.isEmpty() ? QString() : items.first()->data(0, kPathRole).toString();
+}
+
+void PluginsDialog::startCheck() {
+    const std::string path = selectedPluginPath().toStdString();
+    if (path.empty() || m_watcher.isRunning()) return;
+    std::vector<const engine::ops::PluginOp*> ops;
+    for (const auto* op : engine::ops::PluginRegistry::global().ops())
+        if (op->pluginPath == path) ops.push_back(op);
+    m_check->setEnabled(false);
+    m_results->clear();
+    m_summary->setText(tr("Checking %n operation(s)…", nullptr, static_cast<int>(ops.size())));
+    // Plugins are never unloaded, so the descriptors outlive the check.
+    m_watcher.setFuture(QtConcurrent::run([ops] {
+        engine::ThreadPool pool(2);
+        std::vector<PluginCheckRun> runs;
+        for (const auto* op : ops) runs.push_back({op->name, engine::ops::checkPluginOp(*op, pool)});
+        return runs;
+    }));
+}
+
+void PluginsDialog::showResults() {
+    const auto runs = m_watcher.result();
+    int passed = 0, failed = 0, skipped = 0;
+    for (const auto& run : runs) {
+        if (run.checks.empty())
+            new QTreeWidgetItem(m_results, {QString::fromStdString(run.op), QString(), QString(), outcomeText(
+                                                engine::ops::PluginCheck::Outcome::Skipped),
+                                            tr("The plugin declares no check cases for this operation")});
+        for (const auto& c : run.checks) {
+            using O = engine::ops::PluginCheck::Outcome;
+            (c.outcome == O::Passed ? passed : c.outcome == O::Failed ? failed : skipped)++;
+            auto* item = new QTreeWidgetItem(m_results, {QString::fromStdString(run.op), QString::fromStdString(c.caseName),
+                                                         kindText(c.kind), outcomeText(c.outcome),
+                                                         QString::fromStdString(c.detail)});
+            if (c.outcome == O::Failed) item->setForeground(3, Qt::red);
+            item->setToolTip(4, QString::fromStdString(c.detail));
+        }
+    }
+    for (int c = 0; c < 4; ++c) m_results->resizeColumnToContents(c);
+    m_summary->setText(tr("%1 passed, %2 failed, %3 skipped").arg(passed).arg(failed).arg(skipped));
+    m_check->setEnabled(!selectedPluginPath().isEmpty());
+    emit checkFinished(failed);
+}
+
+}  // namespace kiln::ui
