@@ -283,7 +283,7 @@ Result<SweepSpec> parseSweepSpec(const json& j)
         }
     }
     if (j.contains("seed")) {
-        if (!j["seed"].is_number_unsigned()) {
+        if (!j["seed"].is_number_integer() || (!j["seed"].is_number_unsigned() && j["seed"].get<int64_t>() < 0)) {
             return specError("seed", "\"seed\" must be an integer of at least 0");
         }
         spec.seed = j["seed"].get<uint64_t>();
@@ -648,6 +648,8 @@ Result<io::Project> applySweepParameters(const io::Project& project, const json&
         return e;
     }
     applied->path = project.path;
+    // Errors of a trial then point at the node's line in the file the user wrote.
+    applied->sourceText = project.sourceText;
     return applied;
 }
 
