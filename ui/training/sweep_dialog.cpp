@@ -105,6 +105,7 @@ SweepDialog::SweepDialog(const engine::io::Project& project, const QString& proj
     m_params = new QTableWidget(0, 3, this);
     m_params->setObjectName(QStringLiteral("sweepParameters"));
     m_params->horizontalHeader()->setSectionResizeMode(ParamPath, QHeaderView::Stretch);
+    m_params->horizontalHeader()->setSectionResizeMode(ParamKind, QHeaderView::ResizeToContents);
     m_params->horizontalHeader()->setSectionResizeMode(ParamValues, QHeaderView::Stretch);
     m_params->verticalHeader()->setVisible(false);
     m_params->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -452,6 +453,7 @@ void SweepDialog::start() {
         m_model->removeRows(0, m_model->rowCount());
         for (const auto& t : outcome->result.trials) showTrial(t);
         m_best = outcome->result.best;
+        m_results->resizeColumnsToContents();
         updateButtons();
         replotChart();
         QString text;
@@ -565,7 +567,7 @@ void SweepDialog::showTrial(const engine::api::TrialResult& t) {
     set(ColObjective, t.objective ? QString::number(*t.objective, 'f', 4) : QStringLiteral("–"),
         t.objective ? *t.objective : (max ? -1e300 : 1e300));
     set(ColEpochs, QString::number(t.epochs), t.epochs);
-    set(ColSeconds, QString::number(t.seconds, 'f', 1), t.seconds);
+    set(ColSeconds, QString::number(t.seconds, 'f', t.seconds < 10 ? 2 : 1), t.seconds);
     for (size_t k = 0; k < m_runningSpec.parameters.size(); ++k) {
         const auto& path = m_runningSpec.parameters[k].path;
         const json v = t.params.contains(path) ? t.params[path] : json();

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 #include <qcustomplot.h>
 
+#include "engine/api/sweep.h"
 #include "engine/io/project.h"
 #include "engine/store/run_store.h"
 #include "ui/training/sweep_dialog.h"
@@ -208,6 +209,42 @@ private slots:
         const QString status = dialog.findChild<QLabel*>(QStringLiteral("sweepStatus"))->text();
         QVERIFY2(status.contains(QLatin1String("parameters[0].path")) && status.contains(QLatin1String("hidden")), qPrintable(status));
         QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral(".kiln/runs.sqlite"))));
+    }
+
+    // tools/sweep_screenshot.sh runs this under Xvfb with KILN_SCREENSHOT set: the real window
+    // after a 16-trial sweep of the two-tower example.
+    void screenshot() {
+        const QByteArray shot = qgetenv("KILN_SCREENSHOT");
+        if (shot.isEmpty()) QSKIP("takes the documentation's screenshot when KILN_SCREENSHOT names the file");
+        const QString data = qEnvironmentVariable("KILN_DATA", QDir::homePath() + QStringLiteral("/.cache/kiln/data"));
+        if (!QFileInfo::exists(data + QStringLiteral("/sklearn/breast_cancer.csv"))) QSKIP("the breast-cancer table is not cached");
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("two_tower.kiln"));
+        QVERIFY(QFile::copy(QStringLiteral(KILN_SOURCE_DIR "/resources/examples/two_tower.kiln"), path));
+        auto project = engine::io::loadProject(path.toStdString());
+        QVERIFY(project.ok());
+        auto spec = engine::api::parseSweepSpec(json::parse(R"({
+          "parameters": [
+            {"path": "learning_rate", "kind": "log_uniform", "min": 0.0001, "max": 0.01},
+            {"path": "nodes.a_drop.rate", "kind": "uniform", "min": 0.0, "max": 0.5},
+            {"path": "nodes.a_fc1.units", "kind": "int_uniform", "min": 4, "max": 32},
+            {"path": "batch_size", "kind": "choice", "values": [16, 32, 64]}],
+          "strategy": "random", "seed": 4, "trials": 16, "epochs": 20,
+          "objective": {"metric": "val_loss", "mode": "min"},
+          "early_stopping": {"type": "median", "min_epochs": 5, "min_trials": 4}})"));
+        QVERIFY(spec.ok());
+        SweepDialog dialog(*project, path);
+        dialog.setSpec(*spec);
+        dialog.resize(1100, 820);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        QSignalSpy finished(&dialog, &SweepDialog::finished);
+        dialog.start();
+        QVERIFY(finished.wait(300000));
+        QVERIFY(finished.first().at(0).toBool());
+        dialog.resultsView()->sortByColumn(2, Qt::AscendingOrder);
+        QTest::qWait(300);
+        QVERIFY(dialog.grab().save(QString::fromLocal8Bit(shot)));
     }
 };
 
