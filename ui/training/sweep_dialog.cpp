@@ -501,7 +501,7 @@ void SweepDialog::onEvent(const engine::api::SweepEvent& e) {
     const QString objective = QString::fromStdString(m_runningSpec.objective);
     switch (e.kind) {
     case engine::api::SweepEvent::Kind::TrialStarted:
-        showTrial(e.trial);
+        showTrial(e.trial, true);
         m_status->setText(tr("Trial %1 of %2 is training…").arg(e.trial.number).arg(e.trials));
         break;
     case engine::api::SweepEvent::Kind::Epoch:
@@ -532,7 +532,7 @@ void SweepDialog::rebuildResultColumns() {
         m_model->setHeaderData(ColFirstParam + int(k), Qt::Horizontal, QString::fromStdString(m_runningSpec.parameters[k].path));
 }
 
-void SweepDialog::showTrial(const engine::api::TrialResult& t) {
+void SweepDialog::showTrial(const engine::api::TrialResult& t, bool training) {
     // One row per trial number; a later rung's run updates its row.
     auto it = std::find_if(m_trials.begin(), m_trials.end(), [&](const auto& x) { return x.number == t.number; });
     int row = -1;
@@ -553,9 +553,8 @@ void SweepDialog::showTrial(const engine::api::TrialResult& t) {
         item->setData(sortKey, Qt::UserRole);
     };
     QString status;
-    const bool finished = !t.curve.empty() || t.status == TrialStatus::Failed || t.seconds > 0;
     switch (t.status) {
-    case TrialStatus::Completed: status = finished ? tr("completed") : tr("training"); break;
+    case TrialStatus::Completed: status = training ? tr("training") : tr("completed"); break;
     case TrialStatus::Pruned: status = tr("pruned"); break;
     case TrialStatus::Failed: status = tr("failed"); break;
     case TrialStatus::Cancelled: status = tr("cancelled"); break;

@@ -64,7 +64,7 @@ private:
     void retranslate();
     void addParameterRow(const QString& path = {}, int kind = 0, const QString& values = {});
     void onEvent(const engine::api::SweepEvent& e);
-    void showTrial(const engine::api::TrialResult& t);
+    void showTrial(const engine::api::TrialResult& t, bool training = false);
     void rebuildResultColumns();
     void replotChart();
     void applyBest();
