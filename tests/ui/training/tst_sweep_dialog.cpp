@@ -211,6 +211,36 @@ private slots:
         QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral(".kiln/runs.sqlite"))));
     }
 
+    void cancelStopsTheSweep() {
+        QTemporaryDir dir;
+        engine::io::Project project;
+        const QString path = blobsProject(dir, project);
+        QVERIFY(!path.isEmpty());
+        auto spec = engine::api::parseSweepSpec(json::parse(R"({
+          "parameters": [{"path": "learning_rate", "kind": "log_uniform", "min": 0.001, "max": 0.1}],
+          "strategy": "random", "trials": 50, "epochs": 2000, "objective": "val_loss"})"));
+        QVERIFY(spec.ok());
+        SweepDialog dialog(project, path);
+        dialog.setSpec(*spec);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        auto* cancel = dialog.findChild<QPushButton*>(QStringLiteral("sweepCancel"));
+        QVERIFY(!cancel->isEnabled());
+        QSignalSpy finished(&dialog, &SweepDialog::finished);
+        QTest::mouseClick(dialog.findChild<QPushButton*>(QStringLiteral("sweepRun")), Qt::LeftButton);
+        QTRY_VERIFY(dialog.resultsView()->model()->rowCount() >= 1);
+        QVERIFY(cancel->isEnabled());
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QVERIFY(finished.wait(60000));
+        QVERIFY(finished.first().at(0).toBool());
+        QVERIFY(!dialog.running());
+        // The trial in progress stopped early and no other started.
+        QVERIFY(dialog.trials().size() < 50);
+        QCOMPARE(dialog.trials().back().status, engine::api::TrialStatus::Cancelled);
+        QVERIFY(dialog.trials().back().epochs < 2000);
+        QVERIFY(finished.first().at(1).toString().startsWith(QLatin1String("Cancelled.")));
+    }
+
     // tools/sweep_screenshot.sh runs this under Xvfb with KILN_SCREENSHOT set: the real window
     // after a 16-trial sweep of the two-tower example.
     void screenshot() {
