@@ -967,6 +967,26 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Plugin libraries or folders to load (&apos;:&apos;-separated), besides the user&apos;s plugin folder and KILN_PLUGIN_PATH.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Run the hyper-parameter sweep described in this JSON file (docs/sweeps.md): one recorded training run per trial, then a results table and the best trial.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>With --sweep: write the project with the best trial&apos;s parameters to --output.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>With --apply-best: the project file to write.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-train: --apply-best goes with --sweep.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-train: --apply-best needs --output (-o) and --output needs --apply-best.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -1272,6 +1292,87 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>not a Kiln recovery file</source>
         <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>SweepCli</name>
+    <message>
+        <source>completed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pruned</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>trial %1/%2: %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  epoch %1/%2 - %3: %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>  %1: %2 %3 after %n epoch(s) in %4 s</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>kiln-train: no trial has a value of %1, so there is no best project to write.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>trial</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>status</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>epochs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>seconds</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Best: trial %1, %2 %3 (epoch %4): %5</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Wrote the project with the best parameters to %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No trial has a value of %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Sweep %1: %n trial(s) in %2 s.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -1660,6 +1761,22 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>List the loaded plugin operations and check them</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Train</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>S&amp;weep…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Train the project with several settings and compare the results</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Apply the sweep&apos;s best parameters</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -4690,6 +4807,252 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Validation loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::SweepDialog</name>
+    <message>
+        <source>choice</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>uniform</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>log-uniform</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>integer uniform</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Values separated by commas, e.g. 0.1, 0.2, 0.5 or adam, sgd</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The range as min, max, e.g. 0.0001, 0.01</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Row %1: give the range as min, max (two numbers separated by a comma).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save the project first: the trials&apos; runs are kept next to it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Starting the sweep…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The sweep failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Best: trial %1, %2 = %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No trial has a value of %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelled.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n trial(s) in %1 s.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Cancelling after the current step…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trial %1 of %2 is training…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trial %1, epoch %2 of %3: %4 = %5</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trial</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Objective</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seconds</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>training</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pruned</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trial %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Applied the parameters of trial %1 to the project.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hyper-parameter sweep</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parameters (training settings such as learning_rate, node attributes as nodes.&lt;node&gt;.&lt;attribute&gt;, callback settings as callbacks.&lt;type&gt;.&lt;setting&gt;):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Path</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kind</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Values or range</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add parameter</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove parameter</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Strategy:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Random (seeded)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Grid</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trials:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Random: trials drawn. Grid: at most this many points of the grid, in order. Successive halving: the configurations of the first rung.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Epochs per trial:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>project&apos;s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Objective:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>minimise</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>maximise</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Early stopping:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Median stopping rule</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Successive halving</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Minimum epochs:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Median rule: epochs before a trial may stop. Successive halving: the epochs of the first rung.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Finished trials to compare:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep 1 in:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Apply best</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Set the best trial&apos;s parameters in the project (Edit &gt; Undo takes them back).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each trial is a training run of the project with its parameters, recorded in the run history.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

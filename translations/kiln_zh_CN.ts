@@ -971,6 +971,26 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Plugin libraries or folders to load (&apos;:&apos;-separated), besides the user&apos;s plugin folder and KILN_PLUGIN_PATH.</source>
         <translation>要加载的插件库或文件夹（以“:”分隔），另外还会加载用户插件文件夹和 KILN_PLUGIN_PATH 中的插件。</translation>
     </message>
+    <message>
+        <source>Run the hyper-parameter sweep described in this JSON file (docs/sweeps.md): one recorded training run per trial, then a results table and the best trial.</source>
+        <translation>运行此 JSON 文件描述的超参数搜索（见 docs/sweeps.md）：每次试验一次有记录的训练，然后输出结果表和最佳试验。</translation>
+    </message>
+    <message>
+        <source>With --sweep: write the project with the best trial&apos;s parameters to --output.</source>
+        <translation>与 --sweep 一起使用：把采用最佳试验参数的项目写入 --output。</translation>
+    </message>
+    <message>
+        <source>With --apply-best: the project file to write.</source>
+        <translation>与 --apply-best 一起使用：要写入的项目文件。</translation>
+    </message>
+    <message>
+        <source>kiln-train: --apply-best goes with --sweep.</source>
+        <translation>kiln-train：--apply-best 需与 --sweep 一起使用。</translation>
+    </message>
+    <message>
+        <source>kiln-train: --apply-best needs --output (-o) and --output needs --apply-best.</source>
+        <translation>kiln-train：--apply-best 需要 --output (-o)，--output 也需要 --apply-best。</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -1273,6 +1293,85 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>not a Kiln recovery file</source>
         <translation>不是 Kiln 恢复文件</translation>
+    </message>
+</context>
+<context>
+    <name>SweepCli</name>
+    <message>
+        <source>completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>pruned</source>
+        <translation>已提前停止</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>trial %1/%2: %3</source>
+        <translation>试验 %1/%2：%3</translation>
+    </message>
+    <message>
+        <source>  epoch %1/%2 - %3: %4</source>
+        <translation>  第 %1/%2 轮 - %3：%4</translation>
+    </message>
+    <message>
+        <source>  failed: %1</source>
+        <translation>  失败：%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>  %1: %2 %3 after %n epoch(s) in %4 s</source>
+        <translation>
+            <numerusform>  %1：%n 轮后 %2 为 %3，用时 %4 秒</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>kiln-train: no trial has a value of %1, so there is no best project to write.</source>
+        <translation>kiln-train：没有试验得到 %1 的值，因此没有可写入的最佳项目。</translation>
+    </message>
+    <message>
+        <source>trial</source>
+        <translation>试验</translation>
+    </message>
+    <message>
+        <source>status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>epochs</source>
+        <translation>轮数</translation>
+    </message>
+    <message>
+        <source>seconds</source>
+        <translation>秒</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Best: trial %1, %2 %3 (epoch %4): %5</source>
+        <translation>最佳：试验 %1，%2 为 %3（第 %4 轮）：%5</translation>
+    </message>
+    <message>
+        <source>Wrote the project with the best parameters to %1.</source>
+        <translation>已将采用最佳参数的项目写入 %1。</translation>
+    </message>
+    <message>
+        <source>No trial has a value of %1.</source>
+        <translation>没有试验得到 %1 的值。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Sweep %1: %n trial(s) in %2 s.</source>
+        <translation>
+            <numerusform>搜索 %1：%n 次试验，用时 %2 秒。</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -1661,6 +1760,22 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>List the loaded plugin operations and check them</source>
         <translation>列出已加载的插件运算并检查它们</translation>
+    </message>
+    <message>
+        <source>&amp;Train</source>
+        <translation>训练(&amp;T)</translation>
+    </message>
+    <message>
+        <source>S&amp;weep…</source>
+        <translation>超参数搜索(&amp;W)…</translation>
+    </message>
+    <message>
+        <source>Train the project with several settings and compare the results</source>
+        <translation>用多组设置训练项目并比较结果</translation>
+    </message>
+    <message>
+        <source>Apply the sweep&apos;s best parameters</source>
+        <translation>应用搜索的最佳参数</translation>
     </message>
 </context>
 <context>
@@ -4673,6 +4788,251 @@ step %3 · epoch %4
     <message>
         <source>Validation loss</source>
         <translation>验证损失</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::training::SweepDialog</name>
+    <message>
+        <source>choice</source>
+        <translation>候选值</translation>
+    </message>
+    <message>
+        <source>uniform</source>
+        <translation>均匀分布</translation>
+    </message>
+    <message>
+        <source>log-uniform</source>
+        <translation>对数均匀分布</translation>
+    </message>
+    <message>
+        <source>integer uniform</source>
+        <translation>整数均匀分布</translation>
+    </message>
+    <message>
+        <source>Values separated by commas, e.g. 0.1, 0.2, 0.5 or adam, sgd</source>
+        <translation>用逗号分隔的值，例如 0.1, 0.2, 0.5 或 adam, sgd</translation>
+    </message>
+    <message>
+        <source>The range as min, max, e.g. 0.0001, 0.01</source>
+        <translation>范围写作“最小值, 最大值”，例如 0.0001, 0.01</translation>
+    </message>
+    <message>
+        <source>Row %1: give the range as min, max (two numbers separated by a comma).</source>
+        <translation>第 %1 行：范围请写作“最小值, 最大值”（用逗号分隔的两个数）。</translation>
+    </message>
+    <message>
+        <source>Save the project first: the trials&apos; runs are kept next to it.</source>
+        <translation>请先保存项目：试验的运行记录保存在项目旁边。</translation>
+    </message>
+    <message>
+        <source>Starting the sweep…</source>
+        <translation>正在开始搜索…</translation>
+    </message>
+    <message>
+        <source>The sweep failed: %1</source>
+        <translation>搜索失败：%1</translation>
+    </message>
+    <message>
+        <source>Best: trial %1, %2 = %3.</source>
+        <translation>最佳：试验 %1，%2 = %3。</translation>
+    </message>
+    <message>
+        <source>No trial has a value of %1.</source>
+        <translation>没有试验得到 %1 的值。</translation>
+    </message>
+    <message>
+        <source>Cancelled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n trial(s) in %1 s.</source>
+        <translation>
+            <numerusform>%n 次试验，用时 %1 秒。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Cancelling after the current step…</source>
+        <translation>将在当前步骤后取消…</translation>
+    </message>
+    <message>
+        <source>Trial %1 of %2 is training…</source>
+        <translation>试验 %1/%2 正在训练…</translation>
+    </message>
+    <message>
+        <source>Trial %1, epoch %2 of %3: %4 = %5</source>
+        <translation>试验 %1，第 %2/%3 轮：%4 = %5</translation>
+    </message>
+    <message>
+        <source>Trial</source>
+        <translation>试验</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Objective</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation>轮次</translation>
+    </message>
+    <message>
+        <source>Seconds</source>
+        <translation>秒</translation>
+    </message>
+    <message>
+        <source>training</source>
+        <translation>训练中</translation>
+    </message>
+    <message>
+        <source>completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>pruned</source>
+        <translation>已提前停止</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>Trial %1</source>
+        <translation>试验 %1</translation>
+    </message>
+    <message>
+        <source>Applied the parameters of trial %1 to the project.</source>
+        <translation>已将试验 %1 的参数应用到项目。</translation>
+    </message>
+    <message>
+        <source>Hyper-parameter sweep</source>
+        <translation>超参数搜索</translation>
+    </message>
+    <message>
+        <source>Parameters (training settings such as learning_rate, node attributes as nodes.&lt;node&gt;.&lt;attribute&gt;, callback settings as callbacks.&lt;type&gt;.&lt;setting&gt;):</source>
+        <translation>参数（训练设置如 learning_rate，节点属性写作 nodes.&lt;节点&gt;.&lt;属性&gt;，回调设置写作 callbacks.&lt;类型&gt;.&lt;设置&gt;)：</translation>
+    </message>
+    <message>
+        <source>Path</source>
+        <translation>路径</translation>
+    </message>
+    <message>
+        <source>Kind</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>Values or range</source>
+        <translation>取值或范围</translation>
+    </message>
+    <message>
+        <source>Add parameter</source>
+        <translation>添加参数</translation>
+    </message>
+    <message>
+        <source>Remove parameter</source>
+        <translation>删除参数</translation>
+    </message>
+    <message>
+        <source>Strategy:</source>
+        <translation>策略：</translation>
+    </message>
+    <message>
+        <source>Random (seeded)</source>
+        <translation>随机（固定种子）</translation>
+    </message>
+    <message>
+        <source>Grid</source>
+        <translation>网格</translation>
+    </message>
+    <message>
+        <source>Trials:</source>
+        <translation>试验次数：</translation>
+    </message>
+    <message>
+        <source>Random: trials drawn. Grid: at most this many points of the grid, in order. Successive halving: the configurations of the first rung.</source>
+        <translation>随机：抽取的试验数。网格：按顺序最多运行网格中这么多个点。逐次减半：第一级的配置数。</translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation>种子：</translation>
+    </message>
+    <message>
+        <source>Epochs per trial:</source>
+        <translation>每次试验的轮数：</translation>
+    </message>
+    <message>
+        <source>project&apos;s</source>
+        <translation>按项目设置</translation>
+    </message>
+    <message>
+        <source>Objective:</source>
+        <translation>目标：</translation>
+    </message>
+    <message>
+        <source>minimise</source>
+        <translation>最小化</translation>
+    </message>
+    <message>
+        <source>maximise</source>
+        <translation>最大化</translation>
+    </message>
+    <message>
+        <source>Early stopping:</source>
+        <translation>提前停止：</translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Median stopping rule</source>
+        <translation>中位数停止规则</translation>
+    </message>
+    <message>
+        <source>Successive halving</source>
+        <translation>逐次减半</translation>
+    </message>
+    <message>
+        <source>Minimum epochs:</source>
+        <translation>最少轮数：</translation>
+    </message>
+    <message>
+        <source>Median rule: epochs before a trial may stop. Successive halving: the epochs of the first rung.</source>
+        <translation>中位数规则：试验可被停止前的轮数。逐次减半：第一级的轮数。</translation>
+    </message>
+    <message>
+        <source>Finished trials to compare:</source>
+        <translation>用于比较的已完成试验数：</translation>
+    </message>
+    <message>
+        <source>Keep 1 in:</source>
+        <translation>每几个保留 1 个：</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Apply best</source>
+        <translation>应用最佳</translation>
+    </message>
+    <message>
+        <source>Set the best trial&apos;s parameters in the project (Edit &gt; Undo takes them back).</source>
+        <translation>把最佳试验的参数设置到项目中（编辑 &gt; 撤销可恢复）。</translation>
+    </message>
+    <message>
+        <source>Each trial is a training run of the project with its parameters, recorded in the run history.</source>
+        <translation>每次试验都是用其参数对项目进行的一次训练，并记录在运行历史中。</translation>
     </message>
 </context>
 <context>

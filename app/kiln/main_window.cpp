@@ -34,6 +34,7 @@
 #include <QTableWidget>
 #include <QTimer>
 #include <QToolBar>
+#include <QUndoStack>
 #include <QUuid>
 #include <QVBoxLayout>
 
@@ -50,6 +51,7 @@
 #include "ui/evaluate/evaluate_view.h"
 #include "ui/export/export_dialog.h"
 #include "ui/graph_editor/editor_document.h"
+#include "ui/training/sweep_dialog.h"
 #include "ui/graph_editor/graph_analysis.h"
 #include "ui/graph_editor/graph_editor_widget.h"
 #include "ui/graph_editor/inspector_widget.h"
@@ -718,6 +720,7 @@ void MainWindow::createActions() {
     m_settingsAction->setMenuRole(QAction::PreferencesRole);
     m_exportModelAction = make("actionExportModel", "export", QKeySequence(), [this] { openExportDialog(); });
     m_importModelAction = make("actionImportModel", "open", QKeySequence(), [this] { openImportDialog(); });
+    m_sweepAction = make("actionSweep", nullptr, QKeySequence(), [this] { openSweepDialog(); });
     m_quitAction = make("actionQuit", "quit", QKeySequence::Quit, [this] { close(); });
     m_quitAction->setMenuRole(QAction::QuitRole);
     m_clearRecentAction = make("actionClearRecent", "clear", {}, [this] { ui::AppSettings::clearRecentProjects(); });
@@ -776,6 +779,10 @@ void MainWindow::createMenus() {
     m_viewMenu->addAction(m_showLogAction);
     m_viewMenu->addAction(m_resetLayoutAction);
 
+    m_trainMenu = menuBar()->addMenu(QString());
+    m_trainMenu->setObjectName(QStringLiteral("menuTrain"));
+    m_trainMenu->addAction(m_sweepAction);
+
     m_helpMenu = menuBar()->addMenu(QString());
     m_helpMenu->setObjectName(QStringLiteral("menuHelp"));
     m_helpMenu->addAction(m_welcomeAction);
@@ -806,6 +813,9 @@ void MainWindow::retranslateUi() {
     m_editMenu->setTitle(tr("&Edit"));
     m_viewMenu->setTitle(tr("&View"));
     m_helpMenu->setTitle(tr("&Help"));
+    m_trainMenu->setTitle(tr("&Train"));
+    m_sweepAction->setText(tr("S&weep…"));
+    m_sweepAction->setToolTip(tr("Train the project with several settings and compare the results"));
     m_newAction->setText(tr("&New Project"));
     m_newAction->setToolTip(tr("Start a new project"));
     m_openAction->setText(tr("&Open…"));
@@ -1043,6 +1053,36 @@ QString MainWindow::trainingProjectPath() const {
     const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/examples");
     QDir().mkpath(dir);
     return dir + QLatin1Char('/') + QFileInfo(m_document->filePath()).fileName();
+}
+
+void MainWindow::openSweepDialog() {
+    auto* dialog = new ui::training::SweepDialog(m_document->project(), trainingProjectPath(), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &ui::training::SweepDialog::applyBestRequested, this, &MainWindow::applySweepResult);
+    dialog->show();
+}
+
+void MainWindow::applySweepResult(const engine::io::Project& applied, const nlohmann::json& params) {
+    // Node attributes and the training section change together: one step of Edit > Undo.
+    m_document->undoStack()->beginMacro(tr("Apply the sweep's best parameters"));
+    for (const auto& [path, value] : params.items()) {
+        if (path.rfind("nodes.", 0) != 0) continue;
+        const size_t dot = path.find('.', 6);
+        if (dot == std::string::npos) continue;
+        const std::string node = path.substr(6, dot - 6), attr = path.substr(dot + 1);
+        const engine::Node* n = applied.graph.node(node);
+        const ui::ItemId id = m_document->idOf(node);
+        if (!n || !id || !n->attrs.has(attr)) continue;
+        if (auto set = m_document->setAttribute(id, attr, n->attrs.values().at(attr)); !set.ok())
+            reportProblem(ui::Severity::Warning, app::ErrorText::describe(set.error()));
+    }
+    if (applied.training != m_document->project().training) {
+        const nlohmann::json data = m_document->project().data;
+        m_document->setSections(data, applied.training);
+        m_changedSinceAutosave = true;
+    }
+    m_document->undoStack()->endMacro();
+    syncPanels();
 }
 
 void MainWindow::replaceSection(const std::function<void(engine::io::Project&)>& edit) {

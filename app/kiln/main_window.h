@@ -177,6 +177,9 @@ private:
     void documentReplaced(const QString& previousRecovery);
     void syncPanels();  // the dataset browser and training view follow the open document
     QString trainingProjectPath() const;
+    // Train > Sweep…: the sweep dialog on the open document; its "Apply best" is one undo step.
+    void openSweepDialog();
+    void applySweepResult(const engine::io::Project& applied, const nlohmann::json& params);
     void replaceSection(const std::function<void(engine::io::Project&)>& edit);
     void discardOwnRecovery();
     bool writeTo(const QString& path);
@@ -206,6 +209,8 @@ private:
     QMenu* m_editMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
     QMenu* m_helpMenu = nullptr;
+    QMenu* m_trainMenu = nullptr;
+    QAction* m_sweepAction = nullptr;
     QAction* m_newAction = nullptr;
     QAction* m_openAction = nullptr;
     QAction* m_saveAction = nullptr;

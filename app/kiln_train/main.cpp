@@ -30,6 +30,7 @@
 #include "app/common/error_text.h"
 #include "engine/api/devices.h"
 #include "app/kiln_train/find_lr.h"
+#include "app/kiln_train/sweep.h"
 #include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
 #include "engine/io/project.h"
@@ -160,6 +161,16 @@ int trainMain(int argc, char** argv) {
     parser.addOptions({findLrOpt, lrStepsOpt});
     const QCommandLineOption pluginOpt = app::pluginOption();
     parser.addOption(pluginOpt);
+    // Hyper-parameter sweeps (app/kiln_train/sweep.h).
+    QCommandLineOption sweepOpt(QStringLiteral("sweep"),
+                                Cli::tr("Run the hyper-parameter sweep described in this JSON file (docs/sweeps.md): one "
+                                        "recorded training run per trial, then a results table and the best trial."),
+                                QStringLiteral("SWEEP.json"));
+    QCommandLineOption applyBestOpt(QStringLiteral("apply-best"),
+                                    Cli::tr("With --sweep: write the project with the best trial's parameters to --output."));
+    QCommandLineOption outputOpt(QStringList{QStringLiteral("o"), QStringLiteral("output")},
+                                 Cli::tr("With --apply-best: the project file to write."), QStringLiteral("OUT.kiln"));
+    parser.addOptions({sweepOpt, applyBestOpt, outputOpt});
     parser.process(app);
     if (int rc = app::loadPlugins(g_program, parser.values(pluginOpt)); rc != 0) return rc;
     if (parser.isSet(doctorOpt)) {
@@ -212,6 +223,27 @@ int trainMain(int argc, char** argv) {
             if (parser.isSet(weightsOpt)) request.weightsPath = parser.value(weightsOpt).toStdString();
             if (!intOption(lrStepsOpt, 2, request.finder.steps)) return 2;
             return app::runFindLr(*project, projectPath, request, jsonOut, parser.isSet(quietOpt));
+        }
+        if (parser.isSet(applyBestOpt) && !parser.isSet(sweepOpt)) {
+            printErr(Cli::tr("kiln-train: --apply-best goes with --sweep."));
+            return 2;
+        }
+        if (parser.isSet(sweepOpt)) {
+            if (parser.isSet(applyBestOpt) != parser.isSet(outputOpt)) {
+                printErr(Cli::tr("kiln-train: --apply-best needs --output (-o) and --output needs --apply-best."));
+                return 2;
+            }
+            app::SweepCliOptions sweep;
+            sweep.specPath = parser.value(sweepOpt).toStdString();
+            if (parser.isSet(outputOpt)) sweep.applyBestTo = parser.value(outputOpt).toStdString();
+            if (parser.isSet(epochsOpt)) sweep.epochs = config->epochs;
+            sweep.sweep.threads = threads;
+            const QString storePath = parser.value(storeOpt);
+            sweep.sweep.recordRuns = storePath != QLatin1String("none");
+            if (sweep.sweep.recordRuns && !storePath.isEmpty()) sweep.sweep.storePath = storePath.toStdString();
+            sweep.json = jsonOut;
+            sweep.quiet = parser.isSet(quietOpt);
+            return app::runSweepCli(*project, projectPath, sweep);
         }
         if (parser.isSet(summaryOpt)) {
             auto s = ops::summarize(*model, config->batchSize);

@@ -281,6 +281,11 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
             snapshot["training"]["epochs"] = job->m_config.epochs;
             snapshot["training"]["batch_size"] = job->m_config.batchSize;
             snapshot["training"]["seed"] = job->m_config.seed;
+            if (options.recordExtra.is_object()) {
+                for (const auto& [key, value] : options.recordExtra.items()) {
+                    snapshot[key] = value;
+                }
+            }
             run.configJson = snapshot.dump();
             run.graphHash = store::contentHash(io::serializeProject([&] {
                 io::Project graphOnly;

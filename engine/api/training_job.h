@@ -49,6 +49,9 @@ struct TrainingOptions {
     // and batchSize the global batch (train::Trainer::create). Only rank 0 writes the run folder,
     // the run store and the weights; the others read a backup to resume and write nothing.
     exec::Reducer* group = nullptr;
+    // Fields added to the run's recorded configuration snapshot (a sweep records its id, the
+    // trial and the trial's parameters under "sweep").
+    nlohmann::json recordExtra = nlohmann::json::object();
 };
 
 // runsHome(<project folder>)/.kiln/runs.sqlite: next to the project, or in the user's data folder
