@@ -159,11 +159,13 @@ public:
         m_out.producer = producer;
         if (!root.is_object()) return configError("", "the model config is not a JSON object");
         KILN_ASSIGN(std::string cls, str(root, "class_name", ""));
-        if (!root.contains("config") || !root["config"].is_object()) return configError("config", "the model config has no \"config\" object");
+        if (!root.contains("config") || !(root["config"].is_object() || (cls == "Sequential" && root["config"].is_array())))
+            return configError("config", "the model config has no \"config\" object");
         if (!isModelClass(cls))
             return Error(ErrorCode::Unsupported, m_file + ": the file holds a " + cls + ", not a Functional or Sequential model")
                 .withFile(m_file)
                 .with("what", "Keras model class " + cls);
+        reserveLayerNames(root["config"], "", 0);
         KILN_ASSIGN(std::vector<int> outs, model(cls, root["config"], "config", {}, {}, {}, 0));
         std::set<int> seen;
         for (int o : outs) {
@@ -257,11 +259,23 @@ private:
     // ---- graph building -----------------------------------------------------------------------
     const std::string& kname(int node) const { return m_out.graph.nodes[static_cast<size_t>(node)].name; }
 
+    // Names the importer makes up ("<layer>_activation", "<layer>_depthwise"...) avoid every Keras
+    // layer name of the file, including layers not mapped yet.
     std::string uniqueName(const std::string& preferred) {
         std::string name = preferred.empty() ? std::string("layer") : preferred;
-        for (int k = 1; m_names.count(name); ++k) name = preferred + "_" + std::to_string(k);
+        for (int k = 1; m_names.count(name) || m_reserved.count(name); ++k) name = preferred + "_" + std::to_string(k);
         m_names.insert(name);
         return name;
+    }
+    void reserveLayerNames(const json& cfg, const std::string& prefix, int depth) {
+        if (depth > kMaxNesting || !cfg.is_object() || !cfg.contains("layers") || !cfg["layers"].is_array()) return;
+        for (const auto& l : cfg["layers"]) {
+            if (!l.is_object() || !l.contains("config") || !l["config"].is_object()) continue;
+            const json& name = l["config"].value("name", json());
+            if (!name.is_string()) continue;
+            m_reserved.insert(prefix + name.get<std::string>());
+            reserveLayerNames(l["config"], prefix + name.get<std::string>() + "/", depth + 1);
+        }
     }
 
     Result<int> addNode(Node node) {
@@ -955,6 +969,11 @@ private:
     Result<std::vector<int>> model(const std::string& cls, const json& cfg, const std::string& jp, const std::string& prefix,
                                    const std::vector<std::string>& path, const std::vector<int>& feed, int depth) {
         if (depth > kMaxNesting) return configError(jp, "models are nested too deeply");
+        if (cls == "Sequential" && cfg.is_array()) {
+            // Keras 2.0-2.2 wrote a Sequential model's config as the bare list of its layers.
+            m_wrapped.push_back(std::make_unique<json>(json{{"layers", cfg}}));
+            return sequential(*m_wrapped.back(), jp, prefix, path, feed, depth);
+        }
         if (!cfg.is_object() || !cfg.contains("layers") || !cfg["layers"].is_array()) return configError(jp + ".layers", "expected a list of layers");
         if (cls == "Sequential") return sequential(cfg, jp, prefix, path, feed, depth);
         return functional(cfg, jp, prefix, path, feed, depth);
@@ -1145,7 +1164,9 @@ private:
             if (e.cls == "InputLayer" || (!current && (e.cfg->contains("batch_input_shape") || e.cfg->contains("batch_shape")))) {
                 if (!current) {
                     // Keras 2 puts the input shape on the first layer; its Input node is "input".
-                    const std::string name = uniqueName(prefix + (e.cls == "InputLayer" ? e.name : std::string("input")));
+                    std::string name = prefix + e.name;
+                    if (e.cls != "InputLayer") name = uniqueName(prefix + "input");
+                    else if (!m_names.insert(name).second) return configError(e.jp + ".name", "two layers are called \"" + name + "\"");
                     KILN_ASSIGN(int idx, inputNode(*e.cfg, e.jp, name));
                     m_out.mapping.push_back({name, "InputLayer", NodeMapping::Kind::Node, {name}, {}});
                     current = idx;
@@ -1186,8 +1207,10 @@ private:
     std::vector<Shape> m_shapes;
     std::set<int> m_unknown;  // placeholder nodes of unknown output shape
     std::set<std::string> m_names;
+    std::set<std::string> m_reserved;  // every Keras layer name in the file (nested ones prefixed)
     std::map<std::string, int> m_values;
     std::map<std::string, std::vector<int64_t>> m_hints;  // shapes the file records for tensors
+    std::vector<std::unique_ptr<json>> m_wrapped;         // old Sequential configs given a "layers" key
 };
 
 Result<json> parseConfig(const std::string& text, const std::string& file, const std::string& what) {

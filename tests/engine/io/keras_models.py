@@ -2,7 +2,9 @@
 # Builds the Keras models that tst_keras_import reads: each saved as .keras and as legacy .h5,
 # with a batch of inputs and Keras's own predictions for it (raw little-endian float32 files)
 # and a manifest.json describing them; plus damaged files for the error cases (bad_*.keras,
-# plain.h5). Usage: keras_models.py OUTDIR [NAME...]
+# plain.h5), and for some models a copy in the legacy layout Keras 2 / tf.keras wrote
+# (NAME.keras2.h5, rewritten from Keras 3's .h5, since TensorFlow 2.20 no longer has Keras 2).
+# Usage: keras_models.py OUTDIR [NAME...]
 import json
 import os
 import sys
@@ -113,6 +115,64 @@ BUILDERS = {"cnn": cnn, "two_inputs": two_inputs, "separable": separable, "embed
             "nested": nested, "unknown": unknown, "mobilenet_v2": mobilenet}
 
 
+KERAS2_STYLE = ("cnn", "two_inputs", "nested")
+
+
+def keras2_style(src, dst):
+    # Keras 2's model_config: inbound nodes as [[layer, node, tensor, kwargs], ...], the input
+    # shape as batch_input_shape (on the first layer of a Sequential model, which has no
+    # InputLayer), LeakyReLU's slope as alpha, plain dtype names; weights named "<name>:0".
+    import h5py
+    import shutil
+    shutil.copyfile(src, dst)
+
+    def tensors(args):
+        found = []
+        if isinstance(args, dict) and args.get("class_name") == "__keras_tensor__":
+            h = args["config"]["keras_history"]
+            found.append([h[0], h[1], h[2], {}])
+        elif isinstance(args, list):
+            for a in args:
+                found += tensors(a)
+        return found
+
+    def convert(model):
+        layers_ = model["config"]["layers"]
+        for layer in layers_:
+            cfg = layer["config"]
+            if isinstance(cfg.get("dtype"), dict):
+                cfg["dtype"] = cfg["dtype"]["config"]["name"]
+            if "batch_shape" in cfg:
+                cfg["batch_input_shape"] = cfg.pop("batch_shape")
+            if layer["class_name"] == "LeakyReLU":
+                cfg["alpha"] = cfg.pop("negative_slope")
+            if "inbound_nodes" in layer:
+                layer["inbound_nodes"] = [tensors(n["args"]) for n in layer["inbound_nodes"]]
+            if layer["class_name"] in ("Sequential", "Functional"):
+                convert(layer)
+        if model["class_name"] == "Sequential" and layers_ and layers_[0]["class_name"] == "InputLayer":
+            first = layers_.pop(0)
+            layers_[0]["config"]["batch_input_shape"] = first["config"]["batch_input_shape"]
+        for key in ("input_layers", "output_layers"):
+            v = model["config"].get(key)
+            if v and isinstance(v[0], str):
+                model["config"][key] = [v]
+
+    with h5py.File(dst, "r+") as f:
+        model = json.loads(f.attrs["model_config"])
+        convert(model)
+        f.attrs["model_config"] = json.dumps(model)
+        f.attrs["keras_version"] = "2.15.0"
+        weights = f["model_weights"]
+        for layer in weights:
+            group = weights[layer]
+            names = [n.decode() if isinstance(n, bytes) else str(n) for n in group.attrs["weight_names"]]
+            for n in names:
+                group.move(n, n + ":0")
+            if names:
+                group.attrs["weight_names"] = [(n + ":0").encode() for n in names]
+
+
 def main():
     out = sys.argv[1]
     names = sys.argv[2:] or list(BUILDERS)
@@ -144,6 +204,8 @@ def main():
             np.asarray(y, dtype="<f4").tofile(os.path.join(out, f))
             entry["outputs"].append({"file": f, "shape": list(np.shape(y))})
         manifest["models"].append(entry)
+        if name in KERAS2_STYLE:
+            keras2_style(os.path.join(out, name + ".h5"), os.path.join(out, name + ".keras2.h5"))
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     damaged(out)

@@ -7,11 +7,11 @@
 // kiln-test-timeout: 900
 #include <QtTest>
 
-#include <QProcess>
 #include <QTemporaryDir>
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +21,7 @@
 #include "engine/io/keras_import.h"
 #include "engine/io/zip_archive.h"
 #include "engine/ops/model.h"
+#include "tests/engine/io/keras_fixtures.h"
 
 using namespace kiln::engine;
 using nlohmann::json;
@@ -65,40 +66,46 @@ class TestKerasImport : public QObject {
     }
 
     // Imports `file`, runs it on the manifest's inputs and returns the largest difference from
-    // Keras's predictions.
-    double runAndCompare(const std::string& name, const QString& file, io::ImportedModel* keep = nullptr) {
+    // Keras's predictions; nullopt with `why` when a step fails.
+    std::optional<double> runAndCompare(const std::string& name, const QString& file, std::string* why, io::ImportedModel* keep = nullptr) {
         const json* m = model(name);
-        if (!m) qFatal("no model %s in the manifest", name.c_str());
+        if (!m) {
+            *why = "no model " + name + " in the manifest";
+            return std::nullopt;
+        }
         io::ImportOptions opt;
         opt.placeholders = true;
         auto imported = io::loadKeras(file.toStdString(), opt);
-        if (!imported.ok()) qFatal("%s", imported.error().toString().c_str());
+        if (!imported.ok()) return fail(imported.error(), why);
         auto info = ops::analyzeModel(imported->graph);
-        if (!info.ok()) qFatal("%s", info.error().toString().c_str());
+        if (!info.ok()) return fail(info.error(), why);
         auto params = exec::ParamStore::create(*info, 1);
-        auto applied = io::applyWeights(*imported, params);
-        if (!applied.ok()) qFatal("%s", applied.error().toString().c_str());
+        if (auto applied = io::applyWeights(*imported, params); !applied.ok()) return fail(applied.error(), why);
         ThreadPool pool(2);
         exec::CompileOptions copt;
         copt.batch = (*m)["inputs"][0]["shape"][0].get<int64_t>();
         copt.training = false;
         auto plan = exec::Plan::compile(*info, params, copt, pool);
-        if (!plan.ok()) qFatal("%s", plan.error().toString().c_str());
+        if (!plan.ok()) return fail(plan.error(), why);
         const auto& ins = (*m)["inputs"];
-        if (ins.size() != imported->inputs.size()) qFatal("input count differs");
+        const auto& outs = (*m)["outputs"];
+        if (ins.size() != imported->inputs.size() || outs.size() != imported->outputs.size()) {
+            *why = "the imported model has other inputs or outputs than the Keras one";
+            return std::nullopt;
+        }
         for (size_t k = 0; k < ins.size(); ++k) {
             auto x = readFloats(path(QString::fromStdString(ins[k]["file"].get<std::string>())));
             std::memcpy((*plan)->input(k), x.data(), x.size() * sizeof(float));
         }
-        auto fwd = (*plan)->forward();
-        if (!fwd.ok()) qFatal("%s", fwd.error().toString().c_str());
+        if (auto fwd = (*plan)->forward(); !fwd.ok()) return fail(fwd.error(), why);
         double worst = 0.0;
-        const auto& outs = (*m)["outputs"];
-        if (outs.size() != imported->outputs.size()) qFatal("output count differs");
         for (size_t k = 0; k < outs.size(); ++k) {
             auto y = readFloats(path(QString::fromStdString(outs[k]["file"].get<std::string>())));
             const Shape s = (*plan)->outputShape(k);
-            if (static_cast<size_t>(s.numel()) != y.size()) qFatal("output %zu has %lld values, Keras gave %zu", k, static_cast<long long>(s.numel()), y.size());
+            if (static_cast<size_t>(s.numel()) != y.size()) {
+                *why = "output " + std::to_string(k) + " has " + std::to_string(s.numel()) + " values, Keras gave " + std::to_string(y.size());
+                return std::nullopt;
+            }
             const float* got = (*plan)->output(k);
             for (size_t e = 0; e < y.size(); ++e) {
                 const double d = std::fabs(static_cast<double>(got[e]) - y[e]);
@@ -108,21 +115,21 @@ class TestKerasImport : public QObject {
         if (keep) *keep = std::move(*imported);
         return worst;
     }
+    static std::optional<double> fail(const Error& e, std::string* why) {
+        *why = e.toString();
+        return std::nullopt;
+    }
 
 private slots:
     void initTestCase() {
         QVERIFY(m_dir.isValid());
-        QProcess env;
-        env.start("bash", {QString(KILN_SOURCE_DIR) + "/tools/py_env.sh"});
-        if (!env.waitForFinished(1800000) || env.exitCode() != 0) QSKIP("the Python environment is not available");
-        const QString python = QString::fromUtf8(env.readAllStandardOutput()).trimmed().split('\n').last();
-        QProcess py;
-        py.start(python, {QString(KILN_SOURCE_DIR) + "/tests/engine/io/keras_models.py", m_dir.path()});
-        if (!py.waitForStarted(60000)) QSKIP("the Python environment's interpreter does not start");
-        QVERIFY(py.waitForFinished(600000));
-        const QString err = QString::fromUtf8(py.readAllStandardError());
-        if (py.exitCode() != 0 && err.contains(QLatin1String("No module named"))) QSKIP("Keras is not installed in the Python environment");
-        QVERIFY2(py.exitCode() == 0, qPrintable(err.right(3000)));
+        QString log;
+        switch (kiln::test::makeKerasModels(m_dir.path(), {}, &log)) {
+        case kiln::test::KerasFixtures::NoPython: QSKIP("the Python environment is not available");
+        case kiln::test::KerasFixtures::NoKeras: QSKIP("Keras is not installed in the Python environment");
+        case kiln::test::KerasFixtures::Failed: QFAIL(qPrintable(log));
+        case kiln::test::KerasFixtures::Made: break;
+        }
         m_manifest = json::parse(readBytes(path("manifest.json")));
         qInfo("Keras %s", m_manifest["keras_version"].get<std::string>().c_str());
     }
@@ -132,17 +139,23 @@ private slots:
         QTest::addColumn<QString>("ext");
         for (const char* name : {"cnn", "two_inputs", "separable", "embedding", "nested", "mobilenet_v2"})
             for (const char* ext : {"keras", "h5"}) QTest::newRow(qPrintable(QStringLiteral("%1.%2").arg(name, ext))) << QString(name) << QString(ext);
+        // The legacy layout of Keras 2 / tf.keras.
+        for (const char* name : {"cnn", "two_inputs", "nested"})
+            QTest::newRow(qPrintable(QStringLiteral("%1.keras2.h5").arg(name))) << QString(name) << QStringLiteral("keras2.h5");
     }
     void predictionsMatchKeras() {
         QFETCH(QString, name);
         QFETCH(QString, ext);
         io::ImportedModel m;
-        const double worst = runAndCompare(name.toStdString(), path(name + "." + ext), &m);
+        std::string why;
+        const auto result = runAndCompare(name.toStdString(), path(name + "." + ext), &why, &m);
+        QVERIFY2(result, why.c_str());
+        const double worst = *result;
         qInfo("%s.%s: max |Kiln - Keras| = %.3g over %zu Kiln nodes", qPrintable(name), qPrintable(ext), worst, m.graph.nodes.size());
         QVERIFY2(worst <= 1e-4, qPrintable(QString::number(worst)));
         QVERIFY(m.placeholders.empty());
         QCOMPARE(m.format, std::string("keras"));
-        QVERIFY(m.producer.rfind("Keras 3", 0) == 0);
+        QVERIFY2(m.producer.rfind(ext == "keras2.h5" ? "Keras 2" : "Keras 3", 0) == 0, m.producer.c_str());
         // Every layer is accounted for in the mapping.
         for (const auto& map : m.mapping) QVERIFY2(!map.kilnNodes.empty(), map.sourceName.c_str());
     }
