@@ -99,6 +99,16 @@ def nested():
     return keras.Model(x, out, name="nested")
 
 
+def shared():
+    # One Dense layer called on two inputs: two calls sharing one set of weights.
+    a = keras.Input((6,), name="a")
+    b = keras.Input((6,), name="b")
+    dense = layers.Dense(4, activation="swish", name="shared_dense")
+    h = layers.Add(name="sum")([dense(a), dense(b)])
+    out = layers.Dense(2, name="out")(h)
+    return keras.Model([a, b], out, name="shared")
+
+
 def unknown():
     x = keras.Input((6, 4), name="series")
     h = layers.Conv1D(5, 3, padding="same", name="conv1d")(x)
@@ -112,7 +122,7 @@ def mobilenet():
 
 
 BUILDERS = {"cnn": cnn, "two_inputs": two_inputs, "separable": separable, "embedding": embedding,
-            "nested": nested, "unknown": unknown, "mobilenet_v2": mobilenet}
+            "nested": nested, "shared": shared, "unknown": unknown, "mobilenet_v2": mobilenet}
 
 
 KERAS2_STYLE = ("cnn", "two_inputs", "nested")

@@ -137,7 +137,7 @@ private slots:
     void predictionsMatchKeras_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("ext");
-        for (const char* name : {"cnn", "two_inputs", "separable", "embedding", "nested", "mobilenet_v2"})
+        for (const char* name : {"cnn", "two_inputs", "separable", "embedding", "nested", "shared", "mobilenet_v2"})
             for (const char* ext : {"keras", "h5"}) QTest::newRow(qPrintable(QStringLiteral("%1.%2").arg(name, ext))) << QString(name) << QString(ext);
         // The legacy layout of Keras 2 / tf.keras.
         for (const char* name : {"cnn", "two_inputs", "nested"})
@@ -195,6 +195,13 @@ private slots:
         QVERIFY(nested.ok());
         QVERIFY(nested->graph.node("block/inner_dense"));
         QCOMPARE(nested->graph.node("head")->inputs, std::vector<std::string>{"block/inner_out"});
+
+        // A layer called twice: the second call's node shares the first one's weights.
+        auto shared = io::loadKeras(path("shared.keras").toStdString(), opt);
+        QVERIFY(shared.ok());
+        QCOMPARE(shared->graph.node("shared_dense_call2")->shareWeightsWith, std::string("shared_dense"));
+        QCOMPARE(shared->graph.node("shared_dense_call2_activation")->op, std::string("SiLU"));
+        for (const auto& w : shared->weights) QVERIFY2(w.name.rfind("shared_dense_call2", 0) != 0, w.name.c_str());
 
         // Embedding reads integer ids.
         auto emb = io::loadKeras(path("embedding.h5").toStdString(), opt);
