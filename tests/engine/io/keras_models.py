@@ -125,7 +125,7 @@ BUILDERS = {"cnn": cnn, "two_inputs": two_inputs, "separable": separable, "embed
             "nested": nested, "shared": shared, "unknown": unknown, "mobilenet_v2": mobilenet}
 
 
-KERAS2_STYLE = ("cnn", "two_inputs", "nested")
+KERAS2_STYLE = ("cnn", "two_inputs", "nested", "separable")
 
 
 def keras2_style(src, dst):

@@ -190,6 +190,16 @@ private slots:
             }
         QVERIFY(mapped);
 
+        // Keras 2's hard_sigmoid is clip(0.2·x + 0.5, 0, 1) (Keras 3's is relu6(x + 3) / 6): a file
+        // written by Keras 2 gets a Rescaling and a Clip.
+        auto sep2 = io::loadKeras(path("separable.keras2.h5").toStdString(), opt);
+        QVERIFY2(sep2.ok(), sep2.ok() ? "" : sep2.error().toString().c_str());
+        QCOMPARE(sep2->graph.node("hsig")->op, std::string("Clip"));
+        QCOMPARE(sep2->graph.node("hsig")->inputs, std::vector<std::string>{"hsig_scale"});
+        QCOMPARE(sep2->graph.node("hsig_scale")->attrs.getFloat("scale"), 0.2);
+        QCOMPARE(sep2->graph.node("hsig_scale")->attrs.getFloat("offset"), 0.5);
+        QCOMPARE(sep->graph.node("hsig")->op, std::string("HardSigmoid"));
+
         // A nested model is flattened into "<model>/<layer>" nodes.
         auto nested = io::loadKeras(path("nested.keras").toStdString(), opt);
         QVERIFY(nested.ok());
