@@ -20,7 +20,7 @@ KILN_APT_PACKAGES="
   python3-venv clang libclang-rt-14-dev
   desktop-file-utils shared-mime-info
   libjpeg62-turbo-dev
-  libflatbuffers-dev
+  libflatbuffers-dev libhdf5-dev libminizip-dev
 "
 
 missing=()

@@ -876,14 +876,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Imports an ONNX model as an editable Kiln project with its weights.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>The ONNX model (*.onnx).</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>The project file to write (*.kiln).</source>
         <translation type="unfinished"></translation>
     </message>
@@ -897,10 +889,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Print the import report as one JSON line.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>give exactly one ONNX model file</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -985,6 +973,26 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>kiln-train: --apply-best needs --output (-o) and --output needs --apply-best.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Imports an ONNX or Keras model as an editable Kiln project with its weights.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model: ONNX (*.onnx), Keras 3 (*.keras) or legacy Keras (*.h5).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>give exactly one model file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Imported %1 Keras layers as %2 Kiln nodes (%3 without computation in Kiln)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1232,6 +1240,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <name>ImportText</name>
     <message>
         <source>(ONNX node &quot;%1&quot;)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(Keras layer &quot;%1&quot;)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1644,10 +1656,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Import an ONNX model as an editable project with its weights</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Imported model opened: %1</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1777,6 +1785,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Apply the sweep&apos;s best parameters</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import an ONNX or Keras model as an editable project with its weights</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3131,19 +3143,11 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>ONNX model:</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Browse…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Save project as:</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Choose an ONNX file. Kiln writes an editable project, its weights (.safetensors) and an import report.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -3156,10 +3160,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Close</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>ONNX models (*.onnx)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -3207,6 +3207,34 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Imported into %1. The report is in %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model file:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose an ONNX or Keras model (.onnx, .keras, .h5). Kiln writes an editable project, its weights (.safetensors) and an import report.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Models (*.onnx *.keras *.h5 *.hdf5);;ONNX models (*.onnx);;Keras models (*.keras *.h5 *.hdf5)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 Keras layers became %2 Kiln nodes.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mapped to new nodes: %1; without computation in Kiln (linear activations, nested models): %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  • %1 (Keras %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  • %1 (ONNX %2)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -880,14 +880,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>kiln-train：--weights-partial 需要 --weights（要加载的文件）</translation>
     </message>
     <message>
-        <source>Imports an ONNX model as an editable Kiln project with its weights.</source>
-        <translation>将 ONNX 模型连同权重导入为可编辑的 Kiln 项目。</translation>
-    </message>
-    <message>
-        <source>The ONNX model (*.onnx).</source>
-        <translation>ONNX 模型（*.onnx）。</translation>
-    </message>
-    <message>
         <source>The project file to write (*.kiln).</source>
         <translation>要写入的项目文件（*.kiln）。</translation>
     </message>
@@ -902,10 +894,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Print the import report as one JSON line.</source>
         <translation>以一行 JSON 输出导入报告。</translation>
-    </message>
-    <message>
-        <source>give exactly one ONNX model file</source>
-        <translation>请只给出一个 ONNX 模型文件</translation>
     </message>
     <message>
         <source>-o PROJECT is required</source>
@@ -990,6 +978,26 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>kiln-train: --apply-best needs --output (-o) and --output needs --apply-best.</source>
         <translation>kiln-train：--apply-best 需要 --output (-o)，--output 也需要 --apply-best。</translation>
+    </message>
+    <message>
+        <source>Imports an ONNX or Keras model as an editable Kiln project with its weights.</source>
+        <translation>将 ONNX 或 Keras 模型连同权重导入为可编辑的 Kiln 项目。</translation>
+    </message>
+    <message>
+        <source>The model: ONNX (*.onnx), Keras 3 (*.keras) or legacy Keras (*.h5).</source>
+        <translation>模型：ONNX（*.onnx）、Keras 3（*.keras）或旧版 Keras（*.h5）。</translation>
+    </message>
+    <message>
+        <source>give exactly one model file</source>
+        <translation>请只给出一个模型文件</translation>
+    </message>
+    <message>
+        <source>Imported %1 Keras layers as %2 Kiln nodes (%3 without computation in Kiln)</source>
+        <translation>已将 %1 个 Keras 层导入为 %2 个 Kiln 节点（%3 个在 Kiln 中无需计算）</translation>
+    </message>
+    <message>
+        <source>Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export</source>
+        <translation>占位节点：%1 代表 Kiln 无法计算的 Keras 层 %2；请在训练或导出前替换它</translation>
     </message>
 </context>
 <context>
@@ -1236,6 +1244,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>(ONNX node &quot;%1&quot;)</source>
         <translation>（ONNX 节点“%1”）</translation>
+    </message>
+    <message>
+        <source>(Keras layer &quot;%1&quot;)</source>
+        <translation>（Keras 层“%1”）</translation>
     </message>
 </context>
 <context>
@@ -1642,10 +1654,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>导入模型(&amp;I)…</translation>
     </message>
     <message>
-        <source>Import an ONNX model as an editable project with its weights</source>
-        <translation>将 ONNX 模型连同权重导入为可编辑的项目</translation>
-    </message>
-    <message>
         <source>Imported model opened: %1</source>
         <translation>已打开导入的模型：%1</translation>
     </message>
@@ -1776,6 +1784,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Apply the sweep&apos;s best parameters</source>
         <translation>应用搜索的最佳参数</translation>
+    </message>
+    <message>
+        <source>Import an ONNX or Keras model as an editable project with its weights</source>
+        <translation>将 ONNX 或 Keras 模型连同权重导入为可编辑的项目</translation>
     </message>
 </context>
 <context>
@@ -3116,20 +3128,12 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>导入模型</translation>
     </message>
     <message>
-        <source>ONNX model:</source>
-        <translation>ONNX 模型：</translation>
-    </message>
-    <message>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
         <source>Save project as:</source>
         <translation>项目另存为：</translation>
-    </message>
-    <message>
-        <source>Choose an ONNX file. Kiln writes an editable project, its weights (.safetensors) and an import report.</source>
-        <translation>选择一个 ONNX 文件。Kiln 将写出可编辑的项目、其权重（.safetensors）和导入报告。</translation>
     </message>
     <message>
         <source>&amp;Import</source>
@@ -3142,10 +3146,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Close</source>
         <translation>关闭</translation>
-    </message>
-    <message>
-        <source>ONNX models (*.onnx)</source>
-        <translation>ONNX 模型 (*.onnx)</translation>
     </message>
     <message>
         <source>Save Imported Project As</source>
@@ -3192,6 +3192,34 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Imported into %1. The report is in %2.</source>
         <translation>已导入到 %1。报告位于 %2。</translation>
+    </message>
+    <message>
+        <source>Model file:</source>
+        <translation>模型文件：</translation>
+    </message>
+    <message>
+        <source>Choose an ONNX or Keras model (.onnx, .keras, .h5). Kiln writes an editable project, its weights (.safetensors) and an import report.</source>
+        <translation>选择一个 ONNX 或 Keras 模型（.onnx、.keras、.h5）。Kiln 将写出可编辑的项目、其权重（.safetensors）和导入报告。</translation>
+    </message>
+    <message>
+        <source>Models (*.onnx *.keras *.h5 *.hdf5);;ONNX models (*.onnx);;Keras models (*.keras *.h5 *.hdf5)</source>
+        <translation>模型 (*.onnx *.keras *.h5 *.hdf5);;ONNX 模型 (*.onnx);;Keras 模型 (*.keras *.h5 *.hdf5)</translation>
+    </message>
+    <message>
+        <source>%1 Keras layers became %2 Kiln nodes.</source>
+        <translation>%1 个 Keras 层变为 %2 个 Kiln 节点。</translation>
+    </message>
+    <message>
+        <source>Mapped to new nodes: %1; without computation in Kiln (linear activations, nested models): %2.</source>
+        <translation>映射为新节点：%1；在 Kiln 中无需计算（线性激活、嵌套模型）：%2。</translation>
+    </message>
+    <message>
+        <source>  • %1 (Keras %2)</source>
+        <translation>  • %1（Keras %2）</translation>
+    </message>
+    <message>
+        <source>  • %1 (ONNX %2)</source>
+        <translation>  • %1（ONNX %2）</translation>
     </message>
 </context>
 <context>

@@ -825,7 +825,7 @@ void MainWindow::retranslateUi() {
     m_saveAsAction->setText(tr("Save &As…"));
     m_settingsAction->setText(tr("Se&ttings…"));
     m_importModelAction->setText(tr("&Import Model…"));
-    m_importModelAction->setToolTip(tr("Import an ONNX model as an editable project with its weights"));
+    m_importModelAction->setToolTip(tr("Import an ONNX or Keras model as an editable project with its weights"));
     m_exportModelAction->setText(tr("Export &Model…"));
     m_exportModelAction->setToolTip(tr("Export the trained model to ONNX, SavedModel and a model repository, and serve it locally"));
     m_quitAction->setText(tr("&Quit"));

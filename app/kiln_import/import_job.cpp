@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The import job: ONNX -> Kiln graph (readable names, placeholders for what Kiln cannot compute),
-// the editor layout, the project, the weights in safetensors and the JSON import report.
+// The import job: ONNX or Keras -> Kiln graph (readable names, placeholders for what Kiln cannot
+// compute), the editor layout, the project, the weights in safetensors and the JSON import report.
 #include "app/kiln_import/import_job.h"
 
 #include <QCoreApplication>
@@ -9,6 +9,7 @@
 
 #include "app/common/error_text.h"
 
+#include "engine/io/keras_import.h"
 #include "engine/io/project.h"
 #include "engine/io/safetensors.h"
 #include "ui/graph_editor/graph_layout.h"
@@ -34,20 +35,27 @@ json editorLayout(const engine::Graph& graph) {
     return {{"nodes", std::move(nodes)}};
 }
 
+// The report's keys name the source format: "onnx_name"/"onnx_op" for ONNX nodes,
+// "keras_name"/"keras_class" for Keras layers.
 json makeReport(const ImportJobRequest& req, const ImportJobResult& r) {
     const auto& m = r.model;
+    const bool keras = m.format == "keras";
+    const std::string nameKey = keras ? "keras_name" : "onnx_name";
+    const std::string opKey = keras ? "keras_class" : "onnx_op";
     json inputs = json::array();
     for (size_t k = 0; k < m.inputs.size(); ++k) {
         const auto* node = m.graph.node(m.inputs[k]);
         json shape = node ? json(node->attrs.getInts("shape")) : json::array();
-        inputs.push_back({{"name", m.inputs[k]}, {"shape", shape}, {"onnx_layout", m.inputChannelFirst[k] ? "NCHW" : "as in Kiln"}});
+        json in = {{"name", m.inputs[k]}, {"shape", shape}};
+        if (!keras) in["onnx_layout"] = m.inputChannelFirst[k] ? "NCHW" : "as in Kiln";
+        inputs.push_back(std::move(in));
     }
     json outputs = json::array();
-    for (size_t k = 0; k < m.outputs.size(); ++k) outputs.push_back({{"onnx", m.outputs[k]}, {"kiln_node", m.graph.outputs[k]}});
+    for (size_t k = 0; k < m.outputs.size(); ++k) outputs.push_back({{m.format, m.outputs[k]}, {"kiln_node", m.graph.outputs[k]}});
     json nodes = json::array();
     std::map<std::string, int> counts;
     for (const auto& map : m.mapping) {
-        json j = {{"onnx_name", map.onnxName}, {"onnx_op", map.onnxOp}, {"kind", engine::io::mappingKindName(map.kind)},
+        json j = {{nameKey, map.sourceName}, {opKey, map.sourceOp}, {"kind", engine::io::mappingKindName(map.kind)},
                   {"kiln_nodes", map.kilnNodes}};
         if (!map.reason.empty()) j["reason"] = map.reason;
         nodes.push_back(std::move(j));
@@ -58,22 +66,22 @@ json makeReport(const ImportJobRequest& req, const ImportJobResult& r) {
     json placeholders = json::array();
     for (const auto& name : m.placeholders) {
         const auto* node = m.graph.node(name);
-        json p = {{"kiln_node", name}, {"onnx_op", node ? node->attrs.getString("onnx_op") : std::string()}};
+        json p = {{"kiln_node", name}, {opKey, node ? node->attrs.getString(opKey) : std::string()}};
         if (node && node->attrs.has("output_shape")) p["output_shape"] = node->attrs.getInts("output_shape");
         else p["output_shape"] = nullptr;
         placeholders.push_back(std::move(p));
     }
-    return {{"format", "kiln-import-report"},
+    json report = {{"format", "kiln-import-report"},
             {"version", 1},
             {"source", req.model},
+            {"source_format", m.format},
             {"producer", m.producer},
-            {"opset", m.opset},
             {"project", r.projectPath},
             {"weights", r.weightsPath},
             {"inputs", inputs},
             {"outputs", outputs},
             {"summary",
-             {{"onnx_nodes", m.mapping.size()},
+             {{keras ? "keras_layers" : "onnx_nodes", m.mapping.size()},
               {"kiln_nodes", m.graph.nodes.size()},
               {"node", counts["node"]},
               {"folded", counts["folded"]},
@@ -85,6 +93,8 @@ json makeReport(const ImportJobRequest& req, const ImportJobResult& r) {
             {"nodes", nodes},
             {"weight_tensors", weights},
             {"placeholders", placeholders}};
+    if (!keras) report["opset"] = m.opset;
+    return report;
 }
 
 }  // namespace
@@ -97,7 +107,9 @@ QString describeImportError(const engine::Error& e) {
     QString text = ErrorText::describe(e);
     const QString node = QString::fromStdString(e.node);
     if (!node.isEmpty() && !text.contains(QLatin1Char('"') + node + QLatin1Char('"')))
-        text += QLatin1Char(' ') + ImportText::tr("(ONNX node \"%1\")").arg(node);
+        text += QLatin1Char(' ') + (e.param("json_path").empty() && e.param("hdf5_path").empty() && e.param("zip_member").empty()
+                                        ? ImportText::tr("(ONNX node \"%1\")").arg(node)
+                                        : ImportText::tr("(Keras layer \"%1\")").arg(node));
     return text;
 }
 
@@ -116,7 +128,7 @@ engine::Result<ImportJobResult> runImportJob(const ImportJobRequest& req) {
     engine::io::ImportOptions options;
     options.readableNames = true;
     options.placeholders = true;
-    KILN_ASSIGN(engine::io::ImportedModel model, engine::io::loadOnnx(req.model, options));
+    KILN_ASSIGN(engine::io::ImportedModel model, engine::io::loadModelFile(req.model, options));
 
     ImportJobResult r;
     r.projectPath = req.project;
@@ -133,10 +145,11 @@ engine::Result<ImportJobResult> runImportJob(const ImportJobRequest& req) {
     const fs::path projectDir = fs::absolute(req.project, ec).parent_path().lexically_normal();
     const fs::path weightsRel = fs::absolute(r.weightsPath, ec).lexically_normal().lexically_relative(projectDir);
     project.extra["imported_from"] = {{"file", fs::path(req.model).filename().string()},
-                                      {"format", "onnx"},
-                                      {"opset", model.opset},
+                                      {"format", model.format},
                                       {"weights", weightsRel.empty() ? r.weightsPath : weightsRel.generic_string()},
                                       {"placeholders", model.placeholders}};
+    if (model.format == "onnx") project.extra["imported_from"]["opset"] = model.opset;
+    else project.extra["imported_from"]["producer"] = model.producer;
     r.model = std::move(model);
     r.report = makeReport(req, r);
 

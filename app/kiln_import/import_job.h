@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// One model import as kiln-import and the studio's File > Import Model run it: an ONNX file
+// One model import as kiln-import and the studio's File > Import Model run it: an ONNX or Keras file
 // becomes an editable Kiln project (laid out for the editor), its weights and an import report.
 // Qt Core only (for the layout); safe off the GUI thread.
 #pragma once
@@ -15,7 +15,7 @@
 namespace kiln::app {
 
 struct ImportJobRequest {
-    std::string model;       // *.onnx
+    std::string model;       // *.onnx, *.keras or *.h5 (told apart by content, then extension)
     std::string project;     // the *.kiln to write
     std::string weightsOut;  // default: the project path with .safetensors
     std::string reportOut;   // empty: no report file (the report is still returned)
@@ -31,10 +31,11 @@ struct ImportJobResult {
 };
 
 // Reads the model and writes the project, the weights and (when asked) the report. Problems with
-// the model file are errors carrying the file and the ONNX node; nothing is written then.
+// the model file are errors carrying the file and the ONNX node or the Keras config's JSON path /
+// the HDF5 path; nothing is written then.
 engine::Result<ImportJobResult> runImportJob(const ImportJobRequest& request);
 
-// The user's words for an import error: ErrorText's, plus the ONNX node when the headline does
+// The user's words for an import error: ErrorText's, plus the ONNX node or Keras layer when the headline does
 // not name it already.
 QString describeImportError(const engine::Error& e);
 // Exit status of kiln-import for it: 1 when writing the results failed, 2 for the model file.

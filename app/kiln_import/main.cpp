@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// kiln-import: turns an ONNX model into an editable Kiln project, its weights (safetensors, Kiln
-// names "<node>/<param>") and an import report. Exit 0 on success, 2 when the model file cannot
-// be read (the message names the file and the ONNX node), 1 on other failures (writing).
+// kiln-import: turns an ONNX or Keras model into an editable Kiln project, its weights
+// (safetensors, Kiln names "<node>/<param>") and an import report. Exit 0 on success, 2 when the
+// model file cannot be read (the message names the file and the ONNX node, or the Keras config's
+// JSON path or the HDF5 path), 1 on other failures (writing).
 #include <QCommandLineParser>
 #include <QCoreApplication>
 
@@ -31,10 +32,10 @@ int main(int argc, char** argv) {
     const auto translator = app::installTranslations();
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(Cli::tr("Imports an ONNX model as an editable Kiln project with its weights."));
+    parser.setApplicationDescription(Cli::tr("Imports an ONNX or Keras model as an editable Kiln project with its weights."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("model"), Cli::tr("The ONNX model (*.onnx)."));
+    parser.addPositionalArgument(QStringLiteral("model"), Cli::tr("The model: ONNX (*.onnx), Keras 3 (*.keras) or legacy Keras (*.h5)."));
     QCommandLineOption outOpt(QStringList{QStringLiteral("o"), QStringLiteral("output")}, Cli::tr("The project file to write (*.kiln)."),
                               QStringLiteral("PROJECT"));
     QCommandLineOption weightsOpt(QStringLiteral("weights-out"), Cli::tr("Where to write the weights (default: the project's name with .safetensors)."),
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
         printErr(QStringLiteral("kiln-import: ") + why);
         return 2;
     };
-    if (parser.positionalArguments().size() != 1) return usage(Cli::tr("give exactly one ONNX model file"));
+    if (parser.positionalArguments().size() != 1) return usage(Cli::tr("give exactly one model file"));
     if (!parser.isSet(outOpt)) return usage(Cli::tr("-o PROJECT is required"));
 
     app::ImportJobRequest req;
@@ -70,21 +71,34 @@ int main(int argc, char** argv) {
             return 0;
         }
         const auto& s = result->report["summary"];
-        printOut(Cli::tr("Imported %1 ONNX nodes as %2 Kiln nodes (%3 folded into others, %4 layout-only, %5 constants)")
-                     .arg(s["onnx_nodes"].get<int64_t>())
-                     .arg(s["kiln_nodes"].get<int64_t>())
-                     .arg(s["folded"].get<int64_t>())
-                     .arg(s["pass_through"].get<int64_t>())
-                     .arg(s["constant"].get<int64_t>()));
+        const bool keras = result->model.format == "keras";
+        if (keras)
+            printOut(Cli::tr("Imported %1 Keras layers as %2 Kiln nodes (%3 without computation in Kiln)")
+                         .arg(s["keras_layers"].get<int64_t>())
+                         .arg(s["kiln_nodes"].get<int64_t>())
+                         .arg(s["pass_through"].get<int64_t>()));
+        else
+            printOut(Cli::tr("Imported %1 ONNX nodes as %2 Kiln nodes (%3 folded into others, %4 layout-only, %5 constants)")
+                         .arg(s["onnx_nodes"].get<int64_t>())
+                         .arg(s["kiln_nodes"].get<int64_t>())
+                         .arg(s["folded"].get<int64_t>())
+                         .arg(s["pass_through"].get<int64_t>())
+                         .arg(s["constant"].get<int64_t>()));
         printOut(Cli::tr("Weights: %1 tensors, %2 values in %3")
                      .arg(s["weight_tensors"].get<int64_t>())
                      .arg(s["parameters"].get<int64_t>())
                      .arg(QString::fromStdString(result->weightsPath)));
         printOut(Cli::tr("Project: %1").arg(QString::fromStdString(result->projectPath)));
         if (!result->reportPath.empty()) printOut(Cli::tr("Report: %1").arg(QString::fromStdString(result->reportPath)));
-        for (const auto& p : result->report["placeholders"])
-            printOut(Cli::tr("Placeholder: %1 stands for the ONNX operation %2, which Kiln cannot compute; replace it before training or export")
-                         .arg(QString::fromStdString(p["kiln_node"].get<std::string>()), QString::fromStdString(p["onnx_op"].get<std::string>())));
+        for (const auto& p : result->report["placeholders"]) {
+            const QString node = QString::fromStdString(p["kiln_node"].get<std::string>());
+            if (keras)
+                printOut(Cli::tr("Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export")
+                             .arg(node, QString::fromStdString(p["keras_class"].get<std::string>())));
+            else
+                printOut(Cli::tr("Placeholder: %1 stands for the ONNX operation %2, which Kiln cannot compute; replace it before training or export")
+                             .arg(node, QString::fromStdString(p["onnx_op"].get<std::string>())));
+        }
         return 0;
     } catch (const std::bad_alloc&) {
         printErr(Cli::tr("kiln-import: out of memory"));

@@ -204,8 +204,8 @@ public:
         for (const auto& n : g.node()) {
             const size_t before = m_out.graph.nodes.size();
             NodeMapping map;
-            map.onnxName = n.name().empty() ? (n.output_size() ? n.output(0) : n.op_type()) : n.name();
-            map.onnxOp = (n.domain().empty() || n.domain() == "ai.onnx") ? n.op_type() : n.domain() + "." + n.op_type();
+            map.sourceName = n.name().empty() ? (n.output_size() ? n.output(0) : n.op_type()) : n.name();
+            map.sourceOp = (n.domain().empty() || n.domain() == "ai.onnx") ? n.op_type() : n.domain() + "." + n.op_type();
             Status st;
             if (m_opt.placeholders && readsUnknown(n)) {
                 st = placeholder(n, "it reads a value whose shape is unknown", map);

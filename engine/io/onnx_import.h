@@ -15,7 +15,7 @@
 
 namespace kiln::engine::io {
 
-// What became of one ONNX node.
+// What became of one node of the source model (an ONNX node or a Keras layer).
 struct NodeMapping {
     enum class Kind {
         Node,         // new Kiln node(s), listed in kilnNodes
@@ -24,8 +24,8 @@ struct NodeMapping {
         Constant,     // computed while reading (constant folding); no node
         Placeholder,  // an operation Kiln cannot compute, kept as a Placeholder node
     };
-    std::string onnxName;  // the ONNX node's name, or its first output when it has none
-    std::string onnxOp;    // op type, with its domain when not the default one
+    std::string sourceName;  // ONNX: the node's name, or its first output when it has none; Keras: the layer's name
+    std::string sourceOp;    // ONNX: op type, with its domain when not the default one; Keras: the layer's class
     Kind kind = Kind::Node;
     std::vector<std::string> kilnNodes;
     std::string reason;    // Placeholder: why Kiln could not map it
@@ -41,13 +41,14 @@ struct ImportOptions {
 };
 
 struct ImportedModel {
+    std::string format = "onnx";        // the source format: "onnx" or "keras"
     Graph graph;                         // Input nodes first, in ONNX graph-input order
     std::vector<NamedTensor> weights;    // "<node>/<param>", Kiln layouts (HWIO kernels, [in,out] dense)
     std::map<std::string, std::string> metadata;  // metadata_props
     std::vector<std::string> inputs;     // ONNX graph input names (= the Kiln Input node names)
     std::vector<bool> inputChannelFirst; // true: the ONNX input is NCHW; Kiln's Input is its NHWC form
     std::vector<std::string> outputs;    // ONNX graph output names, same order as graph.outputs
-    int64_t opset = 0;
+    int64_t opset = 0;                   // ONNX only
     std::string producer;                // producer_name and version, when the file says
     std::vector<NodeMapping> mapping;    // one entry per ONNX node, in file order
     std::vector<std::string> placeholders;  // Placeholder node names

@@ -153,9 +153,11 @@ std::vector<std::string> placeholderNodes(const Graph& graph) {
     for (const auto& n : graph.nodes) {
         if (n.op != placeholder) continue;
         std::string what;
-        if (auto it = n.attrs.values().find("onnx_op"); it != n.attrs.values().end())
-            if (const auto* s = std::get_if<std::string>(&it->second)) what = *s;
-        out.push_back(n.name + (what.empty() ? std::string() : " (ONNX " + what + ")"));
+        if (auto it = n.attrs.values().find("keras_class"); it != n.attrs.values().end())
+            if (const auto* s = std::get_if<std::string>(&it->second); s && !s->empty()) what = "Keras " + *s;
+        if (auto it = n.attrs.values().find("onnx_op"); what.empty() && it != n.attrs.values().end())
+            if (const auto* s = std::get_if<std::string>(&it->second); s && !s->empty()) what = "ONNX " + *s;
+        out.push_back(n.name + (what.empty() ? std::string() : " (" + what + ")"));
     }
     return out;
 }

@@ -2,7 +2,8 @@
 // kiln-import end to end: a Kiln model exported to ONNX and imported back gives the same outputs
 // with readable names, a layout and a complete report; bad files exit 2 naming the file and the
 // ONNX node and write nothing; unsupported operations become Placeholder nodes that survive
-// save/load and make training, running and export refuse, naming each of them.
+// save/load and make training, running and export refuse, naming each of them. Keras files
+// (.keras and legacy .h5, made by Keras when the Python environment has it) go the same way.
 #include <QtTest>
 
 #include <QTemporaryDir>
@@ -23,6 +24,7 @@
 #include "engine/io/safetensors.h"
 #include "engine/ops/model.h"
 #include "tests/app/app_test_util.h"
+#include "tests/engine/io/keras_fixtures.h"
 
 using namespace kiln::engine;
 using nlohmann::json;
@@ -443,6 +445,72 @@ private slots:
         QCOMPARE(info.error().node, std::string("mystery"));
         QVERIFY2(info.error().message.find("com.example.Mystery") != std::string::npos, info.error().message.c_str());
         QVERIFY2(info.error().message.find("unknown") != std::string::npos, info.error().message.c_str());
+    }
+
+    // Keras models through kiln-import: the project, the weights and a report naming Keras layers;
+    // damaged Keras files exit 2 naming the file and the JSON or HDF5 path, writing nothing.
+    void kerasModels() {
+        QTemporaryDir tmp;
+        QString log;
+        switch (kiln::test::makeKerasModels(tmp.path(), {"separable", "unknown"}, &log)) {
+        case kiln::test::KerasFixtures::NoPython: QSKIP("the Python environment is not available");
+        case kiln::test::KerasFixtures::NoKeras: QSKIP("Keras is not installed in the Python environment");
+        case kiln::test::KerasFixtures::Failed: QFAIL(qPrintable(log));
+        case kiln::test::KerasFixtures::Made: break;
+        }
+        for (const QString ext : {"keras", "h5"}) {
+            const QString project = tmp.filePath("sep_" + ext + ".kiln"), weights = tmp.filePath("sep_" + ext + "_w.safetensors");
+            auto run = kiln::test::runProgram("kiln-import", {tmp.filePath("separable." + ext), "-o", project, "--weights-out", weights, "--json"});
+            QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+            const json r = json::parse(run.out.toStdString());
+            QCOMPARE(r["source_format"].get<std::string>(), std::string("keras"));
+            QCOMPARE(r["summary"]["keras_layers"].get<int>(), 9);
+            QCOMPARE(r["summary"]["placeholders"].get<int>(), 0);
+            bool sep = false;
+            for (const auto& n : r["nodes"])
+                if (n["keras_name"] == "sep") {
+                    sep = true;
+                    QCOMPARE(n["keras_class"].get<std::string>(), std::string("SeparableConv2D"));
+                }
+            QVERIFY(sep);
+            auto loaded = io::loadProject(project.toStdString());
+            QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().toString().c_str());
+            QCOMPARE(loaded->extra["imported_from"]["format"].get<std::string>(), std::string("keras"));
+            auto model = ops::analyzeModel(loaded->graph);
+            QVERIFY(model.ok());
+            auto w = io::loadSafetensors(weights.toStdString());
+            QVERIFY(w.ok());
+            auto params = exec::ParamStore::create(*model, 0);
+            for (auto& p : params.params()) {
+                const Tensor* t = w->find(p.name);
+                QVERIFY2(t, p.name.c_str());
+                QCOMPARE(t->shape(), p.value.shape());
+            }
+            for (const auto& n : loaded->graph.nodes) QVERIFY2(loaded->layout["nodes"].contains(n.name), n.name.c_str());
+
+            // An unknown layer: a placeholder named in the output.
+            run = kiln::test::runProgram("kiln-import", {tmp.filePath("unknown." + ext), "-o", tmp.filePath("unknown.kiln")});
+            QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+            QVERIFY2(run.out.contains("conv1d") && run.out.contains("Conv1D"), qPrintable(run.out));
+        }
+
+        struct Bad {
+            QString file;
+            QString mention;
+        };
+        const std::string archive = readText(tmp.filePath("separable.keras"));
+        writeBytes(tmp.filePath("truncated.keras"), archive.substr(0, archive.size() / 2));
+        const std::string legacy = readText(tmp.filePath("separable.h5"));
+        writeBytes(tmp.filePath("truncated.h5"), legacy.substr(0, legacy.size() / 2));
+        for (const Bad& bad : {Bad{"bad_json.keras", "config.json"}, Bad{"bad_field.keras", "config.layers[1].config.filters"},
+                               Bad{"plain.h5", "model_config"}, Bad{"truncated.keras", ""}, Bad{"truncated.h5", ""}}) {
+            auto run = kiln::test::runProgram("kiln-import", {tmp.filePath(bad.file), "-o", tmp.filePath("bad.kiln")});
+            QVERIFY2(run.exitCode == 2, qPrintable(bad.file + ": " + QString::number(run.exitCode) + ": " + run.err));
+            QVERIFY2(run.err.contains(bad.file), qPrintable(run.err));
+            if (!bad.mention.isEmpty()) QVERIFY2(run.err.contains(bad.mention), qPrintable(run.err));
+            QVERIFY(!QFile::exists(tmp.filePath("bad.kiln")));
+            QVERIFY(!QFile::exists(tmp.filePath("bad.safetensors")));
+        }
     }
 };
 

@@ -105,10 +105,14 @@ void NodeItem::syncFromDocument() {
         m_opLabel = QString::fromStdString(engine::ops::pluginOpName(n->node));
     if (m_placeholder) {
         const auto& values = n->node.attrs.values();
-        const auto it = values.find("onnx_op");
-        const std::string* onnxOp = it == values.end() ? nullptr : std::get_if<std::string>(&it->second);
-        m_opLabel = QCoreApplication::translate("NodeItem", "%1 · placeholder")
-                        .arg(onnxOp ? QString::fromStdString(*onnxOp) : QStringLiteral("?"));
+        auto text = [&](const char* key) {
+            const auto it = values.find(key);
+            const std::string* s = it == values.end() ? nullptr : std::get_if<std::string>(&it->second);
+            return s ? QString::fromStdString(*s) : QString();
+        };
+        QString source = text("keras_class");
+        if (source.isEmpty()) source = text("onnx_op");
+        m_opLabel = QCoreApplication::translate("NodeItem", "%1 · placeholder").arg(source.isEmpty() ? QStringLiteral("?") : source);
     }
     m_frozen = !n->node.trainable;
     m_shared = !n->node.shareWeightsWith.empty();

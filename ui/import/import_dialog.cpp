@@ -31,7 +31,7 @@ ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
         row->addWidget(b);
         return row;
     };
-    form->addRow(tr("ONNX model:"), pathRow(m_model, "modelPath", tr("Browse…"), &ImportDialog::browseModel));
+    form->addRow(tr("Model file:"), pathRow(m_model, "modelPath", tr("Browse…"), &ImportDialog::browseModel));
     form->addRow(tr("Save project as:"), pathRow(m_project, "projectPath", tr("Browse…"), &ImportDialog::browseProject));
     connect(m_model, &QLineEdit::textEdited, this, &ImportDialog::proposeProject);
     connect(m_project, &QLineEdit::textEdited, this, [this] {
@@ -39,7 +39,7 @@ ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
         updateButtons();
     });
 
-    m_status = new QLabel(tr("Choose an ONNX file. Kiln writes an editable project, its weights (.safetensors) and an import report."), this);
+    m_status = new QLabel(tr("Choose an ONNX or Keras model (.onnx, .keras, .h5). Kiln writes an editable project, its weights (.safetensors) and an import report."), this);
     m_status->setObjectName(QStringLiteral("importStatus"));
     m_status->setWordWrap(true);
     m_summary = new QPlainTextEdit(this);
@@ -102,7 +102,7 @@ QString ImportDialog::summaryText() const { return m_summary->toPlainText(); }
 
 void ImportDialog::browseModel() {
     const QString start = modelPath().isEmpty() ? QDir::homePath() : QFileInfo(modelPath()).absolutePath();
-    const QString path = QFileDialog::getOpenFileName(this, tr("Import Model"), start, tr("ONNX models (*.onnx)"));
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import Model"), start, tr("Models (*.onnx *.keras *.h5 *.hdf5);;ONNX models (*.onnx);;Keras models (*.keras *.h5 *.hdf5)"));
     if (!path.isEmpty()) setModelPath(path);
 }
 
@@ -137,10 +137,17 @@ void ImportDialog::startImport() {
 QString ImportDialog::describeReport(const nlohmann::json& report) {
     const auto& s = report["summary"];
     auto n = [&](const char* key) { return QString::number(s[key].get<int64_t>()); };
+    const bool keras = report.value("source_format", std::string("onnx")) == "keras";
     QStringList lines;
-    lines << tr("%1 ONNX nodes became %2 Kiln nodes.").arg(n("onnx_nodes"), n("kiln_nodes"));
-    lines << tr("Mapped to new nodes: %1; folded into the node before them: %2; layout changes only: %3; constants: %4.")
-                 .arg(n("node"), n("folded"), n("pass_through"), n("constant"));
+    if (keras) {
+        lines << tr("%1 Keras layers became %2 Kiln nodes.").arg(n("keras_layers"), n("kiln_nodes"));
+        lines << tr("Mapped to new nodes: %1; without computation in Kiln (linear activations, nested models): %2.")
+                     .arg(n("node"), n("pass_through"));
+    } else {
+        lines << tr("%1 ONNX nodes became %2 Kiln nodes.").arg(n("onnx_nodes"), n("kiln_nodes"));
+        lines << tr("Mapped to new nodes: %1; folded into the node before them: %2; layout changes only: %3; constants: %4.")
+                     .arg(n("node"), n("folded"), n("pass_through"), n("constant"));
+    }
     lines << tr("Weights: %1 tensors, %2 values.").arg(n("weight_tensors"), n("parameters"));
     QStringList inputs;
     for (const auto& in : report["inputs"]) {
@@ -156,8 +163,9 @@ QString ImportDialog::describeReport(const nlohmann::json& report) {
         lines << tr("%n operation(s) Kiln cannot compute became placeholder nodes; replace them before training or export:", nullptr,
                     int(placeholders.size()));
         for (const auto& p : placeholders)
-            lines << QStringLiteral("  • %1 (ONNX %2)").arg(QString::fromStdString(p["kiln_node"].get<std::string>()),
-                                                        QString::fromStdString(p["onnx_op"].get<std::string>()));
+            lines << (keras ? tr("  • %1 (Keras %2)") : tr("  • %1 (ONNX %2)"))
+                           .arg(QString::fromStdString(p["kiln_node"].get<std::string>()),
+                                QString::fromStdString(p[keras ? "keras_class" : "onnx_op"].get<std::string>()));
     }
     return lines.join(QLatin1Char('\n'));
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// File > Import Model: choose an ONNX file and where to save the Kiln project, import off the GUI
+// File > Import Model: choose an ONNX or Keras file and where to save the Kiln project, import off the GUI
 // thread, read the report's summary (what was mapped, folded, kept as placeholders; the weights),
 // then open the project.
 #pragma once

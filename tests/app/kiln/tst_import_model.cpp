@@ -2,7 +2,8 @@
 // File > Import Model in the studio, driven like a user: the menu entry opens the import dialog;
 // a broken file shows the error naming it and offers nothing to open; a real model (the
 // Fashion-MNIST CNN example, exported to ONNX) shows the report's summary, and Open Project
-// loads the imported project into the editor, laid out.
+// loads the imported project into the editor, laid out. A Keras model (made by Keras when the
+// Python environment has it) goes the same way, its unknown layer shown as a placeholder card.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_shell kiln_ui_all kiln_app_common
 #include <QAction>
@@ -29,6 +30,7 @@
 #include "ui/graph_editor/graph_items.h"
 #include "ui/graph_editor/graph_scene.h"
 #include "ui/import/import_dialog.h"
+#include "tests/engine/io/keras_fixtures.h"
 
 using kiln::app::MainWindow;
 using namespace kiln::ui;
@@ -170,6 +172,49 @@ private slots:
             if (item->type() == NodeItemType && static_cast<NodeItem*>(item)->isPlaceholder()) card = static_cast<NodeItem*>(item);
         QVERIFY(card);
         QVERIFY2(card->opLabel().contains("Erf"), qPrintable(card->opLabel()));
+    }
+
+    // A Keras file through the same dialog: the summary speaks of Keras layers, and the layer Kiln
+    // cannot compute is a placeholder card naming its Keras class.
+    void importKerasModel() {
+        QString log;
+        switch (kiln::test::makeKerasModels(m_dir.filePath("keras"), {"unknown"}, &log)) {
+        case kiln::test::KerasFixtures::NoPython: QSKIP("the Python environment is not available");
+        case kiln::test::KerasFixtures::NoKeras: QSKIP("Keras is not installed in the Python environment");
+        case kiln::test::KerasFixtures::Failed: QFAIL(qPrintable(log));
+        case kiln::test::KerasFixtures::Made: break;
+        }
+        MainWindow win(m_dir.filePath("recovery3"));
+        win.resize(1200, 800);
+        win.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&win));
+        ImportDialog* dialog = win.openImportDialog();
+        dialog->setModelPath(m_dir.filePath("keras/unknown.keras"));
+        QCOMPARE(dialog->projectPath(), m_dir.filePath("keras/unknown.kiln"));
+        QTest::mouseClick(dialog->importButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->succeeded(), 60000);
+        const QString summary = dialog->summaryText();
+        QVERIFY2(summary.contains("4 Keras layers became 4 Kiln nodes") && summary.contains("conv1d (Keras Conv1D)"), qPrintable(summary));
+        QTest::mouseClick(dialog->openButton(), Qt::LeftButton);
+        QTRY_COMPARE(win.document()->filePath(), QFileInfo(m_dir.filePath("keras/unknown.kiln")).absoluteFilePath());
+        for (int i = 0; i < 5; ++i) {
+            QCoreApplication::processEvents();
+            QTest::qWait(10);
+        }
+        NodeItem* card = nullptr;
+        for (QGraphicsItem* item : win.editor()->view()->graphScene()->items())
+            if (item->type() == NodeItemType && static_cast<NodeItem*>(item)->isPlaceholder()) card = static_cast<NodeItem*>(item);
+        QVERIFY(card);
+        QVERIFY2(card->opLabel().contains("Conv1D"), qPrintable(card->opLabel()));
+
+        // A damaged Keras file: the error names it and the JSON path.
+        ImportDialog* again = win.openImportDialog();
+        again->setModelPath(m_dir.filePath("keras/bad_field.keras"));
+        QTest::mouseClick(again->importButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!again->isImporting() && !again->summaryText().isEmpty(), 60000);
+        QVERIFY(!again->succeeded());
+        QVERIFY2(again->summaryText().contains("bad_field.keras") && again->summaryText().contains("config.layers[1].config.filters"),
+                 qPrintable(again->summaryText()));
     }
 };
 

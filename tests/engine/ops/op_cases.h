@@ -650,8 +650,12 @@ inline const std::vector<OpCase>& opCases() {
         invalid(K::Placeholder, "Placeholder unknown shape", {{"onnx_op", as("Mystery")}, {"onnx_domain", as("com.example")}},
                 {uniform({2, 3})}, "stands for the ONNX operation com.example.Mystery, whose output shape is unknown"),
         invalid(K::Placeholder, "Placeholder without op", {{"output_shape", al({3})}}, {uniform({2, 3})},
-                "needs the attribute \"onnx_op\""),
-
+                "needs the attribute \"onnx_op\" or \"keras_class\""),
+        valid(K::Placeholder, "Placeholder for a Keras layer", {{"keras_class", as("Conv1D")}, {"keras_config", as("{\"filters\": 5}")},
+               {"output_shape", al({6, 5})}},
+              {uniform({2, 6, 4})}, {2, 6, 5}),
+        invalid(K::Placeholder, "Placeholder for a Keras layer, unknown shape", {{"keras_class", as("Lambda")}},
+                {uniform({2, 3})}, "stands for the Keras layer Lambda, whose output shape is unknown"),
         // ---- Plugin (the example GroupNorm plugin, loaded by the tests from the build) ----
         valid(K::Plugin, "Plugin GroupNorm image",
               {{"plugin_op", as("example.GroupNorm")}, {"groups", ai(3)}}, {uniform({2, 4, 4, 6})}, {2, 4, 4, 6}),

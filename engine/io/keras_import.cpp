@@ -1,0 +1,1326 @@
+// SPDX-License-Identifier: Apache-2.0
+// Keras → Kiln graph. Kiln's layers are Keras's (channels-last, the same attribute names and the
+// same weight layouts: Dense kernel [in, out], Conv2D kernel [kh, kw, in, out], depthwise kernel
+// [kh, kw, in, multiplier], BatchNormalization gamma/beta/moving_mean/moving_variance), so weights
+// are copied as they are. A layer Kiln cannot compute becomes a Placeholder node that keeps the
+// Keras class and config; its weights are kept in the weights file under "<node>/<name>".
+#include "engine/io/keras_import.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/io/hdf5_file.h"
+#include "engine/io/zip_archive.h"
+
+namespace kiln::engine::io {
+namespace {
+using json = nlohmann::json;
+
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+constexpr int64_t kMaxElements = int64_t{1} << 28;
+constexpr int64_t kMaxConfigBytes = int64_t{64} << 20;
+constexpr int64_t kMaxWeightsBytes = int64_t{4} << 30;
+constexpr int kMaxNesting = 32;
+
+// One weight of a layer as the file holds it: its short name ("kernel", or "0", "1"... in a
+// .keras file, whose weights are numbered) and values.
+struct LayerWeight {
+    std::string name;
+    std::string hdf5Path;
+    Hdf5Array array;
+};
+
+// Where a layer's weights live; `layer` is the path of names from the top model, e.g.
+// {"block", "dense"} for a layer of a nested model.
+class WeightSource {
+public:
+    virtual ~WeightSource() = default;
+    virtual Result<std::vector<LayerWeight>> weights(const std::vector<std::string>& layer) const = 0;
+};
+
+std::string joinPath(const std::vector<std::string>& parts) {
+    std::string s;
+    for (const auto& p : parts) s += (s.empty() ? "" : "/") + p;
+    return s;
+}
+
+// Keras 3's model.weights.h5: each object is a group whose "vars" subgroup carries the object's
+// name as an attribute and its variables as datasets "0", "1"...; nested models hold their own
+// layers below their group.
+class Keras3Weights final : public WeightSource {
+public:
+    static Result<std::unique_ptr<Keras3Weights>> index(Hdf5File file) {
+        auto w = std::unique_ptr<Keras3Weights>(new Keras3Weights(std::move(file)));
+        KILN_TRY(w->walk("/", "", true, 0));
+        return w;
+    }
+    Result<std::vector<LayerWeight>> weights(const std::vector<std::string>& layer) const override {
+        std::vector<LayerWeight> out;
+        auto it = m_vars.find(joinPath(layer));
+        if (it == m_vars.end()) return out;
+        KILN_ASSIGN(std::vector<std::string> names, m_file.children(it->second));
+        std::vector<std::pair<long, std::string>> numbered;
+        for (const auto& n : names) {
+            char* end = nullptr;
+            const long k = std::strtol(n.c_str(), &end, 10);
+            if (n.empty() || *end != '\0' || k < 0) return m_file.error(ErrorCode::ParseError, it->second + "/" + n, "a layer variable is not numbered");
+            numbered.emplace_back(k, n);
+        }
+        std::sort(numbered.begin(), numbered.end());
+        for (const auto& [k, n] : numbered) {
+            const std::string p = it->second + "/" + n;
+            KILN_ASSIGN(Hdf5Array a, m_file.readFloats(p, kMaxElements));
+            out.push_back({n, p, std::move(a)});
+        }
+        return out;
+    }
+
+private:
+    explicit Keras3Weights(Hdf5File f) : m_file(std::move(f)) {}
+    Status walk(const std::string& group, const std::string& prefix, bool root, int depth) {
+        if (depth > kMaxNesting) return m_file.error(ErrorCode::ParseError, group, "the weights are nested too deeply");
+        KILN_ASSIGN(std::vector<std::string> kids, m_file.children(group));
+        const std::string base = group == "/" ? std::string() : group;
+        std::string childPrefix = prefix;
+        if (std::find(kids.begin(), kids.end(), "vars") != kids.end() && m_file.hasAttribute(base + "/vars", "name")) {
+            KILN_ASSIGN(std::string name, m_file.stringAttribute(base + "/vars", "name"));
+            if (!root) {
+                m_vars.emplace(prefix + name, base + "/vars");
+                childPrefix = prefix + name + "/";
+            }
+        }
+        for (const auto& k : kids) {
+            if (k == "vars" || !m_file.isGroup(base + "/" + k)) continue;
+            KILN_TRY(walk(base + "/" + k, childPrefix, false, depth + 1));
+        }
+        return {};
+    }
+    Hdf5File m_file;
+    std::map<std::string, std::string> m_vars;  // "block/dense" -> HDF5 path of its vars group
+};
+
+// A legacy .h5 model: model_weights/<layer> lists its datasets in the "weight_names" attribute,
+// e.g. "conv/kernel:0", or "block/dense/bias" for a layer of the nested model "block".
+class LegacyWeights final : public WeightSource {
+public:
+    LegacyWeights(const Hdf5File& file, std::string root) : m_file(file), m_root(std::move(root)) {}
+    Result<std::vector<LayerWeight>> weights(const std::vector<std::string>& layer) const override {
+        std::vector<LayerWeight> out;
+        const std::string group = m_root + "/" + layer.front();
+        if (!m_file.isGroup(group)) return out;
+        if (!m_file.hasAttribute(group, "weight_names")) return m_file.error(ErrorCode::ParseError, group, "the layer's weight_names attribute is missing");
+        KILN_ASSIGN(std::vector<std::string> names, m_file.stringListAttribute(group, "weight_names"));
+        const std::string full = joinPath(layer) + "/";
+        const std::string inner = joinPath(std::vector<std::string>(layer.begin() + 1, layer.end())) + "/";
+        for (const auto& n : names) {
+            if (layer.size() > 1 && n.rfind(full, 0) != 0 && n.rfind(inner, 0) != 0) continue;
+            const std::string p = group + "/" + n;
+            KILN_ASSIGN(Hdf5Array a, m_file.readFloats(p, kMaxElements));
+            std::string shortName = n.substr(n.rfind('/') + 1);
+            if (auto colon = shortName.find(':'); colon != std::string::npos) shortName.resize(colon);
+            out.push_back({shortName, p, std::move(a)});
+        }
+        return out;
+    }
+
+private:
+    const Hdf5File& m_file;
+    std::string m_root;
+};
+
+// A tensor of a functional model: (layer, call, output index).
+struct TensorRef {
+    std::string layer;
+    int64_t node = 0;
+    int64_t tensor = 0;
+};
+
+std::string refKey(const std::string& scope, const TensorRef& r) {
+    return scope + r.layer + "#" + std::to_string(r.node) + "#" + std::to_string(r.tensor);
+}
+
+bool isModelClass(const std::string& cls) { return cls == "Functional" || cls == "Sequential" || cls == "Model"; }
+
+class KerasImporter {
+public:
+    KerasImporter(std::string file, ImportOptions options, const WeightSource& weights, bool keras2)
+        : m_file(std::move(file)), m_opt(options), m_weights(weights), m_keras2(keras2) {
+        m_out.format = "keras";
+    }
+
+    Result<ImportedModel> run(const json& root, const std::string& producer) {
+        m_out.producer = producer;
+        if (!root.is_object()) return configError("", "the model config is not a JSON object");
+        KILN_ASSIGN(std::string cls, str(root, "class_name", ""));
+        if (!root.contains("config") || !(root["config"].is_object() || (cls == "Sequential" && root["config"].is_array())))
+            return configError("config", "the model config has no \"config\" object");
+        if (!isModelClass(cls))
+            return Error(ErrorCode::Unsupported, m_file + ": the file holds a " + cls + ", not a Functional or Sequential model")
+                .withFile(m_file)
+                .with("what", "Keras model class " + cls);
+        reserveLayerNames(root["config"], "", 0);
+        KILN_ASSIGN(std::vector<int> outs, model(cls, root["config"], "config", {}, {}, {}, 0));
+        std::set<int> seen;
+        for (int o : outs) {
+            const std::string& name = kname(o);
+            if (!seen.insert(o).second) return Error(ErrorCode::Unsupported, m_file + ": two model outputs are the same tensor (" + name + ")").withFile(m_file).withNode(name).with("what", "repeated model output");
+            m_out.graph.outputs.push_back(name);
+            m_out.outputs.push_back(name);
+        }
+        if (m_unknown.empty()) {
+            auto analysed = ops::analyzeModel(m_out.graph);
+            if (!analysed.ok()) {
+                Error e = analysed.error();
+                if (e.file.empty()) e.withFile(m_file);
+                return e;
+            }
+        }
+        return std::move(m_out);
+    }
+
+private:
+    // ---- errors and config fields -------------------------------------------------------------
+    Error configError(const std::string& jpath, const std::string& what) const {
+        return Error(ErrorCode::ParseError, (jpath.empty() ? std::string("config.json") : jpath) + ": " + what)
+            .withFile(m_file)
+            .with("json_path", jpath)
+            .with("reason", what);
+    }
+    Result<std::string> str(const json& o, const char* key, const std::string& jpath, std::optional<std::string> def = std::nullopt) const {
+        auto it = o.find(key);
+        if (it == o.end() || it->is_null()) {
+            if (def) return *def;
+            return configError(jpath + "." + key, "missing");
+        }
+        if (!it->is_string()) return configError(jpath + "." + key, "expected text");
+        return it->get<std::string>();
+    }
+    Result<int64_t> integer(const json& o, const char* key, const std::string& jpath, std::optional<int64_t> def = std::nullopt) const {
+        auto it = o.find(key);
+        if (it == o.end() || it->is_null()) {
+            if (def) return *def;
+            return configError(jpath + "." + key, "missing");
+        }
+        if (it->is_array() && it->size() == 1) return integer(json{{key, (*it)[0]}}, key, jpath, def);
+        if (!it->is_number_integer() || it->get<int64_t>() < -kMaxDim || it->get<int64_t>() > kMaxDim)
+            return configError(jpath + "." + key, "expected an integer");
+        return it->get<int64_t>();
+    }
+    Result<double> number(const json& o, const char* key, const std::string& jpath, std::optional<double> def = std::nullopt) const {
+        auto it = o.find(key);
+        if (it == o.end() || it->is_null()) {
+            if (def) return *def;
+            return configError(jpath + "." + key, "missing");
+        }
+        if (!it->is_number()) return configError(jpath + "." + key, "expected a number");
+        return it->get<double>();
+    }
+    Result<bool> boolean(const json& o, const char* key, const std::string& jpath, bool def) const {
+        auto it = o.find(key);
+        if (it == o.end() || it->is_null()) return def;
+        if (!it->is_boolean()) return configError(jpath + "." + key, "expected true or false");
+        return it->get<bool>();
+    }
+    // An int or a list of `n` ints (Keras accepts both for sizes and strides).
+    Result<std::vector<int64_t>> ints(const json& o, const char* key, const std::string& jpath, size_t n,
+                                      std::optional<std::vector<int64_t>> def = std::nullopt) const {
+        auto it = o.find(key);
+        if (it == o.end() || it->is_null()) {
+            if (def) return *def;
+            return configError(jpath + "." + key, "missing");
+        }
+        if (it->is_number_integer()) return std::vector<int64_t>(n, it->get<int64_t>());
+        if (!it->is_array() || it->size() != n) return configError(jpath + "." + key, "expected an integer or a list of " + std::to_string(n));
+        std::vector<int64_t> v;
+        for (const auto& x : *it) {
+            if (!x.is_number_integer() || x.get<int64_t>() < -kMaxDim || x.get<int64_t>() > kMaxDim)
+                return configError(jpath + "." + key, "expected integers");
+            v.push_back(x.get<int64_t>());
+        }
+        return v;
+    }
+    // Keras activations are names, or (Keras 3) a serialised function whose config is the name.
+    Result<std::string> activationName(const json& o, const char* key, const std::string& jpath) const {
+        auto it = o.find(key);
+        if (it == o.end() || it->is_null()) return std::string("linear");
+        if (it->is_string()) return it->get<std::string>();
+        if (it->is_object() && it->contains("config") && (*it)["config"].is_string()) return (*it)["config"].get<std::string>();
+        if (it->is_object() && it->contains("class_name") && (*it)["class_name"].is_string()) return (*it)["class_name"].get<std::string>();
+        return configError(jpath + "." + key, "expected an activation name");
+    }
+
+    // ---- graph building -----------------------------------------------------------------------
+    const std::string& kname(int node) const { return m_out.graph.nodes[static_cast<size_t>(node)].name; }
+
+    // Names the importer makes up ("<layer>_activation", "<layer>_depthwise"...) avoid every Keras
+    // layer name of the file, including layers not mapped yet.
+    std::string uniqueName(const std::string& preferred) {
+        std::string name = preferred.empty() ? std::string("layer") : preferred;
+        for (int k = 1; m_names.count(name) || m_reserved.count(name); ++k) name = preferred + "_" + std::to_string(k);
+        m_names.insert(name);
+        return name;
+    }
+    void reserveLayerNames(const json& cfg, const std::string& prefix, int depth) {
+        if (depth > kMaxNesting || !cfg.is_object() || !cfg.contains("layers") || !cfg["layers"].is_array()) return;
+        for (const auto& l : cfg["layers"]) {
+            if (!l.is_object() || !l.contains("config") || !l["config"].is_object()) continue;
+            const json& name = l["config"].value("name", json());
+            if (!name.is_string()) continue;
+            m_reserved.insert(prefix + name.get<std::string>());
+            reserveLayerNames(l["config"], prefix + name.get<std::string>() + "/", depth + 1);
+        }
+    }
+
+    Result<int> addNode(Node node) {
+        const ops::OpDef* def = ops::findOp(node.op);
+        if (!def) return Error(ErrorCode::Internal, "unknown Kiln op " + node.op);
+        KILN_ASSIGN(AttrMap attrs, ops::resolveAttrs(*def, node));
+        std::vector<Shape> ins;
+        for (const auto& s : node.inputs) {
+            const int j = m_out.graph.find(s);
+            if (j < 0 || m_unknown.count(j)) return Error(ErrorCode::ShapeMismatch, "it reads a value whose shape is unknown").withNode(node.name);
+            ins.push_back(m_shapes[static_cast<size_t>(j)]);
+        }
+        if (static_cast<int>(ins.size()) < def->minInputs || (def->maxInputs >= 0 && static_cast<int>(ins.size()) > def->maxInputs))
+            return Error(ErrorCode::ArityMismatch, node.op + " takes " + std::to_string(def->minInputs) + (def->maxInputs == def->minInputs ? "" : " or more") +
+                                                       " inputs, the layer has " + std::to_string(ins.size()))
+                .withNode(node.name);
+        ops::ShapeContext ctx{node, attrs, ins};
+        KILN_ASSIGN(Shape out, def->shape(ctx));
+        m_out.graph.nodes.push_back(std::move(node));
+        m_shapes.push_back(std::move(out));
+        return static_cast<int>(m_out.graph.nodes.size()) - 1;
+    }
+
+    void addWeight(const std::string& node, const std::string& param, const Hdf5Array& a) {
+        Tensor t{Shape(a.dims)};
+        if (!a.values.empty()) std::memcpy(t.raw(), a.values.data(), a.values.size() * sizeof(float));
+        m_out.weights.push_back({node + "/" + param, std::move(t)});
+    }
+    void addFilled(const std::string& node, const std::string& param, int64_t n, float v) {
+        Hdf5Array a;
+        a.dims = {n};
+        a.values.assign(static_cast<size_t>(n), v);
+        addWeight(node, param, a);
+    }
+
+    // ---- one call of a layer ------------------------------------------------------------------
+    struct Call {
+        std::string cls;
+        const json* cfg = nullptr;        // the layer's "config" object
+        std::string jpath;                // JSON path of that config
+        std::string name;                 // the Kiln node name (the Keras name, nested ones prefixed)
+        std::vector<std::string> weightsKey;
+        std::vector<int> inputs;
+        std::optional<std::vector<int64_t>> outputHint;  // output shape after the batch, when the file says
+        bool shared = false;              // a later call of a layer: no weights of its own
+        std::string sharedWith;           // the first call's node name (the layer's main node)
+    };
+    struct Converted {
+        int output = -1;
+        NodeMapping::Kind kind = NodeMapping::Kind::Node;
+        std::string reason;
+    };
+
+    Result<std::vector<LayerWeight>> weightsFor(const Call& c, size_t expected) {
+        if (c.shared) return std::vector<LayerWeight>{};
+        KILN_ASSIGN(std::vector<LayerWeight> w, m_weights.weights(c.weightsKey));
+        if (w.size() != expected)
+            return Error(ErrorCode::WeightsMismatch, m_file + ": layer \"" + joinPath(c.weightsKey) + "\" (" + c.cls + ") has " + std::to_string(w.size()) +
+                                                          " weight tensors in the file, its config needs " + std::to_string(expected))
+                .withFile(m_file)
+                .withNode(c.name)
+                .with("tensor", joinPath(c.weightsKey))
+                .with("reason", "count");
+        return w;
+    }
+    Status checkShape(const Call& c, const LayerWeight& w, const std::vector<int64_t>& dims) {
+        if (w.array.dims == dims) return {};
+        auto text = [](const std::vector<int64_t>& d) {
+            std::string s = "[";
+            for (size_t k = 0; k < d.size(); ++k) s += (k ? ", " : "") + std::to_string(d[k]);
+            return s + "]";
+        };
+        return Error(ErrorCode::WeightsMismatch, m_file + ": HDF5 dataset \"" + w.hdf5Path + "\" of layer \"" + c.name + "\" has shape " + text(w.array.dims) +
+                                                      ", the layer needs " + text(dims))
+            .withFile(m_file)
+            .withNode(c.name)
+            .with("tensor", w.hdf5Path)
+            .with("hdf5_path", w.hdf5Path)
+            .with("reason", "shape");
+    }
+
+    Result<int> simple(const Call& c, const std::string& op, const AttrMap& attrs, const std::string& name = {}) {
+        Node n;
+        n.name = name.empty() ? c.name : name;
+        n.op = op;
+        n.attrs = attrs;
+        for (int i : c.inputs) n.inputs.push_back(kname(i));
+        return addNode(std::move(n));
+    }
+
+    // A Kiln activation op for a Keras activation name, as a node reading `input`; nullopt when
+    // Kiln has none. "linear" gives `input` itself.
+    Result<std::optional<int>> activationNode(const Call& c, const std::string& act, int input, const std::string& name) {
+        Node n;
+        n.name = name;
+        n.inputs = {kname(input)};
+        if (act == "linear") return std::optional<int>(input);
+        else if (act == "relu") n.op = "ReLU";
+        else if (act == "relu6") n.op = "ReLU6";
+        else if (act == "sigmoid") n.op = "Sigmoid";
+        else if (act == "tanh") n.op = "Tanh";
+        else if (act == "softmax") n.op = "Softmax";
+        else if (act == "gelu") {
+            n.op = "GELU";
+            n.attrs.set("approximate", false);
+        } else if (act == "silu" || act == "swish") n.op = "SiLU";
+        else if (act == "hard_silu" || act == "hard_swish") n.op = "HardSwish";
+        else if (act == "leaky_relu") {
+            n.op = "LeakyReLU";
+            n.attrs.set("negative_slope", 0.2);
+        } else if (act == "hard_sigmoid" && m_keras2) {
+            // Keras 2's hard_sigmoid is clip(0.2·x + 0.5, 0, 1), Keras 3's is relu6(x + 3) / 6.
+            Node scale;
+            scale.name = uniqueName(name + "_scale");
+            scale.op = "Rescaling";
+            scale.inputs = n.inputs;
+            scale.attrs.set("scale", 0.2);
+            scale.attrs.set("offset", 0.5);
+            KILN_ASSIGN(int s, addNode(std::move(scale)));
+            n.inputs = {kname(s)};
+            n.op = "Clip";
+            n.attrs.set("min", 0.0);
+            n.attrs.set("max", 1.0);
+        } else if (act == "hard_sigmoid") n.op = "HardSigmoid";
+        else return std::optional<int>();
+        KILN_ASSIGN(int idx, addNode(std::move(n)));
+        return std::optional<int>(idx);
+    }
+
+    // Dense and the convolutions keep the activations Kiln's layers take as an attribute (as Keras
+    // does); any other activation follows as its own node "<layer>_activation".
+    Result<Converted> withActivation(const Call& c, int node, const std::string& act, bool folded) {
+        Converted r;
+        r.output = node;
+        if (folded) return r;
+        KILN_ASSIGN(std::optional<int> a, activationNode(c, act, node, uniqueName(c.name + "_activation")));
+        if (a) {
+            r.output = *a;
+            return r;
+        }
+        // An activation Kiln lacks: a placeholder for it alone; the layer itself stays mapped.
+        Call pc = c;
+        pc.cls = "Activation";
+        pc.inputs = {node};
+        pc.name = uniqueName(c.name + "_activation");
+        json cfg = {{"activation", act}};
+        pc.cfg = &cfg;
+        pc.outputHint = std::vector<int64_t>(m_shapes[static_cast<size_t>(node)].dims().begin() + 1, m_shapes[static_cast<size_t>(node)].dims().end());
+        KILN_ASSIGN(r.output, placeholderNode(pc, {}));
+        r.reason = "activation \"" + act + "\" became the placeholder " + pc.name;
+        return r;
+    }
+    static bool attributeActivation(const std::string& act, bool dense) {
+        static const std::set<std::string> ok{"linear", "relu", "relu6", "sigmoid", "tanh", "gelu"};
+        return ok.count(act) || (dense && act == "softmax");
+    }
+
+    Result<int> placeholderNode(const Call& c, const std::vector<LayerWeight>& weights) {
+        Node n;
+        n.name = c.name;
+        n.op = "Placeholder";
+        n.attrs.set("keras_class", c.cls);
+        std::string cfg = c.cfg ? c.cfg->dump(-1, ' ', false, json::error_handler_t::replace) : std::string("{}");
+        if (cfg.size() > (1u << 16)) cfg = "{}";  // a huge config (a serialised function) stays in the source file only
+        n.attrs.set("keras_config", cfg);
+        bool unknown = false;
+        for (int i : c.inputs) {
+            n.inputs.push_back(kname(i));
+            unknown = unknown || m_unknown.count(i);
+        }
+        for (const auto& w : weights) addWeight(c.name, w.name.empty() || std::isdigit(static_cast<unsigned char>(w.name[0])) ? "weight_" + w.name : w.name, w.array);
+        bool known = !unknown && c.outputHint && !c.outputHint->empty();
+        if (known) {
+            int64_t numel = 1;
+            for (int64_t d : *c.outputHint) {
+                known = known && d > 0 && d <= kMaxDim;
+                if (known) numel *= d;
+                known = known && numel <= kMaxElements;
+            }
+        }
+        if (known) {
+            n.attrs.set("output_shape", *c.outputHint);
+            auto idx = addNode(n);
+            if (idx.ok()) {
+                m_out.placeholders.push_back(c.name);
+                return *idx;
+            }
+            n.attrs.set("output_shape", std::vector<int64_t>{});
+        }
+        m_out.graph.nodes.push_back(std::move(n));
+        m_shapes.emplace_back();
+        const int idx = static_cast<int>(m_out.graph.nodes.size()) - 1;
+        m_unknown.insert(idx);
+        m_out.placeholders.push_back(c.name);
+        return idx;
+    }
+
+    // Maps one call of a layer. Errors that say Kiln cannot compute the layer (unknown class,
+    // unsupported options, a shape Kiln's op refuses) turn into a placeholder when asked for.
+    Result<Converted> layer(const Call& c) {
+        const size_t before = m_out.graph.nodes.size();
+        const size_t weightsBefore = m_out.weights.size();
+        for (int i : c.inputs)
+            if (m_unknown.count(i)) return placeholder(c, "it reads a value whose shape is unknown", before, weightsBefore);
+        auto r = mapLayer(c);
+        if (r.ok()) return r;
+        const ErrorCode code = r.error().code;
+        const bool cannotCompute = code == ErrorCode::UnknownOp || code == ErrorCode::Unsupported || code == ErrorCode::ShapeMismatch ||
+                                   code == ErrorCode::BadAttribute || code == ErrorCode::ArityMismatch;
+        if (!cannotCompute || !m_opt.placeholders) {
+            Error e = r.error();
+            if (e.node.empty()) e.withNode(c.name);
+            if (e.file.empty()) e.withFile(m_file);
+            return e;
+        }
+        return placeholder(c, r.error().message, before, weightsBefore);
+    }
+    Result<Converted> placeholder(const Call& c, const std::string& reason, size_t before, size_t weightsBefore) {
+        // Drop what a half-mapped layer added; the placeholder takes its name and its weights.
+        for (size_t k = before; k < m_out.graph.nodes.size(); ++k) {
+            m_names.erase(m_out.graph.nodes[k].name);
+            m_unknown.erase(static_cast<int>(k));
+        }
+        m_out.graph.nodes.resize(before);
+        m_shapes.resize(before);
+        m_out.weights.resize(weightsBefore);
+        m_names.insert(c.name);
+        std::vector<LayerWeight> weights;
+        if (!c.shared) {
+            KILN_ASSIGN(weights, m_weights.weights(c.weightsKey));
+        }
+        Converted r;
+        KILN_ASSIGN(r.output, placeholderNode(c, weights));
+        r.kind = NodeMapping::Kind::Placeholder;
+        r.reason = reason;
+        return r;
+    }
+
+    Error unsupported(const Call& c, const std::string& what) const {
+        return Error(ErrorCode::Unsupported, c.cls + " layer \"" + c.name + "\": " + what).withNode(c.name).with("what", what);
+    }
+    Status channelsLast(const Call& c) const {
+        KILN_ASSIGN(std::string df, str(*c.cfg, "data_format", c.jpath, std::string("channels_last")));
+        if (df != "channels_last") return unsupported(c, "data_format " + df + " (Kiln is channels-last)");
+        return {};
+    }
+    Status oneInput(const Call& c) const {
+        if (c.inputs.size() != 1) return unsupported(c, "it takes one input, the model gives it " + std::to_string(c.inputs.size()));
+        return {};
+    }
+    const Shape& inShape(const Call& c, size_t k = 0) const { return m_shapes[static_cast<size_t>(c.inputs[k])]; }
+
+    Result<Converted> mapLayer(const Call& c) {
+        const json& cfg = *c.cfg;
+        const std::string& jp = c.jpath;
+        const std::string& cls = c.cls;
+        AttrMap a;
+        Converted r;
+        if (cls == "Dense") {
+            KILN_TRY(oneInput(c));
+            KILN_ASSIGN(int64_t units, integer(cfg, "units", jp));
+            KILN_ASSIGN(bool bias, boolean(cfg, "use_bias", jp, true));
+            KILN_ASSIGN(std::string act, activationName(cfg, "activation", jp));
+            const bool fold = attributeActivation(act, true);
+            a.set("units", units);
+            a.set("use_bias", bias);
+            if (fold && act != "linear") a.set("activation", act);
+            KILN_ASSIGN(int n, simple(c, "Dense", a));
+            KILN_ASSIGN(auto w, weightsFor(c, bias ? 2 : 1));
+            if (!c.shared) {
+                KILN_TRY(checkShape(c, w[0], {inShape(c)[1], units}));
+                addWeight(c.name, "kernel", w[0].array);
+                if (bias) {
+                    KILN_TRY(checkShape(c, w[1], {units}));
+                    addWeight(c.name, "bias", w[1].array);
+                }
+            }
+            return withActivation(c, n, act, fold);
+        }
+        if (cls == "Conv2D" || cls == "DepthwiseConv2D" || cls == "SeparableConv2D") {
+            KILN_TRY(oneInput(c));
+            KILN_TRY(channelsLast(c));
+            KILN_ASSIGN(auto kernel, ints(cfg, "kernel_size", jp, 2));
+            KILN_ASSIGN(auto strides, ints(cfg, "strides", jp, 2, std::vector<int64_t>{1, 1}));
+            KILN_ASSIGN(auto dilation, ints(cfg, "dilation_rate", jp, 2, std::vector<int64_t>{1, 1}));
+            KILN_ASSIGN(std::string padding, str(cfg, "padding", jp, std::string("valid")));
+            KILN_ASSIGN(bool bias, boolean(cfg, "use_bias", jp, true));
+            KILN_ASSIGN(std::string act, activationName(cfg, "activation", jp));
+            std::transform(padding.begin(), padding.end(), padding.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+            if (padding != "valid" && padding != "same") return unsupported(c, "padding \"" + padding + "\"");
+            if (inShape(c).rank() != 4) return unsupported(c, "it expects images [batch, height, width, channels]");
+            const int64_t ch = inShape(c)[3];
+            const bool fold = attributeActivation(act, false);
+            a.set("kernel_size", kernel);
+            a.set("strides", strides);
+            a.set("padding", padding);
+            a.set("dilation_rate", dilation);
+            if (cls == "Conv2D") {
+                KILN_ASSIGN(int64_t filters, integer(cfg, "filters", jp));
+                KILN_ASSIGN(int64_t groups, integer(cfg, "groups", jp, 1));
+                if (groups < 1 || ch % groups != 0) return unsupported(c, "groups " + std::to_string(groups) + " for " + std::to_string(ch) + " input channels");
+                a.set("filters", filters);
+                if (groups != 1) a.set("groups", groups);
+                a.set("use_bias", bias);
+                if (fold && act != "linear") a.set("activation", act);
+                KILN_ASSIGN(int n, simple(c, "Conv2D", a));
+                KILN_ASSIGN(auto w, weightsFor(c, bias ? 2 : 1));
+                if (!c.shared) {
+                    KILN_TRY(checkShape(c, w[0], {kernel[0], kernel[1], ch / groups, filters}));
+                    addWeight(c.name, "kernel", w[0].array);
+                    if (bias) {
+                        KILN_TRY(checkShape(c, w[1], {filters}));
+                        addWeight(c.name, "bias", w[1].array);
+                    }
+                }
+                return withActivation(c, n, act, fold);
+            }
+            KILN_ASSIGN(int64_t mult, integer(cfg, "depth_multiplier", jp, 1));
+            a.set("depth_multiplier", mult);
+            if (cls == "DepthwiseConv2D") {
+                a.set("use_bias", bias);
+                if (fold && act != "linear") a.set("activation", act);
+                KILN_ASSIGN(int n, simple(c, "DepthwiseConv2D", a));
+                KILN_ASSIGN(auto w, weightsFor(c, bias ? 2 : 1));
+                if (!c.shared) {
+                    KILN_TRY(checkShape(c, w[0], {kernel[0], kernel[1], ch, mult}));
+                    addWeight(c.name, "depthwise_kernel", w[0].array);
+                    if (bias) {
+                        KILN_TRY(checkShape(c, w[1], {ch * mult}));
+                        addWeight(c.name, "bias", w[1].array);
+                    }
+                }
+                return withActivation(c, n, act, fold);
+            }
+            // SeparableConv2D: a depthwise convolution (the layer's window, strides, padding and
+            // dilation, no bias) and a 1x1 convolution (the filters, the bias and the activation).
+            KILN_ASSIGN(int64_t filters, integer(cfg, "filters", jp));
+            a.set("use_bias", false);
+            const std::string dwName = uniqueName(c.name + "_depthwise");
+            const std::string pwName = uniqueName(c.name + "_pointwise");
+            KILN_ASSIGN(int dw, simple(c, "DepthwiseConv2D", a, dwName));
+            AttrMap p;
+            p.set("filters", filters);
+            p.set("kernel_size", std::vector<int64_t>{1, 1});
+            p.set("use_bias", bias);
+            if (fold && act != "linear") p.set("activation", act);
+            Node pw;
+            pw.name = pwName;
+            pw.op = "Conv2D";
+            pw.attrs = p;
+            pw.inputs = {dwName};
+            if (c.shared) {
+                m_out.graph.nodes[static_cast<size_t>(dw)].shareWeightsWith = c.sharedWith + "_depthwise";
+                pw.shareWeightsWith = c.sharedWith + "_pointwise";
+            }
+            KILN_ASSIGN(int pn, addNode(std::move(pw)));
+            KILN_ASSIGN(auto w, weightsFor(c, bias ? 3 : 2));
+            if (!c.shared) {
+                KILN_TRY(checkShape(c, w[0], {kernel[0], kernel[1], ch, mult}));
+                KILN_TRY(checkShape(c, w[1], {1, 1, ch * mult, filters}));
+                addWeight(dwName, "depthwise_kernel", w[0].array);
+                addWeight(pwName, "kernel", w[1].array);
+                if (bias) {
+                    KILN_TRY(checkShape(c, w[2], {filters}));
+                    addWeight(pwName, "bias", w[2].array);
+                }
+            }
+            return withActivation(c, pn, act, fold);
+        }
+        if (cls == "MaxPooling2D" || cls == "AveragePooling2D") {
+            KILN_TRY(oneInput(c));
+            KILN_TRY(channelsLast(c));
+            KILN_ASSIGN(auto pool, ints(cfg, "pool_size", jp, 2, std::vector<int64_t>{2, 2}));
+            KILN_ASSIGN(auto strides, ints(cfg, "strides", jp, 2, pool));
+            KILN_ASSIGN(std::string padding, str(cfg, "padding", jp, std::string("valid")));
+            std::transform(padding.begin(), padding.end(), padding.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+            a.set("pool_size", pool);
+            a.set("strides", strides);
+            a.set("padding", padding);
+            KILN_ASSIGN(r.output, simple(c, cls, a));
+            return r;
+        }
+        if (cls == "GlobalAveragePooling2D" || cls == "GlobalMaxPooling2D") {
+            KILN_TRY(oneInput(c));
+            KILN_TRY(channelsLast(c));
+            KILN_ASSIGN(bool keepdims, boolean(cfg, "keepdims", jp, false));
+            KILN_ASSIGN(int n, simple(c, cls, a, keepdims ? uniqueName(c.name + "_pool") : std::string()));
+            r.output = n;
+            if (keepdims) {
+                // Kiln's global pooling gives [batch, channels]; keepdims is a reshape to [1, 1, channels].
+                Node rs;
+                rs.name = c.name;
+                rs.op = "Reshape";
+                rs.inputs = {kname(n)};
+                rs.attrs.set("target_shape", std::vector<int64_t>{1, 1, m_shapes[static_cast<size_t>(n)][1]});
+                KILN_ASSIGN(r.output, addNode(std::move(rs)));
+            }
+            return r;
+        }
+        if (cls == "ZeroPadding2D") {
+            KILN_TRY(oneInput(c));
+            KILN_TRY(channelsLast(c));
+            std::vector<int64_t> pad;
+            const auto it = cfg.find("padding");
+            if (it == cfg.end() || it->is_null()) pad = {1, 1, 1, 1};
+            else if (it->is_number_integer()) pad.assign(4, it->get<int64_t>());
+            else if (it->is_array() && it->size() == 2 && (*it)[0].is_number_integer() && (*it)[1].is_number_integer())
+                pad = {(*it)[0].get<int64_t>(), (*it)[0].get<int64_t>(), (*it)[1].get<int64_t>(), (*it)[1].get<int64_t>()};
+            else if (it->is_array() && it->size() == 2 && (*it)[0].is_array() && (*it)[1].is_array() && (*it)[0].size() == 2 && (*it)[1].size() == 2) {
+                for (const auto& side : *it)
+                    for (const auto& v : side) {
+                        if (!v.is_number_integer()) return configError(jp + ".padding", "expected integers");
+                        pad.push_back(v.get<int64_t>());
+                    }
+            } else {
+                return configError(jp + ".padding", "expected an integer, two integers or two pairs");
+            }
+            for (int64_t v : pad)
+                if (v < 0 || v > kMaxDim) return configError(jp + ".padding", "expected sizes of 0 or more");
+            a.set("padding", pad);
+            KILN_ASSIGN(r.output, simple(c, "ZeroPadding2D", a));
+            return r;
+        }
+        if (cls == "UpSampling2D") {
+            KILN_TRY(oneInput(c));
+            KILN_TRY(channelsLast(c));
+            KILN_ASSIGN(auto size, ints(cfg, "size", jp, 2, std::vector<int64_t>{2, 2}));
+            KILN_ASSIGN(std::string interp, str(cfg, "interpolation", jp, std::string("nearest")));
+            if (interp != "nearest" && interp != "bilinear") return unsupported(c, "interpolation \"" + interp + "\"");
+            a.set("size", size);
+            a.set("interpolation", interp);
+            KILN_ASSIGN(r.output, simple(c, "UpSampling2D", a));
+            return r;
+        }
+        if (cls == "BatchNormalization" || cls == "LayerNormalization") {
+            KILN_TRY(oneInput(c));
+            const int64_t rank = inShape(c).rank();
+            auto axisIt = cfg.find("axis");
+            int64_t axis = -1;
+            if (axisIt != cfg.end() && !axisIt->is_null()) {
+                const json& ax = axisIt->is_array() && axisIt->size() == 1 ? (*axisIt)[0] : *axisIt;
+                if (!ax.is_number_integer()) return unsupported(c, "normalising more than one axis");
+                axis = ax.get<int64_t>();
+            }
+            if (axis != -1 && axis != rank - 1) return unsupported(c, "axis " + std::to_string(axis) + " (Kiln normalises the last axis)");
+            KILN_ASSIGN(double eps, number(cfg, "epsilon", jp, 1e-3));
+            KILN_ASSIGN(bool center, boolean(cfg, "center", jp, true));
+            KILN_ASSIGN(bool scale, boolean(cfg, "scale", jp, true));
+            a.set("epsilon", eps);
+            if (cls == "BatchNormalization") {
+                KILN_ASSIGN(bool renorm, boolean(cfg, "renorm", jp, false));
+                if (renorm) return unsupported(c, "batch renormalisation");
+                KILN_ASSIGN(double momentum, number(cfg, "momentum", jp, 0.99));
+                a.set("momentum", momentum);
+            } else {
+                KILN_ASSIGN(bool rms, boolean(cfg, "rms_scaling", jp, false));
+                if (rms) return unsupported(c, "rms_scaling");
+            }
+            KILN_ASSIGN(r.output, simple(c, cls, a));
+            const int64_t n = inShape(c)[rank - 1];
+            const size_t stats = cls == "BatchNormalization" ? 2 : 0;
+            KILN_ASSIGN(auto w, weightsFor(c, (scale ? 1 : 0) + (center ? 1 : 0) + stats));
+            if (!c.shared) {
+                for (const auto& t : w) KILN_TRY(checkShape(c, t, {n}));
+                size_t k = 0;
+                if (scale) addWeight(c.name, "gamma", w[k++].array);
+                else addFilled(c.name, "gamma", n, 1.0f);
+                if (center) addWeight(c.name, "beta", w[k++].array);
+                else addFilled(c.name, "beta", n, 0.0f);
+                if (stats) {
+                    addWeight(c.name, "moving_mean", w[k++].array);
+                    addWeight(c.name, "moving_variance", w[k++].array);
+                }
+            }
+            return r;
+        }
+        if (cls == "Dropout") {
+            KILN_TRY(oneInput(c));
+            KILN_ASSIGN(double rate, number(cfg, "rate", jp, 0.5));
+            a.set("rate", rate);
+            KILN_ASSIGN(r.output, simple(c, "Dropout", a));
+            return r;
+        }
+        if (cls == "Flatten") {
+            KILN_TRY(oneInput(c));
+            KILN_TRY(channelsLast(c));
+            KILN_ASSIGN(r.output, simple(c, "Flatten", a));
+            return r;
+        }
+        if (cls == "Reshape") {
+            KILN_TRY(oneInput(c));
+            std::vector<int64_t> target;
+            auto it = cfg.find("target_shape");
+            if (it == cfg.end() || !it->is_array()) return configError(jp + ".target_shape", "expected a list of sizes");
+            for (const auto& v : *it) {
+                if (!v.is_number_integer() || v.get<int64_t>() < -1 || v.get<int64_t>() == 0 || v.get<int64_t>() > kMaxDim)
+                    return configError(jp + ".target_shape", "expected positive sizes (one may be -1)");
+                target.push_back(v.get<int64_t>());
+            }
+            a.set("target_shape", target);
+            KILN_ASSIGN(r.output, simple(c, "Reshape", a));
+            return r;
+        }
+        if (cls == "Rescaling") {
+            KILN_TRY(oneInput(c));
+            const auto sIt = cfg.find("scale");
+            const auto oIt = cfg.find("offset");
+            if (sIt == cfg.end() || !sIt->is_number() || (oIt != cfg.end() && !oIt->is_null() && !oIt->is_number()))
+                return unsupported(c, "a scale or offset per channel (Kiln's Rescaling takes numbers)");
+            a.set("scale", sIt->get<double>());
+            a.set("offset", oIt == cfg.end() || oIt->is_null() ? 0.0 : oIt->get<double>());
+            KILN_ASSIGN(r.output, simple(c, "Rescaling", a));
+            return r;
+        }
+        if (cls == "Concatenate") {
+            KILN_ASSIGN(int64_t axis, integer(cfg, "axis", jp, -1));
+            a.set("axis", axis);
+            KILN_ASSIGN(r.output, simple(c, "Concatenate", a));
+            return r;
+        }
+        if (cls == "Add" || cls == "Subtract" || cls == "Multiply") {
+            KILN_ASSIGN(r.output, simple(c, cls, a));
+            return r;
+        }
+        if (cls == "Activation") {
+            KILN_TRY(oneInput(c));
+            KILN_ASSIGN(std::string act, activationName(cfg, "activation", jp));
+            KILN_ASSIGN(std::optional<int> n, activationNode(c, act, c.inputs[0], c.name));
+            if (!n) return unsupported(c, "activation \"" + act + "\"");
+            r.output = *n;
+            if (*n == c.inputs[0]) r.kind = NodeMapping::Kind::PassThrough;
+            return r;
+        }
+        if (cls == "ReLU") {
+            KILN_TRY(oneInput(c));
+            KILN_ASSIGN(double slope, number(cfg, "negative_slope", jp, 0.0));
+            KILN_ASSIGN(double threshold, number(cfg, "threshold", jp, 0.0));
+            const auto maxIt = cfg.find("max_value");
+            const bool capped = maxIt != cfg.end() && !maxIt->is_null();
+            if (capped && !maxIt->is_number()) return configError(jp + ".max_value", "expected a number");
+            const double maxValue = capped ? maxIt->get<double>() : 0.0;
+            if (threshold != 0.0) return unsupported(c, "a threshold other than 0");
+            if (capped && slope != 0.0) return unsupported(c, "max_value together with negative_slope");
+            if (!capped && slope == 0.0) {
+                KILN_ASSIGN(r.output, simple(c, "ReLU", a));
+            } else if (!capped) {
+                a.set("negative_slope", slope);
+                KILN_ASSIGN(r.output, simple(c, "LeakyReLU", a));
+            } else if (maxValue == 6.0) {
+                KILN_ASSIGN(r.output, simple(c, "ReLU6", a));
+            } else {
+                if (maxValue <= 0.0) return unsupported(c, "max_value of 0 or less");
+                a.set("min", 0.0);
+                a.set("max", maxValue);
+                KILN_ASSIGN(r.output, simple(c, "Clip", a));
+            }
+            return r;
+        }
+        if (cls == "LeakyReLU") {
+            KILN_TRY(oneInput(c));
+            // Keras 3 calls the slope negative_slope; Keras 2 called it alpha.
+            KILN_ASSIGN(double slope, number(cfg, cfg.contains("alpha") ? "alpha" : "negative_slope", jp, 0.3));
+            a.set("negative_slope", slope);
+            KILN_ASSIGN(r.output, simple(c, "LeakyReLU", a));
+            return r;
+        }
+        if (cls == "Softmax") {
+            KILN_TRY(oneInput(c));
+            KILN_ASSIGN(int64_t axis, integer(cfg, "axis", jp, -1));
+            a.set("axis", axis);
+            KILN_ASSIGN(r.output, simple(c, "Softmax", a));
+            return r;
+        }
+        if (cls == "Embedding") {
+            KILN_TRY(oneInput(c));
+            KILN_ASSIGN(int64_t inDim, integer(cfg, "input_dim", jp));
+            KILN_ASSIGN(int64_t outDim, integer(cfg, "output_dim", jp));
+            a.set("input_dim", inDim);
+            a.set("output_dim", outDim);
+            KILN_ASSIGN(r.output, simple(c, "Embedding", a));
+            KILN_ASSIGN(auto w, weightsFor(c, 1));
+            if (!c.shared) {
+                KILN_TRY(checkShape(c, w[0], {inDim, outDim}));
+                addWeight(c.name, "embeddings", w[0].array);
+            }
+            return r;
+        }
+        return Error(ErrorCode::UnknownOp, "Kiln has no layer for the Keras class " + cls).withNode(c.name).with("op", cls);
+    }
+
+    // ---- models ---------------------------------------------------------------------------------
+    // An InputLayer's Kiln Input node.
+    Result<int> inputNode(const json& cfg, const std::string& jp, const std::string& name) {
+        const char* key = cfg.contains("batch_shape") ? "batch_shape" : cfg.contains("batch_input_shape") ? "batch_input_shape" : nullptr;
+        if (!key || !cfg[key].is_array() || cfg[key].size() < 2)
+            return configError(jp + (key ? std::string(".") + key : std::string(".batch_shape")), "expected the input's shape with a batch dimension");
+        std::vector<int64_t> shape;
+        for (size_t k = 1; k < cfg[key].size(); ++k) {
+            const json& d = cfg[key][k];
+            if (d.is_null())
+                return Error(ErrorCode::Unsupported, jp + "." + key + ": input \"" + name + "\" has no fixed size in dimension " +
+                                                         std::to_string(k) + "; Kiln needs fixed sizes after the batch")
+                    .withFile(m_file)
+                    .withNode(name)
+                    .with("what", "input of variable size");
+            if (!d.is_number_integer() || d.get<int64_t>() <= 0 || d.get<int64_t>() > kMaxDim) return configError(jp + "." + key, "expected positive sizes");
+            shape.push_back(d.get<int64_t>());
+        }
+        if (shape.size() > 5) return configError(jp + "." + key, "Kiln inputs have at most 5 dimensions after the batch");
+        std::string dtype = "float32";
+        if (auto it = cfg.find("dtype"); it != cfg.end()) {
+            if (it->is_string()) dtype = it->get<std::string>();
+            else if (it->is_object() && it->contains("config") && (*it)["config"].is_object() && (*it)["config"].contains("name") && (*it)["config"]["name"].is_string())
+                dtype = (*it)["config"]["name"].get<std::string>();
+        }
+        Node n;
+        n.name = name;
+        n.op = "Input";
+        n.attrs.set("shape", shape);
+        if (dtype.find("int") != std::string::npos) n.attrs.set("dtype", std::string("int32"));
+        KILN_ASSIGN(int idx, addNode(std::move(n)));
+        m_out.inputs.push_back(name);
+        m_out.inputChannelFirst.push_back(false);
+        return idx;
+    }
+
+    static std::optional<std::vector<int64_t>> shapeHint(const json& shape) {
+        if (!shape.is_array() || shape.size() < 2) return std::nullopt;
+        std::vector<int64_t> d;
+        for (size_t k = 1; k < shape.size(); ++k) {
+            if (!shape[k].is_number_integer()) return std::nullopt;
+            d.push_back(shape[k].get<int64_t>());
+        }
+        return d;
+    }
+
+    // The tensors one inbound node reads, in order. Keras 3: {"args": [...], "kwargs": {...}} with
+    // "__keras_tensor__" entries (a merge layer's first argument is a list of them); Keras 2: a
+    // list of [layer, node, tensor, kwargs].
+    Result<std::vector<TensorRef>> inboundTensors(const json& node, const std::string& jp, const std::string& scope) {
+        std::vector<TensorRef> out;
+        std::function<Status(const json&, const std::string&, int)> collect = [&](const json& v, const std::string& p, int depth) -> Status {
+            if (depth > kMaxNesting) return configError(p, "nested too deeply");
+            if (v.is_object() && v.value("class_name", json()).is_string() && v["class_name"] == "__keras_tensor__") {
+                const json& cfg = v.value("config", json::object());
+                const json& h = cfg.is_object() ? cfg.value("keras_history", json()) : json();
+                if (!h.is_array() || h.size() < 3 || !h[0].is_string() || !h[1].is_number_integer() || !h[2].is_number_integer())
+                    return configError(p + ".config.keras_history", "expected [layer, node, tensor]");
+                TensorRef r{h[0].get<std::string>(), h[1].get<int64_t>(), h[2].get<int64_t>()};
+                if (auto hint = shapeHint(cfg.value("shape", json())); hint) m_hints[refKey(scope, r)] = *hint;
+                out.push_back(std::move(r));
+                return {};
+            }
+            if (v.is_array())
+                for (size_t k = 0; k < v.size(); ++k) KILN_TRY(collect(v[k], p + "[" + std::to_string(k) + "]", depth + 1));
+            return {};
+        };
+        if (node.is_object()) {
+            KILN_TRY(collect(node.value("args", json::array()), jp + ".args", 0));
+            return out;
+        }
+        if (!node.is_array()) return configError(jp, "expected an inbound node");
+        for (size_t k = 0; k < node.size(); ++k) {
+            const json& e = node[k];
+            if (!e.is_array() || e.size() < 3 || !e[0].is_string() || !e[1].is_number_integer() || !e[2].is_number_integer())
+                return configError(jp + "[" + std::to_string(k) + "]", "expected [layer, node, tensor, kwargs]");
+            out.push_back({e[0].get<std::string>(), e[1].get<int64_t>(), e[2].get<int64_t>()});
+        }
+        return out;
+    }
+
+    // [name, node, tensor] or a list of them.
+    Result<std::vector<TensorRef>> layerList(const json& v, const std::string& jp) const {
+        std::vector<TensorRef> out;
+        if (v.is_array() && v.size() == 3 && v[0].is_string()) {
+            if (!v[1].is_number_integer() || !v[2].is_number_integer()) return configError(jp, "expected [layer, node, tensor]");
+            out.push_back({v[0].get<std::string>(), v[1].get<int64_t>(), v[2].get<int64_t>()});
+            return out;
+        }
+        if (!v.is_array()) return configError(jp, "expected a list of [layer, node, tensor]");
+        for (size_t k = 0; k < v.size(); ++k) {
+            KILN_ASSIGN(auto one, layerList(v[k], jp + "[" + std::to_string(k) + "]"));
+            if (one.size() != 1) return configError(jp + "[" + std::to_string(k) + "]", "expected [layer, node, tensor]");
+            out.push_back(one[0]);
+        }
+        return out;
+    }
+
+    // Imports a Functional or Sequential model's layers; `feed` (a nested model) gives its inputs.
+    // Returns the output nodes. `prefix` ("" or "outer/") prefixes node names, `path` the weights.
+    Result<std::vector<int>> model(const std::string& cls, const json& cfg, const std::string& jp, const std::string& prefix,
+                                   const std::vector<std::string>& path, const std::vector<int>& feed, int depth) {
+        if (depth > kMaxNesting) return configError(jp, "models are nested too deeply");
+        if (cls == "Sequential" && cfg.is_array()) {
+            // Keras 2.0-2.2 wrote a Sequential model's config as the bare list of its layers.
+            m_wrapped.push_back(std::make_unique<json>(json{{"layers", cfg}}));
+            return sequential(*m_wrapped.back(), jp, prefix, path, feed, depth);
+        }
+        if (!cfg.is_object() || !cfg.contains("layers") || !cfg["layers"].is_array()) return configError(jp + ".layers", "expected a list of layers");
+        if (cls == "Sequential") return sequential(cfg, jp, prefix, path, feed, depth);
+        return functional(cfg, jp, prefix, path, feed, depth);
+    }
+
+    struct LayerEntry {
+        std::string cls;
+        std::string name;
+        const json* cfg = nullptr;
+        std::string jp;
+    };
+    Result<LayerEntry> entry(const json& l, const std::string& jp) const {
+        if (!l.is_object()) return configError(jp, "expected a layer object");
+        LayerEntry e;
+        KILN_ASSIGN(e.cls, str(l, "class_name", jp));
+        if (!l.contains("config") || !l["config"].is_object()) return configError(jp + ".config", "expected the layer's config object");
+        e.cfg = &l["config"];
+        e.jp = jp + ".config";
+        KILN_ASSIGN(e.name, str(*e.cfg, "name", e.jp, l.value("name", json()).is_string() ? std::optional<std::string>(l["name"].get<std::string>()) : std::nullopt));
+        if (e.name.empty()) return configError(e.jp + ".name", "a layer has an empty name");
+        return e;
+    }
+
+    // One call of a (non-input) layer: nested models are flattened, everything else is mapped.
+    Result<int> call(const LayerEntry& e, const std::string& prefix, const std::vector<std::string>& path, const std::vector<int>& inputs,
+                     int callIndex, std::optional<std::vector<int64_t>> hint, int depth) {
+        std::vector<std::string> wkey = path;
+        wkey.push_back(e.name);
+        NodeMapping map;
+        map.sourceName = prefix + e.name + (callIndex ? " (call " + std::to_string(callIndex + 1) + ")" : "");
+        map.sourceOp = e.cls;
+        if (isModelClass(e.cls)) {
+            if (callIndex > 0) {
+                // A nested model called twice would need every inner node twice with shared weights.
+                Call c{e.cls, e.cfg, e.jp, uniqueName(prefix + e.name + "_call" + std::to_string(callIndex + 1)), wkey, inputs, hint, true, prefix + e.name};
+                if (!m_opt.placeholders) return Error(ErrorCode::Unsupported, m_file + ": nested model \"" + e.name + "\" is called more than once").withFile(m_file).withNode(e.name).with("what", "nested model called twice");
+                KILN_ASSIGN(Converted r, placeholder(c, "nested model \"" + e.name + "\" is called more than once; Kiln imports its first call", m_out.graph.nodes.size(), m_out.weights.size()));
+                m_names.insert(c.name);
+                map.kind = NodeMapping::Kind::Placeholder;
+                map.kilnNodes = {c.name};
+                map.reason = r.reason;
+                m_out.mapping.push_back(std::move(map));
+                return r.output;
+            }
+            const size_t at = m_out.mapping.size();
+            m_out.mapping.push_back(map);  // the container first, then its layers
+            const size_t before = m_out.graph.nodes.size();
+            KILN_ASSIGN(std::vector<int> outs, model(e.cls, *e.cfg, e.jp, prefix + e.name + "/", wkey, inputs, depth + 1));
+            if (outs.size() != 1) return Error(ErrorCode::Unsupported, m_file + ": nested model \"" + e.name + "\" has " + std::to_string(outs.size()) + " outputs; Kiln flattens nested models with one").withFile(m_file).withNode(e.name).with("what", "nested model with several outputs");
+            auto& m = m_out.mapping[at];
+            m.kind = NodeMapping::Kind::PassThrough;
+            m.reason = "nested model flattened into the nodes " + prefix + e.name + "/...";
+            for (size_t k = before; k < m_out.graph.nodes.size(); ++k) m.kilnNodes.push_back(m_out.graph.nodes[k].name);
+            return outs[0];
+        }
+        Call c;
+        c.cls = e.cls;
+        c.cfg = e.cfg;
+        c.jpath = e.jp;
+        c.weightsKey = wkey;
+        c.inputs = inputs;
+        c.outputHint = hint;
+        c.shared = callIndex > 0;
+        c.sharedWith = prefix + e.name;
+        c.name = callIndex == 0 ? prefix + e.name : prefix + e.name + "_call" + std::to_string(callIndex + 1);
+        if (m_names.count(c.name)) return configError(e.jp + ".name", "two layers are called \"" + c.name + "\"");
+        m_names.insert(c.name);
+        const size_t before = m_out.graph.nodes.size();
+        KILN_ASSIGN(Converted r, layer(c));
+        if (c.shared && r.kind != NodeMapping::Kind::Placeholder)
+            for (size_t k = before; k < m_out.graph.nodes.size(); ++k)
+                if (m_out.graph.nodes[k].shareWeightsWith.empty() && m_out.graph.nodes[k].name == c.name) m_out.graph.nodes[k].shareWeightsWith = c.sharedWith;
+        map.kind = r.kind;
+        map.reason = r.reason;
+        for (size_t k = before; k < m_out.graph.nodes.size(); ++k) map.kilnNodes.push_back(m_out.graph.nodes[k].name);
+        if (map.kilnNodes.empty()) map.kilnNodes.push_back(kname(r.output));
+        m_out.mapping.push_back(std::move(map));
+        return r.output;
+    }
+
+    Result<std::vector<int>> functional(const json& cfg, const std::string& jp, const std::string& prefix, const std::vector<std::string>& path,
+                                        const std::vector<int>& feed, int depth) {
+        const json& layers = cfg["layers"];
+        const std::string scope = prefix;
+        KILN_ASSIGN(std::vector<TensorRef> inputLayers, layerList(cfg.value("input_layers", json::array()), jp + ".input_layers"));
+        KILN_ASSIGN(std::vector<TensorRef> outputLayers, layerList(cfg.value("output_layers", json::array()), jp + ".output_layers"));
+        if (outputLayers.empty()) return configError(jp + ".output_layers", "the model has no outputs");
+        if (!feed.empty() && feed.size() != inputLayers.size())
+            return Error(ErrorCode::Unsupported, m_file + ": nested model at " + jp + " takes " + std::to_string(inputLayers.size()) + " inputs, it is given " + std::to_string(feed.size()))
+                .withFile(m_file)
+                .with("what", "nested model inputs");
+        std::vector<LayerEntry> entries;
+        std::map<std::string, size_t> byName;
+        for (size_t k = 0; k < layers.size(); ++k) {
+            KILN_ASSIGN(LayerEntry e, entry(layers[k], jp + ".layers[" + std::to_string(k) + "]"));
+            if (!byName.emplace(e.name, k).second) return configError(e.jp + ".name", "two layers are called \"" + e.name + "\"");
+            entries.push_back(std::move(e));
+        }
+        // Inputs: a nested model's input tensors are the values it is called with.
+        for (size_t k = 0; k < inputLayers.size(); ++k) {
+            const auto& ref = inputLayers[k];
+            auto it = byName.find(ref.layer);
+            if (it == byName.end()) return configError(jp + ".input_layers", "input layer \"" + ref.layer + "\" is not among the layers");
+            const LayerEntry& e = entries[it->second];
+            if (!feed.empty()) {
+                m_values[refKey(scope, ref)] = feed[k];
+                continue;
+            }
+            if (e.cls != "InputLayer") return configError(e.jp, "model input \"" + e.name + "\" is not an InputLayer");
+            const std::string name = prefix + e.name;
+            if (m_names.count(name)) return configError(e.jp + ".name", "two layers are called \"" + name + "\"");
+            m_names.insert(name);
+            KILN_ASSIGN(int idx, inputNode(*e.cfg, e.jp, name));
+            m_values[refKey(scope, ref)] = idx;
+            m_out.mapping.push_back({name, e.cls, NodeMapping::Kind::Node, {name}, {}});
+        }
+        // Layers in dependency order: each pass maps every call whose inputs are ready.
+        struct Pending {
+            size_t layer;
+            int64_t callIndex;
+            std::vector<TensorRef> inputs;
+        };
+        std::vector<Pending> pending;
+        for (size_t k = 0; k < entries.size(); ++k) {
+            const json& l = layers[k];
+            if (entries[k].cls == "InputLayer") continue;
+            const json& nodes = l.value("inbound_nodes", json::array());
+            if (!nodes.is_array()) return configError(jp + ".layers[" + std::to_string(k) + "].inbound_nodes", "expected a list");
+            for (size_t n = 0; n < nodes.size(); ++n) {
+                KILN_ASSIGN(auto ins, inboundTensors(nodes[n], jp + ".layers[" + std::to_string(k) + "].inbound_nodes[" + std::to_string(n) + "]", scope));
+                pending.push_back({k, static_cast<int64_t>(n), std::move(ins)});
+            }
+        }
+        while (!pending.empty()) {
+            bool progress = false;
+            for (auto it = pending.begin(); it != pending.end();) {
+                std::vector<int> ins;
+                bool ready = true;
+                for (const auto& r : it->inputs) {
+                    auto v = m_values.find(refKey(scope, r));
+                    if (v == m_values.end()) {
+                        ready = false;
+                        break;
+                    }
+                    ins.push_back(v->second);
+                }
+                if (!ready) {
+                    ++it;
+                    continue;
+                }
+                const LayerEntry& e = entries[it->layer];
+                const TensorRef out{e.name, it->callIndex, 0};
+                std::optional<std::vector<int64_t>> hint;
+                if (auto h = m_hints.find(refKey(scope, out)); h != m_hints.end()) hint = h->second;
+                KILN_ASSIGN(int idx, call(e, prefix, path, ins, static_cast<int>(it->callIndex), hint, depth));
+                m_values[refKey(scope, out)] = idx;
+                it = pending.erase(it);
+                progress = true;
+            }
+            if (!progress) {
+                const auto& p = pending.front();
+                std::string missing;
+                for (const auto& r : p.inputs)
+                    if (!m_values.count(refKey(scope, r))) missing = r.layer;
+                return configError(jp + ".layers[" + std::to_string(p.layer) + "].inbound_nodes",
+                                   "layer \"" + entries[p.layer].name + "\" reads \"" + missing + "\", which no layer produces (or the layers form a cycle)");
+            }
+        }
+        std::vector<int> outs;
+        for (const auto& o : outputLayers) {
+            auto v = m_values.find(refKey(scope, o));
+            if (v == m_values.end()) return configError(jp + ".output_layers", "output \"" + o.layer + "\" is not produced by any layer");
+            outs.push_back(v->second);
+        }
+        return outs;
+    }
+
+    Result<std::vector<int>> sequential(const json& cfg, const std::string& jp, const std::string& prefix, const std::vector<std::string>& path,
+                                        const std::vector<int>& feed, int depth) {
+        const json& layers = cfg["layers"];
+        std::optional<int> current;
+        if (!feed.empty()) {
+            if (feed.size() != 1) return Error(ErrorCode::Unsupported, m_file + ": Sequential model at " + jp + " is given " + std::to_string(feed.size()) + " inputs").withFile(m_file).with("what", "Sequential with several inputs");
+            current = feed[0];
+        }
+        for (size_t k = 0; k < layers.size(); ++k) {
+            KILN_ASSIGN(LayerEntry e, entry(layers[k], jp + ".layers[" + std::to_string(k) + "]"));
+            if (e.cls == "InputLayer" || (!current && (e.cfg->contains("batch_input_shape") || e.cfg->contains("batch_shape")))) {
+                if (!current) {
+                    // Keras 2 puts the input shape on the first layer; its Input node is "input".
+                    std::string name = prefix + e.name;
+                    if (e.cls != "InputLayer") name = uniqueName(prefix + "input");
+                    else if (!m_names.insert(name).second) return configError(e.jp + ".name", "two layers are called \"" + name + "\"");
+                    KILN_ASSIGN(int idx, inputNode(*e.cfg, e.jp, name));
+                    m_out.mapping.push_back({name, "InputLayer", NodeMapping::Kind::Node, {name}, {}});
+                    current = idx;
+                } else if (e.cls == "InputLayer") {
+                    m_out.mapping.push_back({prefix + e.name, e.cls, NodeMapping::Kind::PassThrough, {kname(*current)}, "input of a nested model"});
+                }
+                if (e.cls == "InputLayer") continue;
+            }
+            if (!current) {
+                const json& bis = cfg.value("build_input_shape", json());
+                if (bis.is_array()) {
+                    json ic = {{"batch_shape", bis}, {"name", "input"}};
+                    const std::string name = uniqueName(prefix + "input");
+                    KILN_ASSIGN(int idx, inputNode(ic, jp + ".build_input_shape", name));
+                    m_out.mapping.push_back({name, "InputLayer", NodeMapping::Kind::Node, {name}, {}});
+                    current = idx;
+                } else {
+                    return configError(jp, "the Sequential model does not say its input shape");
+                }
+            }
+            std::optional<std::vector<int64_t>> hint;
+            if (k + 1 < layers.size() && layers[k + 1].is_object()) {
+                const json& bc = layers[k + 1].value("build_config", json());
+                if (bc.is_object()) hint = shapeHint(bc.value("input_shape", json()));
+            }
+            KILN_ASSIGN(int idx, call(e, prefix, path, {*current}, 0, hint, depth));
+            current = idx;
+        }
+        if (!current) return configError(jp + ".layers", "the Sequential model has no layers");
+        return std::vector<int>{*current};
+    }
+
+    std::string m_file;
+    ImportOptions m_opt;
+    const WeightSource& m_weights;
+    bool m_keras2 = false;
+    ImportedModel m_out;
+    std::vector<Shape> m_shapes;
+    std::set<int> m_unknown;  // placeholder nodes of unknown output shape
+    std::set<std::string> m_names;
+    std::set<std::string> m_reserved;  // every Keras layer name in the file (nested ones prefixed)
+    std::map<std::string, int> m_values;
+    std::map<std::string, std::vector<int64_t>> m_hints;  // shapes the file records for tensors
+    std::vector<std::unique_ptr<json>> m_wrapped;         // old Sequential configs given a "layers" key
+};
+
+Result<json> parseConfig(const std::string& text, const std::string& file, const std::string& what) {
+    // Keras configs are shallow; a depth limit keeps a hostile file from exhausting the stack.
+    int depth = 0;
+    bool tooDeep = false;
+    json::parser_callback_t cb = [&](int d, json::parse_event_t ev, json&) {
+        if (ev == json::parse_event_t::object_start || ev == json::parse_event_t::array_start) tooDeep = tooDeep || d > 200;
+        depth = d;
+        return !tooDeep;
+    };
+    try {
+        json j = json::parse(text, cb);
+        if (tooDeep) return Error(ErrorCode::ParseError, what + " is nested too deeply").withFile(file).with("reason", "nesting");
+        return j;
+    } catch (const json::parse_error& e) {
+        return Error(ErrorCode::ParseError, what + " is not valid JSON (byte " + std::to_string(e.byte) + ")")
+            .withFile(file)
+            .with("json_path", what)
+            .with("reason", "invalid JSON at byte " + std::to_string(e.byte));
+    }
+}
+
+Result<ImportedModel> loadArchive(const std::string& path, const ImportOptions& options) {
+    KILN_ASSIGN(std::vector<std::string> members, zipMembers(path));
+    auto has = [&](const char* m) { return std::find(members.begin(), members.end(), m) != members.end(); };
+    if (!has("config.json"))
+        return Error(ErrorCode::ParseError, "the archive has no config.json (not a Keras model)").withFile(path).with("zip_member", "config.json").with("reason", "missing");
+    KILN_ASSIGN(std::string configText, readZipMember(path, "config.json", kMaxConfigBytes));
+    KILN_ASSIGN(json config, parseConfig(configText, path, "config.json"));
+    std::string producer = "Keras";
+    if (has("metadata.json")) {
+        KILN_ASSIGN(std::string metaText, readZipMember(path, "metadata.json", kMaxConfigBytes));
+        KILN_ASSIGN(json meta, parseConfig(metaText, path, "metadata.json"));
+        if (meta.is_object() && meta.value("keras_version", json()).is_string()) producer += " " + meta["keras_version"].get<std::string>();
+    }
+    if (!has("model.weights.h5"))
+        return Error(ErrorCode::ParseError, "the archive has no model.weights.h5").withFile(path).with("zip_member", "model.weights.h5").with("reason", "missing");
+    KILN_ASSIGN(std::string weightBytes, readZipMember(path, "model.weights.h5", kMaxWeightsBytes));
+    KILN_ASSIGN(Hdf5File h5, Hdf5File::openImage(std::move(weightBytes), path + ":model.weights.h5"));
+    KILN_ASSIGN(auto weights, Keras3Weights::index(std::move(h5)));
+    KerasImporter importer(path, options, *weights, false);
+    return importer.run(config, producer);
+}
+
+Result<ImportedModel> loadH5(const std::string& path, const ImportOptions& options) {
+    KILN_ASSIGN(Hdf5File h5, Hdf5File::open(path));
+    if (!h5.hasAttribute("/", "model_config")) {
+        const bool weightsOnly = h5.isGroup("/layers") || h5.hasAttribute("/", "layer_names");
+        return Error(ErrorCode::ParseError,
+                                                (weightsOnly ? std::string("the file holds only weights (model.save_weights); Kiln needs the whole model (model.save)")
+                                                             : std::string("not a Keras model: the root group has no \"model_config\" attribute")))
+            .withFile(path)
+            .with("hdf5_path", "/@model_config")
+            .with("reason", "missing");
+    }
+    KILN_ASSIGN(std::string configText, h5.stringAttribute("/", "model_config"));
+    KILN_ASSIGN(json config, parseConfig(configText, path, "HDF5 attribute /@model_config"));
+    std::string version;
+    if (h5.hasAttribute("/", "keras_version")) {
+        auto v = h5.stringAttribute("/", "keras_version");
+        if (v.ok()) version = *v;
+    }
+    const std::string root = h5.isGroup("/model_weights") ? "/model_weights" : "";
+    if (root.empty())
+        return Error(ErrorCode::ParseError, "the HDF5 group /model_weights is missing (a model saved without its weights)")
+            .withFile(path)
+            .with("hdf5_path", "/model_weights")
+            .with("reason", "missing");
+    LegacyWeights weights(h5, root);
+    const bool keras2 = !version.empty() && version[0] == '2';
+    KerasImporter importer(path, options, weights, keras2);
+    return importer.run(config, version.empty() ? std::string("Keras") : "Keras " + version);
+}
+
+std::string lowerExtension(const std::string& path) {
+    std::string e = std::filesystem::path(path).extension().string();
+    std::transform(e.begin(), e.end(), e.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    return e;
+}
+
+}  // namespace
+
+Result<ModelFileFormat> detectModelFile(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return Error(ErrorCode::FileNotFound, "cannot open " + path).withFile(path).with("path", path);
+    char head[8] = {};
+    f.read(head, sizeof head);
+    const std::string_view first(head, static_cast<size_t>(f.gcount()));
+    if (hasZipSignature(first)) return ModelFileFormat::KerasArchive;
+    if (Hdf5File::hasSignature(first)) return ModelFileFormat::KerasH5;
+    const std::string ext = lowerExtension(path);
+    if (ext == ".onnx") return ModelFileFormat::Onnx;
+    if (ext == ".keras") return ModelFileFormat::KerasArchive;
+    if (ext == ".h5" || ext == ".hdf5") return ModelFileFormat::KerasH5;
+    return Error(ErrorCode::UnsupportedFormat, path + " is not an ONNX model (.onnx) or a Keras model (.keras, .h5)")
+        .withFile(path)
+        .with("format", ext.empty() ? std::string("unknown") : ext);
+}
+
+Result<ImportedModel> loadKeras(const std::string& path, const ImportOptions& options) {
+    KILN_ASSIGN(ModelFileFormat format, detectModelFile(path));
+    if (format == ModelFileFormat::Onnx) return Error(ErrorCode::UnsupportedFormat, path + " is an ONNX model, not a Keras one").withFile(path).with("format", "onnx");
+    return format == ModelFileFormat::KerasArchive ? loadArchive(path, options) : loadH5(path, options);
+}
+
+Result<ImportedModel> loadModelFile(const std::string& path, const ImportOptions& options) {
+    KILN_ASSIGN(ModelFileFormat format, detectModelFile(path));
+    if (format == ModelFileFormat::Onnx) return loadOnnx(path, options);
+    return loadKeras(path, options);
+}
+
+}  // namespace kiln::engine::io
