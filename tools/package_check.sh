@@ -57,7 +57,7 @@ done
 # 3. Contents: only programs and shared data, at their places.
 while read -r path; do
     case "$path" in
-    ./ | ./usr/ | ./usr/bin/* | ./usr/share/*) ;;
+    ./ | ./usr/ | ./usr/bin/* | ./usr/share/* | ./usr/include/ | ./usr/include/kiln/ | ./usr/include/kiln/plugin.h) ;;
     *) die "unexpected path in the package: $path" ;;
     esac
 done < <(dpkg-deb -c "$deb" | awk '{print $6}')
@@ -68,7 +68,7 @@ for f in usr/bin/kiln usr/bin/kiln-train usr/bin/kiln-data usr/bin/kiln-export u
     usr/bin/kiln-eval usr/bin/kiln-predict usr/bin/kiln-fetch-data usr/share/kiln/fetch-data.sh; do
     [[ -x "$root/$f" ]] || missing+=("$f")
 done
-for f in usr/share/kiln/data.sha256 usr/share/doc/kiln/copyright \
+for f in usr/share/kiln/data.sha256 usr/share/doc/kiln/copyright usr/include/kiln/plugin.h \
     usr/share/kiln/examples/fashion_mlp.kiln usr/share/kiln/examples/fashion_cnn.kiln \
     usr/share/kiln/examples/residual.kiln usr/share/kiln/examples/two_tower.kiln \
     usr/share/applications/kiln.desktop usr/share/mime/packages/kiln.xml \
