@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <system_error>
 
@@ -77,6 +78,15 @@ std::string runsHome(const std::string& folder) {
     }
     const std::string hash = store::contentHash(absolute.string()).substr(0, 8);
     return (fs::path(data) / "projects" / (name + "-" + hash)).string();
+}
+
+std::string localTimestamp(const char* format) {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&now, &tm);
+    char buffer[64];
+    std::strftime(buffer, sizeof buffer, format, &tm);
+    return buffer;
 }
 
 }  // namespace kiln::engine::api

@@ -22,4 +22,7 @@ bool canWriteInto(const std::string& folder);
 // never share a history and nothing is written next to the project.
 std::string runsHome(const std::string& folder);
 
+// The local time now in strftime's `format` ("%Y%m%d-%H%M%S"), for run and sweep names.
+std::string localTimestamp(const char* format);
+
 }  // namespace kiln::engine::api

@@ -22,16 +22,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string timestamp(const char* format)
-{
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    localtime_r(&now, &tm);
-    char buffer[64];
-    std::strftime(buffer, sizeof buffer, format, &tm);
-    return buffer;
-}
-
 // Watches one trial's epochs: the objective per epoch, the median stopping rule, and a missing
 // objective (a failure naming the values there are).
 class TrialObserver : public train::Callback {
@@ -111,7 +101,7 @@ public:
     {
         const auto started = std::chrono::steady_clock::now();
         KILN_TRY(checkSweepSpec(m_spec, m_project));
-        m_outcome.sweepId = m_options.sweepId.empty() ? "sweep-" + timestamp("%Y%m%d-%H%M%S") : m_options.sweepId;
+        m_outcome.sweepId = m_options.sweepId.empty() ? "sweep-" + localTimestamp("%Y%m%d-%H%M%S") : m_options.sweepId;
         m_runsDir = m_options.runsDir;
         if (m_runsDir.empty()) {
             const std::string base = m_project.name.empty() ? "project" : m_project.name;

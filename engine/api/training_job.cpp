@@ -23,16 +23,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string timestamp(const char* format)
-{
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    localtime_r(&now, &tm);
-    char buffer[64];
-    std::strftime(buffer, sizeof buffer, format, &tm);
-    return buffer;
-}
-
 double wallSeconds()
 {
     using namespace std::chrono;
@@ -214,7 +204,7 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
         }
         const std::string base = project.name.empty() ? "run" : project.name;
         runDir = (fs::path(runsHome(fs::path(projectPath).parent_path().string())) / "runs" /
-                  (base + "-" + timestamp("%Y%m%d-%H%M%S")))
+                  (base + "-" + localTimestamp("%Y%m%d-%H%M%S")))
                      .string();
     }
     std::error_code ec;
@@ -275,7 +265,7 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
         if (job->m_runId == 0) {
             store::NewRun run;
             run.name = options.runName.empty()
-                           ? (project.name.empty() ? std::string("run") : project.name) + " " + timestamp("%Y-%m-%d %H:%M")
+                           ? (project.name.empty() ? std::string("run") : project.name) + " " + localTimestamp("%Y-%m-%d %H:%M")
                            : options.runName;
             json snapshot = {{"training", project.training}, {"data", project.data}};
             snapshot["training"]["epochs"] = job->m_config.epochs;
