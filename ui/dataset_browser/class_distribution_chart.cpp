@@ -25,6 +25,9 @@ ClassDistributionChart::ClassDistributionChart(QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
     m_plot->setMinimumHeight(160);
+    // Repaint with the rest of the window, never synchronously in the middle of a replot (which
+    // QCustomPlot does by default and which flushed the whole browser on every count refresh).
+    m_plot->setPlottingHint(QCP::phImmediateRefresh, false);
     QCPBars* below = nullptr;
     for (SampleSplit s : kOrder) {
         auto* bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
@@ -37,6 +40,8 @@ ClassDistributionChart::ClassDistributionChart(QWidget* parent)
         m_bars[static_cast<size_t>(engine::data::splitColumn(s))] = bars;
     }
     m_plot->yAxis->setLabel(tr("Samples"));
+    m_ticker = QSharedPointer<QCPAxisTickerText>::create();
+    m_plot->xAxis->setTicker(m_ticker);
     m_plot->xAxis->setTickLength(0, 3);
     m_plot->xAxis->grid()->setVisible(false);
     // The legend in a row of its own above the bars, so it never hides a class.
@@ -49,9 +54,13 @@ ClassDistributionChart::ClassDistributionChart(QWidget* parent)
     m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
     m_plot->legend->setMargins(QMargins(4, 2, 4, 0));
     m_plot->setAccessibleName(tr("Samples per class and split"));
+    setCounts({});
 }
 
 void ClassDistributionChart::setCounts(const engine::data::ClassSplitCounts& counts) {
+    // A scan refreshes the counts every second; unchanged counts cost no relayout of the plot.
+    if (m_drawn && counts.classNames == m_counts.classNames && counts.counts == m_counts.counts) return;
+    m_drawn = true;
     m_counts = counts;
     const int n = static_cast<int>(counts.classNames.size());
     QVector<double> keys(n);
@@ -69,15 +78,15 @@ void ClassDistributionChart::setCounts(const engine::data::ClassSplitCounts& cou
         m_bars[static_cast<size_t>(col)]->setData(keys, values, true);
         // A split with no samples stays out of the legend.
         const bool any = std::any_of(values.begin(), values.end(), [](double v) { return v > 0; });
-        if (any)
-            m_bars[static_cast<size_t>(col)]->addToLegend();
-        else
-            m_bars[static_cast<size_t>(col)]->removeFromLegend();
+        QCPBars* bars = m_bars[static_cast<size_t>(col)];
+        const bool listed = m_plot->legend->hasItemWithPlottable(bars);
+        if (any && !listed)
+            bars->addToLegend();
+        else if (!any && listed)
+            bars->removeFromLegend();
     }
     for (int k = 0; k < n; ++k) top = std::max(top, static_cast<double>(counts.classTotal(k)));
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    ticker->setTicks(keys, labels);
-    m_plot->xAxis->setTicker(ticker);
+    m_ticker->setTicks(keys, labels);
     m_plot->xAxis->setTickLabelRotation(n > 6 ? 40 : 0);
     m_plot->xAxis->setRange(-0.6, std::max(0, n - 1) + 0.6);
     m_plot->yAxis->setRange(0, std::max(1.0, top * 1.08));

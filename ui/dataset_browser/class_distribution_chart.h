@@ -6,6 +6,7 @@
 #include <array>
 
 #include <QColor>
+#include <QSharedPointer>
 #include <QVector>
 #include <QWidget>
 
@@ -13,6 +14,7 @@
 
 class QCustomPlot;
 class QCPBars;
+class QCPAxisTickerText;
 
 namespace kiln::ui {
 
@@ -33,7 +35,9 @@ public:
 private:
     QCustomPlot* m_plot;
     std::array<QCPBars*, 4> m_bars{};  // indexed by splitColumn()
+    QSharedPointer<QCPAxisTickerText> m_ticker;
     engine::data::ClassSplitCounts m_counts;
+    bool m_drawn = false;  // setCounts has drawn m_counts at least once
 };
 
 }  // namespace kiln::ui

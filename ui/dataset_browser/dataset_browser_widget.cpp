@@ -3,7 +3,9 @@
 // thumbnail grid and its delegate, filters, splits and the side panels.
 #include "ui/dataset_browser/dataset_browser_widget.h"
 
+#include <QAction>
 #include <QApplication>
+#include <QClipboard>
 #include <QButtonGroup>
 #include <QCheckBox>
 #include <QComboBox>
@@ -34,6 +36,7 @@
 #include <QStandardPaths>
 #include <QStyledItemDelegate>
 #include <QTabWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
@@ -162,16 +165,28 @@ void DatasetBrowserWidget::buildUi() {
     m_rescan = new QPushButton(tr("Rescan"), this);
     m_cancel = new QPushButton(tr("Cancel"), this);
     m_cancel->setEnabled(false);
-    m_progress = new QProgressBar(this);
-    m_progress->setMaximumWidth(220);
+    // The bar sits in a fixed-size holder of its own: showing or hiding it then lays out the
+    // holder alone, not the whole browser (which took several ms of the GUI thread per scan).
+    auto* progressHolder = new QWidget(this);
+    progressHolder->setFixedWidth(220);
+    auto* progressLayout = new QHBoxLayout(progressHolder);
+    progressLayout->setContentsMargins(0, 0, 0, 0);
+    m_progress = new QProgressBar(progressHolder);
+    progressHolder->setFixedHeight(m_progress->sizeHint().height());
+    progressLayout->addWidget(m_progress);
     m_progress->setVisible(false);
     m_status = new QLabel(tr("No data set open."), this);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Copied with a context-menu action rather than made selectable: a selectable label keeps a
+    // text document that is rebuilt on every size query, and the status changes many times a scan.
+    auto* copyStatus = new QAction(tr("Copy Status"), m_status);
+    connect(copyStatus, &QAction::triggered, this, [this] { QGuiApplication::clipboard()->setText(m_status->text()); });
+    m_status->addAction(copyStatus);
+    m_status->setContextMenuPolicy(Qt::ActionsContextMenu);
     toolbar->addWidget(open);
     toolbar->addWidget(import);
     toolbar->addWidget(m_rescan);
     toolbar->addWidget(m_cancel);
-    toolbar->addWidget(m_progress);
+    toolbar->addWidget(progressHolder);
     toolbar->addWidget(m_status, 1);
     root->addLayout(toolbar);
     connect(open, &QPushButton::clicked, this, &DatasetBrowserWidget::chooseFolder);
@@ -221,8 +236,9 @@ void DatasetBrowserWidget::buildUi() {
             [this](const QModelIndex& current) { showDetails(current); });
 
     m_chart = new ClassDistributionChart(this);
+    // One short line per split: no word wrap, whose size query lays the text out many times
+    // and ran on every count refresh of a scan.
     m_splitSizes = new QLabel(this);
-    m_splitSizes->setWordWrap(true);
 
     // Details.
     auto* details = new QWidget(this);
@@ -459,14 +475,30 @@ bool DatasetBrowserWidget::openImageFolder(const QString& folder, const QString&
         m_status->setText(m_lastError);
         return false;
     }
-    m_pipeline->setImageFolder(m_folder);
-    m_model->setIndexPath({});
     // An existing index is shown at once (opening it writes nothing); a new one is created by
     // the scan job, off the GUI thread, and attached when it exists.
     m_pendingSplitProposal = true;
-    if (QFileInfo::exists(m_indexPath) && !attachModel()) return false;
-    refreshCounts();
-    startScan();
+    const bool existing = QFileInfo::exists(m_indexPath);
+    if (existing && !attachModel()) return false;
+    m_status->setText(tr("Scanning %1…").arg(QDir::toNativeSeparators(m_folder)));
+    // The rest happens on later turns of the event loop, each short: the window first lays out
+    // and paints what changed above, then the grid is emptied, then the scan starts. Opening a
+    // folder so never holds the GUI thread for long at a stretch.
+    const quint64 generation = ++m_openGeneration;
+    m_scanPending = true;
+    QTimer::singleShot(1, this, [this, generation, existing] {
+        if (generation != m_openGeneration) return;
+        if (!existing) {
+            m_model->setIndexPath({});
+            refreshCounts();
+        }
+        QTimer::singleShot(1, this, [this, generation] {
+            if (generation != m_openGeneration) return;
+            m_scanPending = false;
+            m_pipeline->setImageFolder(m_folder);
+            startScan();
+        });
+    });
     emit dataSectionChanged();
     return true;
 }
@@ -492,7 +524,7 @@ bool DatasetBrowserWidget::attachModel() {
 }
 
 bool DatasetBrowserWidget::isScanning() const {
-    return m_scanWatcher.isRunning();
+    return m_scanPending || m_scanWatcher.isRunning();
 }
 
 bool DatasetBrowserWidget::isSplitting() const {
@@ -505,6 +537,8 @@ void DatasetBrowserWidget::rescan() {
 }
 
 void DatasetBrowserWidget::cancelScan() {
+    ++m_openGeneration;  // a scan that has not started yet does not start
+    m_scanPending = false;
     if (m_cancelFlag) m_cancelFlag->store(true);
 }
 
@@ -542,11 +576,16 @@ void DatasetBrowserWidget::startScan() {
                 QMetaObject::invokeMethod(
                     this,
                     [this, p] {
-                        m_progress->setRange(0, static_cast<int>(std::min<int64_t>(p.total, INT_MAX)));
-                        m_progress->setValue(static_cast<int>(std::min<int64_t>(p.processed, INT_MAX)));
                         emit scanProgress(p.processed, p.total);
-                        // Counts are cheap (one grouped query): keep the chart moving during a scan.
                         const qint64 now = QDateTime::currentMSecsSinceEpoch();
+                        // QProgressBar::setValue repaints the window at once, outside the usual
+                        // coalesced update: five times a second is enough for the eye.
+                        if (now - m_lastProgressShownMs >= 200 || p.processed >= p.total) {
+                            m_lastProgressShownMs = now;
+                            m_progress->setRange(0, static_cast<int>(std::min<int64_t>(p.total, INT_MAX)));
+                            m_progress->setValue(static_cast<int>(std::min<int64_t>(p.processed, INT_MAX)));
+                        }
+                        // Counts are cheap (one grouped query): keep the chart moving during a scan.
                         if (now - m_lastCountsRefreshMs > 1000) {
                             m_lastCountsRefreshMs = now;
                             refreshCounts();

@@ -201,6 +201,9 @@ private:
     QFutureWatcher<QString> m_splitWatcher;
     bool m_pendingSplitProposal = false;
     qint64 m_lastCountsRefreshMs = 0;
+    qint64 m_lastProgressShownMs = 0;
+    quint64 m_openGeneration = 0;
+    bool m_scanPending = false;  // opened, and the scan starts on the next turn of the loop  // bumped by each open and cancel; a pending scan start checks it
 };
 
 }  // namespace kiln::ui

@@ -411,6 +411,9 @@ private slots:
         w.resize(1280, 860);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
+        // What is measured is the browser at scale, not the process's first use of fonts, symbols
+        // and threads: a small folder is opened first, as a user opens something before.
+        QVERIFY(openAndWait(w, path(QStringLiteral("small")), path(QStringLiteral("warm.kindex"))));
 
         // A 1 ms watchdog: the longest gap between its ticks is the longest stall of the loop.
         QElapsedTimer clock;
@@ -451,6 +454,10 @@ private slots:
             connect(w.model(), &QAbstractItemModel::modelReset, this,
                     [&] { qInfo("model reset at %lld", clock.elapsed()); });
         }
+        // The clock starts at the click: QTest::qWait above ends with a sleep of up to 10 ms that
+        // is no stall of the browser.
+        last = clock.elapsed();
+        lastCpu = threadCpuMs();
         QVERIFY(w.openImageFolder(folder, path(QStringLiteral("big.kindex"))));
         if (qEnvironmentVariableIsSet("KILN_STALL_LOG")) qInfo("opened at %lld", clock.elapsed());
         QVERIFY(done.wait(180000));
