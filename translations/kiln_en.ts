@@ -2177,6 +2177,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>The project reads %1 data (not an image folder): an overview of its training part.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Copy Status</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::EditorDocument</name>

@@ -2175,6 +2175,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>The project reads %1 data (not an image folder): an overview of its training part.</source>
         <translation>项目读取的是 %1 数据（不是图片文件夹）：以下是其训练部分的概览。</translation>
     </message>
+    <message>
+        <source>Copy Status</source>
+        <translation>复制状态</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::EditorDocument</name>
