@@ -23,15 +23,13 @@
 #include "engine/io/safetensors.h"
 #include "engine/ops/model.h"
 #include "tests/app/app_test_util.h"
+#include "tests/test_data.h"
 
 using namespace kiln::engine;
 
-namespace {
+using kiln::test::dataDir;
 
-QString dataDir() {
-    const QString d = qEnvironmentVariable("KILN_DATA");
-    return d.isEmpty() ? QDir::homePath() + "/.cache/kiln/data" : d;
-}
+namespace {
 
 // RGB, resized to 224x224 (area averaging, as when shrinking a photo), then the preprocessing the
 // conversion check recorded: (x - 127) / 128. NHWC, as Kiln's Input takes it.

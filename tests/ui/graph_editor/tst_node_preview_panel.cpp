@@ -22,18 +22,15 @@
 #include "ui/graph_editor/graph_items.h"
 #include "ui/graph_editor/graph_scene.h"
 #include "ui/graph_editor/node_preview_panel.h"
+#include "tests/test_data.h"
 
 using kiln::app::MainWindow;
 using namespace kiln;
 using namespace kiln::ui;
 
-namespace {
+using kiln::test::dataDir;
 
-QString dataDir()
-{
-    const QByteArray env = qgetenv("KILN_DATA");
-    return env.isEmpty() ? QDir::homePath() + QStringLiteral("/.cache/kiln/data") : QString::fromLocal8Bit(env);
-}
+namespace {
 
 // Clicks the card of node `name` in the canvas (scrolled into view first).
 void clickNode(MainWindow& w, const char* name)

@@ -18,49 +18,19 @@
 #include "ui/training/histogram_view.h"
 #include "ui/training/run_list_model.h"
 #include "ui/training/training_panel.h"
+#include "tests/test_data.h"
 
 using namespace kiln;
 using namespace kiln::ui::training;
 using nlohmann::json;
 
-namespace {
+using kiln::test::dataDir;
 
-QString dataDir()
-{
-    const QByteArray env = qgetenv("KILN_DATA");
-    return env.isEmpty() ? QDir::homePath() + QStringLiteral("/.cache/kiln/data") : QString::fromLocal8Bit(env);
-}
+namespace {
 
 engine::io::Project irisProject(int epochs)
 {
-    const json j = {
-        {"format", "kiln-project"},
-        {"version", 2},
-        {"name", "iris_hist"},
-        {"graph",
-         {{"nodes",
-           json::array({{{"name", "features"}, {"op", "Input"}, {"attrs", {{"shape", {4}}}}},
-                        {{"name", "hidden"}, {"op", "Dense"}, {"inputs", {"features"}}, {"attrs", {{"units", 8}, {"activation", "relu"}}}},
-                        {{"name", "logits"}, {"op", "Dense"}, {"inputs", {"hidden"}}, {"attrs", {{"units", 3}}}}})},
-          {"outputs", {"logits"}}}},
-        {"data",
-         {{"format", "csv"},
-          {"path", (dataDir() + QStringLiteral("/sklearn/iris.csv")).toStdString()},
-          {"skip_rows", 1},
-          {"header", false},
-          {"label_column", -1},
-          {"standardize", true},
-          {"split", {{"validation", 0.2}, {"test", 0.0}}},
-          {"inputs", {{"features", "features"}}}}},
-        {"training",
-         {{"epochs", epochs},
-          {"batch_size", 8},
-          {"seed", 3},
-          {"optimizer", {{"type", "sgd"}, {"learning_rate", 0.05}}},
-          {"loss", {{"type", "SparseCategoricalCrossentropy"}, {"from_logits", true}}},
-          {"metrics", {"accuracy"}}}}};
-    auto p = engine::io::parseProject(j.dump(), "iris_hist.kiln");
-    return p.ok() ? p.value() : engine::io::Project{};
+    return test::irisProject("iris_hist", epochs, 8, 0.05);
 }
 
 engine::train::ParamHistogram param(const std::string& name, std::vector<float> weights, std::vector<float> grads, int buckets)
