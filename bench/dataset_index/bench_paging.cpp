@@ -131,9 +131,11 @@ int main(int argc, char** argv) {
     };
     const int64_t page = DatasetIndex::kAnchorStride;
     std::printf("\n%-22s %9s | %-28s | %-28s | %s\n", "filter", "rows", "OFFSET 0 / 50 % / 99 % (ms)",
-                "anchors 0 / 50 % / 99 % (ms)", "anchor walk: first 99 % read, full walk (ms)");
+                "anchors 0 / 50 % / 99 % (ms)", "anchor walk: first 99 % read, full walk; count (ms)");
     for (const Case& c : cases) {
+        const auto countStart = Clock::now();
         const int64_t n = orElse(index->count(c.filter), int64_t{0});
+        const double countMs = msSince(countStart);
         const int64_t offsets[3] = {0, (n / 2) / page * page, (n * 99 / 100) / page * page};
         double byOffset[3], byAnchor[3];
         for (int k = 0; k < 3; ++k)
@@ -151,15 +153,15 @@ int main(int argc, char** argv) {
         const double walk = msSince(t);
         for (int k = 0; k < 3; ++k)
             byAnchor[k] = medianMs([&] { return fresh2->page(c.filter, offsets[k], page); }, 7);
-        std::printf("%-22s %9lld | %7.2f / %7.2f / %8.2f | %7.3f / %7.3f / %8.3f | %.0f, %.0f\n", c.name,
+        std::printf("%-22s %9lld | %7.2f / %7.2f / %8.2f | %7.3f / %7.3f / %8.3f | %.0f, %.0f; %.0f\n", c.name,
                     static_cast<long long>(n), byOffset[0], byOffset[1], byOffset[2], byAnchor[0],
-                    byAnchor[1], byAnchor[2], firstDeep, walk);
+                    byAnchor[1], byAnchor[2], firstDeep, walk, countMs);
     }
 
     // Prepared in slices, as the browser does between events: the time of one slice.
     {
         auto idx = DatasetIndex::open(path);
-        const int64_t slice = 32768;
+        const int64_t slice = 8192;  // SampleListModel::kAnchorSliceRows
         std::vector<double> t;
         bool done = false;
         while (!done) {
