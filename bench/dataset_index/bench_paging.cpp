@@ -139,8 +139,7 @@ int main(int argc, char** argv) {
         const int64_t offsets[3] = {0, (n / 2) / page * page, (n * 99 / 100) / page * page};
         double byOffset[3], byAnchor[3];
         for (int k = 0; k < 3; ++k)
-            byOffset[k] =
-                medianMs([&] { return index->pageByOffset(c.filter, offsets[k], page); }, 7);
+            byOffset[k] = medianMs([&] { return index->pageByOffset(c.filter, offsets[k], page); }, 7);
         // A second connection, so no anchors exist: the first deep read pays the walk.
         auto fresh2 = DatasetIndex::open(path);
         auto t = Clock::now();
@@ -148,13 +147,12 @@ int main(int argc, char** argv) {
         const double firstDeep = msSince(t);
         auto fresh3 = DatasetIndex::open(path);
         t = Clock::now();
-        while (!orElse(fresh3->prepareAnchors(c.filter, 1 << 30), true)) {
-        }
+        while (!orElse(fresh3->prepareAnchors(c.filter, 1 << 30), true)) {}
         const double walk = msSince(t);
         for (int k = 0; k < 3; ++k)
             byAnchor[k] = medianMs([&] { return fresh2->page(c.filter, offsets[k], page); }, 7);
-        std::printf("%-22s %9lld | %7.2f / %7.2f / %8.2f | %7.3f / %7.3f / %8.3f | %.0f, %.0f; %.0f\n", c.name,
-                    static_cast<long long>(n), byOffset[0], byOffset[1], byOffset[2], byAnchor[0],
+        std::printf("%-22s %9lld | %7.2f / %7.2f / %8.2f | %7.3f / %7.3f / %8.3f | %.0f, %.0f; %.0f\n",
+                    c.name, static_cast<long long>(n), byOffset[0], byOffset[1], byOffset[2], byAnchor[0],
                     byAnchor[1], byAnchor[2], firstDeep, walk, countMs);
     }
 

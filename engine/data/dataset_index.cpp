@@ -660,7 +660,8 @@ Result<ScanStats> DatasetIndex::scanImageFolder(const std::string& rootPath, con
     // Indexes made before the split-and-status filter had an index of its own get it here (open()
     // writes nothing to an existing file, so that the browser can show it at once). An extra
     // index changes nothing for a Kiln that does not know it, so the schema version stays.
-    KILN_TRY(exec("CREATE INDEX IF NOT EXISTS samples_by_split_status ON samples(split, status, label, path)"));
+    KILN_TRY(
+        exec("CREATE INDEX IF NOT EXISTS samples_by_split_status ON samples(split, status, label, path)"));
     KILN_ASSIGN(const std::string oldRoot, meta("root"));
     KILN_ASSIGN(const std::string oldLayout, meta("layout"));
     if (oldRoot != root.string() || (!oldLayout.empty() && oldLayout != layoutName(stats.layout))) {
@@ -995,10 +996,9 @@ DatasetIndex::PageAnchors& DatasetIndex::anchorsFor(const SampleFilter& filter) 
             return a;
         }
     if (m_anchors.size() >= kMaxAnchorSets)
-        m_anchors.erase(std::min_element(m_anchors.begin(), m_anchors.end(),
-                                         [](const PageAnchors& a, const PageAnchors& b) {
-                                             return a.lastUse < b.lastUse;
-                                         }));
+        m_anchors.erase(std::min_element(
+            m_anchors.begin(), m_anchors.end(),
+            [](const PageAnchors& a, const PageAnchors& b) { return a.lastUse < b.lastUse; }));
     PageAnchors& a = m_anchors.emplace_back();
     a.filter = filter;
     a.lastUse = m_anchorClock;
@@ -1011,9 +1011,10 @@ Status DatasetIndex::extendAnchors(PageAnchors& anchors, int64_t key, int64_t ma
     // so this walk never reads the table. It resumes at the last anchor: the rows walked after it
     // by a call that ran out of budget are walked again (fewer than kAnchorStride).
     const bool resume = !anchors.keys.empty();
-    const std::string sql = "SELECT label, path FROM samples" +
-                            whereClause(anchors.filter, resume ? keyCondition(anchors.filter, true) : nullptr) +
-                            " ORDER BY label, path";
+    const std::string sql =
+        "SELECT label, path FROM samples" +
+        whereClause(anchors.filter, resume ? keyCondition(anchors.filter, true) : nullptr) +
+        " ORDER BY label, path";
     Stmt s(m_db, sql.c_str());
     if (!s.ok()) return sqlError("read samples");
     const int next = bindFilter(s, anchors.filter);
@@ -1077,9 +1078,10 @@ Result<std::vector<SampleRecord>> DatasetIndex::page(const SampleFilter& filter,
 Status DatasetIndex::insertRecords(const std::vector<SampleRecord>& records) {
     KILN_TRY(exec("BEGIN"));
     Stmt cls(m_db, "INSERT OR IGNORE INTO classes(label, name) VALUES (?, ?)");
-    Stmt ins(m_db,
-             "INSERT INTO samples(path, class, label, size, mtime, hash, width, height, split, status, reason)"
-             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Stmt ins(
+        m_db,
+        "INSERT INTO samples(path, class, label, size, mtime, hash, width, height, split, status, reason)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     auto fail = [&](Error e) {
         cls.reset();
         ins.reset();

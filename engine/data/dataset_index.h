@@ -139,7 +139,7 @@ struct SplitSpec {
     bool stratify = true;
 };
 
-// What page() did to find its rows, for benchmarks and tests.
+// What page() and prepareAnchors() did to find rows, for benchmarks and tests.
 struct PagingStats {
     int64_t anchorRowsWalked = 0;  // rows stepped over to record page anchors, in all
     int64_t anchorResets = 0;      // times the anchors were dropped because the data changed
@@ -247,8 +247,8 @@ private:
     mutable std::string m_rootCache;
     mutable std::vector<PageAnchors> m_anchors;  // a few filters, least recently used dropped
     mutable uint64_t m_anchorClock = 0;
-    mutable int64_t m_dataVersion = -1;   // PRAGMA data_version when the anchors were recorded
-    mutable int64_t m_ownChanges = -1;    // sqlite3_total_changes64() then
+    mutable int64_t m_dataVersion = -1;  // PRAGMA data_version when the anchors were recorded
+    mutable int64_t m_ownChanges = -1;   // sqlite3_total_changes64() then
     mutable PagingStats m_pagingStats;
 };
 

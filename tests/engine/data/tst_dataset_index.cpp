@@ -75,11 +75,12 @@ std::vector<SampleRecord> syntheticRows(int rows, int firstNumber = 0, const std
         r.label = k % 7;
         r.className = "class" + std::to_string(r.label);
         const char* dir = r.label == 0 ? "z/" : r.label == 3 ? "A/" : "m/";
-        r.path = prefix + dir + r.className + "/" + ((k % 3 == 0) ? "Img" : "img") + std::to_string(k * 7919 % 100003) +
-                 ".png";
+        r.path = prefix + dir + r.className + "/" + ((k % 3 == 0) ? "Img" : "img") +
+                 std::to_string(k * 7919 % 100003) + ".png";
         r.byteSize = 1000 + k;
-        static const SampleSplit kSplits[5] = {SampleSplit::Unassigned, SampleSplit::Train, SampleSplit::Train,
-                                               SampleSplit::Validation, SampleSplit::Test};
+        static const SampleSplit kSplits[5] = {SampleSplit::Unassigned, SampleSplit::Train,
+                                               SampleSplit::Train, SampleSplit::Validation,
+                                               SampleSplit::Test};
         r.split = kSplits[k % 5];
         r.status = k % 11 == 4 ? SampleStatus::Bad : SampleStatus::Ok;
         if (r.status == SampleStatus::Bad) r.reason = "empty file";
@@ -466,9 +467,17 @@ private slots:
             // Deepest first (the anchors are recorded on demand), then back, across anchors, a
             // page cut by the end, and past the end.
             const std::vector<std::pair<int64_t, int64_t>> reads = {
-                {std::max<int64_t>(0, rows - stride), stride}, {0, stride}, {rows / 2, stride},
-                {stride, stride}, {stride - 1, 2}, {3 * stride + 17, 300}, {rows - 5, stride},
-                {rows, stride}, {rows + 1000, stride}, {0, 1}, {rows / 3, 7}};
+                {std::max<int64_t>(0, rows - stride), stride},
+                {0, stride},
+                {rows / 2, stride},
+                {stride, stride},
+                {stride - 1, 2},
+                {3 * stride + 17, 300},
+                {rows - 5, stride},
+                {rows, stride},
+                {rows + 1000, stride},
+                {0, 1},
+                {rows / 3, 7}};
             for (const auto& [offset, limit] : reads) {
                 auto anchored = index->page(f, offset, limit);
                 auto plain = index->pageByOffset(f, offset, limit);
@@ -599,8 +608,9 @@ private slots:
             sqlite3* db = nullptr;
             sqlite3_open(path.c_str(), &db);
             sqlite3_stmt* s = nullptr;
-            sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'samples_by_split_status'", -1,
-                               &s, nullptr);
+            sqlite3_prepare_v2(db,
+                               "SELECT COUNT(*) FROM sqlite_master WHERE name = 'samples_by_split_status'",
+                               -1, &s, nullptr);
             sqlite3_step(s);
             const bool has = sqlite3_column_int(s, 0) == 1;
             sqlite3_finalize(s);
@@ -610,7 +620,8 @@ private slots:
         QVERIFY(hasIndex());
         sqlite3* db = nullptr;
         QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-        QCOMPARE(sqlite3_exec(db, "DROP INDEX samples_by_split_status", nullptr, nullptr, nullptr), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "DROP INDEX samples_by_split_status", nullptr, nullptr, nullptr),
+                 SQLITE_OK);
         sqlite3_close(db);
         QVERIFY(!hasIndex());
         // Opening writes nothing (the browser opens on its GUI thread); the next scan adds it.

@@ -173,8 +173,9 @@ private slots:
         QCOMPARE(model->rowCount(), kRows + 500);
         QTRY_VERIFY_WITH_TIMEOUT(view->visualRect(model->index(kRows + 499)).isValid(), 120000);
         const auto shifted = [](int row) {
-            return row < 500 ? QStringLiteral("class_00/a_%1.png").arg(row, 3, 10, QLatin1Char('0')).toStdString()
-                             : sampleAt(row - 500).path;
+            return row < 500
+                       ? QStringLiteral("class_00/a_%1.png").arg(row, 3, 10, QLatin1Char('0')).toStdString()
+                       : sampleAt(row - 500).path;
         };
         rows = scrollTo(view, bar->maximum());
         QVERIFY(rows.count(kRows + 499) == 1);
