@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -300,6 +301,29 @@ private:
     int m_rc = SQLITE_ERROR;
 };
 
+// A read transaction for the life of the object, unless the connection is in one already: the
+// data version check and the reads after it then see one snapshot.
+class ReadTransaction {
+public:
+    explicit ReadTransaction(sqlite3* db) : m_db(db) {
+        if (sqlite3_get_autocommit(m_db) != 0)
+            m_mine = sqlite3_exec(m_db, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK;
+    }
+    ~ReadTransaction() {
+        if (m_mine) sqlite3_exec(m_db, "COMMIT", nullptr, nullptr, nullptr);
+    }
+    ReadTransaction(const ReadTransaction&) = delete;
+    ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+private:
+    sqlite3* m_db;
+    bool m_mine = false;
+};
+
+// Filters whose anchors one connection keeps (class, split and status choices a user flips
+// between); the least recently used beyond that are dropped.
+constexpr size_t kMaxAnchorSets = 8;
+
 constexpr const char* kSampleColumns =
     "id, path, label, class, size, mtime, hash, width, height, split, status, reason";
 
@@ -321,7 +345,8 @@ SampleRecord readRecord(const Stmt& s) {
 }
 
 // "WHERE ..." for a filter; parameters bound from index 1 in the order label, split, status.
-std::string whereClause(const SampleFilter& f) {
+// `extra`, when given, is one more condition after them (its parameters bound after the filter's).
+std::string whereClause(const SampleFilter& f, const char* extra = nullptr) {
     std::string w;
     auto add = [&](const char* cond) {
         w += w.empty() ? " WHERE " : " AND ";
@@ -330,6 +355,7 @@ std::string whereClause(const SampleFilter& f) {
     if (f.label) add("label = ?");
     if (f.split) add("split = ?");
     if (f.status) add("status = ?");
+    if (extra != nullptr) add(extra);
     return w;
 }
 
@@ -339,6 +365,21 @@ int bindFilter(Stmt& s, const SampleFilter& f) {
     if (f.split) s.bind(i++, static_cast<int64_t>(*f.split));
     if (f.status) s.bind(i++, static_cast<int64_t>(*f.status));
     return i;
+}
+
+// The condition "key at or past an anchor" for a filter. With a label in the filter every key
+// has that label and the condition is on the path alone: SQLite then seeks in the index by
+// (label, path); with the row value (label, path) >= (?, ?) beside "label = ?" it would walk the
+// whole label. Returns the SQL; bindKey() binds the key after the filter's parameters.
+const char* keyCondition(const SampleFilter& f, bool strict) {
+    if (f.label) return strict ? "path > ?" : "path >= ?";
+    return strict ? "(label, path) > (?, ?)" : "(label, path) >= (?, ?)";
+}
+
+int bindKey(Stmt& s, int at, const SampleFilter& f, const std::pair<int64_t, std::string>& key) {
+    if (!f.label) s.bind(at++, key.first);
+    s.bind(at++, key.second);
+    return at;
 }
 
 bool readWholeFile(const std::string& path, std::vector<unsigned char>& out, std::string& reason) {
@@ -511,6 +552,7 @@ Result<DatasetIndex> DatasetIndex::open(const std::string& indexPath) {
             "CREATE INDEX IF NOT EXISTS samples_by_label ON samples(label, path);"
             "CREATE INDEX IF NOT EXISTS samples_by_split ON samples(split, label, path);"
             "CREATE INDEX IF NOT EXISTS samples_by_status ON samples(status, label, path);"
+            "CREATE INDEX IF NOT EXISTS samples_by_split_status ON samples(split, status, label, path);"
             "DELETE FROM schema_version;"
             "INSERT INTO schema_version(version) VALUES (1);"
             "COMMIT;"));
@@ -521,7 +563,12 @@ Result<DatasetIndex> DatasetIndex::open(const std::string& indexPath) {
 DatasetIndex::DatasetIndex(DatasetIndex&& other) noexcept
     : m_db(std::exchange(other.m_db, nullptr)),
       m_path(std::move(other.m_path)),
-      m_rootCache(std::move(other.m_rootCache)) {}
+      m_rootCache(std::move(other.m_rootCache)),
+      m_anchors(std::move(other.m_anchors)),
+      m_anchorClock(other.m_anchorClock),
+      m_dataVersion(other.m_dataVersion),
+      m_ownChanges(other.m_ownChanges),
+      m_pagingStats(other.m_pagingStats) {}
 
 DatasetIndex& DatasetIndex::operator=(DatasetIndex&& other) noexcept {
     if (this != &other) {
@@ -529,6 +576,11 @@ DatasetIndex& DatasetIndex::operator=(DatasetIndex&& other) noexcept {
         m_db = std::exchange(other.m_db, nullptr);
         m_path = std::move(other.m_path);
         m_rootCache = std::move(other.m_rootCache);
+        m_anchors = std::move(other.m_anchors);
+        m_anchorClock = other.m_anchorClock;
+        m_dataVersion = other.m_dataVersion;
+        m_ownChanges = other.m_ownChanges;
+        m_pagingStats = other.m_pagingStats;
     }
     return *this;
 }
@@ -605,6 +657,11 @@ Result<ScanStats> DatasetIndex::scanImageFolder(const std::string& rootPath, con
         return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed);
     };
 
+    // Indexes made before the split-and-status filter had an index of its own get it here (open()
+    // writes nothing to an existing file, so that the browser can show it at once). An extra
+    // index changes nothing for a Kiln that does not know it, so the schema version stays.
+    KILN_TRY(
+        exec("CREATE INDEX IF NOT EXISTS samples_by_split_status ON samples(split, status, label, path)"));
     KILN_ASSIGN(const std::string oldRoot, meta("root"));
     KILN_ASSIGN(const std::string oldLayout, meta("layout"));
     if (oldRoot != root.string() || (!oldLayout.empty() && oldLayout != layoutName(stats.layout))) {
@@ -898,8 +955,8 @@ Result<int64_t> DatasetIndex::count(const SampleFilter& filter) const {
     return s.i64(0);
 }
 
-Result<std::vector<SampleRecord>> DatasetIndex::page(const SampleFilter& filter, int64_t offset,
-                                                     int64_t limit) const {
+Result<std::vector<SampleRecord>> DatasetIndex::pageByOffset(const SampleFilter& filter, int64_t offset,
+                                                             int64_t limit) const {
     const std::string sql = std::string("SELECT ") + kSampleColumns + " FROM samples" + whereClause(filter) +
                             " ORDER BY label, path LIMIT ? OFFSET ?";
     Stmt s(m_db, sql.c_str());
@@ -913,6 +970,156 @@ Result<std::vector<SampleRecord>> DatasetIndex::page(const SampleFilter& filter,
     while ((rc = s.step()) == SQLITE_ROW) rows.push_back(readRecord(s));
     if (rc != SQLITE_DONE) return sqlError("read samples");
     return rows;
+}
+
+Status DatasetIndex::checkDataVersion() const {
+    // data_version changes when another connection commits; this connection's own writes show in
+    // its change counter instead.
+    Stmt s(m_db, "PRAGMA data_version");
+    if (!s.ok() || s.step() != SQLITE_ROW) return sqlError("read the data version");
+    const int64_t version = s.i64(0);
+    const int64_t own = sqlite3_total_changes64(m_db);
+    if (version != m_dataVersion || own != m_ownChanges) {
+        if (!m_anchors.empty()) ++m_pagingStats.anchorResets;
+        m_anchors.clear();
+        m_dataVersion = version;
+        m_ownChanges = own;
+    }
+    return okStatus();
+}
+
+DatasetIndex::PageAnchors& DatasetIndex::anchorsFor(const SampleFilter& filter) const {
+    ++m_anchorClock;
+    for (auto& a : m_anchors)
+        if (a.filter == filter) {
+            a.lastUse = m_anchorClock;
+            return a;
+        }
+    if (m_anchors.size() >= kMaxAnchorSets)
+        m_anchors.erase(std::min_element(
+            m_anchors.begin(), m_anchors.end(),
+            [](const PageAnchors& a, const PageAnchors& b) { return a.lastUse < b.lastUse; }));
+    PageAnchors& a = m_anchors.emplace_back();
+    a.filter = filter;
+    a.lastUse = m_anchorClock;
+    return a;
+}
+
+Status DatasetIndex::extendAnchors(PageAnchors& anchors, int64_t key, int64_t maxRows) const {
+    if (anchors.complete || static_cast<int64_t>(anchors.keys.size()) > key) return okStatus();
+    // The filter's index ((label, path), or (split|status, label, path)) holds both key columns,
+    // so this walk never reads the table. It resumes at the last anchor: the rows walked after it
+    // by a call that ran out of budget are walked again (fewer than kAnchorStride).
+    const bool resume = !anchors.keys.empty();
+    const std::string sql =
+        "SELECT label, path FROM samples" +
+        whereClause(anchors.filter, resume ? keyCondition(anchors.filter, true) : nullptr) +
+        " ORDER BY label, path";
+    Stmt s(m_db, sql.c_str());
+    if (!s.ok()) return sqlError("read samples");
+    const int next = bindFilter(s, anchors.filter);
+    if (resume) bindKey(s, next, anchors.filter, anchors.keys.back());
+    // Rows since the last anchor; the first row of all is anchor 0.
+    int64_t since = resume ? 0 : kAnchorStride - 1;
+    int64_t walked = 0;
+    int rc = SQLITE_ROW;
+    while (static_cast<int64_t>(anchors.keys.size()) <= key && walked < maxRows &&
+           (rc = s.step()) == SQLITE_ROW) {
+        ++walked;
+        if (++since == kAnchorStride) {
+            anchors.keys.emplace_back(s.i64(0), s.text(1));
+            since = 0;
+        }
+    }
+    m_pagingStats.anchorRowsWalked += walked;
+    if (rc == SQLITE_DONE)
+        anchors.complete = true;
+    else if (rc != SQLITE_ROW)
+        return sqlError("read samples");
+    return okStatus();
+}
+
+Result<bool> DatasetIndex::prepareAnchors(const SampleFilter& filter, int64_t maxRows) const {
+    ReadTransaction txn(m_db);
+    KILN_TRY(checkDataVersion());
+    PageAnchors& anchors = anchorsFor(filter);
+    KILN_TRY(extendAnchors(anchors, std::numeric_limits<int64_t>::max(), std::max<int64_t>(1, maxRows)));
+    return anchors.complete;
+}
+
+Result<std::vector<SampleRecord>> DatasetIndex::page(const SampleFilter& filter, int64_t offset,
+                                                     int64_t limit) const {
+    // SQLite's own meaning of a negative LIMIT (no limit) or OFFSET (none) is kept as it was.
+    if (offset < 0 || limit < 0) return pageByOffset(filter, offset, limit);
+    std::vector<SampleRecord> rows;
+    if (limit == 0) return rows;
+    ReadTransaction txn(m_db);
+    KILN_TRY(checkDataVersion());
+    PageAnchors& anchors = anchorsFor(filter);
+    const int64_t key = offset / kAnchorStride;
+    KILN_TRY(extendAnchors(anchors, key, std::numeric_limits<int64_t>::max()));
+    if (key >= static_cast<int64_t>(anchors.keys.size())) return rows;  // past the last row
+    // (label, path) is unique (path is), so ">= anchor" starts exactly at row key * kAnchorStride.
+    const std::string sql = std::string("SELECT ") + kSampleColumns + " FROM samples" +
+                            whereClause(filter, keyCondition(filter, false)) +
+                            " ORDER BY label, path LIMIT ? OFFSET ?";
+    Stmt s(m_db, sql.c_str());
+    if (!s.ok()) return sqlError("read samples");
+    const int next = bindKey(s, bindFilter(s, filter), filter, anchors.keys[static_cast<size_t>(key)]);
+    s.bind(next, limit);
+    s.bind(next + 1, offset - key * kAnchorStride);
+    rows.reserve(static_cast<size_t>(std::min<int64_t>(limit, 4096)));
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW) rows.push_back(readRecord(s));
+    if (rc != SQLITE_DONE) return sqlError("read samples");
+    return rows;
+}
+
+Status DatasetIndex::insertRecords(const std::vector<SampleRecord>& records) {
+    KILN_TRY(exec("BEGIN"));
+    Stmt cls(m_db, "INSERT OR IGNORE INTO classes(label, name) VALUES (?, ?)");
+    Stmt ins(
+        m_db,
+        "INSERT INTO samples(path, class, label, size, mtime, hash, width, height, split, status, reason)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    auto fail = [&](Error e) {
+        cls.reset();
+        ins.reset();
+        (void)exec("ROLLBACK");
+        return e;
+    };
+    if (!cls.ok() || !ins.ok()) return fail(sqlError("prepare the sample insert"));
+    int lastLabel = std::numeric_limits<int>::min();
+    for (const SampleRecord& r : records) {
+        if (r.label != lastLabel) {
+            cls.bind(1, r.label);
+            cls.bind(2, r.className);
+            if (cls.step() != SQLITE_DONE) return fail(sqlError("write classes"));
+            cls.reset();
+            lastLabel = r.label;
+        }
+        ins.bind(1, r.path);
+        ins.bind(2, r.className);
+        ins.bind(3, r.label);
+        ins.bind(4, r.byteSize);
+        ins.bind(5, r.mtimeNs);
+        ins.bind(6, static_cast<int64_t>(r.hash));
+        ins.bind(7, r.width);
+        ins.bind(8, r.height);
+        ins.bind(9, static_cast<int64_t>(r.split));
+        ins.bind(10, static_cast<int64_t>(r.status));
+        ins.bind(11, r.reason);
+        const int rc = ins.step();
+        if (rc == SQLITE_CONSTRAINT)
+            return fail(Error(ErrorCode::DataError,
+                              "Dataset index " + m_path + ": the sample " + r.path + " is already in it.")
+                            .withFile(m_path)
+                            .with("file", m_path)
+                            .with("reason", "duplicate sample path " + r.path));
+        if (rc != SQLITE_DONE) return fail(sqlError("write a sample"));
+        ins.reset();
+    }
+    return exec("COMMIT");
 }
 
 Result<SampleRecord> DatasetIndex::sample(int64_t id) const {

@@ -114,6 +114,7 @@ struct SampleFilter {
     std::optional<int> label;
     std::optional<SampleSplit> split;
     std::optional<SampleStatus> status;
+    bool operator==(const SampleFilter&) const = default;
 };
 
 // Per class and split counts: counts[label][split index 0..3] with 3 = unassigned.
@@ -138,8 +139,20 @@ struct SplitSpec {
     bool stratify = true;
 };
 
+// What page() and prepareAnchors() did to find rows, for benchmarks and tests.
+struct PagingStats {
+    int64_t anchorRowsWalked = 0;  // rows stepped over to record page anchors, in all
+    int64_t anchorResets = 0;      // times the anchors were dropped because the data changed
+};
+
 // The index file. Each object owns one SQLite connection; open one per thread (WAL mode lets a
 // scanner write while other connections read). Not copyable, movable.
+//
+// Paging: page() does not make SQLite walk the rows before a page (OFFSET). Per filter it keeps
+// the (label, path) key of every kAnchorStride-th row, recorded by one walk over the covering
+// index and extended as far as a request needs; a page then starts at the nearest anchor at or
+// below it. Anchors are dropped when the data changes: through this connection, or a commit of
+// any other connection (PRAGMA data_version), e.g. a scan writing through its own DatasetIndex.
 class DatasetIndex {
 public:
     static constexpr int kSchemaVersion = 1;
@@ -181,8 +194,27 @@ public:
     Result<std::vector<std::string>> classNames() const;
     Result<ClassSplitCounts> counts() const;
     Result<int64_t> count(const SampleFilter& filter = {}) const;
-    // Rows matching `filter` ordered by (label, path), rows [offset, offset + limit).
+    // Rows between two anchors.
+    static constexpr int64_t kAnchorStride = 256;
+
+    // Rows matching `filter` ordered by (label, path), rows [offset, offset + limit). Costs about
+    // the same at any offset once the anchors reach it; the first read past the recorded anchors
+    // walks the index from the last anchor to the page (see prepareAnchors()).
     Result<std::vector<SampleRecord>> page(const SampleFilter& filter, int64_t offset, int64_t limit) const;
+    // The same rows read with LIMIT/OFFSET, whose cost grows with the offset: the reference that
+    // page() is checked and measured against.
+    Result<std::vector<SampleRecord>> pageByOffset(const SampleFilter& filter, int64_t offset,
+                                                   int64_t limit) const;
+    // Records page anchors for `filter`, walking at most `maxRows` index rows from where the last
+    // call stopped, so that a caller can spread the walk over idle moments. True once every row is
+    // covered (until the data changes).
+    Result<bool> prepareAnchors(const SampleFilter& filter, int64_t maxRows) const;
+    const PagingStats& pagingStats() const { return m_pagingStats; }
+
+    // Adds rows without reading any file (synthetic sets for tests and benchmarks). Each record's
+    // class joins the class table under its label; ids are assigned (the record's id is ignored).
+    // A path already present is an error naming it, and nothing of the call is kept.
+    Status insertRecords(const std::vector<SampleRecord>& records);
     Result<SampleRecord> sample(int64_t id) const;
     // The absolute path of a sample's file.
     std::string absolutePath(const SampleRecord& record) const;
@@ -196,9 +228,28 @@ private:
     Status writeSplits(const std::vector<std::pair<int64_t, SampleSplit>>& assignment);
     Status setSplitSpec(const SplitSpec& spec);
 
+    // Anchors of one filter: keys[k] is the (label, path) of row k * kAnchorStride.
+    struct PageAnchors {
+        SampleFilter filter;
+        std::vector<std::pair<int64_t, std::string>> keys;
+        bool complete = false;  // the walk reached the last row
+        uint64_t lastUse = 0;
+    };
+    // Drops every anchor when the data changed since they were recorded. Call inside a read
+    // transaction, so that the check and the reads after it see the same snapshot.
+    Status checkDataVersion() const;
+    PageAnchors& anchorsFor(const SampleFilter& filter) const;
+    // Walks on from the last anchor until keys.size() > `key` or `maxRows` rows were walked.
+    Status extendAnchors(PageAnchors& anchors, int64_t key, int64_t maxRows) const;
+
     sqlite3* m_db = nullptr;
     std::string m_path;
     mutable std::string m_rootCache;
+    mutable std::vector<PageAnchors> m_anchors;  // a few filters, least recently used dropped
+    mutable uint64_t m_anchorClock = 0;
+    mutable int64_t m_dataVersion = -1;  // PRAGMA data_version when the anchors were recorded
+    mutable int64_t m_ownChanges = -1;   // sqlite3_total_changes64() then
+    mutable PagingStats m_pagingStats;
 };
 
 }  // namespace kiln::engine::data

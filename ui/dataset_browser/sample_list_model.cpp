@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Paged reads from the dataset index with a small LRU of pages; thumbnails as decoration.
+// Paged reads from the dataset index with a small LRU of pages; thumbnails as decoration. Page
+// anchors are recorded in idle slices so that any page costs the same to read.
 #include "ui/dataset_browser/sample_list_model.h"
 
 #include <QCoreApplication>
@@ -56,6 +57,8 @@ QString reasonDisplayText(const QString& reason) {
 
 SampleListModel::SampleListModel(ThumbnailCache* thumbnails, QObject* parent)
     : QAbstractListModel(parent), m_thumbnails(thumbnails) {
+    m_anchorWarmup.setInterval(0);
+    connect(&m_anchorWarmup, &QTimer::timeout, this, &SampleListModel::warmAnchors);
     if (m_thumbnails != nullptr) {
         connect(m_thumbnails, &ThumbnailCache::thumbnailReady, this, &SampleListModel::thumbnailChanged);
         connect(m_thumbnails, &ThumbnailCache::thumbnailFailed, this,
@@ -72,6 +75,7 @@ bool SampleListModel::setIndexPath(const QString& indexPath) {
     m_rowOfId.clear();
     m_rows = 0;
     m_index.reset();
+    m_anchorWarmup.stop();
     m_lastError.clear();
     if (indexPath.isEmpty()) {
         endResetModel();
@@ -82,6 +86,7 @@ bool SampleListModel::setIndexPath(const QString& indexPath) {
         m_index = std::make_unique<engine::data::DatasetIndex>(std::move(opened).value());
         auto n = m_index->count(m_filter);
         m_rows = n.ok() ? static_cast<int>(*n) : 0;
+        m_anchorWarmup.start();
     } else {
         m_lastError = QString::fromStdString(opened.error().toString());
     }
@@ -110,8 +115,19 @@ void SampleListModel::refresh() {
             m_rows = static_cast<int>(*n);
         else
             m_lastError = QString::fromStdString(n.error().toString());
+        m_anchorWarmup.start();
     }
     endResetModel();
+}
+
+void SampleListModel::warmAnchors() {
+    // A failure here is no failure of the model: page() records what it needs itself.
+    if (!m_index) {
+        m_anchorWarmup.stop();
+        return;
+    }
+    auto done = m_index->prepareAnchors(m_filter, kAnchorSliceRows);
+    if (!done.ok() || *done) m_anchorWarmup.stop();
 }
 
 const QVector<SampleRecord>* SampleListModel::page(int pageNo) const {

@@ -1,7 +1,8 @@
 // kiln-test-libs: kiln_data
 // SPDX-License-Identifier: Apache-2.0
 // The dataset index on real files in a temporary folder: scans, incremental rescans, cancelling,
-// bad files and their reasons, splits (stratified, deterministic, by folder) and a 100k reopen.
+// bad files and their reasons, splits (stratified, deterministic, by folder), a 100k reopen, and
+// anchored page reads checked against LIMIT/OFFSET for every filter, across connections.
 #include <QtTest>
 
 #include <opencv2/imgcodecs.hpp>
@@ -62,6 +63,60 @@ void makeClassFolders(const fs::path& root) {
 
 int64_t n(const Result<int64_t>& r) {
     return r.ok() ? *r : -1;
+}
+
+// `rows` synthetic samples in 7 classes. Paths do not sort with the labels (class 0's files are
+// under "z/"), names differ in case and length, splits and statuses follow different periods.
+std::vector<SampleRecord> syntheticRows(int rows, int firstNumber = 0, const std::string& prefix = "") {
+    std::vector<SampleRecord> out;
+    for (int i = 0; i < rows; ++i) {
+        const int k = firstNumber + i;
+        SampleRecord r;
+        r.label = k % 7;
+        r.className = "class" + std::to_string(r.label);
+        const char* dir = r.label == 0 ? "z/" : r.label == 3 ? "A/" : "m/";
+        r.path = prefix + dir + r.className + "/" + ((k % 3 == 0) ? "Img" : "img") +
+                 std::to_string(k * 7919 % 100003) + ".png";
+        r.byteSize = 1000 + k;
+        static const SampleSplit kSplits[5] = {SampleSplit::Unassigned, SampleSplit::Train,
+                                               SampleSplit::Train, SampleSplit::Validation,
+                                               SampleSplit::Test};
+        r.split = kSplits[k % 5];
+        r.status = k % 11 == 4 ? SampleStatus::Bad : SampleStatus::Ok;
+        if (r.status == SampleStatus::Bad) r.reason = "empty file";
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::vector<SampleFilter> everyFilter() {
+    std::vector<SampleFilter> filters;
+    const std::vector<std::optional<int>> labels = {std::nullopt, 0, 3, 6};
+    const std::vector<std::optional<SampleSplit>> splits = {std::nullopt, SampleSplit::Unassigned,
+                                                            SampleSplit::Train, SampleSplit::Validation,
+                                                            SampleSplit::Test};
+    const std::vector<std::optional<SampleStatus>> statuses = {std::nullopt, SampleStatus::Ok,
+                                                               SampleStatus::Bad};
+    for (const auto& l : labels)
+        for (const auto& sp : splits)
+            for (const auto& st : statuses) filters.push_back({l, sp, st});
+    return filters;
+}
+
+QByteArray describe(const SampleFilter& f) {
+    return QByteArray("label ") + (f.label ? QByteArray::number(*f.label) : "any") + ", split " +
+           (f.split ? sampleSplitName(*f.split) : "any") + ", status " +
+           (f.status ? QByteArray::number(static_cast<int>(*f.status)) : "any");
+}
+
+// The same rows (ids and every field the browser shows), in the same order.
+bool samePage(const std::vector<SampleRecord>& a, const std::vector<SampleRecord>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (a[i].id != b[i].id || a[i].path != b[i].path || a[i].label != b[i].label ||
+            a[i].split != b[i].split || a[i].status != b[i].status || a[i].byteSize != b[i].byteSize)
+            return false;
+    return true;
 }
 
 }  // namespace
@@ -395,6 +450,187 @@ private slots:
         auto r = missing->scanImageFolder(tmp("does-not-exist").string());
         QVERIFY(!r.ok());
         QCOMPARE(r.error().code, ErrorCode::FileNotFound);
+    }
+
+    void anchoredPagesMatchOffset() {
+        const std::string path = tmp("anchors.kindex").string();
+        auto index = DatasetIndex::open(path);
+        QVERIFY(index.ok());
+        QVERIFY(index->insertRecords(syntheticRows(6000)).ok());
+        QCOMPARE(n(index->count()), int64_t{6000});
+        QCOMPARE(index->classNames()->size(), size_t{7});
+        const int64_t stride = DatasetIndex::kAnchorStride;
+        int compared = 0;
+        for (const SampleFilter& f : everyFilter()) {
+            const int64_t rows = n(index->count(f));
+            QVERIFY(rows >= 0);
+            // Deepest first (the anchors are recorded on demand), then back, across anchors, a
+            // page cut by the end, and past the end.
+            const std::vector<std::pair<int64_t, int64_t>> reads = {
+                {std::max<int64_t>(0, rows - stride), stride},
+                {0, stride},
+                {rows / 2, stride},
+                {stride, stride},
+                {stride - 1, 2},
+                {3 * stride + 17, 300},
+                {rows - 5, stride},
+                {rows, stride},
+                {rows + 1000, stride},
+                {0, 1},
+                {rows / 3, 7}};
+            for (const auto& [offset, limit] : reads) {
+                auto anchored = index->page(f, offset, limit);
+                auto plain = index->pageByOffset(f, offset, limit);
+                QVERIFY2(anchored.ok() && plain.ok(), describe(f));
+                QVERIFY2(samePage(*anchored, *plain),
+                         describe(f) + " at " + QByteArray::number(static_cast<qlonglong>(offset)) + ": " +
+                             QByteArray::number(static_cast<qulonglong>(anchored->size())) + " vs " +
+                             QByteArray::number(static_cast<qulonglong>(plain->size())) + " rows");
+                ++compared;
+            }
+            // Page by page, the pages cover every row of the filter once, in order.
+            std::vector<SampleRecord> all;
+            for (int64_t at = 0; at < rows; at += stride) {
+                auto p = index->page(f, at, stride);
+                QVERIFY(p.ok());
+                all.insert(all.end(), p->begin(), p->end());
+            }
+            QVERIFY2(samePage(all, *index->pageByOffset(f, 0, rows + 1)), describe(f));
+        }
+        QCOMPARE(compared, 60 * 11);
+        // With the anchors recorded, a deep page walks nothing; the first read on a new
+        // connection walks up to it once, the second does not.
+        auto other = DatasetIndex::open(path);
+        QCOMPARE(other->pagingStats().anchorRowsWalked, int64_t{0});
+        QVERIFY(other->page({}, 5888, stride).ok());
+        const int64_t walked = other->pagingStats().anchorRowsWalked;
+        QVERIFY2(walked >= 5888 && walked < 5888 + stride, std::to_string(walked).c_str());
+        QVERIFY(samePage(*other->page({}, 5888, stride), *other->pageByOffset({}, 5888, stride)));
+        QVERIFY(samePage(*other->page({}, 5120, stride), *other->pageByOffset({}, 5120, stride)));
+        QCOMPARE(other->pagingStats().anchorRowsWalked, walked);
+        // Negative offsets and limits keep SQLite's meaning (none, and no limit).
+        QVERIFY(samePage(*other->page({}, -5, 3), *other->pageByOffset({}, 0, 3)));
+        QCOMPARE(other->page({}, 5990, -1)->size(), size_t{10});
+        QVERIFY(other->page({}, 0, 0)->empty());
+    }
+
+    void preparedInSlices() {
+        const std::string path = tmp("slices.kindex").string();
+        {
+            auto index = DatasetIndex::open(path);
+            QVERIFY(index->insertRecords(syntheticRows(5000)).ok());
+        }
+        auto index = DatasetIndex::open(path);
+        const SampleFilter train{std::nullopt, SampleSplit::Train, std::nullopt};
+        const int64_t rows = n(index->count(train));
+        int slices = 0;
+        for (;;) {
+            auto done = index->prepareAnchors(train, 300);
+            QVERIFY(done.ok());
+            ++slices;
+            if (*done) break;
+            QVERIFY(slices < 100);
+        }
+        QVERIFY2(slices >= rows / 300, std::to_string(slices).c_str());
+        const int64_t walked = index->pagingStats().anchorRowsWalked;
+        for (int64_t at = 0; at < rows; at += 256)
+            QVERIFY(samePage(*index->page(train, at, 256), *index->pageByOffset(train, at, 256)));
+        QCOMPARE(index->pagingStats().anchorRowsWalked, walked);  // every page had its anchor
+        QCOMPARE(*index->prepareAnchors(train, 1), true);
+    }
+
+    void anchorsFollowWritesOfAnotherConnection() {
+        const std::string path = tmp("twoconn.kindex").string();
+        auto reader = DatasetIndex::open(path);
+        auto writer = DatasetIndex::open(path);
+        QVERIFY(reader.ok() && writer.ok());
+        QVERIFY(writer->insertRecords(syntheticRows(3000)).ok());
+        const SampleFilter bad{std::nullopt, std::nullopt, SampleStatus::Bad};
+        QVERIFY(*reader->prepareAnchors({}, 1 << 20));
+        QVERIFY(*reader->prepareAnchors(bad, 1 << 20));
+        const auto before = *reader->page({}, 2048, 256);
+        QCOMPARE(reader->pagingStats().anchorResets, int64_t{0});
+
+        // Rows that sort first (class 0's files are under "z/", so "a/..." of class 0 comes
+        // before them) shift every later row: stale anchors would return the old rows.
+        QVERIFY(writer->insertRecords(syntheticRows(300, 10000, "a")).ok());
+        for (int64_t at : {int64_t{0}, int64_t{256}, int64_t{2048}, int64_t{3072}}) {
+            auto p = reader->page({}, at, 256);
+            QVERIFY(p.ok());
+            QVERIFY2(samePage(*p, *reader->pageByOffset({}, at, 256)), std::to_string(at).c_str());
+        }
+        QCOMPARE(reader->pagingStats().anchorResets, int64_t{1});
+        QVERIFY(!samePage(*reader->page({}, 2048, 256), before));
+        QCOMPARE(reader->page({}, 3200, 256)->size(), size_t{100});
+
+        // A status change through the other connection moves rows in and out of the filter.
+        const auto first = *reader->page({}, 0, 40);
+        for (const SampleRecord& r : first)
+            QVERIFY(writer->setStatus(r.id, SampleStatus::Bad, "decode failed: synthetic").ok());
+        const int64_t bads = n(reader->count(bad));
+        for (int64_t at = 0; at < bads; at += 64)
+            QVERIFY(samePage(*reader->page(bad, at, 64), *reader->pageByOffset(bad, at, 64)));
+
+        // Writes through the reader's own connection (which leave data_version alone) count too.
+        const int64_t resets = reader->pagingStats().anchorResets;
+        QVERIFY(*reader->prepareAnchors(bad, 1 << 20));
+        for (const SampleRecord& r : first) QVERIFY(reader->setStatus(r.id, SampleStatus::Ok, "").ok());
+        for (int64_t at = 0; at < n(reader->count(bad)); at += 64)
+            QVERIFY(samePage(*reader->page(bad, at, 64), *reader->pageByOffset(bad, at, 64)));
+        QCOMPARE(reader->pagingStats().anchorResets, resets + 1);
+
+        // A reader that only reads keeps its anchors.
+        const int64_t walked = reader->pagingStats().anchorRowsWalked;
+        QVERIFY(reader->page(bad, 0, 64).ok());
+        QVERIFY(reader->count().ok());
+        QVERIFY(reader->page(bad, 0, 64).ok());
+        QCOMPARE(reader->pagingStats().anchorRowsWalked, walked);
+    }
+
+    void insertRecordsRefusesDuplicates() {
+        auto index = DatasetIndex::open(tmp("dups.kindex").string());
+        QVERIFY(index->insertRecords(syntheticRows(10)).ok());
+        auto rows = syntheticRows(5, 100);
+        rows.push_back(syntheticRows(1).front());  // already there
+        const auto st = index->insertRecords(rows);
+        QVERIFY(!st.ok());
+        QCOMPARE(st.error().code, ErrorCode::DataError);
+        QVERIFY2(st.error().message.find(rows.back().path) != std::string::npos, st.error().message.c_str());
+        QCOMPARE(n(index->count()), int64_t{10});  // nothing of the failed call is kept
+        QVERIFY(index->insertRecords(syntheticRows(5, 100)).ok());
+        QCOMPARE(n(index->count()), int64_t{15});
+    }
+
+    void olderFilesGetTheSplitStatusIndexOnScan() {
+        const std::string path = tmp("older.kindex").string();
+        { QVERIFY(DatasetIndex::open(path).ok()); }
+        auto hasIndex = [&] {
+            sqlite3* db = nullptr;
+            sqlite3_open(path.c_str(), &db);
+            sqlite3_stmt* s = nullptr;
+            sqlite3_prepare_v2(db,
+                               "SELECT COUNT(*) FROM sqlite_master WHERE name = 'samples_by_split_status'",
+                               -1, &s, nullptr);
+            sqlite3_step(s);
+            const bool has = sqlite3_column_int(s, 0) == 1;
+            sqlite3_finalize(s);
+            sqlite3_close(db);
+            return has;
+        };
+        QVERIFY(hasIndex());
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "DROP INDEX samples_by_split_status", nullptr, nullptr, nullptr),
+                 SQLITE_OK);
+        sqlite3_close(db);
+        QVERIFY(!hasIndex());
+        // Opening writes nothing (the browser opens on its GUI thread); the next scan adds it.
+        auto reopened = DatasetIndex::open(path);
+        QVERIFY(reopened.ok());
+        QVERIFY(!hasIndex());
+        writeBytes(tmp("older_folder") / "a" / "x.png", encode(".png", 4, 4, 1));
+        QVERIFY(reopened->scanImageFolder(tmp("older_folder").string()).ok());
+        QVERIFY(hasIndex());
     }
 
     void reopen100k() {
