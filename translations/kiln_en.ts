@@ -995,6 +995,42 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Int8: accuracy %1% (float %2%), drop %3 points, on %4 samples (%5 data)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8: top-1 agreement with the float model %1%</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8: mean squared error %1 (float %2) on %3 samples (%4 data)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8: model.int8.onnx %1 bytes, model.onnx %2 bytes (%3% of the float size), calibrated on %4 training samples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none, or int8: also write model.int8.onnx (int8 QDQ), calibrated on training samples, and report its accuracy against the float model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Training samples whose value ranges calibrate int8 quantisation (default: %1).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--quantize must be none or int8</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--calibration-samples must be a positive whole number</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--calibration-samples needs --quantize int8</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -2620,6 +2656,38 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Warning: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>int8 (ONNX)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> calibration samples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Quantise:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8 quantisation needs ONNX and cannot be combined with TensorFlow Lite.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8 accuracy %1% against float %2% (drop %3 points) on %4 samples of the %5 data; top-1 agreement %6%.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8 mean squared error %1 against float %2 on %3 samples of the %4 data.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>model.int8.onnx: %1 against %2 for model.onnx (%3% of the float size); calibrated on %4 training samples.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -999,6 +999,42 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export</source>
         <translation>占位节点：%1 代表 Kiln 无法计算的 Keras 层 %2；请在训练或导出前替换它</translation>
     </message>
+    <message>
+        <source>Int8: accuracy %1% (float %2%), drop %3 points, on %4 samples (%5 data)</source>
+        <translation>Int8：准确率 %1%（浮点 %2%），下降 %3 个百分点，共 %4 个样本（%5 数据）</translation>
+    </message>
+    <message>
+        <source>Int8: top-1 agreement with the float model %1%</source>
+        <translation>Int8：与浮点模型的 top-1 一致率 %1%</translation>
+    </message>
+    <message>
+        <source>Int8: mean squared error %1 (float %2) on %3 samples (%4 data)</source>
+        <translation>Int8：均方误差 %1（浮点 %2），共 %3 个样本（%4 数据）</translation>
+    </message>
+    <message>
+        <source>Int8: model.int8.onnx %1 bytes, model.onnx %2 bytes (%3% of the float size), calibrated on %4 training samples</source>
+        <translation>Int8：model.int8.onnx %1 字节，model.onnx %2 字节（为浮点大小的 %3%），用 %4 个训练样本校准</translation>
+    </message>
+    <message>
+        <source>none, or int8: also write model.int8.onnx (int8 QDQ), calibrated on training samples, and report its accuracy against the float model.</source>
+        <translation>none 或 int8：另外写出 model.int8.onnx（int8 QDQ），用训练样本校准，并报告其相对浮点模型的准确率。</translation>
+    </message>
+    <message>
+        <source>Training samples whose value ranges calibrate int8 quantisation (default: %1).</source>
+        <translation>用其数值范围校准 int8 量化的训练样本数（默认：%1）。</translation>
+    </message>
+    <message>
+        <source>--quantize must be none or int8</source>
+        <translation>--quantize 必须为 none 或 int8</translation>
+    </message>
+    <message>
+        <source>--calibration-samples must be a positive whole number</source>
+        <translation>--calibration-samples 必须为正整数</translation>
+    </message>
+    <message>
+        <source>--calibration-samples needs --quantize int8</source>
+        <translation>--calibration-samples 需要配合 --quantize int8 使用</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -2614,6 +2650,38 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Warning: %1</source>
         <translation>警告：%1</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>int8 (ONNX)</source>
+        <translation>int8（ONNX）</translation>
+    </message>
+    <message>
+        <source> calibration samples</source>
+        <translation> 个校准样本</translation>
+    </message>
+    <message>
+        <source>Quantise:</source>
+        <translation>量化：</translation>
+    </message>
+    <message>
+        <source>Int8 quantisation needs ONNX and cannot be combined with TensorFlow Lite.</source>
+        <translation>Int8 量化需要 ONNX 格式，且不能与 TensorFlow Lite 同时选择。</translation>
+    </message>
+    <message>
+        <source>Int8 accuracy %1% against float %2% (drop %3 points) on %4 samples of the %5 data; top-1 agreement %6%.</source>
+        <translation>Int8 准确率 %1%，浮点为 %2%（下降 %3 个百分点），基于 %5 数据的 %4 个样本；top-1 一致率 %6%。</translation>
+    </message>
+    <message>
+        <source>Int8 mean squared error %1 against float %2 on %3 samples of the %4 data.</source>
+        <translation>Int8 均方误差 %1，浮点为 %2，基于 %4 数据的 %3 个样本。</translation>
+    </message>
+    <message>
+        <source>model.int8.onnx: %1 against %2 for model.onnx (%3% of the float size); calibrated on %4 training samples.</source>
+        <translation>model.int8.onnx：%1，model.onnx 为 %2（浮点大小的 %3%）；用 %4 个训练样本校准。</translation>
     </message>
 </context>
 <context>

@@ -10,6 +10,7 @@
 #include "engine/core/json_checked.h"
 #include "engine/data/split.h"
 #include "engine/io/project.h"
+#include "engine/io/quantize.h"
 #include "engine/train/config.h"
 #include "engine/train/weights.h"
 
@@ -63,6 +64,45 @@ json preprocessing(const io::Project& p, uint64_t seed) {
 
 }  // namespace
 
+Status checkQuantizeRequest(const ExportJobRequest& req, const io::ExportFormats& formats) {
+    if (req.quantize == "none" || req.quantize.empty()) return {};
+    if (req.quantize != "int8")
+        return Error(ErrorCode::InvalidArgument, "unknown quantisation \"" + req.quantize + "\" (none or int8)")
+            .with("field", "quantize").with("value", req.quantize);
+    if (formats.tflite)
+        return Error(ErrorCode::InvalidArgument,
+                     "int8 quantisation is available for ONNX only; TensorFlow Lite is exported in float32")
+            .with("field", "quantize").with("format", "tflite");
+    if (!formats.onnx)
+        return Error(ErrorCode::InvalidArgument, "int8 quantisation needs the onnx format").with("field", "quantize")
+            .with("format", "onnx");
+    if (req.calibrationSamples <= 0)
+        return Error(ErrorCode::InvalidArgument, "the number of calibration samples must be positive")
+            .with("field", "calibration_samples");
+    return {};
+}
+
+json quantizationJson(const QuantizationSummary& q) {
+    const auto& r = q.report;
+    json j = {{"type", "int8"},
+              {"file", "model.int8.onnx"},
+              {"scheme", "QDQ: per-channel symmetric int8 weights, per-tensor asymmetric int8 activations"},
+              {"per_channel", r.quantization.perChannel},
+              {"calibration_samples", r.calibrationSamples},
+              {"split", r.split},
+              {"samples", r.samples},
+              {"metric", r.metric},
+              {"float", r.floatMetric},
+              {"int8", r.int8Metric},
+              {"drop", r.floatMetric - r.int8Metric},
+              {"max_abs_diff", r.maxAbsDiff},
+              {"float_bytes", q.floatBytes},
+              {"int8_bytes", q.int8Bytes},
+              {"size_ratio", q.floatBytes > 0 ? static_cast<double>(q.int8Bytes) / static_cast<double>(q.floatBytes) : 0.0}};
+    if (r.classification) j["agreement"] = r.agreement;
+    return j;
+}
+
 Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::ProgressFn& progress) {
     auto step = [&](int pct, const std::string& what) {
         if (progress) progress(pct, what);
@@ -74,6 +114,7 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
     if (!modelR.ok()) return io::locate(modelR.error(), project);
     ops::ModelInfo model = std::move(modelR.value());
     KILN_ASSIGN(io::ExportFormats formats, io::parseFormats(req.formats));
+    KILN_TRY(checkQuantizeRequest(req, formats));
 
     uint64_t seed = project.training.is_object() ? project.training.value("seed", uint64_t{0}) : 0;
     exec::ParamStore params = exec::ParamStore::create(model, seed);
@@ -159,8 +200,27 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
     }
     r.paritySource = out.paritySource;
 
+    int first = 5;
+    if (req.quantize == "int8") {
+        // Calibration and the float/int8 comparison, then the QDQ model from the same ranges.
+        api::QuantizationOptions qo;
+        qo.weights = req.weights;
+        qo.calibrationSamples = req.calibrationSamples;
+        qo.threads = req.threads;
+        QuantizationSummary qs;
+        KILN_ASSIGN(qs.report, api::quantizeInt8(project, req.project, qo,
+                                                 [&](int pct) { step(5 + pct * 55 / 100, "quantize"); }));
+        KILN_ASSIGN(r.onnxInt8, io::exportOnnx(model, params, r.meta, nullptr, &qs.report.quantization));
+        KILN_ASSIGN(std::string floatOnnx, io::exportOnnx(model, params, r.meta));
+        qs.floatBytes = static_cast<int64_t>(floatOnnx.size());
+        qs.int8Bytes = static_cast<int64_t>(r.onnxInt8.size());
+        r.quantization = quantizationJson(qs);
+        out.quantization = std::move(qs);
+        first = 60;
+    }
+
     ThreadPool pool(req.threads);
-    auto scaled = [&](int pct, const std::string& what) { step(5 + pct * 95 / 100, what); };
+    auto scaled = [&](int pct, const std::string& what) { step(first + pct * (100 - first) / 100, what); };
     KILN_ASSIGN(out.repo, io::exportToRepository(model, params, r, pool, scaled));
     return out;
 }

@@ -6,6 +6,9 @@
 #include <atomic>
 #include <string>
 
+#include <optional>
+
+#include "engine/api/quantization.h"
 #include "engine/io/model_repository.h"
 
 namespace kiln::app {
@@ -20,6 +23,18 @@ struct ExportJobRequest {
     int threads = 0;       // 0: all cores
     int64_t parityBatch = 32;
     std::string kilnVersion;
+    // "int8": also write model.int8.onnx (QDQ), calibrated on `calibrationSamples` training
+    // samples, and compare it with the float model on the validation split. Needs the onnx
+    // format; TensorFlow Lite has no int8 export and is refused with it.
+    std::string quantize = "none";
+    int64_t calibrationSamples = engine::api::kDefaultCalibrationSamples;
+};
+
+// What int8 quantisation gave: the comparison and the two ONNX files' sizes in bytes.
+struct QuantizationSummary {
+    engine::api::QuantizationReport report;
+    int64_t floatBytes = 0;
+    int64_t int8Bytes = 0;
 };
 
 struct ExportJobResult {
@@ -27,7 +42,15 @@ struct ExportJobResult {
     std::string name;
     std::string paritySource;  // "validation", "test", "train" or "synthetic"
     std::string parityNote;    // why synthetic inputs were used, if they were
+    std::optional<QuantizationSummary> quantization;
 };
+
+// Checks the quantisation settings of a request before anything runs (InvalidArgument naming
+// the field).
+engine::Status checkQuantizeRequest(const ExportJobRequest& request, const engine::io::ExportFormats& formats);
+
+// The "quantization" object of kiln-model.json and of kiln-export --json.
+nlohmann::json quantizationJson(const QuantizationSummary& q);
 
 // Runs the export; `progress` is called from the calling thread.
 engine::Result<ExportJobResult> runExportJob(const ExportJobRequest& request,

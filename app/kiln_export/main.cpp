@@ -24,6 +24,34 @@ class Cli {
 using app::printErr;
 using app::printOut;
 
+// The int8 report: the metric of both models on the compared split, the drop, the agreement of
+// their predictions and the size saving.
+void printQuantization(const app::QuantizationSummary& q) {
+    const auto& r = q.report;
+    const QString split = QString::fromStdString(r.split);
+    if (r.classification) {
+        printOut(Cli::tr("Int8: accuracy %1% (float %2%), drop %3 points, on %4 samples (%5 data)")
+                     .arg(100.0 * r.int8Metric, 0, 'f', 2)
+                     .arg(100.0 * r.floatMetric, 0, 'f', 2)
+                     .arg(100.0 * (r.floatMetric - r.int8Metric), 0, 'f', 2)
+                     .arg(r.samples)
+                     .arg(split));
+        printOut(Cli::tr("Int8: top-1 agreement with the float model %1%").arg(100.0 * r.agreement, 0, 'f', 2));
+    } else {
+        printOut(Cli::tr("Int8: mean squared error %1 (float %2) on %3 samples (%4 data)")
+                     .arg(r.int8Metric, 0, 'g', 4)
+                     .arg(r.floatMetric, 0, 'g', 4)
+                     .arg(r.samples)
+                     .arg(split));
+    }
+    const double ratio = q.floatBytes > 0 ? double(q.int8Bytes) / double(q.floatBytes) : 0.0;
+    printOut(Cli::tr("Int8: model.int8.onnx %1 bytes, model.onnx %2 bytes (%3% of the float size), calibrated on %4 training samples")
+                 .arg(q.int8Bytes)
+                 .arg(q.floatBytes)
+                 .arg(100.0 * ratio, 0, 'f', 1)
+                 .arg(r.calibrationSamples));
+}
+
 
 }  // namespace
 
@@ -47,7 +75,14 @@ int main(int argc, char** argv) {
                                   QStringLiteral("LIST"), QStringLiteral("onnx,savedmodel,kiln"));
     QCommandLineOption threadsOpt(QStringLiteral("threads"), Cli::tr("CPU threads (default: all cores)."), QStringLiteral("N"), QStringLiteral("0"));
     QCommandLineOption jsonOpt(QStringLiteral("json"), Cli::tr("Print the result as one JSON line."));
-    parser.addOptions({weightsOpt, baseOpt, nameOpt, versionOpt, formatsOpt, threadsOpt, jsonOpt});
+    QCommandLineOption quantizeOpt(QStringLiteral("quantize"),
+                                   Cli::tr("none, or int8: also write model.int8.onnx (int8 QDQ), calibrated on training samples, and report its accuracy against the float model."),
+                                   QStringLiteral("TYPE"), QStringLiteral("none"));
+    QCommandLineOption calibrationOpt(QStringLiteral("calibration-samples"),
+                                      Cli::tr("Training samples whose value ranges calibrate int8 quantisation (default: %1).")
+                                          .arg(engine::api::kDefaultCalibrationSamples),
+                                      QStringLiteral("N"), QString::number(engine::api::kDefaultCalibrationSamples));
+    parser.addOptions({weightsOpt, baseOpt, nameOpt, versionOpt, formatsOpt, threadsOpt, jsonOpt, quantizeOpt, calibrationOpt});
     const QCommandLineOption pluginOpt = app::pluginOption();
     parser.addOption(pluginOpt);
     // "--version N" selects the model version; a bare "--version" prints the program's version.
@@ -78,6 +113,13 @@ int main(int argc, char** argv) {
     }
     req.threads = parser.value(threadsOpt).toInt(&ok);
     if (!ok || req.threads < 0) return usage(Cli::tr("--threads must be a whole number >= 0"));
+    req.quantize = parser.value(quantizeOpt).toStdString();
+    if (req.quantize != "none" && req.quantize != "int8")
+        return usage(Cli::tr("--quantize must be none or int8"));
+    req.calibrationSamples = parser.value(calibrationOpt).toLongLong(&ok);
+    if (!ok || req.calibrationSamples <= 0) return usage(Cli::tr("--calibration-samples must be a positive whole number"));
+    if (parser.isSet(calibrationOpt) && req.quantize == "none")
+        return usage(Cli::tr("--calibration-samples needs --quantize int8"));
 
     try {
         auto result = app::runExportJob(req);
@@ -93,6 +135,7 @@ int main(int argc, char** argv) {
             if (repo.parityChecked)
                 j["parity"] = {{"max_abs_diff", repo.parity.maxAbsDiff}, {"batch", repo.parity.batch},
                                {"source", result->paritySource}, {"passed", repo.parity.passed}};
+            if (result->quantization) j["quantization"] = app::quantizationJson(*result->quantization);
             printOut(QString::fromStdString(j.dump()));
             return 0;
         }
@@ -109,6 +152,7 @@ int main(int argc, char** argv) {
         } else {
             printOut(Cli::tr("Parity: not checked (ONNX was not exported)"));
         }
+        if (result->quantization) printQuantization(*result->quantization);
         for (const auto& w : repo.warnings) printErr(Cli::tr("kiln-export: warning: %1").arg(QString::fromStdString(w)));
         return 0;
     } catch (const std::bad_alloc&) {

@@ -20,6 +20,7 @@ struct Plan::Step {
     bool loss = false;
     std::vector<const float*> in;
     float* out = nullptr;
+    int64_t outCount = 0;  // floats of a forward step's output
     std::vector<float*> params;
     const float* dOut = nullptr;
     std::vector<float*> dIn;
@@ -192,6 +193,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         switch (ss.kind) {
         case StepKind::Forward:
             step->kernel = kernels[si];
+            step->outCount = ni.output.withBatch(batch).numel();
             for (size_t k = 0; k < ni.params.size(); ++k)
                 step->params.push_back(
                     params.params()[static_cast<size_t>(params.index(ss.node, k))].value.data<float>());
@@ -222,6 +224,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         }
     }
     plan->m_workspace = ptr(schedule.workspace);
+    plan->m_observe = options.observe;
     for (int i : model.inputs) {
         plan->m_inputs.push_back(ptr(schedule.value[static_cast<size_t>(i)]));
         plan->m_inputNames.push_back(g.nodes[static_cast<size_t>(i)].name);
@@ -331,7 +334,10 @@ Status Plan::run(bool backward, uint64_t stepNo, bool forward) {
         for (auto& s : m_backward) KILN_TRY(exec(*s, true));
         return {};
     }
-    for (auto& s : m_forward) KILN_TRY(exec(*s, false));
+    for (auto& s : m_forward) {
+        KILN_TRY(exec(*s, false));
+        if (m_observe && s->out) m_observe(s->node, s->out, s->outCount);
+    }
     for (auto& s : m_losses) {
         KILN_TRY(exec(*s, false));
         if (backward && s->dIn[0]) KILN_TRY(exec(*s, true));

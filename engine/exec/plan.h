@@ -4,6 +4,7 @@
 // reused by liveness. Running a step allocates nothing.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +47,11 @@ struct CompileOptions {
     bool fuse = true;
     // Set (with training false): a plan for gradient probes, see GradientProbe.
     std::optional<GradientProbe> probe;
+    // Called after every forward step with the step's node and its output, [batch, ...] (count
+    // floats), which it may change in place before later steps read it: calibration reads value
+    // ranges, int8 simulation rounds values to their quantisation grid. Folded nodes have no step
+    // of their own, so observers that must see every node compile with fuse = false.
+    std::function<void(const std::string& node, float* values, int64_t count)> observe;
 };
 
 struct PlanStats {
@@ -116,6 +122,7 @@ private:
     std::vector<float*> m_inputGradients;
     std::vector<float> m_lossValues;
     float* m_workspace = nullptr;
+    std::function<void(const std::string&, float*, int64_t)> m_observe;
     PlanStats m_stats;
 };
 

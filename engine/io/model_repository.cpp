@@ -141,6 +141,7 @@ nlohmann::json modelDescription(const ops::ModelInfo& model, const RepositoryExp
     if (req.formats.onnx) files["onnx"] = "model.onnx";
     if (req.formats.savedModel) files["saved_model"] = "saved_model.pb";
     if (req.formats.tflite) files["tflite"] = "model.tflite";
+    if (!req.onnxInt8.empty()) files["onnx_int8"] = "model.int8.onnx";
     if (req.formats.kiln) {
         files["kiln_project"] = "model.kiln";
         files["weights"] = "weights.safetensors";
@@ -171,7 +172,8 @@ nlohmann::json modelDescription(const ops::ModelInfo& model, const RepositoryExp
             {"preprocessing", pre},
             {"class_names", req.meta.classNames},
             {"metrics", req.metrics.is_null() ? nlohmann::json::object() : req.metrics},
-            {"parity", parity}};
+            {"parity", parity},
+            {"quantization", req.quantization}};
 }
 
 Result<RepositoryResult> exportToRepository(const ops::ModelInfo& model, exec::ParamStore& params,
@@ -251,6 +253,8 @@ Result<RepositoryResult> exportToRepository(const ops::ModelInfo& model, exec::P
     step(60, "write");
     if (req.formats.onnx)
         if (Status st = write("model.onnx", onnxBytes); !st.ok()) return cleanup(st.error());
+    if (!req.onnxInt8.empty())
+        if (Status st = write("model.int8.onnx", req.onnxInt8); !st.ok()) return cleanup(st.error());
     if (req.formats.savedModel) {
         if (Status st = write("saved_model.pb", savedBytes); !st.ok()) return cleanup(st.error());
         fs::create_directories(fs::path(tmp) / "variables", ec);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The model repository: <base>/<name>/<version>/ holding the SavedModel (saved_model.pb and
 // variables/ at the version root, as TF Serving expects), model.onnx, model.tflite, Kiln's own model
-// (model.kiln + weights.safetensors) and kiln-model.json. Versions are written into a hidden
+// (model.kiln + weights.safetensors), model.int8.onnx when quantised, and kiln-model.json. Versions are written into a hidden
 // temporary folder and renamed into place, so a server polling <base>/<name> never sees half of one.
 #pragma once
 
@@ -43,6 +43,10 @@ struct RepositoryExport {
     // Held-out batch for the parity check: one tensor per model Input, [batch, ...].
     std::vector<Tensor> parityInputs;
     std::string paritySource = "synthetic";  // where the batch came from ("validation", "test", ...)
+    // An int8 QDQ ONNX model (exportOnnx with a quantisation), written as model.int8.onnx beside
+    // model.onnx when not empty, and what kiln-model.json says of it ("quantization").
+    std::string onnxInt8;
+    nlohmann::json quantization = nullptr;
 };
 
 struct RepositoryResult {

@@ -7,11 +7,13 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
 
 #include "engine/io/project.h"
+#include "engine/io/quantize.h"
 #include "engine/ops/plugin_ops.h"
 
 namespace kiln::engine::io {
@@ -41,7 +43,8 @@ std::pair<int64_t, int64_t> samePads(int64_t in, int64_t k, int64_t stride, int6
 
 class OnnxWriter {
 public:
-    OnnxWriter(const ops::ModelInfo& m, const exec::ParamStore& p) : m_model(m), m_params(p) {
+    OnnxWriter(const ops::ModelInfo& m, const exec::ParamStore& p, const Int8Quantization* quant)
+        : m_model(m), m_params(p), m_quant(quant) {
         for (const auto& n : m.graph.nodes) m_used.insert(n.name);
         m_vals.resize(m.graph.nodes.size());
     }
@@ -59,7 +62,10 @@ public:
         m_graph = m_proto.mutable_graph();
         m_graph->set_name(meta.name.empty() ? "kiln_model" : meta.name);
 
-        for (int i : m_model.order) KILN_TRY(emit(i));
+        for (int i : m_model.order) {
+            KILN_TRY(emit(i));
+            if (m_quant) quantizeOutput(i);
+        }
         for (int o : m_model.outputs) {
             const Node& node = m_model.graph.nodes[static_cast<size_t>(o)];
             const auto& info = m_model.nodes[static_cast<size_t>(o)];
@@ -177,6 +183,80 @@ private:
         return name;
     }
     std::string scalar(const std::string& base, float v) { return initializer(base, {}, &v); }
+
+    template <typename T>
+    std::string rawInitializer(const std::string& base, const std::vector<int64_t>& dims, int type, const T* data) {
+        std::string name = fresh(base);
+        auto* t = m_graph->add_initializer();
+        t->set_name(name);
+        t->set_data_type(type);
+        int64_t n = 1;
+        for (int64_t d : dims) { t->add_dims(d); n *= d; }
+        if (n > 0) t->set_raw_data(std::string(reinterpret_cast<const char*>(data), static_cast<size_t>(n) * sizeof(T)));
+        return name;
+    }
+    // Scale (float) and zero point (int8) initializers: scalars for one parameter set, [C] for
+    // per-channel ones.
+    std::pair<std::string, std::string> qParams(const std::string& base, const std::vector<float>& scales,
+                                                const std::vector<int8_t>& zeroPoints) {
+        std::vector<int64_t> dims;
+        if (scales.size() > 1) dims.push_back(static_cast<int64_t>(scales.size()));
+        return {rawInitializer(base + "_scale", dims, onnx::TensorProto::FLOAT, scales.data()),
+                rawInitializer(base + "_zero_point", dims, onnx::TensorProto::INT8, zeroPoints.data())};
+    }
+    // An int8 kernel [dims] (channel-major when axis 0, channel-fastest when axis 1) read through
+    // DequantizeLinear; returns the float value's name.
+    std::string int8Kernel(const std::string& base, const std::vector<int64_t>& dims, const std::vector<int8_t>& q,
+                           const std::vector<float>& scales, int64_t axis) {
+        std::string qname = rawInitializer(base + "_quantized", dims, onnx::TensorProto::INT8, q.data());
+        auto [scale, zp] = qParams(base, scales, std::vector<int8_t>(scales.size(), 0));
+        std::string out = fresh(base + "_dequantized");
+        auto* n = add("DequantizeLinear", {qname, scale, zp}, {out}, base + "/dequantize");
+        if (scales.size() > 1) attrInt(n, "axis", axis);
+        return out;
+    }
+    // Dense: the kernel [in, out] as int8 with one scale per output unit (axis 1).
+    std::string denseKernel(int node) {
+        const int idx = m_params.index(node, 0);
+        if (auto it = m_paramNames.find(idx); it != m_paramNames.end()) return it->second;
+        const auto& p = m_params.params()[static_cast<size_t>(idx)];
+        const int64_t rows = p.value.shape()[0], channels = p.value.shape()[1];
+        const auto scales = weightScales(p.value.data<float>(), rows, channels, m_quant->perChannel);
+        const auto q = quantizeWeights(p.value.data<float>(), rows, channels, scales);
+        return m_paramNames[idx] = int8Kernel(p.name, {rows, channels}, q, scales, 1);
+    }
+    // QuantizeLinear → DequantizeLinear where node i's value is computed (its producer now writes
+    // "<value>__float"), so every reader sees the value on its int8 grid.
+    void quantizeOutput(int i) {
+        const std::string& name = gnode(i).name;
+        auto qp = m_quant->values.find(name);
+        if (qp == m_quant->values.end()) return;
+        Val& v = m_vals[static_cast<size_t>(i)];
+        if (v.alias >= 0 || v.elided) return;
+        auto [scale, zp] = qParams(name + "/q", {qp->second.scale}, {static_cast<int8_t>(qp->second.zeroPoint)});
+        std::string src, dst;
+        if (info(i).def->kind == OpKind::Input) {
+            src = v.nhwc;
+            dst = v.nhwc = fresh(name + "__dq");
+        } else {
+            dst = !v.cf.empty() ? v.cf : v.nhwc;
+            if (dst.empty()) return;
+            src = fresh(dst + "__float");
+            for (int k = m_graph->node_size() - 1; k >= 0; --k) {
+                auto* n = m_graph->mutable_node(k);
+                bool found = false;
+                for (int o = 0; o < n->output_size(); ++o)
+                    if (n->output(o) == dst) {
+                        n->set_output(o, src);
+                        found = true;
+                    }
+                if (found) break;
+            }
+        }
+        const std::string q = fresh(name + "__q");
+        add("QuantizeLinear", {src, scale, zp}, {q}, name + "/quantize");
+        add("DequantizeLinear", {q, scale, zp}, {dst}, name + "/dequantize");
+    }
 
     const Tensor& param(int node, size_t k) const {
         return m_params.params()[static_cast<size_t>(m_params.index(node, k))].value;
@@ -331,7 +411,7 @@ private:
         }
         case OpKind::Dense: {
             std::string act = a.getString("activation");
-            std::vector<std::string> ins{nhwcOf(in(0)), paramInit(i, 0)};
+            std::vector<std::string> ins{nhwcOf(in(0)), m_quant ? denseKernel(i) : paramInit(i, 0)};
             if (a.getBool("use_bias")) ins.push_back(paramInit(i, 1));
             bool linear = act == "linear";
             std::string out = linear ? outName(i, false) : fresh(node.name + "__pre");
@@ -363,8 +443,23 @@ private:
             int idx = m_params.index(i, 0);
             std::string wname;
             auto it = m_convWeights.find(idx);
-            if (it != m_convWeights.end()) wname = it->second;
-            else wname = m_convWeights[idx] = initializer(m_params.params()[static_cast<size_t>(idx)].name, {co, ci, kh, kw}, oihw.data());
+            if (it != m_convWeights.end()) {
+                wname = it->second;
+            } else if (m_quant) {
+                // Scales per output channel from Kiln's layout (channels fastest); the int8 kernel
+                // is OIHW like the float one, so the channel is axis 0.
+                const auto scales = weightScales(src, w.numel() / co, co, m_quant->perChannel);
+                std::vector<int8_t> q(oihw.size());
+                const int64_t per = ci * kh * kw;
+                for (size_t e = 0; e < q.size(); ++e) {
+                    const float s = scales[scales.size() > 1 ? e / static_cast<size_t>(per) : 0];
+                    q[e] = static_cast<int8_t>(std::clamp(std::nearbyint(oihw[e] / s), -127.0f, 127.0f));
+                }
+                wname = m_convWeights[idx] =
+                    int8Kernel(m_params.params()[static_cast<size_t>(idx)].name, {co, ci, kh, kw}, q, scales, 0);
+            } else {
+                wname = m_convWeights[idx] = initializer(m_params.params()[static_cast<size_t>(idx)].name, {co, ci, kh, kw}, oihw.data());
+            }
             std::vector<std::string> ins{cfOf(in(0)), wname};
             if (a.getBool("use_bias")) ins.push_back(paramInit(i, 1));
             std::string act = a.getString("activation");
@@ -684,6 +779,7 @@ private:
     std::vector<std::string> m_warnings;
     const ops::ModelInfo& m_model;
     const exec::ParamStore& m_params;
+    const Int8Quantization* m_quant = nullptr;
     onnx::ModelProto m_proto;
     onnx::GraphProto* m_graph = nullptr;
     std::vector<Val> m_vals;
@@ -698,9 +794,9 @@ private:
 }  // namespace
 
 Result<std::string> exportOnnx(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta,
-                               std::vector<std::string>* warnings) {
+                               std::vector<std::string>* warnings, const Int8Quantization* quant) {
     KILN_TRY(ops::refusePlaceholders(model.graph, "export"));
-    OnnxWriter writer(model, params);
+    OnnxWriter writer(model, params, quant);
     KILN_ASSIGN(std::string bytes, writer.run(meta));
     if (warnings) warnings->insert(warnings->end(), writer.warnings().begin(), writer.warnings().end());
     return bytes;

@@ -20,6 +20,8 @@ constexpr const char* kOnnxKilnDomain = "ai.kiln";
 // operation's local name ("example.GroupNorm" -> domain ai.kiln.plugin.example, op GroupNorm).
 constexpr const char* kOnnxPluginDomainPrefix = "ai.kiln.plugin.";
 
+struct Int8Quantization;  // engine/io/quantize.h
+
 // Metadata written into the model (ONNX metadata_props, kiln-model.json).
 struct ModelMetadata {
     std::string name;                      // model name
@@ -34,8 +36,13 @@ struct ModelMetadata {
 // expressed.
 // Plugin operations are exported as custom-domain nodes with their attributes, and a warning per
 // node goes to `warnings` (when given): other tools need the operation's implementation to run it.
+// With `quant`, the model is written in QDQ form: the kernels of Dense, Conv2D and DepthwiseConv2D
+// are int8 initializers (per-channel scales when quant->perChannel) read through DequantizeLinear,
+// and every value quant->values names passes QuantizeLinear → DequantizeLinear (int8 zero point)
+// where it is computed. Other ops compute in float. Biases stay float.
 Result<std::string> exportOnnx(const ops::ModelInfo& model, const exec::ParamStore& params,
-                               const ModelMetadata& meta, std::vector<std::string>* warnings = nullptr);
+                               const ModelMetadata& meta, std::vector<std::string>* warnings = nullptr,
+                               const Int8Quantization* quant = nullptr);
 
 Status saveOnnx(const std::string& path, const ops::ModelInfo& model, const exec::ParamStore& params,
                 const ModelMetadata& meta, std::vector<std::string>* warnings = nullptr);

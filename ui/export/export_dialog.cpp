@@ -19,6 +19,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
@@ -81,6 +82,24 @@ ExportDialog::ExportDialog(const QString& projectPath, QWidget* parent)
         connect(c, &QCheckBox::toggled, this, &ExportDialog::updateButtons);
     }
     form->addRow(tr("Formats:"), formats);
+    // Int8 post-training quantisation: model.int8.onnx beside model.onnx, calibrated on training
+    // samples and compared with the float model on the validation split (in the export job, off
+    // the GUI thread).
+    auto* quantRow = new QHBoxLayout;
+    m_quantize = new QComboBox(what);
+    m_quantize->setObjectName(QStringLiteral("quantize"));
+    m_quantize->addItem(tr("none"), QStringLiteral("none"));
+    m_quantize->addItem(tr("int8 (ONNX)"), QStringLiteral("int8"));
+    m_calibrationSamples = new QSpinBox(what);
+    m_calibrationSamples->setObjectName(QStringLiteral("calibrationSamples"));
+    m_calibrationSamples->setRange(1, 1000000);
+    m_calibrationSamples->setValue(int(engine::api::kDefaultCalibrationSamples));
+    m_calibrationSamples->setSuffix(tr(" calibration samples"));
+    quantRow->addWidget(m_quantize);
+    quantRow->addWidget(m_calibrationSamples);
+    quantRow->addStretch(1);
+    form->addRow(tr("Quantise:"), quantRow);
+    connect(m_quantize, &QComboBox::currentIndexChanged, this, &ExportDialog::updateButtons);
     m_exportButton = new QPushButton(tr("Export"), what);
     m_exportButton->setObjectName(QStringLiteral("export"));
     m_progress = new QProgressBar(what);
@@ -96,6 +115,11 @@ ExportDialog::ExportDialog(const QString& projectPath, QWidget* parent)
     form->addRow(m_exportButton, m_progress);
     form->addRow(m_status);
     form->addRow(m_parity);
+    m_quantReport = new QLabel(what);
+    m_quantReport->setObjectName(QStringLiteral("quantization"));
+    m_quantReport->setWordWrap(true);
+    m_quantReport->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    form->addRow(m_quantReport);
     layout->addWidget(what);
 
     auto* serve = new QGroupBox(tr("Serve locally"), this);
@@ -195,7 +219,13 @@ void ExportDialog::refreshWeightsChoices() {
 void ExportDialog::updateButtons() {
     bool busy = m_watcher.isRunning();
     bool anyFormat = m_onnx->isChecked() || m_savedModel->isChecked() || m_kiln->isChecked() || m_tflite->isChecked();
-    m_exportButton->setEnabled(!busy && anyFormat && !m_name->text().isEmpty() && !m_weights->currentText().isEmpty());
+    // Int8 is written as ONNX only; TensorFlow Lite has no int8 export.
+    const bool int8 = m_quantize->currentData().toString() == QLatin1String("int8");
+    const bool quantOk = !int8 || (m_onnx->isChecked() && !m_tflite->isChecked());
+    m_calibrationSamples->setEnabled(int8);
+    m_quantize->setToolTip(quantOk ? QString() : tr("Int8 quantisation needs ONNX and cannot be combined with TensorFlow Lite."));
+    m_exportButton->setEnabled(!busy && anyFormat && quantOk && !m_name->text().isEmpty() &&
+                               !m_weights->currentText().isEmpty());
     bool serving = isServing();
     m_serveButton->setEnabled(!serving && !m_versionDir.isEmpty() && m_savedModel->isChecked());
     m_stopButton->setEnabled(serving);
@@ -218,8 +248,11 @@ void ExportDialog::startExport() {
     if (m_tflite->isChecked()) formats << QStringLiteral("tflite");
     req.formats = formats.join(QLatin1Char(',')).toStdString();
     req.kilnVersion = QCoreApplication::applicationVersion().toStdString();
+    req.quantize = m_quantize->currentData().toString().toStdString();
+    req.calibrationSamples = m_calibrationSamples->value();
 
     m_progress->setValue(0);
+    m_quantReport->clear();
     m_status->setText(tr("Exporting…"));
     m_status->setStyleSheet({});
     m_parity->clear();
@@ -267,9 +300,36 @@ void ExportDialog::onExportDone() {
     // need their implementation.
     for (const auto& w : repo.warnings)
         m_parity->setText(m_parity->text() + QLatin1Char('\n') + tr("Warning: %1").arg(QString::fromStdString(w)));
+    if (result->quantization) showQuantization(*result->quantization);
     loadModelDescription();
     updateButtons();
     emit exportFinished(true);
+}
+
+void ExportDialog::showQuantization(const app::QuantizationSummary& q) {
+    const auto& r = q.report;
+    QStringList lines;
+    if (r.classification) {
+        lines << tr("Int8 accuracy %1% against float %2% (drop %3 points) on %4 samples of the %5 data; top-1 agreement %6%.")
+                     .arg(100.0 * r.int8Metric, 0, 'f', 2)
+                     .arg(100.0 * r.floatMetric, 0, 'f', 2)
+                     .arg(100.0 * (r.floatMetric - r.int8Metric), 0, 'f', 2)
+                     .arg(r.samples)
+                     .arg(QString::fromStdString(r.split))
+                     .arg(100.0 * r.agreement, 0, 'f', 2);
+    } else {
+        lines << tr("Int8 mean squared error %1 against float %2 on %3 samples of the %4 data.")
+                     .arg(r.int8Metric, 0, 'g', 4)
+                     .arg(r.floatMetric, 0, 'g', 4)
+                     .arg(r.samples)
+                     .arg(QString::fromStdString(r.split));
+    }
+    const double ratio = q.floatBytes > 0 ? double(q.int8Bytes) / double(q.floatBytes) : 0.0;
+    lines << tr("model.int8.onnx: %1 against %2 for model.onnx (%3% of the float size); calibrated on %4 training samples.")
+                 .arg(QLocale().formattedDataSize(q.int8Bytes), QLocale().formattedDataSize(q.floatBytes))
+                 .arg(100.0 * ratio, 0, 'f', 1)
+                 .arg(r.calibrationSamples);
+    m_quantReport->setText(lines.join(QLatin1Char('\n')));
 }
 
 bool ExportDialog::loadModelDescription() {

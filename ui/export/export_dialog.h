@@ -69,6 +69,7 @@ private:
     void refreshWeightsChoices();
     void updateButtons();
     bool loadModelDescription();
+    void showQuantization(const app::QuantizationSummary& q);
 
     QString m_projectPath;
     QString m_versionDir;
@@ -82,6 +83,9 @@ private:
     QCheckBox* m_savedModel = nullptr;
     QCheckBox* m_kiln = nullptr;
     QCheckBox* m_tflite = nullptr;
+    QComboBox* m_quantize = nullptr;         // "none" / "int8"
+    QSpinBox* m_calibrationSamples = nullptr;
+    QLabel* m_quantReport = nullptr;         // the int8 comparison and size saving after an export
     QPushButton* m_exportButton = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;

@@ -13,6 +13,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTemporaryDir>
 
 #include "engine/io/project.h"
@@ -77,6 +78,38 @@ private slots:
         QCOMPARE(dlg.versionDir(), tmp.path() + QStringLiteral("/repo/mlp/2"));
         QVERIFY(QFile::exists(dlg.versionDir() + QStringLiteral("/model.tflite")));
         QVERIFY(QFile::exists(dlg.versionDir() + QStringLiteral("/model.onnx")));
+    }
+
+    void int8Quantisation() {
+        // Calibration reads the example's training data.
+        QString data = qEnvironmentVariable("KILN_DATA");
+        if (data.isEmpty()) data = QDir::homePath() + QStringLiteral("/.cache/kiln/data");
+        if (!QFileInfo::exists(data + QStringLiteral("/fashion-mnist/train-images-idx3-ubyte.gz")))
+            QSKIP("Fashion-MNIST is not in the data cache");
+        QTemporaryDir tmp;
+        ui::ExportDialog dlg(example("fashion_mlp"));
+        dlg.setWeightsPath(writeWeights(tmp.path(), "fashion_mlp"));
+        dlg.setBasePath(tmp.path() + QStringLiteral("/repo"));
+        dlg.setModelName(QStringLiteral("mlp"));
+        dlg.setFormats(true, false, false, false);
+        auto* quantize = dlg.findChild<QComboBox*>(QStringLiteral("quantize"));
+        auto* button = dlg.findChild<QPushButton*>(QStringLiteral("export"));
+        QVERIFY(quantize && button);
+        quantize->setCurrentIndex(quantize->findData(QStringLiteral("int8")));
+        // Int8 cannot go with TensorFlow Lite.
+        dlg.findChild<QCheckBox*>(QStringLiteral("tflite"))->setChecked(true);
+        QVERIFY(!button->isEnabled());
+        dlg.findChild<QCheckBox*>(QStringLiteral("tflite"))->setChecked(false);
+        QVERIFY(button->isEnabled());
+        dlg.findChild<QSpinBox*>(QStringLiteral("calibrationSamples"))->setValue(64);
+        QSignalSpy done(&dlg, &ui::ExportDialog::exportFinished);
+        QTest::mouseClick(button, Qt::LeftButton);
+        QVERIFY(done.wait(300000));
+        QCOMPARE(done.takeFirst().at(0).toBool(), true);
+        QVERIFY(QFile::exists(dlg.versionDir() + QStringLiteral("/model.int8.onnx")));
+        const QString report = dlg.findChild<QLabel*>(QStringLiteral("quantization"))->text();
+        QVERIFY2(report.contains(QStringLiteral("Int8 accuracy")) && report.contains(QStringLiteral("64 training samples")),
+                 qPrintable(report));
     }
 
     void refusedExport() {

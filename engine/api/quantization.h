@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Int8 post-training quantisation of a trained project: calibration on samples of its training
+// data (read through the project's own pipeline with the evaluation transforms, no augmentation),
+// then the float model and its int8 simulation side by side on the validation split (else the
+// test split), for the report kiln-export and the studio's export dialog show.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "engine/io/project.h"
+#include "engine/io/quantize.h"
+
+namespace kiln::engine::api {
+
+constexpr int64_t kDefaultCalibrationSamples = 200;
+
+struct QuantizationOptions {
+    std::string weights;                                     // a run's weights.safetensors (or run folder)
+    int64_t calibrationSamples = kDefaultCalibrationSamples;  // training samples whose ranges are collected
+    bool perChannel = true;                                  // per-output-channel weight scales
+    int threads = 0;                                         // CPU threads; 0: all cores
+};
+
+struct QuantizationReport {
+    io::Int8Quantization quantization;
+    std::map<std::string, io::ValueRange> ranges;  // per quantised value, from calibration
+    int64_t calibrationSamples = 0;                // samples actually used (the split may hold fewer)
+    std::string split;                             // "validation" or "test": where the models were compared
+    int64_t samples = 0;                           // samples of that split
+    bool classification = false;
+    std::string metric;          // "accuracy" (classification) or "mean_squared_error"
+    double floatMetric = 0.0;
+    double int8Metric = 0.0;
+    double agreement = 0.0;      // classification: share of samples with the same top-1 class
+    double maxAbsDiff = 0.0;     // largest |float − int8| difference of an output value
+};
+
+// Calibrates and compares. Errors: ConfigError naming "data" for a project without data (or with
+// an empty training split), the weights' errors, and the data pipeline's own errors; a project
+// whose data has neither a validation nor a test split is compared on the training split.
+// `progress` (0–100) is called from the calling thread.
+Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::string& projectPath,
+                                        const QuantizationOptions& options,
+                                        const std::function<void(int)>& progress = {});
+
+}  // namespace kiln::engine::api
