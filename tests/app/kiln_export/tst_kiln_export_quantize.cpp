@@ -1,4 +1,5 @@
 // kiln-test-timeout: 600
+// kiln-test-labels: slow
 // SPDX-License-Identifier: Apache-2.0
 // kiln-export --quantize int8 end to end on a small CSV classifier trained with kiln-train: the
 // report (text and --json), model.int8.onnx and kiln-model.json, and the exit status and message
