@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,7 +77,10 @@ public:
     const float* gradient(const std::string& node) const;
     const float* inputGradient(size_t k) const;
     Shape outputShape(size_t k) const;
+    // Loss k's own value (unweighted) of the last forward or step.
     float loss(size_t k) const { return m_lossValues[k]; }
+    std::span<const float> lossValues() const { return m_lossValues; }
+    // Σ weight_k · loss_k, the loss the gradients minimise.
     float totalLoss() const;
 
     // Forward pass (and losses when targets are set). In a training plan BatchNorm uses batch
@@ -115,6 +119,7 @@ private:
     std::vector<float*> m_gradients;
     std::vector<float*> m_inputGradients;
     std::vector<float> m_lossValues;
+    std::vector<float> m_lossWeights;
     float* m_workspace = nullptr;
     PlanStats m_stats;
 };
