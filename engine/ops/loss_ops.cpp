@@ -377,6 +377,19 @@ std::vector<OpDef> lossOps() {
                     nullptr, regressionKernel<true>, "Mean of squared differences"});
     rows.push_back({OpKind::MeanAbsoluteError, "MeanAbsoluteError", Category::Loss, 2, 2, {}, denseTargetShape,
                     nullptr, nullptr, regressionKernel<false>, "Mean of absolute differences"});
+    rows.push_back({OpKind::BinaryFocalCrossentropy, "BinaryFocalCrossentropy", Category::Loss, 2, 2,
+                    {gammaAttr(), alphaAttr("weight of the positive class when apply_class_balancing is set"),
+                     boolAttr("apply_class_balancing", false, "weight positives by alpha and negatives by 1 - alpha"),
+                     fromLogits(), labelSmoothingAttr()},
+                    denseTargetShape, nullptr, nullptr, binaryFocalKernel,
+                    "Binary cross-entropy scaled by (1 - p_t)^gamma, focusing on hard examples"});
+    rows.push_back({OpKind::CategoricalFocalCrossentropy, "CategoricalFocalCrossentropy", Category::Loss, 2, 2,
+                    {gammaAttr(), alphaAttr("weighting factor of every class term"), fromLogits(), labelSmoothingAttr()},
+                    denseTargetShape, nullptr, nullptr, categoricalFocalKernel<false>,
+                    "Categorical cross-entropy scaled by alpha (1 - p)^gamma, for one-hot targets"});
+    rows.push_back({OpKind::SparseCategoricalFocalCrossentropy, "SparseCategoricalFocalCrossentropy", Category::Loss, 2,
+                    2, {gammaAttr(), alphaAttr("weighting factor of every class term"), fromLogits()}, sparseShape,
+                    nullptr, nullptr, categoricalFocalKernel<true>, "Focal cross-entropy for integer class labels"});
     return rows;
 }
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+// kiln-test-libs: kiln_ops Qt6::Core
 // The focal losses against Keras 3 on TensorFlow (tests/interop/keras_losses.py, in the Python
 // environment of tools/py_env.sh): the loss value and its gradient with respect to the
 // predictions agree within 1e-5 for probabilities and logits, soft targets, label smoothing,
