@@ -330,6 +330,7 @@ Status Trainer::bindColumns() {
             if (n == name) return &shape;
         return nullptr;
     };
+    assignLossTermNames(m_config.losses);  // configs built in code may leave the names out
     std::set<std::string> targets;
     for (const auto& l : m_config.losses) targets.insert(l.target);
     for (int i : m_model.inputs) {
