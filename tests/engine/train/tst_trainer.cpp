@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+// kiln-test-libs: kiln_train Qt6::Core
 // Training configuration and data loading (errors name the field; CSV splits, standardisation and
 // input mapping), convergence on small classification and regression problems, evaluate() against
 // a hand computation, and validation_split holding out the last part of the data.
