@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+// kiln-test-libs: kiln_exec Qt6::Core
 // kiln-test-avx2
 // One harness for every op of the table: shape rules (one-node and through analyzeModel), CPU
 // kernels in training and inference mode against naive double references, finite-difference
