@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ public:
     virtual Result<bool> trainStep(uint64_t globalStep, double lr) = 0;
     // The weighted sum of the losses of the last forward or step.
     virtual Result<double> totalLoss() = 0;
+    // Each loss term's own (unweighted) value of the last forward or step, in loss order; valid
+    // after totalLoss() succeeded and until the next forward or step.
+    virtual std::span<const float> lossValues() const = 0;
     // Output o of the last forward or step, in host memory ([batch, ...]).
     virtual Result<const float*> output(size_t o) = 0;
     virtual Shape outputShape(size_t o) const = 0;

@@ -33,6 +33,7 @@ public:
         return true;
     }
     Result<double> totalLoss() override { return static_cast<double>(m_plan->totalLoss()); }
+    std::span<const float> lossValues() const override { return m_plan->lossValues(); }
     Result<const float*> output(size_t o) override { return m_plan->output(o); }
     Shape outputShape(size_t o) const override { return m_plan->outputShape(o); }
     Plan* plan() { return m_plan.get(); }

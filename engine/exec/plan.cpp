@@ -175,6 +175,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
 
     // Steps, in the schedule's order.
     plan->m_lossValues.assign(schedule.losses.size(), 0.0f);
+    for (const auto& l : schedule.losses) plan->m_lossWeights.push_back(l.weight);
     for (const ScheduleStep& ss : schedule.steps) {
         const auto si = static_cast<size_t>(ss.node);
         const auto& ni = model.nodes[si];
@@ -290,7 +291,7 @@ const float* Plan::inputGradient(size_t k) const {
 
 float Plan::totalLoss() const {
     float s = 0;
-    for (float v : m_lossValues) s += v;
+    for (size_t k = 0; k < m_lossValues.size(); ++k) s += m_lossWeights[k] * m_lossValues[k];
     return s;
 }
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -82,7 +83,10 @@ public:
     const float* gradient(const std::string& node) const;
     const float* inputGradient(size_t k) const;
     Shape outputShape(size_t k) const;
+    // Loss k's own value (unweighted) of the last forward or step.
     float loss(size_t k) const { return m_lossValues[k]; }
+    std::span<const float> lossValues() const { return m_lossValues; }
+    // Σ weight_k · loss_k, the loss the gradients minimise.
     float totalLoss() const;
 
     // Forward pass (and losses when targets are set). In a training plan BatchNorm uses batch
@@ -121,6 +125,7 @@ private:
     std::vector<float*> m_gradients;
     std::vector<float*> m_inputGradients;
     std::vector<float> m_lossValues;
+    std::vector<float> m_lossWeights;
     float* m_workspace = nullptr;
     std::function<void(const std::string&, float*, int64_t)> m_observe;
     PlanStats m_stats;

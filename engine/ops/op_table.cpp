@@ -54,6 +54,9 @@ constexpr std::array<KindName, kOpKindCount> kNames{{
     {OpKind::BinaryCrossentropy, "BinaryCrossentropy"},
     {OpKind::MeanSquaredError, "MeanSquaredError"},
     {OpKind::MeanAbsoluteError, "MeanAbsoluteError"},
+    {OpKind::BinaryFocalCrossentropy, "BinaryFocalCrossentropy"},
+    {OpKind::CategoricalFocalCrossentropy, "CategoricalFocalCrossentropy"},
+    {OpKind::SparseCategoricalFocalCrossentropy, "SparseCategoricalFocalCrossentropy"},
     {OpKind::Placeholder, "Placeholder"},
     {OpKind::Plugin, "Plugin"},
 }};

@@ -60,10 +60,13 @@ enum class OpKind : uint8_t {
     BinaryCrossentropy,
     MeanSquaredError,
     MeanAbsoluteError,
+    BinaryFocalCrossentropy,
+    CategoricalFocalCrossentropy,
+    SparseCategoricalFocalCrossentropy,
     Placeholder,
     Plugin,
 };
-constexpr int kOpKindCount = 39;
+constexpr int kOpKindCount = 42;
 
 enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss, Plugin };
 const char* categoryName(Category c);

@@ -2,7 +2,11 @@
 // Parsing of the training and data sections, and loading the data they describe.
 #include "engine/train/config.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "engine/core/device.h"
@@ -135,33 +139,31 @@ Result<optim::ScheduleConfig> parseSchedule(const json& j, double lr) {
     return s;
 }
 
-Result<LossConfig> parseLoss(const json& j, const Graph& graph, size_t index) {
-    std::string prefix = "training.loss" + (index > 0 ? "[" + std::to_string(index) + "]" : std::string());
+// "SparseCategoricalCrossentropy" -> "sparse_categorical_crossentropy".
+std::string snakeCase(const std::string& type) {
+    std::string out;
+    for (size_t i = 0; i < type.size(); ++i) {
+        const auto c = static_cast<unsigned char>(type[i]);
+        if (std::isupper(c) && i > 0) out += '_';
+        out += static_cast<char>(std::tolower(c));
+    }
+    return out;
+}
+
+// One loss term: a name, or {"type", "output", "target", "weight", "name", <attributes of the
+// loss op>}. `prefix` is "training.loss" for a single term, "training.loss[i]" in a list.
+Result<LossConfig> parseLoss(const json& j, const Graph& graph, const std::string& prefix) {
     LossConfig lc;
     if (j.is_string()) {
         lc.spec.type = j.get<std::string>();
+    } else if (!j.is_object()) {
+        return fieldError(prefix, "must be a loss name or an object");
+    } else if (!j.contains("type")) {
+        return fieldError(prefix + ".type", "is missing (e.g. \"MeanSquaredError\")");
+    } else if (!j.at("type").is_string()) {
+        return fieldError(prefix + ".type", "must be a string");
     } else {
-        if (!j.is_object()) return fieldError(prefix, "must be a loss name or an object");
-        for (auto& [k, v] : j.items()) {
-            if (k == "type") {
-                if (!v.is_string()) return fieldError(prefix + ".type", "must be a string");
-                lc.spec.type = v.get<std::string>();
-            } else if (k == "output") {
-                if (!v.is_string()) return fieldError(prefix + ".output", "must be a node name");
-                lc.spec.output = v.get<std::string>();
-            } else if (k == "target") {
-                if (!v.is_string()) return fieldError(prefix + ".target", "must be a data column name");
-                lc.target = v.get<std::string>();
-            } else if (k == "weight") {
-                if (!v.is_number()) return fieldError(prefix + ".weight", "must be a number");
-                lc.spec.weight = v.get<float>();
-            } else if (k == "from_logits") {
-                if (!v.is_boolean()) return fieldError(prefix + ".from_logits", "must be true or false");
-                lc.spec.attrs.set("from_logits", v.get<bool>());
-            } else {
-                return fieldError(prefix + "." + k, "is not a known setting");
-            }
-        }
+        lc.spec.type = j.at("type").get<std::string>();
     }
     const ops::OpDef* def = ops::findOp(lc.spec.type);
     if (!def || !ops::isLoss(def->kind)) {
@@ -169,6 +171,46 @@ Result<LossConfig> parseLoss(const json& j, const Graph& graph, size_t index) {
         for (const auto& row : ops::opTable())
             if (ops::isLoss(row.kind)) known += (known.empty() ? "" : ", ") + std::string(row.name);
         return fieldError(prefix + ".type", "\"" + lc.spec.type + "\" is not a loss (use one of " + known + ")");
+    }
+    if (j.is_object()) {
+        for (auto& [k, v] : j.items()) {
+            const std::string field = prefix + "." + k;
+            if (k == "type") {
+                continue;
+            } else if (k == "output") {
+                if (!v.is_string()) return fieldError(field, "must be a node name");
+                lc.spec.output = v.get<std::string>();
+            } else if (k == "target") {
+                if (!v.is_string()) return fieldError(field, "must be a data column name");
+                lc.target = v.get<std::string>();
+            } else if (k == "name") {
+                if (!v.is_string() || v.get<std::string>().empty()) return fieldError(field, "must be a non-empty name");
+                lc.name = v.get<std::string>();
+                for (char ch : lc.name)
+                    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.'))
+                        return fieldError(field, "may hold only letters, digits, '_', '-' and '.'");
+            } else if (k == "weight") {
+                if (!v.is_number()) return fieldError(field, "must be a number");
+                const double w = v.get<double>();
+                if (!std::isfinite(w) || w < 0) return fieldError(field, "must be a number of at least 0");
+                lc.spec.weight = static_cast<float>(w);
+            } else {
+                // An attribute of the loss op (from_logits, gamma, label_smoothing...).
+                auto spec = std::find_if(def->attrs.begin(), def->attrs.end(), [&](const AttrSpec& a) { return a.name == k; });
+                if (spec == def->attrs.end()) {
+                    std::string known = "type, output, target, weight, name";
+                    for (const auto& a : def->attrs) known += ", " + a.name;
+                    return fieldError(field, "is not a setting of " + lc.spec.type + " (use " + known + ")");
+                }
+                auto value = io::attrFromJson(v, prefix, k);
+                if (value.ok()) value = coerceAttr(*spec, *value, prefix);
+                if (!value.ok()) {
+                    const std::string reason = value.error().param("reason");
+                    return fieldError(field, reason.empty() ? value.error().message : reason);
+                }
+                lc.spec.attrs.set(k, *value);
+            }
+        }
     }
     if (lc.spec.output.empty()) {
         std::vector<std::string> outs = graph.outputs;
@@ -261,6 +303,18 @@ int TrainingConfig::firstEpochOfStage(int index) const {
     return first;
 }
 
+void assignLossTermNames(std::vector<LossConfig>& losses) {
+    std::map<std::string, int> perOutput;
+    for (const auto& l : losses) ++perOutput[l.spec.output];
+    std::map<std::string, int> used;
+    for (auto& l : losses) {
+        if (!l.name.empty()) continue;
+        std::string base = perOutput[l.spec.output] == 1 ? l.spec.output : l.spec.output + "_" + snakeCase(l.spec.type);
+        const int n = ++used[base];
+        l.name = n == 1 ? base : base + "_" + std::to_string(n);
+    }
+}
+
 Result<TrainingConfig> parseTrainingConfig(const json& training, const Graph& graph) {
     TrainingConfig c;
     Fields f(training, "training");
@@ -296,14 +350,22 @@ Result<TrainingConfig> parseTrainingConfig(const json& training, const Graph& gr
     if (!f.has("loss")) return fieldError("training.loss", "is missing (e.g. \"SparseCategoricalCrossentropy\")");
     const json& loss = f.raw("loss");
     if (loss.is_array()) {
+        if (loss.empty()) return fieldError("training.loss", "is an empty list (name at least one loss)");
         for (size_t i = 0; i < loss.size(); ++i) {
-            KILN_ASSIGN(auto lc, parseLoss(loss[i], graph, i));
+            KILN_ASSIGN(auto lc, parseLoss(loss[i], graph, "training.loss[" + std::to_string(i) + "]"));
             c.losses.push_back(std::move(lc));
         }
     } else {
-        KILN_ASSIGN(auto lc, parseLoss(loss, graph, 0));
+        KILN_ASSIGN(auto lc, parseLoss(loss, graph, "training.loss"));
         c.losses.push_back(std::move(lc));
     }
+    assignLossTermNames(c.losses);
+    for (size_t i = 0; i < c.losses.size(); ++i)
+        for (size_t k = 0; k < i; ++k)
+            if (c.losses[k].name == c.losses[i].name)
+                return fieldError("training.loss[" + std::to_string(i) + "].name",
+                                  "\"" + c.losses[i].name + "\" is already the name of training.loss[" +
+                                      std::to_string(k) + "]");
     if (f.has("metrics")) {
         const json& m = f.raw("metrics");
         if (!m.is_array()) return fieldError("training.metrics", "must be a list of metric names");

@@ -27,7 +27,14 @@ namespace kiln::engine::train {
 struct LossConfig {
     exec::LossSpec spec;     // type, output node, attrs, weight (targetShape set once data is known)
     std::string target;      // data column holding the targets
+    // The term's name in logs ("<name>_loss", "val_<name>_loss"): the "name" setting, or else
+    // the output's name when the output has only this term, or "<output>_<snake_case type>"
+    // (with "_2", "_3"... for repeats) when several terms share the output.
+    std::string name;
 };
+
+// Fills in the default names of terms that have none (see LossConfig::name).
+void assignLossTermNames(std::vector<LossConfig>& losses);
 
 struct TrainingConfig {
     int epochs = 5;

@@ -35,6 +35,35 @@ Error configError(const std::string& field, const std::string& why) {
     return Error(ErrorCode::ConfigError, field + " " + why).with("field", field).with("reason", why);
 }
 
+// The running mean of one loss term's own value over the samples seen: the "<name>_loss"
+// scalars of a training config with several loss terms. Fed by the Trainer from the runner's
+// loss values, not from predictions.
+class LossTermMean final : public Metric {
+public:
+    explicit LossTermMean(std::string name) : m_name(std::move(name)) {}
+    void reset() override { m_sum = m_count = 0; }
+    void update(const float*, const float*, int64_t, int64_t) override {}
+    void add(double value, int64_t samples) {
+        m_sum += value * static_cast<double>(samples);
+        m_count += static_cast<double>(samples);
+    }
+    double result() const override { return m_count > 0 ? m_sum / m_count : 0.0; }
+    std::string name() const override { return m_name; }
+    size_t numCounts() const override { return 2; }
+    void readCounts(double* out) const override {
+        out[0] = m_sum;
+        out[1] = m_count;
+    }
+    void setCounts(std::span<const double> v) override {
+        m_sum = v[0];
+        m_count = v[1];
+    }
+
+private:
+    std::string m_name;
+    double m_sum = 0, m_count = 0;
+};
+
 }  // namespace
 
 double EvalResult::metric(const std::string& name, double fallback) const {
@@ -301,6 +330,7 @@ Status Trainer::bindColumns() {
             if (n == name) return &shape;
         return nullptr;
     };
+    assignLossTermNames(m_config.losses);  // configs built in code may leave the names out
     std::set<std::string> targets;
     for (const auto& l : m_config.losses) targets.insert(l.target);
     for (int i : m_model.inputs) {
@@ -396,8 +426,13 @@ Status Trainer::loadBatch(exec::BatchRunner& runner, const data::Batch& batch, i
 
 Status Trainer::makeMetrics(std::vector<std::vector<std::unique_ptr<Metric>>>& out) const {
     out.clear();
-    out.resize(m_losses.size());
+    // One group per loss term; the metrics of an output live in the group of its first term.
+    // With several terms, one more group holds each term's running loss.
+    out.resize(m_losses.size() + (m_losses.size() > 1 ? 1 : 0));
     for (size_t l = 0; l < m_losses.size(); ++l) {
+        if (std::find(m_lossOutput.begin(), m_lossOutput.begin() + static_cast<std::ptrdiff_t>(l), m_lossOutput[l]) !=
+            m_lossOutput.begin() + static_cast<std::ptrdiff_t>(l))
+            continue;
         const auto& loss = m_losses[l];
         bool fromLogits = loss.attrs.has("from_logits") && loss.attrs.getBool("from_logits");
         bool sparse = loss.type == "SparseCategoricalCrossentropy";
@@ -423,29 +458,42 @@ Status Trainer::makeMetrics(std::vector<std::vector<std::unique_ptr<Metric>>>& o
             out[l].push_back(std::move(m.value()));
         }
     }
+    if (out.size() > m_losses.size())
+        for (const auto& l : m_config.losses) out.back().push_back(std::make_unique<LossTermMean>(l.name + "_loss"));
     return {};
 }
 
 Status Trainer::updateMetrics(exec::BatchRunner& runner, int64_t batch,
                               std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) {
-    for (size_t l = 0; l < metrics.size(); ++l) {
+    const size_t losses = std::min(metrics.size(), m_losses.size());
+    for (size_t l = 0; l < losses; ++l) {
         if (metrics[l].empty()) continue;
         size_t o = m_lossOutput[l];
         int64_t width = runner.outputShape(o).numelFrom(1);
         KILN_ASSIGN(const float* out, runner.output(o));
         for (auto& m : metrics[l]) m->update(out, runner.target(l), batch, width);
     }
+    if (metrics.size() > m_losses.size()) {
+        const std::span<const float> values = runner.lossValues();
+        auto& terms = metrics.back();
+        for (size_t t = 0; t < terms.size() && t < values.size(); ++t)
+            static_cast<LossTermMean&>(*terms[t]).add(static_cast<double>(values[t]), batch);
+    }
     return {};
 }
 
 std::vector<MetricValue> Trainer::metricValues(const std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) const {
     std::vector<MetricValue> out;
-    for (size_t l = 0; l < metrics.size(); ++l)
+    const std::set<size_t> outputs(m_lossOutput.begin(), m_lossOutput.end());
+    const size_t losses = std::min(metrics.size(), m_losses.size());
+    for (size_t l = 0; l < losses; ++l)
         for (size_t k = 0; k < metrics[l].size(); ++k) {
             std::string name = m_config.metrics[k];
-            if (metrics.size() > 1) name = m_losses[l].output + "_" + name;
+            if (outputs.size() > 1) name = m_losses[l].output + "_" + name;
             out.push_back({name, metrics[l][k]->result()});
         }
+    if (metrics.size() > m_losses.size())
+        for (const auto& m : metrics.back()) out.push_back({m->name(), m->result()});
     return out;
 }
 

@@ -201,6 +201,11 @@ std::vector<Case> cases() {
     c.push_back(lossCase("binary-ce", "BinaryCrossentropy", {4}, 0, K::BinaryCrossentropy));
     c.push_back(lossCase("mse", "MeanSquaredError", {4}, 0, K::MeanSquaredError));
     c.push_back(lossCase("mae", "MeanAbsoluteError", {4}, 0, K::MeanAbsoluteError));
+    c.push_back(lossCase("binary-focal", "BinaryFocalCrossentropy", {4}, 0, K::BinaryFocalCrossentropy));
+    c.push_back(
+        lossCase("categorical-focal", "CategoricalFocalCrossentropy", {4}, 0, K::CategoricalFocalCrossentropy));
+    c.push_back(lossCase("sparse-focal", "SparseCategoricalFocalCrossentropy", {}, 4,
+                         K::SparseCategoricalFocalCrossentropy));
     return c;
 }
 
@@ -311,7 +316,8 @@ private slots:
         size_t tFloats = static_cast<size_t>(batch);
         for (int64_t d : c.target) tFloats *= static_cast<size_t>(d);
         auto t = makeData(tFloats, 2, c.classes > 0 ? c.classes : 0);
-        if (std::string(c.loss) == "BinaryCrossentropy" || std::string(c.loss) == "CategoricalCrossentropy")
+        if (const std::string l = c.loss; l == "BinaryCrossentropy" || l == "CategoricalCrossentropy" ||
+                                          l == "BinaryFocalCrossentropy" || l == "CategoricalFocalCrossentropy")
             for (float& v : t) v = v * 0.5f + 0.5f;  // probabilities
         std::memcpy((*cpu)->input(0), x.data(), x.size() * 4);
         std::memcpy((*cpu)->target(0), t.data(), t.size() * 4);

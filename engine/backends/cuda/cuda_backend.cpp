@@ -36,6 +36,7 @@ public:
     }
     Result<bool> trainStep(uint64_t globalStep, double lr) override;
     Result<double> totalLoss() override { return m_loss; }
+    std::span<const float> lossValues() const override { return m_lossValues; }
     Result<const float*> output(size_t o) override {
         if (o >= m_outputs.size()) return Error(ErrorCode::InvalidArgument, "no such model output");
         if (!m_outputFresh[o]) {
@@ -56,9 +57,10 @@ private:
     // After a forward or step: the losses (one synchronisation), outputs downloaded on demand.
     Status finished() {
         std::fill(m_outputFresh.begin(), m_outputFresh.end(), 0);
-        KILN_ASSIGN(auto losses, m_plan->losses());
-        double sum = 0;
-        for (float v : losses) sum += static_cast<double>(v);
+        KILN_ASSIGN(m_lossValues, m_plan->losses());
+        double sum = 0;  // weighted, as the gradients
+        for (size_t l = 0; l < m_lossValues.size(); ++l)
+            sum += static_cast<double>(m_lossWeights[l]) * static_cast<double>(m_lossValues[l]);
         m_loss = sum;
         return {};
     }
@@ -68,6 +70,7 @@ private:
     std::vector<std::vector<float>> m_inputs, m_targets, m_outputs;
     std::vector<Shape> m_outputShapes;
     std::vector<char> m_outputFresh;
+    std::vector<float> m_lossValues, m_lossWeights;
     double m_loss = 0;
 };
 
@@ -347,8 +350,10 @@ CudaRunner::CudaRunner(CudaBackend& owner, std::unique_ptr<CudaPlan> plan, const
     const int64_t b = m_plan->batch();
     for (int i : model.inputs)
         m_inputs.emplace_back(static_cast<size_t>(model.nodes[static_cast<size_t>(i)].output.withBatch(b).numel()));
-    for (const auto& l : losses)
+    for (const auto& l : losses) {
         m_targets.emplace_back(static_cast<size_t>(std::max<int64_t>(1, l.targetShape.numel()) * b));
+        m_lossWeights.push_back(l.weight);
+    }
     for (int o : model.outputs) {
         m_outputShapes.push_back(model.nodes[static_cast<size_t>(o)].output.withBatch(b));
         m_outputs.emplace_back(static_cast<size_t>(m_outputShapes.back().numel()));

@@ -595,6 +595,90 @@ __global__ void elemLossK(int kind, const float* p, const float* t, int64_t n, d
     local = blockSum(local);
     if (threadIdx.x == 0) atomicAdd(acc, local);
 }
+
+// Focal losses (the CPU kernels' formulas, engine/ops/loss_ops.cpp), in double.
+__device__ double focalPowGrad(double b, double gamma) {
+    if (gamma == 0.0) return 0.0;
+    if (b > 0.0) return gamma * pow(b, gamma - 1.0);
+    return gamma == 1.0 ? 1.0 : 0.0;
+}
+__global__ void binaryFocalK(const float* p, const float* t, int64_t n, FocalParams f, double* acc, float* grad,
+                             double gscale) {
+    const double eps = 1e-7;
+    double local = 0;
+    KILN_GRID_LOOP(i, n) {
+        const double x = p[i];
+        const double tt = f.labelSmoothing > 0 ? t[i] * (1.0 - f.labelSmoothing) + 0.5 * f.labelSmoothing : t[i];
+        const double q = f.fromLogits ? 1.0 / (1.0 + exp(-x)) : x;
+        const double o = fmin(fmax(q, eps), 1.0 - eps);
+        const double bce = -(tt * log(o + eps) + (1.0 - tt) * log(1.0 - o + eps));
+        const double base = 1.0 - (tt * q + (1.0 - tt) * (1.0 - q));
+        const double focal = pow(base, static_cast<double>(f.gamma));
+        const double w = f.classBalancing ? tt * f.alpha + (1.0 - tt) * (1.0 - f.alpha) : 1.0;
+        local += w * focal * bce;
+        if (grad) {
+            const double dBce = q == o ? -(tt / (o + eps) - (1.0 - tt) / (1.0 - o + eps)) : 0.0;
+            double d = w * (-(2.0 * tt - 1.0) * focalPowGrad(base, f.gamma) * bce + focal * dBce);
+            if (f.fromLogits) d *= q * (1.0 - q);
+            grad[i] += static_cast<float>(gscale * d);
+        }
+    }
+    local = blockSum(local);
+    if (threadIdx.x == 0) atomicAdd(acc, local);
+}
+// One thread per row; labels non-null: sparse targets.
+__global__ void categoricalFocalK(const float* p, const float* t, const float* labels, int64_t batch,
+                                  int64_t classes, FocalParams f, double* acc, float* grad, double gscale,
+                                  int* bad) {
+    const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (r >= batch) return;
+    const double eps = 1e-7, g = f.gamma, ls = labels ? 0.0 : f.labelSmoothing;
+    const float* x = p + r * classes;
+    int64_t label = -1;
+    if (labels) {
+        const float lf = labels[r];
+        label = static_cast<int64_t>(lf);
+        if (!(lf == floorf(lf) && label >= 0 && label < classes)) {
+            if (bad) atomicCAS(bad, 0, static_cast<int>(r + 1));
+            return;
+        }
+    }
+    auto target = [&](int64_t j) -> double {
+        const double v = labels ? (j == label ? 1.0 : 0.0) : t[r * classes + j];
+        return ls > 0 ? v * (1.0 - ls) + ls / static_cast<double>(classes) : v;
+    };
+    double mx = x[0], sumExp = 0;
+    if (f.fromLogits) {
+        for (int64_t j = 1; j < classes; ++j) mx = fmax(mx, static_cast<double>(x[j]));
+        for (int64_t j = 0; j < classes; ++j) sumExp += exp(x[j] - mx);
+    }
+    auto q = [&](int64_t j) -> double { return f.fromLogits ? exp(x[j] - mx) / sumExp : x[j]; };
+    double s = 0, loss = 0;
+    for (int64_t j = 0; j < classes; ++j) s += q(j);
+    for (int64_t j = 0; j < classes; ++j) {
+        const double tj = target(j);
+        if (tj == 0.0) continue;
+        const double o = fmin(fmax(q(j) / s, eps), 1.0 - eps);
+        loss -= f.alpha * pow(1.0 - o, g) * tj * log(o);
+    }
+    atomicAdd(acc, loss);
+    if (!grad) return;
+    auto dO = [&](int64_t j) -> double {
+        const double tj = target(j);
+        if (tj == 0.0) return 0.0;
+        const double raw = q(j) / s, o = fmin(fmax(raw, eps), 1.0 - eps);
+        if (o != raw) return 0.0;
+        return f.alpha * tj * (focalPowGrad(1.0 - o, g) * log(o) - pow(1.0 - o, g) / o);
+    };
+    double dotO = 0, dotQ = 0;
+    for (int64_t j = 0; j < classes; ++j) dotO += dO(j) * q(j) / s;
+    if (f.fromLogits)
+        for (int64_t j = 0; j < classes; ++j) dotQ += (dO(j) - dotO) / s * q(j);
+    for (int64_t j = 0; j < classes; ++j) {
+        const double dq = (dO(j) - dotO) / s;
+        grad[r * classes + j] += static_cast<float>(gscale * (f.fromLogits ? q(j) * (dq - dotQ) : dq));
+    }
+}
 __global__ void finishMeanK(const double* acc, double count, float* out) {
     *out = static_cast<float>(*acc / count);
 }
@@ -966,6 +1050,25 @@ void meanSquaredError(const float* p, const float* t, int64_t n, float* o, float
 void meanAbsoluteError(const float* p, const float* t, int64_t n, float* o, float* g, float gs, double* acc,
                        StreamHandle s) {
     elemLoss(2, p, t, n, o, g, gs, acc, s);
+}
+
+void binaryFocalCrossEntropy(const float* p, const float* t, int64_t n, const FocalParams& f, float* lossOut,
+                             float* grad, float gradScale, double* acc, StreamHandle s) {
+    cudaMemsetAsync(acc, 0, sizeof(double), s);
+    if (n > 0)
+        binaryFocalK<<<blocksFor(n), kThreads, 0, s>>>(p, t, n, f, acc, grad,
+                                                       static_cast<double>(gradScale) / static_cast<double>(n));
+    finishMeanK<<<1, 1, 0, s>>>(acc, static_cast<double>(n), lossOut);
+}
+void categoricalFocalCrossEntropy(const float* p, const float* targets, const float* labels, int64_t batch,
+                                  int64_t classes, const FocalParams& f, float* lossOut, float* grad,
+                                  float gradScale, int* badLabel, double* acc, StreamHandle s) {
+    cudaMemsetAsync(acc, 0, sizeof(double), s);
+    if (batch > 0)
+        categoricalFocalK<<<static_cast<unsigned>((batch + 127) / 128), 128, 0, s>>>(
+            p, targets, labels, batch, classes, f, acc, grad,
+            static_cast<double>(gradScale) / static_cast<double>(batch), badLabel);
+    finishMeanK<<<1, 1, 0, s>>>(acc, static_cast<double>(batch), lossOut);
 }
 
 void embeddingForward(const float* ids, const float* table, float* y, int64_t count, int64_t dim,

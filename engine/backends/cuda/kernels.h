@@ -135,6 +135,20 @@ void meanSquaredError(const float* p, const float* t, int64_t n, float* lossOut,
                       double* acc, StreamHandle s);
 void meanAbsoluteError(const float* p, const float* t, int64_t n, float* lossOut, float* grad,
                        float gradScale, double* acc, StreamHandle s);
+// Focal losses: binary elementwise over n values; categorical over [batch, classes] with dense
+// targets, or with sparse labels (targets null, labels non-null, invalid ones reported in badLabel).
+struct FocalParams {
+    float gamma = 2.0f;
+    float alpha = 0.25f;
+    float labelSmoothing = 0.0f;
+    bool fromLogits = false;
+    bool classBalancing = false;
+};
+void binaryFocalCrossEntropy(const float* p, const float* t, int64_t n, const FocalParams& f, float* lossOut,
+                             float* grad, float gradScale, double* acc, StreamHandle s);
+void categoricalFocalCrossEntropy(const float* p, const float* targets, const float* labels, int64_t batch,
+                                  int64_t classes, const FocalParams& f, float* lossOut, float* grad,
+                                  float gradScale, int* badLabel, double* acc, StreamHandle s);
 
 // Embedding lookup (indices as floats) and its scatter-add gradient.
 void embeddingForward(const float* ids, const float* table, float* y, int64_t count, int64_t dim,

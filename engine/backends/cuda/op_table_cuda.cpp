@@ -873,10 +873,11 @@ Result<std::unique_ptr<CudaKernel>> embeddingCuda(const ShapeContext& c, const S
 }
 
 // ---- Losses -------------------------------------------------------------------------------------
-enum class LossKind { Sparse, Categorical, Binary, Mse, Mae };
+enum class LossKind { Sparse, Categorical, Binary, Mse, Mae, BinaryFocal, CategoricalFocal, SparseFocal };
 class LossKernel final : public CudaKernel {
 public:
-    LossKernel(LossKind kind, int64_t batch, int64_t width) : m_kind(kind), m_batch(batch), m_width(width) {}
+    LossKernel(LossKind kind, int64_t batch, int64_t width, k::FocalParams focal = {})
+        : m_kind(kind), m_batch(batch), m_width(width), m_focal(focal) {}
     Status forward(const CudaIo& io) override { return run(io, nullptr); }
     Status backward(const CudaIo& io) override { return io.dIn[0] ? run(io, io.dIn[0]) : Status{}; }
 
@@ -903,16 +904,36 @@ private:
         case LossKind::Mae:
             k::meanAbsoluteError(p, t, n, io.out, grad, io.gradScale, io.lossAcc, s);
             break;
+        case LossKind::BinaryFocal:
+            k::binaryFocalCrossEntropy(p, t, n, m_focal, io.out, grad, io.gradScale, io.lossAcc, s);
+            break;
+        case LossKind::CategoricalFocal:
+            k::categoricalFocalCrossEntropy(p, t, nullptr, m_batch, m_width, m_focal, io.out, grad, io.gradScale,
+                                            nullptr, io.lossAcc, s);
+            break;
+        case LossKind::SparseFocal:
+            k::categoricalFocalCrossEntropy(p, nullptr, t, m_batch, m_width, m_focal, io.out, grad, io.gradScale,
+                                            io.badLabel, io.lossAcc, s);
+            break;
         }
         return {};
     }
     LossKind m_kind;
     int64_t m_batch, m_width;
+    k::FocalParams m_focal;
 };
 template <LossKind K>
 Result<std::unique_ptr<CudaKernel>> lossCuda(const ShapeContext& c, const Shape&, const CudaBuildOptions&) {
     const Shape& p = c.inputs[0];
-    return make<LossKernel>(K, p[0], p.numel() / p[0]);
+    k::FocalParams f;
+    if constexpr (K == LossKind::BinaryFocal || K == LossKind::CategoricalFocal || K == LossKind::SparseFocal) {
+        f.gamma = static_cast<float>(c.attrs.getFloat("gamma"));
+        f.alpha = static_cast<float>(c.attrs.getFloat("alpha"));
+        f.fromLogits = c.attrs.getBool("from_logits");
+        if (c.attrs.has("label_smoothing")) f.labelSmoothing = static_cast<float>(c.attrs.getFloat("label_smoothing"));
+        if (c.attrs.has("apply_class_balancing")) f.classBalancing = c.attrs.getBool("apply_class_balancing");
+    }
+    return make<LossKernel>(K, p[0], p.numel() / p[0], f);
 }
 // The probability forms (from_logits: false) clip and renormalise; they stay on the CPU.
 bool fromLogits(const ShapeContext& c, const Shape&) {
@@ -1048,6 +1069,9 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::BinaryCrossentropy, fromLogits, lossCuda<LossKind::Binary>},
         CudaOpRow{OpKind::MeanSquaredError, nullptr, lossCuda<LossKind::Mse>},
         CudaOpRow{OpKind::MeanAbsoluteError, nullptr, lossCuda<LossKind::Mae>},
+        CudaOpRow{OpKind::BinaryFocalCrossentropy, nullptr, lossCuda<LossKind::BinaryFocal>},
+        CudaOpRow{OpKind::CategoricalFocalCrossentropy, nullptr, lossCuda<LossKind::CategoricalFocal>},
+        CudaOpRow{OpKind::SparseCategoricalFocalCrossentropy, nullptr, lossCuda<LossKind::SparseFocal>},
         std::nullopt,  // Placeholder: nothing to compute anywhere
         CudaOpRow{OpKind::Plugin, pluginSupports, pluginCuda},
     }};

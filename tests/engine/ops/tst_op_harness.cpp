@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+// kiln-test-libs: kiln_exec Qt6::Core
 // kiln-test-avx2
 // One harness for every op of the table: shape rules (one-node and through analyzeModel), CPU
 // kernels in training and inference mode against naive double references, finite-difference
@@ -648,6 +649,41 @@ void refLoss(Ref& r, OpKind kind) {
                 sum += std::fabs(row[c] - trow[c]);
             }
             break;
+        case OpKind::BinaryFocalCrossentropy: {
+            // Keras: sigmoid, clip, bce with +eps inside the logs, (1 - p_t)^gamma, optional
+            // class balancing, mean over the sample's elements.
+            count = static_cast<double>(batch * width);
+            const double gamma = r.attrs.getFloat("gamma"), alpha = r.attrs.getFloat("alpha");
+            const double ls = r.attrs.getFloat("label_smoothing");
+            const bool balance = r.attrs.getBool("apply_class_balancing");
+            for (int64_t c = 0; c < width; ++c) {
+                const double z = trow[c] * (1 - ls) + 0.5 * ls;
+                const double q = logits ? 1 / (1 + std::exp(-row[c])) : row[c];
+                const double o = clampProb(q);
+                const double bce = -(z * std::log(o + kProbEps) + (1 - z) * std::log(1 - o + kProbEps));
+                const double pt = z * q + (1 - z) * (1 - q);
+                const double w = balance ? z * alpha + (1 - z) * (1 - alpha) : 1.0;
+                sum += w * std::pow(1 - pt, gamma) * bce;
+            }
+            break;
+        }
+        case OpKind::CategoricalFocalCrossentropy:
+        case OpKind::SparseCategoricalFocalCrossentropy: {
+            const double gamma = r.attrs.getFloat("gamma"), alpha = r.attrs.getFloat("alpha");
+            const bool sparse = kind == OpKind::SparseCategoricalFocalCrossentropy;
+            const double ls = sparse ? 0.0 : r.attrs.getFloat("label_smoothing");
+            std::vector<double> q(row, row + width);
+            if (logits) softmaxRows(q, 1, width);
+            double qs = 0;
+            for (double v : q) qs += v;
+            for (int64_t c = 0; c < width; ++c) {
+                double z = sparse ? (c == static_cast<int64_t>(t[sz(i)]) ? 1.0 : 0.0) : trow[c];
+                z = z * (1 - ls) + ls / static_cast<double>(width);
+                const double o = clampProb(q[sz(c)] / qs);
+                sum -= alpha * std::pow(1 - o, gamma) * z * std::log(o);
+            }
+            break;
+        }
         default:
             break;
         }
@@ -735,6 +771,9 @@ void reference(OpKind kind, Ref& r) {
     case OpKind::BinaryCrossentropy:
     case OpKind::MeanSquaredError:
     case OpKind::MeanAbsoluteError:
+    case OpKind::BinaryFocalCrossentropy:
+    case OpKind::CategoricalFocalCrossentropy:
+    case OpKind::SparseCategoricalFocalCrossentropy:
         refLoss(r, kind);
         break;
     case OpKind::Placeholder:  // never computed (runValid checks that it refuses)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+// kiln-test-libs: kiln_train Qt6::Core
 // Training configuration and data loading (errors name the field; CSV splits, standardisation and
 // input mapping), convergence on small classification and regression problems, evaluate() against
 // a hand computation, and validation_split holding out the last part of the data.
@@ -186,6 +187,29 @@ private slots:
                                                 << "training.loss.output";
         QTest::newRow("second loss bad") << R"({"loss": ["MeanSquaredError", {"type": "Nope"}]})"
                                          << "training.loss[1].type";
+        QTest::newRow("loss list empty") << R"({"loss": []})" << "training.loss";
+        QTest::newRow("term weight negative")
+            << R"({"loss": ["MeanSquaredError", {"type": "MeanAbsoluteError", "weight": -0.5}]})"
+            << "training.loss[1].weight";
+        QTest::newRow("term weight a string")
+            << R"({"loss": ["MeanSquaredError", {"type": "MeanAbsoluteError", "weight": "0.3"}]})"
+            << "training.loss[1].weight";
+        QTest::newRow("first term in a list") << R"({"loss": [{"type": "MeanSquaredError", "weight": null}]})"
+                                              << "training.loss[0].weight";
+        QTest::newRow("attribute of another loss") << R"({"loss": [{"type": "MeanSquaredError", "gamma": 2}]})"
+                                                   << "training.loss[0].gamma";
+        QTest::newRow("focal gamma negative") << R"({"loss": {"type": "BinaryFocalCrossentropy", "gamma": -1}})"
+                                              << "training.loss.gamma";
+        QTest::newRow("focal alpha a string")
+            << R"({"loss": {"type": "CategoricalFocalCrossentropy", "alpha": "high"}})" << "training.loss.alpha";
+        QTest::newRow("term without type") << R"({"loss": ["MeanSquaredError", {"weight": 1}]})"
+                                           << "training.loss[1].type";
+        QTest::newRow("term names repeat")
+            << R"({"loss": [{"type": "MeanSquaredError", "name": "fit"}, {"type": "MeanAbsoluteError", "name": "fit"}]})"
+            << "training.loss[1].name";
+        QTest::newRow("term name with a space")
+            << R"({"loss": [{"type": "MeanSquaredError", "name": "my fit"}, "MeanAbsoluteError"]})"
+            << "training.loss[0].name";
         QTest::newRow("optimizer typo") << R"({"optimizer": {"type": "adam", "lerning_rate": 0.1}, "loss": "MeanSquaredError"})"
                                         << "training.optimizer.lerning_rate";
         QTest::newRow("schedule typo") << R"({"schedule": {"type": "step", "stepsize": 3}, "loss": "MeanSquaredError"})"
@@ -241,6 +265,112 @@ private slots:
     }
 
     // ---- loadData (CSV) ------------------------------------------------------------------------
+    void lossTermsTakeAttributesAndNames() {
+        const ops::ModelInfo m = buildModel(kClassifier);
+        const TrainingConfig c = config(R"({"loss": [
+            {"type": "SparseCategoricalCrossentropy", "from_logits": true, "weight": 0.7},
+            {"type": "SparseCategoricalFocalCrossentropy", "from_logits": true, "gamma": 3, "alpha": 0.5, "weight": 0.3},
+            {"type": "CategoricalFocalCrossentropy", "label_smoothing": 0.1, "target": "onehot", "weight": 0},
+            {"type": "SparseCategoricalCrossentropy", "name": "ce_again"}]})", m);
+        QCOMPARE(c.losses.size(), size_t{4});
+        QCOMPARE(c.losses[0].spec.weight, 0.7f);
+        QCOMPARE(c.losses[1].spec.attrs.getFloat("gamma"), 3.0);  // an integer taken as a float
+        QCOMPARE(c.losses[1].spec.attrs.getFloat("alpha"), 0.5);
+        QCOMPARE(c.losses[2].spec.attrs.getFloat("label_smoothing"), 0.1);
+        QCOMPARE(c.losses[2].target, std::string("onehot"));
+        // Several terms on one output: "<output>_<snake_case type>", repeats numbered; a "name" wins.
+        QCOMPARE(c.losses[0].name, std::string("logits_sparse_categorical_crossentropy"));
+        QCOMPARE(c.losses[1].name, std::string("logits_sparse_categorical_focal_crossentropy"));
+        QCOMPARE(c.losses[2].name, std::string("logits_categorical_focal_crossentropy"));
+        QCOMPARE(c.losses[3].name, std::string("ce_again"));
+        const TrainingConfig single = config(R"({"loss": "MeanSquaredError"})", m);
+        QCOMPARE(single.losses[0].name, std::string("logits"));
+        const TrainingConfig repeated = config(R"({"loss": ["MeanSquaredError", "MeanSquaredError"]})", m);
+        QCOMPARE(repeated.losses[0].name, std::string("logits_mean_squared_error"));
+        QCOMPARE(repeated.losses[1].name, std::string("logits_mean_squared_error_2"));
+    }
+
+    // 0.7 x MSE + 0.3 x MAE on one output: the reported loss is the weighted sum, each term is
+    // its own "<name>_loss" scalar (unweighted), the output's metrics are computed once, and
+    // training lowers both terms.
+    void compositeLossOnOneOutput() {
+        const ops::ModelInfo m = buildModel(R"([
+          {"name": "x", "op": "Input", "attrs": {"shape": [2]}},
+          {"name": "y", "op": "Dense", "inputs": ["x"], "attrs": {"units": 1}}
+        ])");
+        const TrainingConfig c = config(R"({"epochs": 20, "batch_size": 4, "seed": 4,
+            "optimizer": {"type": "sgd", "learning_rate": 0.05},
+            "loss": [{"type": "MeanSquaredError", "weight": 0.7}, {"type": "MeanAbsoluteError", "weight": 0.3}],
+            "metrics": ["mae"]})", m);
+        std::vector<float> x, y;
+        for (int i = 0; i < 10; ++i) {
+            x.push_back(0.5f * static_cast<float>(i) - 2.0f);
+            x.push_back(static_cast<float>((i * 7) % 5) - 1.0f);
+            y.push_back(1.5f * x[static_cast<size_t>(2 * i)] - 0.5f * x[static_cast<size_t>(2 * i + 1)] + 2.0f);
+        }
+        const data::InMemoryDataset set = dataset(10, Shape{2}, x, Shape{1}, y);
+        DataBundle bundle;
+        bundle.train = set;
+        ThreadPool pool(1);
+        auto t = trainer(m, c, std::move(bundle), pool);
+        const float* w = t->params().find("y/kernel")->value.data<float>();
+        double sq = 0, ab = 0;
+        for (int i = 0; i < 10; ++i) {
+            const double pred = static_cast<double>(x[static_cast<size_t>(2 * i)]) * w[0] +
+                                static_cast<double>(x[static_cast<size_t>(2 * i + 1)]) * w[1];
+            const double d = pred - y[static_cast<size_t>(i)];
+            sq += d * d;
+            ab += std::abs(d);
+        }
+        sq /= 10;
+        ab /= 10;
+        auto r = t->evaluate(set);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        const double want = 0.7 * sq + 0.3 * ab;
+        QVERIFY2(std::abs(r->loss - want) < 1e-5 * (1 + want), qPrintable(QString("%1 vs %2").arg(r->loss).arg(want)));
+        QVERIFY(std::abs(r->metric("y_mean_squared_error_loss", -1) - sq) < 1e-5 * (1 + sq));
+        QVERIFY(std::abs(r->metric("y_mean_absolute_error_loss", -1) - ab) < 1e-5 * (1 + ab));
+        QVERIFY(std::abs(r->metric("mae", -1) - ab) < 1e-5 * (1 + ab));
+        std::vector<std::string> names;
+        for (const auto& v : r->metrics) names.push_back(v.name);
+        QCOMPARE(names, (std::vector<std::string>{"mae", "y_mean_squared_error_loss", "y_mean_absolute_error_loss"}));
+
+        auto fit = t->fit();
+        QVERIFY2(fit.ok(), fit.ok() ? "" : fit.error().toString().c_str());
+        const auto& first = fit->history.front().train;
+        const auto& last = fit->history.back().train;
+        for (const auto* e : {&first, &last}) {  // the epoch's loss is the weighted sum of its terms' means
+            const double sum = 0.7 * e->metric("y_mean_squared_error_loss") + 0.3 * e->metric("y_mean_absolute_error_loss");
+            QVERIFY2(std::abs(e->loss - sum) < 1e-5 * (1 + sum), qPrintable(QString("%1 vs %2").arg(e->loss).arg(sum)));
+        }
+        QVERIFY(last.metric("y_mean_squared_error_loss") < 0.1 * first.metric("y_mean_squared_error_loss"));
+        QVERIFY(last.metric("y_mean_absolute_error_loss") < 0.5 * first.metric("y_mean_absolute_error_loss"));
+    }
+
+    // A classifier trained on 0.7 x cross-entropy + 0.3 x focal loss, both on the logits.
+    void focalTermTrainsAClassifier() {
+        const ops::ModelInfo m = buildModel(kClassifier);
+        const TrainingConfig c = config(R"({"epochs": 10, "batch_size": 32, "seed": 3,
+            "optimizer": {"type": "adam", "learning_rate": 0.01},
+            "loss": [{"type": "SparseCategoricalCrossentropy", "from_logits": true, "weight": 0.7},
+                     {"type": "SparseCategoricalFocalCrossentropy", "from_logits": true, "weight": 0.3, "name": "focal"}],
+            "metrics": ["accuracy"]})", m);
+        DataBundle b;
+        b.train = blobs(400, 1);
+        b.validation = blobs(200, 2);
+        ThreadPool pool(2);
+        auto t = trainer(m, c, std::move(b), pool);
+        auto fit = t->fit();
+        QVERIFY2(fit.ok(), fit.ok() ? "" : fit.error().toString().c_str());
+        const auto& last = fit->history.back();
+        QVERIFY(last.validation.has_value());
+        QVERIFY2(last.validation->metric("accuracy") > 0.95,
+                 qPrintable(QString("validation accuracy %1").arg(last.validation->metric("accuracy"))));
+        QVERIFY(last.validation->metric("focal_loss", -1) >= 0);
+        QVERIFY(last.train.metric("focal_loss") < fit->history.front().train.metric("focal_loss"));
+        QVERIFY(last.train.metric("logits_sparse_categorical_crossentropy_loss", -1) >= 0);
+    }
+
     void loadCsvSplitsAndStandardizes() {
         // 120 rows; "sq" = i*i (a non-uniform feature), "mod" = (7i mod 11); classes 60/36/24.
         const std::string dir = m_dir.path().toStdString();
