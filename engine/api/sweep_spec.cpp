@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
 #include <sstream>
 
+#include "engine/api/run_location.h"
+#include "engine/api/training_setup.h"
 #include "engine/ops/op_table.h"
 #include "engine/train/config.h"
 
@@ -481,9 +484,8 @@ Status checkSweepSpec(const SweepSpec& spec, const io::Project& project)
         }
     }
     // The objective: loss, a configured metric, or either on the validation data.
-    auto graph = io::modelGraph(project);
-    if (graph.ok()) {
-        auto config = train::parseTrainingConfig(project.training, *graph);
+    {
+        auto config = projectTrainingConfig(project, project.path);
         if (config.ok()) {
             std::vector<std::string> names = {"loss", "val_loss"};
             for (const auto& m : config->metrics) {

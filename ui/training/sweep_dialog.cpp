@@ -26,10 +26,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <qcustomplot.h>
 
 #include "app/common/error_text.h"
+#include "engine/api/training_setup.h"
 #include "engine/train/config.h"
 
 namespace kiln::ui::training {
@@ -151,11 +153,9 @@ SweepDialog::SweepDialog(const engine::io::Project& project, const QString& proj
     m_objective->setEditable(true);
     {
         QStringList names = {QStringLiteral("val_loss"), QStringLiteral("loss")};
-        if (auto graph = engine::io::modelGraph(m_project); graph.ok()) {
-            if (auto config = engine::train::parseTrainingConfig(m_project.training, *graph); config.ok()) {
-                for (const auto& m : config->metrics) names.prepend(QStringLiteral("val_") + QString::fromStdString(m));
-                for (const auto& m : config->metrics) names << QString::fromStdString(m);
-            }
+        if (auto config = engine::api::projectTrainingConfig(m_project, m_project.path); config.ok()) {
+            for (const auto& m : config->metrics) names.prepend(QStringLiteral("val_") + QString::fromStdString(m));
+            for (const auto& m : config->metrics) names << QString::fromStdString(m);
         }
         m_objective->addItems(names);
     }
