@@ -230,6 +230,13 @@ int trainMain(int argc, char** argv) {
             return 2;
         }
         if (parser.isSet(sweepOpt)) {
+            // Trials run one after another in one process; under mpirun every rank would run the
+            // whole sweep, writing the same run folders and records.
+            if (train::launchedByMpi() && train::launchedRanks() != 1) {
+                printErr(Cli::tr("kiln-train: a sweep runs its trials one after another in one process and cannot be "
+                                 "started by mpirun with several processes; start it without mpirun"));
+                return 2;
+            }
             if (parser.isSet(applyBestOpt) != parser.isSet(outputOpt)) {
                 printErr(Cli::tr("kiln-train: --apply-best needs --output (-o) and --output needs --apply-best."));
                 return 2;
