@@ -995,6 +995,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>kiln-train: a sweep runs its trials one after another in one process and cannot be started by mpirun with several processes; start it without mpirun</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -2175,6 +2179,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>The project reads %1 data (not an image folder): an overview of its training part.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy Status</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -5081,6 +5089,70 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Each trial is a training run of the project with its parameters, recorded in the run history.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The spec was not saved: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Saved the sweep spec to %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Opened %1, but it does not fit this project: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Opened the sweep spec %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save the sweep spec</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a sweep spec</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sweep specs (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project cannot be read: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project no longer fits it: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project is back.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open Spec…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fill in the sweep from a spec file (JSON, as kiln-train --sweep reads it).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save Spec…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save the sweep as a spec file for kiln-train --sweep or a later session.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -999,6 +999,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export</source>
         <translation>占位节点：%1 代表 Kiln 无法计算的 Keras 层 %2；请在训练或导出前替换它</translation>
     </message>
+    <message>
+        <source>kiln-train: a sweep runs its trials one after another in one process and cannot be started by mpirun with several processes; start it without mpirun</source>
+        <translation>kiln-train：扫描在一个进程中依次运行各次试验，不能由 mpirun 以多个进程启动；请不用 mpirun 启动它</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -2174,6 +2178,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>The project reads %1 data (not an image folder): an overview of its training part.</source>
         <translation>项目读取的是 %1 数据（不是图片文件夹）：以下是其训练部分的概览。</translation>
+    </message>
+    <message>
+        <source>Copy Status</source>
+        <translation>复制状态</translation>
     </message>
 </context>
 <context>
@@ -5061,6 +5069,70 @@ step %3 · epoch %4
     <message>
         <source>Each trial is a training run of the project with its parameters, recorded in the run history.</source>
         <translation>每次试验都是用其参数对项目进行的一次训练，并记录在运行历史中。</translation>
+    </message>
+    <message>
+        <source>The spec was not saved: %1</source>
+        <translation>扫描配置未保存：%1</translation>
+    </message>
+    <message>
+        <source>Saved the sweep spec to %1.</source>
+        <translation>已将扫描配置保存到 %1。</translation>
+    </message>
+    <message>
+        <source>Opened %1, but it does not fit this project: %2</source>
+        <translation>已打开 %1，但它与此项目不符：%2</translation>
+    </message>
+    <message>
+        <source>Opened the sweep spec %1.</source>
+        <translation>已打开扫描配置 %1。</translation>
+    </message>
+    <message>
+        <source>Save the sweep spec</source>
+        <translation>保存扫描配置</translation>
+    </message>
+    <message>
+        <source>Open a sweep spec</source>
+        <translation>打开扫描配置</translation>
+    </message>
+    <message>
+        <source>Sweep specs (*.json)</source>
+        <translation>扫描配置 (*.json)</translation>
+    </message>
+    <message>
+        <source>All files (*)</source>
+        <translation>所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project cannot be read: %1</source>
+        <translation>无法读取此项目上次的扫描配置：%1</translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project no longer fits it: %1</source>
+        <translation>此项目上次的扫描配置已与项目不符：%1</translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project is back.</source>
+        <translation>已恢复此项目上次的扫描配置。</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Open Spec…</source>
+        <translation>打开配置…</translation>
+    </message>
+    <message>
+        <source>Fill in the sweep from a spec file (JSON, as kiln-train --sweep reads it).</source>
+        <translation>从配置文件填写扫描（JSON，与 kiln-train --sweep 读取的格式相同）。</translation>
+    </message>
+    <message>
+        <source>Save Spec…</source>
+        <translation>保存配置…</translation>
+    </message>
+    <message>
+        <source>Save the sweep as a spec file for kiln-train --sweep or a later session.</source>
+        <translation>将扫描保存为配置文件，供 kiln-train --sweep 或以后使用。</translation>
     </message>
 </context>
 <context>

@@ -434,6 +434,19 @@ json sweepSpecToJson(const SweepSpec& spec)
     return j;
 }
 
+Status saveSweepSpec(const SweepSpec& spec, const std::string& path)
+{
+    return io::writeFileAtomic(path, sweepSpecToJson(spec).dump(2) + "\n");
+}
+
+std::string lastSweepSpecPath(const std::string& projectPath)
+{
+    const std::filesystem::path project(projectPath);
+    return (std::filesystem::path(runsHome(project.parent_path().string())) / ".kiln" /
+            (project.filename().string() + ".sweep.json"))
+        .string();
+}
+
 Status checkSweepSpec(const SweepSpec& spec, const io::Project& project)
 {
     for (size_t i = 0; i < spec.parameters.size(); ++i) {
