@@ -33,6 +33,7 @@
 #include "app/kiln_train/sweep.h"
 #include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
+#include "engine/api/training_setup.h"
 #include "engine/io/project.h"
 #include "engine/ops/summary.h"
 #include "engine/train/mpi/mpi_reducer.h"
@@ -190,12 +191,12 @@ int trainMain(int argc, char** argv) {
         const std::string projectPath = parser.positionalArguments().first().toStdString();
         auto project = io::loadProject(projectPath);
         if (!project.ok()) return fail(project.error());
-        auto graph = io::modelGraph(*project);
-        if (!graph.ok()) return fail(graph.error(), &project.value());
-        auto model = ops::analyzeModel(*graph);
-        if (!model.ok()) return fail(model.error(), &project.value());
-        auto config = train::parseTrainingConfig(project->training, *graph);
-        if (!config.ok()) return fail(config.error().withFile(projectPath), &project.value());
+        // The model and configuration as every training use sets them up; the options below
+        // override the configuration's values.
+        auto prepared = api::prepareModel(*project, projectPath, {});
+        if (!prepared.ok()) return fail(prepared.error(), &project.value());
+        const ops::ModelInfo& model = prepared->model;
+        train::TrainingConfig& config = prepared->config;
 
         auto intOption = [&](const QCommandLineOption& o, int64_t minimum, auto& target) -> bool {
             if (!parser.isSet(o)) return true;
@@ -210,16 +211,16 @@ int trainMain(int argc, char** argv) {
             return true;
         };
         int threads = 0;
-        if (!intOption(epochsOpt, 0, config->epochs) || !intOption(batchOpt, 1, config->batchSize) ||
-            !intOption(seedOpt, 0, config->seed) || !intOption(threadsOpt, 1, threads))
+        if (!intOption(epochsOpt, 0, config.epochs) || !intOption(batchOpt, 1, config.batchSize) ||
+            !intOption(seedOpt, 0, config.seed) || !intOption(threadsOpt, 1, threads))
             return 2;
 
         const bool jsonOut = parser.isSet(jsonOpt);
         if (parser.isSet(findLrOpt)) {
             api::LrFinderRequest request;
             request.threads = threads;
-            request.batchSize = config->batchSize;
-            request.seed = config->seed;
+            request.batchSize = config.batchSize;
+            request.seed = config.seed;
             if (parser.isSet(weightsOpt)) request.weightsPath = parser.value(weightsOpt).toStdString();
             if (!intOption(lrStepsOpt, 2, request.finder.steps)) return 2;
             return app::runFindLr(*project, projectPath, request, jsonOut, parser.isSet(quietOpt));
@@ -229,6 +230,13 @@ int trainMain(int argc, char** argv) {
             return 2;
         }
         if (parser.isSet(sweepOpt)) {
+            // Trials run one after another in one process; under mpirun every rank would run the
+            // whole sweep, writing the same run folders and records.
+            if (train::launchedByMpi() && train::launchedRanks() != 1) {
+                printErr(Cli::tr("kiln-train: a sweep runs its trials one after another in one process and cannot be "
+                                 "started by mpirun with several processes; start it without mpirun"));
+                return 2;
+            }
             if (parser.isSet(applyBestOpt) != parser.isSet(outputOpt)) {
                 printErr(Cli::tr("kiln-train: --apply-best needs --output (-o) and --output needs --apply-best."));
                 return 2;
@@ -236,7 +244,7 @@ int trainMain(int argc, char** argv) {
             app::SweepCliOptions sweep;
             sweep.specPath = parser.value(sweepOpt).toStdString();
             if (parser.isSet(outputOpt)) sweep.applyBestTo = parser.value(outputOpt).toStdString();
-            if (parser.isSet(epochsOpt)) sweep.epochs = config->epochs;
+            if (parser.isSet(epochsOpt)) sweep.epochs = config.epochs;
             sweep.sweep.threads = threads;
             const QString storePath = parser.value(storeOpt);
             sweep.sweep.recordRuns = storePath != QLatin1String("none");
@@ -246,7 +254,7 @@ int trainMain(int argc, char** argv) {
             return app::runSweepCli(*project, projectPath, sweep);
         }
         if (parser.isSet(summaryOpt)) {
-            auto s = ops::summarize(*model, config->batchSize);
+            auto s = ops::summarize(model, config.batchSize);
             if (jsonOut) printOut(QString::fromStdString(ops::summaryJson(s).dump()));
             else printOut(QString::fromStdString(ops::summaryText(s, project->name.empty() ? QFileInfo(QString::fromStdString(projectPath)).baseName().toStdString() : project->name)));
             return 0;
@@ -323,9 +331,9 @@ int trainMain(int argc, char** argv) {
         options.runName = QFileInfo(runDir).fileName().toStdString();
         options.resume = resume;
         options.threads = threads;
-        options.epochs = config->epochs;
-        options.batchSize = config->batchSize;
-        options.seed = config->seed;
+        options.epochs = config.epochs;
+        options.batchSize = config.batchSize;
+        options.seed = config.seed;
         if (parser.isSet(weightsPartialOpt) && !parser.isSet(weightsOpt)) {
             printErr(Cli::tr("kiln-train: --weights-partial needs --weights (the file to load)"));
             return 2;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "engine/api/devices.h"
+#include "engine/api/training_setup.h"
 #include "engine/core/thread_pool.h"
 #include "engine/data/data_config.h"
 #include "engine/train/trainer.h"
@@ -79,12 +79,6 @@ Result<SplitRun> runSplit(const io::Project& project, const std::string& project
                           const train::EvalObserver& observer) {
     SplitRun out;
     KILN_ASSIGN(out.weightsPath, resolveWeights(options.weights));
-    auto model = ops::analyzeModel(project.graph);
-    if (!model.ok()) return io::locate(model.error(), project);
-    auto config = train::parseTrainingConfig(project.training, project.graph);
-    if (!config.ok()) return config.error().withFile(projectPath);
-    if (options.batchSize) config->batchSize = *options.batchSize;
-
     // Which data the test stream (or set) holds.
     data::TestReplacement replacement;
     std::string split = options.split;
@@ -99,34 +93,33 @@ Result<SplitRun> runSplit(const io::Project& project, const std::string& project
     else if (!named && split != "pictures") replacement.path = io::resolveDataPath(split, projectPath);
     out.split = split;
 
-    auto backend = backendFor(*config);
-    if (!backend.ok()) return backend.error().withFile(projectPath);
-    auto bundle = train::openData(project.data, projectPath, config->seed, config->batchSize, false, replacement);
-    if (!bundle.ok()) {
-        Error e = bundle.error();
-        return e.file.empty() ? e.withFile(projectPath) : e;
-    }
-    const bool streamed = bundle->trainStream != nullptr;
-    if (!streamed) {
-        if (split == "validation" ? !bundle->validation : split != "train" && !bundle->test)
+    PrepareOptions setup;
+    setup.batchSize = options.batchSize;
+    setup.shuffle = false;  // every sample once, in the data's order
+    setup.testReplacement = replacement;
+    setup.threads = options.threads;
+    setup.checkData = [&](const train::DataBundle& bundle) -> Status {
+        if (!bundle.trainStream) {
+            if (split == "validation" ? !bundle.validation : split != "train" && !bundle.test)
+                return splitError("the project's data has no " + split + " split");
+        } else if (split == "validation" ? !bundle.validationStream : !bundle.testStream) {
             return splitError("the project's data has no " + split + " split");
-    } else if (split == "validation" ? !bundle->validationStream : !bundle->testStream) {
-        return splitError("the project's data has no " + split + " split");
-    }
-    out.classNames = bundle->classNames;
-
-    ThreadPool pool(options.threads);
-    auto trainer = train::Trainer::create(*model, *config, std::move(bundle.value()), pool, *backend);
-    if (!trainer.ok()) return io::locate(trainer.error(), project);
-    KILN_TRY(train::loadWeights((*trainer)->params(), out.weightsPath));
-    const auto& loss = (*trainer)->firstLoss();
+        }
+        return {};
+    };
+    KILN_ASSIGN(PreparedTraining prepared, prepareTraining(project, projectPath, setup));
+    auto& trainer = prepared.trainer;
+    out.classNames = trainer->data().classNames;
+    const bool streamed = trainer->data().trainStream != nullptr;
+    KILN_TRY(train::loadWeights(trainer->params(), out.weightsPath));
+    const auto& loss = trainer->firstLoss();
     out.lossType = loss.type;
     out.fromLogits = loss.attrs.has("from_logits") && loss.attrs.getBool("from_logits");
 
-    const auto& data = (*trainer)->data();
+    const auto& data = trainer->data();
     Result<train::EvalResult> result = streamed
-        ? (*trainer)->evaluate(split == "validation" ? *data.validationStream : *data.testStream, observer)
-        : (*trainer)->evaluate(split == "train" ? data.train : split == "validation" ? *data.validation : *data.test, observer);
+        ? trainer->evaluate(split == "validation" ? *data.validationStream : *data.testStream, observer)
+        : trainer->evaluate(split == "train" ? data.train : split == "validation" ? *data.validation : *data.test, observer);
     if (!result.ok()) {
         if (result.error().code == ErrorCode::Cancelled) return out;
         return result.error();

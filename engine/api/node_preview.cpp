@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/api/devices.h"
+#include "engine/api/training_setup.h"
 #include "engine/api/evaluation.h"
 #include "engine/io/layers.h"
 #include "engine/train/config.h"
@@ -28,27 +28,18 @@ Result<ops::ModelInfo> projectModel(const io::Project& project) {
 }  // namespace
 
 Result<PreviewSample> loadPreviewSample(const io::Project& project, const std::string& projectPath, int threads) {
-    KILN_ASSIGN(auto model, projectModel(project));
-    auto config = train::parseTrainingConfig(project.training, model.graph);
-    if (!config.ok()) return config.error().withFile(projectPath);
     // One sample, on the CPU, in the order the data lists it.
-    config->batchSize = 1;
-    config->device = "cpu";
-    config->precision = "float32";
-    config->shuffle = false;
-    config->histogramFreq = 0;
-    if (!project.data.is_object() || project.data.empty())
-        return Error(ErrorCode::ConfigError, "the project has no data: configure it in the Data view first")
-            .with("field", "data")
-            .with("reason", "the project has no data");
-    auto bundle = train::openData(project.data, projectPath, config->seed, 1, false);
-    if (!bundle.ok()) {
-        Error e = bundle.error();
-        return e.file.empty() ? e.withFile(projectPath) : e;
-    }
-    ThreadPool pool(threads);
-    auto trainer = train::Trainer::create(model, *config, std::move(bundle.value()), pool);
-    if (!trainer.ok()) return io::locate(trainer.error(), project);
+    PrepareOptions setup;
+    setup.batchSize = 1;
+    setup.device = "cpu";
+    setup.precision = "float32";
+    setup.shuffle = false;
+    setup.histograms = false;
+    setup.requireData = true;
+    setup.threads = threads;
+    KILN_ASSIGN(PreparedTraining prepared, prepareTraining(project, projectPath, setup));
+    const ops::ModelInfo& model = prepared.model;
+    auto& trainer = prepared.trainer;
 
     PreviewSample out;
     for (int i : model.inputs) out.inputNames.push_back(model.graph.nodes[static_cast<size_t>(i)].name);
@@ -65,14 +56,14 @@ Result<PreviewSample> loadPreviewSample(const io::Project& project, const std::s
         got = true;
         return Error(ErrorCode::Cancelled, "one sample is enough");
     };
-    const auto& data = (*trainer)->data();
+    const auto& data = trainer->data();
     Result<train::EvalResult> r = Error(ErrorCode::Internal, "no split");
     if (data.trainStream) {
         out.split = data.validationStream ? "validation" : "train";
-        r = (*trainer)->evaluate(data.validationStream ? *data.validationStream : *data.trainStream, observer);
+        r = trainer->evaluate(data.validationStream ? *data.validationStream : *data.trainStream, observer);
     } else {
         out.split = data.validation ? "validation" : "train";
-        r = (*trainer)->evaluate(data.validation ? *data.validation : data.train, observer);
+        r = trainer->evaluate(data.validation ? *data.validation : data.train, observer);
     }
     if (!r.ok() && r.error().code != ErrorCode::Cancelled) return r.error();
     if (!got)

@@ -12,6 +12,7 @@
 
 #include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
+#include "engine/api/training_setup.h"
 #include "engine/store/run_store.h"
 #include "engine/train/callbacks.h"
 
@@ -160,15 +161,8 @@ private:
     {
         int maxEpochs = m_spec.epochs.value_or(0);
         if (maxEpochs <= 0) {
-            auto graph = io::modelGraph(m_project);
-            if (!graph.ok()) {
-                return io::locate(graph.error(), m_project);
-            }
-            auto config = train::parseTrainingConfig(m_project.training, *graph);
-            if (!config.ok()) {
-                return config.error().withFile(m_projectPath);
-            }
-            maxEpochs = config->epochs;
+            KILN_ASSIGN(train::TrainingConfig config, projectTrainingConfig(m_project, m_projectPath));
+            maxEpochs = config.epochs;
         }
         const auto rungs = successiveHalvingRungs(m_spec.minEpochs, maxEpochs, m_spec.reduction);
         std::vector<int> active(m_outcome.trials.size());

@@ -58,6 +58,11 @@ Result<SweepSpec> parseSweepSpec(const nlohmann::json& j);
 // Reads and parses a spec file; errors name the file (and line for JSON syntax).
 Result<SweepSpec> loadSweepSpec(const std::string& path);
 nlohmann::json sweepSpecToJson(const SweepSpec& spec);
+// Writes a spec file (sweepSpecToJson, two-space indented) atomically; errors name the file.
+Status saveSweepSpec(const SweepSpec& spec, const std::string& path);
+// Where the studio keeps the last sweep spec of a project: <runs home>/.kiln/<project file
+// name>.sweep.json (runsHome of the project's folder, as the run store).
+std::string lastSweepSpecPath(const std::string& projectPath);
 
 // The parameter's place in the project file: "training.optimizer.learning_rate" for the
 // shorthand "learning_rate"; node and callback paths as written.

@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
 #include <sstream>
 
+#include "engine/api/run_location.h"
+#include "engine/api/training_setup.h"
 #include "engine/ops/op_table.h"
 #include "engine/train/config.h"
 
@@ -431,6 +434,19 @@ json sweepSpecToJson(const SweepSpec& spec)
     return j;
 }
 
+Status saveSweepSpec(const SweepSpec& spec, const std::string& path)
+{
+    return io::writeFileAtomic(path, sweepSpecToJson(spec).dump(2) + "\n");
+}
+
+std::string lastSweepSpecPath(const std::string& projectPath)
+{
+    const std::filesystem::path project(projectPath);
+    return (std::filesystem::path(runsHome(project.parent_path().string())) / ".kiln" /
+            (project.filename().string() + ".sweep.json"))
+        .string();
+}
+
 Status checkSweepSpec(const SweepSpec& spec, const io::Project& project)
 {
     for (size_t i = 0; i < spec.parameters.size(); ++i) {
@@ -481,9 +497,8 @@ Status checkSweepSpec(const SweepSpec& spec, const io::Project& project)
         }
     }
     // The objective: loss, a configured metric, or either on the validation data.
-    auto graph = io::modelGraph(project);
-    if (graph.ok()) {
-        auto config = train::parseTrainingConfig(project.training, *graph);
+    {
+        auto config = projectTrainingConfig(project, project.path);
         if (config.ok()) {
             std::vector<std::string> names = {"loss", "val_loss"};
             for (const auto& m : config->metrics) {

@@ -2,11 +2,7 @@
 // TrainingJob: the set-up, recording and results of one training run, shared by every front end.
 #include "engine/api/training_job.h"
 
-#include "engine/core/device.h"
-
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <system_error>
@@ -14,6 +10,7 @@
 #include "engine/api/histogram_log.h"
 #include "engine/api/run_location.h"
 #include "engine/api/run_summary.h"
+#include "engine/api/training_setup.h"
 #include "engine/train/weights.h"
 
 namespace kiln::engine::api {
@@ -34,62 +31,6 @@ fs::file_time_type modified(const std::string& dir)
     std::error_code ec;
     const auto t = fs::last_write_time(dir, ec);
     return ec ? fs::file_time_type::min() : t;
-}
-
-// TrainingOptions::lrScaling: linear scaling with the global batch (Goyal et al., "Accurate,
-// Large Minibatch SGD"), with the warm-up given in epochs turned into optimizer steps.
-Status scaleLearningRate(train::TrainingConfig& config, const TrainingOptions& options, int64_t projectBatch,
-                         const train::DataBundle& data)
-{
-    if (options.lrScaling == "none" || options.lrScaling.empty()) {
-        if (options.warmupEpochs > 0) {
-            return Error(ErrorCode::ConfigError, "a warm-up in epochs goes with learning-rate scaling (linear)")
-                .with("field", "warmup_epochs")
-                .with("reason", "needs lr_scaling linear");
-        }
-        return {};
-    }
-    if (options.lrScaling != "linear") {
-        return Error(ErrorCode::ConfigError, "learning-rate scaling must be none or linear, not \"" + options.lrScaling + "\"")
-            .with("field", "lr_scaling")
-            .with("reason", "must be none or linear");
-    }
-    if (!(options.warmupEpochs >= 0) || options.warmupEpochs > 1e6) {
-        return Error(ErrorCode::ConfigError, "the warm-up must be a number of epochs of at least 0")
-            .with("field", "warmup_epochs")
-            .with("reason", "must be at least 0");
-    }
-    const double base = config.schedule.initial;
-    const double factor = static_cast<double>(config.batchSize) / static_cast<double>(projectBatch);
-    config.schedule.initial = base * factor;
-    config.optimizer.learningRate = config.schedule.initial;
-    if (options.warmupEpochs > 0) {
-        int64_t stepsPerEpoch = 0;
-        if (data.trainStream) {
-            stepsPerEpoch = data.trainStream->batchesPerEpoch();
-            if (stepsPerEpoch < 0) {
-                return Error(ErrorCode::ConfigError,
-                             "a warm-up in epochs needs the length of an epoch, which record files do not tell "
-                             "before the first epoch; use training.schedule warmup_steps instead")
-                    .with("field", "warmup_epochs")
-                    .with("reason", "epoch length unknown");
-            }
-        } else {
-            // The Trainer holds out training.validation_split of the samples when there is no
-            // validation set.
-            int64_t n = data.train.count();
-            if (config.validationSplit > 0 && !data.validation) {
-                const auto hold = static_cast<int64_t>(std::floor(static_cast<double>(n) * config.validationSplit));
-                if (hold > 0 && hold < n) {
-                    n -= hold;
-                }
-            }
-            stepsPerEpoch = (n + config.batchSize - 1) / config.batchSize;
-        }
-        config.schedule.warmupSteps = std::max<int64_t>(1, std::llround(options.warmupEpochs * double(stepsPerEpoch)));
-        config.schedule.warmupStart = base;
-    }
-    return {};
 }
 
 }  // namespace
@@ -119,78 +60,22 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
     job->m_projectPath = projectPath;
     job->m_options = options;
 
-    auto graph = io::modelGraph(project);
-    if (!graph.ok()) {
-        return graph.error();
-    }
-    auto model = ops::analyzeModel(*graph);
-    if (!model.ok()) {
-        return io::locate(model.error(), project);
-    }
-    if (auto refused = ops::refusePlaceholders(*graph, "train"); !refused.ok()) {
-        return io::locate(refused.error(), project);
-    }
-    job->m_model = std::move(model.value());
-    auto config = train::parseTrainingConfig(project.training, *graph);
-    if (!config.ok()) {
-        return config.error().withFile(projectPath);
-    }
-    job->m_config = std::move(config.value());
-    if (options.epochs) {
-        job->m_config.epochs = *options.epochs;
-    }
-    const int64_t projectBatch = job->m_config.batchSize;  // the batch the project's rate is for
-    if (options.batchSize) {
-        job->m_config.batchSize = *options.batchSize;
-    }
-    if (options.seed) {
-        job->m_config.seed = *options.seed;
-    }
-    if (options.device || options.precision) {
-        if (options.device) {
-            auto device = Device::parse(*options.device);
-            if (!device.ok()) {
-                return Error(ErrorCode::ConfigError, "the device must be cpu or cuda:N, not \"" + *options.device + "\"")
-                    .with("field", "training.device")
-                    .with("reason", "not a device");
-            }
-            job->m_config.device = device->toString();
-        }
-        if (options.precision) {
-            job->m_config.precision = *options.precision;
-        }
-        const std::string& p = job->m_config.precision;
-        if (p != "float32" && p != "mixed_float16" && p != "mixed_bfloat16") {
-            return Error(ErrorCode::ConfigError, "precision must be float32, mixed_float16 or mixed_bfloat16")
-                .with("field", "training.precision")
-                .with("reason", "must be float32, mixed_float16 or mixed_bfloat16");
-        }
-        if (p != "float32" && job->m_config.device == "cpu") {
-            return Error(ErrorCode::ConfigError, "mixed precision needs a GPU device; the CPU trains in float32")
-                .with("field", "training.precision")
-                .with("reason", "mixed precision needs a GPU device; the CPU trains in float32");
-        }
-    }
-
-    // The device is checked before the data is read.
-    auto backend = backendFor(job->m_config);
-    if (!backend.ok()) {
-        return backend.error().withFile(projectPath);
-    }
-    auto data = train::openData(project.data, projectPath, job->m_config.seed, job->m_config.batchSize,
-                                 job->m_config.shuffle);
-    if (!data.ok()) {
-        Error e = data.error();
-        return e.file.empty() ? e.withFile(projectPath) : e;
-    }
-    KILN_TRY(scaleLearningRate(job->m_config, options, projectBatch, *data));
-    job->m_pool = std::make_unique<ThreadPool>(options.threads);
-    auto trainer = train::Trainer::create(job->m_model, job->m_config, std::move(data.value()), *job->m_pool,
-                                          *backend, options.group);
-    if (!trainer.ok()) {
-        return io::locate(trainer.error(), project);
-    }
-    job->m_trainer = std::move(trainer.value());
+    PrepareOptions setup;
+    setup.epochs = options.epochs;
+    setup.batchSize = options.batchSize;
+    setup.seed = options.seed;
+    setup.device = options.device;
+    setup.precision = options.precision;
+    setup.lrScaling = options.lrScaling;
+    setup.warmupEpochs = options.warmupEpochs;
+    setup.refusePlaceholdersFor = "train";
+    setup.threads = options.threads;
+    setup.group = options.group;
+    KILN_ASSIGN(PreparedTraining prepared, prepareTraining(project, projectPath, setup));
+    job->m_model = std::move(prepared.model);
+    job->m_config = std::move(prepared.config);
+    job->m_pool = std::move(prepared.pool);
+    job->m_trainer = std::move(prepared.trainer);
     if (!options.weightsPath.empty()) {
         KILN_ASSIGN(job->m_weightsReport,
                     train::loadWeightsByName(job->m_trainer->params(), options.weightsPath, options.weightsPartial));

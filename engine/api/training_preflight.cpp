@@ -10,9 +10,8 @@
 #include <vector>
 
 #include "engine/api/devices.h"
+#include "engine/api/training_setup.h"
 #include "engine/core/precision.h"
-#include "engine/core/thread_pool.h"
-#include "engine/train/trainer.h"
 
 namespace kiln::engine::api {
 
@@ -30,30 +29,29 @@ uint64_t hostAvailableMemory() {
 
 Result<PreflightReport> preflightTraining(const io::Project& project, const std::string& projectPath,
                                           const PreflightRequest& request, const std::atomic<bool>* cancel) {
-    auto graph = io::modelGraph(project);
-    if (!graph.ok()) return io::locate(graph.error(), project);
-    auto model = ops::analyzeModel(*graph);
-    if (!model.ok()) return io::locate(model.error(), project);
-    auto config = train::parseTrainingConfig(project.training, *graph);
-    if (!config.ok()) return config.error().withFile(projectPath);
-    if (request.batchSize) config->batchSize = *request.batchSize;
+    PrepareOptions setup;
+    setup.batchSize = request.batchSize;
+    setup.threads = request.threads;
+    KILN_ASSIGN(PreparedModel prepared, prepareModel(project, projectPath, setup));
+    const ops::ModelInfo& model = prepared.model;
+    const train::TrainingConfig& config = prepared.config;
 
     PreflightReport r;
-    r.device = config->device;
-    r.precision = config->precision;
-    r.batch = config->batchSize;
-    auto device = Device::parse(config->device);
+    r.device = config.device;
+    r.precision = config.precision;
+    r.batch = config.batchSize;
+    auto device = Device::parse(config.device);
     if (!device.ok()) return device.error().withFile(projectPath);
-    auto precision = parsePrecision(config->precision);
+    auto precision = parsePrecision(config.precision);
     if (!precision.ok()) return precision.error().withFile(projectPath);
 
     exec::MemoryOptions options;
-    options.batch = config->batchSize;
+    options.batch = config.batchSize;
     options.precision = *precision;
-    options.optimizer = config->optimizer;
-    for (const auto& loss : config->losses) options.losses.push_back(loss.spec);
+    options.optimizer = config.optimizer;
+    for (const auto& loss : config.losses) options.losses.push_back(loss.spec);
     options.cuda = !device->isCpu();
-    auto memory = exec::estimateMemory(*model, options);
+    auto memory = exec::estimateMemory(model, options);
     if (!memory.ok()) return io::locate(memory.error(), project);
     r.memory = *memory;
     r.peakBytes = options.cuda ? memory->totalWithConvWorkspace() : memory->total();
@@ -66,35 +64,33 @@ Result<PreflightReport> preflightTraining(const io::Project& project, const std:
     if (r.budgetBytes > 0 && r.peakBytes > r.budgetBytes) {
         r.fits = false;
         // A tenth kept free: other programs' memory moves while this one starts.
-        auto fits = exec::largestBatch(*model, options, r.budgetBytes / 10 * 9, config->batchSize);
+        auto fits = exec::largestBatch(model, options, r.budgetBytes / 10 * 9, config.batchSize);
         r.suggestedBatch = fits.ok() ? *fits : 0;
     }
     if (request.calibrationSteps <= 0) return r;
 
     // A few real steps on the project's data, on its device; the trainer is thrown away after.
-    auto backend = backendFor(*config);
-    if (!backend.ok()) return backend.error().withFile(projectPath);
-    auto data = train::openData(project.data, projectPath, config->seed, config->batchSize, config->shuffle);
-    if (!data.ok()) {
-        Error e = data.error();
-        return e.file.empty() ? e.withFile(projectPath) : e;
-    }
-    if (data->trainStream) {
-        r.trainingSamples = data->trainStream->samplesPerEpoch();
-    } else {
-        const int64_t rows = data->train.size();
-        r.trainingSamples = rows - static_cast<int64_t>(std::floor(double(rows) * config->validationSplit));
-    }
-    r.stepsPerEpoch = (r.trainingSamples + config->batchSize - 1) / config->batchSize;
-    ThreadPool pool(request.threads);
-    auto trainer = train::Trainer::create(*model, *config, std::move(data.value()), pool, *backend);
-    if (!trainer.ok()) return io::locate(trainer.error(), project);
+    // (prepared moves into the trainer's set-up: what comes after uses these copies.)
+    const int64_t batch = config.batchSize;
+    const double validationSplit = config.validationSplit;
+    setup.checkData = [&](const train::DataBundle& data) -> Status {
+        if (data.trainStream) {
+            r.trainingSamples = data.trainStream->samplesPerEpoch();
+        } else {
+            const int64_t rows = data.train.size();
+            r.trainingSamples = rows - static_cast<int64_t>(std::floor(double(rows) * validationSplit));
+        }
+        r.stepsPerEpoch = (r.trainingSamples + batch - 1) / batch;
+        return {};
+    };
+    KILN_ASSIGN(PreparedTraining training, prepareTraining(project, projectPath, std::move(prepared), setup));
+    auto& trainer = training.trainer;
     // The steps of a real fit (data, forward, backward, update, metrics), stopped after
     // calibrationSteps + 1 of them; the first one (plan compilation, first batch) is timed apart.
     std::atomic<bool> stop{false};
     std::vector<double> seconds;
     auto last = std::chrono::steady_clock::now();
-    auto fit = (*trainer)->fit(
+    auto fit = trainer->fit(
         [&](const train::TrainEvent& e) {
             if (e.kind != train::TrainEvent::Kind::Step) return;
             const auto now = std::chrono::steady_clock::now();
@@ -112,7 +108,7 @@ Result<PreflightReport> preflightTraining(const io::Project& project, const std:
     r.measuredSteps = static_cast<int>(rest.size());
     std::nth_element(rest.begin(), rest.begin() + rest.size() / 2, rest.end());
     r.secondsPerStep = rest[rest.size() / 2];
-    r.samplesPerSecond = r.secondsPerStep > 0 ? double(config->batchSize) / r.secondsPerStep : 0;
+    r.samplesPerSecond = r.secondsPerStep > 0 ? double(batch) / r.secondsPerStep : 0;
     r.epochSeconds = double(r.stepsPerEpoch) * r.secondsPerStep;
     return r;
 }

@@ -3,7 +3,8 @@
 // end with the same weights as one process with the same global batch (a model with a
 // synchronised BatchNormalization, shuffled data, Adam, validation each epoch); only rank 0
 // prints and writes (run folder, checkpoints, TensorBoard, CSV log, run store); a global batch
-// that does not split over the ranks is an error naming both numbers. Skips without mpirun.
+// that does not split over the ranks is an error naming both numbers; a sweep is refused (exit 2)
+// instead of running once per rank. Skips without mpirun.
 // kiln-test-labels: mpi slow
 // kiln-test-timeout: 600
 #include <QtTest>
@@ -194,6 +195,20 @@ private slots:
         QVERIFY2(r.exitCode != 0, qPrintable(r.out + r.err));
         QVERIFY2(r.err.contains(QStringLiteral("15")) && r.err.contains(QStringLiteral("2 processes")), qPrintable(r.err));
         QVERIFY2(r.err.contains(QStringLiteral("rank")), qPrintable(r.err));
+    }
+
+    void sweepIsRefused() {
+        const QString spec = write(m_dir, QStringLiteral("sweep.json"),
+                                   R"({"parameters": [{"path": "learning_rate", "kind": "choice", "values": [0.01, 0.1]}],
+                                       "strategy": "grid", "epochs": 1, "objective": "val_loss"})");
+        QStringList args{m_project, QStringLiteral("--sweep"), spec, QStringLiteral("--run-store"), QStringLiteral("none")};
+        const Run r = mpirun({args, args});
+        // mpirun passes on the ranks' exit status 2.
+        QVERIFY2(r.exitCode == 2, qPrintable(QString::number(r.exitCode) + r.out + r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("sweep")) && r.err.contains(QStringLiteral("mpirun")), qPrintable(r.err));
+        QVERIFY2(!r.out.contains(QStringLiteral("trial")), qPrintable(r.out));
+        QVERIFY(!QFileInfo::exists(m_dir.filePath(QStringLiteral("runs"))) ||
+                QDir(m_dir.filePath(QStringLiteral("runs"))).entryList({QStringLiteral("blobs-sweep-*")}, QDir::Dirs).isEmpty());
     }
 };
 

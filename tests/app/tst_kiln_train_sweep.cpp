@@ -3,13 +3,15 @@
 // kiln-train --sweep end to end on the bundled two-tower example: the results table and the best
 // trial, the JSON line, --apply-best -o writing the project with the best parameters, every trial
 // recorded in the project's run store with the sweep id, and bad input exiting 2 with the JSON
-// path of the problem.
+// path of the problem. Started as one of several processes of an MPI launch (the launcher's
+// variables set), a sweep is refused with exit 2 before any trial runs.
 #include <QtTest>
 
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include <nlohmann/json.hpp>
@@ -142,6 +144,29 @@ private slots:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(words), qPrintable(r.err));
         QVERIFY2(r.err.contains(QLatin1String("bad.json")), qPrintable(r.err));
+    }
+
+    void refusedAsOneOfSeveralRanks() {
+        QTemporaryDir dir;
+        const QString project = dir.filePath(QStringLiteral("two_tower.kiln"));
+        QVERIFY(QFile::copy(QStringLiteral(KILN_SOURCE_DIR "/resources/examples/two_tower.kiln"), project));
+        // What mpirun -np 2 (Open MPI) or mpiexec (MPICH) tells each process it starts.
+        for (const auto& [sizeName, rankName] : {std::pair{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
+                                                 std::pair{"PMI_SIZE", "PMI_RANK"}}) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QLatin1String(sizeName), QStringLiteral("2"));
+            env.insert(QLatin1String(rankName), QStringLiteral("1"));
+            p.setProcessEnvironment(env);
+            p.start(program("kiln-train"), {project, QStringLiteral("--sweep"), m_spec});
+            QVERIFY(p.waitForFinished(60000));
+            const QString err = QString::fromLocal8Bit(p.readAllStandardError());
+            QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+            QCOMPARE(p.exitCode(), 2);
+            QVERIFY2(err.contains(QLatin1String("sweep")) && err.contains(QLatin1String("mpirun")), qPrintable(err));
+            QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral("runs"))));
+            QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral(".kiln"))));
+        }
     }
 
     void applyBestNeedsOutput() {

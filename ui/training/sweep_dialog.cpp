@@ -6,6 +6,9 @@
 
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QFutureWatcher>
 #include <QGroupBox>
@@ -26,10 +29,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <qcustomplot.h>
 
 #include "app/common/error_text.h"
+#include "engine/api/training_setup.h"
 #include "engine/train/config.h"
 
 namespace kiln::ui::training {
@@ -131,7 +136,7 @@ SweepDialog::SweepDialog(const engine::io::Project& project, const QString& proj
     m_trialsLabel = new QLabel(this);
     m_trialsBox = new QSpinBox(this);
     m_trialsBox->setObjectName(QStringLiteral("sweepTrials"));
-    m_trialsBox->setRange(1, 10000);
+    m_trialsBox->setRange(0, 10000);  // 0: every point of a grid
     m_trialsBox->setValue(10);
     form->addRow(m_trialsLabel, m_trialsBox);
     m_seedLabel = new QLabel(this);
@@ -151,11 +156,9 @@ SweepDialog::SweepDialog(const engine::io::Project& project, const QString& proj
     m_objective->setEditable(true);
     {
         QStringList names = {QStringLiteral("val_loss"), QStringLiteral("loss")};
-        if (auto graph = engine::io::modelGraph(m_project); graph.ok()) {
-            if (auto config = engine::train::parseTrainingConfig(m_project.training, *graph); config.ok()) {
-                for (const auto& m : config->metrics) names.prepend(QStringLiteral("val_") + QString::fromStdString(m));
-                for (const auto& m : config->metrics) names << QString::fromStdString(m);
-            }
+        if (auto config = engine::api::projectTrainingConfig(m_project, m_project.path); config.ok()) {
+            for (const auto& m : config->metrics) names.prepend(QStringLiteral("val_") + QString::fromStdString(m));
+            for (const auto& m : config->metrics) names << QString::fromStdString(m);
         }
         m_objective->addItems(names);
     }
@@ -197,9 +200,15 @@ SweepDialog::SweepDialog(const engine::io::Project& project, const QString& proj
     m_cancelButton->setObjectName(QStringLiteral("sweepCancel"));
     m_apply = new QPushButton(this);
     m_apply->setObjectName(QStringLiteral("sweepApplyBest"));
+    m_openSpec = new QPushButton(this);
+    m_openSpec->setObjectName(QStringLiteral("sweepOpenSpec"));
+    m_saveSpec = new QPushButton(this);
+    m_saveSpec->setObjectName(QStringLiteral("sweepSaveSpec"));
     buttons->addWidget(m_run);
     buttons->addWidget(m_cancelButton);
     buttons->addStretch();
+    buttons->addWidget(m_openSpec);
+    buttons->addWidget(m_saveSpec);
     buttons->addWidget(m_apply);
     layout->addLayout(buttons);
 
@@ -253,6 +262,8 @@ SweepDialog::SweepDialog(const engine::io::Project& project, const QString& proj
     connect(m_run, &QPushButton::clicked, this, &SweepDialog::start);
     connect(m_cancelButton, &QPushButton::clicked, this, &SweepDialog::cancel);
     connect(m_apply, &QPushButton::clicked, this, &SweepDialog::applyBest);
+    connect(m_saveSpec, &QPushButton::clicked, this, [this] { chooseSpecFile(true); });
+    connect(m_openSpec, &QPushButton::clicked, this, [this] { chooseSpecFile(false); });
     connect(m_pruning, &QComboBox::currentIndexChanged, this, &SweepDialog::updateButtons);
     connect(m_strategy, &QComboBox::currentIndexChanged, this, &SweepDialog::updateButtons);
     connect(m_objective, &QComboBox::currentTextChanged, this, [this](const QString& name) {
@@ -265,6 +276,7 @@ SweepDialog::SweepDialog(const engine::io::Project& project, const QString& proj
     m_mode->setCurrentIndex(m_objective->currentText().startsWith(QLatin1String("val_loss")) ? 0 : 1);
     retranslate();
     updateButtons();
+    restoreSpec();
     resize(980, 760);
 }
 
@@ -344,10 +356,13 @@ std::optional<engine::api::SweepSpec> SweepDialog::spec(QString* error) const {
     }
     json j = {{"parameters", params},
               {"strategy", m_strategy->currentIndex() == 1 ? "grid" : "random"},
+              {"grid_points", m_gridPoints},
               {"seed", m_seed->value()},
-              {"trials", m_trialsBox->value()},
               {"objective", {{"metric", m_objective->currentText().trimmed().toStdString()},
                              {"mode", m_mode->currentIndex() == 1 ? "max" : "min"}}}};
+    // A grid without a number of trials runs all its points; a random search needs one (0 is
+    // left for the spec's check to name).
+    if (m_trialsBox->value() > 0 || m_strategy->currentIndex() != 1) j["trials"] = m_trialsBox->value();
     if (m_epochs->value() > 0) j["epochs"] = m_epochs->value();
     const int pruning = m_pruning->currentIndex();
     if (pruning > 0) {
@@ -383,7 +398,7 @@ void SweepDialog::setSpec(const engine::api::SweepSpec& s) {
                         values);
     }
     m_strategy->setCurrentIndex(s.strategy == engine::api::SweepStrategy::Grid ? 1 : 0);
-    m_trialsBox->setValue(s.trials > 0 ? s.trials : 10);
+    m_trialsBox->setValue(s.trials);
     m_seed->setValue(int(s.seed));
     m_epochs->setValue(s.epochs.value_or(0));
     m_objective->setCurrentText(QString::fromStdString(s.objective));
@@ -392,7 +407,90 @@ void SweepDialog::setSpec(const engine::api::SweepSpec& s) {
     m_minEpochs->setValue(s.minEpochs);
     m_minTrials->setValue(s.minTrials);
     m_reduction->setValue(s.reduction);
+    m_gridPoints = s.gridPoints;
     updateButtons();
+}
+
+QString SweepDialog::rememberedSpecPath() const {
+    if (m_projectPath.isEmpty()) return {};
+    return QString::fromStdString(engine::api::lastSweepSpecPath(m_projectPath.toStdString()));
+}
+
+bool SweepDialog::saveSpecFile(const QString& path) {
+    QString error;
+    const auto s = spec(&error);
+    if (!s) {
+        m_status->setText(tr("The spec was not saved: %1").arg(error));
+        return false;
+    }
+    if (auto saved = engine::api::saveSweepSpec(*s, path.toStdString()); !saved.ok()) {
+        m_status->setText(app::ErrorText::describe(saved.error()));
+        return false;
+    }
+    m_status->setText(tr("Saved the sweep spec to %1.").arg(QDir::toNativeSeparators(path)));
+    return true;
+}
+
+bool SweepDialog::openSpecFile(const QString& path) {
+    auto loaded = engine::api::loadSweepSpec(path.toStdString());
+    if (!loaded.ok()) {
+        m_status->setText(app::ErrorText::describe(loaded.error()));
+        return false;
+    }
+    setSpec(*loaded);
+    if (auto checked = engine::api::checkSweepSpec(*loaded, m_project); !checked.ok()) {
+        m_status->setText(tr("Opened %1, but it does not fit this project: %2")
+                              .arg(QDir::toNativeSeparators(path), app::ErrorText::describe(checked.error().withFile(path.toStdString()))));
+    } else {
+        m_status->setText(tr("Opened the sweep spec %1.").arg(QDir::toNativeSeparators(path)));
+    }
+    return true;
+}
+
+void SweepDialog::chooseSpecFile(bool save) {
+    // Qt's own file dialog: the same on every desktop, and driven by tests like the rest.
+    QFileDialog chooser(this, save ? tr("Save the sweep spec") : tr("Open a sweep spec"));
+    chooser.setObjectName(QStringLiteral("sweepSpecFileDialog"));
+    chooser.setOption(QFileDialog::DontUseNativeDialog);
+    chooser.setNameFilters({tr("Sweep specs (*.json)"), tr("All files (*)")});
+    chooser.setAcceptMode(save ? QFileDialog::AcceptSave : QFileDialog::AcceptOpen);
+    chooser.setFileMode(save ? QFileDialog::AnyFile : QFileDialog::ExistingFile);
+    if (save) chooser.setDefaultSuffix(QStringLiteral("json"));
+    if (!m_projectPath.isEmpty()) chooser.setDirectory(QFileInfo(m_projectPath).absolutePath());
+    if (chooser.exec() != QDialog::Accepted || chooser.selectedFiles().isEmpty()) return;
+    const QString file = chooser.selectedFiles().first();
+    if (save) saveSpecFile(file);
+    else openSpecFile(file);
+}
+
+// The spec the controls hold becomes the project's last one; a spec that is not valid yet is
+// not kept (the last valid one stays).
+void SweepDialog::rememberSpec() {
+    const QString path = rememberedSpecPath();
+    if (path.isEmpty()) return;
+    const auto s = spec();
+    if (!s) return;
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path.toStdString()).parent_path(), ec);
+    if (ec) return;
+    (void)engine::api::saveSweepSpec(*s, path.toStdString());
+}
+
+void SweepDialog::restoreSpec() {
+    const QString path = rememberedSpecPath();
+    if (path.isEmpty() || !QFileInfo::exists(path)) return;
+    auto loaded = engine::api::loadSweepSpec(path.toStdString());
+    if (!loaded.ok()) {
+        m_status->setText(tr("The last sweep spec of this project cannot be read: %1").arg(app::ErrorText::describe(loaded.error())));
+        return;
+    }
+    setSpec(*loaded);
+    if (auto checked = engine::api::checkSweepSpec(*loaded, m_project); !checked.ok()) {
+        m_status->setText(tr("The last sweep spec of this project no longer fits it: %1")
+                              .arg(app::ErrorText::describe(checked.error().withFile(path.toStdString()))));
+        return;
+    }
+    m_status->setText(tr("The last sweep spec of this project is back."));
 }
 
 void SweepDialog::updateButtons() {
@@ -401,6 +499,7 @@ void SweepDialog::updateButtons() {
     m_apply->setEnabled(!m_running && m_best >= 0);
     m_removeParam->setEnabled(!m_running && m_params->rowCount() > 0);
     m_addParam->setEnabled(!m_running);
+    m_openSpec->setEnabled(!m_running);
     const int pruning = m_pruning->currentIndex();
     m_minEpochs->setEnabled(pruning > 0);
     m_minTrials->setEnabled(pruning == 1);
@@ -423,6 +522,7 @@ void SweepDialog::start() {
         return;
     }
     m_runningSpec = *s;
+    rememberSpec();
     m_trials.clear();
     m_best = -1;
     m_model->removeRows(0, m_model->rowCount());
@@ -671,6 +771,11 @@ void SweepDialog::applyBest() {
     m_status->setText(tr("Applied the parameters of trial %1 to the project.").arg(best.number));
 }
 
+void SweepDialog::done(int result) {
+    rememberSpec();
+    QDialog::done(result);
+}
+
 void SweepDialog::closeEvent(QCloseEvent* event) {
     // Closing stops the running trial within a step; its record says it was stopped.
     m_cancel->store(true);
@@ -716,6 +821,11 @@ void SweepDialog::retranslate() {
     m_minTrialsLabel->setText(tr("Finished trials to compare:"));
     m_reductionLabel->setText(tr("Keep 1 in:"));
     m_run->setText(tr("Run"));
+    m_trialsBox->setSpecialValueText(tr("all"));
+    m_openSpec->setText(tr("Open Spec…"));
+    m_openSpec->setToolTip(tr("Fill in the sweep from a spec file (JSON, as kiln-train --sweep reads it)."));
+    m_saveSpec->setText(tr("Save Spec…"));
+    m_saveSpec->setToolTip(tr("Save the sweep as a spec file for kiln-train --sweep or a later session."));
     m_cancelButton->setText(tr("Cancel"));
     m_apply->setText(tr("Apply best"));
     m_apply->setToolTip(tr("Set the best trial's parameters in the project (Edit > Undo takes them back)."));

@@ -2,7 +2,8 @@
 // "Sweep…": a hyper-parameter sweep of the project (engine/api/sweep.h, the code of kiln-train
 // --sweep) set up in a table of parameters, run off the GUI thread with Cancel, its trials in a
 // sortable table and a parallel-coordinates chart as they finish; "Apply best" hands the best
-// trial's project to the editor.
+// trial's project to the editor. Specs are saved to and opened from JSON files in the format of
+// kiln-train --sweep, and the last one of a saved project comes back when the dialog reopens.
 #pragma once
 
 #include <QDialog>
@@ -35,12 +36,23 @@ public:
     // `project` is the document as it is (possibly unsaved); trials train copies of it.
     SweepDialog(const engine::io::Project& project, const QString& projectPath, QWidget* parent = nullptr);
     ~SweepDialog() override;
+    // Closing keeps the spec as this project's last one (rememberedSpecPath).
+    void done(int result) override;
 
     bool running() const { return m_running; }
     // The spec the controls describe, or the problem (naming the field) in `error`.
     std::optional<engine::api::SweepSpec> spec(QString* error = nullptr) const;
     // Fills the controls from a spec (parameters, strategy, budget, objective, early stopping).
     void setSpec(const engine::api::SweepSpec& spec);
+    // Writes the controls' spec to a file kiln-train --sweep reads; false (the problem in the
+    // status line) when the spec is not valid or the file cannot be written.
+    bool saveSpecFile(const QString& path);
+    // Fills the controls from a spec file; false (the problem, naming the file and the JSON path,
+    // in the status line) when it cannot be read or parsed. A spec that parses but does not fit
+    // the project opens with that problem shown.
+    bool openSpecFile(const QString& path);
+    // Where this project's last spec is kept ("" for a project never saved).
+    QString rememberedSpecPath() const;
     const std::vector<engine::api::TrialResult>& trials() const { return m_trials; }
     int bestTrial() const { return m_best; }
     QTableView* resultsView() const { return m_results; }
@@ -70,6 +82,9 @@ private:
     void applyBest();
     void updateButtons();
     QStringList pathSuggestions() const;
+    void chooseSpecFile(bool save);
+    void rememberSpec();
+    void restoreSpec();
 
     engine::io::Project m_project;
     QString m_projectPath;
@@ -78,6 +93,7 @@ private:
     engine::api::SweepSpec m_runningSpec;
     std::vector<engine::api::TrialResult> m_trials;
     int m_best = -1;
+    int m_gridPoints = 3;  // grid_points of the spec last set (no control shows it)
 
     QLabel* m_paramsLabel = nullptr;
     QTableWidget* m_params = nullptr;
@@ -105,6 +121,8 @@ private:
     QPushButton* m_run = nullptr;
     QPushButton* m_cancelButton = nullptr;
     QPushButton* m_apply = nullptr;
+    QPushButton* m_saveSpec = nullptr;
+    QPushButton* m_openSpec = nullptr;
     QStandardItemModel* m_model = nullptr;
     QSortFilterProxyModel* m_proxy = nullptr;
     QTableView* m_results = nullptr;

@@ -26,6 +26,12 @@ bool launchedByMpi() {
            std::getenv("PMI_RANK");
 }
 
+int launchedRanks() {
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+        if (int n = envInt(name); n > 0) return n;
+    return 0;
+}
+
 int localRanks() {
     for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MPI_LOCAL_NRANKS"})
         if (int n = envInt(name); n > 0) return n;

@@ -17,6 +17,9 @@ bool mpiBuilt();
 // True when a process launcher started this process as one of several ranks: the variables
 // that Open MPI (OMPI_COMM_WORLD_SIZE), PMIx (PMIX_RANK) or MPICH/Hydra (PMI_SIZE) set.
 bool launchedByMpi();
+// The number of ranks of the whole run according to the launcher (OMPI_COMM_WORLD_SIZE,
+// PMI_SIZE); 0 when it does not say.
+int launchedRanks();
 // The number of ranks on this machine and this process's index among them, according to the
 // launcher (1 and 0 when not known).
 int localRanks();

@@ -3,7 +3,10 @@
 // learning rate as a choice of two, a node attribute), a grid of two trials run off the GUI
 // thread, the results table filled and sortable, one polyline per trial in the parallel
 // coordinates, and "Apply best" handing over the project with the best trial's values. A path
-// the project lacks is refused naming the JSON path, before anything trains.
+// the project lacks is refused naming the JSON path, before anything trains. Save Spec… and
+// Open Spec… (the dialog's save and open of a chosen file): the file is the spec kiln-train --sweep reads,
+// the dialog reopened for the project comes back with its last spec, and specs with errors open
+// with the error naming the file and the JSON path.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_training
 #include <QtTest>
@@ -94,6 +97,11 @@ void typeNumber(QSpinBox* box, int value) {
     QTest::keyClick(box, Qt::Key_A, Qt::ControlModifier);
     QTest::keyClicks(box, QString::number(value));
     QTest::keyClick(box, Qt::Key_Tab);
+}
+
+void writeText(const QString& path, const QByteArray& text) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(text) != text.size()) qFatal("cannot write %s", qPrintable(path));
 }
 
 }  // namespace
@@ -239,6 +247,96 @@ private slots:
         QCOMPARE(dialog.trials().back().status, engine::api::TrialStatus::Cancelled);
         QVERIFY(dialog.trials().back().epochs < 2000);
         QVERIFY(finished.first().at(1).toString().startsWith(QLatin1String("Cancelled.")));
+    }
+
+    void saveOpenAndRemember() {
+        QTemporaryDir dir;
+        engine::io::Project project;
+        const QString path = blobsProject(dir, project);
+        QVERIFY(!path.isEmpty());
+        const QString saved = dir.filePath(QStringLiteral("lr-grid.json"));
+        {
+            SweepDialog dialog(project, path);
+            dialog.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+            QTest::mouseClick(dialog.findChild<QPushButton*>(QStringLiteral("sweepAddParameter")), Qt::LeftButton);
+            typePath(dialog.findChild<QComboBox*>(QStringLiteral("sweepPath0")), QStringLiteral("learning_rate"));
+            typeValues(dialog.findChild<QTableWidget*>(QStringLiteral("sweepParameters")), 0, QStringLiteral("0.001, 0.01, 0.1"));
+            auto* strategy = dialog.findChild<QComboBox*>(QStringLiteral("sweepStrategy"));
+            strategy->setFocus();
+            QTest::keyClick(strategy, Qt::Key_Down);  // grid
+            auto* trials = dialog.findChild<QSpinBox*>(QStringLiteral("sweepTrials"));
+            typeNumber(trials, 0);  // every point of the grid
+            QCOMPARE(trials->text(), QStringLiteral("all"));
+            typeNumber(dialog.findChild<QSpinBox*>(QStringLiteral("sweepEpochs")), 2);
+
+            QVERIFY(dialog.findChild<QPushButton*>(QStringLiteral("sweepSaveSpec"))->isEnabled());
+            QVERIFY(dialog.saveSpecFile(saved));
+            const QString status = dialog.findChild<QLabel*>(QStringLiteral("sweepStatus"))->text();
+            QVERIFY2(QFileInfo::exists(saved), qPrintable(status));
+            QVERIFY2(status.contains(QLatin1String("lr-grid.json")), qPrintable(status));
+            // The file is a spec as kiln-train --sweep reads it.
+            auto spec = engine::api::loadSweepSpec(saved.toStdString());
+            QVERIFY2(spec.ok(), spec.ok() ? "" : spec.error().toString().c_str());
+            QCOMPARE(spec->parameters.size(), size_t(1));
+            QCOMPARE(spec->parameters[0].path, std::string("learning_rate"));
+            QCOMPARE(spec->parameters[0].values, (std::vector<json>{0.001, 0.01, 0.1}));
+            QCOMPARE(spec->strategy, engine::api::SweepStrategy::Grid);
+            QCOMPARE(spec->trials, 0);
+            QCOMPARE(spec->epochs.value_or(0), 2);
+            QCOMPARE(spec->objective, std::string("val_accuracy"));
+            QCOMPARE(engine::api::sweepConfigurations(*spec).size(), size_t(3));
+            QVERIFY(!QFileInfo::exists(dialog.rememberedSpecPath()));
+            QTest::keyClick(&dialog, Qt::Key_Escape);  // closing keeps it as the project's last spec
+            QVERIFY(!dialog.isVisible());
+            QVERIFY(QFileInfo::exists(dialog.rememberedSpecPath()));
+            QVERIFY(dialog.rememberedSpecPath().startsWith(dir.path()));
+        }
+
+        // Reopened for the same project: the spec is back.
+        SweepDialog dialog(project, path);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        auto* table = dialog.findChild<QTableWidget*>(QStringLiteral("sweepParameters"));
+        auto* status = dialog.findChild<QLabel*>(QStringLiteral("sweepStatus"));
+        QCOMPARE(table->rowCount(), 1);
+        QCOMPARE(dialog.findChild<QComboBox*>(QStringLiteral("sweepPath0"))->currentText(), QStringLiteral("learning_rate"));
+        QCOMPARE(table->item(0, 2)->text(), QStringLiteral("0.001, 0.01, 0.1"));
+        QCOMPARE(dialog.findChild<QComboBox*>(QStringLiteral("sweepStrategy"))->currentIndex(), 1);
+        QCOMPARE(dialog.findChild<QSpinBox*>(QStringLiteral("sweepTrials"))->text(), QStringLiteral("all"));
+        QVERIFY2(status->text().contains(QLatin1String("last sweep spec")), qPrintable(status->text()));
+
+        // A spec with a bad value: the error names the file and the JSON path; the controls stay.
+        const QString bad = dir.filePath(QStringLiteral("bad.json"));
+        writeText(bad, R"({"parameters": [{"path": "learning_rate", "kind": "uniform", "min": 0.1, "max": "high"}]})");
+        dialog.openSpecFile(bad);
+        QVERIFY2(status->text().contains(QLatin1String("bad.json")) && status->text().contains(QLatin1String("parameters[0].max")),
+                 qPrintable(status->text()));
+        QCOMPARE(table->rowCount(), 1);
+        QCOMPARE(table->item(0, 2)->text(), QStringLiteral("0.001, 0.01, 0.1"));
+
+        // Not JSON at all: the file and the line.
+        const QString broken = dir.filePath(QStringLiteral("broken.json"));
+        writeText(broken, "{\n  \"parameters\": [\n    {\"path\": \"learning_rate\",,}\n  ]\n}\n");
+        dialog.openSpecFile(broken);
+        QVERIFY2(status->text().contains(QLatin1String("broken.json:3")), qPrintable(status->text()));
+
+        // A spec that parses but names a node the project lacks opens, with that problem shown.
+        const QString other = dir.filePath(QStringLiteral("other.json"));
+        writeText(other, R"({"parameters": [{"path": "nodes.hidden.units", "kind": "choice", "values": [8, 32]}],
+                             "strategy": "random", "trials": 4, "seed": 9, "objective": "val_loss"})");
+        dialog.openSpecFile(other);
+        // (the row's old widgets are deleted later: the table's own cell holds the new one)
+        QCOMPARE(qobject_cast<QComboBox*>(table->cellWidget(0, 0))->currentText(), QStringLiteral("nodes.hidden.units"));
+        QCOMPARE(dialog.findChild<QComboBox*>(QStringLiteral("sweepStrategy"))->currentIndex(), 0);
+        QCOMPARE(dialog.findChild<QSpinBox*>(QStringLiteral("sweepSeed"))->value(), 9);
+        QVERIFY2(status->text().contains(QLatin1String("parameters[0].path")) && status->text().contains(QLatin1String("hidden")),
+                 qPrintable(status->text()));
+        // It is not valid for this project, so it does not replace the remembered one.
+        dialog.close();
+        auto remembered = engine::api::loadSweepSpec(dialog.rememberedSpecPath().toStdString());
+        QVERIFY(remembered.ok());
+        QCOMPARE(remembered->parameters[0].path, std::string("learning_rate"));
     }
 
     // tools/sweep_screenshot.sh runs this under Xvfb with KILN_SCREENSHOT set: the real window
