@@ -282,8 +282,8 @@ Result<PretrainedProject> createPretrainedProject(const PretrainedProjectRequest
     return r;
 }
 
-std::vector<std::string> preprocessingMismatches(const Project& project) {
-    std::vector<std::string> out;
+std::vector<PreprocessingMismatch> preprocessingMismatches(const Project& project) {
+    std::vector<PreprocessingMismatch> out;
     const auto it = project.extra.find("pretrained");
     if (it == project.extra.end() || !it->is_object()) return out;
     const json& pj = *it;
@@ -307,12 +307,26 @@ std::vector<std::string> preprocessingMismatches(const Project& project) {
         }
     }
     const int64_t wantH = pre.value("height", int64_t{0}), wantW = pre.value("width", int64_t{0});
-    if (height > 0 && wantH > 0 && (height != wantH || width != wantW))
-        out.push_back("The data transforms make " + std::to_string(height) + "x" + std::to_string(width) + " pictures, but " + name +
-                      " was trained on " + std::to_string(wantH) + "x" + std::to_string(wantW) + ".");
     const std::string formula = pre.value("formula", std::string());
+    auto add = [&](PreprocessingMismatch::Kind kind, std::string message) {
+        PreprocessingMismatch m;
+        m.kind = kind;
+        m.backbone = name;
+        m.height = height;
+        m.width = width;
+        m.wantHeight = wantH;
+        m.wantWidth = wantW;
+        m.formula = formula;
+        m.message = std::move(message);
+        out.push_back(std::move(m));
+    };
+    if (height > 0 && wantH > 0 && (height != wantH || width != wantW))
+        add(PreprocessingMismatch::Kind::Size, "The data transforms make " + std::to_string(height) + "x" + std::to_string(width) +
+                                                   " pictures, but " + name + " was trained on " + std::to_string(wantH) + "x" +
+                                                   std::to_string(wantW) + ".");
     if (!norm) {
-        out.push_back("The data transforms do not normalise the pictures, but " + name + " expects " + formula + ".");
+        add(PreprocessingMismatch::Kind::NoNormalization,
+            "The data transforms do not normalise the pictures, but " + name + " expects " + formula + ".");
         return out;
     }
     // Compare x' = a·x − b per channel (a = scale/std, b = mean/std), broadcasting single values.
@@ -325,7 +339,9 @@ std::vector<std::string> preprocessingMismatches(const Project& project) {
         const double a2 = norm->scale / at(norm->stddev, c, 1.0), b2 = at(norm->mean, c, 0.0) / at(norm->stddev, c, 1.0);
         if (std::abs(a1 - a2) > 1e-4 * std::abs(a1) + 1e-9 || std::abs(b1 - b2) > 1e-4 * std::max(1.0, std::abs(b1))) same = false;
     }
-    if (!same) out.push_back("The data transforms normalise the pictures otherwise than " + name + " expects (" + formula + ").");
+    if (!same)
+        add(PreprocessingMismatch::Kind::Normalization,
+            "The data transforms normalise the pictures otherwise than " + name + " expects (" + formula + ").");
     return out;
 }
 

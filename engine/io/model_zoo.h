@@ -99,9 +99,19 @@ struct PretrainedProject {
 // under "pretrained". Errors name the backbone, the file or the node; nothing is written then.
 Result<PretrainedProject> createPretrainedProject(const PretrainedProjectRequest& request);
 
-// A project made from a backbone whose data section prepares pictures otherwise than the backbone
-// expects: one sentence per difference (size, normalisation); empty when they agree or when the
-// project was not made from a backbone or has no picture transforms.
-std::vector<std::string> preprocessingMismatches(const Project& project);
+// One way a project's data preparation differs from what its backbone was trained with.
+struct PreprocessingMismatch {
+    enum class Kind { Size, Normalization, NoNormalization } kind = Kind::Size;
+    std::string backbone;      // the backbone's name
+    int64_t height = 0, width = 0;          // Size: what the transforms make
+    int64_t wantHeight = 0, wantWidth = 0;  // Size: the backbone's input
+    std::string formula;       // the backbone's normalisation, "(x - 127) / 128"
+    std::string message;       // the English sentence
+};
+
+// A project made from a backbone ("pretrained" in the file) whose data section (eval_transforms,
+// else transforms) prepares pictures otherwise than the backbone expects: one entry per difference;
+// empty when they agree, or when the project was not made from a backbone or has no transforms.
+std::vector<PreprocessingMismatch> preprocessingMismatches(const Project& project);
 
 }  // namespace kiln::engine::io

@@ -22,6 +22,7 @@
 #include "engine/data/transforms.h"
 #include "engine/train/config.h"
 #include "engine/train/weights.h"
+#include "tests/engine/io/backbone_fixture.h"
 
 using namespace kiln::engine;
 using namespace kiln::engine::io;
@@ -30,36 +31,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A small ImageNet-style classifier standing in a backbone's place: its project and weights
-// written where the catalogue expects EfficientNet-Lite0 inside `dataDir`.
-const char* kBackboneNodes = R"([
-  {"name":"image","op":"Input","attrs":{"shape":[32,32,3]}},
-  {"name":"stem","op":"Conv2D","inputs":["image"],"attrs":{"filters":8,"kernel_size":[3,3],"strides":[2,2],"padding":"same","activation":"relu6"}},
-  {"name":"conv2d_32","op":"Conv2D","inputs":["stem"],"attrs":{"filters":16,"kernel_size":[1,1],"activation":"relu6"}},
-  {"name":"global_average_pooling2d","op":"GlobalAveragePooling2D","inputs":["conv2d_32"]},
-  {"name":"dense","op":"Dense","inputs":["global_average_pooling2d"],"attrs":{"units":1000}}])";
-
-Project backboneProject() {
-    auto p = parseProject(std::string(R"({"format":"kiln-project","version":2,"name":"bb","graph":{"nodes":)") + kBackboneNodes +
-                              R"(,"outputs":["dense"]}})",
-                          "bb.kiln");
-    if (!p.ok()) qFatal("%s", p.error().toString().c_str());
-    return *p;
-}
-
-// Writes the stand-in backbone into dataDir as the cache of `b`; returns its parameters.
+using kiln::test::backboneProject;
 exec::ParamStore writeCache(const Backbone& b, const std::string& dataDir) {
-    const Project p = backboneProject();
-    auto info = ops::analyzeModel(p.graph);
-    if (!info.ok()) qFatal("%s", info.error().toString().c_str());
-    auto params = exec::ParamStore::create(*info, 11);
-    const fs::path dir = fs::path(dataDir) / b.cacheDir;
-    fs::create_directories(dir);
-    std::vector<NamedTensor> tensors;
-    for (const auto& prm : params.params()) tensors.push_back({prm.name, prm.value});
-    if (!saveSafetensors((dir / b.weightsFile).string(), tensors).ok()) qFatal("weights not written");
-    if (!saveProject(p, (dir / b.projectFile).string()).ok()) qFatal("project not written");
-    return params;
+    return kiln::test::writeBackboneCache(b, dataDir);
 }
 
 const Node* nodeNamed(const Graph& g, const std::string& name) {
@@ -214,14 +188,19 @@ private slots:
         p.data["eval_transforms"][2] = {{"type", "normalize"}, {"preset", "imagenet"}};
         auto m = preprocessingMismatches(p);
         QCOMPARE(m.size(), size_t{1});
-        QVERIFY(m[0].find("(x - 127) / 128") != std::string::npos);
+        QCOMPARE(m[0].kind, PreprocessingMismatch::Kind::Normalization);
+        QVERIFY(m[0].message.find("(x - 127) / 128") != std::string::npos);
         p.data["eval_transforms"][1] = {{"type", "resize"}, {"size", 128}};
         m = preprocessingMismatches(p);
         QCOMPARE(m.size(), size_t{2});
-        QVERIFY(m[0].find("128x128") != std::string::npos && m[0].find("224x224") != std::string::npos);
+        QCOMPARE(m[0].kind, PreprocessingMismatch::Kind::Size);
+        QCOMPARE(m[0].height, int64_t{128});
+        QCOMPARE(m[0].wantHeight, int64_t{224});
+        QVERIFY(m[0].message.find("128x128") != std::string::npos && m[0].message.find("224x224") != std::string::npos);
         p.data["eval_transforms"] = json::array({{{"type", "decode"}, {"channels", 3}}});
         m = preprocessingMismatches(p);
         QCOMPARE(m.size(), size_t{1});
+        QCOMPARE(m[0].kind, PreprocessingMismatch::Kind::NoNormalization);
         // A project not made from a backbone is not checked.
         p.extra.erase("pretrained");
         QVERIFY(preprocessingMismatches(p).empty());
