@@ -995,6 +995,46 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Cut the network after this node (a Kiln node, or the ONNX node or Keras layer it came from) and attach a new head: global average pooling, dropout and a softmax Dense layer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Classes of the new head (with --replace-head-after).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dropout rate of the new head, at least 0 and below 1; 0 leaves the Dropout layer out (default 0.2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--replace-head-after needs a node name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--replace-head-after needs --classes N</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--classes must be a whole number of at least 1, not &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--dropout must be a number of at least 0 and below 1, not &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--classes and --dropout describe the new head: give them with --replace-head-after NODE</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New head after %1: %2 (removed: %3)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>nothing</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -1791,6 +1831,18 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Import an ONNX or Keras model as an editable project with its weights</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>New from &amp;Pretrained…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a classifier from a pretrained backbone: new head, frozen backbone, two training stages</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Project from a pretrained backbone opened: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::app::WelcomePage</name>
@@ -1872,6 +1924,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Show Evaluate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New from Pretrained…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a classifier from a pretrained network such as EfficientNet-Lite0</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2177,6 +2237,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>The project reads %1 data (not an image folder): an overview of its training part.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Copy Status</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::EditorDocument</name>
@@ -2453,6 +2517,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Plugin operation %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Replace head after %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2871,6 +2939,21 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Match %1 of %2 for “%3”: Enter goes to the next.</source>
         <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Replace Head From Here…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Removes every node after %1 and attaches a new classification head.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>New head after %1: %n node(s).</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -3851,6 +3934,172 @@ min %3 · max %4</source>
     </message>
     <message>
         <source>%1 passed, %2 failed, %3 skipped</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::PretrainedDialog</name>
+    <message>
+        <source>New from Pretrained</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a classifier from a network trained on a large data set: its feature extractor is kept with its weights and frozen, a new head learns your classes, then everything is fine-tuned at a lower learning rate.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Backbone</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Input</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Preprocessing</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Licence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Availability</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A .keras, .h5 or .onnx file of this network</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model file:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Classes:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dropout rate:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Optional: a folder with one subfolder of pictures per class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Data folder:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New project:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Create Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1×%2 %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 M</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>from your file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Template: needs your model file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>On this machine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not downloaded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1, trained on %2. Weights: %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is not on this machine (%2 is missing). Get it once, in Kiln&apos;s source folder, with:
+%3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Creating the project…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The project was not created: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Created %1: the backbone is frozen and a head of %n node(s) learns your classes.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>New Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln projects (*.kiln)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Data Folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Models (*.keras *.h5 *.onnx)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ReplaceHeadDialog</name>
+    <message>
+        <source>Replace Head From %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every node after %1 is removed. A new head follows it: global average pooling (when %1 gives a feature map), dropout and a Dense layer with softmax over the classes.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Classes:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>0 leaves the Dropout layer out.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dropout rate:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Replace Head</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -5628,6 +5877,22 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Run %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The data transforms make %1×%2 pictures, but %3 was trained on %4×%5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The data transforms normalise the pictures otherwise than %1 expects (%2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The data transforms do not normalise the pictures, but %1 expects %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This project was made from a pretrained backbone: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
