@@ -60,6 +60,7 @@
 #include "ui/graph_editor/palette_widget.h"
 #include "ui/graph_editor/summary_widget.h"
 #include "ui/import/import_dialog.h"
+#include "ui/import/pretrained_dialog.h"
 #include "ui/plugins/plugins_dialog.h"
 #include "ui/training/preflight_panel.h"
 #include "ui/training/training_panel.h"
@@ -448,6 +449,7 @@ void MainWindow::createWorkspaces() {
     connect(m_welcome, &WelcomePage::newProjectRequested, this, [this] { newProject(); });
     connect(m_welcome, &WelcomePage::openRequested, m_openAction, &QAction::trigger);
     connect(m_welcome, &WelcomePage::importRequested, this, [this] { openImportDialog(); });
+    connect(m_welcome, &WelcomePage::pretrainedRequested, this, [this] { openPretrainedDialog(); });
     connect(m_welcome, &WelcomePage::projectChosen, this, [this](const QString& path) {
         if (maybeSave()) openProject(path);
     });
@@ -720,6 +722,7 @@ void MainWindow::createActions() {
     m_settingsAction->setMenuRole(QAction::PreferencesRole);
     m_exportModelAction = make("actionExportModel", "export", QKeySequence(), [this] { openExportDialog(); });
     m_importModelAction = make("actionImportModel", "open", QKeySequence(), [this] { openImportDialog(); });
+    m_pretrainedAction = make("actionNewFromPretrained", "new", QKeySequence(), [this] { openPretrainedDialog(); });
     m_sweepAction = make("actionSweep", nullptr, QKeySequence(), [this] { openSweepDialog(); });
     m_quitAction = make("actionQuit", "quit", QKeySequence::Quit, [this] { close(); });
     m_quitAction->setMenuRole(QAction::QuitRole);
@@ -752,6 +755,7 @@ void MainWindow::createMenus() {
     m_examplesMenu->setObjectName(QStringLiteral("menuExamples"));
     connect(m_examplesMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildExamplesMenu);
     m_fileMenu->addAction(m_importModelAction);
+    m_fileMenu->addAction(m_pretrainedAction);
     m_fileMenu->addSeparator();
     m_fileMenu->addAction(m_saveAction);
     m_fileMenu->addAction(m_saveAsAction);
@@ -826,6 +830,8 @@ void MainWindow::retranslateUi() {
     m_settingsAction->setText(tr("Se&ttings…"));
     m_importModelAction->setText(tr("&Import Model…"));
     m_importModelAction->setToolTip(tr("Import an ONNX or Keras model as an editable project with its weights"));
+    m_pretrainedAction->setText(tr("New from &Pretrained…"));
+    m_pretrainedAction->setToolTip(tr("Start a classifier from a pretrained backbone: new head, frozen backbone, two training stages"));
     m_exportModelAction->setText(tr("Export &Model…"));
     m_exportModelAction->setToolTip(tr("Export the trained model to ONNX, SavedModel and a model repository, and serve it locally"));
     m_quitAction->setText(tr("&Quit"));
@@ -1032,6 +1038,19 @@ ui::ImportDialog* MainWindow::openImportDialog() {
         if (!maybeSave()) return;
         if (openProject(path))
             m_log->append(ui::Severity::Info, tr("Imported model opened: %1").arg(QDir::toNativeSeparators(path)), QStringLiteral("kiln.import"));
+    });
+    dialog->open();
+    return dialog;
+}
+
+ui::PretrainedDialog* MainWindow::openPretrainedDialog() {
+    auto* dialog = new ui::PretrainedDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &ui::PretrainedDialog::projectCreated, this, [this](const QString& path) {
+        if (!maybeSave()) return;
+        if (openProject(path))
+            m_log->append(ui::Severity::Info, tr("Project from a pretrained backbone opened: %1").arg(QDir::toNativeSeparators(path)),
+                          QStringLiteral("kiln.pretrained"));
     });
     dialog->open();
     return dialog;

@@ -32,6 +32,7 @@ class QToolBar;
 
 namespace kiln::ui {
 class ImportDialog;
+class PretrainedDialog;
 class EditorDocument;
 class GraphEditorWidget;
 class InspectorWidget;
@@ -147,6 +148,8 @@ public slots:
     // File > Import Model: the import dialog (non-modal to the program, closed by itself); its
     // Open Project button opens the imported project here.
     ui::ImportDialog* openImportDialog();
+    // File > New from Pretrained: the backbone catalogue; the project it makes opens here.
+    ui::PretrainedDialog* openPretrainedDialog();
     void applySettings();
 
 signals:
@@ -218,6 +221,7 @@ private:
     QAction* m_settingsAction = nullptr;
     QAction* m_exportModelAction = nullptr;
     QAction* m_importModelAction = nullptr;
+    QAction* m_pretrainedAction = nullptr;
     QString m_lastRunDir;  // the last run trained in this window (its weights are exported)
     QAction* m_quitAction = nullptr;
     QAction* m_clearRecentAction = nullptr;

@@ -67,7 +67,9 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     m_open->setObjectName(QStringLiteral("welcomeOpen"));
     m_import = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), QString(), body);
     m_import->setObjectName(QStringLiteral("welcomeImport"));
-    for (QPushButton* b : {m_new, m_open, m_import}) {
+    m_pretrained = new QPushButton(QIcon(QStringLiteral(":/icons/new.svg")), QString(), body);
+    m_pretrained->setObjectName(QStringLiteral("welcomePretrained"));
+    for (QPushButton* b : {m_new, m_open, m_import, m_pretrained}) {
         b->setMinimumHeight(36);
         start->addWidget(b);
     }
@@ -125,6 +127,7 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     connect(m_new, &QPushButton::clicked, this, &WelcomePage::newProjectRequested);
     connect(m_open, &QPushButton::clicked, this, &WelcomePage::openRequested);
     connect(m_import, &QPushButton::clicked, this, &WelcomePage::importRequested);
+    connect(m_pretrained, &QPushButton::clicked, this, &WelcomePage::pretrainedRequested);
     connect(m_recent, &QListWidget::itemActivated, this,
             [this](QListWidgetItem* item) { emit projectChosen(item->data(Qt::UserRole).toString()); });
     connect(m_examples, &QListWidget::itemActivated, this,
@@ -188,6 +191,8 @@ void WelcomePage::retranslate() {
     m_open->setText(tr("Open Project…"));
     m_import->setText(tr("Import Model…"));
     m_import->setToolTip(tr("Bring in an ONNX model, e.g. a pretrained network, as an editable project"));
+    m_pretrained->setText(tr("New from Pretrained…"));
+    m_pretrained->setToolTip(tr("Start a classifier from a pretrained network such as EfficientNet-Lite0"));
     m_recentTitle->setText(tr("Recent projects"));
     m_noRecent->setText(tr("No recent projects yet: start with an example on the right, or follow the tour below."));
     m_examplesTitle->setText(tr("Examples (double-click to open)"));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The page the studio opens on when it starts without a project: start something (new, open,
-// import), the recent projects, the bundled examples with a picture of their graph, and a
+// import, new from pretrained), the recent projects, the bundled examples with a picture of their graph, and a
 // five-step tour that trains the Fashion-MNIST example end to end.
 #pragma once
 
@@ -35,6 +35,7 @@ signals:
     void newProjectRequested();
     void openRequested();
     void importRequested();
+    void pretrainedRequested();
     void projectChosen(const QString& path);
     void exampleChosen(const QString& path);
     // Step `step` (0..4) of the tour was asked for.
@@ -51,6 +52,7 @@ private:
     QPushButton* m_new = nullptr;
     QPushButton* m_open = nullptr;
     QPushButton* m_import = nullptr;
+    QPushButton* m_pretrained = nullptr;
     QLabel* m_recentTitle = nullptr;
     QLabel* m_examplesTitle = nullptr;
     QLabel* m_tourTitle = nullptr;

@@ -9,6 +9,7 @@
 
 #include "app/common/error_text.h"
 
+#include "engine/io/head_replacement.h"
 #include "engine/io/keras_import.h"
 #include "engine/io/project.h"
 #include "engine/io/safetensors.h"
@@ -131,6 +132,31 @@ engine::Result<ImportJobResult> runImportJob(const ImportJobRequest& req) {
     KILN_ASSIGN(engine::io::ImportedModel model, engine::io::loadModelFile(req.model, options));
 
     ImportJobResult r;
+    if (!req.replaceHeadAfter.empty()) {
+        // The node may be named as in the source file: its last Kiln node is the one to cut after.
+        std::string cut = req.replaceHeadAfter;
+        if (model.graph.find(cut) < 0)
+            for (const auto& map : model.mapping)
+                if (map.sourceName == cut && !map.kilnNodes.empty()) cut = map.kilnNodes.back();
+        engine::io::Project source;
+        source.graph = model.graph;
+        engine::io::HeadOptions head;
+        head.classes = req.classes;
+        head.dropout = req.dropout;
+        KILN_ASSIGN(engine::io::HeadReplacement cutResult, engine::io::replaceHead(source, cut, head));
+        std::map<std::string, std::string> sourceOutput;  // Kiln output -> the file's output name
+        for (size_t k = 0; k < model.outputs.size() && k < model.graph.outputs.size(); ++k)
+            sourceOutput[model.graph.outputs[k]] = model.outputs[k];
+        model.graph = std::move(cutResult.graph);
+        model.outputs.clear();
+        for (const auto& out : model.graph.outputs)
+            model.outputs.push_back(sourceOutput.count(out) ? sourceOutput[out] : out);
+        // The weights of the nodes cut off go; the new head starts from the initialisers.
+        std::erase_if(model.weights, [&](const engine::io::NamedTensor& w) { return model.graph.find(w.name.substr(0, w.name.rfind('/'))) < 0; });
+        std::erase_if(model.placeholders, [&](const std::string& n) { return model.graph.find(n) < 0; });
+        r.headRemoved = std::move(cutResult.removed);
+        r.headAdded = std::move(cutResult.added);
+    }
     r.projectPath = req.project;
     r.weightsPath = req.weightsOut.empty() ? defaultWeightsPath(req.project) : req.weightsOut;
     r.reportPath = req.reportOut;
@@ -152,6 +178,14 @@ engine::Result<ImportJobResult> runImportJob(const ImportJobRequest& req) {
     else project.extra["imported_from"]["producer"] = model.producer;
     r.model = std::move(model);
     r.report = makeReport(req, r);
+    if (!req.replaceHeadAfter.empty()) {
+        r.report["head"] = {{"cut_after", r.model.graph.node(r.headAdded.front())->inputs.front()},
+                            {"removed", r.headRemoved},
+                            {"added", r.headAdded},
+                            {"classes", req.classes},
+                            {"dropout", req.dropout}};
+        project.extra["imported_from"]["head"] = r.report["head"];
+    }
 
     std::map<std::string, std::string> meta{{"source", fs::path(req.model).filename().string()}, {"format", "kiln-import"}};
     KILN_TRY(engine::io::saveSafetensors(r.weightsPath, r.model.weights, meta));

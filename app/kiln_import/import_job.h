@@ -19,6 +19,11 @@ struct ImportJobRequest {
     std::string project;     // the *.kiln to write
     std::string weightsOut;  // default: the project path with .safetensors
     std::string reportOut;   // empty: no report file (the report is still returned)
+    // Transfer learning: cut the imported network after this node (a Kiln node name, or the ONNX
+    // node / Keras layer it came from) and attach a new head of `classes` classes; "" : keep it.
+    std::string replaceHeadAfter;
+    int64_t classes = 0;
+    double dropout = 0.2;
 };
 
 struct ImportJobResult {
@@ -28,6 +33,7 @@ struct ImportJobResult {
     std::string reportPath;
     nlohmann::json report;      // the import report (see docs/transfer.md)
     int64_t parameterCount = 0; // values in the weights file
+    std::vector<std::string> headRemoved, headAdded;  // with replaceHeadAfter: the nodes cut off and the new head
 };
 
 // Reads the model and writes the project, the weights and (when asked) the report. Problems with

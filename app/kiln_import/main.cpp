@@ -20,6 +20,12 @@ class Cli {
     Q_DECLARE_TR_FUNCTIONS(Cli)
 };
 
+QString joined(const std::vector<std::string>& names) {
+    QStringList list;
+    for (const auto& n : names) list << QString::fromStdString(n);
+    return list.join(QStringLiteral(", "));
+}
+
 using app::printErr;
 using app::printOut;
 
@@ -42,7 +48,16 @@ int main(int argc, char** argv) {
                                   QStringLiteral("FILE"));
     QCommandLineOption reportOpt(QStringLiteral("report"), Cli::tr("Write the import report (JSON) to this file."), QStringLiteral("FILE"));
     QCommandLineOption jsonOpt(QStringLiteral("json"), Cli::tr("Print the import report as one JSON line."));
-    parser.addOptions({outOpt, weightsOpt, reportOpt, jsonOpt});
+    QCommandLineOption headOpt(QStringLiteral("replace-head-after"),
+                               Cli::tr("Cut the network after this node (a Kiln node, or the ONNX node or Keras layer it came from) "
+                                       "and attach a new head: global average pooling, dropout and a softmax Dense layer."),
+                               QStringLiteral("NODE"));
+    QCommandLineOption classesOpt(QStringLiteral("classes"), Cli::tr("Classes of the new head (with --replace-head-after)."),
+                                  QStringLiteral("N"));
+    QCommandLineOption dropoutOpt(QStringLiteral("dropout"),
+                                  Cli::tr("Dropout rate of the new head, at least 0 and below 1; 0 leaves the Dropout layer out (default 0.2)."),
+                                  QStringLiteral("RATE"));
+    parser.addOptions({outOpt, weightsOpt, reportOpt, jsonOpt, headOpt, classesOpt, dropoutOpt});
     parser.process(app);
 
     auto usage = [&](const QString& why) {
@@ -57,6 +72,22 @@ int main(int argc, char** argv) {
     req.project = parser.value(outOpt).toStdString();
     req.weightsOut = parser.value(weightsOpt).toStdString();
     req.reportOut = parser.value(reportOpt).toStdString();
+    if (parser.isSet(headOpt)) {
+        req.replaceHeadAfter = parser.value(headOpt).toStdString();
+        if (req.replaceHeadAfter.empty()) return usage(Cli::tr("--replace-head-after needs a node name"));
+        if (!parser.isSet(classesOpt)) return usage(Cli::tr("--replace-head-after needs --classes N"));
+        bool ok = false;
+        req.classes = parser.value(classesOpt).toLongLong(&ok);
+        if (!ok || req.classes < 1)
+            return usage(Cli::tr("--classes must be a whole number of at least 1, not \"%1\"").arg(parser.value(classesOpt)));
+        if (parser.isSet(dropoutOpt)) {
+            req.dropout = parser.value(dropoutOpt).toDouble(&ok);
+            if (!ok || !(req.dropout >= 0.0 && req.dropout < 1.0))
+                return usage(Cli::tr("--dropout must be a number of at least 0 and below 1, not \"%1\"").arg(parser.value(dropoutOpt)));
+        }
+    } else if (parser.isSet(classesOpt) || parser.isSet(dropoutOpt)) {
+        return usage(Cli::tr("--classes and --dropout describe the new head: give them with --replace-head-after NODE"));
+    }
     try {
         auto result = app::runImportJob(req);
         if (!result.ok()) {
@@ -89,6 +120,11 @@ int main(int argc, char** argv) {
                      .arg(s["parameters"].get<int64_t>())
                      .arg(QString::fromStdString(result->weightsPath)));
         printOut(Cli::tr("Project: %1").arg(QString::fromStdString(result->projectPath)));
+        if (!result->headAdded.empty())
+            printOut(Cli::tr("New head after %1: %2 (removed: %3)")
+                         .arg(QString::fromStdString(result->report["head"]["cut_after"].get<std::string>()),
+                              joined(result->headAdded),
+                              result->headRemoved.empty() ? Cli::tr("nothing") : joined(result->headRemoved)));
         if (!result->reportPath.empty()) printOut(Cli::tr("Report: %1").arg(QString::fromStdString(result->reportPath)));
         for (const auto& p : result->report["placeholders"]) {
             const QString node = QString::fromStdString(p["kiln_node"].get<std::string>());

@@ -225,6 +225,67 @@ private slots:
         QCOMPARE(json::parse(j.out.toStdString())["summary"]["kiln_nodes"], r["summary"]["kiln_nodes"]);
     }
 
+    void replaceHeadAfterANode() {
+        Graph g = graphFromJson(R"([
+          {"name":"image","op":"Input","attrs":{"shape":[12,12,3]}},
+          {"name":"stem","op":"Conv2D","inputs":["image"],"attrs":{"filters":8,"kernel_size":[3,3],"padding":"same","activation":"relu"}},
+          {"name":"gap","op":"GlobalAveragePooling2D","inputs":["stem"]},
+          {"name":"logits","op":"Dense","inputs":["gap"],"attrs":{"units":10}}])",
+                                R"(["logits"])");
+        auto model = ops::analyzeModel(g);
+        QVERIFY(model.ok());
+        auto params = exec::ParamStore::create(*model, 3);
+        auto bytes = io::exportOnnx(*model, params, {"head", {}, "{}", "test"});
+        QVERIFY(bytes.ok());
+        QTemporaryDir tmp;
+        const QString onnxPath = tmp.filePath("model.onnx"), project = tmp.filePath("new.kiln");
+        writeBytes(onnxPath, *bytes);
+        auto loadedOriginal = io::importOnnx(*bytes, "model.onnx", {true, false});
+        QVERIFY(loadedOriginal.ok());
+        std::string conv;
+        for (const auto& n : loadedOriginal->graph.nodes)
+            if (n.op == "Conv2D") conv = n.name;
+
+        auto run = kiln::test::runProgram("kiln-import", {onnxPath, "-o", project, "--replace-head-after", QString::fromStdString(conv),
+                                                          "--classes", "4", "--dropout", "0.5", "--json"});
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        const json report = json::parse(run.out.toStdString());
+        QCOMPARE(report["head"]["added"], json({"head_pooling", "head_dropout", "head_predictions"}));
+        QCOMPARE(report["head"]["removed"].size(), size_t{2});
+        auto loaded = io::loadProject(project.toStdString());
+        QVERIFY(loaded.ok());
+        QCOMPARE(loaded->graph.outputs, std::vector<std::string>{"head_predictions"});
+        QCOMPARE(loaded->graph.node("head_dropout")->attrs.getFloat("rate"), 0.5);
+        auto info = ops::analyzeModel(loaded->graph);
+        QVERIFY2(info.ok(), info.ok() ? "" : info.error().toString().c_str());
+        QCOMPARE(info->nodes[size_t(info->outputs[0])].output.dims(), (std::vector<int64_t>{-1, 4}));
+        // The weights file keeps the convolution's tensors only: the old Dense is gone.
+        auto weights = io::loadSafetensors(tmp.filePath("new.safetensors").toStdString());
+        QVERIFY(weights.ok());
+        QCOMPARE(weights->tensors.size(), size_t{2});
+        for (const auto& t : weights->tensors) QVERIFY(t.name.starts_with(conv + "/"));
+
+        // Bad input: exit 2 with a message naming the node or the option, nothing written.
+        const QString out2 = tmp.filePath("bad.kiln");
+        struct Case {
+            QStringList args;
+            QString says;
+        };
+        const QList<Case> cases = {
+            {{"--replace-head-after", "no_such_node", "--classes", "3"}, "no_such_node"},
+            {{"--replace-head-after", QString::fromStdString(conv), "--classes", "0"}, "--classes"},
+            {{"--replace-head-after", QString::fromStdString(conv)}, "--classes"},
+            {{"--replace-head-after", QString::fromStdString(conv), "--classes", "3", "--dropout", "1.5"}, "--dropout"},
+            {{"--classes", "3"}, "--replace-head-after"},
+        };
+        for (const auto& c : cases) {
+            auto bad = kiln::test::runProgram("kiln-import", QStringList{onnxPath, "-o", out2} + c.args);
+            QVERIFY2(bad.exitCode == 2, qPrintable(c.args.join(' ') + ": " + bad.err));
+            QVERIFY2(bad.err.contains(c.says), qPrintable(bad.err));
+            QVERIFY(!QFile::exists(out2));
+        }
+    }
+
     void badFilesExitTwo_data() {
         QTest::addColumn<int>("kind");
         QTest::addColumn<QString>("mention");  // what the message must name besides the file

@@ -61,6 +61,10 @@ class EditLayerCommand : public ContentCommand {
 class FreezeNodesCommand : public ContentCommand {
     using ContentCommand::ContentCommand;
 };
+// Transfer learning: everything after a node replaced by a new classification head.
+class ReplaceHeadCommand : public ContentCommand {
+    using ContentCommand::ContentCommand;
+};
 // Learning-rate multipliers of many nodes (the discriminative learning-rate preset).
 class LrMultipliersCommand : public ContentCommand {
     using ContentCommand::ContentCommand;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/io/head_replacement.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/plugin_ops.h"
 #include "ui/graph_editor/editor_commands.h"
@@ -749,6 +750,41 @@ int EditorDocument::freezeUpTo(ItemId id) {
         m_undo->push(new FreezeNodesCommand(this, tr("Freeze up to %1").arg(QString::fromStdString(target->node.name)),
                                             m_content, std::move(after)));
     return frozen;
+}
+
+engine::Result<QVector<ItemId>> EditorDocument::replaceHead(ItemId id, int64_t classes, double dropout) {
+    const auto* target = node(id);
+    if (!target) return refused(ErrorCode::DanglingInput, tr("The node no longer exists."));
+    engine::io::HeadOptions options;
+    options.classes = classes;
+    options.dropout = dropout;
+    KILN_ASSIGN(engine::io::HeadReplacement r, engine::io::replaceHead(project(), target->node.name, options));
+
+    DocumentContent after = m_content;
+    QSet<ItemId> removed;
+    after.nodes.clear();
+    for (const auto& n : m_content.nodes) {
+        if (r.graph.find(n.node.name) >= 0) after.nodes.push_back(n);
+        else removed.insert(n.id);
+    }
+    for (auto& g : after.groups) g.nodes.removeIf([&](ItemId n) { return removed.contains(n); });
+    after.groups.removeIf([](const EditorGroup& g) { return g.nodes.isEmpty(); });
+    // The new head hangs below the cut node, one card per layer.
+    QVector<ItemId> ids;
+    QPointF pos = target->pos;
+    for (const auto& name : r.added) {
+        EditorNode n;
+        n.id = allocateId();
+        n.node = *r.graph.node(name);
+        pos.ry() += m_layout.nodeSize.height() + m_layout.layerGap;
+        n.pos = pos;
+        ids.push_back(n.id);
+        after.nodes.push_back(std::move(n));
+    }
+    after.outputs = r.graph.outputs;
+    m_undo->push(new ReplaceHeadCommand(this, tr("Replace head after %1").arg(QString::fromStdString(target->node.name)),
+                                        m_content, std::move(after)));
+    return ids;
 }
 
 void EditorDocument::unfreezeAll() {

@@ -165,6 +165,11 @@ public:
     // trainable (one command; nothing pushed when nothing changes). Returns the nodes frozen.
     int freezeUpTo(ItemId node);
     void unfreezeAll();
+    // Transfer learning: removes every node downstream of `node` and attaches a new head
+    // (GlobalAveragePooling2D when the node gives a feature map, Dropout(dropout) when dropout > 0,
+    // Dense(classes, softmax)) under it. One undo step; refused (nothing pushed) with the reason,
+    // naming the node. Returns the new nodes.
+    engine::Result<QVector<ItemId>> replaceHead(ItemId node, int64_t classes, double dropout);
     // Learning-rate multipliers by node name, one command; names the graph lacks are skipped.
     void setLrMultipliers(const QHash<QString, double>& multipliers);
     engine::Status setShareWeightsWith(ItemId node, const std::string& owner);

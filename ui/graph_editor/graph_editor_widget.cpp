@@ -28,6 +28,7 @@
 #include "ui/graph_editor/layer_editor_dialog.h"
 #include "ui/graph_editor/layer_library.h"
 #include "ui/graph_editor/make_layer_dialog.h"
+#include "ui/graph_editor/replace_head_dialog.h"
 
 namespace kiln::ui {
 namespace {
@@ -119,6 +120,17 @@ QMenu* GraphEditorWidget::nodeMenu(ItemId id, QWidget* parent) {
     QAction* all = menu->addAction(tr("Unfreeze All"));
     all->setObjectName(QStringLiteral("unfreezeAll"));
     connect(all, &QAction::triggered, this, [this] { m_document->unfreezeAll(); });
+    QAction* head = menu->addAction(tr("Replace Head From Here…"));
+    head->setObjectName(QStringLiteral("replaceHead"));
+    head->setToolTip(tr("Removes every node after %1 and attaches a new classification head.").arg(name));
+    connect(head, &QAction::triggered, this, [this, id, name] {
+        auto* dialog = new ReplaceHeadDialog(m_document, id, this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        connect(dialog, &QDialog::accepted, this, [this, dialog, name] {
+            emit statusMessage(tr("New head after %1: %n node(s).", nullptr, int(dialog->addedNodes().size())).arg(name));
+        });
+        dialog->open();
+    });
     menu->addSeparator();
     menu->addAction(action(StandardAction::MakeLayer));
     menu->addAction(action(StandardAction::SaveLayerToLibrary));

@@ -3,15 +3,18 @@
 #include "ui/training/training_panel.h"
 
 #include "app/common/error_text.h"
+#include "engine/io/model_zoo.h"
 #include "ui/evaluate/evaluate_view.h"
 
 #include <QCheckBox>
 #include <QDateTime>
 #include <QDialog>
+#include <QDir>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QEvent>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -283,6 +286,7 @@ void TrainingPanel::setProject(const engine::io::Project& project, const QString
     const bool otherProject = path != m_projectPath;
     m_project = project;
     m_projectPath = path;
+    applyPretrained(otherProject);
     m_form->setGraph(project.graph);
     m_form->setConfig(project.training);
     m_train->setEnabled(m_form->isValid() && !m_session->isActive());
@@ -338,6 +342,41 @@ void TrainingPanel::findLearningRate()
     connect(dialog, &LrFinderDialog::learningRateChosen, m_form, &TrainingConfigForm::setLearningRate);
     dialog->show();
     dialog->start();
+}
+
+void TrainingPanel::applyPretrained(bool otherProject)
+{
+    const auto pretrained = m_project.extra.find("pretrained");
+    if (pretrained == m_project.extra.end() || !pretrained->is_object()) {
+        m_preprocessingWarning.clear();
+        return;
+    }
+    // A project made from a backbone starts from the backbone's weights, loaded by name, so that
+    // its new head starts fresh; the user may still clear or change the file.
+    const std::string weights = pretrained->value("weights", std::string());
+    if (otherProject && !weights.empty() && !m_projectPath.isEmpty())
+        setStartWeights(QFileInfo(m_projectPath).dir().filePath(QString::fromStdString(weights)), true);
+    // Data prepared otherwise than the backbone was trained with: said once per new difference.
+    QStringList lines;
+    for (const auto& m : engine::io::preprocessingMismatches(m_project)) {
+        const QString backbone = QString::fromStdString(m.backbone), formula = QString::fromStdString(m.formula);
+        switch (m.kind) {
+        case engine::io::PreprocessingMismatch::Kind::Size:
+            lines << tr("The data transforms make %1×%2 pictures, but %3 was trained on %4×%5.")
+                         .arg(m.height).arg(m.width).arg(backbone).arg(m.wantHeight).arg(m.wantWidth);
+            break;
+        case engine::io::PreprocessingMismatch::Kind::Normalization:
+            lines << tr("The data transforms normalise the pictures otherwise than %1 expects (%2).").arg(backbone, formula);
+            break;
+        case engine::io::PreprocessingMismatch::Kind::NoNormalization:
+            lines << tr("The data transforms do not normalise the pictures, but %1 expects %2.").arg(backbone, formula);
+            break;
+        }
+    }
+    const QString text = lines.join(QLatin1Char('\n'));
+    if (text != m_preprocessingWarning && !text.isEmpty())
+        emit notice(tr("This project was made from a pretrained backbone: %1").arg(text), 1);
+    m_preprocessingWarning = text;
 }
 
 void TrainingPanel::setStartWeights(const QString& path, bool partial)

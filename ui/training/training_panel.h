@@ -107,6 +107,9 @@ private:
     void deleteSelected();
     QList<qint64> selectedRuns() const;
     void setStatus(const QString& text);
+    // A project made from a pretrained backbone: start weights (a newly opened project) and the
+    // preprocessing check against the backbone's preset.
+    void applyPretrained(bool otherProject);
     void onWeightsLoaded(const engine::train::WeightsReport& report);
     void onRunSelection();
 
@@ -117,6 +120,7 @@ private:
     engine::api::TrainingOptions m_options;
     QString m_liveKey;
     QStringList m_weightsReport;
+    QString m_preprocessingWarning;  // the last preprocessing difference reported (a pretrained backbone's)
     int64_t m_batch = 0;
     int64_t m_totalSteps = 0;
     bool m_inputBoundNoticed = false;  // the input-bound notice is given once per run

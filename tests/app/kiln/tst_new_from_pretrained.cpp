@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+// File > New from Pretrained in the studio, driven like a user: the welcome page's button and the
+// File menu open the catalogue; a backbone missing from the data folder shows the fetch command and
+// cannot be used, a template asks for a model file; with the backbone cached (a small stand-in
+// network written as its cache), picking it, typing the classes and pressing Create Project makes
+// the project and opens it: the new head, the frozen backbone, the two stages, the backbone's
+// preprocessing, and the training view set to start from the backbone's weights by name. Changing
+// the data normalisation afterwards raises a notice naming the backbone's.
+// kiln-test-labels: ui
+// kiln-test-libs: kiln_shell kiln_ui_all kiln_app_common
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QMenu>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "app/kiln/main_window.h"
+#include "app/kiln/welcome_page.h"
+#include "engine/io/model_zoo.h"
+#include "engine/io/project.h"
+#include "engine/ops/model.h"
+#include "ui/common/notice_area.h"
+#include "ui/graph_editor/editor_document.h"
+#include "ui/import/pretrained_dialog.h"
+#include "ui/training/training_panel.h"
+#include "tests/engine/io/backbone_fixture.h"
+
+using kiln::app::MainWindow;
+using namespace kiln::ui;
+using namespace kiln::engine;
+
+namespace {
+
+int rowOf(QTableWidget* table, const QString& id) {
+    for (int r = 0; r < table->rowCount(); ++r)
+        if (table->item(r, 0)->data(Qt::UserRole).toString() == id) return r;
+    return -1;
+}
+
+void clickRow(QTableWidget* table, int row) {
+    const QRect rect = table->visualItemRect(table->item(row, 0));
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, rect.center());
+}
+
+}  // namespace
+
+class TestNewFromPretrained : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("KilnTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_new_from_pretrained"));
+        QVERIFY(m_dir.isValid());
+        QSettings().clear();
+    }
+
+    void missingBackboneShowsHowToGetIt() {
+        qputenv("KILN_DATA", m_dir.filePath("empty-data").toUtf8());
+        MainWindow w(m_dir.filePath("recovery1"));
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        // The welcome page's button opens the dialog.
+        auto* button = w.welcomePage()->findChild<QPushButton*>(QStringLiteral("welcomePretrained"));
+        QVERIFY(button && !button->text().isEmpty());
+        QTest::mouseClick(button, Qt::LeftButton);
+        auto* dialog = w.findChild<PretrainedDialog*>(QStringLiteral("pretrainedDialog"));
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->isVisible());
+        auto* table = dialog->table();
+        QAbstractItemModelTester tester(table->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(table->rowCount(), int(io::backboneCatalogue().size()));
+
+        const int eff = rowOf(table, QStringLiteral("efficientnet-lite0"));
+        clickRow(table, eff);
+        QCOMPARE(dialog->selectedBackbone(), QStringLiteral("efficientnet-lite0"));
+        auto* missing = dialog->findChild<QLabel*>(QStringLiteral("backboneMissing"));
+        QVERIFY(missing->isVisible());
+        QVERIFY2(missing->text().contains(QStringLiteral("tools/fetch_pretrained.sh")), qPrintable(missing->text()));
+        QVERIFY(!dialog->createButton()->isEnabled());
+
+        // A template: usable once a model file is named.
+        clickRow(table, rowOf(table, QStringLiteral("mobilenet-v2")));
+        QVERIFY(!missing->isVisible());
+        QVERIFY(!dialog->createButton()->isEnabled());
+        auto* model = dialog->findChild<QLineEdit*>(QStringLiteral("backboneModelFile"));
+        QVERIFY(model->isEnabled());
+        QTest::keyClicks(model, QStringLiteral("/nowhere/mobilenet_v2.keras"));
+        QVERIFY(dialog->createButton()->isEnabled());
+        // A file that is not there: the error names it and nothing opens.
+        auto* project = dialog->findChild<QLineEdit*>(QStringLiteral("pretrainedProject"));
+        project->setText(m_dir.filePath("t.kiln"));
+        QTest::mouseClick(dialog->createButton(), Qt::LeftButton);
+        QTRY_VERIFY(!dialog->isCreating());
+        QTRY_VERIFY(dialog->statusText().contains(QStringLiteral("mobilenet_v2.keras")));
+        QVERIFY(dialog->isVisible());
+        QVERIFY(!QFile::exists(m_dir.filePath("t.kiln")));
+        dialog->reject();
+    }
+
+    void createFromTheFileMenu() {
+        const QString dataDir = m_dir.filePath("data");
+        const auto& backbone = *io::findBackbone("efficientnet-lite0");
+        kiln::test::writeBackboneCache(backbone, dataDir.toStdString());
+        qputenv("KILN_DATA", dataDir.toUtf8());
+
+        MainWindow w(m_dir.filePath("recovery2"));
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* action = w.findChild<QAction*>(QStringLiteral("actionNewFromPretrained"));
+        QVERIFY(action && !action->text().isEmpty());
+        QVERIFY(w.fileMenu()->actions().contains(action));
+        action->trigger();
+        auto* dialog = w.findChild<PretrainedDialog*>(QStringLiteral("pretrainedDialog"));
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->isVisible());
+        auto* table = dialog->table();
+        const int eff = rowOf(table, QStringLiteral("efficientnet-lite0"));
+        // The stand-in's parameters, counted from its graph: 3·3·3·8 + 8 + 8·16 + 16 + 16·1000 + 1000.
+        QCOMPARE(table->item(eff, 3)->text(), QStringLiteral("%1 M").arg(QLocale().toString(17360 / 1e6, 'f', 2)));
+        QVERIFY(table->item(eff, 2)->text().contains(QStringLiteral("127")));
+        clickRow(table, eff);
+        QVERIFY(!dialog->findChild<QLabel*>(QStringLiteral("backboneMissing"))->isVisible());
+
+        auto* classes = dialog->findChild<QSpinBox*>(QStringLiteral("pretrainedClasses"));
+        classes->findChild<QLineEdit*>()->selectAll();
+        QTest::keyClicks(classes->findChild<QLineEdit*>(), QStringLiteral("5"));
+        auto* data = dialog->findChild<QLineEdit*>(QStringLiteral("pretrainedData"));
+        QTest::keyClicks(data, m_dir.filePath("flowers"));
+        auto* project = dialog->findChild<QLineEdit*>(QStringLiteral("pretrainedProject"));
+        project->selectAll();
+        QTest::keyClicks(project, m_dir.filePath("flowers.kiln"));
+        QVERIFY(dialog->createButton()->isEnabled());
+        QTest::mouseClick(dialog->createButton(), Qt::LeftButton);
+
+        // The project opens in the editor.
+        QTRY_COMPARE_WITH_TIMEOUT(w.document()->filePath(), m_dir.filePath("flowers.kiln"), 20000);
+        auto* doc = w.document();
+        QCOMPARE(doc->project().graph.outputs, std::vector<std::string>{"head_predictions"});
+        for (const char* frozen : {"image", "stem", "conv2d_32"}) QVERIFY2(!doc->nodeByName(frozen)->node.trainable, frozen);
+        for (const char* head : {"head_pooling", "head_dropout", "head_predictions"}) QVERIFY2(doc->nodeByName(head)->node.trainable, head);
+        QVERIFY(!doc->nodeByName("dense"));
+        QCOMPARE(doc->nodeByName("head_predictions")->node.attrs.getInt("units"), int64_t{5});
+        const auto p = doc->project();
+        const auto& stages = p.training.at("stages");
+        QCOMPARE(stages.size(), size_t{2});
+        QCOMPARE(stages[0].at("name").get<std::string>(), std::string("head only"));
+        QCOMPARE(stages[1].at("name").get<std::string>(), std::string("all"));
+        QCOMPARE(p.data.at("path").get<std::string>(), m_dir.filePath("flowers").toStdString());
+        QCOMPARE(p.data.at("transforms").back().at("preset").get<std::string>(), std::string("centered"));
+
+        // Training starts from the backbone's weights, loaded by name.
+        auto* weights = w.trainingPanel()->findChild<QLineEdit*>(QStringLiteral("startWeights"));
+        QCOMPARE(weights->text(), m_dir.filePath("flowers.safetensors"));
+        QVERIFY(w.trainingPanel()->findChild<QCheckBox*>(QStringLiteral("startWeightsPartial"))->isChecked());
+
+        // Another normalisation in the data section: a notice names the backbone's.
+        auto* notices = w.findChild<NoticeArea*>();
+        QVERIFY(notices);
+        auto noticeSays = [&](const QString& what) {
+            for (int id : notices->ids())
+                if (notices->text(id).contains(what)) return true;
+            return false;
+        };
+        QVERIFY(!noticeSays(QStringLiteral("(x - 127) / 128")));
+        nlohmann::json data2 = p.data;
+        data2["transforms"].back() = {{"type", "normalize"}, {"preset", "imagenet"}};
+        data2["eval_transforms"].back() = {{"type", "normalize"}, {"preset", "imagenet"}};
+        doc->setSections(data2, p.training);
+        QTRY_VERIFY(noticeSays(QStringLiteral("(x - 127) / 128")));
+    }
+};
+
+QTEST_MAIN(TestNewFromPretrained)
+#include "tst_new_from_pretrained.moc"

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "New from Pretrained" dialog: catalogue table, form, and engine::io::createPretrainedProject
+// run on a worker thread.
+#include "ui/import/pretrained_dialog.h"
+
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include "app/common/error_text.h"
+
+namespace kiln::ui {
+
+namespace {
+
+enum Column { NameColumn, InputColumn, PreprocessingColumn, ParametersColumn, LicenceColumn, AvailabilityColumn, ColumnCount };
+
+QString fromStd(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+}  // namespace
+
+PretrainedDialog::PretrainedDialog(QWidget* parent, const QString& dataDir)
+    : QDialog(parent), m_dataDir(dataDir.isEmpty() ? fromStd(engine::io::defaultDataDir()) : dataDir) {
+    setObjectName(QStringLiteral("pretrainedDialog"));
+    setWindowTitle(tr("New from Pretrained"));
+    resize(900, 620);
+    auto* layout = new QVBoxLayout(this);
+    auto* intro = new QLabel(tr("Start a classifier from a network trained on a large data set: its feature extractor is kept "
+                                "with its weights and frozen, a new head learns your classes, then everything is fine-tuned "
+                                "at a lower learning rate."),
+                             this);
+    intro->setWordWrap(true);
+    layout->addWidget(intro);
+
+    m_table = new QTableWidget(0, ColumnCount, this);
+    m_table->setObjectName(QStringLiteral("backboneTable"));
+    m_table->setHorizontalHeaderLabels({tr("Backbone"), tr("Input"), tr("Preprocessing"), tr("Parameters"), tr("Licence"),
+                                        tr("Availability")});
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    layout->addWidget(m_table, 1);
+
+    m_details = new QLabel(this);
+    m_details->setObjectName(QStringLiteral("backboneDetails"));
+    m_details->setWordWrap(true);
+    m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_details);
+    m_missing = new QLabel(this);
+    m_missing->setObjectName(QStringLiteral("backboneMissing"));
+    m_missing->setWordWrap(true);
+    m_missing->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_missing->hide();
+    layout->addWidget(m_missing);
+
+    auto* form = new QFormLayout;
+    m_modelRow = new QWidget(this);
+    auto* modelLayout = new QHBoxLayout(m_modelRow);
+    modelLayout->setContentsMargins(0, 0, 0, 0);
+    m_modelFile = new QLineEdit(m_modelRow);
+    m_modelFile->setObjectName(QStringLiteral("backboneModelFile"));
+    m_modelFile->setPlaceholderText(tr("A .keras, .h5 or .onnx file of this network"));
+    auto* modelBrowse = new QPushButton(tr("Browse…"), m_modelRow);
+    modelLayout->addWidget(m_modelFile, 1);
+    modelLayout->addWidget(modelBrowse);
+    form->addRow(tr("Model file:"), m_modelRow);
+    m_classes = new QSpinBox(this);
+    m_classes->setObjectName(QStringLiteral("pretrainedClasses"));
+    m_classes->setRange(1, 1000000);
+    m_classes->setValue(2);
+    form->addRow(tr("Classes:"), m_classes);
+    m_dropout = new QDoubleSpinBox(this);
+    m_dropout->setObjectName(QStringLiteral("pretrainedDropout"));
+    m_dropout->setRange(0.0, 0.95);
+    m_dropout->setSingleStep(0.05);
+    m_dropout->setValue(0.2);
+    form->addRow(tr("Dropout rate:"), m_dropout);
+    auto* dataRow = new QHBoxLayout;
+    m_dataFolder = new QLineEdit(this);
+    m_dataFolder->setObjectName(QStringLiteral("pretrainedData"));
+    m_dataFolder->setPlaceholderText(tr("Optional: a folder with one subfolder of pictures per class"));
+    auto* dataBrowse = new QPushButton(tr("Browse…"), this);
+    dataRow->addWidget(m_dataFolder, 1);
+    dataRow->addWidget(dataBrowse);
+    form->addRow(tr("Data folder:"), dataRow);
+    auto* projectRow = new QHBoxLayout;
+    m_project = new QLineEdit(this);
+    m_project->setObjectName(QStringLiteral("pretrainedProject"));
+    auto* projectBrowse = new QPushButton(tr("Browse…"), this);
+    projectRow->addWidget(m_project, 1);
+    projectRow->addWidget(projectBrowse);
+    form->addRow(tr("New project:"), projectRow);
+    layout->addLayout(form);
+
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("pretrainedStatus"));
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_status);
+
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
+    m_create = buttons->addButton(tr("Create Project"), QDialogButtonBox::AcceptRole);
+    m_create->setObjectName(QStringLiteral("pretrainedCreate"));
+    layout->addWidget(buttons);
+    connect(m_create, &QPushButton::clicked, this, &PretrainedDialog::create);
+    connect(buttons, &QDialogButtonBox::rejected, this, &PretrainedDialog::reject);
+    connect(modelBrowse, &QPushButton::clicked, this, &PretrainedDialog::browseModel);
+    connect(dataBrowse, &QPushButton::clicked, this, &PretrainedDialog::browseData);
+    connect(projectBrowse, &QPushButton::clicked, this, &PretrainedDialog::browseProject);
+    connect(m_project, &QLineEdit::textEdited, this, [this] { m_projectEdited = true; });
+    for (QLineEdit* e : {m_project, m_modelFile}) connect(e, &QLineEdit::textChanged, this, &PretrainedDialog::updateButtons);
+    connect(m_table, &QTableWidget::itemSelectionChanged, this, &PretrainedDialog::selectionChanged);
+    connect(&m_watcher, &QFutureWatcherBase::finished, this, &PretrainedDialog::finished);
+
+    fillTable();
+    // The first backbone that is here, else the first one.
+    int row = 0;
+    for (size_t i = 0; i < m_availability.size(); ++i)
+        if (m_availability[i].available) {
+            row = static_cast<int>(i);
+            break;
+        }
+    if (m_table->rowCount() > 0) m_table->selectRow(row);
+    selectionChanged();
+}
+
+PretrainedDialog::~PretrainedDialog() {
+    m_watcher.waitForFinished();
+}
+
+void PretrainedDialog::fillTable() {
+    const auto& list = engine::io::backboneCatalogue();
+    m_availability.clear();
+    m_table->setRowCount(static_cast<int>(list.size()));
+    const QLocale locale;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const auto& b = list[i];
+        const auto a = engine::io::backboneAvailability(b, m_dataDir.toStdString());
+        m_availability.push_back(a);
+        const auto& pre = b.preprocessing;
+        const int row = static_cast<int>(i);
+        auto set = [&](int column, const QString& text) {
+            auto* item = new QTableWidgetItem(text);
+            item->setToolTip(text);
+            m_table->setItem(row, column, item);
+        };
+        set(NameColumn, fromStd(b.name));
+        m_table->item(row, NameColumn)->setData(Qt::UserRole, fromStd(b.id));
+        set(InputColumn, tr("%1×%2 %3").arg(pre.height).arg(pre.width).arg(fromStd(pre.channelOrder)));
+        set(PreprocessingColumn, fromStd(pre.formula));
+        set(ParametersColumn, a.parameters >= 0 ? tr("%1 M").arg(locale.toString(double(a.parameters) / 1e6, 'f', 2))
+                                                : tr("from your file"));
+        set(LicenceColumn, fromStd(b.licence));
+        if (b.source == engine::io::BackboneSource::UserFile) set(AvailabilityColumn, tr("Template: needs your model file"));
+        else set(AvailabilityColumn, a.available ? tr("On this machine") : tr("Not downloaded"));
+    }
+}
+
+QString PretrainedDialog::selectedBackbone() const {
+    const auto rows = m_table->selectionModel()->selectedRows();
+    if (rows.isEmpty()) return {};
+    return m_table->item(rows.first().row(), NameColumn)->data(Qt::UserRole).toString();
+}
+
+bool PretrainedDialog::backboneUsable() const {
+    const auto* b = engine::io::findBackbone(selectedBackbone().toStdString());
+    if (!b) return false;
+    if (b->source == engine::io::BackboneSource::UserFile) return !m_modelFile->text().trimmed().isEmpty();
+    const auto& list = engine::io::backboneCatalogue();
+    for (size_t i = 0; i < list.size(); ++i)
+        if (list[i].id == b->id) return m_availability[i].available;
+    return false;
+}
+
+void PretrainedDialog::selectionChanged() {
+    const auto* b = engine::io::findBackbone(selectedBackbone().toStdString());
+    if (!b) {
+        m_details->clear();
+        m_missing->hide();
+        m_modelRow->setEnabled(false);
+        updateButtons();
+        return;
+    }
+    QString details = tr("%1, trained on %2. Weights: %3.").arg(fromStd(b->name), fromStd(b->dataset), fromStd(b->weightsOrigin));
+    if (!b->note.empty()) details += QLatin1Char(' ') + fromStd(b->note);
+    m_details->setText(details);
+    const bool isTemplate = b->source == engine::io::BackboneSource::UserFile;
+    m_modelRow->setEnabled(isTemplate);
+    const auto& list = engine::io::backboneCatalogue();
+    bool missing = false;
+    for (size_t i = 0; i < list.size(); ++i)
+        if (list[i].id == b->id && !isTemplate && !m_availability[i].available) {
+            missing = true;
+            m_missing->setText(tr("%1 is not on this machine (%2 is missing). Get it once, in Kiln's source folder, with:\n%3")
+                                   .arg(fromStd(b->name), QDir::toNativeSeparators(fromStd(m_availability[i].missing)),
+                                        fromStd(b->fetchCommand)));
+        }
+    m_missing->setVisible(missing);
+    if (!m_projectEdited) {
+        const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+        m_project->setText(QDir(docs.isEmpty() ? QDir::homePath() : docs).filePath(fromStd(b->id) + QStringLiteral("-classifier.kiln")));
+    }
+    updateButtons();
+}
+
+void PretrainedDialog::updateButtons() {
+    const bool busy = m_watcher.isRunning();
+    m_create->setEnabled(!busy && backboneUsable() && !m_project->text().trimmed().isEmpty());
+    m_table->setEnabled(!busy);
+}
+
+void PretrainedDialog::setProjectPath(const QString& path) {
+    m_projectEdited = true;
+    m_project->setText(path);
+}
+
+void PretrainedDialog::setDataFolder(const QString& path) {
+    m_dataFolder->setText(path);
+}
+
+void PretrainedDialog::setModelFile(const QString& path) {
+    m_modelFile->setText(path);
+}
+
+QString PretrainedDialog::statusText() const {
+    return m_status->text();
+}
+
+void PretrainedDialog::create() {
+    if (m_watcher.isRunning() || !backboneUsable()) return;
+    engine::io::PretrainedProjectRequest req;
+    req.backbone = selectedBackbone().toStdString();
+    req.dataDir = m_dataDir.toStdString();
+    req.projectPath = m_project->text().trimmed().toStdString();
+    req.classes = m_classes->value();
+    req.dropout = m_dropout->value();
+    req.dataFolder = m_dataFolder->text().trimmed().toStdString();
+    if (m_modelRow->isEnabled()) req.modelFile = m_modelFile->text().trimmed().toStdString();
+    m_status->setText(tr("Creating the project…"));
+    m_watcher.setFuture(QtConcurrent::run([req] { return engine::io::createPretrainedProject(req); }));
+    updateButtons();
+}
+
+void PretrainedDialog::finished() {
+    const auto result = m_watcher.result();
+    updateButtons();
+    if (!result.ok()) {
+        m_status->setText(tr("The project was not created: %1").arg(app::ErrorText::describe(result.error())));
+        return;
+    }
+    const QString path = fromStd(result->projectPath);
+    m_status->setText(tr("Created %1: the backbone is frozen and a head of %n node(s) learns your classes.", nullptr,
+                         int(result->head.size()))
+                          .arg(QDir::toNativeSeparators(path)));
+    emit projectCreated(path);
+    accept();
+}
+
+void PretrainedDialog::browseProject() {
+    const QString path = QFileDialog::getSaveFileName(this, tr("New Project"), m_project->text(), tr("Kiln projects (*.kiln)"));
+    if (!path.isEmpty()) setProjectPath(path.endsWith(QStringLiteral(".kiln")) ? path : path + QStringLiteral(".kiln"));
+}
+
+void PretrainedDialog::browseData() {
+    const QString path = QFileDialog::getExistingDirectory(this, tr("Data Folder"), m_dataFolder->text());
+    if (!path.isEmpty()) setDataFolder(path);
+}
+
+void PretrainedDialog::browseModel() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Model File"), m_modelFile->text(),
+                                                      tr("Models (*.keras *.h5 *.onnx)"));
+    if (!path.isEmpty()) setModelFile(path);
+}
+
+}  // namespace kiln::ui
