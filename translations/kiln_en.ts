@@ -995,6 +995,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Colour theme for this session: system, light or dark (default: the setting).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln: unknown theme &quot;%1&quot; (use system, light or dark)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -2175,6 +2183,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>The project reads %1 data (not an image folder): an overview of its training part.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy Status</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3902,15 +3914,35 @@ Split: %3</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The language changes as soon as you press OK.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>OK</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Theme:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>System follows the desktop&apos;s light or dark colour scheme</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The language and the theme change as soon as you press OK.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3985,6 +4017,29 @@ Split: %3</source>
     </message>
     <message>
         <source>Could not write %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ThemeMenu</name>
+    <message>
+        <source>&amp;Theme</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;System</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Follow the desktop&apos;s light or dark colour scheme</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Light</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Dark</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

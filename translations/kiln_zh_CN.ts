@@ -999,6 +999,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export</source>
         <translation>占位节点：%1 代表 Kiln 无法计算的 Keras 层 %2；请在训练或导出前替换它</translation>
     </message>
+    <message>
+        <source>Colour theme for this session: system, light or dark (default: the setting).</source>
+        <translation>本次会话的配色主题：system、light 或 dark（默认：使用设置）。</translation>
+    </message>
+    <message>
+        <source>kiln: unknown theme &quot;%1&quot; (use system, light or dark)</source>
+        <translation>kiln：未知主题“%1”（请使用 system、light 或 dark）</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -2174,6 +2182,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>The project reads %1 data (not an image folder): an overview of its training part.</source>
         <translation>项目读取的是 %1 数据（不是图片文件夹）：以下是其训练部分的概览。</translation>
+    </message>
+    <message>
+        <source>Copy Status</source>
+        <translation>复制状态</translation>
     </message>
 </context>
 <context>
@@ -3883,16 +3895,36 @@ Split: %3</source>
         <translation>新训练使用的设备：cpu，或用 cuda:N 表示第 N 个 GPU</translation>
     </message>
     <message>
-        <source>The language changes as soon as you press OK.</source>
-        <translation>按“确定”后立即切换语言。</translation>
-    </message>
-    <message>
         <source>OK</source>
         <translation>确定</translation>
     </message>
     <message>
         <source>Cancel</source>
         <translation>取消</translation>
+    </message>
+    <message>
+        <source>&amp;Theme:</source>
+        <translation>主题(&amp;T)：</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>System follows the desktop&apos;s light or dark colour scheme</source>
+        <translation>“跟随系统”会采用桌面的浅色或深色配色方案</translation>
+    </message>
+    <message>
+        <source>The language and the theme change as soon as you press OK.</source>
+        <translation>按下“确定”后，语言和主题立即生效。</translation>
     </message>
 </context>
 <context>
@@ -3967,6 +3999,29 @@ Split: %3</source>
     <message>
         <source>Could not write %1.</source>
         <translation>无法写入 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ThemeMenu</name>
+    <message>
+        <source>&amp;Theme</source>
+        <translation>主题(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;System</source>
+        <translation>跟随系统(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Follow the desktop&apos;s light or dark colour scheme</source>
+        <translation>采用桌面的浅色或深色配色方案</translation>
+    </message>
+    <message>
+        <source>&amp;Light</source>
+        <translation>浅色(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Dark</source>
+        <translation>深色(&amp;D)</translation>
     </message>
 </context>
 <context>

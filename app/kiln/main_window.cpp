@@ -47,6 +47,7 @@
 #include "ui/common/notice_area.h"
 #include "ui/common/resources.h"
 #include "ui/common/settings_dialog.h"
+#include "ui/common/theme_menu.h"
 #include "ui/dataset_browser/dataset_browser_widget.h"
 #include "ui/evaluate/evaluate_view.h"
 #include "ui/export/export_dialog.h"
@@ -778,6 +779,7 @@ void MainWindow::createMenus() {
     m_panelSeparator = m_viewMenu->addSeparator();
     m_viewMenu->addAction(m_showLogAction);
     m_viewMenu->addAction(m_resetLayoutAction);
+    m_viewMenu->addMenu(new ui::ThemeMenu(m_viewMenu));
 
     m_trainMenu = menuBar()->addMenu(QString());
     m_trainMenu->setObjectName(QStringLiteral("menuTrain"));
