@@ -148,7 +148,7 @@ ThemeColors darkColors() {
     c.edge = QColor(0x9a, 0x9d, 0xa3);
     c.edgeLabelBackground = QColor(0x23, 0x25, 0x28, 0xe0);
     c.edgeLabelText = QColor(0xe0, 0xe0, 0xe0);
-    c.error = QColor(0xe0, 0x4f, 0x4f);
+    c.error = QColor(0xcf, 0x34, 0x34);
     c.errorText = QColor(0xff, 0x8a, 0x80);
     c.badgeText = Qt::white;
     c.warning = QColor(0xf0, 0xb4, 0x29);
@@ -171,7 +171,7 @@ ThemeColors darkColors() {
     c.noticeBackground[0] = QColor(0x4a, 0x25, 0x25);
     c.noticeBackground[1] = QColor(0x4a, 0x3d, 0x1c);
     c.noticeBackground[2] = QColor(0x1f, 0x36, 0x52);
-    c.noticeBorder[0] = QColor(0xe0, 0x4f, 0x4f);
+    c.noticeBorder[0] = QColor(0xcf, 0x34, 0x34);
     c.noticeBorder[1] = QColor(0xf0, 0xb4, 0x29);
     c.noticeBorder[2] = QColor(0x5c, 0x9d, 0xff);
     c.noticeText = QColor(0xee, 0xee, 0xee);
@@ -245,6 +245,12 @@ void Theme::apply(ThemeChoice choice) {
         if (QStyle* fusion = QStyleFactory::create(QStringLiteral("Fusion"))) QApplication::setStyle(fusion);
     }
     QApplication::setPalette(palette(m_kind));
+    // Qt hands the new palette to child widgets; windows (a main window, an open dialog) are
+    // told here as well, so that they and everything inside them resolve it now.
+    for (QWidget* window : QApplication::topLevelWidgets()) {
+        QEvent event(QEvent::ApplicationPaletteChange);
+        QCoreApplication::sendEvent(window, &event);
+    }
     emit changed();
 }
 
