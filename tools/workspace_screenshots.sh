@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Screenshots of the studio's welcome page and five workspaces for the documentation, in English and
 # Simplified Chinese: docs/images/workspace_<welcome|design|data|train|evaluate|deploy>_<en|zh_CN>.png, 1600x1000,
-# from a real X server (Xvfb) with ImageMagick's `import`. The Fashion-MNIST MLP example is copied
+# in the light theme, plus the Design and Train workspaces in the dark theme
+# (workspace_<design|train>_dark_en.png), from a real X server (Xvfb) with ImageMagick's `import`. The Fashion-MNIST MLP example is copied
 # to a scratch folder and trained for two epochs with kiln-train first, so that Train, Evaluate and
 # Deploy show a real run. Needs the example data (tools/fetch_data.sh).
 # Usage: tools/workspace_screenshots.sh [BUILD_DIR]   (default: build)
+# KILN_SHOTS="design_dark_en train_dark_en" takes only the named pictures (names without .png).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,16 +30,19 @@ cp "$root/resources/examples/fashion_mlp.kiln" "$project"
 # kiln-train writes its run folders under the current folder: the scratch project's.
 (cd "$scratch/project" && KILN_DATA="${KILN_DATA:-$HOME/.cache/kiln/data}" "$train" fashion_mlp.kiln --epochs 2 --quiet)
 
-shoot() {  # shoot LANG_CODE LOCALE WORKSPACE OUTPUT ("welcome": no project, the welcome page)
-    local code="$1" locale="$2" workspace="$3" png="$4"
+shoot() {  # shoot LANG_CODE LOCALE WORKSPACE OUTPUT [THEME] ("welcome": no project, the welcome page)
+    local code="$1" locale="$2" workspace="$3" png="$4" theme="${5:-light}"
+    if [[ -n "${KILN_SHOTS:-}" && " $KILN_SHOTS " != *" $(basename "$png" .png | sed 's/^workspace_//') "* ]]; then
+        return 0
+    fi
     local args=(--workspace "$workspace" "$project")
     [[ "$workspace" == welcome ]] && args=()
-    local home="$scratch/home-$code"
+    local home="$scratch/home-$code-$theme"
     mkdir -p "$home/config" "$home/data"
     cat > "$scratch/run.sh" <<INNER
 #!/usr/bin/env bash
 set -eu
-"$kiln" --lang "$code" --size 1600x1000 ${args[*]@Q} &
+"$kiln" --lang "$code" --theme "$theme" --size 1600x1000 ${args[*]@Q} &
 pid=\$!
 sleep "\${KILN_SHOT_WAIT:-8}"
 import -window root "$png"
@@ -57,4 +62,7 @@ INNER
 for workspace in welcome design data train evaluate deploy; do
     shoot en en_US.UTF-8 "$workspace" "$out/workspace_${workspace}_en.png"
     shoot zh_CN zh_CN.UTF-8 "$workspace" "$out/workspace_${workspace}_zh_CN.png"
+done
+for workspace in design train; do
+    shoot en en_US.UTF-8 "$workspace" "$out/workspace_${workspace}_dark_en.png" dark
 done

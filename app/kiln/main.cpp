@@ -19,6 +19,7 @@
 #include "ui/common/language.h"
 #include "ui/common/message_log.h"
 #include "ui/common/resources.h"
+#include "ui/common/theme.h"
 
 namespace {
 class Cli {
@@ -66,7 +67,11 @@ int main(int argc, char** argv) {
     const QCommandLineOption workspaceOption(QStringLiteral("workspace"),
                                              Cli::tr("Workspace to show first: design, data, train, evaluate or deploy."),
                                              QStringLiteral("name"));
+    const QCommandLineOption themeOption(QStringLiteral("theme"),
+                                         Cli::tr("Colour theme for this session: system, light or dark (default: the setting)."),
+                                         QStringLiteral("name"));
     parser.addOption(workspaceOption);
+    parser.addOption(themeOption);
     parser.addOption(langOption);
     parser.addOption(shotOption);
     parser.addOption(delayOption);
@@ -76,6 +81,17 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", qPrintable(Cli::tr("kiln: unknown language \"%1\" (use en or zh_CN)").arg(parser.value(langOption))));
         return 2;
     }
+
+    // The theme before any window exists, so that nothing is painted twice. The option does not
+    // change the stored setting.
+    const std::optional<kiln::ui::ThemeChoice> theme =
+        kiln::ui::Theme::fromId(parser.isSet(themeOption) ? parser.value(themeOption) : kiln::ui::AppSettings::theme());
+    if (!theme) {
+        std::fprintf(stderr, "%s\n",
+                     qPrintable(Cli::tr("kiln: unknown theme \"%1\" (use system, light or dark)").arg(parser.value(themeOption))));
+        return 2;
+    }
+    kiln::ui::Theme::instance().apply(*theme);
 
     // Plugins (the user's folder and KILN_PLUGIN_PATH; QGuiApplication takes -plugin for its own
     // plugins, so the studio has no --plugin) load before the palette is made. A plugin that fails

@@ -47,6 +47,8 @@
 #include "ui/common/notice_area.h"
 #include "ui/common/resources.h"
 #include "ui/common/settings_dialog.h"
+#include "ui/common/theme_menu.h"
+#include "ui/common/themed_icon.h"
 #include "ui/dataset_browser/dataset_browser_widget.h"
 #include "ui/evaluate/evaluate_view.h"
 #include "ui/export/export_dialog.h"
@@ -430,7 +432,7 @@ void MainWindow::createWorkspaces() {
     static constexpr const char* kIcons[kWorkspaceCount] = {"design", "data", "train", "evaluate", "deploy"};
     for (int i = 0; i < kWorkspaceCount; ++i) {
         const auto w = Workspace(i);
-        auto* a = new QAction(QIcon(QStringLiteral(":/icons/workspace-%1.svg").arg(QLatin1String(kIcons[i]))), QString(), this);
+        auto* a = new QAction(ui::themedIcon(QStringLiteral("workspace-%1").arg(QLatin1String(kIcons[i]))), QString(), this);
         a->setObjectName(QStringLiteral("workspace_") + workspaceId(w));
         a->setCheckable(true);
         a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
@@ -704,7 +706,7 @@ void MainWindow::createActions() {
     auto make = [this](const char* name, const char* icon, QKeySequence key, auto slot) {
         auto* a = new QAction(this);
         a->setObjectName(QString::fromLatin1(name));
-        if (icon) a->setIcon(QIcon(QStringLiteral(":/icons/%1.svg").arg(QLatin1String(icon))));
+        if (icon) a->setIcon(ui::themedIcon(QLatin1String(icon)));
         if (!key.isEmpty()) a->setShortcut(key);
         connect(a, &QAction::triggered, this, slot);
         return a;
@@ -751,7 +753,7 @@ void MainWindow::createMenus() {
     m_recentMenu = m_fileMenu->addMenu(QString());
     m_recentMenu->setObjectName(QStringLiteral("menuRecent"));
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
-    m_examplesMenu = m_fileMenu->addMenu(QIcon(QStringLiteral(":/icons/example.svg")), QString());
+    m_examplesMenu = m_fileMenu->addMenu(ui::themedIcon(QStringLiteral("example")), QString());
     m_examplesMenu->setObjectName(QStringLiteral("menuExamples"));
     connect(m_examplesMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildExamplesMenu);
     m_fileMenu->addAction(m_importModelAction);
@@ -782,6 +784,7 @@ void MainWindow::createMenus() {
     m_panelSeparator = m_viewMenu->addSeparator();
     m_viewMenu->addAction(m_showLogAction);
     m_viewMenu->addAction(m_resetLayoutAction);
+    m_viewMenu->addMenu(new ui::ThemeMenu(m_viewMenu));
 
     m_trainMenu = menuBar()->addMenu(QString());
     m_trainMenu->setObjectName(QStringLiteral("menuTrain"));
@@ -805,7 +808,7 @@ void MainWindow::createMenus() {
                                std::pair{ui::GraphEditorWidget::StandardAction::Redo, "redo"}}) {
         QAction* a = m_editor->action(which);
         if (!a) continue;
-        if (a->icon().isNull()) a->setIcon(QIcon(QStringLiteral(":/icons/%1.svg").arg(QLatin1String(icon))));
+        if (a->icon().isNull()) a->setIcon(ui::themedIcon(QLatin1String(icon)));
         bar->addAction(a);
     }
 }
@@ -887,7 +890,7 @@ void MainWindow::rebuildExamplesMenu() {
             const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
             description = o.value(QStringLiteral("description")).toString();
         }
-        QAction* a = m_examplesMenu->addAction(QIcon(QStringLiteral(":/icons/example.svg")), name);
+        QAction* a = m_examplesMenu->addAction(ui::themedIcon(QStringLiteral("example")), name);
         a->setToolTip(description);
         a->setStatusTip(description);
         a->setData(path);

@@ -17,6 +17,8 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 
+#include "ui/common/theme.h"
+#include "ui/common/themed_icon.h"
 #include "ui/graph_editor/editor_document.h"
 #include "ui/graph_editor/graph_scene.h"
 
@@ -61,11 +63,11 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_subtitle);
 
     auto* start = new QHBoxLayout;
-    m_new = new QPushButton(QIcon(QStringLiteral(":/icons/new.svg")), QString(), body);
+    m_new = new QPushButton(ui::themedIcon(QStringLiteral("new")), QString(), body);
     m_new->setObjectName(QStringLiteral("welcomeNew"));
-    m_open = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), QString(), body);
+    m_open = new QPushButton(ui::themedIcon(QStringLiteral("open")), QString(), body);
     m_open->setObjectName(QStringLiteral("welcomeOpen"));
-    m_import = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), QString(), body);
+    m_import = new QPushButton(ui::themedIcon(QStringLiteral("open")), QString(), body);
     m_import->setObjectName(QStringLiteral("welcomeImport"));
     m_pretrained = new QPushButton(QIcon(QStringLiteral(":/icons/new.svg")), QString(), body);
     m_pretrained->setObjectName(QStringLiteral("welcomePretrained"));
@@ -132,6 +134,14 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
             [this](QListWidgetItem* item) { emit projectChosen(item->data(Qt::UserRole).toString()); });
     connect(m_examples, &QListWidget::itemActivated, this,
             [this](QListWidgetItem* item) { emit exampleChosen(item->data(Qt::UserRole).toString()); });
+    // The thumbnails are pictures of the canvas: drawn again in the new theme's colours.
+    connect(&ui::Theme::instance(), &ui::Theme::changed, this, [this] {
+        for (int i = 0; i < m_examples->count(); ++i) {
+            QListWidgetItem* item = m_examples->item(i);
+            const QImage thumb = projectThumbnail(item->data(Qt::UserRole).toString(), kThumb);
+            if (!thumb.isNull()) item->setIcon(QIcon(QPixmap::fromImage(thumb)));
+        }
+    });
     retranslate();
 }
 
@@ -142,7 +152,7 @@ QImage WelcomePage::projectThumbnail(const QString& path, const QSize& size) {
     const QRectF source = scene.diagramRect();
     if (source.isEmpty()) return {};
     QImage image(size, QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::white);
+    image.fill(ui::Theme::instance().colors().thumbnailBackground);
     QPainter painter(&image);
     painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing | QPainter::SmoothPixmapTransform);
     // The whole diagram, centred, keeping its proportions.
@@ -150,7 +160,7 @@ QImage WelcomePage::projectThumbnail(const QString& path, const QSize& size) {
     fitted.scale(QSizeF(size) - QSizeF(8, 8), Qt::KeepAspectRatio);
     const QRectF target(QPointF((size.width() - fitted.width()) / 2, (size.height() - fitted.height()) / 2), fitted);
     scene.renderDiagram(&painter, target, source);
-    painter.setPen(QColor(0xc8, 0xcd, 0xd3));
+    painter.setPen(ui::Theme::instance().colors().thumbnailLine);
     painter.drawRect(QRect(QPoint(0, 0), size - QSize(1, 1)));
     return image;
 }
@@ -174,7 +184,7 @@ void WelcomePage::refresh(const QStringList& recent, const QStringList& examples
         if (f.open(QIODevice::ReadOnly))
             description = QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("description")).toString();
         const QImage thumb = projectThumbnail(path, kThumb);
-        auto* item = new QListWidgetItem(thumb.isNull() ? QIcon(QStringLiteral(":/icons/example.svg"))
+        auto* item = new QListWidgetItem(thumb.isNull() ? ui::themedIcon(QStringLiteral("example"))
                                                         : QIcon(QPixmap::fromImage(thumb)),
                                          QFileInfo(path).completeBaseName(), m_examples);
         item->setData(Qt::UserRole, path);

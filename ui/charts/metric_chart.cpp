@@ -16,6 +16,9 @@
 
 #include <qcustomplot.h>
 
+#include "ui/charts/chart_theme.h"
+#include "ui/common/theme.h"
+
 namespace kiln::ui::charts {
 
 QColor runColour(int index)
@@ -42,8 +45,9 @@ MetricChart::MetricChart(const QString& metric, QWidget* parent) : QWidget(paren
     m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, metric, QFont(font().family(), -1, QFont::Bold)));
     m_plot->yAxis->setLabel(metric);
     m_plot->setMinimumHeight(160);
+    followTheme(m_plot);
     m_cursor = new QCPItemStraightLine(m_plot);
-    m_cursor->setPen(QPen(palette().color(QPalette::Mid), 1, Qt::DotLine));
+    m_cursor->setPen(QPen(Theme::instance().colors().chartMarker, 1, Qt::DotLine));
     m_cursor->setVisible(false);
     m_cursor->setSelectable(false);
     layout->addWidget(m_plot);
@@ -64,6 +68,15 @@ MetricChart::MetricChart(const QString& metric, QWidget* parent) : QWidget(paren
         lastRedraw.start();
     });
 
+    // The cursor and the markers are items of this chart: the shared chart look leaves them alone.
+    connect(&Theme::instance(), &Theme::changed, this, [this] {
+        const QColor marker = Theme::instance().colors().chartMarker;
+        m_cursor->setPen(QPen(marker, 1, Qt::DotLine));
+        for (auto& m : m_markers) {
+            m.line->setPen(QPen(marker, 1, Qt::DashLine));
+            m.text->setColor(marker);
+        }
+    });
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent*) { onUserNavigates(); });
     connect(m_plot, &QCustomPlot::mouseWheel, this, [this](QWheelEvent*) { onUserNavigates(); });
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) { resetView(); });
@@ -124,11 +137,11 @@ void MetricChart::removeRun(const QString& runId)
 void MetricChart::addMarker(const QString& runId, int64_t step, double epoch, double wallTime, const QString& label)
 {
     Marker m{runId, step, epoch, wallTime, label, new QCPItemStraightLine(m_plot), new QCPItemText(m_plot)};
-    m.line->setPen(QPen(palette().color(QPalette::Dark), 1, Qt::DashLine));
+    m.line->setPen(QPen(Theme::instance().colors().chartMarker, 1, Qt::DashLine));
     m.line->setSelectable(false);
     m.text->setText(label);
     m.text->setSelectable(false);
-    m.text->setColor(palette().color(QPalette::Dark));
+    m.text->setColor(Theme::instance().colors().chartMarker);
     m.text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
     m.text->setPadding(QMargins(3, 1, 3, 1));
     // x in plot coordinates, y in the axis rect (0 = top): the label stays at the top edge.

@@ -11,6 +11,7 @@ namespace kiln::ui {
 
 namespace {
 const QString kLanguage = QStringLiteral("ui/language");
+const QString kTheme = QStringLiteral("ui/theme");
 const QString kAutosave = QStringLiteral("document/autosaveSeconds");
 const QString kDevice = QStringLiteral("training/defaultDevice");
 const QString kRecent = QStringLiteral("document/recentProjects");
@@ -22,6 +23,12 @@ QString normalized(const QString& path) { return QDir::cleanPath(QFileInfo(path)
 
 QString AppSettings::language() { return QSettings().value(kLanguage).toString(); }
 void AppSettings::setLanguage(const QString& code) { QSettings().setValue(kLanguage, code); }
+
+QString AppSettings::theme() {
+    const QString id = QSettings().value(kTheme, QStringLiteral("system")).toString().trimmed().toLower();
+    return id == QLatin1String("light") || id == QLatin1String("dark") ? id : QStringLiteral("system");
+}
+void AppSettings::setTheme(const QString& id) { QSettings().setValue(kTheme, id); }
 
 int AppSettings::autosaveSeconds() {
     bool ok = false;

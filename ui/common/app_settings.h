@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The studio's persistent settings (QSettings, per user): language, autosave interval, default
+// The studio's persistent settings (QSettings, per user): language, theme, autosave interval, default
 // device, recent projects and the window layout. One place for the keys and their defaults.
 #pragma once
 
@@ -19,6 +19,11 @@ public:
     // "" means the system's language; otherwise a code of Language::available() ("en", "zh_CN").
     static QString language();
     static void setLanguage(const QString& code);
+
+    // The colour theme: "system" (the default), "light" or "dark" (Theme::fromId); anything else
+    // stored reads as "system".
+    static QString theme();
+    static void setTheme(const QString& id);
 
     // Seconds between autosaves of a modified document; 0 turns autosave off.
     static int autosaveSeconds();

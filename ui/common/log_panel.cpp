@@ -13,6 +13,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "ui/common/themed_icon.h"
+
 namespace kiln::ui {
 
 namespace {
@@ -22,9 +24,9 @@ QString rowText(const LogEntry& e) {
 
 QIcon severityIcon(Severity s) {
     switch (s) {
-    case Severity::Error: return QIcon(QStringLiteral(":/icons/error.svg"));
-    case Severity::Warning: return QIcon(QStringLiteral(":/icons/warning.svg"));
-    default: return QIcon(QStringLiteral(":/icons/info.svg"));
+    case Severity::Error: return themedIcon(QStringLiteral("error"));
+    case Severity::Warning: return themedIcon(QStringLiteral("warning"));
+    default: return themedIcon(QStringLiteral("info"));
     }
 }
 }  // namespace
@@ -111,10 +113,10 @@ LogPanel::LogPanel(MessageLog* log, QWidget* parent)
     for (int i = 0; i < 4; ++i) m_severityBox->addItem(QString(), i);
     m_copyButton = new QToolButton(this);
     m_copyButton->setObjectName(QStringLiteral("logCopy"));
-    m_copyButton->setIcon(QIcon(QStringLiteral(":/icons/copy.svg")));
+    m_copyButton->setIcon(themedIcon(QStringLiteral("copy")));
     m_clearButton = new QToolButton(this);
     m_clearButton->setObjectName(QStringLiteral("logClear"));
-    m_clearButton->setIcon(QIcon(QStringLiteral(":/icons/clear.svg")));
+    m_clearButton->setIcon(themedIcon(QStringLiteral("clear")));
     m_view = new QListView(this);
     m_view->setObjectName(QStringLiteral("logView"));
     m_view->setModel(m_filter);

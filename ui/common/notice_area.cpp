@@ -11,24 +11,27 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "ui/common/theme.h"
+#include "ui/common/themed_icon.h"
+
 namespace kiln::ui {
 
 namespace {
 const char* kIconFor(Severity s) {
     switch (s) {
-    case Severity::Error: return ":/icons/error.svg";
-    case Severity::Warning: return ":/icons/warning.svg";
-    default: return ":/icons/info.svg";
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    default: return "info";
     }
 }
 
-// Light tints that keep text readable in light and dark palettes (text colour is set with them).
+// The theme's tints per severity, with one text colour that reads on all three.
 QString styleFor(Severity s) {
-    const char* bg = s == Severity::Error ? "#fde2e1" : s == Severity::Warning ? "#fff4d6" : "#e3efff";
-    const char* border = s == Severity::Error ? "#d9534f" : s == Severity::Warning ? "#e0a800" : "#4a90d9";
+    const ThemeColors& c = Theme::instance().colors();
+    const int i = s == Severity::Error ? 0 : s == Severity::Warning ? 1 : 2;
     return QStringLiteral("QFrame#notice { background: %1; border: 1px solid %2; border-radius: 4px; }"
-                          " QFrame#notice QLabel { color: #202020; }")
-        .arg(QLatin1String(bg), QLatin1String(border));
+                          " QFrame#notice QLabel { color: %3; }")
+        .arg(c.noticeBackground[i].name(), c.noticeBorder[i].name(), c.noticeText.name());
 }
 }  // namespace
 
@@ -37,6 +40,10 @@ NoticeArea::NoticeArea(QWidget* parent) : QWidget(parent), m_layout(new QVBoxLay
     m_layout->setContentsMargins(4, 4, 4, 0);
     m_layout->setSpacing(3);
     setVisible(false);
+    connect(&Theme::instance(), &Theme::changed, this, [this] {
+        for (QFrame* frame : findChildren<QFrame*>(QStringLiteral("notice"), Qt::FindDirectChildrenOnly))
+            frame->setStyleSheet(styleFor(static_cast<Severity>(frame->property("severity").toInt())));
+    });
 }
 
 int NoticeArea::post(Severity severity, const QString& text, const QList<NoticeAction>& actions, bool withDetails) {
@@ -53,7 +60,7 @@ int NoticeArea::post(Severity severity, const QString& text, const QList<NoticeA
 
     auto* icon = new QLabel(frame);
     const int px = style()->pixelMetric(QStyle::PM_SmallIconSize);
-    icon->setPixmap(QIcon(QString::fromLatin1(kIconFor(severity))).pixmap(px, px));
+    icon->setPixmap(themedIcon(QString::fromLatin1(kIconFor(severity))).pixmap(px, px));
     row->addWidget(icon);
     auto* label = new QLabel(text, frame);
     label->setObjectName(QStringLiteral("noticeText"));
@@ -80,7 +87,7 @@ int NoticeArea::post(Severity severity, const QString& text, const QList<NoticeA
     }
     auto* close = new QToolButton(frame);
     close->setObjectName(QStringLiteral("noticeClose"));
-    close->setIcon(QIcon(QStringLiteral(":/icons/close.svg")));
+    close->setIcon(themedIcon(QStringLiteral("close")));
     close->setAutoRaise(true);
     connect(close, &QToolButton::clicked, this, [this, id] { dismiss(id); });
     row->addWidget(close);

@@ -15,6 +15,7 @@
 
 #include "ui/common/app_settings.h"
 #include "ui/common/language.h"
+#include "ui/common/theme.h"
 
 namespace kiln::ui {
 
@@ -25,6 +26,12 @@ SettingsDialog::SettingsDialog(QWidget* parent) : QDialog(parent) {
     m_language->setObjectName(QStringLiteral("settingsLanguage"));
     m_language->addItem(QString(), QString());  // system default; text set in retranslateUi()
     for (const QString& code : Language::available()) m_language->addItem(Language::nativeName(code), code);
+
+    m_themeLabel = new QLabel(this);
+    m_theme = new QComboBox(this);
+    m_theme->setObjectName(QStringLiteral("settingsTheme"));
+    for (ThemeChoice c : {ThemeChoice::System, ThemeChoice::Light, ThemeChoice::Dark})
+        m_theme->addItem(QString(), Theme::id(c));  // texts set in retranslateUi()
 
     m_autosaveLabel = new QLabel(this);
     m_autosaveOn = new QCheckBox(this);
@@ -52,6 +59,7 @@ SettingsDialog::SettingsDialog(QWidget* parent) : QDialog(parent) {
     autosaveRow->addWidget(m_autosave, 1);
     auto* form = new QFormLayout;
     form->addRow(m_languageLabel, m_language);
+    form->addRow(m_themeLabel, m_theme);
     form->addRow(m_autosaveLabel, autosaveRow);
     form->addRow(m_deviceLabel, m_device);
     auto* layout = new QVBoxLayout(this);
@@ -69,6 +77,12 @@ void SettingsDialog::retranslateUi() {
     m_languageLabel->setText(tr("&Language:"));
     m_languageLabel->setBuddy(m_language);
     m_language->setItemText(0, tr("System default (%1)").arg(Language::nativeName(Language::resolve(QString()))));
+    m_themeLabel->setText(tr("&Theme:"));
+    m_themeLabel->setBuddy(m_theme);
+    m_theme->setItemText(0, tr("System"));
+    m_theme->setItemText(1, tr("Light"));
+    m_theme->setItemText(2, tr("Dark"));
+    m_theme->setToolTip(tr("System follows the desktop's light or dark colour scheme"));
     m_autosaveLabel->setText(tr("&Autosave:"));
     m_autosaveLabel->setBuddy(m_autosaveOn);
     m_autosaveOn->setText(tr("every"));
@@ -77,7 +91,7 @@ void SettingsDialog::retranslateUi() {
     m_deviceLabel->setText(tr("Default &device:"));
     m_deviceLabel->setBuddy(m_device);
     m_device->setToolTip(tr("Device for new trainings: cpu, or cuda:N for the N-th GPU"));
-    m_note->setText(tr("The language changes as soon as you press OK."));
+    m_note->setText(tr("The language and the theme change as soon as you press OK."));
     if (auto* ok = m_buttons->button(QDialogButtonBox::Ok)) ok->setText(tr("OK"));
     if (auto* cancel = m_buttons->button(QDialogButtonBox::Cancel)) cancel->setText(tr("Cancel"));
 }
@@ -89,11 +103,14 @@ void SettingsDialog::changeEvent(QEvent* event) {
 
 void SettingsDialog::load() {
     setLanguage(AppSettings::language());
+    setTheme(AppSettings::theme());
     setAutosaveSeconds(AppSettings::autosaveSeconds());
     setDefaultDevice(AppSettings::defaultDevice());
 }
 
 QString SettingsDialog::language() const { return m_language->currentData().toString(); }
+
+QString SettingsDialog::theme() const { return m_theme->currentData().toString(); }
 
 int SettingsDialog::autosaveSeconds() const { return m_autosaveOn->isChecked() ? m_autosave->value() : 0; }
 
@@ -102,6 +119,11 @@ QString SettingsDialog::defaultDevice() const { return m_device->currentText().t
 void SettingsDialog::setLanguage(const QString& code) {
     const int i = m_language->findData(code);
     m_language->setCurrentIndex(i < 0 ? 0 : i);
+}
+
+void SettingsDialog::setTheme(const QString& id) {
+    const int i = m_theme->findData(id);
+    m_theme->setCurrentIndex(i < 0 ? 0 : i);
 }
 
 void SettingsDialog::setAutosaveSeconds(int seconds) {
@@ -118,6 +140,9 @@ void SettingsDialog::accept() {
     AppSettings::setDefaultDevice(defaultDevice());
     const QString code = Language::resolve(language());
     if (code != Language::current()) Language::apply(code);
+    AppSettings::setTheme(theme());
+    if (const auto choice = Theme::fromId(theme()); choice && *choice != Theme::instance().choice())
+        Theme::instance().apply(*choice);
     emit settingsApplied();
     QDialog::accept();
 }

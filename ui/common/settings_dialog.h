@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The settings dialog: language, autosave interval and default training device. OK writes the
-// settings (AppSettings) and applies the language at once.
+// The settings dialog: language, theme, autosave interval and default training device. OK writes
+// the settings (AppSettings) and applies the language and the theme at once.
 #pragma once
 
 #include <QDialog>
@@ -21,14 +21,16 @@ public:
 
     // The values shown (what accept() would store).
     QString language() const;  // "" for the system default
+    QString theme() const;     // "system", "light" or "dark"
     int autosaveSeconds() const;
     QString defaultDevice() const;
 
     void setLanguage(const QString& code);
+    void setTheme(const QString& id);
     void setAutosaveSeconds(int seconds);
     void setDefaultDevice(const QString& device);
 
-    // Writes the values, applies the language; the dialog then closes.
+    // Writes the values, applies the language and the theme; the dialog then closes.
     void accept() override;
 
 signals:
@@ -42,6 +44,8 @@ private:
     void load();
     QLabel* m_languageLabel;
     QComboBox* m_language;
+    QLabel* m_themeLabel;
+    QComboBox* m_theme;
     QLabel* m_autosaveLabel;
     QCheckBox* m_autosaveOn;
     QSpinBox* m_autosave;

@@ -6,6 +6,7 @@
 
 #include <qcustomplot.h>
 
+#include "ui/charts/chart_theme.h"
 #include "ui/dataset_browser/sample_list_model.h"
 
 namespace kiln::ui {
@@ -53,6 +54,7 @@ ClassDistributionChart::ClassDistributionChart(QWidget* parent)
     m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
     m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
     m_plot->legend->setMargins(QMargins(4, 2, 4, 0));
+    charts::followTheme(m_plot);
     m_plot->setAccessibleName(tr("Samples per class and split"));
     setCounts({});
 }

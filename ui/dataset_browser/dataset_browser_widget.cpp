@@ -41,6 +41,7 @@
 #include <QtConcurrent>
 
 #include "engine/io/project.h"
+#include "ui/common/theme.h"
 #include "ui/dataset_browser/augmentation_preview.h"
 #include "ui/dataset_browser/class_distribution_chart.h"
 #include "ui/dataset_browser/import_dataset_dialog.h"
@@ -92,7 +93,7 @@ public:
             p->drawRect(pic.adjusted(0, 0, -1, -1));
         }
         if (bad) {
-            p->setPen(QPen(QColor(0xd0, 0x30, 0x30), 3));
+            p->setPen(QPen(Theme::instance().colors().error, 3));
             p->drawLine(pic.topLeft() + QPoint(16, 16), pic.bottomRight() - QPoint(16, 16));
             p->drawLine(pic.topRight() + QPoint(-16, 16), pic.bottomLeft() + QPoint(16, -16));
         }

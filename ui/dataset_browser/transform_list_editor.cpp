@@ -22,6 +22,7 @@
 
 #include "app/common/error_text.h"
 #include "engine/data/transforms.h"
+#include "ui/common/theme.h"
 
 namespace kiln::ui {
 
@@ -134,7 +135,7 @@ TransformListEditor::TransformListEditor(QWidget* parent) : QWidget(parent) {
     m_error = new QLabel(this);
     m_error->setObjectName(QStringLiteral("transformError"));
     m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("color: #b00020;"));
+    Theme::markAsError(m_error);
     m_error->hide();
     layout->addWidget(m_error);
 

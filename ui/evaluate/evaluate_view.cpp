@@ -25,6 +25,7 @@
 
 #include "app/common/error_text.h"
 #include "engine/api/evaluation.h"
+#include "ui/charts/chart_theme.h"
 #include "ui/evaluate/evaluation_models.h"
 #include "ui/evaluate/explanation_dialog.h"
 
@@ -85,12 +86,14 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     m_roc->legend->setVisible(true);
     m_roc->xAxis->setRange(0, 1);
     m_roc->yAxis->setRange(0, 1.02);
+    charts::followTheme(m_roc);
     auto unitPlot = [this](const char* name, bool legend) {
         auto* plot = new QCustomPlot(m_tabs);
         plot->setObjectName(QString::fromLatin1(name));
         plot->legend->setVisible(legend);
         plot->xAxis->setRange(0, 1);
         plot->yAxis->setRange(0, 1.02);
+        charts::followTheme(plot);
         return plot;
     };
     m_pr = unitPlot("prPlot", true);

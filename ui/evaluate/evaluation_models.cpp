@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "ui/common/theme.h"
+
 namespace kiln::ui::evaluate {
 
 namespace {
@@ -132,7 +134,7 @@ QVariant SampleTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || size_t(index.row()) >= m_records.size()) return {};
     const auto& r = m_records[size_t(index.row())];
     if (role == CorrectRole) return r.correct();
-    if (role == Qt::ForegroundRole && r.trueClass >= 0 && !r.correct()) return QColor(178, 24, 43);
+    if (role == Qt::ForegroundRole && r.trueClass >= 0 && !r.correct()) return Theme::instance().colors().errorText;
     if (role == SortRole) {
         switch (index.column()) {
         case Index: return QVariant::fromValue<qlonglong>(r.index);

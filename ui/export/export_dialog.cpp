@@ -36,6 +36,7 @@
 #include "app/common/error_text.h"
 #include "engine/core/json_checked.h"
 #include "engine/api/run_location.h"
+#include "ui/common/theme.h"
 
 namespace kiln::ui {
 
@@ -254,7 +255,7 @@ void ExportDialog::startExport() {
     m_progress->setValue(0);
     m_quantReport->clear();
     m_status->setText(tr("Exporting…"));
-    m_status->setStyleSheet({});
+    Theme::clearErrorMark(m_status);
     m_parity->clear();
     QPointer<ExportDialog> self(this);
     auto progress = [self](int pct, const std::string& step) {
@@ -273,7 +274,7 @@ void ExportDialog::onExportDone() {
     if (!result.ok()) {
         // The export was refused (bad input, or the exported model would not reproduce Kiln's
         // outputs): nothing was published.
-        m_status->setStyleSheet(QStringLiteral("color: #b00020"));
+        Theme::markAsError(m_status);
         m_status->setText(tr("Export failed: %1").arg(app::ErrorText::describe(result.error())));
         if (result.error().param("what") == "parity")
             m_parity->setText(tr("Parity check failed: largest difference %1. Nothing was exported.")

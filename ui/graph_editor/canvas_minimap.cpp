@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/common/theme.h"
 #include "ui/graph_editor/editor_document.h"
 #include "ui/graph_editor/graph_items.h"
 #include "ui/graph_editor/graph_scene.h"
@@ -28,6 +29,10 @@ CanvasMinimap::CanvasMinimap(GraphView* view) : QWidget(view->viewport()), m_vie
     connect(doc, &EditorDocument::structureChanged, this, &CanvasMinimap::diagramChanged);
     connect(doc, &EditorDocument::positionsChanged, this, &CanvasMinimap::diagramChanged);
     connect(doc, &EditorDocument::groupChanged, this, &CanvasMinimap::diagramChanged);
+    connect(&Theme::instance(), &Theme::changed, this, [this] {
+        m_dirty = true;
+        refresh();
+    });
     diagramChanged();
 }
 
@@ -90,16 +95,13 @@ void CanvasMinimap::renderNodes() {
     const qreal dpr = devicePixelRatioF();
     m_nodes = QPixmap(size() * dpr);
     m_nodes.setDevicePixelRatio(dpr);
-    const QPalette pal = palette();
-    m_nodes.fill(pal.color(QPalette::Base));
+    const ThemeColors& tc = Theme::instance().colors();
+    m_nodes.fill(tc.minimapBackground);
     QPainter p(&m_nodes);
     p.setRenderHint(QPainter::Antialiasing, false);
-    QColor node = pal.color(QPalette::Text);
-    node.setAlphaF(0.45);
-    QColor note = pal.color(QPalette::ToolTipBase);
-    QColor edge = pal.color(QPalette::Text);
-    edge.setAlphaF(0.25);
-    p.setPen(QPen(edge, 1));
+    const QColor node = tc.minimapNode;
+    const QColor note = tc.minimapNote;
+    p.setPen(QPen(tc.minimapEdge, 1));
     for (QGraphicsItem* item : m_view->graphScene()->items()) {
         if (!item->isVisible() || item->type() != EdgeItemType) continue;
         const auto* e = static_cast<const EdgeItem*>(item);
@@ -138,13 +140,14 @@ void CanvasMinimap::paintEvent(QPaintEvent*) {
     const QRectF visible = m_view->visibleSceneRect();
     QRectF w(toWidget(visible.topLeft()), toWidget(visible.bottomRight()));
     w = w.intersected(QRectF(rect()).adjusted(1, 1, -1, -1));
-    QColor fill = palette().color(QPalette::Highlight);
+    const ThemeColors& tc = Theme::instance().colors();
+    QColor fill = tc.selection;
     fill.setAlphaF(0.18);
     p.setBrush(fill);
-    p.setPen(QPen(palette().color(QPalette::Highlight), 1.5));
+    p.setPen(QPen(tc.selection, 1.5));
     p.drawRect(w);
     p.setBrush(Qt::NoBrush);
-    p.setPen(QPen(palette().color(QPalette::Mid), 1));
+    p.setPen(QPen(tc.minimapFrame, 1));
     p.drawRect(QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5));
 }
 

@@ -22,6 +22,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
+#include "ui/common/theme.h"
 #include "ui/graph_editor/graph_items.h"
 #include "ui/graph_editor/graph_scene.h"
 #include "ui/graph_editor/graph_analysis.h"
@@ -574,7 +575,7 @@ bool GraphEditorWidget::exportPng(const QString& path, qreal scale) {
     const int maxSide = 16000;
     if (size.width() > maxSide || size.height() > maxSide) size.scale(maxSide, maxSide, Qt::KeepAspectRatio);
     QImage image(size, QImage::Format_ARGB32_Premultiplied);
-    image.fill(m_scene->palette().color(QPalette::Window));
+    image.fill(Theme::instance().colors().canvasBackground);  // the picture looks like the canvas
     {
         QPainter painter(&image);
         painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);

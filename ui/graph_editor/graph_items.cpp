@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Painting and geometry of nodes, edges, groups and comments. Colours come from the scene's
-// palette (light and dark themes); pens are cosmetic so lines stay crisp at every zoom.
+// Painting and geometry of nodes, edges, groups and comments. Colours come from the theme
+// (ui/common/theme.h); pens are cosmetic so lines stay crisp at every zoom.
 #include "ui/graph_editor/graph_items.h"
 
 #include <QApplication>
@@ -15,6 +15,7 @@
 
 #include "engine/ops/op_table.h"
 #include "engine/ops/plugin_ops.h"
+#include "ui/common/theme.h"
 #include "ui/graph_editor/graph_scene.h"
 
 namespace kiln::ui {
@@ -26,20 +27,15 @@ QPen cosmeticPen(const QColor& c, qreal width, Qt::PenStyle style = Qt::SolidLin
     return pen;
 }
 
-// A hue per category, toned to the palette's lightness so it reads in light and dark themes.
-QColor categoryColor(const QPalette& pal, const std::string& op) {
+// A hue per category, toned to the theme's lightness so it reads in light and dark themes.
+QColor categoryColor(const ThemeColors& tc, const std::string& op) {
     const auto* def = engine::ops::findOp(op);
     int hue = 95;  // composite layers (an unknown op shows its error instead)
     if (def) {
         static const int hues[] = {140, 210, 25, 280, 50, 0, 180, 320, 350};
         hue = hues[static_cast<int>(def->category) % 9];
     }
-    bool dark = pal.color(QPalette::Base).lightness() < 128;
-    return QColor::fromHsl(hue, 150, dark ? 90 : 170);
-}
-
-QColor errorColor() {
-    return QColor(214, 48, 49);
+    return QColor::fromHsl(hue, 150, tc.categoryLightness);
 }
 
 }  // namespace
@@ -171,14 +167,14 @@ QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) 
 }
 
 void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
-    const QPalette pal = m_graph->palette();
+    const ThemeColors& tc = Theme::instance().colors();
     const qreal lod = option->levelOfDetailFromTransform(p->worldTransform());
     const QRectF body(0, 0, nodeWidth(), nodeHeight());
-    const QColor accent = categoryColor(pal, m_op.toStdString());
-    QColor border = isSelected() ? pal.color(QPalette::Highlight) : pal.color(QPalette::Mid);
-    if (!m_error.isEmpty()) border = errorColor();
+    const QColor accent = categoryColor(tc, m_op.toStdString());
+    QColor border = isSelected() ? tc.selection : tc.nodeBorder;
+    if (!m_error.isEmpty()) border = tc.error;
     p->setPen(cosmeticPen(border, isSelected() || !m_error.isEmpty() ? 2.5 : 1.2, m_placeholder ? Qt::DashLine : Qt::SolidLine));
-    p->setBrush(pal.brush(QPalette::Base));
+    p->setBrush(tc.nodeBody);
     p->drawRoundedRect(body, 6, 6);
     // Category band on the left.
     p->setPen(Qt::NoPen);
@@ -190,9 +186,8 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
         return;
     }
     const NodeCardStyle& st = NodeCardStyle::get();
-    const QColor text = pal.color(QPalette::Text);
-    QColor dim = text;
-    dim.setAlphaF(0.7);
+    const QColor text = tc.nodeText;
+    const QColor dim = tc.nodeTextDim;
     const QRectF inner = body.adjusted(12, st.margin, -8, -st.margin);
     const QRectF titleRow(inner.x(), inner.y(), inner.width(), st.titleLine);
     const QRectF shapeRow(inner.x(), titleRow.bottom() + 4, inner.width(), st.textLine);
@@ -225,21 +220,21 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     p->setPen(dim);
     if (!flags.isEmpty()) p->drawText(statsRow, Qt::AlignRight | Qt::AlignVCenter, flags);
     if (!m_error.isEmpty()) {
-        p->setPen(errorColor());
+        p->setPen(tc.errorText);
         const QRectF errorBox(shapeRow.x(), shapeRow.y(), inner.width() - flagsWidth, 2 * st.textLine);
         p->drawText(errorBox, Qt::AlignLeft | Qt::TextWordWrap,
                     tm.elidedText(m_error, Qt::ElideRight, errorBox.width() * 2 - 10));
         // Badge.
-        p->setBrush(errorColor());
+        p->setBrush(tc.error);
         p->setPen(Qt::NoPen);
         p->drawEllipse(QPointF(nodeWidth() - 10, 10), 7, 7);
-        p->setPen(QColor(Qt::white));
+        p->setPen(tc.badgeText);
         p->setFont(st.titleFont);
         p->drawText(QRectF(nodeWidth() - 17, 3, 14, 14), Qt::AlignCenter, QStringLiteral("!"));
     }
     // Ports.
-    p->setPen(cosmeticPen(pal.color(QPalette::Text), 1));
-    p->setBrush(pal.brush(QPalette::Button));
+    p->setPen(cosmeticPen(tc.portOutline, 1));
+    p->setBrush(tc.portFill);
     for (int i = 0; i < m_inputPorts; ++i)
         p->drawEllipse(mapFromScene(inputPortPos(i)), kPortRadius, kPortRadius);
     p->setBrush(accent);
@@ -299,13 +294,12 @@ QRectF EdgeItem::boundingRect() const {
 }
 
 void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
-    const QPalette pal = m_graph->palette();
-    QColor c = isSelected() ? pal.color(QPalette::Highlight) : pal.color(QPalette::Text);
+    const ThemeColors& tc = Theme::instance().colors();
+    QColor c = isSelected() ? tc.selection : tc.edge;
     if (m_kind == Kind::Data) {
-        if (!isSelected()) c.setAlphaF(0.55);
         p->setPen(cosmeticPen(c, isSelected() ? 2.5 : 1.4));
     } else {
-        c = pal.color(QPalette::Highlight);
+        c = tc.selection;
         p->setPen(cosmeticPen(c, 1.6, Qt::DashLine));
     }
     p->setBrush(Qt::NoBrush);
@@ -317,11 +311,9 @@ void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     QRectF box(QPointF(), m_labelSize);
     box.moveCenter(m_mid);
     p->setPen(Qt::NoPen);
-    QColor bg = pal.color(QPalette::Window);
-    bg.setAlphaF(0.85);
-    p->setBrush(bg);
+    p->setBrush(tc.edgeLabelBackground);
     p->drawRoundedRect(box, 3, 3);
-    p->setPen(pal.color(QPalette::Text));
+    p->setPen(tc.edgeLabelText);
     p->drawText(box, Qt::AlignCenter, m_label);
 }
 
@@ -376,37 +368,37 @@ void GroupItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
 }
 
 void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
-    const QPalette pal = m_graph->palette();
-    QColor frame = isSelected() ? pal.color(QPalette::Highlight) : pal.color(QPalette::Mid);
+    const ThemeColors& tc = Theme::instance().colors();
+    QColor frame = isSelected() ? tc.selection : tc.nodeBorder;
     QFont f = p->font();
     f.setPointSizeF(9);
     f.setBold(true);
     p->setFont(f);
     if (m_collapsed) {
         p->setPen(cosmeticPen(frame, isSelected() ? 2.5 : 1.5));
-        p->setBrush(pal.brush(QPalette::AlternateBase));
+        p->setBrush(tc.groupStack);
         p->drawRoundedRect(m_rect.adjusted(4, 4, 4, 4), 6, 6);  // a stack: this box stands for several
-        p->setBrush(pal.brush(QPalette::Base));
+        p->setBrush(tc.nodeBody);
         p->drawRoundedRect(m_rect, 6, 6);
-        p->setPen(pal.color(QPalette::Text));
+        p->setPen(tc.nodeText);
         p->drawText(m_rect.adjusted(12, 6, -8, -30), Qt::AlignLeft | Qt::AlignVCenter, m_name);
         f.setBold(false);
         f.setPointSizeF(7.5);
         p->setFont(f);
         p->drawText(m_rect.adjusted(12, 30, -8, -8), Qt::AlignLeft | Qt::AlignVCenter,
                     QObject::tr("block of %n node(s)", nullptr, m_count));
-        p->setPen(cosmeticPen(pal.color(QPalette::Text), 1));
-        p->setBrush(pal.brush(QPalette::Button));
+        p->setPen(cosmeticPen(tc.portOutline, 1));
+        p->setBrush(tc.portFill);
         p->drawEllipse(QPointF(nodeWidth() / 2, 0), kPortRadius, kPortRadius);
         p->drawEllipse(QPointF(nodeWidth() / 2, nodeHeight()), kPortRadius, kPortRadius);
         return;
     }
-    QColor fill = pal.color(QPalette::Highlight);
+    QColor fill = tc.selection;
     fill.setAlphaF(0.07);
     p->setPen(cosmeticPen(frame, isSelected() ? 2 : 1, Qt::DashLine));
     p->setBrush(fill);
     p->drawRoundedRect(m_rect, 10, 10);
-    p->setPen(pal.color(QPalette::Text));
+    p->setPen(tc.nodeText);
     p->drawText(QRectF(12, 4, m_rect.width() - 24, 22), Qt::AlignLeft | Qt::AlignVCenter, m_name);
 }
 
@@ -438,12 +430,11 @@ void CommentItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
 }
 
 void CommentItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
-    const QPalette pal = m_graph->palette();
-    p->setPen(cosmeticPen(isSelected() ? pal.color(QPalette::Highlight) : pal.color(QPalette::Mid),
-                          isSelected() ? 2 : 1));
-    p->setBrush(pal.brush(QPalette::ToolTipBase));
+    const ThemeColors& tc = Theme::instance().colors();
+    p->setPen(cosmeticPen(isSelected() ? tc.selection : tc.nodeBorder, isSelected() ? 2 : 1));
+    p->setBrush(tc.noteBody);
     p->drawRect(m_rect);
-    p->setPen(pal.color(QPalette::ToolTipText));
+    p->setPen(tc.noteText);
     QFont f = p->font();
     f.setPointSizeF(8.5);
     p->setFont(f);

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "ui/common/theme.h"
 #include "ui/graph_editor/canvas_minimap.h"
 #include "ui/graph_editor/graph_items.h"
 #include "ui/graph_editor/layer_library.h"
@@ -55,6 +56,13 @@ GraphScene::GraphScene(EditorDocument* document, QObject* parent)
             SyncGuard g(m_syncing);
             c->syncFromDocument();
         }
+    });
+    // A new theme: every item repaints (update() also drops the cached pixmaps of node cards) and
+    // the views draw their cached grid again.
+    connect(&Theme::instance(), &Theme::changed, this, [this] {
+        for (QGraphicsItem* item : items()) item->update();
+        for (QGraphicsView* view : views()) view->resetCachedContent();
+        update();
     });
     rebuild();
 }
@@ -310,7 +318,7 @@ void GraphScene::mousePressEvent(QGraphicsSceneMouseEvent* event) {
             m_dragNode = n->id();
             m_dragPort = port;
             m_dragLine = new QGraphicsPathItem;
-            QPen pen(palette().color(QPalette::Highlight), 2, Qt::DashLine);
+            QPen pen(Theme::instance().colors().selection, 2, Qt::DashLine);
             pen.setCosmetic(true);
             m_dragLine->setPen(pen);
             m_dragLine->setZValue(10);
@@ -398,14 +406,13 @@ void GraphScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
 }
 
 void GraphScene::drawBackground(QPainter* painter, const QRectF& rect) {
-    painter->fillRect(rect, palette().brush(QPalette::Window));
+    const ThemeColors& tc = Theme::instance().colors();
+    painter->fillRect(rect, tc.canvasBackground);
     if (m_exporting) return;
     const qreal lod = QStyleOptionGraphicsItem::levelOfDetailFromTransform(painter->worldTransform());
     if (lod < 0.5) return;
     const qreal step = 24;
-    QColor c = palette().color(QPalette::Mid);
-    c.setAlphaF(0.25);
-    QPen pen(c, 1);
+    QPen pen(tc.canvasGrid, 1);
     pen.setCosmetic(true);
     painter->setPen(pen);
     // Axis-aligned hairlines need no antialiasing, which is the expensive part of the grid.

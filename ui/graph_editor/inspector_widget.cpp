@@ -15,6 +15,7 @@
 
 #include "engine/ops/op_table.h"
 #include "engine/ops/plugin_ops.h"
+#include "ui/common/theme.h"
 
 namespace kiln::ui {
 namespace {
@@ -48,7 +49,7 @@ InspectorWidget::InspectorWidget(EditorDocument* document, QWidget* parent)
     m_doc->setWordWrap(true);
     m_error = new QLabel(this);
     m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("color: #d63031;"));
+    Theme::markAsError(m_error);
     m_error->hide();
     outer->addWidget(m_title);
     outer->addWidget(m_doc);

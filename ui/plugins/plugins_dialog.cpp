@@ -12,6 +12,7 @@
 
 #include "engine/core/thread_pool.h"
 #include "engine/ops/plugin_registry.h"
+#include "ui/common/theme.h"
 
 namespace kiln::ui {
 namespace {
@@ -112,7 +113,7 @@ void PluginsDialog::refresh() {
     }
     for (const auto& e : registry.failures()) {
         auto* item = new QTreeWidgetItem(m_plugins, {tr("Not loaded"), QString(), QString::fromStdString(e.message)});
-        item->setForeground(0, Qt::red);
+        item->setForeground(0, Theme::instance().colors().errorText);
         item->setToolTip(2, QString::fromStdString(e.message));
     }
     if (m_plugins->topLevelItemCount() == 0)
@@ -159,7 +160,7 @@ void PluginsDialog::showResults() {
             auto* item = new QTreeWidgetItem(m_results, {QString::fromStdString(run.op), QString::fromStdString(c.caseName),
                                                          kindText(c.kind), outcomeText(c.outcome),
                                                          QString::fromStdString(c.detail)});
-            if (c.outcome == O::Failed) item->setForeground(3, Qt::red);
+            if (c.outcome == O::Failed) item->setForeground(3, Theme::instance().colors().errorText);
             item->setToolTip(4, QString::fromStdString(c.detail));
         }
     }

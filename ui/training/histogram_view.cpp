@@ -20,6 +20,7 @@
 #include <qcustomplot.h>
 
 #include "app/common/error_text.h"
+#include "ui/charts/chart_theme.h"
 
 namespace kiln::ui::training {
 
@@ -75,6 +76,7 @@ QCustomPlot* makePlot(QWidget* parent, QCPColorMap*& map) {
     auto* group = new QCPMarginGroup(plot);
     plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
     scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+    charts::followTheme(plot);
     return plot;
 }
 

@@ -18,6 +18,7 @@
 
 #include "app/common/error_text.h"
 #include "engine/api/learning_rate_finder.h"
+#include "ui/charts/chart_theme.h"
 
 namespace kiln::ui::training {
 
@@ -61,6 +62,7 @@ LrFinderDialog::LrFinderDialog(const engine::io::Project& project, const QString
     m_plot->xAxis->setNumberPrecision(0);
     m_plot->xAxis->setRange(1e-7, 10);
     m_plot->legend->setVisible(true);
+    charts::followTheme(m_plot);
     m_loss = m_plot->addGraph();
     m_loss->setPen(QPen(QColor(31, 119, 180, 110), 1));
     m_smoothed = m_plot->addGraph();

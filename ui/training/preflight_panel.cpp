@@ -13,6 +13,7 @@
 #include "app/common/error_text.h"
 #include "engine/api/devices.h"
 #include "engine/core/cpu_isa.h"
+#include "ui/common/theme.h"
 
 namespace kiln::ui::training {
 
@@ -53,7 +54,7 @@ PreflightPanel::PreflightPanel(QWidget* parent) : QWidget(parent) {
     m_device->setObjectName(QStringLiteral("preflightDevice"));
     m_memory->setObjectName(QStringLiteral("preflightMemory"));
     m_warning->setObjectName(QStringLiteral("preflightWarning"));
-    m_warning->setStyleSheet(QStringLiteral("color: #b00020;"));
+    Theme::markAsError(m_warning);
     m_warning->hide();
     m_time->setObjectName(QStringLiteral("preflightTime"));
     m_measure = new QPushButton(this);

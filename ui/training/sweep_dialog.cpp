@@ -36,6 +36,7 @@
 #include "app/common/error_text.h"
 #include "engine/api/training_setup.h"
 #include "engine/train/config.h"
+#include "ui/charts/chart_theme.h"
 
 namespace kiln::ui::training {
 
@@ -235,6 +236,7 @@ SweepDialog::SweepDialog(const engine::io::Project& project, const QString& proj
     m_chart->yAxis->setTickLabels(false);
     m_chart->xAxis->grid()->setVisible(false);
     m_chart->yAxis->grid()->setVisible(false);
+    charts::followTheme(m_chart);
     split->addWidget(m_results);
     split->addWidget(m_chart);
     split->setStretchFactor(1, 1);

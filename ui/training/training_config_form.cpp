@@ -23,6 +23,7 @@
 #include "engine/ops/model.h"
 #include "engine/train/config.h"
 #include "engine/train/stages.h"
+#include "ui/common/theme.h"
 
 namespace kiln::ui::training {
 
@@ -224,9 +225,7 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     m_error->setObjectName(QStringLiteral("configError"));
     m_error->setWordWrap(true);
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    QPalette pal = m_error->palette();
-    pal.setColor(QPalette::WindowText, QColor(0xc0, 0x20, 0x20));
-    m_error->setPalette(pal);
+    Theme::markAsError(m_error);
     m_error->hide();
     column->addWidget(m_error);
     column->addStretch();
