@@ -1031,6 +1031,58 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>--calibration-samples needs --quantize int8</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Colour theme for this session: system, light or dark (default: the setting).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln: unknown theme &quot;%1&quot; (use system, light or dark)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cut the network after this node (a Kiln node, or the ONNX node or Keras layer it came from) and attach a new head: global average pooling, dropout and a softmax Dense layer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Classes of the new head (with --replace-head-after).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dropout rate of the new head, at least 0 and below 1; 0 leaves the Dropout layer out (default 0.2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--replace-head-after needs a node name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--replace-head-after needs --classes N</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--classes must be a whole number of at least 1, not &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--dropout must be a number of at least 0 and below 1, not &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--classes and --dropout describe the new head: give them with --replace-head-after NODE</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New head after %1: %2 (removed: %3)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>nothing</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-train: a sweep runs its trials one after another in one process and cannot be started by mpirun with several processes; start it without mpirun</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -1827,6 +1879,18 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Import an ONNX or Keras model as an editable project with its weights</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>New from &amp;Pretrained…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a classifier from a pretrained backbone: new head, frozen backbone, two training stages</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Project from a pretrained backbone opened: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::app::WelcomePage</name>
@@ -1908,6 +1972,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Show Evaluate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New from Pretrained…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a classifier from a pretrained network such as EfficientNet-Lite0</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2495,6 +2567,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Plugin operation %1: %2</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Replace head after %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>
@@ -2943,6 +3019,21 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Match %1 of %2 for “%3”: Enter goes to the next.</source>
         <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Replace Head From Here…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Removes every node after %1 and attaches a new classification head.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>New head after %1: %n node(s).</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -3927,6 +4018,172 @@ min %3 · max %4</source>
     </message>
 </context>
 <context>
+    <name>kiln::ui::PretrainedDialog</name>
+    <message>
+        <source>New from Pretrained</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start a classifier from a network trained on a large data set: its feature extractor is kept with its weights and frozen, a new head learns your classes, then everything is fine-tuned at a lower learning rate.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Backbone</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Input</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Preprocessing</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Licence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Availability</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A .keras, .h5 or .onnx file of this network</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model file:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Classes:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dropout rate:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Optional: a folder with one subfolder of pictures per class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Data folder:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New project:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Create Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1×%2 %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 M</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>from your file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Template: needs your model file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>On this machine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not downloaded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1, trained on %2. Weights: %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is not on this machine (%2 is missing). Get it once, in Kiln&apos;s source folder, with:
+%3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Creating the project…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The project was not created: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Created %1: the backbone is frozen and a head of %n node(s) learns your classes.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>New Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln projects (*.kiln)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Data Folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Models (*.keras *.h5 *.onnx)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ReplaceHeadDialog</name>
+    <message>
+        <source>Replace Head From %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every node after %1 is removed. A new head follows it: global average pooling (when %1 gives a feature map), dropout and a Dense layer with softmax over the classes.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Classes:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>0 leaves the Dropout layer out.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dropout rate:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Replace Head</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::SampleListModel</name>
     <message>
         <source>%1
@@ -3974,15 +4231,35 @@ Split: %3</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>The language changes as soon as you press OK.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>OK</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Theme:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>System follows the desktop&apos;s light or dark colour scheme</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The language and the theme change as soon as you press OK.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -4057,6 +4334,29 @@ Split: %3</source>
     </message>
     <message>
         <source>Could not write %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ThemeMenu</name>
+    <message>
+        <source>&amp;Theme</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;System</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Follow the desktop&apos;s light or dark colour scheme</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Light</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Dark</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -5155,6 +5455,70 @@ step %3 · epoch %4
         <source>Each trial is a training run of the project with its parameters, recorded in the run history.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>The spec was not saved: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Saved the sweep spec to %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Opened %1, but it does not fit this project: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Opened the sweep spec %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save the sweep spec</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a sweep spec</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sweep specs (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project cannot be read: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project no longer fits it: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project is back.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open Spec…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fill in the sweep from a spec file (JSON, as kiln-train --sweep reads it).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save Spec…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save the sweep as a spec file for kiln-train --sweep or a later session.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingConfigForm</name>
@@ -5700,6 +6064,22 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Run %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The data transforms make %1×%2 pictures, but %3 was trained on %4×%5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The data transforms normalise the pictures otherwise than %1 expects (%2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The data transforms do not normalise the pictures, but %1 expects %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This project was made from a pretrained backbone: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -1035,6 +1035,58 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>--calibration-samples needs --quantize int8</source>
         <translation>--calibration-samples 需要配合 --quantize int8 使用</translation>
     </message>
+    <message>
+        <source>Colour theme for this session: system, light or dark (default: the setting).</source>
+        <translation>本次会话的配色主题：system、light 或 dark（默认：使用设置）。</translation>
+    </message>
+    <message>
+        <source>kiln: unknown theme &quot;%1&quot; (use system, light or dark)</source>
+        <translation>kiln：未知主题“%1”（请使用 system、light 或 dark）</translation>
+    </message>
+    <message>
+        <source>Cut the network after this node (a Kiln node, or the ONNX node or Keras layer it came from) and attach a new head: global average pooling, dropout and a softmax Dense layer.</source>
+        <translation>在此节点之后截断网络（Kiln 节点，或其来源的 ONNX 节点或 Keras 层），并接上新的输出头：全局平均池化、Dropout 和 softmax 全连接层。</translation>
+    </message>
+    <message>
+        <source>Classes of the new head (with --replace-head-after).</source>
+        <translation>新输出头的类别数（与 --replace-head-after 一起使用）。</translation>
+    </message>
+    <message>
+        <source>Dropout rate of the new head, at least 0 and below 1; 0 leaves the Dropout layer out (default 0.2).</source>
+        <translation>新输出头的 Dropout 比率，不小于 0 且小于 1；为 0 时不加 Dropout 层（默认 0.2）。</translation>
+    </message>
+    <message>
+        <source>--replace-head-after needs a node name</source>
+        <translation>--replace-head-after 需要一个节点名称</translation>
+    </message>
+    <message>
+        <source>--replace-head-after needs --classes N</source>
+        <translation>--replace-head-after 需要 --classes N</translation>
+    </message>
+    <message>
+        <source>--classes must be a whole number of at least 1, not &quot;%1&quot;</source>
+        <translation>--classes 必须是不小于 1 的整数，而不是“%1”</translation>
+    </message>
+    <message>
+        <source>--dropout must be a number of at least 0 and below 1, not &quot;%1&quot;</source>
+        <translation>--dropout 必须是不小于 0 且小于 1 的数，而不是“%1”</translation>
+    </message>
+    <message>
+        <source>--classes and --dropout describe the new head: give them with --replace-head-after NODE</source>
+        <translation>--classes 和 --dropout 描述新的输出头：请与 --replace-head-after NODE 一起给出</translation>
+    </message>
+    <message>
+        <source>New head after %1: %2 (removed: %3)</source>
+        <translation>%1 之后的新输出头：%2（已移除：%3）</translation>
+    </message>
+    <message>
+        <source>nothing</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>kiln-train: a sweep runs its trials one after another in one process and cannot be started by mpirun with several processes; start it without mpirun</source>
+        <translation>kiln-train：扫描在一个进程中依次运行各次试验，不能由 mpirun 以多个进程启动；请不用 mpirun 启动它</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -1825,6 +1877,18 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Import an ONNX or Keras model as an editable project with its weights</source>
         <translation>将 ONNX 或 Keras 模型连同权重导入为可编辑的项目</translation>
     </message>
+    <message>
+        <source>New from &amp;Pretrained…</source>
+        <translation>从预训练模型新建(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>Start a classifier from a pretrained backbone: new head, frozen backbone, two training stages</source>
+        <translation>从预训练骨干网络开始构建分类器：新输出头、冻结的骨干网络、两个训练阶段</translation>
+    </message>
+    <message>
+        <source>Project from a pretrained backbone opened: %1</source>
+        <translation>已打开基于预训练骨干网络的项目：%1</translation>
+    </message>
 </context>
 <context>
     <name>kiln::app::WelcomePage</name>
@@ -1907,6 +1971,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Show Evaluate</source>
         <translation>显示评估</translation>
+    </message>
+    <message>
+        <source>New from Pretrained…</source>
+        <translation>从预训练模型新建…</translation>
+    </message>
+    <message>
+        <source>Start a classifier from a pretrained network such as EfficientNet-Lite0</source>
+        <translation>从 EfficientNet-Lite0 等预训练网络开始构建分类器</translation>
     </message>
 </context>
 <context>
@@ -2488,6 +2560,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Plugin operation %1: %2</source>
         <translation>插件运算 %1：%2</translation>
     </message>
+    <message>
+        <source>Replace head after %1</source>
+        <translation>替换 %1 之后的输出头</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ExportDialog</name>
@@ -2935,6 +3011,20 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Match %1 of %2 for “%3”: Enter goes to the next.</source>
         <translation>“%3”的第 %1 个匹配（共 %2 个）：按 Enter 转到下一个。</translation>
+    </message>
+    <message>
+        <source>Replace Head From Here…</source>
+        <translation>从此处替换输出头…</translation>
+    </message>
+    <message>
+        <source>Removes every node after %1 and attaches a new classification head.</source>
+        <translation>移除 %1 之后的所有节点，并接上新的分类输出头。</translation>
+    </message>
+    <message numerus="yes">
+        <source>New head after %1: %n node(s).</source>
+        <translation>
+            <numerusform>%1 之后的新输出头：%n 个节点。</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -3906,6 +3996,172 @@ min %3 · max %4</source>
     </message>
 </context>
 <context>
+    <name>kiln::ui::PretrainedDialog</name>
+    <message>
+        <source>New from Pretrained</source>
+        <translation>从预训练模型新建</translation>
+    </message>
+    <message>
+        <source>Start a classifier from a network trained on a large data set: its feature extractor is kept with its weights and frozen, a new head learns your classes, then everything is fine-tuned at a lower learning rate.</source>
+        <translation>从在大型数据集上训练过的网络开始构建分类器：保留其特征提取部分及权重并冻结，由新的输出头学习你的类别，然后以较低的学习率微调整个网络。</translation>
+    </message>
+    <message>
+        <source>Backbone</source>
+        <translation>骨干网络</translation>
+    </message>
+    <message>
+        <source>Input</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>Preprocessing</source>
+        <translation>预处理</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Licence</source>
+        <translation>许可证</translation>
+    </message>
+    <message>
+        <source>Availability</source>
+        <translation>可用性</translation>
+    </message>
+    <message>
+        <source>A .keras, .h5 or .onnx file of this network</source>
+        <translation>该网络的 .keras、.h5 或 .onnx 文件</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Model file:</source>
+        <translation>模型文件：</translation>
+    </message>
+    <message>
+        <source>Classes:</source>
+        <translation>类别：</translation>
+    </message>
+    <message>
+        <source>Dropout rate:</source>
+        <translation>Dropout 比率：</translation>
+    </message>
+    <message>
+        <source>Optional: a folder with one subfolder of pictures per class</source>
+        <translation>可选：每个类别一个图片子文件夹的文件夹</translation>
+    </message>
+    <message>
+        <source>Data folder:</source>
+        <translation>数据文件夹：</translation>
+    </message>
+    <message>
+        <source>New project:</source>
+        <translation>新项目：</translation>
+    </message>
+    <message>
+        <source>Create Project</source>
+        <translation>创建项目</translation>
+    </message>
+    <message>
+        <source>%1×%2 %3</source>
+        <translation>%1×%2 %3</translation>
+    </message>
+    <message>
+        <source>%1 M</source>
+        <translation>%1 M</translation>
+    </message>
+    <message>
+        <source>from your file</source>
+        <translation>取决于你的文件</translation>
+    </message>
+    <message>
+        <source>Template: needs your model file</source>
+        <translation>模板：需要你的模型文件</translation>
+    </message>
+    <message>
+        <source>On this machine</source>
+        <translation>已在本机</translation>
+    </message>
+    <message>
+        <source>Not downloaded</source>
+        <translation>未下载</translation>
+    </message>
+    <message>
+        <source>%1, trained on %2. Weights: %3.</source>
+        <translation>%1，在 %2 上训练。权重：%3。</translation>
+    </message>
+    <message>
+        <source>%1 is not on this machine (%2 is missing). Get it once, in Kiln&apos;s source folder, with:
+%3</source>
+        <translation>%1 不在本机上（缺少 %2）。请在 Kiln 源代码文件夹中运行一次以下命令获取：
+%3</translation>
+    </message>
+    <message>
+        <source>Creating the project…</source>
+        <translation>正在创建项目…</translation>
+    </message>
+    <message>
+        <source>The project was not created: %1</source>
+        <translation>未创建项目：%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>Created %1: the backbone is frozen and a head of %n node(s) learns your classes.</source>
+        <translation>
+            <numerusform>已创建 %1：骨干网络已冻结，由 %n 个节点组成的输出头学习你的类别。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>New Project</source>
+        <translation>新建项目</translation>
+    </message>
+    <message>
+        <source>Kiln projects (*.kiln)</source>
+        <translation>Kiln 项目 (*.kiln)</translation>
+    </message>
+    <message>
+        <source>Data Folder</source>
+        <translation>数据文件夹</translation>
+    </message>
+    <message>
+        <source>Model File</source>
+        <translation>模型文件</translation>
+    </message>
+    <message>
+        <source>Models (*.keras *.h5 *.onnx)</source>
+        <translation>模型 (*.keras *.h5 *.onnx)</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ReplaceHeadDialog</name>
+    <message>
+        <source>Replace Head From %1</source>
+        <translation>从 %1 替换输出头</translation>
+    </message>
+    <message>
+        <source>Every node after %1 is removed. A new head follows it: global average pooling (when %1 gives a feature map), dropout and a Dense layer with softmax over the classes.</source>
+        <translation>%1 之后的所有节点将被移除，并在其后接上新的输出头：全局平均池化（当 %1 输出特征图时）、Dropout，以及对各类别做 softmax 的全连接层。</translation>
+    </message>
+    <message>
+        <source>Classes:</source>
+        <translation>类别：</translation>
+    </message>
+    <message>
+        <source>0 leaves the Dropout layer out.</source>
+        <translation>为 0 时不加 Dropout 层。</translation>
+    </message>
+    <message>
+        <source>Dropout rate:</source>
+        <translation>Dropout 比率：</translation>
+    </message>
+    <message>
+        <source>Replace Head</source>
+        <translation>替换输出头</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::SampleListModel</name>
     <message>
         <source>%1
@@ -3955,16 +4211,36 @@ Split: %3</source>
         <translation>新训练使用的设备：cpu，或用 cuda:N 表示第 N 个 GPU</translation>
     </message>
     <message>
-        <source>The language changes as soon as you press OK.</source>
-        <translation>按“确定”后立即切换语言。</translation>
-    </message>
-    <message>
         <source>OK</source>
         <translation>确定</translation>
     </message>
     <message>
         <source>Cancel</source>
         <translation>取消</translation>
+    </message>
+    <message>
+        <source>&amp;Theme:</source>
+        <translation>主题(&amp;T)：</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>System follows the desktop&apos;s light or dark colour scheme</source>
+        <translation>“跟随系统”会采用桌面的浅色或深色配色方案</translation>
+    </message>
+    <message>
+        <source>The language and the theme change as soon as you press OK.</source>
+        <translation>按下“确定”后，语言和主题立即生效。</translation>
     </message>
 </context>
 <context>
@@ -4039,6 +4315,29 @@ Split: %3</source>
     <message>
         <source>Could not write %1.</source>
         <translation>无法写入 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::ThemeMenu</name>
+    <message>
+        <source>&amp;Theme</source>
+        <translation>主题(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;System</source>
+        <translation>跟随系统(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Follow the desktop&apos;s light or dark colour scheme</source>
+        <translation>采用桌面的浅色或深色配色方案</translation>
+    </message>
+    <message>
+        <source>&amp;Light</source>
+        <translation>浅色(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Dark</source>
+        <translation>深色(&amp;D)</translation>
     </message>
 </context>
 <context>
@@ -5134,6 +5433,70 @@ step %3 · epoch %4
         <source>Each trial is a training run of the project with its parameters, recorded in the run history.</source>
         <translation>每次试验都是用其参数对项目进行的一次训练，并记录在运行历史中。</translation>
     </message>
+    <message>
+        <source>The spec was not saved: %1</source>
+        <translation>扫描配置未保存：%1</translation>
+    </message>
+    <message>
+        <source>Saved the sweep spec to %1.</source>
+        <translation>已将扫描配置保存到 %1。</translation>
+    </message>
+    <message>
+        <source>Opened %1, but it does not fit this project: %2</source>
+        <translation>已打开 %1，但它与此项目不符：%2</translation>
+    </message>
+    <message>
+        <source>Opened the sweep spec %1.</source>
+        <translation>已打开扫描配置 %1。</translation>
+    </message>
+    <message>
+        <source>Save the sweep spec</source>
+        <translation>保存扫描配置</translation>
+    </message>
+    <message>
+        <source>Open a sweep spec</source>
+        <translation>打开扫描配置</translation>
+    </message>
+    <message>
+        <source>Sweep specs (*.json)</source>
+        <translation>扫描配置 (*.json)</translation>
+    </message>
+    <message>
+        <source>All files (*)</source>
+        <translation>所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project cannot be read: %1</source>
+        <translation>无法读取此项目上次的扫描配置：%1</translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project no longer fits it: %1</source>
+        <translation>此项目上次的扫描配置已与项目不符：%1</translation>
+    </message>
+    <message>
+        <source>The last sweep spec of this project is back.</source>
+        <translation>已恢复此项目上次的扫描配置。</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Open Spec…</source>
+        <translation>打开配置…</translation>
+    </message>
+    <message>
+        <source>Fill in the sweep from a spec file (JSON, as kiln-train --sweep reads it).</source>
+        <translation>从配置文件填写扫描（JSON，与 kiln-train --sweep 读取的格式相同）。</translation>
+    </message>
+    <message>
+        <source>Save Spec…</source>
+        <translation>保存配置…</translation>
+    </message>
+    <message>
+        <source>Save the sweep as a spec file for kiln-train --sweep or a later session.</source>
+        <translation>将扫描保存为配置文件，供 kiln-train --sweep 或以后使用。</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingConfigForm</name>
@@ -5676,6 +6039,22 @@ step %3 · epoch %4
     <message>
         <source>Run %1: %2</source>
         <translation>运行 %1：%2</translation>
+    </message>
+    <message>
+        <source>The data transforms make %1×%2 pictures, but %3 was trained on %4×%5.</source>
+        <translation>数据变换生成 %1×%2 的图片，但 %3 是在 %4×%5 的图片上训练的。</translation>
+    </message>
+    <message>
+        <source>The data transforms normalise the pictures otherwise than %1 expects (%2).</source>
+        <translation>数据变换对图片的归一化方式与 %1 的要求（%2）不同。</translation>
+    </message>
+    <message>
+        <source>The data transforms do not normalise the pictures, but %1 expects %2.</source>
+        <translation>数据变换没有对图片做归一化，但 %1 要求 %2。</translation>
+    </message>
+    <message>
+        <source>This project was made from a pretrained backbone: %1</source>
+        <translation>此项目基于预训练骨干网络创建：%1</translation>
     </message>
 </context>
 <context>
