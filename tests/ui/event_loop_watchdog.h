@@ -4,7 +4,9 @@
 // work, without the time it waited for a core on a busy machine).
 #pragma once
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QEvent>
 #include <QFile>
 #include <QString>
 #include <QThread>
@@ -12,6 +14,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <memory>
 
 namespace kiln::test {
 
@@ -33,9 +36,38 @@ inline bool machineOversubscribed() {
     return loadAverage().section(QLatin1Char(' '), 0, 0).toDouble() > 2.0 * QThread::idealThreadCount();
 }
 
+// With KILN_STALL_LOG set: names the event delivered right before each long gap between two
+// deliveries on the GUI thread, which is where the time went (or the innermost event of it).
+class SlowEventLogger : public QObject {
+public:
+    explicit SlowEventLogger(qint64 thresholdMs) : m_threshold(thresholdMs) {
+        m_clock.start();
+        QCoreApplication::instance()->installEventFilter(this);
+    }
+    ~SlowEventLogger() override { QCoreApplication::instance()->removeEventFilter(this); }
+
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (QThread::currentThread() != thread()) return false;
+        const qint64 now = m_clock.elapsed();
+        if (now - m_lastAt > m_threshold && !m_lastWhat.isEmpty())
+            qInfo("%lld ms after %s", now - m_lastAt, qPrintable(m_lastWhat));
+        m_lastAt = now;
+        m_lastWhat = QStringLiteral("%1 (%2) event %3")
+                         .arg(QLatin1String(watched->metaObject()->className()), watched->objectName())
+                         .arg(int(event->type()));
+        return false;
+    }
+
+private:
+    QElapsedTimer m_clock;
+    qint64 m_threshold, m_lastAt = 0;
+    QString m_lastWhat;
+};
+
 class EventLoopWatchdog {
 public:
     EventLoopWatchdog() {
+        if (qEnvironmentVariableIsSet("KILN_STALL_LOG")) m_events = std::make_unique<SlowEventLogger>(15);
         m_timer.setTimerType(Qt::PreciseTimer);
         m_timer.setInterval(1);
         QObject::connect(&m_timer, &QTimer::timeout, [this] { tick(); });
@@ -77,6 +109,7 @@ private:
         ++m_ticks;
     }
 
+    std::unique_ptr<SlowEventLogger> m_events;
     QTimer m_timer;
     QElapsedTimer m_clock;
     qint64 m_last = 0, m_lastCpu = 0, m_worst = 0, m_worstCpu = 0, m_worstAt = 0, m_ticks = 0;
