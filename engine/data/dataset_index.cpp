@@ -556,6 +556,7 @@ Result<DatasetIndex> DatasetIndex::open(const std::string& indexPath) {
             "DELETE FROM schema_version;"
             "INSERT INTO schema_version(version) VALUES (1);"
             "COMMIT;"));
+        KILN_TRY(index.ensureTally());
     }
     return index;
 }
@@ -662,6 +663,7 @@ Result<ScanStats> DatasetIndex::scanImageFolder(const std::string& rootPath, con
     // index changes nothing for a Kiln that does not know it, so the schema version stays.
     KILN_TRY(
         exec("CREATE INDEX IF NOT EXISTS samples_by_split_status ON samples(split, status, label, path)"));
+    KILN_TRY(ensureTally());
     KILN_ASSIGN(const std::string oldRoot, meta("root"));
     KILN_ASSIGN(const std::string oldLayout, meta("layout"));
     if (oldRoot != root.string() || (!oldLayout.empty() && oldLayout != layoutName(stats.layout))) {
@@ -818,7 +820,11 @@ Result<ScanStats> DatasetIndex::scanImageFolder(const std::string& rootPath, con
 }
 
 Status DatasetIndex::writeSplits(const std::vector<std::pair<int64_t, SampleSplit>>& assignment) {
-    KILN_TRY(exec("BEGIN; UPDATE samples SET split = -1;"));
+    // Every row changes: one count of all rows at the end costs less than the tally's trigger on
+    // each of them (twice each here).
+    KILN_TRY(exec("BEGIN"));
+    KILN_ASSIGN(const bool tally, suspendTally());
+    KILN_TRY(exec("UPDATE samples SET split = -1"));
     Stmt s(m_db, "UPDATE samples SET split = ? WHERE id = ?");
     if (!s.ok()) return sqlError("write splits");
     for (const auto& [id, split] : assignment) {
@@ -831,6 +837,7 @@ Status DatasetIndex::writeSplits(const std::vector<std::pair<int64_t, SampleSpli
         }
         s.reset();
     }
+    if (tally) KILN_TRY(resumeTally());
     return exec("COMMIT");
 }
 
@@ -887,7 +894,11 @@ Status DatasetIndex::assignSplitsByFolder() {
                      "The folder has no train/ and val/ (or test/) subfolders, so it cannot be split by "
                      "folder.")
             .with("what", "split by folder");
+    KILN_TRY(exec("BEGIN"));
+    KILN_ASSIGN(const bool tally, suspendTally());
     KILN_TRY(exec("UPDATE samples SET split = folder_split"));
+    if (tally) KILN_TRY(resumeTally());
+    KILN_TRY(exec("COMMIT"));
     SplitSpec spec;
     spec.mode = SplitSpec::Mode::Folder;
     return setSplitSpec(spec);
@@ -931,11 +942,84 @@ Result<std::vector<std::string>> DatasetIndex::classNames() const {
     return names;
 }
 
+// The tally: rows per (label, split, status), kept exact by triggers on `samples`, so that the
+// counts a browser shows cost a few rows of reading instead of a walk over all samples (a
+// million rows took 67-140 ms per count). The triggers belong to the file: any writer keeps the
+// tally right, also a Kiln that does not know it.
+namespace {
+
+constexpr const char* kTallyTable =
+    "CREATE TABLE IF NOT EXISTS sample_tally("
+    " label INTEGER NOT NULL, split INTEGER NOT NULL, status INTEGER NOT NULL, n INTEGER NOT NULL,"
+    " PRIMARY KEY(label, split, status)) WITHOUT ROWID;";
+
+// Counts every row again; with the triggers made after it, in the same transaction.
+constexpr const char* kTallyRefill =
+    "DELETE FROM sample_tally;"
+    "INSERT INTO sample_tally(label, split, status, n)"
+    " SELECT label, split, status, COUNT(*) FROM samples GROUP BY label, split, status;";
+
+constexpr const char* kTallyTriggers =
+    "CREATE TRIGGER IF NOT EXISTS sample_tally_insert AFTER INSERT ON samples BEGIN"
+    " INSERT INTO sample_tally(label, split, status, n) VALUES (NEW.label, NEW.split, NEW.status, 1)"
+    "  ON CONFLICT(label, split, status) DO UPDATE SET n = n + 1;"
+    " END;"
+    "CREATE TRIGGER IF NOT EXISTS sample_tally_delete AFTER DELETE ON samples BEGIN"
+    " UPDATE sample_tally SET n = n - 1"
+    "  WHERE label = OLD.label AND split = OLD.split AND status = OLD.status;"
+    " END;"
+    "CREATE TRIGGER IF NOT EXISTS sample_tally_update AFTER UPDATE OF label, split, status ON samples"
+    " WHEN OLD.label IS NOT NEW.label OR OLD.split IS NOT NEW.split OR OLD.status IS NOT NEW.status"
+    " BEGIN"
+    " UPDATE sample_tally SET n = n - 1"
+    "  WHERE label = OLD.label AND split = OLD.split AND status = OLD.status;"
+    " INSERT INTO sample_tally(label, split, status, n) VALUES (NEW.label, NEW.split, NEW.status, 1)"
+    "  ON CONFLICT(label, split, status) DO UPDATE SET n = n + 1;"
+    " END;";
+
+constexpr const char* kTallyDropTriggers =
+    "DROP TRIGGER IF EXISTS sample_tally_insert;"
+    "DROP TRIGGER IF EXISTS sample_tally_delete;"
+    "DROP TRIGGER IF EXISTS sample_tally_update;";
+
+}  // namespace
+
+Status DatasetIndex::ensureTally() {
+    KILN_ASSIGN(const bool present, hasTally());
+    if (present) return okStatus();
+    return exec((std::string("BEGIN IMMEDIATE;") + kTallyTable + kTallyRefill + kTallyTriggers + "COMMIT;")
+                    .c_str());
+}
+
+Result<bool> DatasetIndex::suspendTally() {
+    auto present = hasTally();
+    if (!present.ok()) {
+        (void)exec("ROLLBACK");
+        return present.error();
+    }
+    if (*present) KILN_TRY(exec(kTallyDropTriggers));
+    return *present;
+}
+
+Status DatasetIndex::resumeTally() {
+    return exec((std::string(kTallyRefill) + kTallyTriggers).c_str());
+}
+
+Result<bool> DatasetIndex::hasTally() const {
+    Stmt s(m_db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sample_tally'");
+    if (!s.ok()) return sqlError("read the schema");
+    const int rc = s.step();
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return sqlError("read the schema");
+    return rc == SQLITE_ROW;
+}
+
 Result<ClassSplitCounts> DatasetIndex::counts() const {
     ClassSplitCounts out;
     KILN_ASSIGN(out.classNames, classNames());
     out.counts.assign(out.classNames.size(), {0, 0, 0, 0});
-    Stmt s(m_db, "SELECT label, split, COUNT(*) FROM samples GROUP BY label, split");
+    KILN_ASSIGN(const bool tally, hasTally());
+    Stmt s(m_db, tally ? "SELECT label, split, SUM(n) FROM sample_tally GROUP BY label, split"
+                       : "SELECT label, split, COUNT(*) FROM samples GROUP BY label, split");
     if (!s.ok()) return sqlError("count samples");
     while (s.step() == SQLITE_ROW) {
         const int64_t label = s.i64(0);
@@ -947,7 +1031,10 @@ Result<ClassSplitCounts> DatasetIndex::counts() const {
 }
 
 Result<int64_t> DatasetIndex::count(const SampleFilter& filter) const {
-    const std::string sql = "SELECT COUNT(*) FROM samples" + whereClause(filter);
+    KILN_ASSIGN(const bool tally, hasTally());
+    const std::string sql = (tally ? "SELECT COALESCE(SUM(n), 0) FROM sample_tally"
+                                   : "SELECT COUNT(*) FROM samples") +
+                            whereClause(filter);
     Stmt s(m_db, sql.c_str());
     if (!s.ok()) return sqlError("count samples");
     bindFilter(s, filter);

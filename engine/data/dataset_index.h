@@ -192,8 +192,14 @@ public:
     Status setStatus(int64_t id, SampleStatus status, const std::string& reason);
 
     Result<std::vector<std::string>> classNames() const;
+    // Counts read the tally of rows per (class, split, status) when the file has it (every index
+    // made or scanned by this Kiln), and count the rows otherwise: either way the numbers are exact.
     Result<ClassSplitCounts> counts() const;
     Result<int64_t> count(const SampleFilter& filter = {}) const;
+    // Adds the tally to an index made before it had one (writes; a no-op when present). open() of
+    // a new file and scanImageFolder() call it.
+    Status ensureTally();
+    Result<bool> hasTally() const;
     // Rows between two anchors.
     static constexpr int64_t kAnchorStride = 256;
 
@@ -222,6 +228,10 @@ public:
 private:
     DatasetIndex() = default;
     Status exec(const char* sql) const;
+    // Inside a write transaction that changes most rows: drops the tally's triggers (true when the
+    // file has a tally); resumeTally() recounts and makes them again before the commit.
+    Result<bool> suspendTally();
+    Status resumeTally();
     Error sqlError(const std::string& what) const;
     Result<std::string> meta(const std::string& key) const;
     Status setMeta(const std::string& key, const std::string& value);

@@ -633,6 +633,111 @@ private slots:
         QVERIFY(hasIndex());
     }
 
+    // Counts come from the tally when the file has it; they must equal a count of the rows after
+    // every kind of write: inserts, split assignment, status changes, rescans that add, change and
+    // remove files, and a scan of another root that clears the index.
+    void tallyCountsMatchTheRows() {
+        const fs::path root = tmp("tally");
+        makeClassFolders(root);
+        const std::string path = tmp("tally.kindex").string();
+        auto index = DatasetIndex::open(path);
+        QVERIFY(index.ok());
+        QVERIFY(*index->hasTally());
+        auto direct = [&](const SampleFilter& f) {
+            // The same filter, counted over the rows by SQL of its own.
+            std::string sql = "SELECT COUNT(*) FROM samples WHERE 1";
+            if (f.label) sql += " AND label = " + std::to_string(*f.label);
+            if (f.split) sql += " AND split = " + std::to_string(static_cast<int>(*f.split));
+            if (f.status) sql += " AND status = " + std::to_string(static_cast<int>(*f.status));
+            sqlite3* db = nullptr;
+            sqlite3_open(path.c_str(), &db);
+            sqlite3_stmt* s = nullptr;
+            sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
+            sqlite3_step(s);
+            const int64_t rows = sqlite3_column_int64(s, 0);
+            sqlite3_finalize(s);
+            sqlite3_close(db);
+            return rows;
+        };
+        auto check = [&](const char* after) {
+            for (const SampleFilter& f : everyFilter())
+                QVERIFY2(n(index->count(f)) == direct(f), QByteArray(after) + ": " + describe(f));
+            auto c = index->counts();
+            QVERIFY(c.ok());
+            for (int label = 0; label < static_cast<int>(c->classNames.size()); ++label)
+                for (SampleSplit sp : {SampleSplit::Train, SampleSplit::Validation, SampleSplit::Test,
+                                       SampleSplit::Unassigned})
+                    QVERIFY2(c->counts[size_t(label)][size_t(splitColumn(sp))] ==
+                                 direct({label, sp, std::nullopt}),
+                             QByteArray(after) + ": counts() of label " + QByteArray::number(label));
+        };
+        QVERIFY(index->scanImageFolder(root.string()).ok());
+        check("first scan");
+        if (QTest::currentTestFailed()) return;
+        QVERIFY(index->assignSplitsByRatio(0.6, 0.2, 0.2, 7, true).ok());
+        check("split by ratio");
+        if (QTest::currentTestFailed()) return;
+        auto cats = index->page({2, std::nullopt, std::nullopt}, 0, 3);
+        QVERIFY(cats.ok() && cats->size() == 3);
+        QVERIFY(index->setStatus((*cats)[0].id, SampleStatus::Bad, "decode failed").ok());
+        QVERIFY(index->setStatus((*cats)[1].id, SampleStatus::Bad, "decode failed").ok());
+        QVERIFY(index->setStatus((*cats)[1].id, SampleStatus::Ok, "").ok());
+        check("status changes");
+        if (QTest::currentTestFailed()) return;
+        writeBytes(root / "dog" / "new.png", encode(".png", 8, 8, 77));
+        fs::remove(root / "bird" / "b3.jpg");
+        fs::remove(root / "cat" / "c7.png");
+        writeBytes(root / "ant" / "a0.png", encode(".png", 8, 8, 11));
+        QVERIFY(index->scanImageFolder(root.string()).ok());
+        check("rescan");
+        if (QTest::currentTestFailed()) return;
+        // Another connection writes; this one reads the tally it kept.
+        {
+            auto other = DatasetIndex::open(path);
+            QVERIFY(other.ok());
+            QVERIFY(other->insertRecords(syntheticRows(40, 0, "extra/")).ok());
+        }
+        check("insert through another connection");
+        if (QTest::currentTestFailed()) return;
+        const fs::path other = tmp("tally_other");
+        writeBytes(other / "x" / "x0.png", encode(".png", 4, 4, 3));
+        writeBytes(other / "y" / "y0.png", encode(".png", 4, 4, 4));
+        QVERIFY(index->scanImageFolder(other.string()).ok());
+        check("scan of another root");
+        QCOMPARE(n(index->count()), int64_t{2});
+    }
+
+    // An index made before the tally counts its rows, and its next scan adds the tally.
+    void olderFilesGetTheTallyOnScan() {
+        const std::string path = tmp("older_tally.kindex").string();
+        {
+            auto index = DatasetIndex::open(path);
+            QVERIFY(index.ok());
+            QVERIFY(index->insertRecords(syntheticRows(50)).ok());
+        }
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db,
+                              "DROP TRIGGER sample_tally_insert; DROP TRIGGER sample_tally_delete;"
+                              "DROP TRIGGER sample_tally_update; DROP TABLE sample_tally;",
+                              nullptr, nullptr, nullptr),
+                 SQLITE_OK);
+        sqlite3_close(db);
+        auto index = DatasetIndex::open(path);
+        QVERIFY(index.ok());
+        QVERIFY(!*index->hasTally());
+        const SampleFilter bad{std::nullopt, std::nullopt, SampleStatus::Bad};
+        const int64_t badRows = n(index->count(bad));
+        QCOMPARE(n(index->count()), int64_t{50});
+        QVERIFY(badRows > 0);
+        QVERIFY(index->ensureTally().ok());
+        QVERIFY(*index->hasTally());
+        QCOMPARE(n(index->count()), int64_t{50});
+        QCOMPARE(n(index->count(bad)), badRows);
+        QVERIFY(index->insertRecords(syntheticRows(10, 50)).ok());
+        QCOMPARE(n(index->count()), int64_t{60});
+    }
+
     void reopen100k() {
         const fs::path root = tmp("big");
         QElapsedTimer t;
