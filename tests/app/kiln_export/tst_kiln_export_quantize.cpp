@@ -109,7 +109,7 @@ private slots:
         // The same export in words.
         const Run t = exportWith({"--name", "blobs", "--formats", "onnx", "--quantize", "int8"});
         QVERIFY2(t.exitCode == 0, qPrintable(t.err));
-        QVERIFY2(t.out.contains("Int8: accuracy") && t.out.contains("drop") && t.out.contains("top-1 agreement") &&
+        QVERIFY2(t.out.contains("Int8 model.int8.onnx: accuracy") && t.out.contains("drop") && t.out.contains("top-1 agreement") &&
                      t.out.contains("model.int8.onnx"),
                  qPrintable(t.out));
         // The default: 200 of the 240 training samples calibrate.
