@@ -130,6 +130,12 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
 
     uint64_t seed = project.training.is_object() ? project.training.value("seed", uint64_t{0}) : 0;
     exec::ParamStore params = exec::ParamStore::create(model, seed);
+    if (req.quantize == "int8" && formats.tflite) {
+        // Refuse what TensorFlow Lite cannot take (naming the node) before reading weights and
+        // calibrating for it; which operators exist depends on the graph alone.
+        auto probe = io::exportTflite(model, params, {});
+        if (!probe.ok()) return io::locate(probe.error(), project);
+    }
     if (req.weights.empty()) return Error(ErrorCode::InvalidArgument, "no weights file given").with("field", "weights");
     KILN_TRY(train::loadWeights(params, req.weights));
 
@@ -221,12 +227,7 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
         qo.threads = req.threads;
         qo.schemes.clear();
         if (formats.onnx) qo.schemes.push_back(io::QuantScheme::Qdq);
-        if (formats.tflite) {
-            // Refuse what TensorFlow Lite cannot take before calibrating for it.
-            auto probe = io::exportTflite(model, params, r.meta);
-            if (!probe.ok()) return probe.error();
-            qo.schemes.push_back(io::QuantScheme::FullInteger);
-        }
+        if (formats.tflite) qo.schemes.push_back(io::QuantScheme::FullInteger);
         QuantizationSummary qs;
         KILN_ASSIGN(qs.report, api::quantizeInt8(project, req.project, qo,
                                                  [&](int pct) { step(5 + pct * 55 / 100, "quantize"); }));

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-export: writes a trained model into a model repository (<base>/<name>/<version>/ with
 // ONNX, SavedModel and Kiln's own files) after checking that the exported ONNX model reproduces
-// Kiln's outputs. Exit 0 on success, 2 on bad input, 1 on other failures (parity included).
+// Kiln's outputs. Exit 0 on success, 2 on bad input (a node a requested format cannot express
+// included), 1 on other failures (parity included).
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QLocale>
@@ -133,6 +134,8 @@ int main(int argc, char** argv) {
         auto result = app::runExportJob(req);
         if (!result.ok()) {
             printErr(QStringLiteral("kiln-export: ") + app::ErrorText::describe(result.error()));
+            // A node the requested format has no operator for is a request this model cannot take.
+            if (result.error().code == engine::ErrorCode::Unsupported && !result.error().node.empty()) return 2;
             return app::ErrorText::exitCode(result.error());
         }
         const auto& repo = result->repo;
