@@ -57,8 +57,8 @@ enum class Op : int32_t {
     Gelu = 150,
 };
 
-// The operator version a full-integer model needs (the converter's versioning: the first version
-// whose kernel takes int8 tensors, per-channel weights for the convolutions).
+// The operator version written in a full-integer model: the version that introduced the int8
+// kernel (per-channel weights for the convolutions), as TFLite's versioning reads.
 int32_t int8Version(Op code) {
     switch (code) {
     case Op::Conv2D:
