@@ -1000,24 +1000,24 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>占位节点：%1 代表 Kiln 无法计算的 Keras 层 %2；请在训练或导出前替换它</translation>
     </message>
     <message>
-        <source>Int8: accuracy %1% (float %2%), drop %3 points, on %4 samples (%5 data)</source>
-        <translation>Int8：准确率 %1%（浮点 %2%），下降 %3 个百分点，共 %4 个样本（%5 数据）</translation>
+        <source>Int8 %1: accuracy %2% (float %3%), drop %4 points, on %5 samples (%6 data)</source>
+        <translation>Int8 %1：准确率 %2%（浮点 %3%），下降 %4 个百分点，共 %5 个样本（%6 数据）</translation>
     </message>
     <message>
-        <source>Int8: top-1 agreement with the float model %1%</source>
-        <translation>Int8：与浮点模型的 top-1 一致率 %1%</translation>
+        <source>Int8 %1: top-1 agreement with the float model %2%</source>
+        <translation>Int8 %1：与浮点模型的 top-1 一致率 %2%</translation>
     </message>
     <message>
-        <source>Int8: mean squared error %1 (float %2) on %3 samples (%4 data)</source>
-        <translation>Int8：均方误差 %1（浮点 %2），共 %3 个样本（%4 数据）</translation>
+        <source>Int8 %1: mean squared error %2 (float %3) on %4 samples (%5 data)</source>
+        <translation>Int8 %1：均方误差 %2（浮点 %3），共 %4 个样本（%5 数据）</translation>
     </message>
     <message>
-        <source>Int8: model.int8.onnx %1 bytes, model.onnx %2 bytes (%3% of the float size), calibrated on %4 training samples</source>
-        <translation>Int8：model.int8.onnx %1 字节，model.onnx %2 字节（为浮点大小的 %3%），用 %4 个训练样本校准</translation>
+        <source>Int8 %1: %2 bytes, %3 %4 bytes (%5% of the float size), calibrated on %6 training samples</source>
+        <translation>Int8 %1：%2 字节，%3 %4 字节（为浮点大小的 %5%），用 %6 个训练样本校准</translation>
     </message>
     <message>
-        <source>none, or int8: also write model.int8.onnx (int8 QDQ), calibrated on training samples, and report its accuracy against the float model.</source>
-        <translation>none 或 int8：另外写出 model.int8.onnx（int8 QDQ），用训练样本校准，并报告其相对浮点模型的准确率。</translation>
+        <source>none, or int8: also write model.int8.onnx (int8 QDQ) with the onnx format and model.int8.tflite (full integer, float inputs and outputs) with tflite, calibrated on training samples, and report their accuracy against the float model.</source>
+        <translation>none 或 int8：另外写出 model.int8.onnx（int8 QDQ，需 onnx 格式）和 model.int8.tflite（全整数，浮点输入输出，需 tflite 格式），用训练样本校准，并报告它们相对浮点模型的准确率。</translation>
     </message>
     <message>
         <source>Training samples whose value ranges calibrate int8 quantisation (default: %1).</source>
@@ -2732,8 +2732,8 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>无</translation>
     </message>
     <message>
-        <source>int8 (ONNX)</source>
-        <translation>int8（ONNX）</translation>
+        <source>int8 (ONNX, TensorFlow Lite)</source>
+        <translation>int8（ONNX、TensorFlow Lite）</translation>
     </message>
     <message>
         <source> calibration samples</source>
@@ -2744,20 +2744,28 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>量化：</translation>
     </message>
     <message>
-        <source>Int8 quantisation needs ONNX and cannot be combined with TensorFlow Lite.</source>
-        <translation>Int8 量化需要 ONNX 格式，且不能与 TensorFlow Lite 同时选择。</translation>
+        <source>Writes model.int8.onnx with ONNX and model.int8.tflite with TensorFlow Lite.</source>
+        <translation>选择 ONNX 时写出 model.int8.onnx，选择 TensorFlow Lite 时写出 model.int8.tflite。</translation>
     </message>
     <message>
-        <source>Int8 accuracy %1% against float %2% (drop %3 points) on %4 samples of the %5 data; top-1 agreement %6%.</source>
-        <translation>Int8 准确率 %1%，浮点为 %2%（下降 %3 个百分点），基于 %5 数据的 %4 个样本；top-1 一致率 %6%。</translation>
+        <source>Int8 quantisation needs ONNX or TensorFlow Lite among the formats.</source>
+        <translation>Int8 量化需要在格式中选择 ONNX 或 TensorFlow Lite。</translation>
     </message>
     <message>
-        <source>Int8 mean squared error %1 against float %2 on %3 samples of the %4 data.</source>
-        <translation>Int8 均方误差 %1，浮点为 %2，基于 %4 数据的 %3 个样本。</translation>
+        <source>%1: int8 accuracy %2% against float %3% (drop %4 points) on %5 samples of the %6 data; top-1 agreement %7%.</source>
+        <translation>%1：int8 准确率 %2%，浮点为 %3%（下降 %4 个百分点），基于 %6 数据的 %5 个样本；top-1 一致率 %7%。</translation>
     </message>
     <message>
-        <source>model.int8.onnx: %1 against %2 for model.onnx (%3% of the float size); calibrated on %4 training samples.</source>
-        <translation>model.int8.onnx：%1，model.onnx 为 %2（浮点大小的 %3%）；用 %4 个训练样本校准。</translation>
+        <source>%1: int8 mean squared error %2 against float %3 on %4 samples of the %5 data.</source>
+        <translation>%1：int8 均方误差 %2，浮点为 %3，基于 %5 数据的 %4 个样本。</translation>
+    </message>
+    <message>
+        <source>%1: %2 against %3 for %4 (%5% of the float size).</source>
+        <translation>%1：%2，%4 为 %3（浮点大小的 %5%）。</translation>
+    </message>
+    <message>
+        <source>Calibrated on %1 training samples.</source>
+        <translation>用 %1 个训练样本校准。</translation>
     </message>
 </context>
 <context>

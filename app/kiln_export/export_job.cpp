@@ -11,6 +11,7 @@
 #include "engine/data/split.h"
 #include "engine/io/project.h"
 #include "engine/io/quantize.h"
+#include "engine/io/tflite_export.h"
 #include "engine/train/config.h"
 #include "engine/train/weights.h"
 
@@ -69,13 +70,10 @@ Status checkQuantizeRequest(const ExportJobRequest& req, const io::ExportFormats
     if (req.quantize != "int8")
         return Error(ErrorCode::InvalidArgument, "unknown quantisation \"" + req.quantize + "\" (none or int8)")
             .with("field", "quantize").with("value", req.quantize);
-    if (formats.tflite)
-        return Error(ErrorCode::InvalidArgument,
-                     "int8 quantisation is available for ONNX only; TensorFlow Lite is exported in float32")
-            .with("field", "quantize").with("format", "tflite");
-    if (!formats.onnx)
-        return Error(ErrorCode::InvalidArgument, "int8 quantisation needs the onnx format").with("field", "quantize")
-            .with("format", "onnx");
+    if (!formats.onnx && !formats.tflite)
+        return Error(ErrorCode::InvalidArgument, "int8 quantisation needs the onnx or the tflite format")
+            .with("field", "quantize")
+            .with("format", "onnx, tflite");
     if (req.calibrationSamples <= 0)
         return Error(ErrorCode::InvalidArgument, "the number of calibration samples must be positive")
             .with("field", "calibration_samples");
@@ -84,22 +82,36 @@ Status checkQuantizeRequest(const ExportJobRequest& req, const io::ExportFormats
 
 json quantizationJson(const QuantizationSummary& q) {
     const auto& r = q.report;
+    // One object per int8 file; the first one's fields are also at the top level.
+    json models = json::array();
+    for (const auto& f : q.files) {
+        const auto& c = f.comparison;
+        const bool qdq = c.scheme == io::QuantScheme::Qdq;
+        json m = {{"format", f.format},
+                  {"file", f.file},
+                  {"scheme", qdq ? "QDQ: per-channel symmetric int8 weights, per-tensor asymmetric int8 activations"
+                                 : "full integer: per-channel symmetric int8 weights, int32 biases, per-tensor "
+                                   "asymmetric int8 activations, float32 inputs and outputs"},
+                  {"int8", c.int8Metric},
+                  {"drop", r.floatMetric - c.int8Metric},
+                  {"max_abs_diff", c.maxAbsDiff},
+                  {"float_bytes", f.floatBytes},
+                  {"int8_bytes", f.int8Bytes},
+                  {"size_ratio", f.floatBytes > 0 ? static_cast<double>(f.int8Bytes) / static_cast<double>(f.floatBytes) : 0.0}};
+        if (r.classification) m["agreement"] = c.agreement;
+        models.push_back(std::move(m));
+    }
     json j = {{"type", "int8"},
-              {"file", "model.int8.onnx"},
-              {"scheme", "QDQ: per-channel symmetric int8 weights, per-tensor asymmetric int8 activations"},
-              {"per_channel", r.quantization.perChannel},
+              {"per_channel", q.files.empty() || q.files[0].comparison.quantization.perChannel},
               {"calibration_samples", r.calibrationSamples},
               {"split", r.split},
               {"samples", r.samples},
               {"metric", r.metric},
-              {"float", r.floatMetric},
-              {"int8", r.int8Metric},
-              {"drop", r.floatMetric - r.int8Metric},
-              {"max_abs_diff", r.maxAbsDiff},
-              {"float_bytes", q.floatBytes},
-              {"int8_bytes", q.int8Bytes},
-              {"size_ratio", q.floatBytes > 0 ? static_cast<double>(q.int8Bytes) / static_cast<double>(q.floatBytes) : 0.0}};
-    if (r.classification) j["agreement"] = r.agreement;
+              {"float", r.floatMetric}};
+    if (!models.empty())
+        for (const auto& [k, v] : models[0].items())
+            if (k != "format") j[k] = v;
+    j["models"] = std::move(models);
     return j;
 }
 
@@ -118,6 +130,12 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
 
     uint64_t seed = project.training.is_object() ? project.training.value("seed", uint64_t{0}) : 0;
     exec::ParamStore params = exec::ParamStore::create(model, seed);
+    if (req.quantize == "int8" && formats.tflite) {
+        // Refuse what TensorFlow Lite cannot take (naming the node) before reading weights and
+        // calibrating for it; which operators exist depends on the graph alone.
+        auto probe = io::exportTflite(model, params, {});
+        if (!probe.ok()) return io::locate(probe.error(), project);
+    }
     if (req.weights.empty()) return Error(ErrorCode::InvalidArgument, "no weights file given").with("field", "weights");
     KILN_TRY(train::loadWeights(params, req.weights));
 
@@ -207,13 +225,34 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
         qo.weights = req.weights;
         qo.calibrationSamples = req.calibrationSamples;
         qo.threads = req.threads;
+        qo.schemes.clear();
+        if (formats.onnx) qo.schemes.push_back(io::QuantScheme::Qdq);
+        if (formats.tflite) qo.schemes.push_back(io::QuantScheme::FullInteger);
         QuantizationSummary qs;
         KILN_ASSIGN(qs.report, api::quantizeInt8(project, req.project, qo,
                                                  [&](int pct) { step(5 + pct * 55 / 100, "quantize"); }));
-        KILN_ASSIGN(r.onnxInt8, io::exportOnnx(model, params, r.meta, nullptr, &qs.report.quantization));
-        KILN_ASSIGN(std::string floatOnnx, io::exportOnnx(model, params, r.meta));
-        qs.floatBytes = static_cast<int64_t>(floatOnnx.size());
-        qs.int8Bytes = static_cast<int64_t>(r.onnxInt8.size());
+        for (const auto& c : qs.report.models) {
+            QuantizedFile f;
+            f.comparison = c;
+            std::string floatBytes;
+            if (c.scheme == io::QuantScheme::Qdq) {
+                f.format = "onnx";
+                f.file = "model.int8.onnx";
+                f.floatFile = "model.onnx";
+                KILN_ASSIGN(r.onnxInt8, io::exportOnnx(model, params, r.meta, nullptr, &c.quantization));
+                KILN_ASSIGN(floatBytes, io::exportOnnx(model, params, r.meta));
+                f.int8Bytes = static_cast<int64_t>(r.onnxInt8.size());
+            } else {
+                f.format = "tflite";
+                f.file = "model.int8.tflite";
+                f.floatFile = "model.tflite";
+                KILN_ASSIGN(r.tfliteInt8, io::exportTflite(model, params, r.meta, &c.quantization));
+                KILN_ASSIGN(floatBytes, io::exportTflite(model, params, r.meta));
+                f.int8Bytes = static_cast<int64_t>(r.tfliteInt8.size());
+            }
+            f.floatBytes = static_cast<int64_t>(floatBytes.size());
+            qs.files.push_back(std::move(f));
+        }
         r.quantization = quantizationJson(qs);
         out.quantization = std::move(qs);
         first = 60;

@@ -23,18 +23,28 @@ struct ExportJobRequest {
     int threads = 0;       // 0: all cores
     int64_t parityBatch = 32;
     std::string kilnVersion;
-    // "int8": also write model.int8.onnx (QDQ), calibrated on `calibrationSamples` training
-    // samples, and compare it with the float model on the validation split. Needs the onnx
-    // format; TensorFlow Lite has no int8 export and is refused with it.
+    // "int8": also write model.int8.onnx (QDQ) when onnx is exported and model.int8.tflite (full
+    // integer, float inputs and outputs) when tflite is, calibrated on `calibrationSamples`
+    // training samples, and compare each with the float model on the validation split. Needs
+    // the onnx or the tflite format.
     std::string quantize = "none";
     int64_t calibrationSamples = engine::api::kDefaultCalibrationSamples;
 };
 
-// What int8 quantisation gave: the comparison and the two ONNX files' sizes in bytes.
-struct QuantizationSummary {
-    engine::api::QuantizationReport report;
+// One int8 file beside its float twin.
+struct QuantizedFile {
+    std::string format;     // "onnx" or "tflite"
+    std::string file;       // model.int8.onnx, model.int8.tflite
+    std::string floatFile;  // model.onnx, model.tflite
+    engine::api::Int8Comparison comparison;
     int64_t floatBytes = 0;
     int64_t int8Bytes = 0;
+};
+
+// What int8 quantisation gave: the shared calibration and comparison, and one entry per file.
+struct QuantizationSummary {
+    engine::api::QuantizationReport report;
+    std::vector<QuantizedFile> files;  // ONNX first when both are written
 };
 
 struct ExportJobResult {

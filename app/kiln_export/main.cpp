@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // kiln-export: writes a trained model into a model repository (<base>/<name>/<version>/ with
 // ONNX, SavedModel and Kiln's own files) after checking that the exported ONNX model reproduces
-// Kiln's outputs. Exit 0 on success, 2 on bad input, 1 on other failures (parity included).
+// Kiln's outputs. Exit 0 on success, 2 on bad input (a node a requested format cannot express
+// included), 1 on other failures (parity included).
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QLocale>
@@ -29,27 +30,35 @@ using app::printOut;
 void printQuantization(const app::QuantizationSummary& q) {
     const auto& r = q.report;
     const QString split = QString::fromStdString(r.split);
-    if (r.classification) {
-        printOut(Cli::tr("Int8: accuracy %1% (float %2%), drop %3 points, on %4 samples (%5 data)")
-                     .arg(100.0 * r.int8Metric, 0, 'f', 2)
-                     .arg(100.0 * r.floatMetric, 0, 'f', 2)
-                     .arg(100.0 * (r.floatMetric - r.int8Metric), 0, 'f', 2)
-                     .arg(r.samples)
-                     .arg(split));
-        printOut(Cli::tr("Int8: top-1 agreement with the float model %1%").arg(100.0 * r.agreement, 0, 'f', 2));
-    } else {
-        printOut(Cli::tr("Int8: mean squared error %1 (float %2) on %3 samples (%4 data)")
-                     .arg(r.int8Metric, 0, 'g', 4)
-                     .arg(r.floatMetric, 0, 'g', 4)
-                     .arg(r.samples)
-                     .arg(split));
+    for (const auto& f : q.files) {
+        const auto& c = f.comparison;
+        const QString file = QString::fromStdString(f.file);
+        if (r.classification) {
+            printOut(Cli::tr("Int8 %1: accuracy %2% (float %3%), drop %4 points, on %5 samples (%6 data)")
+                         .arg(file)
+                         .arg(100.0 * c.int8Metric, 0, 'f', 2)
+                         .arg(100.0 * r.floatMetric, 0, 'f', 2)
+                         .arg(100.0 * (r.floatMetric - c.int8Metric), 0, 'f', 2)
+                         .arg(r.samples)
+                         .arg(split));
+            printOut(Cli::tr("Int8 %1: top-1 agreement with the float model %2%").arg(file).arg(100.0 * c.agreement, 0, 'f', 2));
+        } else {
+            printOut(Cli::tr("Int8 %1: mean squared error %2 (float %3) on %4 samples (%5 data)")
+                         .arg(file)
+                         .arg(c.int8Metric, 0, 'g', 4)
+                         .arg(r.floatMetric, 0, 'g', 4)
+                         .arg(r.samples)
+                         .arg(split));
+        }
+        const double ratio = f.floatBytes > 0 ? double(f.int8Bytes) / double(f.floatBytes) : 0.0;
+        printOut(Cli::tr("Int8 %1: %2 bytes, %3 %4 bytes (%5% of the float size), calibrated on %6 training samples")
+                     .arg(file)
+                     .arg(f.int8Bytes)
+                     .arg(QString::fromStdString(f.floatFile))
+                     .arg(f.floatBytes)
+                     .arg(100.0 * ratio, 0, 'f', 1)
+                     .arg(r.calibrationSamples));
     }
-    const double ratio = q.floatBytes > 0 ? double(q.int8Bytes) / double(q.floatBytes) : 0.0;
-    printOut(Cli::tr("Int8: model.int8.onnx %1 bytes, model.onnx %2 bytes (%3% of the float size), calibrated on %4 training samples")
-                 .arg(q.int8Bytes)
-                 .arg(q.floatBytes)
-                 .arg(100.0 * ratio, 0, 'f', 1)
-                 .arg(r.calibrationSamples));
 }
 
 
@@ -76,7 +85,7 @@ int main(int argc, char** argv) {
     QCommandLineOption threadsOpt(QStringLiteral("threads"), Cli::tr("CPU threads (default: all cores)."), QStringLiteral("N"), QStringLiteral("0"));
     QCommandLineOption jsonOpt(QStringLiteral("json"), Cli::tr("Print the result as one JSON line."));
     QCommandLineOption quantizeOpt(QStringLiteral("quantize"),
-                                   Cli::tr("none, or int8: also write model.int8.onnx (int8 QDQ), calibrated on training samples, and report its accuracy against the float model."),
+                                   Cli::tr("none, or int8: also write model.int8.onnx (int8 QDQ) with the onnx format and model.int8.tflite (full integer, float inputs and outputs) with tflite, calibrated on training samples, and report their accuracy against the float model."),
                                    QStringLiteral("TYPE"), QStringLiteral("none"));
     QCommandLineOption calibrationOpt(QStringLiteral("calibration-samples"),
                                       Cli::tr("Training samples whose value ranges calibrate int8 quantisation (default: %1).")
@@ -125,6 +134,8 @@ int main(int argc, char** argv) {
         auto result = app::runExportJob(req);
         if (!result.ok()) {
             printErr(QStringLiteral("kiln-export: ") + app::ErrorText::describe(result.error()));
+            // A node the requested format has no operator for is a request this model cannot take.
+            if (result.error().code == engine::ErrorCode::Unsupported && !result.error().node.empty()) return 2;
             return app::ErrorText::exitCode(result.error());
         }
         const auto& repo = result->repo;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "engine/api/evaluation.h"
 #include "engine/core/thread_pool.h"
@@ -49,6 +50,8 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
     if (options.calibrationSamples <= 0)
         return Error(ErrorCode::InvalidArgument, "the number of calibration samples must be positive")
             .with("field", "calibration_samples");
+    if (options.schemes.empty())
+        return Error(ErrorCode::InvalidArgument, "no int8 layout was asked for").with("field", "quantize");
     if (!project.data.is_object() || project.data.empty())
         return noData("the project has no data to calibrate the int8 quantisation with").withFile(projectPath);
     KILN_ASSIGN(std::string weights, resolveWeights(options.weights));
@@ -81,10 +84,11 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
     QuantizationReport rep;
     std::unique_ptr<io::RangeCollector> collector;  // made for the first (largest) batch
     const int64_t wanted = options.calibrationSamples;
+    std::set<std::string> values;  // what every asked layout needs calibrated
+    for (io::QuantScheme s : options.schemes) values.merge(io::quantizedValues(model, s));
     auto calibrate = [&](const train::EvalBatch& b) -> Status {
         if (!collector) {
-            KILN_ASSIGN(collector, io::RangeCollector::create(model, (*calibTrainer)->params(), io::quantizedValues(model),
-                                                              b.size, pool));
+            KILN_ASSIGN(collector, io::RangeCollector::create(model, (*calibTrainer)->params(), values, b.size, pool));
         }
         const int64_t take = std::min(b.size, wanted - collector->samples());
         KILN_TRY(collector->add(b.inputs, take));
@@ -100,7 +104,12 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
     if (!collector || collector->samples() == 0) return noData("the training split holds no samples").withFile(projectPath);
     rep.calibrationSamples = collector->samples();
     rep.ranges = collector->ranges();
-    KILN_ASSIGN(rep.quantization, io::makeQuantization(model, rep.ranges, options.perChannel));
+    for (io::QuantScheme s : options.schemes) {
+        Int8Comparison c;
+        c.scheme = s;
+        KILN_ASSIGN(c.quantization, io::makeQuantization(model, rep.ranges, options.perChannel, s));
+        rep.models.push_back(std::move(c));
+    }
     collector.reset();
     calibTrainer->reset();
 
@@ -125,7 +134,7 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
     for (size_t k = 0; k < model.outputs.size(); ++k)
         if (model.graph.nodes[static_cast<size_t>(model.outputs[k])].name == loss.output) outputIndex = k;
 
-    std::unique_ptr<io::Int8Simulator> sim;  // made for the first (largest) batch
+    std::vector<std::unique_ptr<io::Int8Simulator>> sims(rep.models.size());  // made for the first (largest) batch
     int64_t simBatch = 0;
     int64_t total = 0;
     {
@@ -134,36 +143,40 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
                 : rep.split == "test"     ? (d.trainStream ? 0 : d.test->count())
                                           : (d.trainStream ? 0 : d.train.count());
     }
-    double floatScore = 0, int8Score = 0, same = 0;
+    double floatScore = 0;
+    std::vector<double> int8Score(rep.models.size(), 0.0), same(rep.models.size(), 0.0);
     int64_t n = 0;
     auto compare = [&](const train::EvalBatch& b) -> Status {
-        if (b.size > simBatch) {
-            simBatch = b.size;
-            KILN_ASSIGN(sim, io::Int8Simulator::create(model, (*trainer)->params(), rep.quantization, simBatch, pool));
-        }
-        for (size_t k = 0; k < model.inputs.size(); ++k) {
-            const int64_t per = model.nodes[static_cast<size_t>(model.inputs[k])].output.numelFrom(1);
-            std::memcpy(sim->input(k), b.inputs[k], static_cast<size_t>(per * b.size) * sizeof(float));
-        }
-        KILN_TRY(sim->forward());
-        const float* q = sim->output(outputIndex);
         const int64_t w = b.outputWidth;
-        for (int64_t s = 0; s < b.size; ++s) {
-            const float* f = b.outputs + s * w;
-            const float* g = q + s * w;
-            const float* t = b.targets + s * b.targetWidth;
-            for (int64_t e = 0; e < w; ++e)
-                rep.maxAbsDiff = std::max(rep.maxAbsDiff, static_cast<double>(std::fabs(f[e] - g[e])));
-            if (rep.classification) {
-                const int64_t truth = trueClass(t, b.targetWidth, w);
-                const int64_t pf = topClass(f, w, fromLogits), pq = topClass(g, w, fromLogits);
-                floatScore += pf == truth;
-                int8Score += pq == truth;
-                same += pf == pq;
-            } else if (b.targetWidth == w) {
-                for (int64_t e = 0; e < w; ++e) {
-                    floatScore += (f[e] - t[e]) * (f[e] - t[e]) / static_cast<double>(w);
-                    int8Score += (g[e] - t[e]) * (g[e] - t[e]) / static_cast<double>(w);
+        for (size_t m = 0; m < rep.models.size(); ++m) {
+            auto& sim = sims[m];
+            if (!sim || b.size > sim->batch()) {
+                simBatch = std::max(simBatch, b.size);
+                KILN_ASSIGN(sim, io::Int8Simulator::create(model, (*trainer)->params(), rep.models[m].quantization, simBatch, pool));
+            }
+            for (size_t k = 0; k < model.inputs.size(); ++k) {
+                const int64_t per = model.nodes[static_cast<size_t>(model.inputs[k])].output.numelFrom(1);
+                std::memcpy(sim->input(k), b.inputs[k], static_cast<size_t>(per * b.size) * sizeof(float));
+            }
+            KILN_TRY(sim->forward());
+            const float* q = sim->output(outputIndex);
+            auto& c = rep.models[m];
+            for (int64_t s = 0; s < b.size; ++s) {
+                const float* f = b.outputs + s * w;
+                const float* g = q + s * w;
+                const float* t = b.targets + s * b.targetWidth;
+                for (int64_t e = 0; e < w; ++e) c.maxAbsDiff = std::max(c.maxAbsDiff, static_cast<double>(std::fabs(f[e] - g[e])));
+                if (rep.classification) {
+                    const int64_t truth = trueClass(t, b.targetWidth, w);
+                    const int64_t pf = topClass(f, w, fromLogits), pq = topClass(g, w, fromLogits);
+                    if (m == 0) floatScore += pf == truth;
+                    int8Score[m] += pq == truth;
+                    same[m] += pf == pq;
+                } else if (b.targetWidth == w) {
+                    for (int64_t e = 0; e < w; ++e) {
+                        if (m == 0) floatScore += (f[e] - t[e]) * (f[e] - t[e]) / static_cast<double>(w);
+                        int8Score[m] += (g[e] - t[e]) * (g[e] - t[e]) / static_cast<double>(w);
+                    }
                 }
             }
         }
@@ -182,10 +195,18 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
     if (n == 0) return noData("the " + rep.split + " split holds no samples").withFile(projectPath);
     rep.samples = n;
     rep.floatMetric = floatScore / static_cast<double>(n);
-    rep.int8Metric = int8Score / static_cast<double>(n);
-    rep.agreement = rep.classification ? same / static_cast<double>(n) : 0.0;
+    for (size_t m = 0; m < rep.models.size(); ++m) {
+        rep.models[m].int8Metric = int8Score[m] / static_cast<double>(n);
+        rep.models[m].agreement = rep.classification ? same[m] / static_cast<double>(n) : 0.0;
+    }
     step(100);
     return rep;
+}
+
+const Int8Comparison* QuantizationReport::find(io::QuantScheme scheme) const {
+    for (const auto& m : models)
+        if (m.scheme == scheme) return &m;
+    return nullptr;
 }
 
 }  // namespace kiln::engine::api

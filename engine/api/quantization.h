@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Int8 post-training quantisation of a trained project: calibration on samples of its training
 // data (read through the project's own pipeline with the evaluation transforms, no augmentation),
-// then the float model and its int8 simulation side by side on the validation split (else the
-// test split), for the report kiln-export and the studio's export dialog show.
+// then the float model and its int8 simulations (ONNX QDQ, TensorFlow Lite full integer) side by
+// side on the validation split (else the test split), for the report kiln-export and the studio's
+// export dialog show. One calibration serves every layout.
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "engine/io/project.h"
 #include "engine/io/quantize.h"
@@ -23,20 +25,30 @@ struct QuantizationOptions {
     int64_t calibrationSamples = kDefaultCalibrationSamples;  // training samples whose ranges are collected
     bool perChannel = true;                                  // per-output-channel weight scales
     int threads = 0;                                         // CPU threads; 0: all cores
+    // The int8 layouts to make and compare (at least one; each at most once).
+    std::vector<io::QuantScheme> schemes{io::QuantScheme::Qdq};
+};
+
+// One int8 layout against the float model.
+struct Int8Comparison {
+    io::QuantScheme scheme = io::QuantScheme::Qdq;
+    io::Int8Quantization quantization;
+    double int8Metric = 0.0;
+    double agreement = 0.0;      // classification: share of samples with the same top-1 class
+    double maxAbsDiff = 0.0;     // largest |float − int8| difference of an output value
 };
 
 struct QuantizationReport {
-    io::Int8Quantization quantization;
-    std::map<std::string, io::ValueRange> ranges;  // per quantised value, from calibration
+    std::map<std::string, io::ValueRange> ranges;  // per calibrated value
     int64_t calibrationSamples = 0;                // samples actually used (the split may hold fewer)
     std::string split;                             // "validation" or "test": where the models were compared
     int64_t samples = 0;                           // samples of that split
     bool classification = false;
     std::string metric;          // "accuracy" (classification) or "mean_squared_error"
     double floatMetric = 0.0;
-    double int8Metric = 0.0;
-    double agreement = 0.0;      // classification: share of samples with the same top-1 class
-    double maxAbsDiff = 0.0;     // largest |float − int8| difference of an output value
+    std::vector<Int8Comparison> models;  // one per requested scheme, in the order asked
+    // The comparison of `scheme`, or null when it was not asked for.
+    const Int8Comparison* find(io::QuantScheme scheme) const;
 };
 
 // Calibrates and compares. Errors: ConfigError naming "data" for a project without data (or with

@@ -142,6 +142,7 @@ nlohmann::json modelDescription(const ops::ModelInfo& model, const RepositoryExp
     if (req.formats.savedModel) files["saved_model"] = "saved_model.pb";
     if (req.formats.tflite) files["tflite"] = "model.tflite";
     if (!req.onnxInt8.empty()) files["onnx_int8"] = "model.int8.onnx";
+    if (!req.tfliteInt8.empty()) files["tflite_int8"] = "model.int8.tflite";
     if (req.formats.kiln) {
         files["kiln_project"] = "model.kiln";
         files["weights"] = "weights.safetensors";
@@ -263,6 +264,8 @@ Result<RepositoryResult> exportToRepository(const ops::ModelInfo& model, exec::P
     }
     if (req.formats.tflite)
         if (Status st = write("model.tflite", tfliteBytes); !st.ok()) return cleanup(st.error());
+    if (!req.tfliteInt8.empty())
+        if (Status st = write("model.int8.tflite", req.tfliteInt8); !st.ok()) return cleanup(st.error());
     if (req.formats.kiln) {
         if (Status st = write("model.kiln", req.projectText); !st.ok()) return cleanup(st.error());
         std::vector<NamedTensor> tensors;

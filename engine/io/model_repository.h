@@ -46,6 +46,9 @@ struct RepositoryExport {
     // An int8 QDQ ONNX model (exportOnnx with a quantisation), written as model.int8.onnx beside
     // model.onnx when not empty, and what kiln-model.json says of it ("quantization").
     std::string onnxInt8;
+    // A full-integer TensorFlow Lite model (exportTflite with a quantisation), written as
+    // model.int8.tflite when not empty.
+    std::string tfliteInt8;
     nlohmann::json quantization = nullptr;
 };
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace kiln::engine::io {
 
@@ -37,12 +38,44 @@ int64_t kernelChannels(OpKind kind, const Shape& w) {
 
 }  // namespace
 
-std::set<std::string> quantizedValues(const ops::ModelInfo& model) {
+bool hasSeparateActivation(const ops::ModelInfo& model, int i) {
+    const auto& ni = model.nodes[static_cast<size_t>(i)];
+    if (!hasInt8Path(ni.def->kind)) return false;
+    const std::string act = ni.attrs.getString("activation");
+    return act != "linear" && act != "relu" && act != "relu6";
+}
+
+int foldedBatchNorm(const ops::ModelInfo& model, int i) {
+    const OpKind kind = model.nodes[static_cast<size_t>(i)].def->kind;
+    if (!hasInt8Path(kind) || model.nodes[static_cast<size_t>(i)].attrs.getString("activation") != "linear") return -1;
+    if (std::find(model.outputs.begin(), model.outputs.end(), i) != model.outputs.end()) return -1;
+    int consumer = -1;
+    for (int j : model.order)
+        for (int in : model.nodes[static_cast<size_t>(j)].inputs)
+            if (in == i) {
+                if (consumer >= 0) return -1;  // a second consumer (or the same one twice)
+                consumer = j;
+            }
+    if (consumer < 0) return -1;
+    const auto& bn = model.nodes[static_cast<size_t>(consumer)];
+    if (bn.def->kind != OpKind::BatchNormalization || bn.output.rank() < 2) return -1;
+    return consumer;
+}
+
+std::set<std::string> quantizedValues(const ops::ModelInfo& model, QuantScheme scheme) {
     std::set<std::string> out;
     for (int i : model.order) {
         const auto& ni = model.nodes[static_cast<size_t>(i)];
+        const std::string& name = model.graph.nodes[static_cast<size_t>(i)].name;
+        if (scheme == QuantScheme::FullInteger) {
+            const OpKind k = ni.def->kind;
+            if (ops::isLoss(k) || k == OpKind::Dropout || k == OpKind::Flatten || k == OpKind::Reshape) continue;
+            out.insert(name);
+            if (hasSeparateActivation(model, i)) out.insert(name + kPreActivation);
+            continue;
+        }
         if (!hasInt8Path(ni.def->kind)) continue;
-        out.insert(model.graph.nodes[static_cast<size_t>(i)].name);
+        out.insert(name);
         out.insert(model.graph.nodes[static_cast<size_t>(passThrough(model, ni.inputs[0]))].name);
     }
     return out;
@@ -66,8 +99,14 @@ std::vector<float> weightScales(const float* w, int64_t rows, int64_t channels, 
             float& m = maxAbs[static_cast<size_t>(perChannel ? c : 0)];
             m = std::max(m, std::fabs(w[r * channels + c]));
         }
-    for (float& m : maxAbs) m = m > 0.0f && std::isfinite(m) ? m / 127.0f : 1.0f;
+    for (float& m : maxAbs) m = symmetricScale(m);
     return maxAbs;
+}
+
+float symmetricScale(float maxAbs) { return maxAbs > 0.0f && std::isfinite(maxAbs) ? maxAbs / 127.0f : 1.0f; }
+
+int8_t quantizeSymmetric(float w, float scale) {
+    return static_cast<int8_t>(std::clamp(std::nearbyint(w / scale), -127.0f, 127.0f));
 }
 
 std::vector<int8_t> quantizeWeights(const float* w, int64_t rows, int64_t channels, const std::vector<float>& scales) {
@@ -76,8 +115,7 @@ std::vector<int8_t> quantizeWeights(const float* w, int64_t rows, int64_t channe
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < channels; ++c) {
             const float s = scales[static_cast<size_t>(perChannel ? c : 0)];
-            const float v = std::clamp(std::nearbyint(w[r * channels + c] / s), -127.0f, 127.0f);
-            q[static_cast<size_t>(r * channels + c)] = static_cast<int8_t>(v);
+            q[static_cast<size_t>(r * channels + c)] = quantizeSymmetric(w[r * channels + c], s);
         }
     return q;
 }
@@ -102,17 +140,40 @@ Result<std::unique_ptr<RangeCollector>> RangeCollector::create(const ops::ModelI
     opts.fuse = false;  // every quantised value is its own step's output
     RangeCollector* self = rc.get();
     opts.observe = [self, batch](const std::string& node, float* v, int64_t count) {
-        if (!self->m_values.count(node)) return;
-        // Only the first m_count samples of the batch are real.
-        const int64_t n = count / batch * self->m_count;
-        if (n <= 0) return;
-        auto [lo, hi] = std::minmax_element(v, v + n);
-        auto it = self->m_ranges.find(node);
-        if (it == self->m_ranges.end()) self->m_ranges[node] = {*lo, *hi};
-        else it->second = {std::min(it->second.min, *lo), std::max(it->second.max, *hi)};
+        self->observe(node, v, count, batch, "");
     };
     KILN_ASSIGN(rc->m_plan, exec::Plan::compile(model, params, opts, pool));
+
+    // Values before a separate activation: the same model with those activations linear. The
+    // parameters are laid out alike (an activation has none), so the same store serves.
+    Graph linear = model.graph;
+    bool needed = false;
+    for (size_t i = 0; i < linear.nodes.size(); ++i)
+        if (rc->m_values.count(linear.nodes[i].name + kPreActivation)) {
+            linear.nodes[i].attrs.set("activation", std::string("linear"));
+            needed = true;
+        }
+    if (needed) {
+        KILN_ASSIGN(ops::ModelInfo lm, ops::analyzeModel(linear));
+        rc->m_linearModel = std::make_unique<ops::ModelInfo>(std::move(lm));
+        opts.observe = [self, batch](const std::string& node, float* v, int64_t count) {
+            self->observe(node, v, count, batch, kPreActivation);
+        };
+        KILN_ASSIGN(rc->m_linearPlan, exec::Plan::compile(*rc->m_linearModel, params, opts, pool));
+    }
     return rc;
+}
+
+void RangeCollector::observe(const std::string& node, const float* v, int64_t count, int64_t batch, const char* suffix) {
+    const std::string name = *suffix ? node + suffix : node;
+    if (!m_values.count(name)) return;
+    // Only the first m_count samples of the batch are real.
+    const int64_t n = count / batch * m_count;
+    if (n <= 0) return;
+    auto [lo, hi] = std::minmax_element(v, v + n);
+    auto it = m_ranges.find(name);
+    if (it == m_ranges.end()) m_ranges[name] = {*lo, *hi};
+    else it->second = {std::min(it->second.min, *lo), std::max(it->second.max, *hi)};
 }
 
 Status RangeCollector::add(const std::vector<const float*>& inputs, int64_t count) {
@@ -129,26 +190,103 @@ Status RangeCollector::add(const std::vector<const float*>& inputs, int64_t coun
             if (it == m_ranges.end()) m_ranges[name] = {*lo, *hi};
             else it->second = {std::min(it->second.min, *lo), std::max(it->second.max, *hi)};
         }
-        float* dst = m_plan->input(k);
-        std::copy(inputs[k], inputs[k] + per * count, dst);
-        // Pad a short batch with its first sample, whose values are already counted.
-        for (int64_t s = count; s < batch; ++s) std::copy(inputs[k], inputs[k] + per, dst + s * per);
+        for (exec::Plan* plan : {m_plan.get(), m_linearPlan.get()}) {
+            if (!plan) continue;
+            float* dst = plan->input(k);
+            std::copy(inputs[k], inputs[k] + per * count, dst);
+            // Pad a short batch with its first sample, whose values are already counted.
+            for (int64_t s = count; s < batch; ++s) std::copy(inputs[k], inputs[k] + per, dst + s * per);
+        }
     }
     m_count = count;
     KILN_TRY(m_plan->forward());
+    if (m_linearPlan) KILN_TRY(m_linearPlan->forward());
     m_samples += count;
     return {};
 }
 
+ValueRange representable(QuantParams p) {
+    return {static_cast<float>(-128 - p.zeroPoint) * p.scale, static_cast<float>(127 - p.zeroPoint) * p.scale};
+}
+
+namespace {
+
+// The fixed output parameters of a node computing Softmax, Logistic or Tanh last, if it does.
+std::optional<QuantParams> fixedOutput(const ops::ModelInfo& model, int i) {
+    const auto& ni = model.nodes[static_cast<size_t>(i)];
+    std::string act;
+    switch (ni.def->kind) {
+    case OpKind::Softmax: act = "softmax"; break;
+    case OpKind::Sigmoid: act = "sigmoid"; break;
+    case OpKind::Tanh: act = "tanh"; break;
+    default:
+        if (hasInt8Path(ni.def->kind)) act = ni.attrs.getString("activation");
+    }
+    if (act == "softmax" || act == "sigmoid") return kInt8UnitParams;
+    if (act == "tanh") return kInt8TanhParams;
+    return std::nullopt;
+}
+
+// Ops whose TFLite int8 kernel moves or selects input values without rescaling them: the output
+// must have the input's parameters.
+bool keepsInputParams(OpKind k) {
+    switch (k) {
+    case OpKind::Dropout:
+    case OpKind::Flatten:
+    case OpKind::Reshape:
+    case OpKind::MaxPooling2D:
+    case OpKind::AveragePooling2D:
+    case OpKind::GlobalMaxPooling2D:
+    case OpKind::ZeroPadding2D:
+    case OpKind::UpSampling2D:
+    case OpKind::Clip:
+        return true;
+    default:
+        return false;
+    }
+}
+
+}  // namespace
+
 Result<Int8Quantization> makeQuantization(const ops::ModelInfo& model, const std::map<std::string, ValueRange>& ranges,
-                                          bool perChannel) {
+                                          bool perChannel, QuantScheme scheme) {
     Int8Quantization q;
     q.perChannel = perChannel;
-    for (const auto& name : quantizedValues(model)) {
+    q.scheme = scheme;
+    auto fromRange = [&](const std::string& name) -> Result<QuantParams> {
         auto it = ranges.find(name);
         if (it == ranges.end())
             return Error(ErrorCode::Internal, "no calibration range was collected for " + name).withNode(name);
-        q.values[name] = activationParams(it->second);
+        return activationParams(it->second);
+    };
+    if (scheme == QuantScheme::Qdq) {
+        for (const auto& name : quantizedValues(model)) {
+            KILN_ASSIGN(q.values[name], fromRange(name));
+        }
+        return q;
+    }
+    std::set<int> folded;  // Dense/Conv nodes whose value TFLite never materialises
+    for (int i : model.order)
+        if (foldedBatchNorm(model, i) >= 0) folded.insert(i);
+    for (int i : model.order) {
+        const auto& ni = model.nodes[static_cast<size_t>(i)];
+        const std::string& name = model.graph.nodes[static_cast<size_t>(i)].name;
+        if (ops::isLoss(ni.def->kind)) continue;
+        if (hasSeparateActivation(model, i)) {
+            KILN_ASSIGN(q.values[name + kPreActivation], fromRange(name + kPreActivation));
+        }
+        if (folded.count(i)) continue;
+        if (auto fixed = fixedOutput(model, i)) {
+            q.values[name] = *fixed;
+        } else if (keepsInputParams(ni.def->kind)) {
+            const std::string& producer = model.graph.nodes[static_cast<size_t>(ni.inputs[0])].name;
+            auto it = q.values.find(producer);
+            if (it == q.values.end())
+                return Error(ErrorCode::Internal, "no quantisation parameters for " + producer).withNode(producer);
+            q.values[name] = it->second;
+        } else {
+            KILN_ASSIGN(q.values[name], fromRange(name));
+        }
     }
     return q;
 }

@@ -11,9 +11,11 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/io/project.h"
+#include "engine/io/quantize.h"
 
 namespace kiln::engine::io {
 namespace {
@@ -31,6 +33,7 @@ enum class Op : int32_t {
     Concatenation = 2,
     Conv2D = 3,
     DepthwiseConv2D = 4,
+    Dequantize = 6,
     FullyConnected = 9,
     Logistic = 14,
     MaxPool2D = 17,
@@ -49,9 +52,27 @@ enum class Op : int32_t {
     ReduceMax = 82,
     ResizeNearestNeighbor = 97,
     LeakyRelu = 98,
+    Quantize = 114,
     HardSwish = 117,
     Gelu = 150,
 };
+
+// The operator version written in a full-integer model: the version that introduced the int8
+// kernel (per-channel weights for the convolutions), as TFLite's versioning reads.
+int32_t int8Version(Op code) {
+    switch (code) {
+    case Op::Conv2D:
+    case Op::DepthwiseConv2D:
+        return 3;
+    case Op::FullyConnected:
+        return 4;
+    case Op::Reshape:
+    case Op::HardSwish:
+        return 1;
+    default:
+        return 2;
+    }
+}
 
 // BuiltinOptions union members used here (0 is NONE).
 enum class Opt : uint8_t {
@@ -72,7 +93,14 @@ enum class Opt : uint8_t {
 // ActivationFunctionType, Padding and TensorType values.
 enum Fused : int8_t { kFusedNone = 0, kFusedRelu = 1, kFusedRelu6 = 3 };
 enum Padding : int8_t { kSame = 0, kValid = 1 };
-enum TensorType : int8_t { kFloat32 = 0, kInt32 = 2 };
+enum TensorType : int8_t { kFloat32 = 0, kInt32 = 2, kInt8 = 9 };
+
+// A tensor's QuantizationParameters: one scale and zero point, or one per index of `dimension`.
+struct TQuant {
+    std::vector<float> scale;
+    std::vector<int64_t> zeroPoint;
+    int32_t dimension = 0;
+};
 
 struct TTensor {
     std::vector<int32_t> shape;      // batch 1
@@ -80,7 +108,14 @@ struct TTensor {
     int8_t type = kFloat32;
     uint32_t buffer = 0;             // 0: the empty buffer (a computed tensor)
     std::string name;
+    std::optional<TQuant> quant;
 };
+
+// The range of a product of two ranges (interval arithmetic).
+ValueRange product(ValueRange a, ValueRange b) {
+    const float c[] = {a.min * b.min, a.min * b.max, a.max * b.min, a.max * b.max};
+    return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+}
 
 struct TOp {
     Op code;
@@ -105,24 +140,38 @@ Error unsupported(const std::string& node, const std::string& what, const std::s
 
 class TfliteWriter {
 public:
-    TfliteWriter(const ops::ModelInfo& m, const exec::ParamStore& p) : m_model(m), m_params(p) {
+    // `quant`: the full-integer parameters of every value, or null for a float model.
+    TfliteWriter(const ops::ModelInfo& m, const exec::ParamStore& p, const Int8Quantization* quant)
+        : m_model(m), m_params(p), m_q(quant) {
         m_value.assign(m.graph.nodes.size(), -1);
-        m_consumers.assign(m.graph.nodes.size(), {});
-        for (int i : m.order)
-            for (int in : m.nodes[static_cast<size_t>(i)].inputs) m_consumers[static_cast<size_t>(in)].push_back(i);
-        for (int o : m.outputs) m_isOutput.insert(o);
         m_buffers.emplace_back();  // buffer 0: empty, by convention
     }
 
     Result<std::string> run(const ModelMetadata& meta) {
         for (int i : m_model.order) KILN_TRY(emit(i));
         std::vector<int32_t> inputs, outputs;
-        for (int i : m_model.inputs) inputs.push_back(m_value[static_cast<size_t>(i)]);
+        for (int i : m_model.inputs) inputs.push_back(int8() ? m_floatInput[i] : m_value[static_cast<size_t>(i)]);
+        std::map<int32_t, int32_t> dequantized;  // int8 tensor → its float output
         for (int o : m_model.outputs) {
-            const int t = m_value[static_cast<size_t>(o)];
+            int32_t t = m_value[static_cast<size_t>(o)];
             if (t < 0) return unsupported(gnode(o).name, gnode(o).op, "a loss cannot be a model output");
+            if (int8()) {
+                // Float outputs: the int8 value is dequantised into a tensor with the node's name.
+                auto [it, added] = dequantized.emplace(t, -1);
+                if (added) {
+                    TTensor f = m_tensors[static_cast<size_t>(t)];
+                    f.type = kFloat32;
+                    f.quant.reset();
+                    f.name = gnode(o).name;
+                    m_tensors[static_cast<size_t>(t)].name += "/int8";
+                    m_tensors.push_back(std::move(f));
+                    it->second = add(Op::Dequantize, {t}, static_cast<int32_t>(m_tensors.size() - 1));
+                }
+                t = it->second;
+            }
             outputs.push_back(t);
         }
+        if (int8()) KILN_TRY(checkIntegerOnly());
         return serialise(inputs, outputs, meta);
     }
 
@@ -135,7 +184,21 @@ private:
 
     static std::vector<int32_t> dims32(const std::vector<int64_t>& d) { return {d.begin(), d.end()}; }
 
-    // A computed float tensor of `shape` (batch first, -1).
+    bool int8() const { return m_q != nullptr; }
+    // Int8 with per-tensor parameters p.
+    void quantize(int32_t t, QuantParams p) {
+        auto& tensor = m_tensors[static_cast<size_t>(t)];
+        tensor.type = kInt8;
+        tensor.quant = TQuant{{p.scale}, {p.zeroPoint}, 0};
+    }
+    QuantParams paramsOf(int32_t t) const {
+        const auto& q = m_tensors[static_cast<size_t>(t)].quant;
+        return q ? QuantParams{q->scale[0], static_cast<int32_t>(q->zeroPoint[0])} : QuantParams{};
+    }
+    ValueRange rangeOf(int32_t t) const { return representable(paramsOf(t)); }
+
+    // A computed tensor of `shape` (batch first, -1): float, or in a full-integer model int8 with
+    // the parameters of the value `name` when the quantisation has them (else the caller's).
     int32_t activation(const Shape& shape, const std::string& name) {
         TTensor t;
         for (int64_t d : shape.dims()) {
@@ -144,7 +207,35 @@ private:
         }
         t.name = name;
         m_tensors.push_back(std::move(t));
-        return static_cast<int32_t>(m_tensors.size() - 1);
+        const auto id = static_cast<int32_t>(m_tensors.size() - 1);
+        if (int8())
+            if (auto it = m_q->values.find(name); it != m_q->values.end()) quantize(id, it->second);
+        return id;
+    }
+    // An intermediate tensor of a node's decomposition, int8 over `range` in a full-integer model.
+    int32_t intermediate(const Shape& shape, const std::string& name, ValueRange range) {
+        const int32_t t = activation(shape, name);
+        if (int8()) quantize(t, activationParams(range));
+        return t;
+    }
+    int32_t intermediate(const Shape& shape, const std::string& name, QuantParams p) {
+        const int32_t t = activation(shape, name);
+        if (int8()) quantize(t, p);
+        return t;
+    }
+    // Every tensor between the model's float inputs and outputs must be int8 (or an int32
+    // constant or bias); a float one would make TFLite run that operator in float.
+    Status checkIntegerOnly() const {
+        for (const auto& op : m_ops) {
+            if (op.code == Op::Quantize && op.inputs.size() == 1 && m_tensors[static_cast<size_t>(op.inputs[0])].type == kFloat32) continue;
+            if (op.code == Op::Dequantize) continue;
+            for (const auto& list : {op.inputs, op.outputs})
+                for (int32_t t : list)
+                    if (m_tensors[static_cast<size_t>(t)].type == kFloat32)
+                        return Error(ErrorCode::Internal, "tensor \"" + m_tensors[static_cast<size_t>(t)].name +
+                                                              "\" of the int8 TensorFlow Lite model has no quantisation");
+        }
+        return {};
     }
     int32_t constant(const std::string& name, const std::vector<int32_t>& shape, const void* data, size_t bytes, int8_t type) {
         m_buffers.emplace_back(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
@@ -157,13 +248,30 @@ private:
         m_tensors.push_back(std::move(t));
         return static_cast<int32_t>(m_tensors.size() - 1);
     }
-    int32_t floats(const std::string& name, const std::vector<int32_t>& shape, const std::vector<float>& v) {
-        return constant(name, shape, v.data(), v.size() * sizeof(float), kFloat32);
+    // A float constant operand; in a full-integer model int8 on the given parameters, or on its own
+    // range (widened to hold 0) when none are given.
+    int32_t floats(const std::string& name, const std::vector<int32_t>& shape, const std::vector<float>& v,
+                   std::optional<QuantParams> with = std::nullopt) {
+        if (!int8()) return constant(name, shape, v.data(), v.size() * sizeof(float), kFloat32);
+        QuantParams p;
+        if (with) p = *with;
+        else {
+            auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+            p = activationParams({*lo, *hi});
+        }
+        std::vector<int8_t> q(v.size());
+        for (size_t e = 0; e < v.size(); ++e)
+            q[e] = static_cast<int8_t>(std::clamp(std::nearbyint(v[e] / p.scale) + static_cast<float>(p.zeroPoint), -128.0f, 127.0f));
+        const int32_t t = constant(name, shape, q.data(), q.size(), kInt8);
+        quantize(t, p);
+        return t;
     }
     int32_t ints(const std::string& name, const std::vector<int32_t>& v) {
         return constant(name, {static_cast<int32_t>(v.size())}, v.data(), v.size() * sizeof(int32_t), kInt32);
     }
-    int32_t scalar(const std::string& name, float v) { return floats(name, {1}, {v}); }
+    int32_t scalar(const std::string& name, float v, std::optional<QuantParams> with = std::nullopt) {
+        return floats(name, {1}, {v}, with);
+    }
 
     int32_t add(Op code, std::vector<int32_t> in, int32_t out, Opt opt = Opt::None,
                 std::function<fb::uoffset_t(fb::FlatBufferBuilder&)> options = {}) {
@@ -196,16 +304,6 @@ private:
         return [](fb::FlatBufferBuilder& b) { return table(b, [](auto& t) { t.template AddElement<float>(slot(0), 1.0f, 0.0f); }); };
     }
 
-    // The batch normalisation that may be folded into node i: its only consumer, when i is not
-    // an output itself and has no activation of its own.
-    int foldableBatchNorm(int i) const {
-        const auto& users = m_consumers[static_cast<size_t>(i)];
-        if (users.size() != 1 || m_isOutput.count(i)) return -1;
-        const int bn = users[0];
-        if (info(bn).def->kind != OpKind::BatchNormalization || info(bn).output.rank() < 2) return -1;
-        if (info(i).attrs.getString("activation") != "linear") return -1;
-        return bn;
-    }
     // Per-channel scale and shift of an inference-mode batch normalisation.
     std::pair<std::vector<float>, std::vector<float>> bnAffine(int bn) const {
         const Tensor& gamma = param(bn, 0);
@@ -274,20 +372,50 @@ private:
         std::vector<float> bias(static_cast<size_t>(channels), 0.0f);
         if (useBias) std::memcpy(bias.data(), param(i, 1).data<float>(), bias.size() * sizeof(float));
         int produced = i;  // the node whose value the operator's output is
-        if (const int bn = foldableBatchNorm(i); bn >= 0) {
+        if (const int bn = foldedBatchNorm(m_model, i); bn >= 0) {
             auto [scale, shift] = bnAffine(bn);
             for (size_t e = 0; e < weights.size(); ++e) weights[e] *= scale[static_cast<size_t>(channelOf(e))];
             for (size_t c = 0; c < bias.size(); ++c) bias[c] = bias[c] * scale[c] + shift[c];
             m_folded.insert(bn);
             produced = bn;
         }
-        const int32_t wt = floats(node.name + "/kernel", wshape, weights);
-        const int32_t bt = floats(node.name + "/bias", {static_cast<int32_t>(channels)}, bias);
+        const int32_t x = in(i, 0);
+        int32_t wt = 0, bt = 0;
+        if (int8()) {
+            // Symmetric int8 weights per output channel (the quantised dimension: 0 of [O, ...],
+            // 3 of the depthwise [1, kh, kw, C·m]) and int32 biases on input scale × weight scale.
+            std::vector<float> maxAbs(static_cast<size_t>(m_q->perChannel ? channels : 1), 0.0f);
+            for (size_t e = 0; e < weights.size(); ++e) {
+                float& m = maxAbs[m_q->perChannel ? static_cast<size_t>(channelOf(e)) : 0];
+                m = std::max(m, std::fabs(weights[e]));
+            }
+            std::vector<float> scales;
+            for (float m : maxAbs) scales.push_back(symmetricScale(m));
+            auto scaleOf = [&](int64_t c) { return scales[m_q->perChannel ? static_cast<size_t>(c) : 0]; };
+            std::vector<int8_t> qw(weights.size());
+            for (size_t e = 0; e < weights.size(); ++e) qw[e] = quantizeSymmetric(weights[e], scaleOf(channelOf(e)));
+            wt = constant(node.name + "/kernel", wshape, qw.data(), qw.size(), kInt8);
+            const int32_t dim = kind == OpKind::DepthwiseConv2D ? 3 : 0;
+            m_tensors[static_cast<size_t>(wt)].quant = TQuant{scales, std::vector<int64_t>(scales.size(), 0), dim};
+            const double inScale = paramsOf(x).scale;
+            std::vector<int32_t> qb(static_cast<size_t>(channels));
+            std::vector<float> biasScales(static_cast<size_t>(channels));
+            for (int64_t c = 0; c < channels; ++c) {
+                const double bs = inScale * scaleOf(c);
+                biasScales[static_cast<size_t>(c)] = static_cast<float>(bs);
+                const double v = std::nearbyint(static_cast<double>(bias[static_cast<size_t>(c)]) / bs);
+                qb[static_cast<size_t>(c)] = static_cast<int32_t>(std::clamp(v, -2147483647.0, 2147483647.0));
+            }
+            bt = constant(node.name + "/bias", {static_cast<int32_t>(channels)}, qb.data(), qb.size() * sizeof(int32_t), kInt32);
+            m_tensors[static_cast<size_t>(bt)].quant = TQuant{biasScales, std::vector<int64_t>(biasScales.size(), 0), 0};
+        } else {
+            wt = floats(node.name + "/kernel", wshape, weights);
+            bt = floats(node.name + "/bias", {static_cast<int32_t>(channels)}, bias);
+        }
         const std::string outName = gnode(produced).name;
         const int32_t out = activation(info(produced).output, outName);
-        const int32_t pre = fused >= 0 ? out : activation(info(i).output, node.name + "/pre_activation");
+        const int32_t pre = fused >= 0 ? out : activation(info(i).output, node.name + kPreActivation);
         const int8_t f = static_cast<int8_t>(fused >= 0 ? fused : kFusedNone);
-        const int32_t x = in(i, 0);
         if (kind == OpKind::Dense) {
             add(Op::FullyConnected, {x, wt, bt}, pre, Opt::FullyConnected, [f](fb::FlatBufferBuilder& b) {
                 return table(b, [f](auto& t) {
@@ -355,7 +483,9 @@ private:
     }
     int32_t reshape(int32_t x, const std::vector<int32_t>& target, const Shape& shape, const std::string& name) {
         const int32_t shapeT = ints(name + "/shape", target);
-        return add(Op::Reshape, {x, shapeT}, activation(shape, name), Opt::Reshape, [target](fb::FlatBufferBuilder& b) {
+        const int32_t y = activation(shape, name);
+        if (int8() && !m_tensors[static_cast<size_t>(y)].quant) quantize(y, paramsOf(x));  // same values, same grid
+        return add(Op::Reshape, {x, shapeT}, y, Opt::Reshape, [target](fb::FlatBufferBuilder& b) {
             const auto v = b.CreateVector(target);
             return table(b, [&](auto& t) { t.AddOffset(slot(0), v); });
         });
@@ -378,6 +508,17 @@ private:
         case OpKind::Input:
             if (a.getString("dtype") == "int32") return unsupported(node.name, node.op, "integer inputs are not exported");
             out();
+            if (int8()) {
+                // Float input, quantised by the model's first operator.
+                const int32_t q = m_value[static_cast<size_t>(i)];
+                TTensor f = m_tensors[static_cast<size_t>(q)];
+                f.type = kFloat32;
+                f.quant.reset();
+                m_tensors[static_cast<size_t>(q)].name += "/int8";
+                m_tensors.push_back(std::move(f));
+                m_floatInput[i] = static_cast<int32_t>(m_tensors.size() - 1);
+                add(Op::Quantize, {m_floatInput[i]}, q);
+            }
             return {};
         case OpKind::Dense:
         case OpKind::Conv2D:
@@ -440,16 +581,18 @@ private:
             return {};
         }
         case OpKind::Rescaling: {
-            const int32_t scaled = add(Op::Mul, {in(i, 0), scalar(node.name + "/scale", static_cast<float>(a.getFloat("scale")))},
-                                       activation(ni.output, node.name + "/scaled"));
+            const auto scale = static_cast<float>(a.getFloat("scale"));
+            const int32_t scaled = add(Op::Mul, {in(i, 0), scalar(node.name + "/scale", scale)},
+                                       intermediate(ni.output, node.name + "/scaled", product(rangeOf(in(i, 0)), {scale, scale})));
             add(Op::Add, {scaled, scalar(node.name + "/offset", static_cast<float>(a.getFloat("offset")))}, out());
             return {};
         }
         case OpKind::BatchNormalization: {
             auto [scale, shift] = bnAffine(i);
             const int32_t c = static_cast<int32_t>(scale.size());
+            auto [smin, smax] = std::minmax_element(scale.begin(), scale.end());
             const int32_t scaled = add(Op::Mul, {in(i, 0), floats(node.name + "/scale", {c}, scale)},
-                                       activation(ni.output, node.name + "/scaled"));
+                                       intermediate(ni.output, node.name + "/scaled", product(rangeOf(in(i, 0)), {*smin, *smax})));
             add(Op::Add, {scaled, floats(node.name + "/shift", {c}, shift)}, out());
             return {};
         }
@@ -466,9 +609,18 @@ private:
         case OpKind::Concatenate: {
             int32_t axis = static_cast<int32_t>(a.getInt("axis"));
             if (axis < 0) axis += ni.output.rank();
+            const int32_t y = out();
             std::vector<int32_t> ins;
-            for (size_t k = 0; k < ni.inputs.size(); ++k) ins.push_back(in(i, k));
-            add(Op::Concatenation, ins, out(), Opt::Concatenation, [axis](fb::FlatBufferBuilder& b) {
+            for (size_t k = 0; k < ni.inputs.size(); ++k) {
+                int32_t x = in(i, k);
+                // TFLite's int8 concatenation copies values: an input on another grid is
+                // requantised onto the output's first.
+                if (int8() && (paramsOf(x).scale != paramsOf(y).scale || paramsOf(x).zeroPoint != paramsOf(y).zeroPoint))
+                    x = add(Op::Quantize, {x},
+                            intermediate(info(i).inputShapes[k], node.name + "/requantized" + std::to_string(k), paramsOf(y)));
+                ins.push_back(x);
+            }
+            add(Op::Concatenation, ins, y, Opt::Concatenation, [axis](fb::FlatBufferBuilder& b) {
                 return table(b, [axis](auto& t) {
                     t.template AddElement<int32_t>(slot(0), axis, 0);
                     t.template AddElement<int8_t>(slot(1), kFusedNone, 0);
@@ -483,8 +635,18 @@ private:
             int32_t acc = broadcastable(i, 0);
             for (size_t k = 1; k < ni.inputs.size(); ++k) {
                 const bool last = k + 1 == ni.inputs.size();
-                const int32_t dst = last ? out() : activation(ni.output, node.name + "/part" + std::to_string(k));
-                acc = add(op, {acc, broadcastable(i, k)}, dst);
+                const int32_t rhs = broadcastable(i, k);
+                int32_t dst = 0;
+                if (last) dst = out();
+                else {
+                    // A partial result of three or more operands: its range from the operands'.
+                    const ValueRange x = rangeOf(acc), y = rangeOf(rhs);
+                    const ValueRange r = op == Op::Add   ? ValueRange{x.min + y.min, x.max + y.max}
+                                         : op == Op::Sub ? ValueRange{x.min - y.max, x.max - y.min}
+                                                         : product(x, y);
+                    dst = intermediate(ni.output, node.name + "/part" + std::to_string(k), r);
+                }
+                acc = add(op, {acc, rhs}, dst);
             }
             return {};
         }
@@ -513,21 +675,28 @@ private:
             return {};
         }
         case OpKind::SiLU: {
-            const int32_t s = add(Op::Logistic, {in(i, 0)}, activation(ni.output, node.name + "/sigmoid"));
+            const int32_t s = add(Op::Logistic, {in(i, 0)}, intermediate(ni.output, node.name + "/sigmoid", kInt8UnitParams));
             add(Op::Mul, {in(i, 0), s}, out());
             return {};
         }
         case OpKind::HardSigmoid: {
             // max(0, min(1, x/6 + 1/2)) = relu6(x + 3) / 6
-            const int32_t shifted = add(Op::Add, {in(i, 0), scalar(node.name + "/three", 3.0f)}, activation(ni.output, node.name + "/shifted"));
-            const int32_t clipped = add(Op::Relu6, {shifted}, activation(ni.output, node.name + "/relu6"));
+            const ValueRange x = rangeOf(in(i, 0));
+            const ValueRange sr{x.min + 3.0f, x.max + 3.0f};
+            const int32_t shifted = add(Op::Add, {in(i, 0), scalar(node.name + "/three", 3.0f)}, intermediate(ni.output, node.name + "/shifted", sr));
+            const int32_t clipped = add(Op::Relu6, {shifted},
+                                        intermediate(ni.output, node.name + "/relu6",
+                                                     ValueRange{std::clamp(sr.min, 0.0f, 6.0f), std::clamp(sr.max, 0.0f, 6.0f)}));
             add(Op::Mul, {clipped, scalar(node.name + "/sixth", 1.0f / 6.0f)}, out());
             return {};
         }
         case OpKind::Clip: {
-            const int32_t low = add(Op::Maximum, {in(i, 0), scalar(node.name + "/min", static_cast<float>(a.getFloat("min")))},
-                                    activation(ni.output, node.name + "/lower"));
-            add(Op::Minimum, {low, scalar(node.name + "/max", static_cast<float>(a.getFloat("max")))}, out());
+            // TFLite's int8 MAXIMUM and MINIMUM compare raw values: bounds and results share the
+            // input's grid.
+            const QuantParams p = paramsOf(in(i, 0));
+            const int32_t low = add(Op::Maximum, {in(i, 0), scalar(node.name + "/min", static_cast<float>(a.getFloat("min")), p)},
+                                    intermediate(ni.output, node.name + "/lower", p));
+            add(Op::Minimum, {low, scalar(node.name + "/max", static_cast<float>(a.getFloat("max")), p)}, out());
             return {};
         }
         case OpKind::Softmax:
@@ -559,11 +728,23 @@ private:
             const auto shape = b.CreateVector(t.shape);
             const auto sig = b.CreateVector(t.signature);
             const auto name = b.CreateString(t.name);
+            fb::uoffset_t quant = 0;
+            if (t.quant) {
+                // QuantizationParameters: scale (2), zero_point (3), quantized_dimension (6).
+                const auto scale = b.CreateVector(t.quant->scale);
+                const auto zeroPoint = b.CreateVector(t.quant->zeroPoint);
+                const auto qs = b.StartTable();
+                b.AddOffset(slot(2), scale);
+                b.AddOffset(slot(3), zeroPoint);
+                b.AddElement<int32_t>(slot(6), t.quant->dimension, 0);
+                quant = b.EndTable(qs);
+            }
             const auto start = b.StartTable();
             b.AddOffset(slot(0), shape);
             b.AddElement<int8_t>(slot(1), t.type, 0);
             b.AddElement<uint32_t>(slot(2), t.buffer, 0);
             b.AddOffset(slot(3), name);
+            if (quant) b.AddOffset(slot(4), fb::Offset<void>(quant));
             b.AddOffset(slot(7), sig);
             tensors.emplace_back(b.EndTable(start));
         }
@@ -577,7 +758,7 @@ private:
             const auto start = b.StartTable();
             // deprecated_builtin_code is a byte: codes past 127 put PLACEHOLDER_FOR_GREATER_OP_CODES (127) there.
             b.AddElement<int8_t>(slot(0), static_cast<int8_t>(c < 127 ? c : 127), 0);
-            b.AddElement<int32_t>(slot(2), 1, 1);  // version
+            b.AddElement<int32_t>(slot(2), int8() ? int8Version(op.code) : 1, 1);  // version
             b.AddElement<int32_t>(slot(3), c, 0);
             codes.emplace_back(b.EndTable(start));
         }
@@ -626,8 +807,8 @@ private:
     const ops::ModelInfo& m_model;
     const exec::ParamStore& m_params;
     std::vector<int32_t> m_value;  // node -> tensor, -1 for losses
-    std::vector<std::vector<int>> m_consumers;
-    std::set<int> m_isOutput;
+    const Int8Quantization* m_q = nullptr;
+    std::map<int, int32_t> m_floatInput;  // full integer: Input node → its float tensor
     std::set<int> m_folded;         // batch normalisations folded into the operator before them
     std::vector<TTensor> m_tensors;
     std::vector<std::vector<uint8_t>> m_buffers;
@@ -636,15 +817,18 @@ private:
 
 }  // namespace
 
-Result<std::string> exportTflite(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta) {
+Result<std::string> exportTflite(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta,
+                                 const Int8Quantization* quant) {
     KILN_TRY(ops::refusePlaceholders(model.graph, "export"));
-    TfliteWriter writer(model, params);
+    if (quant && quant->scheme != QuantScheme::FullInteger)
+        return Error(ErrorCode::Internal, "an int8 TensorFlow Lite model needs full-integer quantisation parameters");
+    TfliteWriter writer(model, params, quant);
     return writer.run(meta);
 }
 
 Status saveTflite(const std::string& path, const ops::ModelInfo& model, const exec::ParamStore& params,
-                  const ModelMetadata& meta) {
-    KILN_ASSIGN(std::string bytes, exportTflite(model, params, meta));
+                  const ModelMetadata& meta, const Int8Quantization* quant) {
+    KILN_ASSIGN(std::string bytes, exportTflite(model, params, meta, quant));
     return writeFileAtomic(path, bytes);
 }
 

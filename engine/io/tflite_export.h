@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// TensorFlow Lite export (float32): a .tflite flatbuffer (schema version 3) of a Kiln model in its
-// own NHWC layout, batch normalisation folded into the convolution or dense layer before it.
+// TensorFlow Lite export: a .tflite flatbuffer (schema version 3) of a Kiln model in its own NHWC
+// layout, batch normalisation folded into the convolution or dense layer before it; float32, or
+// int8 full integer from post-training quantisation parameters.
 #pragma once
 
 #include <string>
 
 #include "engine/exec/param_store.h"
 #include "engine/io/onnx_export.h"
+#include "engine/io/quantize.h"
 #include "engine/ops/model.h"
 
 namespace kiln::engine::io {
@@ -15,9 +17,17 @@ namespace kiln::engine::io {
 // shapes of the Kiln Input and output nodes; the batch is 1 in the stored shapes and -1 (free) in
 // their shape signatures, so an interpreter may resize it. Loss nodes are left out. A node
 // TFLite's built-in operators cannot express is an Unsupported error naming it.
-Result<std::string> exportTflite(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta);
+//
+// With `quant` (QuantScheme::FullInteger parameters, see makeQuantization) the model is integer
+// only, as TensorFlow Lite's converter writes it: every activation int8 with per-tensor scale and
+// zero point, Conv/DepthwiseConv/FullyConnected weights int8 symmetric per output channel (per
+// tensor when quant->perChannel is false), biases int32 on input scale × weight scale, other
+// constants int8. Inputs and outputs stay float32 (a QUANTIZE operator after each input, a
+// DEQUANTIZE before each output, the int8 tensors named "<name>/int8").
+Result<std::string> exportTflite(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta,
+                                 const Int8Quantization* quant = nullptr);
 
 Status saveTflite(const std::string& path, const ops::ModelInfo& model, const exec::ParamStore& params,
-                  const ModelMetadata& meta);
+                  const ModelMetadata& meta, const Int8Quantization* quant = nullptr);
 
 }  // namespace kiln::engine::io

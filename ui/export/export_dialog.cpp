@@ -83,14 +83,14 @@ ExportDialog::ExportDialog(const QString& projectPath, QWidget* parent)
         connect(c, &QCheckBox::toggled, this, &ExportDialog::updateButtons);
     }
     form->addRow(tr("Formats:"), formats);
-    // Int8 post-training quantisation: model.int8.onnx beside model.onnx, calibrated on training
-    // samples and compared with the float model on the validation split (in the export job, off
-    // the GUI thread).
+    // Int8 post-training quantisation: model.int8.onnx beside model.onnx and model.int8.tflite
+    // beside model.tflite, calibrated on training samples and compared with the float model on
+    // the validation split (in the export job, off the GUI thread).
     auto* quantRow = new QHBoxLayout;
     m_quantize = new QComboBox(what);
     m_quantize->setObjectName(QStringLiteral("quantize"));
     m_quantize->addItem(tr("none"), QStringLiteral("none"));
-    m_quantize->addItem(tr("int8 (ONNX)"), QStringLiteral("int8"));
+    m_quantize->addItem(tr("int8 (ONNX, TensorFlow Lite)"), QStringLiteral("int8"));
     m_calibrationSamples = new QSpinBox(what);
     m_calibrationSamples->setObjectName(QStringLiteral("calibrationSamples"));
     m_calibrationSamples->setRange(1, 1000000);
@@ -220,11 +220,12 @@ void ExportDialog::refreshWeightsChoices() {
 void ExportDialog::updateButtons() {
     bool busy = m_watcher.isRunning();
     bool anyFormat = m_onnx->isChecked() || m_savedModel->isChecked() || m_kiln->isChecked() || m_tflite->isChecked();
-    // Int8 is written as ONNX only; TensorFlow Lite has no int8 export.
+    // Int8 twins are written for ONNX and TensorFlow Lite; one of them must be exported.
     const bool int8 = m_quantize->currentData().toString() == QLatin1String("int8");
-    const bool quantOk = !int8 || (m_onnx->isChecked() && !m_tflite->isChecked());
+    const bool quantOk = !int8 || m_onnx->isChecked() || m_tflite->isChecked();
     m_calibrationSamples->setEnabled(int8);
-    m_quantize->setToolTip(quantOk ? QString() : tr("Int8 quantisation needs ONNX and cannot be combined with TensorFlow Lite."));
+    m_quantize->setToolTip(quantOk ? tr("Writes model.int8.onnx with ONNX and model.int8.tflite with TensorFlow Lite.")
+                                   : tr("Int8 quantisation needs ONNX or TensorFlow Lite among the formats."));
     m_exportButton->setEnabled(!busy && anyFormat && quantOk && !m_name->text().isEmpty() &&
                                !m_weights->currentText().isEmpty());
     bool serving = isServing();
@@ -310,26 +311,33 @@ void ExportDialog::onExportDone() {
 void ExportDialog::showQuantization(const app::QuantizationSummary& q) {
     const auto& r = q.report;
     QStringList lines;
-    if (r.classification) {
-        lines << tr("Int8 accuracy %1% against float %2% (drop %3 points) on %4 samples of the %5 data; top-1 agreement %6%.")
-                     .arg(100.0 * r.int8Metric, 0, 'f', 2)
-                     .arg(100.0 * r.floatMetric, 0, 'f', 2)
-                     .arg(100.0 * (r.floatMetric - r.int8Metric), 0, 'f', 2)
-                     .arg(r.samples)
-                     .arg(QString::fromStdString(r.split))
-                     .arg(100.0 * r.agreement, 0, 'f', 2);
-    } else {
-        lines << tr("Int8 mean squared error %1 against float %2 on %3 samples of the %4 data.")
-                     .arg(r.int8Metric, 0, 'g', 4)
-                     .arg(r.floatMetric, 0, 'g', 4)
-                     .arg(r.samples)
-                     .arg(QString::fromStdString(r.split));
+    for (const auto& f : q.files) {
+        const auto& c = f.comparison;
+        const QString file = QString::fromStdString(f.file);
+        if (r.classification) {
+            lines << tr("%1: int8 accuracy %2% against float %3% (drop %4 points) on %5 samples of the %6 data; top-1 agreement %7%.")
+                         .arg(file)
+                         .arg(100.0 * c.int8Metric, 0, 'f', 2)
+                         .arg(100.0 * r.floatMetric, 0, 'f', 2)
+                         .arg(100.0 * (r.floatMetric - c.int8Metric), 0, 'f', 2)
+                         .arg(r.samples)
+                         .arg(QString::fromStdString(r.split))
+                         .arg(100.0 * c.agreement, 0, 'f', 2);
+        } else {
+            lines << tr("%1: int8 mean squared error %2 against float %3 on %4 samples of the %5 data.")
+                         .arg(file)
+                         .arg(c.int8Metric, 0, 'g', 4)
+                         .arg(r.floatMetric, 0, 'g', 4)
+                         .arg(r.samples)
+                         .arg(QString::fromStdString(r.split));
+        }
+        const double ratio = f.floatBytes > 0 ? double(f.int8Bytes) / double(f.floatBytes) : 0.0;
+        lines << tr("%1: %2 against %3 for %4 (%5% of the float size).")
+                     .arg(file, QLocale().formattedDataSize(f.int8Bytes), QLocale().formattedDataSize(f.floatBytes),
+                          QString::fromStdString(f.floatFile))
+                     .arg(100.0 * ratio, 0, 'f', 1);
     }
-    const double ratio = q.floatBytes > 0 ? double(q.int8Bytes) / double(q.floatBytes) : 0.0;
-    lines << tr("model.int8.onnx: %1 against %2 for model.onnx (%3% of the float size); calibrated on %4 training samples.")
-                 .arg(QLocale().formattedDataSize(q.int8Bytes), QLocale().formattedDataSize(q.floatBytes))
-                 .arg(100.0 * ratio, 0, 'f', 1)
-                 .arg(r.calibrationSamples);
+    lines << tr("Calibrated on %1 training samples.").arg(r.calibrationSamples);
     m_quantReport->setText(lines.join(QLatin1Char('\n')));
 }
 

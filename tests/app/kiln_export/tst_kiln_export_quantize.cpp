@@ -2,11 +2,13 @@
 // kiln-test-labels: slow
 // SPDX-License-Identifier: Apache-2.0
 // kiln-export --quantize int8 end to end on a small CSV classifier trained with kiln-train: the
-// report (text and --json), model.int8.onnx and kiln-model.json, and the exit status and message
-// of every refused request (no data, TensorFlow Lite, bad values).
+// report (text and --json), model.int8.onnx, model.int8.tflite and kiln-model.json, and the exit
+// status and message of every refused request (no data, an operator TensorFlow Lite lacks, bad
+// values).
 #include <QtTest>
 
 #include <QDir>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -109,7 +111,7 @@ private slots:
         // The same export in words.
         const Run t = exportWith({"--name", "blobs", "--formats", "onnx", "--quantize", "int8"});
         QVERIFY2(t.exitCode == 0, qPrintable(t.err));
-        QVERIFY2(t.out.contains("Int8: accuracy") && t.out.contains("drop") && t.out.contains("top-1 agreement") &&
+        QVERIFY2(t.out.contains("Int8 model.int8.onnx: accuracy") && t.out.contains("drop") && t.out.contains("top-1 agreement") &&
                      t.out.contains("model.int8.onnx"),
                  qPrintable(t.out));
         // The default: 200 of the 240 training samples calibrate.
@@ -122,9 +124,59 @@ private slots:
         QVERIFY(!QFileInfo::exists(pj["version_dir"].toString() + "/model.int8.onnx"));
     }
 
+    void int8TfliteBesideOnnx() {
+        const Run r = exportWith({"--name", "both", "--formats", "onnx,tflite", "--quantize", "int8", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = QJsonDocument::fromJson(r.out.trimmed().toUtf8()).object();
+        const QJsonObject q = j["quantization"].toObject();
+        const QJsonArray models = q["models"].toArray();
+        QCOMPARE(models.size(), 2);
+        // The top level describes the first file, ONNX.
+        QCOMPARE(q["file"].toString(), QString("model.int8.onnx"));
+        const QJsonObject onnx = models[0].toObject(), tflite = models[1].toObject();
+        QCOMPARE(onnx["format"].toString(), QString("onnx"));
+        QCOMPARE(tflite["format"].toString(), QString("tflite"));
+        QCOMPARE(tflite["file"].toString(), QString("model.int8.tflite"));
+        QVERIFY(tflite["scheme"].toString().startsWith("full integer"));
+        QCOMPARE(onnx["int8"].toDouble(), q["int8"].toDouble());
+        // Both compare against the same float model on the same 60 samples.
+        const double i8 = tflite["int8"].toDouble();
+        QVERIFY(std::fabs(i8 * 60 - std::round(i8 * 60)) < 1e-9);
+        QVERIFY(std::fabs(tflite["drop"].toDouble() - (q["float"].toDouble() - i8)) < 1e-12);
+        QVERIFY(tflite["agreement"].toDouble() >= 0.9);
+        const QString dir = j["version_dir"].toString();
+        QCOMPARE(qint64(tflite["int8_bytes"].toDouble()), QFileInfo(dir + "/model.int8.tflite").size());
+        QCOMPARE(qint64(tflite["float_bytes"].toDouble()), QFileInfo(dir + "/model.tflite").size());
+        QVERIFY(QFileInfo::exists(dir + "/model.int8.onnx"));
+        QFile desc(dir + "/kiln-model.json");
+        QVERIFY(desc.open(QIODevice::ReadOnly));
+        const QJsonObject meta = QJsonDocument::fromJson(desc.readAll()).object();
+        QCOMPARE(meta["files"].toObject()["tflite_int8"].toString(), QString("model.int8.tflite"));
+        QCOMPARE(meta["quantization"].toObject()["models"].toArray().size(), 2);
+
+        // TensorFlow Lite alone, in words.
+        const Run t = exportWith({"--name", "tfl", "--format", "tflite", "--quantize", "int8"});
+        QVERIFY2(t.exitCode == 0, qPrintable(t.err));
+        QVERIFY2(t.out.contains("Int8 model.int8.tflite: accuracy") && t.out.contains("model.tflite") &&
+                     !t.out.contains("model.int8.onnx"),
+                 qPrintable(t.out));
+    }
+
     void refusals() {
-        expectRefusal({"--formats", "tflite", "--quantize", "int8"}, "TensorFlow Lite");
-        expectRefusal({"--formats", "savedmodel", "--quantize", "int8"}, "needs the onnx format");
+        expectRefusal({"--formats", "savedmodel", "--quantize", "int8"}, "needs the onnx or the tflite format");
+        // An operator TensorFlow Lite has no builtin for: refused naming the node, before the
+        // weights are read or anything is calibrated.
+        const QString norm = write(m_dir, "norm.kiln", QByteArray(R"({"format": "kiln-project", "version": 2, "name": "norm",
+  "graph": {"nodes": [
+    {"name": "x", "op": "Input", "attrs": {"shape": [8]}},
+    {"name": "h1", "op": "Dense", "inputs": ["x"], "attrs": {"units": 16, "activation": "relu"}},
+    {"name": "ln", "op": "LayerNormalization", "inputs": ["h1"]},
+    {"name": "logits", "op": "Dense", "inputs": ["ln"], "attrs": {"units": 3}}]},
+  "data": {"format": "csv", "path": "blobs.csv", "split": {"validation": 0.2}},
+  "training": {"epochs": 1, "batch_size": 32, "loss": {"type": "SparseCategoricalCrossentropy", "from_logits": true}}})"));
+        expectRefusal({"--formats", "tflite", "--quantize", "int8"}, "\"ln\"", norm);
+        expectRefusal({"--formats", "tflite", "--quantize", "int8"}, "TensorFlow Lite", norm);
+        QVERIFY(!QFileInfo::exists(m_dir.filePath("repo/norm")) || QDir(m_dir.filePath("repo/norm")).isEmpty());
         expectRefusal({"--quantize", "int4"}, "--quantize must be none or int8");
         expectRefusal({"--quantize", "int8", "--calibration-samples", "0"}, "--calibration-samples");
         expectRefusal({"--quantize", "int8", "--calibration-samples", "x"}, "--calibration-samples");

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Int8 quantisation: weight scales per channel and per tensor, activation parameters, range
 // collection against a hand computation on a tiny model, the int8 simulation against a direct
-// fake-quantised computation, and the structure of the QDQ ONNX graph.
+// fake-quantised computation, the structure of the QDQ ONNX graph, and the full-integer layout
+// (values, fixed grids, pre-activation ranges from the linear twin).
 #include <QtTest>
 
 #include <onnx/onnx_pb.h>
@@ -132,6 +133,74 @@ private slots:
         auto v = quantizedValues(l.model);
         // The Dropout passes x on: x is quantised, not "drop".
         QCOMPARE(v, (std::set<std::string>{"x", "h", "y"}));
+    }
+
+    void fullIntegerLayout() {
+        // x[3] → Dense(4) "d" → BatchNormalization "bn" (folded into d in TFLite) → MaxPool-free
+        // chain: Reshape "r" [2, 2] → Flatten "f" → Dense(3, softmax) "p"; and Dense(2, tanh) "t".
+        Loaded l = load(R"({"format":"kiln-project","version":2,"name":"fi","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[3]}},
+          {"name":"d","op":"Dense","inputs":["x"],"attrs":{"units":4}},
+          {"name":"bn","op":"BatchNormalization","inputs":["d"]},
+          {"name":"r","op":"Reshape","inputs":["bn"],"attrs":{"target_shape":[2,2]}},
+          {"name":"f","op":"Flatten","inputs":["r"]},
+          {"name":"p","op":"Dense","inputs":["f"],"attrs":{"units":3,"activation":"softmax"}},
+          {"name":"t","op":"Dense","inputs":["x"],"attrs":{"units":2,"activation":"tanh"}}],"outputs":["p","t"]}})");
+        QCOMPARE(foldedBatchNorm(l.model, l.model.graph.find("d")), l.model.graph.find("bn"));
+        QCOMPARE(foldedBatchNorm(l.model, l.model.graph.find("p")), -1);
+        QVERIFY(hasSeparateActivation(l.model, l.model.graph.find("p")));
+        QVERIFY(!hasSeparateActivation(l.model, l.model.graph.find("d")));
+        const auto values = quantizedValues(l.model, QuantScheme::FullInteger);
+        QCOMPARE(values, (std::set<std::string>{"x", "d", "bn", "p", "p/pre_activation", "t", "t/pre_activation"}));
+
+        ThreadPool pool(1);
+        auto rc = RangeCollector::create(l.model, l.params, values, 5, pool);
+        QVERIFY2(rc.ok(), rc.ok() ? "" : rc.error().toString().c_str());
+        QVERIFY((*rc)->add({&kSamples[0][0]}, 5).ok());
+        const auto& ranges = (*rc)->ranges();
+        // The pre-activations come from the linear twin: logits, not probabilities; a
+        // probability range lies within [0, 1], tanh's within [−1, 1].
+        QVERIFY(ranges.count("p/pre_activation") && ranges.count("t/pre_activation"));
+        QVERIFY(ranges.at("p").min >= 0.0f && ranges.at("p").max <= 1.0f);
+        const auto pre = ranges.at("p/pre_activation");
+        QVERIFY2(pre.min < 0.0f || pre.max > 1.0f, qPrintable(QString("%1 %2").arg(pre.min).arg(pre.max)));
+        // Direct check of t's pre-activation: x·W + b over the samples.
+        const auto* tw = l.params.find("t/kernel");
+        const auto* tb = l.params.find("t/bias");
+        QVERIFY(tw && tb);
+        float lo = 1e30f, hi = -1e30f;
+        for (const auto& smp : kSamples)
+            for (int c = 0; c < 2; ++c) {
+                float v = tb->value.data<float>()[c];
+                for (int k = 0; k < 3; ++k) v += smp[k] * tw->value.data<float>()[k * 2 + c];
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+        QVERIFY(std::fabs(ranges.at("t/pre_activation").min - lo) < 1e-5f && std::fabs(ranges.at("t/pre_activation").max - hi) < 1e-5f);
+
+        auto q = makeQuantization(l.model, ranges, true, QuantScheme::FullInteger);
+        QVERIFY2(q.ok(), q.ok() ? "" : q.error().toString().c_str());
+        QCOMPARE(q->scheme, QuantScheme::FullInteger);
+        // Softmax and tanh outputs on TFLite's fixed grids, whatever the calibration saw.
+        QCOMPARE(q->values.at("p").scale, 1.0f / 256.0f);
+        QCOMPARE(q->values.at("p").zeroPoint, -128);
+        QCOMPARE(q->values.at("t").scale, 1.0f / 128.0f);
+        QCOMPARE(q->values.at("t").zeroPoint, 0);
+        // Reshape and Flatten keep bn's grid; the folded d has no value of its own.
+        QVERIFY(!q->values.count("d"));
+        QCOMPARE(q->values.at("r").scale, q->values.at("bn").scale);
+        QCOMPARE(q->values.at("f").zeroPoint, q->values.at("bn").zeroPoint);
+        QCOMPARE(q->values.at("p/pre_activation").scale, activationParams(pre).scale);
+        // A missing range is an error naming the value.
+        auto partial = ranges;
+        partial.erase("t/pre_activation");
+        auto bad = makeQuantization(l.model, partial, true, QuantScheme::FullInteger);
+        QVERIFY(!bad.ok());
+        QCOMPARE(bad.error().node, std::string("t/pre_activation"));
+        // The representable range of a grid.
+        const ValueRange r = representable({0.5f, -28});
+        QCOMPARE(r.min, -50.0f);
+        QCOMPARE(r.max, 77.5f);
     }
 
     void rangeCollection() {

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // TensorFlow Lite export without TensorFlow: the file is a flatbuffer with TFLite's "TFL3"
 // identifier whose root table passes flatbuffers' structural verifier, the repository writes and
-// lists model.tflite when asked, and nodes TFLite cannot express are refused with their names.
+// lists model.tflite when asked, nodes TFLite cannot express are refused with their names, and an
+// int8 export carries int8 tensors with the expected scales.
 #include <QtTest>
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <fstream>
 
 #include "engine/io/model_repository.h"
@@ -130,6 +133,91 @@ private slots:
         const auto j = nlohmann::json::parse(in);
         QCOMPARE(j["files"]["tflite"].get<std::string>(), std::string("model.tflite"));
         QVERIFY(!j["files"].contains("onnx"));
+    }
+
+    void int8TensorsAndScales() {
+        // x[3] → Dense(4, relu) "h" → Dense(2) "y", with hand-made full-integer parameters.
+        auto p = parseProject(R"({"format":"kiln-project","version":2,"name":"q","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[3]}},
+          {"name":"h","op":"Dense","inputs":["x"],"attrs":{"units":4,"activation":"relu"}},
+          {"name":"y","op":"Dense","inputs":["h"],"attrs":{"units":2}}],"outputs":["y"]}})",
+                              "q.kiln");
+        QVERIFY(p.ok());
+        auto model = ops::analyzeModel(p->graph);
+        QVERIFY(model.ok());
+        auto params = exec::ParamStore::create(*model, 5);
+        Int8Quantization quant;
+        quant.scheme = QuantScheme::FullInteger;
+        quant.values = {{"x", {0.02f, -3}}, {"h", {0.05f, -128}}, {"y", {0.1f, 7}}};
+        // QDQ parameters are not a TensorFlow Lite layout.
+        Int8Quantization qdq = quant;
+        qdq.scheme = QuantScheme::Qdq;
+        QCOMPARE(exportTflite(*model, params, {}, &qdq).error().code, ErrorCode::Internal);
+        auto bytes = exportTflite(*model, params, {}, &quant);
+        QVERIFY2(bytes.ok(), bytes.ok() ? "" : bytes.error().toString().c_str());
+        const auto* data = reinterpret_cast<const uint8_t*>(bytes->data());
+        flatbuffers::Verifier verifier(data, bytes->size());
+        const auto* root = flatbuffers::GetRoot<flatbuffers::Table>(data);
+        QVERIFY(root->VerifyTableStart(verifier));
+        using Tables = flatbuffers::Vector<flatbuffers::Offset<flatbuffers::Table>>;
+        const auto* graph = root->GetPointer<const Tables*>(8)->Get(0);
+        const auto* tensors = graph->GetPointer<const Tables*>(4);
+        const auto* buffers = root->GetPointer<const Tables*>(12);
+        QVERIFY(verifier.VerifyVector(tensors) && verifier.VerifyVector(buffers));
+        std::map<std::string, const flatbuffers::Table*> byName;
+        for (const auto* t : *tensors) {
+            QVERIFY(t->VerifyTableStart(verifier));
+            byName[t->GetPointer<const flatbuffers::String*>(10)->str()] = t;
+        }
+        auto type = [&](const char* n) { return byName.at(n)->GetField<int8_t>(6, 0); };
+        auto scales = [&](const char* n) {
+            const auto* q = byName.at(n)->GetPointer<const flatbuffers::Table*>(12);
+            const auto* v = q ? q->GetPointer<const flatbuffers::Vector<float>*>(8) : nullptr;
+            return v ? std::vector<float>(v->begin(), v->end()) : std::vector<float>{};
+        };
+        auto zeroPoints = [&](const char* n) {
+            const auto* v = byName.at(n)->GetPointer<const flatbuffers::Table*>(12)->GetPointer<const flatbuffers::Vector<int64_t>*>(10);
+            return std::vector<int64_t>(v->begin(), v->end());
+        };
+        // Float I/O around int8 twins; activations int8 on the given grids.
+        QCOMPARE(type("x"), int8_t(0));
+        QCOMPARE(type("y"), int8_t(0));
+        QVERIFY(scales("x").empty());
+        QCOMPARE(type("x/int8"), int8_t(9));
+        QCOMPARE(scales("x/int8"), std::vector<float>{0.02f});
+        QCOMPARE(zeroPoints("x/int8"), std::vector<int64_t>{-3});
+        QCOMPARE(type("h"), int8_t(9));
+        QCOMPARE(zeroPoints("y/int8"), std::vector<int64_t>{7});
+        // Kernels int8 per output channel (zero points 0); biases int32 on input × weight scale.
+        const Tensor& w = params.params()[size_t(params.index(model->graph.find("h"), 0))].value;
+        QCOMPARE(type("h/kernel"), int8_t(9));
+        const auto ws = scales("h/kernel");
+        QCOMPARE(ws.size(), size_t(4));
+        QCOMPARE(zeroPoints("h/kernel"), std::vector<int64_t>(4, 0));
+        for (int c = 0; c < 4; ++c) {
+            float m = 0;
+            for (int k = 0; k < 3; ++k) m = std::max(m, std::fabs(w.data<float>()[k * 4 + c]));
+            QCOMPARE(ws[size_t(c)], m / 127.0f);
+        }
+        QCOMPARE(type("h/bias"), int8_t(2));
+        const auto bs = scales("h/bias");
+        for (int c = 0; c < 4; ++c) QVERIFY(std::fabs(bs[size_t(c)] - 0.02f * ws[size_t(c)]) <= 1e-6f * bs[size_t(c)]);
+        QCOMPARE(scales("y/bias").size(), size_t(2));
+        QCOMPARE(scales("y/bias")[0], float(double(0.05f) * double(scales("y/kernel")[0])));
+        // The kernel's bytes: the largest weight of each channel at ±127.
+        const auto* kernelBuffer = buffers->Get(byName.at("h/kernel")->GetField<uint32_t>(8, 0));
+        const auto* kb = kernelBuffer->GetPointer<const flatbuffers::Vector<int8_t>*>(4);
+        QCOMPARE(kb->size(), flatbuffers::uoffset_t(12));
+        for (int c = 0; c < 4; ++c) {
+            int biggest = 0;
+            for (int k = 0; k < 3; ++k) biggest = std::max(biggest, std::abs(int(kb->Get(flatbuffers::uoffset_t(c * 3 + k)))));
+            QCOMPARE(biggest, 127);
+        }
+        // A missing activation grid is an internal error naming the tensor, not a float operator.
+        quant.values.erase("h");
+        auto missing = exportTflite(*model, params, {}, &quant);
+        QVERIFY(!missing.ok());
+        QVERIFY2(missing.error().message.find("\"h\"") != std::string::npos, missing.error().message.c_str());
     }
 
     void refusesWhatTfliteCannotExpress() {

@@ -96,19 +96,24 @@ private slots:
         auto* button = dlg.findChild<QPushButton*>(QStringLiteral("export"));
         QVERIFY(quantize && button);
         quantize->setCurrentIndex(quantize->findData(QStringLiteral("int8")));
-        // Int8 cannot go with TensorFlow Lite.
-        dlg.findChild<QCheckBox*>(QStringLiteral("tflite"))->setChecked(true);
-        QVERIFY(!button->isEnabled());
-        dlg.findChild<QCheckBox*>(QStringLiteral("tflite"))->setChecked(false);
         QVERIFY(button->isEnabled());
+        // Int8 needs ONNX or TensorFlow Lite; with both, both get an int8 twin.
+        dlg.setFormats(false, false, true, false);
+        QVERIFY(!button->isEnabled());
+        dlg.setFormats(false, false, false, true);
+        QVERIFY(button->isEnabled());
+        dlg.setFormats(true, false, false, true);
         dlg.findChild<QSpinBox*>(QStringLiteral("calibrationSamples"))->setValue(64);
         QSignalSpy done(&dlg, &ui::ExportDialog::exportFinished);
         QTest::mouseClick(button, Qt::LeftButton);
         QVERIFY(done.wait(300000));
         QCOMPARE(done.takeFirst().at(0).toBool(), true);
         QVERIFY(QFile::exists(dlg.versionDir() + QStringLiteral("/model.int8.onnx")));
+        QVERIFY(QFile::exists(dlg.versionDir() + QStringLiteral("/model.int8.tflite")));
         const QString report = dlg.findChild<QLabel*>(QStringLiteral("quantization"))->text();
-        QVERIFY2(report.contains(QStringLiteral("Int8 accuracy")) && report.contains(QStringLiteral("64 training samples")),
+        QVERIFY2(report.contains(QStringLiteral("model.int8.onnx: int8 accuracy")) &&
+                     report.contains(QStringLiteral("model.int8.tflite: int8 accuracy")) &&
+                     report.contains(QStringLiteral("64 training samples")),
                  qPrintable(report));
     }
 
