@@ -4775,6 +4775,21 @@ step %3 · epoch %4
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>test</source>
+        <comment>split, in a sentence</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>validation</source>
+        <comment>split, in a sentence</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>training</source>
+        <comment>split, in a sentence</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>%1 samples of %2: accuracy %3, log loss %4, macro AUC %5, calibration error %6</source>
         <translation type="unfinished"></translation>
     </message>

@@ -4765,8 +4765,23 @@ step %3 · epoch %4
         <translation>评估失败：%1</translation>
     </message>
     <message>
+        <source>test</source>
+        <comment>split, in a sentence</comment>
+        <translation>测试集</translation>
+    </message>
+    <message>
+        <source>validation</source>
+        <comment>split, in a sentence</comment>
+        <translation>验证集</translation>
+    </message>
+    <message>
+        <source>training</source>
+        <comment>split, in a sentence</comment>
+        <translation>训练集</translation>
+    </message>
+    <message>
         <source>%1 samples of %2: accuracy %3, log loss %4, macro AUC %5, calibration error %6</source>
-        <translation>%2 的 %1 个样本：准确率 %3，对数损失 %4，宏平均 AUC %5，校准误差 %6</translation>
+        <translation>%2的 %1 个样本：准确率 %3，对数损失 %4，宏平均 AUC %5，校准误差 %6</translation>
     </message>
     <message>
         <source>%1 (AUC %2)</source>
@@ -4774,7 +4789,7 @@ step %3 · epoch %4
     </message>
     <message>
         <source>%1 samples of %2: MAE %3, MSE %4, RMSE %5, R² %6</source>
-        <translation>%2 的 %1 个样本：MAE %3，MSE %4，RMSE %5，R² %6</translation>
+        <translation>%2的 %1 个样本：MAE %3，MSE %4，RMSE %5，R² %6</translation>
     </message>
     <message>
         <source>Weights:</source>

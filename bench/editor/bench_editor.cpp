@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Editor benchmark: opens a generated ResNet-style project of about 1,000 nodes (load + automatic
-// layout + scene build), times shape inference over it, and times pan and zoom frames of the canvas.
+// layout + scene build), times shape inference over it, and times pan and zoom frames of the canvas,
+// at working zoom and zoomed far out.
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QPainter>
@@ -182,6 +183,24 @@ void runCase(const std::string& label, const engine::io::Project& project, const
         view->viewport()->repaint();
         zoom.push_back(ms(f));
     }
+    // Zoomed out over the middle of the graph: zoom steps around 30 % and around 12 % of full
+    // size, where many more cards are in view and the cards are drawn simplified.
+    auto zoomAround = [&](qreal scale) {
+        view->resetTransform();
+        view->scale(scale, scale);
+        view->centerOn(view->graphScene()->diagramRect().center());
+        view->viewport()->repaint();
+        std::vector<double> frames;
+        for (int i = 0; i < 60; ++i) {
+            QElapsedTimer f;
+            f.start();
+            widget.zoomBy(i % 20 < 10 ? 1.1 : 1 / 1.1);
+            view->viewport()->repaint();
+            frames.push_back(ms(f));
+        }
+        return frames;
+    };
+    const std::vector<double> zoom30 = zoomAround(0.3), zoom12 = zoomAround(0.12);
     // The whole graph in view (every item visible, drawn at low detail).
     widget.fitView();
     view->viewport()->repaint();
@@ -203,7 +222,7 @@ void runCase(const std::string& label, const engine::io::Project& project, const
     const double renderMs = ms(r);
 
     auto I = stats(inf), M = stats(model), L = stats(live), P = stats(pan), R = stats(full), Z = stats(zoom),
-         F = stats(panFit);
+         F = stats(panFit), Z30 = stats(zoom30), Z12 = stats(zoom12);
     std::printf("%s: %zu nodes, platform %s\n", label.c_str(), doc.nodes().size(),
                 qPrintable(QGuiApplication::platformName()));
     std::printf(
@@ -220,6 +239,8 @@ void runCase(const std::string& label, const engine::io::Project& project, const
     std::printf("  full viewport repaint @100%%: median %.2f ms, p95 %.2f ms, max %.2f ms\n", R.median, R.p95,
                 R.max);
     std::printf("  zoom frame: median %.2f ms, p95 %.2f ms, max %.2f ms\n", Z.median, Z.p95, Z.max);
+    std::printf("  zoom frame around 30%%: median %.2f ms, p95 %.2f ms, max %.2f ms\n", Z30.median, Z30.p95, Z30.max);
+    std::printf("  zoom frame around 12%%: median %.2f ms, p95 %.2f ms, max %.2f ms\n", Z12.median, Z12.p95, Z12.max);
     std::printf("  pan frame, whole graph in view: median %.2f ms, p95 %.2f ms, max %.2f ms\n", F.median,
                 F.p95, F.max);
     std::printf("  view->render into a 1280x800 image: %.1f ms\n", renderMs);

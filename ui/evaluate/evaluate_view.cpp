@@ -31,6 +31,18 @@
 
 namespace kiln::ui::evaluate {
 
+namespace {
+
+// The split in the summary's sentence, in the user's language ("test" is "测试集", not "test").
+QString splitInSentence(const std::string& split) {
+    if (split == "test") return EvaluateView::tr("test", "split, in a sentence");
+    if (split == "val" || split == "validation") return EvaluateView::tr("validation", "split, in a sentence");
+    if (split == "train" || split == "training") return EvaluateView::tr("training", "split, in a sentence");
+    return QString::fromStdString(split);
+}
+
+}  // namespace
+
 struct EvaluateView::Outcome {
     bool ok = false;
     engine::api::EvaluationOptions options;
@@ -242,7 +254,7 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
         m_shownClasses = r.classNames;
         m_lastSummary = tr("%1 samples of %2: accuracy %3, log loss %4, macro AUC %5, calibration error %6")
                             .arg(r.samples)
-                            .arg(QString::fromStdString(outcome.predictions.split))
+                            .arg(splitInSentence(outcome.predictions.split))
                             .arg(r.accuracy, 0, 'f', 4)
                             .arg(r.logLoss, 0, 'f', 4)
                             .arg(std::isfinite(r.macroAuc) ? QString::number(r.macroAuc, 'f', 4) : QStringLiteral("—"))
@@ -305,7 +317,7 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
         m_samples->set(r.records, {});
         m_lastSummary = tr("%1 samples of %2: MAE %3, MSE %4, RMSE %5, R² %6")
                             .arg(r.samples)
-                            .arg(QString::fromStdString(outcome.predictions.split))
+                            .arg(splitInSentence(outcome.predictions.split))
                             .arg(r.mae, 0, 'g', 6)
                             .arg(r.mse, 0, 'g', 6)
                             .arg(r.rmse, 0, 'g', 6)

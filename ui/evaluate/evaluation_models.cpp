@@ -3,9 +3,12 @@
 #include "ui/evaluate/evaluation_models.h"
 
 #include <QColor>
+#include <QPalette>
 
+#include <algorithm>
 #include <cmath>
 
+#include "ui/common/contrast.h"
 #include "ui/common/theme.h"
 
 namespace kiln::ui::evaluate {
@@ -13,6 +16,33 @@ namespace kiln::ui::evaluate {
 namespace {
 
 QString figure(double v) { return std::isfinite(v) ? QString::number(v, 'f', 4) : QStringLiteral("—"); }
+
+QColor mix(const QColor& a, const QColor& b, double t) {  // a at t = 0, b at t = 1
+    return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * t), float(a.greenF() + (b.greenF() - a.greenF()) * t),
+                            float(a.blueF() + (b.blueF() - a.blueF()) * t));
+}
+
+// A heat-map cell and the colour of its count: the theme's table background tinted towards `hue`
+// by `strength` (0..1), opaque, with the theme's text colour, white or near-black, whichever reads
+// best. A mid-strength tint can sit where neither reaches WCAG AA (4.5:1); such a cell is moved
+// towards white or black, away from its text, until it does.
+struct HeatCell {
+    QColor background, text;
+};
+
+HeatCell heat(const QColor& hue, double strength) {
+    const QColor base = Theme::palette(Theme::instance().kind()).color(QPalette::Base);
+    HeatCell cell{mix(base, hue, std::clamp(strength, 0.0, 1.0)), {}};
+    const QColor candidates[] = {Theme::palette(Theme::instance().kind()).color(QPalette::Text), QColor(Qt::white),
+                                 QColor(0x1a, 0x1a, 0x1a)};
+    cell.text = candidates[0];
+    for (const QColor& c : candidates)
+        if (contrastRatio(c, cell.background) > contrastRatio(cell.text, cell.background) + 0.5) cell.text = c;
+    const QColor away = relativeLuminance(cell.text) > 0.5 ? QColor(Qt::black) : QColor(Qt::white);
+    for (int step = 0; step < 20 && contrastRatio(cell.text, cell.background) < 4.5; ++step)
+        cell.background = mix(cell.background, away, 0.05);
+    return cell;
+}
 
 }  // namespace
 
@@ -36,14 +66,15 @@ QVariant ConfusionMatrixModel::data(const QModelIndex& index, int role) const {
     switch (role) {
     case Qt::DisplayRole: return QVariant::fromValue<qlonglong>(count);
     case Qt::TextAlignmentRole: return int(Qt::AlignCenter);
-    case Qt::BackgroundRole: {
-        // Right answers in blue, mistakes in red, stronger for a larger share of the true class.
-        const QColor base = index.row() == index.column() ? QColor(33, 102, 172) : QColor(178, 24, 43);
-        QColor c = base;
-        c.setAlphaF(float(0.08 + 0.82 * share));
-        return count > 0 ? QVariant(c) : QVariant();
+    case Qt::BackgroundRole:
+    case Qt::ForegroundRole: {
+        // Right answers in blue, mistakes in red, stronger for a larger share of the true class;
+        // the count in whichever text colour reads best on the cell, in both themes.
+        if (count <= 0) return {};
+        const QColor hue = index.row() == index.column() ? QColor(33, 102, 172) : QColor(178, 24, 43);
+        const HeatCell cell = heat(hue, 0.08 + 0.82 * share);
+        return role == Qt::BackgroundRole ? QVariant(cell.background) : QVariant(cell.text);
     }
-    case Qt::ForegroundRole: return share > 0.55 ? QVariant(QColor(Qt::white)) : QVariant();
     case Qt::ToolTipRole:
         return tr("True %1, predicted %2: %3 (%4 % of the true class)")
             .arg(QString::fromStdString(m_names[size_t(index.row())]), QString::fromStdString(m_names[size_t(index.column())]))

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Painting and geometry of nodes, edges, groups and comments. Colours come from the theme
-// (ui/common/theme.h); pens are cosmetic so lines stay crisp at every zoom.
+// (ui/common/theme.h); pens are cosmetic so lines stay crisp at every zoom. Zoomed out, items
+// draw less (cardDetail): no text too small to read, then plain blocks and straight edges.
 #include "ui/graph_editor/graph_items.h"
+#include "ui/graph_editor/card_detail.h"
 
 #include <QApplication>
 #include <QFontInfo>
@@ -63,6 +65,27 @@ const NodeCardStyle& NodeCardStyle::get() {
         return s;
     }();
     return style;
+}
+
+const QFont& cardOpFont() {
+    static const QFont font = [] {
+        QFont f = NodeCardStyle::get().titleFont;
+        f.setPixelSize(std::max(2 * NodeCardStyle::get().textFont.pixelSize(), 24));
+        return f;
+    }();
+    return font;
+}
+
+bool legibleAt(const QFont& font, qreal levelOfDetail) {
+    const qreal px = font.pixelSize() > 0 ? font.pixelSize() : QFontInfo(font).pixelSize();
+    return px * levelOfDetail >= kMinLegibleTextPx;
+}
+
+CardDetail cardDetail(qreal levelOfDetail) {
+    const NodeCardStyle& st = NodeCardStyle::get();
+    if (legibleAt(st.textFont, levelOfDetail)) return CardDetail::Full;
+    if (legibleAt(cardOpFont(), levelOfDetail)) return CardDetail::Title;
+    return CardDetail::Block;
 }
 
 // ---- NodeItem -------------------------------------------------------------------------------
@@ -173,16 +196,32 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     const QColor accent = categoryColor(tc, m_op.toStdString());
     QColor border = isSelected() ? tc.selection : tc.nodeBorder;
     if (!m_error.isEmpty()) border = tc.error;
-    p->setPen(cosmeticPen(border, isSelected() || !m_error.isEmpty() ? 2.5 : 1.2, m_placeholder ? Qt::DashLine : Qt::SolidLine));
+    const qreal borderWidth = isSelected() || !m_error.isEmpty() ? 2.5 : 1.2;
+    const Qt::PenStyle borderStyle = m_placeholder ? Qt::DashLine : Qt::SolidLine;
+    const CardDetail detail = cardDetail(lod);
+    if (detail == CardDetail::Block) {
+        // Far out: a block in the category colour; the border only where it says something
+        // (selected, an error, a placeholder).
+        const bool marked = isSelected() || !m_error.isEmpty() || m_placeholder;
+        p->setPen(marked ? cosmeticPen(border, borderWidth, borderStyle) : QPen(Qt::NoPen));
+        p->setBrush(accent);
+        p->drawRect(body);
+        return;
+    }
+    p->setPen(cosmeticPen(border, borderWidth, borderStyle));
     p->setBrush(tc.nodeBody);
     p->drawRoundedRect(body, 6, 6);
     // Category band on the left.
     p->setPen(Qt::NoPen);
     p->setBrush(accent);
     p->drawRect(QRectF(1, 6, 5, nodeHeight() - 12));
-    if (lod < 0.35) {
-        p->setBrush(accent);
-        p->drawRoundedRect(body.adjusted(2, 2, -2, -2), 5, 5);
+    if (detail == CardDetail::Title) {
+        // The card's small text would be unreadable: the op alone, large, in the card.
+        const QFont& font = cardOpFont();
+        p->setFont(font);
+        p->setPen(m_error.isEmpty() ? tc.nodeText : tc.errorText);
+        const QRectF box = body.adjusted(12, 2, -6, -2);
+        p->drawText(box, Qt::AlignLeft | Qt::AlignVCenter, QFontMetricsF(font).elidedText(m_opLabel, Qt::ElideRight, box.width()));
         return;
     }
     const NodeCardStyle& st = NodeCardStyle::get();
@@ -303,9 +342,16 @@ void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
         p->setPen(cosmeticPen(c, 1.6, Qt::DashLine));
     }
     p->setBrush(Qt::NoBrush);
-    p->drawPath(path());
     const qreal lod = option->levelOfDetailFromTransform(p->worldTransform());
-    if (m_label.isEmpty() || lod < 0.6) return;
+    if (cardDetail(lod) == CardDetail::Block) {
+        // Far out the cards are blocks and a curve's shape cannot be told from a line's: the
+        // straight line from port to port is cheaper to draw.
+        const QPainterPath& curve = path();
+        p->drawLine(QPointF(curve.elementAt(0)), curve.currentPosition());
+        return;
+    }
+    p->drawPath(path());
+    if (m_label.isEmpty() || !legibleAt(NodeCardStyle::get().textFont, lod)) return;
     // The tensor shape in the card's text size, so that it reads at the same zooms.
     p->setFont(NodeCardStyle::get().textFont);
     QRectF box(QPointF(), m_labelSize);
@@ -367,8 +413,9 @@ void GroupItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
     event->accept();
 }
 
-void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
+void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
     const ThemeColors& tc = Theme::instance().colors();
+    const qreal lod = option->levelOfDetailFromTransform(p->worldTransform());
     QColor frame = isSelected() ? tc.selection : tc.nodeBorder;
     QFont f = p->font();
     f.setPointSizeF(9);
@@ -380,6 +427,7 @@ void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
         p->drawRoundedRect(m_rect.adjusted(4, 4, 4, 4), 6, 6);  // a stack: this box stands for several
         p->setBrush(tc.nodeBody);
         p->drawRoundedRect(m_rect, 6, 6);
+        if (!legibleAt(f, lod)) return;
         p->setPen(tc.nodeText);
         p->drawText(m_rect.adjusted(12, 6, -8, -30), Qt::AlignLeft | Qt::AlignVCenter, m_name);
         f.setBold(false);
@@ -398,6 +446,7 @@ void GroupItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
     p->setPen(cosmeticPen(frame, isSelected() ? 2 : 1, Qt::DashLine));
     p->setBrush(fill);
     p->drawRoundedRect(m_rect, 10, 10);
+    if (!legibleAt(f, lod)) return;
     p->setPen(tc.nodeText);
     p->drawText(QRectF(12, 4, m_rect.width() - 24, 22), Qt::AlignLeft | Qt::AlignVCenter, m_name);
 }
@@ -429,14 +478,15 @@ void CommentItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
     event->accept();
 }
 
-void CommentItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
+void CommentItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
     const ThemeColors& tc = Theme::instance().colors();
     p->setPen(cosmeticPen(isSelected() ? tc.selection : tc.nodeBorder, isSelected() ? 2 : 1));
     p->setBrush(tc.noteBody);
     p->drawRect(m_rect);
-    p->setPen(tc.noteText);
     QFont f = p->font();
     f.setPointSizeF(8.5);
+    if (!legibleAt(f, option->levelOfDetailFromTransform(p->worldTransform()))) return;
+    p->setPen(tc.noteText);
     p->setFont(f);
     p->drawText(m_rect.adjusted(8, 6, -8, -6), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_text);
 }

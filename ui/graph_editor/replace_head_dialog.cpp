@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 
 #include "app/common/error_text.h"
+#include "ui/common/theme.h"
 
 namespace kiln::ui {
 
@@ -45,7 +46,7 @@ ReplaceHeadDialog::ReplaceHeadDialog(EditorDocument* document, ItemId node, QWid
     m_error = new QLabel(this);
     m_error->setObjectName(QStringLiteral("headError"));
     m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("color: #c62828;"));
+    Theme::markAsError(m_error);  // readable in both themes, and it follows a theme switch
     m_error->hide();
     layout->addWidget(m_error);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);

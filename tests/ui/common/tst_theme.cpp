@@ -15,24 +15,19 @@
 #include <QStandardPaths>
 #include <QTest>
 
-#include <cmath>
-
 #include "ui/common/app_settings.h"
 #include "ui/common/resources.h"
 #include "ui/common/settings_dialog.h"
 #include "ui/common/theme.h"
 #include "ui/common/theme_menu.h"
 #include "ui/common/themed_icon.h"
+#include "tests/ui/contrast.h"
 
 using namespace kiln::ui;
+using kiln::test::contrast;
+using kiln::test::over;
 
 namespace {
-
-// WCAG 2 relative luminance of an sRGB colour.
-double luminance(const QColor& c) {
-    auto channel = [](double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
-    return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
-}
 
 // Mean lightness of the drawn (mostly opaque) pixels of an icon.
 int inkLightness(const QIcon& icon) {
@@ -42,18 +37,6 @@ int inkLightness(const QIcon& icon) {
         for (int x = 0; x < img.width(); ++x)
             if (qAlpha(img.pixel(x, y)) > 200) sum += QColor(img.pixel(x, y)).lightness(), ++n;
     return n ? int(sum / n) : -1;
-}
-
-// A translucent colour as it shows over an opaque one.
-QColor over(const QColor& top, const QColor& below) {
-    const double a = top.alphaF();
-    return QColor::fromRgbF(float(top.redF() * a + below.redF() * (1 - a)), float(top.greenF() * a + below.greenF() * (1 - a)),
-                            float(top.blueF() * a + below.blueF() * (1 - a)));
-}
-
-double contrast(const QColor& a, const QColor& b) {
-    const double la = luminance(a), lb = luminance(b);
-    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
 }
 
 struct Pair {
