@@ -4992,7 +4992,8 @@ step %3 · epoch %4
 <context>
     <name>kiln::ui::evaluate::GalleryModel</name>
     <message>
-        <source>%1 → %2
+        <source>%1
+→ %2
 %3 %</source>
         <translation type="unfinished"></translation>
     </message>

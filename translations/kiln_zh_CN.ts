@@ -4973,9 +4973,11 @@ step %3 · epoch %4
 <context>
     <name>kiln::ui::evaluate::GalleryModel</name>
     <message>
-        <source>%1 → %2
+        <source>%1
+→ %2
 %3 %</source>
-        <translation>%1 → %2
+        <translation>%1
+→ %2
 %3 %</translation>
     </message>
     <message>

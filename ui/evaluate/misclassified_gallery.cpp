@@ -116,7 +116,7 @@ QVariant GalleryModel::data(const QModelIndex& index, int role) const {
     const auto& r = record(index.row());
     switch (role) {
     case Qt::DisplayRole:
-        return tr("%1 → %2\n%3 %").arg(className(r.trueClass), className(r.predicted)).arg(r.confidence * 100, 0, 'f', 1);
+        return tr("%1\n→ %2\n%3 %").arg(className(r.trueClass), className(r.predicted)).arg(r.confidence * 100, 0, 'f', 1);
     case Qt::ToolTipRole:
         return tr("Sample %1: %2\nTrue class: %3\nPredicted: %4\nConfidence: %5 %\nLoss: %6")
             .arg(r.index)
@@ -178,7 +178,8 @@ MisclassifiedGallery::MisclassifiedGallery(QWidget* parent)
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->setTextElideMode(Qt::ElideMiddle);
     const int line = m_view->fontMetrics().height();
-    m_view->setGridSize(QSize(kThumb.width() + 40, kThumb.height() + 3 * line + 8));
+    // Three lines under the picture: true class, predicted class, confidence.
+    m_view->setGridSize(QSize(kThumb.width() + 60, kThumb.height() + 3 * line + 12));
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
     layout->addWidget(m_view, 1);
 
