@@ -3,7 +3,8 @@
 // Fashion-MNIST is trained in process for one epoch and evaluated on the test split. Checks that
 // the gallery holds exactly the wrong samples, most confidently wrong first, that its thumbnails
 // are the test pictures themselves, that a click on a confusion matrix cell limits the gallery and
-// the samples table to that cell, that a double click opens the explanation dialog, and that a
+// the samples table to that cell, that the table as shown exports to CSV (and a bad path is
+// named), that a double click opens the explanation dialog, and that a
 // table of numbers (iris) gets no gallery but the same cell filter in the samples table.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_training
