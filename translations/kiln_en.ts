@@ -4913,6 +4913,45 @@ step %3 · epoch %4
         <source>Residual (true − predicted)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Export samples as CSV</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 — %n sample(s) written to %2</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Any class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export samples…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write the samples table as shown (filtered and sorted) to a CSV file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Samples of true class:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>predicted as:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show all</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::ExplanationDialog</name>
@@ -4962,6 +5001,46 @@ step %3 · epoch %4
     </message>
     <message>
         <source>Opacity:</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::GalleryModel</name>
+    <message>
+        <source>%1
+→ %2
+%3 %</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sample %1: %2
+True class: %3
+Predicted: %4
+Confidence: %5 %
+Loss: %6</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::MisclassifiedGallery</name>
+    <message>
+        <source>Explain with Grad-CAM…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Predicted right: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Misclassified pictures</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 shown, %2 of %3 samples wrong</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pictures could not be drawn: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

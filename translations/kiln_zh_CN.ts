@@ -4903,6 +4903,44 @@ step %3 · epoch %4
         <source>Residual (true − predicted)</source>
         <translation>残差（真实值 − 预测值）</translation>
     </message>
+    <message>
+        <source>Export samples as CSV</source>
+        <translation>将样本导出为 CSV</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 — %n sample(s) written to %2</source>
+        <translation>
+            <numerusform>%1 — 已将 %n 个样本写入 %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Any class</source>
+        <translation>任意类别</translation>
+    </message>
+    <message>
+        <source>Export samples…</source>
+        <translation>导出样本…</translation>
+    </message>
+    <message>
+        <source>Write the samples table as shown (filtered and sorted) to a CSV file</source>
+        <translation>将当前显示的样本表(按当前筛选和排序)写入 CSV 文件</translation>
+    </message>
+    <message>
+        <source>Samples of true class:</source>
+        <translation>真实类别的样本:</translation>
+    </message>
+    <message>
+        <source>predicted as:</source>
+        <translation>预测为:</translation>
+    </message>
+    <message>
+        <source>Show all</source>
+        <translation>全部显示</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::ExplanationDialog</name>
@@ -4953,6 +4991,52 @@ step %3 · epoch %4
     <message>
         <source>Opacity:</source>
         <translation>不透明度：</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::GalleryModel</name>
+    <message>
+        <source>%1
+→ %2
+%3 %</source>
+        <translation>%1
+→ %2
+%3 %</translation>
+    </message>
+    <message>
+        <source>Sample %1: %2
+True class: %3
+Predicted: %4
+Confidence: %5 %
+Loss: %6</source>
+        <translation>样本 %1:%2
+真实类别:%3
+预测:%4
+置信度:%5 %
+损失:%6</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::MisclassifiedGallery</name>
+    <message>
+        <source>Explain with Grad-CAM…</source>
+        <translation>用 Grad-CAM 解释…</translation>
+    </message>
+    <message>
+        <source>Predicted right: %1</source>
+        <translation>预测正确:%1</translation>
+    </message>
+    <message>
+        <source>Misclassified pictures</source>
+        <translation>分类错误的图片</translation>
+    </message>
+    <message>
+        <source>%1 shown, %2 of %3 samples wrong</source>
+        <translation>显示 %1 个,%3 个样本中 %2 个预测错误</translation>
+    </message>
+    <message>
+        <source>Pictures could not be drawn: %1</source>
+        <translation>无法绘制图片:%1</translation>
     </message>
 </context>
 <context>

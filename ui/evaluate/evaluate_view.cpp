@@ -4,16 +4,21 @@
 #include "ui/evaluate/evaluate_view.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QEvent>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QMessageBox>
 #include <QPointer>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -25,9 +30,12 @@
 
 #include "app/common/error_text.h"
 #include "engine/api/evaluation.h"
+#include "engine/eval/report_json.h"
+#include "engine/ops/model.h"
 #include "ui/charts/chart_theme.h"
 #include "ui/evaluate/evaluation_models.h"
 #include "ui/evaluate/explanation_dialog.h"
+#include "ui/evaluate/misclassified_gallery.h"
 
 namespace kiln::ui::evaluate {
 
@@ -49,6 +57,7 @@ struct EvaluateView::Outcome {
     QString error;
     engine::api::Predictions predictions;
     engine::api::Evaluation evaluation;
+    bool pictures = false;  // the model has one picture input ([height, width, channels])
 };
 
 EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
@@ -70,6 +79,10 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     controls->addWidget(m_splitLabel);
     controls->addWidget(m_split);
     controls->addWidget(m_run);
+    m_export = new QPushButton(this);
+    m_export->setObjectName(QStringLiteral("exportSamplesCsv"));
+    m_export->setEnabled(false);
+    controls->addWidget(m_export);
     layout->addLayout(controls);
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("evalStatus"));
@@ -80,11 +93,33 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     m_confusion = new ConfusionMatrixModel(this);
     m_classes = new ClassFiguresModel(this);
     m_samples = new SampleTableModel(this);
-    m_sampleProxy = new QSortFilterProxyModel(this);
+    m_sampleProxy = new SampleFilterProxy(this);
     m_sampleProxy->setSourceModel(m_samples);
     m_sampleProxy->setSortRole(SampleTableModel::SortRole);
 
-    m_tabs = new QTabWidget(this);
+    // Which samples the table and the gallery show: a true and a predicted class.
+    m_filterRow = new QWidget(this);
+    auto* filters = new QHBoxLayout(m_filterRow);
+    filters->setContentsMargins(0, 0, 0, 0);
+    m_trueFilterLabel = new QLabel(m_filterRow);
+    m_trueFilter = new QComboBox(m_filterRow);
+    m_trueFilter->setObjectName(QStringLiteral("trueClassFilter"));
+    m_predictedFilterLabel = new QLabel(m_filterRow);
+    m_predictedFilter = new QComboBox(m_filterRow);
+    m_predictedFilter->setObjectName(QStringLiteral("predictedClassFilter"));
+    m_showAll = new QPushButton(m_filterRow);
+    m_showAll->setObjectName(QStringLiteral("showAllSamples"));
+    filters->addWidget(m_trueFilterLabel);
+    filters->addWidget(m_trueFilter);
+    filters->addWidget(m_predictedFilterLabel);
+    filters->addWidget(m_predictedFilter);
+    filters->addWidget(m_showAll);
+    filters->addStretch(1);
+    layout->addWidget(m_filterRow);
+    m_filterRow->hide();
+
+    m_splitter = new QSplitter(Qt::Horizontal, this);
+    m_tabs = new QTabWidget(m_splitter);
     m_confusionView = new QTableView(m_tabs);
     m_confusionView->setObjectName(QStringLiteral("confusionView"));
     m_confusionView->setModel(m_confusion);
@@ -131,9 +166,39 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     m_tabs->addTab(m_residuals, QString());
     m_tabs->addTab(m_sampleView, QString());
     showClassificationTabs(true);
-    layout->addWidget(m_tabs, 1);
+    m_gallery = new MisclassifiedGallery(m_splitter);
+    m_gallery->setObjectName(QStringLiteral("misclassifiedGallery"));
+    m_splitter->addWidget(m_tabs);
+    m_splitter->addWidget(m_gallery);
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 2);
+    m_gallery->hide();
+    layout->addWidget(m_splitter, 1);
+
+    // A click on a confusion matrix cell shows that cell's samples: in the gallery beside the
+    // tabs for pictures, else in the samples table.
+    connect(m_confusionView, &QTableView::clicked, this, [this](const QModelIndex& index) {
+        if (!index.isValid()) return;
+        setClassFilter(index.row(), index.column());
+        if (m_gallery->isHidden()) m_tabs->setCurrentWidget(m_sampleView);
+    });
+    auto filterEdited = [this] {
+        setClassFilter(m_trueFilter->currentData().toLongLong(), m_predictedFilter->currentData().toLongLong());
+    };
+    connect(m_trueFilter, &QComboBox::activated, this, filterEdited);
+    connect(m_predictedFilter, &QComboBox::activated, this, filterEdited);
+    connect(m_showAll, &QPushButton::clicked, this, [this] { setClassFilter(-1, -1); });
+    connect(m_gallery, &MisclassifiedGallery::explainRequested, this, &EvaluateView::explainGalleryRow);
 
     connect(m_run, &QPushButton::clicked, this, &EvaluateView::evaluate);
+    connect(m_export, &QPushButton::clicked, this, [this] {
+        const QString suggested = QFileInfo(m_projectPath).absoluteDir().filePath(
+            QStringLiteral("%1_samples.csv").arg(QString::fromStdString(m_shownOptions.split).section(QLatin1Char('/'), -1)));
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export samples as CSV"), suggested, tr("CSV files (*.csv)"));
+        if (path.isEmpty()) return;
+        QString error;
+        if (!exportSamples(path, &error)) QMessageBox::warning(this, tr("Export samples as CSV"), error);
+    });
     // A sample's explanation: double click, or the context menu.
     m_sampleView->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_sampleView, &QTableView::doubleClicked, this, [this](const QModelIndex& index) { explainRow(index.row()); });
@@ -186,6 +251,8 @@ void EvaluateView::evaluate() {
         auto out = std::make_shared<Outcome>();
         out->options = options;
         try {
+            if (auto model = engine::ops::analyzeModel(project.graph); model.ok() && model->inputs.size() == 1)
+                out->pictures = model->nodes[size_t(model->inputs[0])].output.rank() == 4;
             auto p = engine::api::predict(project, path, options);
             if (!p.ok()) {
                 out->error = app::ErrorText::describe(engine::io::locate(p.error(), project));
@@ -210,9 +277,53 @@ ExplanationDialog* EvaluateView::explanationDialog() const {
     return static_cast<ExplanationDialog*>(m_explanation.data());
 }
 
+QSortFilterProxyModel* EvaluateView::sampleProxy() const { return m_sampleProxy; }
+
 void EvaluateView::explainRow(int row) {
     if (row < 0 || row >= m_sampleProxy->rowCount() || m_shownClasses.empty()) return;
-    const auto& record = m_samples->record(m_sampleProxy->mapToSource(m_sampleProxy->index(row, 0)).row());
+    explainRecord(m_samples->record(m_sampleProxy->mapToSource(m_sampleProxy->index(row, 0)).row()));
+}
+
+void EvaluateView::explainGalleryRow(int row) {
+    if (row < 0 || row >= m_gallery->model()->rowCount() || m_shownClasses.empty()) return;
+    explainRecord(m_gallery->model()->record(row));
+}
+
+void EvaluateView::setClassFilter(qint64 trueClass, qint64 predicted) {
+    const qint64 n = qint64(m_shownClasses.size());
+    if (trueClass >= n) trueClass = -1;
+    if (predicted >= n) predicted = -1;
+    m_trueFilter->setCurrentIndex(std::max(0, m_trueFilter->findData(trueClass)));
+    m_predictedFilter->setCurrentIndex(std::max(0, m_predictedFilter->findData(predicted)));
+    m_showAll->setEnabled(trueClass >= 0 || predicted >= 0);
+    m_sampleProxy->setClassFilter(trueClass, predicted);
+    m_gallery->setFilter(trueClass, predicted);
+}
+
+bool EvaluateView::exportSamples(const QString& path, QString* error) {
+    std::vector<engine::eval::SampleRecord> shown;
+    shown.reserve(size_t(m_sampleProxy->rowCount()));
+    for (int row = 0; row < m_sampleProxy->rowCount(); ++row)
+        shown.push_back(m_samples->record(m_sampleProxy->mapToSource(m_sampleProxy->index(row, 0)).row()));
+    const engine::Status st = engine::io::writeFileAtomic(path.toStdString(), engine::eval::recordsCsv(shown, m_shownClasses));
+    if (!st.ok()) {
+        if (error != nullptr) *error = app::ErrorText::describe(st.error());
+        return false;
+    }
+    m_status->setText(tr("%1 — %n sample(s) written to %2", "", int(shown.size())).arg(m_lastSummary, QDir::toNativeSeparators(path)));
+    return true;
+}
+
+void EvaluateView::fillClassFilters() {
+    for (QComboBox* box : {m_trueFilter, m_predictedFilter}) {
+        const QSignalBlocker block(box);
+        box->clear();
+        box->addItem(tr("Any class"), qlonglong(-1));
+        for (size_t c = 0; c < m_shownClasses.size(); ++c) box->addItem(QString::fromStdString(m_shownClasses[c]), qlonglong(c));
+    }
+}
+
+void EvaluateView::explainRecord(const engine::eval::SampleRecord& record) {
     if (m_explanation) m_explanation->close();
     auto* dialog = new ExplanationDialog(m_project, m_projectPath, m_shownOptions, record.index,
                                          QString::fromStdString(record.source.empty() ? std::to_string(record.index) : record.source),
@@ -236,6 +347,11 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
     }
     m_shownOptions = outcome.options;
     m_shownClasses.clear();
+    setClassFilter(-1, -1);
+    m_export->setEnabled(outcome.ok);
+    m_gallery->clear();
+    m_gallery->hide();
+    m_filterRow->hide();
     if (!outcome.ok) {
         m_confusion->set(nullptr);
         m_classes->set(nullptr);
@@ -252,6 +368,13 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
         m_classes->set(&r);
         m_samples->set(r.records, r.classNames);
         m_shownClasses = r.classNames;
+        fillClassFilters();
+        setClassFilter(-1, -1);
+        m_filterRow->show();
+        if (outcome.pictures) {
+            m_gallery->setResults(r.records, r.classNames, m_project, m_projectPath, outcome.options);
+            m_gallery->show();
+        }
         m_lastSummary = tr("%1 samples of %2: accuracy %3, log loss %4, macro AUC %5, calibration error %6")
                             .arg(r.samples)
                             .arg(splitInSentence(outcome.predictions.split))
@@ -371,6 +494,13 @@ void EvaluateView::retranslate() {
     m_split->setItemText(1, tr("Validation"));
     m_split->setItemText(2, tr("Training"));
     m_run->setText(tr("Evaluate"));
+    m_export->setText(tr("Export samples…"));
+    m_export->setToolTip(tr("Write the samples table as shown (filtered and sorted) to a CSV file"));
+    m_trueFilterLabel->setText(tr("Samples of true class:"));
+    m_predictedFilterLabel->setText(tr("predicted as:"));
+    m_showAll->setText(tr("Show all"));
+    for (QComboBox* box : {m_trueFilter, m_predictedFilter})
+        if (box->count() > 0) box->setItemText(0, tr("Any class"));
     m_tabs->setTabText(m_tabs->indexOf(m_confusionView), tr("Confusion matrix"));
     m_tabs->setTabText(m_tabs->indexOf(m_classView), tr("Per class"));
     m_tabs->setTabText(m_tabs->indexOf(m_roc), tr("ROC curves"));

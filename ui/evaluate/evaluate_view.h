@@ -20,6 +20,7 @@ class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSortFilterProxyModel;
+class QSplitter;
 class QTabWidget;
 class QTableView;
 
@@ -27,6 +28,8 @@ namespace kiln::ui::evaluate {
 
 class ClassFiguresModel;
 class ConfusionMatrixModel;
+class MisclassifiedGallery;
+class SampleFilterProxy;
 class SampleTableModel;
 class ExplanationDialog;
 
@@ -45,7 +48,7 @@ public:
     ConfusionMatrixModel* confusionModel() const { return m_confusion; }
     ClassFiguresModel* classModel() const { return m_classes; }
     SampleTableModel* sampleModel() const { return m_samples; }
-    QSortFilterProxyModel* sampleProxy() const { return m_sampleProxy; }
+    QSortFilterProxyModel* sampleProxy() const;
     QCustomPlot* rocPlot() const { return m_roc; }
     // Precision-recall per class (average precision in the legend), the reliability diagram
     // (accuracy and mean confidence per confidence bin), and for regression heads predicted
@@ -55,6 +58,9 @@ public:
     QCustomPlot* regressionPlot() const { return m_regression; }
     QCustomPlot* residualPlot() const { return m_residuals; }
     QTableView* sampleView() const { return m_sampleView; }
+    QTableView* confusionView() const { return m_confusionView; }
+    // Beside the tabs for picture classifiers; hidden for other data and for regression.
+    MisclassifiedGallery* gallery() const { return m_gallery; }
     // The explanation dialog opened last (null when none is open).
     ExplanationDialog* explanationDialog() const;
 
@@ -63,6 +69,14 @@ public slots:
     // Opens the sample in `row` of the sample table (the view's row, as sorted) with its Grad-CAM
     // overlay; classification results only.
     void explainRow(int row);
+    // The same for a row of the misclassified gallery.
+    void explainGalleryRow(int row);
+    // Limits the samples table and the gallery to a true and a predicted class (-1: any); a click
+    // on a confusion matrix cell sets both.
+    void setClassFilter(qint64 trueClass, qint64 predicted);
+    // Writes the samples table as shown (filtered and sorted) to a CSV file, in kiln-eval's
+    // --samples-csv columns; false with the reason in `error` (naming the file) otherwise.
+    bool exportSamples(const QString& path, QString* error = nullptr);
 
 signals:
     // After an evaluation ends (not for one replaced by a newer one); `message` is the error.
@@ -75,15 +89,26 @@ private:
     struct Outcome;
     void retranslate();
     void showOutcome(const Outcome& outcome);
+    void explainRecord(const engine::eval::SampleRecord& record);
+    void fillClassFilters();
 
     engine::io::Project m_project;
     QString m_projectPath;
     QLineEdit* m_weights = nullptr;
     QComboBox* m_split = nullptr;
     QPushButton* m_run = nullptr;
+    QPushButton* m_export = nullptr;
     QLabel* m_weightsLabel = nullptr;
     QLabel* m_splitLabel = nullptr;
     QLabel* m_status = nullptr;
+    QWidget* m_filterRow = nullptr;
+    QLabel* m_trueFilterLabel = nullptr;
+    QLabel* m_predictedFilterLabel = nullptr;
+    QComboBox* m_trueFilter = nullptr;
+    QComboBox* m_predictedFilter = nullptr;
+    QPushButton* m_showAll = nullptr;
+    QSplitter* m_splitter = nullptr;
+    MisclassifiedGallery* m_gallery = nullptr;
     QTabWidget* m_tabs = nullptr;
     QTableView* m_confusionView = nullptr;
     QTableView* m_classView = nullptr;
@@ -97,7 +122,7 @@ private:
     ConfusionMatrixModel* m_confusion = nullptr;
     ClassFiguresModel* m_classes = nullptr;
     SampleTableModel* m_samples = nullptr;
-    QSortFilterProxyModel* m_sampleProxy = nullptr;
+    SampleFilterProxy* m_sampleProxy = nullptr;
     QPointer<QDialog> m_explanation;  // an ExplanationDialog
     engine::api::EvaluationOptions m_shownOptions;  // of the results on show
     std::vector<std::string> m_shownClasses;        // empty: no classification on show

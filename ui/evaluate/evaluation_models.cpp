@@ -202,4 +202,19 @@ QVariant SampleTableModel::headerData(int section, Qt::Orientation orientation, 
     }
 }
 
+void SampleFilterProxy::setClassFilter(int64_t trueClass, int64_t predicted) {
+    if (trueClass == m_true && predicted == m_predicted) return;
+    m_true = trueClass;
+    m_predicted = predicted;
+    invalidateFilter();
+}
+
+bool SampleFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex&) const {
+    if (m_true < 0 && m_predicted < 0) return true;
+    const auto* samples = qobject_cast<const SampleTableModel*>(sourceModel());
+    if (samples == nullptr || sourceRow >= samples->rowCount()) return true;
+    const auto& r = samples->record(sourceRow);
+    return (m_true < 0 || r.trueClass == m_true) && (m_predicted < 0 || r.predicted == m_predicted);
+}
+
 }  // namespace kiln::ui::evaluate

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QSortFilterProxyModel>
 
 #include <vector>
 
@@ -71,6 +72,24 @@ private:
     QString className(int64_t c) const;
     std::vector<engine::eval::SampleRecord> m_records;
     std::vector<std::string> m_names;
+};
+
+// The per-sample table as shown: sortable (SortRole) and limited to one cell of the confusion
+// matrix, a true class or a predicted class (-1: any).
+class SampleFilterProxy : public QSortFilterProxyModel {
+    Q_OBJECT
+public:
+    using QSortFilterProxyModel::QSortFilterProxyModel;
+    void setClassFilter(int64_t trueClass, int64_t predicted);
+    int64_t trueFilter() const { return m_true; }
+    int64_t predictedFilter() const { return m_predicted; }
+
+protected:
+    bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override;
+
+private:
+    int64_t m_true = -1;
+    int64_t m_predicted = -1;
 };
 
 }  // namespace kiln::ui::evaluate
