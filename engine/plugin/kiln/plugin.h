@@ -196,7 +196,7 @@ typedef struct KilnLossArgs {
     size_t error_size;
 } KilnLossArgs;
 
-/* Checks the prediction and target shapes of ctx (batch -1 while a project is checked). */
+/* Checks the prediction and target shapes of ctx (batch -1) when a model with the loss or metric is compiled. */
 typedef int (*KilnLossShapeFn)(const KilnOpContext* ctx, char* error, size_t error_size);
 typedef int (*KilnLossFn)(const KilnLossArgs* args);
 
