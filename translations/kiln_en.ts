@@ -1083,6 +1083,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>kiln-train: a sweep runs its trials one after another in one process and cannot be started by mpirun with several processes; start it without mpirun</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Loss: %1   Metrics: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -4016,6 +4020,30 @@ min %3 · max %4</source>
         <source>%1 passed, %2 failed, %3 skipped</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Load Plugin…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loads a plugin library now and at every start of the studio</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load Plugin</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Plugin libraries (*.so);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loss: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Metric: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::PretrainedDialog</name>
@@ -5115,6 +5143,53 @@ Loss: %6</source>
     </message>
 </context>
 <context>
+    <name>kiln::ui::training::LossEditor</name>
+    <message>
+        <source>Loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weight</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Target column</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each row is one loss term; the training minimises the sum of the terms times their weights. An output may have several terms.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add loss term</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove loss term</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (plugin)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (not loaded)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 has no settings.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings of %1:</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::training::LrFinderDialog</name>
     <message>
         <source>Trying learning rates…</source>
@@ -5895,6 +5970,42 @@ Loss: %6</source>
     </message>
     <message>
         <source>Records the weight and gradient histograms of every parameter every so many epochs, for the Histograms tab (0: never).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>More metrics</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Further metrics to log; plugin metrics appear here once their plugin is loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean squared error (mse)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean absolute error (mae)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Top-k accuracy (top_k_categorical_accuracy)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Binary accuracy (binary_accuracy)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (plugin): %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (plugin not loaded)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

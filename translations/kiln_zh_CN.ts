@@ -1087,6 +1087,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>kiln-train: a sweep runs its trials one after another in one process and cannot be started by mpirun with several processes; start it without mpirun</source>
         <translation>kiln-train：扫描在一个进程中依次运行各次试验，不能由 mpirun 以多个进程启动；请不用 mpirun 启动它</translation>
     </message>
+    <message>
+        <source>Loss: %1   Metrics: %2</source>
+        <translation>损失：%1   评估指标：%2</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -4002,6 +4006,30 @@ min %3 · max %4</source>
         <source>%1 passed, %2 failed, %3 skipped</source>
         <translation>%1 项通过，%2 项失败，%3 项跳过</translation>
     </message>
+    <message>
+        <source>Load Plugin…</source>
+        <translation>加载插件…</translation>
+    </message>
+    <message>
+        <source>Loads a plugin library now and at every start of the studio</source>
+        <translation>立即加载插件库，并在每次启动工作室时自动加载</translation>
+    </message>
+    <message>
+        <source>Load Plugin</source>
+        <translation>加载插件</translation>
+    </message>
+    <message>
+        <source>Plugin libraries (*.so);;All files (*)</source>
+        <translation>插件库 (*.so);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Loss: %1</source>
+        <translation>损失：%1</translation>
+    </message>
+    <message>
+        <source>Metric: %1</source>
+        <translation>评估指标：%1</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::PretrainedDialog</name>
@@ -5110,6 +5138,53 @@ Loss: %6</source>
     </message>
 </context>
 <context>
+    <name>kiln::ui::training::LossEditor</name>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>Weight</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Target column</source>
+        <translation>目标列</translation>
+    </message>
+    <message>
+        <source>Each row is one loss term; the training minimises the sum of the terms times their weights. An output may have several terms.</source>
+        <translation>每行是一个损失项；训练最小化各项乘以其权重之和。一个输出可以有多个损失项。</translation>
+    </message>
+    <message>
+        <source>Add loss term</source>
+        <translation>添加损失项</translation>
+    </message>
+    <message>
+        <source>Remove loss term</source>
+        <translation>移除损失项</translation>
+    </message>
+    <message>
+        <source>%1 (plugin)</source>
+        <translation>%1（插件）</translation>
+    </message>
+    <message>
+        <source>%1 (not loaded)</source>
+        <translation>%1（未加载）</translation>
+    </message>
+    <message>
+        <source>%1 has no settings.</source>
+        <translation>%1 没有设置项。</translation>
+    </message>
+    <message>
+        <source>Settings of %1:</source>
+        <translation>%1 的设置：</translation>
+    </message>
+</context>
+<context>
     <name>kiln::ui::training::LrFinderDialog</name>
     <message>
         <source>Trying learning rates…</source>
@@ -5887,6 +5962,42 @@ Loss: %6</source>
     <message>
         <source>Records the weight and gradient histograms of every parameter every so many epochs, for the Histograms tab (0: never).</source>
         <translation>每隔这么多轮记录一次每个参数的权重和梯度直方图，供“直方图”标签页显示（0：从不）。</translation>
+    </message>
+    <message>
+        <source>More metrics</source>
+        <translation>更多评估指标</translation>
+    </message>
+    <message>
+        <source>Further metrics to log; plugin metrics appear here once their plugin is loaded.</source>
+        <translation>要记录的其他评估指标；插件加载后，其评估指标会出现在这里。</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Mean squared error (mse)</source>
+        <translation>均方误差 (mse)</translation>
+    </message>
+    <message>
+        <source>Mean absolute error (mae)</source>
+        <translation>平均绝对误差 (mae)</translation>
+    </message>
+    <message>
+        <source>Top-k accuracy (top_k_categorical_accuracy)</source>
+        <translation>Top-k 准确率 (top_k_categorical_accuracy)</translation>
+    </message>
+    <message>
+        <source>Binary accuracy (binary_accuracy)</source>
+        <translation>二元准确率 (binary_accuracy)</translation>
+    </message>
+    <message>
+        <source>%1 (plugin): %2</source>
+        <translation>%1（插件）：%2</translation>
+    </message>
+    <message>
+        <source>%1 (plugin not loaded)</source>
+        <translation>%1（插件未加载）</translation>
     </message>
 </context>
 <context>

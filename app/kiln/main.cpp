@@ -97,7 +97,9 @@ int main(int argc, char** argv) {
     // plugins, so the studio has no --plugin) load before the palette is made. A plugin that fails
     // to load does not stop the studio: its error goes to stderr and stays listed in Help > Plugins.
     {
-        (void)kiln::engine::ops::loadPlugins({}, nullptr, true);
+        std::vector<std::string> remembered;  // loaded with Help > Plugins > Load Plugin…
+        for (const QString& p : kiln::ui::AppSettings::pluginPaths()) remembered.push_back(p.toStdString());
+        (void)kiln::engine::ops::loadPlugins(remembered, nullptr, true);
         for (const auto& e : kiln::engine::ops::PluginRegistry::global().failures())
             std::fprintf(stderr, "kiln: %s\n", qPrintable(kiln::app::ErrorText::describe(e)));
     }

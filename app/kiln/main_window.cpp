@@ -65,6 +65,7 @@
 #include "ui/import/pretrained_dialog.h"
 #include "ui/plugins/plugins_dialog.h"
 #include "ui/training/preflight_panel.h"
+#include "ui/training/training_config_form.h"
 #include "ui/training/training_panel.h"
 
 namespace kiln::app {
@@ -741,6 +742,8 @@ void MainWindow::createActions() {
     m_shortcutsAction = make("actionShortcuts", nullptr, {}, [this] { showShortcuts(); });
     m_pluginsAction = make("actionPlugins", nullptr, {}, [this] {
         ui::PluginsDialog dialog(this);
+        // Losses and metrics of a plugin loaded now are offered in the training configuration.
+        connect(&dialog, &ui::PluginsDialog::pluginLoaded, this, [this] { m_training->configForm()->refreshPlugins(); });
         dialog.exec();
     });
 }

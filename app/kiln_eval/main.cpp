@@ -44,11 +44,20 @@ QString num(double v, int decimals = 4) {
 
 QString pad(const QString& s, int width) { return s.rightJustified(width); }
 
+// The loss and training.metrics over the split, one line ("" without metrics).
+QStringList metricLines(const api::Predictions& p) {
+    if (p.metrics.empty()) return {};
+    QStringList parts;
+    for (const auto& [name, value] : p.metrics) parts << QStringLiteral("%1 %2").arg(QString::fromStdString(name), num(value, 6));
+    return {Cli::tr("Loss: %1   Metrics: %2").arg(num(p.loss, 6), parts.join(QStringLiteral("   ")))};
+}
+
 QString classificationText(const eval::ClassificationReport& r, const api::Predictions& p) {
     QStringList lines;
     lines << Cli::tr("Evaluated %1 samples of %2 with %3").arg(r.samples).arg(QString::fromStdString(p.split), QString::fromStdString(p.weightsPath));
     lines << Cli::tr("Accuracy: %1   Log loss: %2   Macro AUC: %3   Calibration error (ECE): %4")
                  .arg(num(r.accuracy), num(r.logLoss), num(r.macroAuc), num(r.expectedCalibrationError));
+    lines << metricLines(p);
     int nameWidth = 12;
     for (const auto& n : r.classNames) nameWidth = std::max(nameWidth, int(QString::fromStdString(n).size()));
     lines << QString();
@@ -97,6 +106,7 @@ QString regressionText(const eval::RegressionReport& r, const api::Predictions& 
     QStringList lines;
     lines << Cli::tr("Evaluated %1 samples of %2 with %3").arg(r.samples).arg(QString::fromStdString(p.split), QString::fromStdString(p.weightsPath));
     lines << Cli::tr("MAE: %1   MSE: %2   RMSE: %3   R2: %4").arg(num(r.mae, 6), num(r.mse, 6), num(r.rmse, 6), num(r.r2, 6));
+    lines << metricLines(p);
     lines << Cli::tr("Largest errors:");
     for (size_t i = 0; i < r.records.size() && i < 10; ++i)
         lines << Cli::tr("  %1: squared error %2 (%3)").arg(r.records[i].index).arg(num(r.records[i].loss, 6), QString::fromStdString(r.records[i].source));
@@ -282,6 +292,8 @@ int main(int argc, char** argv) {
             out["split"] = predictions->split;
             out["weights"] = predictions->weightsPath;
             out["loss"] = predictions->loss;
+            out["metrics"] = nlohmann::json::object();
+            for (const auto& [name, value] : predictions->metrics) out["metrics"][name] = value;
             printOut(QString::fromStdString(out.dump()));
         } else {
             printOut(report->classification ? classificationText(*report->classification, *predictions)

@@ -69,6 +69,7 @@ struct SplitRun {
     bool fromLogits = false;
     std::vector<std::string> classNames;
     double loss = 0;
+    std::vector<std::pair<std::string, double>> metrics;
     int64_t samples = 0;
 };
 
@@ -125,6 +126,7 @@ Result<SplitRun> runSplit(const io::Project& project, const std::string& project
         return result.error();
     }
     out.loss = result->loss;
+    for (const auto& m : result->metrics) out.metrics.emplace_back(m.name, m.value);
     out.samples = result->samples;
     if (out.samples == 0) return splitError("the " + split + " split holds no samples");
     return out;
@@ -158,6 +160,7 @@ Result<Predictions> predict(const io::Project& project, const std::string& proje
     out.fromLogits = run.fromLogits;
     out.classNames = run.classNames;
     out.loss = run.loss;
+    out.metrics = run.metrics;
     return out;
 }
 

@@ -42,6 +42,8 @@ struct Predictions {
     std::string lossType;  // "SparseCategoricalCrossentropy", "MeanSquaredError", ...
     bool fromLogits = false;
     double loss = 0;       // the model's loss over the samples (meaningless for unlabeled pictures)
+    // training.metrics over the samples (built-in and plugin metrics), by logged name, in order.
+    std::vector<std::pair<std::string, double>> metrics;
     std::string weightsPath;  // the file the weights came from
     std::string split;        // what was evaluated ("test", ..., or a path)
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "engine/core/rng.h"
+#include "engine/ops/plugin_loss.h"
 
 namespace kiln::engine::exec {
 
@@ -29,14 +30,27 @@ Result<std::vector<ResolvedLoss>> resolveLosses(const ops::ModelInfo& model,
     for (size_t l = 0; l < losses.size(); ++l) {
         const auto& ls = losses[l];
         ResolvedLoss& r = out[l];
-        r.def = ops::findOp(ls.type);
-        if (!r.def || !ops::isLoss(r.def->kind))
+        const ops::PluginLoss* plugin = nullptr;
+        if (!ops::pluginTypeName(ls.type).empty()) {
+            plugin = ops::findPluginLoss(ls.type);
+            if (!plugin)
+                return Error(ErrorCode::ConfigError, "the loss \"" + ls.type + "\" comes from a plugin that is not loaded")
+                    .with("field", "training.loss.type");
+            r.def = &ops::pluginLossDef();
+        } else {
+            r.def = ops::findOp(ls.type);
+        }
+        if (!r.def || (!plugin && !ops::isLoss(r.def->kind)))
             return Error(ErrorCode::ConfigError, "unknown loss \"" + ls.type + "\"")
                 .with("field", "training.loss.type");
         r.node.name = "loss:" + ls.output;
         r.node.op = ls.type;
         r.node.attrs = ls.attrs;
-        KILN_ASSIGN(r.attrs, ops::resolveAttrs(*r.def, r.node));
+        if (plugin) {
+            KILN_ASSIGN(r.attrs, ops::resolvePluginLossAttrs(*plugin, ls.attrs, "training.loss"));
+        } else {
+            KILN_ASSIGN(r.attrs, ops::resolveAttrs(*r.def, r.node));
+        }
         // The shape rule sees the batch symbolic, as the model's own shape rules do.
         std::vector<Shape> symbolic{model.nodes[static_cast<size_t>(r.output)].output};
         std::vector<int64_t> td{Shape::kBatch};

@@ -74,9 +74,9 @@ std::string pluginOpName(const Node& node) {
     return s ? *s : std::string();
 }
 
-PluginCall::PluginCall(const PluginOp& op, const Node& node, const AttrMap& attrs, std::span<const Shape> inputs)
-    : m_op(op), m_node(node.name) {
-    for (const auto& spec : op.attrs) {
+std::vector<KilnAttrValue> pluginAttrValues(const std::vector<AttrSpec>& specs, const AttrMap& attrs) {
+    std::vector<KilnAttrValue> out;
+    for (const auto& spec : specs) {
         KilnAttrValue v{};
         const AttrValue& a = attrs.values().at(spec.name);  // resolveAttrs filled every one
         std::visit(
@@ -92,8 +92,21 @@ PluginCall::PluginCall(const PluginOp& op, const Node& node, const AttrMap& attr
                 }
             },
             a);
-        m_values.push_back(v);
+        out.push_back(v);
     }
+    return out;
+}
+
+KilnShape toKilnShape(const Shape& s) {
+    return toKiln(s);
+}
+
+void pluginParallelFor(void* pool, int64_t n, KilnRangeFn fn, void* user) {
+    static_cast<ThreadPool*>(pool)->parallelFor(n, 1, [&](int64_t b, int64_t e) { fn(user, b, e); });
+}
+
+PluginCall::PluginCall(const PluginOp& op, const Node& node, const AttrMap& attrs, std::span<const Shape> inputs)
+    : m_op(op), m_node(node.name), m_values(pluginAttrValues(op.attrs, attrs)) {
     for (const auto& s : inputs) m_inputs.push_back(toKiln(s));
     m_ctx.node_name = m_node.c_str();
     m_ctx.attrs = m_values.data();
@@ -184,10 +197,6 @@ std::vector<ParamSpec> pluginParams(const ShapeContext& c, const Shape& output) 
     return out;
 }
 
-void parallelFor(void* pool, int64_t n, KilnRangeFn fn, void* user) {
-    static_cast<ThreadPool*>(pool)->parallelFor(n, 1, [&](int64_t b, int64_t e) { fn(user, b, e); });
-}
-
 class PluginKernel final : public CpuKernel {
 public:
     PluginKernel(const PluginOp& op, const Node& node, const AttrMap& attrs, std::span<const Shape> inputs,
@@ -235,7 +244,7 @@ private:
         a.workspace = io.workspace;
         a.workspace_floats = m_workspace;
         a.training = io.training ? 1 : 0;
-        a.parallel_for = io.pool ? parallelFor : nullptr;
+        a.parallel_for = io.pool ? pluginParallelFor : nullptr;
         a.pool = io.pool;
         a.error = err;
         a.error_size = sizeof err;

@@ -20,6 +20,13 @@ const PluginOp* pluginOpOf(const Node& node);
 // the operation is not loaded, the attributes come back as written (nothing is lost on save).
 Result<AttrMap> resolvePluginAttrs(const Node& node);
 
+// Attribute values in the order of `specs` (every one present in `attrs`, as resolveAttrs leaves
+// them); the strings and lists point into `attrs`.
+std::vector<KilnAttrValue> pluginAttrValues(const std::vector<AttrSpec>& specs, const AttrMap& attrs);
+KilnShape toKilnShape(const Shape& shape);
+// KilnParallelForFn over a kiln ThreadPool passed as `pool`.
+void pluginParallelFor(void* pool, int64_t n, KilnRangeFn fn, void* user);
+
 // A dense row-major tensor view for a plugin kernel.
 KilnTensor pluginTensor(float* data, const Shape& shape);
 // The plugin's failure message in a kernel's error buffer, or a stand-in when it left none.

@@ -23,12 +23,13 @@ std::string str(const char* s) {
     return s ? std::string(s) : std::string();
 }
 
-Result<AttrSpec> convertAttr(const KilnAttrSpec& a, const std::string& op, const std::string& path) {
+// `what` is "operation", "loss" or "metric"; `op` its name.
+Result<AttrSpec> convertAttr(const KilnAttrSpec& a, const std::string& what, const std::string& op, const std::string& path) {
     const std::string name = str(a.name);
     auto bad = [&](const std::string& why) {
-        return pluginError(path, "operation " + op + ", attribute \"" + name + "\": " + why).with("op", op);
+        return pluginError(path, what + " " + op + ", attribute \"" + name + "\": " + why).with("op", op);
     };
-    if (name.empty()) return pluginError(path, "operation " + op + " has an attribute without a name").with("op", op);
+    if (name.empty()) return pluginError(path, what + " " + op + " has an attribute without a name").with("op", op);
     if (name == kPluginOpAttr) return bad("the name is reserved for the operation's name");
     AttrSpec s;
     s.name = name;
@@ -75,6 +76,64 @@ Result<AttrSpec> convertAttr(const KilnAttrSpec& a, const std::string& op, const
     return s;
 }
 
+Result<std::vector<AttrSpec>> convertAttrs(const KilnAttrSpec* attrs, int32_t count, const std::string& what,
+                                           const std::string& owner, const std::string& path) {
+    if (count < 0 || (count > 0 && !attrs))
+        return pluginError(path, what + " " + owner + ": its attribute list is missing").with("op", owner);
+    std::vector<AttrSpec> out;
+    std::set<std::string> seen;
+    for (int32_t i = 0; i < count; ++i) {
+        KILN_ASSIGN(AttrSpec s, convertAttr(attrs[i], what, owner, path));
+        if (s.name == "type" || s.name == "output" || s.name == "target" || s.name == "weight" || s.name == "name")
+            return pluginError(path, what + " " + owner + ", attribute \"" + s.name +
+                                         "\": the name is reserved for the training config's own fields")
+                .with("op", owner);
+        if (!seen.insert(s.name).second)
+            return pluginError(path, what + " " + owner + ": the attribute \"" + s.name + "\" is declared twice").with("op", owner);
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+Status checkName(const std::string& name, const std::string& what, const std::string& path) {
+    if (name.empty()) return pluginError(path, "a " + what + " has no name");
+    const auto dot = name.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == name.size())
+        return pluginError(path, what + " " + name + ": the name must be namespaced, e.g. acme." +
+                                     (what == "operation" ? "GroupNorm" : what == "loss" ? "Huber" : "FBeta"))
+            .with("op", name);
+    return {};
+}
+
+Result<std::unique_ptr<PluginLoss>> convertLoss(const KilnLossDesc& d, const std::string& path) {
+    const std::string name = str(d.name);
+    KILN_TRY(checkName(name, "loss", path));
+    auto bad = [&](const std::string& why) { return pluginError(path, "loss " + name + ": " + why).with("op", name); };
+    if (!d.compute) return bad("it has no compute function");
+    if (str(d.doc).empty()) return bad("it has no doc line");
+    auto loss = std::make_unique<PluginLoss>();
+    loss->name = name;
+    loss->pluginPath = path;
+    loss->desc = &d;
+    KILN_ASSIGN(loss->attrs, convertAttrs(d.attrs, d.attr_count, "loss", name, path));
+    return loss;
+}
+
+Result<std::unique_ptr<PluginMetric>> convertMetric(const KilnMetricDesc& d, const std::string& path) {
+    const std::string name = str(d.name);
+    KILN_TRY(checkName(name, "metric", path));
+    auto bad = [&](const std::string& why) { return pluginError(path, "metric " + name + ": " + why).with("op", name); };
+    if (!d.update || !d.result) return bad("it needs both an update and a result function");
+    if (d.state_count < 1 || d.state_count > 4096) return bad("state_count must be 1 to 4096, got " + std::to_string(d.state_count));
+    if (str(d.doc).empty()) return bad("it has no doc line");
+    auto metric = std::make_unique<PluginMetric>();
+    metric->name = name;
+    metric->pluginPath = path;
+    metric->desc = &d;
+    KILN_ASSIGN(metric->attrs, convertAttrs(d.attrs, d.attr_count, "metric", name, path));
+    return metric;
+}
+
 Result<std::unique_ptr<PluginOp>> convertOp(const KilnOpDesc& d, const std::string& path) {
     const std::string name = str(d.name);
     auto bad = [&](const std::string& why) { return pluginError(path, "operation " + name + ": " + why).with("op", name); };
@@ -95,7 +154,7 @@ Result<std::unique_ptr<PluginOp>> convertOp(const KilnOpDesc& d, const std::stri
     op->desc = &d;
     std::set<std::string> seen;
     for (int32_t i = 0; i < d.attr_count; ++i) {
-        KILN_ASSIGN(AttrSpec s, convertAttr(d.attrs[i], name, path));
+        KILN_ASSIGN(AttrSpec s, convertAttr(d.attrs[i], "operation", name, path));
         if (!seen.insert(s.name).second) return bad("the attribute \"" + s.name + "\" is declared twice");
         op->attrs.push_back(std::move(s));
     }
@@ -111,6 +170,14 @@ Result<std::unique_ptr<PluginOp>> convertOp(const KilnOpDesc& d, const std::stri
 }
 
 }  // namespace
+
+std::string_view pluginTypeName(std::string_view type) {
+    return type.starts_with(kPluginPrefix) ? type.substr(kPluginPrefix.size()) : std::string_view();
+}
+
+std::string abiVersionText(uint32_t version) {
+    return std::to_string(version >> 16) + "." + std::to_string(version & 0xffffu);
+}
 
 PluginRegistry& PluginRegistry::global() {
     static PluginRegistry registry;
@@ -168,19 +235,26 @@ Result<PluginInfo> PluginRegistry::add(const KilnPluginDesc* desc, const std::st
 }
 
 Result<PluginInfo> PluginRegistry::addLocked(const KilnPluginDesc* desc, const std::string& origin) {
-    // The version is the first field, readable whatever the rest of the layout is.
-    if (desc->abi_version != KILN_PLUGIN_ABI_VERSION)
-        return pluginError(origin, "it was built for plugin ABI version " + std::to_string(desc->abi_version) +
-                                       ", but this Kiln expects version " + std::to_string(KILN_PLUGIN_ABI_VERSION) +
-                                       "; rebuild it against this Kiln's kiln/plugin.h")
-            .with("expected", std::to_string(KILN_PLUGIN_ABI_VERSION))
-            .with("found", std::to_string(desc->abi_version));
+    // The version is the first field, readable whatever the rest of the layout is. A plugin of
+    // an older minor version has a shorter descriptor: fields it lacks are never read.
+    const uint32_t declared = desc->abi_version;
+    const uint32_t version = declared < (1u << 16) ? (declared << 16) : declared;  // plain 1 = 1.0
+    const uint32_t major = version >> 16, minor = version & 0xffffu;
+    if (major != KILN_PLUGIN_ABI_MAJOR || minor > KILN_PLUGIN_ABI_MINOR) {
+        const std::string found = abiVersionText(version), expected = abiVersionText(KILN_PLUGIN_ABI_VERSION);
+        const std::string accepted = KILN_PLUGIN_ABI_MINOR == 0 ? expected
+                                                                : std::to_string(KILN_PLUGIN_ABI_MAJOR) + ".0 to " + expected;
+        return pluginError(origin, "it was built for plugin ABI version " + found + ", but this Kiln loads versions " +
+                                       accepted + "; rebuild it against this Kiln's kiln/plugin.h")
+            .with("expected", expected)
+            .with("found", found);
+    }
     if (desc->op_count < 0 || (desc->op_count > 0 && !desc->ops)) return pluginError(origin, "its operation list is missing");
     PluginInfo info;
     info.path = origin;
     info.name = str(desc->name);
     info.version = str(desc->version);
-    info.abiVersion = desc->abi_version;
+    info.abiVersion = version;
     std::vector<std::unique_ptr<PluginOp>> ops;
     for (int32_t i = 0; i < desc->op_count; ++i) {
         KILN_ASSIGN(auto op, convertOp(desc->ops[i], origin));
@@ -195,7 +269,42 @@ Result<PluginInfo> PluginRegistry::addLocked(const KilnPluginDesc* desc, const s
         info.ops.push_back(op->name);
         ops.push_back(std::move(op));
     }
+    std::vector<std::unique_ptr<PluginLoss>> losses;
+    std::vector<std::unique_ptr<PluginMetric>> metrics;
+    if (minor >= 1) {
+        if (desc->loss_count < 0 || (desc->loss_count > 0 && !desc->losses)) return pluginError(origin, "its loss list is missing");
+        if (desc->metric_count < 0 || (desc->metric_count > 0 && !desc->metrics))
+            return pluginError(origin, "its metric list is missing");
+        for (int32_t i = 0; i < desc->loss_count; ++i) {
+            KILN_ASSIGN(auto loss, convertLoss(desc->losses[i], origin));
+            for (const auto& other : m_losses)
+                if (other->name == loss->name)
+                    return pluginError(origin, "the loss " + loss->name + " is already provided by " + other->pluginPath)
+                        .with("op", loss->name)
+                        .with("other", other->pluginPath);
+            for (const auto& other : losses)
+                if (other->name == loss->name)
+                    return pluginError(origin, "the loss " + loss->name + " is described twice").with("op", loss->name);
+            info.losses.push_back(loss->name);
+            losses.push_back(std::move(loss));
+        }
+        for (int32_t i = 0; i < desc->metric_count; ++i) {
+            KILN_ASSIGN(auto metric, convertMetric(desc->metrics[i], origin));
+            for (const auto& other : m_metrics)
+                if (other->name == metric->name)
+                    return pluginError(origin, "the metric " + metric->name + " is already provided by " + other->pluginPath)
+                        .with("op", metric->name)
+                        .with("other", other->pluginPath);
+            for (const auto& other : metrics)
+                if (other->name == metric->name)
+                    return pluginError(origin, "the metric " + metric->name + " is described twice").with("op", metric->name);
+            info.metrics.push_back(metric->name);
+            metrics.push_back(std::move(metric));
+        }
+    }
     for (auto& op : ops) m_ops.push_back(std::move(op));
+    for (auto& l : losses) m_losses.push_back(std::move(l));
+    for (auto& m : metrics) m_metrics.push_back(std::move(m));
     m_plugins.push_back(info);
     return info;
 }
@@ -205,6 +314,34 @@ const PluginOp* PluginRegistry::find(std::string_view name) const {
     for (const auto& op : m_ops)
         if (op->name == name) return op.get();
     return nullptr;
+}
+
+const PluginLoss* PluginRegistry::findLoss(std::string_view name) const {
+    std::lock_guard lock(m_mutex);
+    for (const auto& l : m_losses)
+        if (l->name == name) return l.get();
+    return nullptr;
+}
+
+const PluginMetric* PluginRegistry::findMetric(std::string_view name) const {
+    std::lock_guard lock(m_mutex);
+    for (const auto& m : m_metrics)
+        if (m->name == name) return m.get();
+    return nullptr;
+}
+
+std::vector<const PluginLoss*> PluginRegistry::losses() const {
+    std::lock_guard lock(m_mutex);
+    std::vector<const PluginLoss*> out;
+    for (const auto& l : m_losses) out.push_back(l.get());
+    return out;
+}
+
+std::vector<const PluginMetric*> PluginRegistry::metrics() const {
+    std::lock_guard lock(m_mutex);
+    std::vector<const PluginMetric*> out;
+    for (const auto& m : m_metrics) out.push_back(m.get());
+    return out;
 }
 
 std::vector<PluginInfo> PluginRegistry::plugins() const {

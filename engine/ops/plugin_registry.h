@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Plugin operations: shared libraries speaking the C ABI of engine/plugin/kiln/plugin.h, loaded
-// once per process and never unloaded (kernels may point into them while a plan lives). The
-// registry turns each plugin op's C schema into the engine's AttrSpecs; the Plugin row of the op
-// table (plugin_ops.cpp) dispatches to it.
+// Plugin operations, losses and metrics: shared libraries speaking the C ABI of
+// engine/plugin/kiln/plugin.h, loaded once per process and never unloaded (kernels may point into
+// them while a plan lives). The registry turns each C schema into the engine's AttrSpecs; the
+// Plugin row of the op table (plugin_ops.cpp), plugin losses (plugin_loss.h) and plugin metrics
+// (engine/train/plugin_metric.h) dispatch to it.
 #pragma once
 
 #include <cstdint>
@@ -28,13 +29,37 @@ struct PluginOp {
     std::vector<AttrSpec> attrs; // the op's schema, in the plugin's order
 };
 
+// Training configs name plugin losses and metrics as "plugin:<name>" ("plugin:acme.Huber").
+inline constexpr std::string_view kPluginPrefix = "plugin:";
+// The plugin name in a "plugin:<name>" type, or "" when `type` has no such prefix.
+std::string_view pluginTypeName(std::string_view type);
+
+struct PluginLoss {
+    std::string name;            // "acme.Huber"
+    std::string pluginPath;
+    const KilnLossDesc* desc = nullptr;
+    std::vector<AttrSpec> attrs;
+};
+
+struct PluginMetric {
+    std::string name;            // "acme.FBeta"
+    std::string pluginPath;
+    const KilnMetricDesc* desc = nullptr;
+    std::vector<AttrSpec> attrs;
+};
+
 struct PluginInfo {
     std::string path;
     std::string name;
     std::string version;
-    uint32_t abiVersion = 0;
+    uint32_t abiVersion = 0;     // (major << 16) | minor; a plugin that declared 1 reads 1.0
     std::vector<std::string> ops;
+    std::vector<std::string> losses;
+    std::vector<std::string> metrics;
 };
+
+// "1.1" for an ABI version as PluginInfo holds it.
+std::string abiVersionText(uint32_t version);
 
 class PluginRegistry {
 public:
@@ -43,15 +68,19 @@ public:
 
     // Loads one library. Loading the same path again does nothing. Errors (code PluginError):
     // the library cannot be opened, has no kiln_plugin_describe, declares another ABI version,
-    // describes an op badly, or names an op another plugin already provides.
+    // describes an op, loss or metric badly, or names one another plugin already provides.
     Result<PluginInfo> load(const std::string& path);
     // Registers a descriptor that is already in the process (a plugin linked in statically);
     // `origin` stands for the path in messages and listings.
     Result<PluginInfo> add(const KilnPluginDesc* desc, const std::string& origin);
 
     const PluginOp* find(std::string_view name) const;
+    const PluginLoss* findLoss(std::string_view name) const;
+    const PluginMetric* findMetric(std::string_view name) const;
     std::vector<PluginInfo> plugins() const;
     std::vector<const PluginOp*> ops() const;
+    std::vector<const PluginLoss*> losses() const;
+    std::vector<const PluginMetric*> metrics() const;
     // The errors of loads that failed, latest per path, for the studio's plugin list.
     std::vector<Error> failures() const;
 
@@ -63,6 +92,8 @@ private:
     std::vector<PluginInfo> m_plugins;
     std::vector<Error> m_failures;
     std::vector<std::unique_ptr<PluginOp>> m_ops;  // stable addresses
+    std::vector<std::unique_ptr<PluginLoss>> m_losses;
+    std::vector<std::unique_ptr<PluginMetric>> m_metrics;
 };
 
 // Where plugins are looked for by default: the user's plugin folder

@@ -14,6 +14,7 @@
 #include "engine/data/idx_reader.h"
 #include "engine/data/split.h"
 #include "engine/io/project.h"
+#include "engine/ops/plugin_loss.h"
 #include "engine/train/callbacks.h"
 
 namespace kiln::engine::train {
@@ -165,12 +166,31 @@ Result<LossConfig> parseLoss(const json& j, const Graph& graph, const std::strin
     } else {
         lc.spec.type = j.at("type").get<std::string>();
     }
-    const ops::OpDef* def = ops::findOp(lc.spec.type);
-    if (!def || !ops::isLoss(def->kind)) {
-        std::string known;
-        for (const auto& row : ops::opTable())
-            if (ops::isLoss(row.kind)) known += (known.empty() ? "" : ", ") + std::string(row.name);
-        return fieldError(prefix + ".type", "\"" + lc.spec.type + "\" is not a loss (use one of " + known + ")");
+    const std::vector<AttrSpec>* specs = nullptr;
+    if (lc.spec.type.starts_with(ops::kPluginPrefix)) {
+        const ops::PluginLoss* plugin = ops::findPluginLoss(lc.spec.type);
+        if (!plugin) {
+            std::string loaded;
+            for (const auto* l : ops::PluginRegistry::global().losses())
+                loaded += (loaded.empty() ? "" : ", ") + std::string(ops::kPluginPrefix) + l->name;
+            return fieldError(prefix + ".type", "names the plugin loss \"" + lc.spec.type +
+                                                    "\", which no loaded plugin provides; load its plugin (the plugin folder, "
+                                                    "KILN_PLUGIN_PATH or --plugin)" +
+                                                    (loaded.empty() ? std::string() : " or use one of " + loaded))
+                .with("op", lc.spec.type);
+        }
+        specs = &plugin->attrs;
+    } else {
+        const ops::OpDef* def = ops::findOp(lc.spec.type);
+        if (!def || !ops::isLoss(def->kind)) {
+            std::string known;
+            for (const auto& row : ops::opTable())
+                if (ops::isLoss(row.kind)) known += (known.empty() ? "" : ", ") + std::string(row.name);
+            for (const auto* l : ops::PluginRegistry::global().losses())
+                known += ", " + std::string(ops::kPluginPrefix) + l->name;
+            return fieldError(prefix + ".type", "\"" + lc.spec.type + "\" is not a loss (use one of " + known + ")");
+        }
+        specs = &def->attrs;
     }
     if (j.is_object()) {
         for (auto& [k, v] : j.items()) {
@@ -196,10 +216,10 @@ Result<LossConfig> parseLoss(const json& j, const Graph& graph, const std::strin
                 lc.spec.weight = static_cast<float>(w);
             } else {
                 // An attribute of the loss op (from_logits, gamma, label_smoothing...).
-                auto spec = std::find_if(def->attrs.begin(), def->attrs.end(), [&](const AttrSpec& a) { return a.name == k; });
-                if (spec == def->attrs.end()) {
+                auto spec = std::find_if(specs->begin(), specs->end(), [&](const AttrSpec& a) { return a.name == k; });
+                if (spec == specs->end()) {
                     std::string known = "type, output, target, weight, name";
-                    for (const auto& a : def->attrs) known += ", " + a.name;
+                    for (const auto& a : *specs) known += ", " + a.name;
                     return fieldError(field, "is not a setting of " + lc.spec.type + " (use " + known + ")");
                 }
                 auto value = io::attrFromJson(v, prefix, k);
@@ -212,6 +232,9 @@ Result<LossConfig> parseLoss(const json& j, const Graph& graph, const std::strin
             }
         }
     }
+    for (const auto& a : *specs)
+        if (a.required && !lc.spec.attrs.has(a.name))
+            return fieldError(prefix + "." + a.name, "is missing (" + a.doc + ")");
     if (lc.spec.output.empty()) {
         std::vector<std::string> outs = graph.outputs;
         if (outs.empty()) {
@@ -226,6 +249,69 @@ Result<LossConfig> parseLoss(const json& j, const Graph& graph, const std::strin
         return fieldError(prefix + ".output", "names \"" + lc.spec.output + "\", which is not a node");
     if (lc.target.empty()) lc.target = "label";
     return lc;
+}
+
+// One entry of training.metrics: a name, a "plugin:<name>" or a plugin metric object. Built-in
+// names come back with an empty type (the trainer checks them against the loss).
+Result<PluginMetricConfig> parseMetric(const json& j, const std::string& field) {
+    PluginMetricConfig mc;
+    std::string type;
+    if (j.is_string()) {
+        type = j.get<std::string>();
+    } else if (j.is_object()) {
+        if (!j.contains("type") || !j.at("type").is_string())
+            return fieldError(field + ".type", "is missing (an object names a plugin metric, e.g. \"plugin:acme.FBeta\")");
+        type = j.at("type").get<std::string>();
+        if (!type.starts_with(ops::kPluginPrefix))
+            return fieldError(field, "is an object, which only plugin metrics take; name \"" + type + "\" as a string");
+    } else {
+        return fieldError(field, "must be a metric name or a plugin metric object");
+    }
+    if (!type.starts_with(ops::kPluginPrefix)) {
+        mc.name = type;
+        return mc;
+    }
+    const ops::PluginMetric* plugin = ops::PluginRegistry::global().findMetric(ops::pluginTypeName(type));
+    const std::string at = j.is_object() ? field + ".type" : field;
+    if (!plugin) {
+        std::string loaded;
+        for (const auto* p : ops::PluginRegistry::global().metrics())
+            loaded += (loaded.empty() ? "" : ", ") + std::string(ops::kPluginPrefix) + p->name;
+        return fieldError(at, "names the plugin metric \"" + type +
+                                  "\", which no loaded plugin provides; load its plugin (the plugin folder, "
+                                  "KILN_PLUGIN_PATH or --plugin)" +
+                                  (loaded.empty() ? std::string() : " or use one of " + loaded))
+            .with("op", type);
+    }
+    mc.type = type;
+    mc.name = plugin->name;
+    if (j.is_object()) {
+        for (auto& [k, v] : j.items()) {
+            const std::string at2 = field + "." + k;
+            if (k == "type") continue;
+            if (k == "name") {
+                if (!v.is_string() || v.get<std::string>().empty()) return fieldError(at2, "must be a non-empty name");
+                mc.name = v.get<std::string>();
+                continue;
+            }
+            auto spec = std::find_if(plugin->attrs.begin(), plugin->attrs.end(), [&](const AttrSpec& a) { return a.name == k; });
+            if (spec == plugin->attrs.end()) {
+                std::string known = "type, name";
+                for (const auto& a : plugin->attrs) known += ", " + a.name;
+                return fieldError(at2, "is not a setting of " + type + " (use " + known + ")");
+            }
+            auto value = io::attrFromJson(v, field, k);
+            if (value.ok()) value = coerceAttr(*spec, *value, field);
+            if (!value.ok()) {
+                const std::string reason = value.error().param("reason");
+                return fieldError(at2, reason.empty() ? value.error().message : reason);
+            }
+            mc.attrs.set(k, *value);
+        }
+    }
+    for (const auto& a : plugin->attrs)
+        if (a.required && !mc.attrs.has(a.name)) return fieldError(field + "." + a.name, "is missing (" + a.doc + ")");
+    return mc;
 }
 
 // One entry of training.stages; `field` is "training.stages[i]".
@@ -309,7 +395,10 @@ void assignLossTermNames(std::vector<LossConfig>& losses) {
     std::map<std::string, int> used;
     for (auto& l : losses) {
         if (!l.name.empty()) continue;
-        std::string base = perOutput[l.spec.output] == 1 ? l.spec.output : l.spec.output + "_" + snakeCase(l.spec.type);
+        // A plugin loss ("plugin:acme.Huber") is named by its last part ("huber").
+        std::string type = l.spec.type;
+        if (type.starts_with(ops::kPluginPrefix)) type = type.substr(type.rfind('.') == std::string::npos ? ops::kPluginPrefix.size() : type.rfind('.') + 1);
+        std::string base = perOutput[l.spec.output] == 1 ? l.spec.output : l.spec.output + "_" + snakeCase(type);
         const int n = ++used[base];
         l.name = n == 1 ? base : base + "_" + std::to_string(n);
     }
@@ -369,9 +458,13 @@ Result<TrainingConfig> parseTrainingConfig(const json& training, const Graph& gr
     if (f.has("metrics")) {
         const json& m = f.raw("metrics");
         if (!m.is_array()) return fieldError("training.metrics", "must be a list of metric names");
-        for (const auto& e : m) {
-            if (!e.is_string()) return fieldError("training.metrics", "must be a list of metric names");
-            c.metrics.push_back(e.get<std::string>());
+        for (size_t i = 0; i < m.size(); ++i) {
+            const std::string field = "training.metrics[" + std::to_string(i) + "]";
+            KILN_ASSIGN(auto entry, parseMetric(m[i], field));
+            if (std::find(c.metrics.begin(), c.metrics.end(), entry.name) != c.metrics.end())
+                return fieldError(field, "repeats the metric \"" + entry.name + "\" (give it another \"name\")");
+            c.metrics.push_back(entry.name);
+            if (!entry.type.empty()) c.pluginMetrics.emplace(entry.name, std::move(entry));
         }
     }
     if (f.has("callbacks")) {

@@ -33,6 +33,14 @@ struct LossConfig {
     std::string name;
 };
 
+// A plugin metric of training.metrics: "plugin:acme.FBeta" or {"type": "plugin:acme.FBeta",
+// "name": "f2", <attributes>}. Logged under `name` (default: the plugin's name, "acme.FBeta").
+struct PluginMetricConfig {
+    std::string type;  // "plugin:acme.FBeta"
+    std::string name;
+    AttrMap attrs;     // as given, checked against the metric's schema
+};
+
 // Fills in the default names of terms that have none (see LossConfig::name).
 void assignLossTermNames(std::vector<LossConfig>& losses);
 
@@ -45,7 +53,11 @@ struct TrainingConfig {
     optim::OptimizerConfig optimizer;
     optim::ScheduleConfig schedule;  // schedule.initial comes from the optimizer's learning rate
     std::vector<LossConfig> losses;
+    // The metrics' names as logged: built-in names ("accuracy") and plugin metrics' names.
     std::vector<std::string> metrics;
+    // The plugin metrics among them, by logged name. A "plugin:<name>" entry of `metrics` that
+    // has none here (a config built in code) is that plugin metric with default attributes.
+    std::map<std::string, PluginMetricConfig> pluginMetrics;
     // "callbacks": one object per callback ({"type": "EarlyStopping", ...}), validated by
     // parseTrainingConfig and built by Trainer::addConfiguredCallbacks.
     std::vector<nlohmann::json> callbacks;

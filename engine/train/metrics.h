@@ -38,6 +38,8 @@ public:
     // The name it was created with (as Keras logs it), e.g. "acc" or "accuracy".
     virtual std::string name() const = 0;
     virtual bool sparseTargets() const { return false; }
+    // An error a metric met in update() or result() (plugin metrics): the trainer stops with it.
+    virtual Status status() const { return {}; }
     // The accumulators as numbers that add up across shards of the data: data-parallel training
     // sums every replica's counts and sets them on one metric to report the whole batch.
     // numCounts() of them; readCounts writes them to `out` without allocating.

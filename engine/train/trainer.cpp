@@ -19,6 +19,8 @@
 #include "engine/data/split.h"
 #include "engine/io/project.h"
 #include "engine/io/safetensors.h"
+#include "engine/ops/plugin_registry.h"
+#include "engine/train/plugin_metric.h"
 #include "engine/train/weights.h"
 
 namespace kiln::engine::train {
@@ -437,6 +439,16 @@ Status Trainer::makeMetrics(std::vector<std::vector<std::unique_ptr<Metric>>>& o
         bool fromLogits = loss.attrs.has("from_logits") && loss.attrs.getBool("from_logits");
         bool sparse = loss.type == "SparseCategoricalCrossentropy";
         for (const auto& name : m_config.metrics) {
+            const auto plugin = m_config.pluginMetrics.find(name);
+            if (plugin != m_config.pluginMetrics.end() || name.starts_with(ops::kPluginPrefix)) {
+                const std::string type = plugin != m_config.pluginMetrics.end() ? plugin->second.type : name;
+                const AttrMap attrs = plugin != m_config.pluginMetrics.end() ? plugin->second.attrs : AttrMap{};
+                const Shape& predicted = m_model.nodes[static_cast<size_t>(m_model.outputs[m_lossOutput[l]])].output;
+                const std::vector<int64_t> perSample(predicted.dims().begin() + 1, predicted.dims().end());
+                KILN_ASSIGN(auto m, makePluginMetric(type, name, attrs, Shape(perSample), loss.targetShape));
+                out[l].push_back(std::move(m));
+                continue;
+            }
             MetricOptions o;
             o.fromLogits = fromLogits;
             o.sparseTargets = sparse;
@@ -471,7 +483,10 @@ Status Trainer::updateMetrics(exec::BatchRunner& runner, int64_t batch,
         size_t o = m_lossOutput[l];
         int64_t width = runner.outputShape(o).numelFrom(1);
         KILN_ASSIGN(const float* out, runner.output(o));
-        for (auto& m : metrics[l]) m->update(out, runner.target(l), batch, width);
+        for (auto& m : metrics[l]) {
+            m->update(out, runner.target(l), batch, width);
+            KILN_TRY(m->status());
+        }
     }
     if (metrics.size() > m_losses.size()) {
         const std::span<const float> values = runner.lossValues();
@@ -479,6 +494,12 @@ Status Trainer::updateMetrics(exec::BatchRunner& runner, int64_t batch,
         for (size_t t = 0; t < terms.size() && t < values.size(); ++t)
             static_cast<LossTermMean&>(*terms[t]).add(static_cast<double>(values[t]), batch);
     }
+    return {};
+}
+
+Status Trainer::metricStatus(const std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) {
+    for (const auto& group : metrics)
+        for (const auto& m : group) KILN_TRY(m->status());
     return {};
 }
 
@@ -567,6 +588,7 @@ Result<EvalResult> Trainer::evaluateImpl(const data::InMemoryDataset* set, data:
     r.samples = n;
     r.loss = n > 0 ? lossSum / static_cast<double>(n) : 0.0;
     r.metrics = metricValues(metrics);
+    KILN_TRY(metricStatus(metrics));
     return r;
 }
 
@@ -887,6 +909,7 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
             m_epochLossSum += batchLoss * static_cast<double>(size);
             m_epochSeen += size;
             const auto running = metricValues(m_group ? m_groupMetrics : metrics);
+            if (Status st = metricStatus(m_group ? m_groupMetrics : metrics); !st.ok()) return failWith(st.error());
             if (onEvent) {
                 TrainEvent e = event(TrainEvent::Kind::Step);  // at (epoch, s + 1)
                 e.stepsPerEpoch = steps;
@@ -940,6 +963,7 @@ Result<FitResult> Trainer::fit(const std::function<void(const TrainEvent&)>& onE
         rec.stage = m_activeStage;
         rec.train.loss = seen ? m_epochLossSum / static_cast<double>(seen) : 0;
         rec.train.metrics = metricValues(m_group ? m_groupMetrics : metrics);
+        if (Status st = metricStatus(m_group ? m_groupMetrics : metrics); !st.ok()) return failWith(st.error());
         rec.train.samples = seen;
         rec.seconds = epochSeconds;
         rec.samplesPerSecond = epochSeconds > 0 ? static_cast<double>(seen - seenBefore) / epochSeconds : 0;

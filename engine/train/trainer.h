@@ -253,6 +253,8 @@ private:
     int64_t trainSamples() const;
     // An event of `kind` at the current position.
     TrainEvent event(TrainEvent::Kind kind) const;
+    // The first error a metric met (plugin metrics), read after metricValues().
+    static Status metricStatus(const std::vector<std::vector<std::unique_ptr<Metric>>>& metrics);
     std::vector<MetricValue> metricValues(const std::vector<std::vector<std::unique_ptr<Metric>>>& metrics) const;
 
     ops::ModelInfo m_model;       // as the backend runs it (trainable flags of the active stage)

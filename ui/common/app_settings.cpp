@@ -16,6 +16,7 @@ const QString kAutosave = QStringLiteral("document/autosaveSeconds");
 const QString kDevice = QStringLiteral("training/defaultDevice");
 const QString kRecent = QStringLiteral("document/recentProjects");
 const QString kGeometry = QStringLiteral("window/geometry");
+const QString kPlugins = QStringLiteral("plugins/paths");
 const QString kState = QStringLiteral("window/state");
 
 QString normalized(const QString& path) { return QDir::cleanPath(QFileInfo(path).absoluteFilePath()); }
@@ -46,6 +47,15 @@ QString AppSettings::defaultDevice() {
     return valid.match(d).hasMatch() ? d : QStringLiteral("cpu");
 }
 void AppSettings::setDefaultDevice(const QString& device) { QSettings().setValue(kDevice, device); }
+
+QStringList AppSettings::pluginPaths() { return QSettings().value(kPlugins).toStringList(); }
+void AppSettings::addPluginPath(const QString& path) {
+    QStringList paths = pluginPaths();
+    const QString p = normalized(path);
+    if (paths.contains(p)) return;
+    paths << p;
+    QSettings().setValue(kPlugins, paths);
+}
 
 QStringList AppSettings::recentProjects() {
     QSettings s;

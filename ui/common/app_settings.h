@@ -40,6 +40,11 @@ public:
     static void removeRecentProject(const QString& path);
     static void clearRecentProjects();
 
+    // Plugin libraries loaded with Help > Plugins > Load Plugin…, loaded again at every start
+    // (after the user's plugin folder and KILN_PLUGIN_PATH); absolute paths, in order.
+    static QStringList pluginPaths();
+    static void addPluginPath(const QString& path);
+
     static QByteArray windowGeometry();
     static void setWindowGeometry(const QByteArray& geometry);
     static QByteArray windowState();

@@ -3,6 +3,8 @@
 #include "ui/plugins/plugins_dialog.h"
 
 #include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QMessageBox>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
@@ -12,6 +14,7 @@
 
 #include "engine/core/thread_pool.h"
 #include "engine/ops/plugin_registry.h"
+#include "ui/common/app_settings.h"
 #include "ui/common/theme.h"
 
 namespace kiln::ui {
@@ -68,6 +71,10 @@ PluginsDialog::PluginsDialog(QWidget* parent) : QDialog(parent) {
     m_check->setToolTip(tr("Runs the selected plugin's check cases: shapes, forward against its reference, and "
                            "gradients against finite differences"));
     row->addWidget(m_check);
+    m_load = new QPushButton(tr("Load Plugin…"), this);
+    m_load->setObjectName(QStringLiteral("loadPlugin"));
+    m_load->setToolTip(tr("Loads a plugin library now and at every start of the studio"));
+    row->addWidget(m_load);
     m_summary = new QLabel(this);
     m_summary->setObjectName(QStringLiteral("checkSummary"));
     m_summary->setWordWrap(true);
@@ -85,6 +92,13 @@ PluginsDialog::PluginsDialog(QWidget* parent) : QDialog(parent) {
     layout->addWidget(buttons);
 
     connect(m_check, &QPushButton::clicked, this, &PluginsDialog::startCheck);
+    connect(m_load, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Load Plugin"), QString(),
+                                                          tr("Plugin libraries (*.so);;All files (*)"));
+        if (path.isEmpty()) return;
+        if (auto st = loadPlugin(path); !st.ok())
+            QMessageBox::warning(this, tr("Load Plugin"), QString::fromStdString(st.error().message));
+    });
     connect(m_plugins, &QTreeWidget::itemSelectionChanged, this,
             [this] { m_check->setEnabled(!selectedPluginPath().isEmpty() && !m_watcher.isRunning()); });
     connect(&m_watcher, &QFutureWatcher<std::vector<PluginCheckRun>>::finished, this, &PluginsDialog::showResults);
@@ -101,13 +115,29 @@ void PluginsDialog::refresh() {
     for (const auto& p : registry.plugins()) {
         const QString path = QString::fromStdString(p.path);
         auto* item = new QTreeWidgetItem(m_plugins, {QString::fromStdString(p.name + " " + p.version).trimmed(),
-                                                     QString::number(p.abiVersion), path});
+                                                     QString::fromStdString(engine::ops::abiVersionText(p.abiVersion)),
+                                                     path});
         item->setData(0, kPathRole, path);
         item->setToolTip(2, path);
         for (const auto& name : p.ops) {
             const auto* op = registry.find(name);
             auto* child = new QTreeWidgetItem(item, {QString::fromStdString(name), QString(),
                                                      op && op->desc->doc ? QString::fromUtf8(op->desc->doc) : QString()});
+            child->setData(0, kPathRole, path);
+        }
+        // Losses and metrics, as a training config names them.
+        for (const auto& name : p.losses) {
+            const auto* loss = registry.findLoss(name);
+            auto* child = new QTreeWidgetItem(
+                item, {QString::fromStdString(std::string(engine::ops::kPluginPrefix) + name), QString(),
+                       tr("Loss: %1").arg(loss && loss->desc->doc ? QString::fromUtf8(loss->desc->doc) : QString())});
+            child->setData(0, kPathRole, path);
+        }
+        for (const auto& name : p.metrics) {
+            const auto* metric = registry.findMetric(name);
+            auto* child = new QTreeWidgetItem(
+                item, {QString::fromStdString(std::string(engine::ops::kPluginPrefix) + name), QString(),
+                       tr("Metric: %1").arg(metric && metric->desc->doc ? QString::fromUtf8(metric->desc->doc) : QString())});
             child->setData(0, kPathRole, path);
         }
     }
@@ -121,6 +151,15 @@ void PluginsDialog::refresh() {
     m_plugins->expandAll();
     if (!registry.plugins().empty()) m_plugins->setCurrentItem(m_plugins->topLevelItem(0));
     m_check->setEnabled(!selectedPluginPath().isEmpty() && !m_watcher.isRunning());
+}
+
+engine::Status PluginsDialog::loadPlugin(const QString& path) {
+    auto info = engine::ops::PluginRegistry::global().load(path.toStdString());
+    refresh();
+    if (!info.ok()) return info.error();
+    AppSettings::addPluginPath(QString::fromStdString(info->path));
+    emit pluginLoaded(QString::fromStdString(info->path));
+    return {};
 }
 
 QString PluginsDialog::selectedPluginPath() const {

@@ -2,6 +2,9 @@
 // TrainingConfigForm: widgets <-> the "training" JSON, validated by train::parseTrainingConfig.
 #include "ui/training/training_config_form.h"
 
+#include <algorithm>
+#include <map>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -13,6 +16,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QListWidget>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
@@ -22,8 +26,10 @@
 #include "engine/api/devices.h"
 #include "engine/ops/model.h"
 #include "engine/train/config.h"
+#include "engine/ops/plugin_registry.h"
 #include "engine/train/stages.h"
 #include "ui/common/theme.h"
+#include "ui/training/loss_editor.h"
 
 namespace kiln::ui::training {
 
@@ -109,6 +115,9 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
         metricsRow->addWidget(c);
     }
     metricsRow->addStretch();
+    m_metricList = new QListWidget(host);
+    m_metricList->setObjectName(QStringLiteral("metricList"));
+    m_metricList->setMaximumHeight(110);
     m_device = new QComboBox(host);
     m_device->setObjectName(QStringLiteral("device"));
     m_device->addItem(QString(), QStringLiteral("cpu"));
@@ -144,14 +153,22 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     connect(m_findLr, &QPushButton::clicked, this, &TrainingConfigForm::findLearningRateRequested);
 
     const QList<QWidget*> rows = {m_epochs, m_batch, m_seed, m_validation, m_shuffle, m_optimizer, lrRow, m_momentum,
-                                  m_weightDecay, m_schedule, m_decaySteps, m_warmup, metrics, m_device, m_precision,
-                                  m_memoryLimit, m_histogramFreq};
+                                  m_weightDecay, m_schedule, m_decaySteps, m_warmup, metrics, m_metricList, m_device,
+                                  m_precision, m_memoryLimit, m_histogramFreq};
     for (QWidget* w : rows) {
         auto* label = new QLabel(host);
         label->setBuddy(w == lrRow ? m_lr : w);
         m_labels << label;
         m_form->addRow(label, w);
     }
+
+    // Loss terms, before the callbacks: with the optimizer, what the training minimises.
+    m_lossBox = new QGroupBox(host);
+    m_lossBox->setObjectName(QStringLiteral("lossBox"));
+    auto* lossLayout = new QVBoxLayout(m_lossBox);
+    m_lossEditor = new LossEditor(m_lossBox);
+    lossLayout->addWidget(m_lossEditor);
+    column->insertWidget(0, m_lossBox);
 
     // Callbacks.
     m_reduceLr = new QGroupBox(host);
@@ -252,6 +269,8 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
         connect(group, &QGroupBox::toggled, this, edited);
     }
     connect(m_stages, &QTableWidget::itemChanged, this, edited);
+    connect(m_metricList, &QListWidget::itemChanged, this, edited);
+    connect(m_lossEditor, &LossEditor::edited, this, edited);
     connect(m_addStage, &QPushButton::clicked, this, &TrainingConfigForm::addStage);
     connect(m_removeStage, &QPushButton::clicked, this, [this] {
         removeStage(m_stages->currentRow() >= 0 ? m_stages->currentRow() : m_stages->rowCount() - 1);
@@ -271,8 +290,9 @@ void TrainingConfigForm::retranslate()
     m_findLr->setToolTip(tr("Try learning rates from 1e-7 to 10 on the training data and suggest one."));
     const QStringList names = {tr("Epochs"), tr("Batch size"), tr("Seed"), tr("Validation split"), tr("Shuffle"),
                                tr("Optimizer"), tr("Learning rate"), tr("Momentum"), tr("Weight decay"),
-                               tr("Schedule"), tr("Decay steps"), tr("Warm-up steps"), tr("Metrics"), tr("Device"),
-                               tr("Precision"), tr("GPU memory limit"), tr("Histograms every")};
+                               tr("Schedule"), tr("Decay steps"), tr("Warm-up steps"), tr("Metrics"),
+                               tr("More metrics"), tr("Device"), tr("Precision"), tr("GPU memory limit"),
+                               tr("Histograms every")};
     for (int i = 0; i < m_labels.size() && i < names.size(); ++i) {
         m_labels[i]->setText(names[i]);
     }
@@ -289,6 +309,9 @@ void TrainingConfigForm::retranslate()
     m_metricPrecision->setText(tr("Precision", "metric: the share of predicted positives that are right"));
     m_metricRecall->setText(tr("Recall"));
     m_metricAuc->setText(tr("ROC AUC"));
+    m_metricList->setToolTip(tr("Further metrics to log; plugin metrics appear here once their plugin is loaded."));
+    fillMetricList(checkedListMetrics());
+    m_lossBox->setTitle(tr("Loss"));
     m_device->setItemText(0, tr("CPU"));
     m_precision->setItemText(0, tr("32-bit float"));
     m_precision->setItemText(1, tr("Mixed 16-bit float (GPU)"));
@@ -343,9 +366,55 @@ void TrainingConfigForm::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
 }
 
+void TrainingConfigForm::fillMetricList(const QStringList& checked)
+{
+    const QSignalBlocker block(m_metricList);
+    m_metricList->clear();
+    const std::pair<const char*, QString> builtIn[] = {
+        {"mse", tr("Mean squared error (mse)")},
+        {"mae", tr("Mean absolute error (mae)")},
+        {"top_k_categorical_accuracy", tr("Top-k accuracy (top_k_categorical_accuracy)")},
+        {"binary_accuracy", tr("Binary accuracy (binary_accuracy)")}};
+    auto add = [&](const QString& name, const QString& text) {
+        auto* item = new QListWidgetItem(text, m_metricList);
+        item->setData(Qt::UserRole, name);
+        item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+        item->setCheckState(checked.contains(name) ? Qt::Checked : Qt::Unchecked);
+    };
+    for (const auto& [name, text] : builtIn) add(QLatin1String(name), text);
+    QStringList plugin;
+    for (const auto* m : engine::ops::PluginRegistry::global().metrics()) {
+        const QString name = QString::fromStdString(std::string(engine::ops::kPluginPrefix) + m->name);
+        plugin << name;
+        add(name, tr("%1 (plugin): %2").arg(QString::fromStdString(m->name), QString::fromUtf8(m->desc->doc)));
+    }
+    // A checked plugin metric whose plugin is not loaded stays listed (and checked).
+    for (const QString& name : checked)
+        if (name.startsWith(QLatin1String("plugin:")) && !plugin.contains(name))
+            add(name, tr("%1 (plugin not loaded)").arg(name.mid(7)));
+}
+
+QStringList TrainingConfigForm::checkedListMetrics() const
+{
+    QStringList out;
+    for (int i = 0; i < m_metricList->count(); ++i)
+        if (m_metricList->item(i)->checkState() == Qt::Checked) out << m_metricList->item(i)->data(Qt::UserRole).toString();
+    return out;
+}
+
+void TrainingConfigForm::refreshPlugins()
+{
+    m_loading = true;
+    fillMetricList(checkedListMetrics());
+    m_lossEditor->refreshChoices();
+    m_loading = false;
+    onEdited();
+}
+
 void TrainingConfigForm::setGraph(const engine::Graph& graph)
 {
     m_graph = graph;
+    m_lossEditor->setGraph(graph);
     // The trainable choices list the graph's nodes.
     m_loading = true;
     showStages(composeStages());
@@ -562,9 +631,13 @@ void TrainingConfigForm::setConfig(const json& training)
         for (const auto& m : t["metrics"]) {
             if (m.is_string()) {
                 metrics << QString::fromStdString(m.get<std::string>());
+            } else if (m.is_object() && m.contains("type") && m["type"].is_string()) {
+                metrics << QString::fromStdString(m["type"].get<std::string>());  // a plugin metric with settings
             }
         }
     }
+    fillMetricList(metrics);
+    m_lossEditor->setLoss(t.value("loss", json()));
     m_metricAccuracy->setChecked(metrics.contains(QStringLiteral("accuracy")));
     m_metricPrecision->setChecked(metrics.contains(QStringLiteral("precision")));
     m_metricRecall->setChecked(metrics.contains(QStringLiteral("recall")));
@@ -680,24 +753,38 @@ json TrainingConfigForm::compose() const
         t["schedule"] = s;
     }
 
-    // Metrics: the four the form shows are set, others (top-k, mse...) kept.
+    // Metrics: the ones the form shows (check boxes and list) are set, others kept; a plugin
+    // metric written as an object keeps its settings while it stays checked.
+    const json loss = m_lossEditor->loss();
+    if (!loss.is_null()) {
+        t["loss"] = loss;
+    }
     json metrics = json::array();
-    const std::pair<QCheckBox*, const char*> shown[] = {
-        {m_metricAccuracy, "accuracy"}, {m_metricPrecision, "precision"}, {m_metricRecall, "recall"}, {m_metricAuc, "auc"}};
+    std::vector<std::pair<std::string, bool>> shown = {{"accuracy", m_metricAccuracy->isChecked()},
+                                                       {"precision", m_metricPrecision->isChecked()},
+                                                       {"recall", m_metricRecall->isChecked()},
+                                                       {"auc", m_metricAuc->isChecked()}};
+    for (int i = 0; i < m_metricList->count(); ++i) {
+        shown.emplace_back(m_metricList->item(i)->data(Qt::UserRole).toString().toStdString(),
+                           m_metricList->item(i)->checkState() == Qt::Checked);
+    }
+    std::map<std::string, json> written;
     if (t.contains("metrics") && t["metrics"].is_array()) {
         for (const auto& m : t["metrics"]) {
-            bool isShown = false;
-            for (const auto& [box, name] : shown) {
-                isShown |= m.is_string() && m.get<std::string>() == name;
-            }
+            const std::string key = m.is_string() ? m.get<std::string>()
+                                    : m.is_object() && m.contains("type") && m["type"].is_string() ? m["type"].get<std::string>()
+                                                                                                    : std::string();
+            const bool isShown = std::any_of(shown.begin(), shown.end(), [&](const auto& s) { return s.first == key; });
             if (!isShown) {
                 metrics.push_back(m);
+            } else if (m.is_object()) {
+                written[key] = m;
             }
         }
     }
-    for (const auto& [box, name] : shown) {
-        if (box->isChecked()) {
-            metrics.push_back(name);
+    for (const auto& [name, on] : shown) {
+        if (on) {
+            metrics.push_back(written.count(name) ? written[name] : json(name));
         }
     }
     if (metrics.empty()) {

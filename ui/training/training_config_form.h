@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The training configuration editor: optimizer, schedule, epochs, batch size, validation, seed,
-// metrics, callbacks, device and precision. Every edit is validated by the engine's own parser;
-// settings the form does not show (the loss per output, custom fields) are kept as they are.
+// The training configuration editor: loss terms, optimizer, schedule, epochs, batch size,
+// validation, seed, metrics (built-in and plugin ones), callbacks, device and precision. Every edit
+// is validated by the engine's own parser; settings the form does not show (custom fields) are
+// kept as they are.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,11 +18,14 @@ class QDoubleSpinBox;
 class QFormLayout;
 class QGroupBox;
 class QLabel;
+class QListWidget;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
 
 namespace kiln::ui::training {
+
+class LossEditor;
 
 class TrainingConfigForm : public QWidget {
     Q_OBJECT
@@ -46,6 +50,13 @@ public:
     void addStage();
     void removeStage(int row);
     QPushButton* discriminativeButton() const { return m_discriminative; }
+
+    LossEditor* lossEditor() const { return m_lossEditor; }
+    // Metrics beyond the four check boxes: checkable items whose data is the metric's name in
+    // the configuration ("mse", "plugin:acme.FBeta").
+    QListWidget* metricList() const { return m_metricList; }
+    // Offers the losses and metrics of the plugins loaded now (after Load Plugin…).
+    void refreshPlugins();
 
 signals:
     // The "Find learning rate…" button: the owner, who knows the project and its data, runs the
@@ -72,6 +83,10 @@ private:
     void addStageRow(const nlohmann::json& stage);
     nlohmann::json composeStages() const;
     void applyDiscriminativePreset();
+    // Fills the metric list (built-ins, then loaded plugin metrics; checked ones kept) and checks
+    // those `checked` names.
+    void fillMetricList(const QStringList& checked);
+    QStringList checkedListMetrics() const;
 
     engine::Graph m_graph;
     nlohmann::json m_base = nlohmann::json::object();   // what setConfig() showed, for kept fields
@@ -97,6 +112,9 @@ private:
     QCheckBox* m_metricPrecision = nullptr;
     QCheckBox* m_metricRecall = nullptr;
     QCheckBox* m_metricAuc = nullptr;
+    QListWidget* m_metricList = nullptr;
+    QGroupBox* m_lossBox = nullptr;
+    LossEditor* m_lossEditor = nullptr;
     QComboBox* m_device = nullptr;
     QComboBox* m_precision = nullptr;
     QComboBox* m_memoryLimit = nullptr;

@@ -5,6 +5,7 @@
 #include "engine/backends/cuda/cuda_plan.h"
 
 #include "engine/ops/plugin_ops.h"
+#include "engine/ops/plugin_loss.h"
 
 #include <cuda_runtime.h>
 
@@ -173,7 +174,8 @@ Result<std::unique_ptr<CudaPlan>> CudaPlan::compile(const ops::ModelInfo& model,
     for (size_t l = 0; l < losses.size(); ++l) {
         const auto& ls = losses[l];
         const ops::ShapeContext cctx = ls.context();
-        if (cudaSupports(ls.def->kind, cctx, Shape{1})) {
+        // Plugin losses have host code only: their step runs on the CPU with copies.
+        if (!ops::isPluginLossDef(ls.def) && cudaSupports(ls.def->kind, cctx, Shape{1})) {
             KILN_ASSIGN(auto k, cudaOpTable()[static_cast<size_t>(ls.def->kind)]->make(cctx, Shape{1}, bo));
             lk[l].gpu = std::move(k);
         } else {

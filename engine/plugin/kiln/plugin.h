@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The Kiln plugin ABI: plain C structs and function pointers through which a shared library adds
- * operations to Kiln without rebuilding it. A plugin exports one function,
+ * operations, losses and metrics to Kiln without rebuilding it. A plugin exports one function,
  * kiln_plugin_describe(), returning a descriptor whose first field is the ABI version it was
- * built against; Kiln refuses any other version before reading further.
+ * built against. Kiln loads plugins of its own major version and of any minor version up to its
+ * own (a minor version only appends fields, which Kiln reads only from plugins that have them);
+ * it refuses any other version before reading further.
  *
  * Conventions:
  * - Tensors are float32, dense, row-major with the batch first and channels last (NHWC for
@@ -23,8 +25,14 @@
 extern "C" {
 #endif
 
-/* Raised whenever a struct below changes layout or meaning. */
-#define KILN_PLUGIN_ABI_VERSION 1u
+/* The version is (major << 16) | minor. The major version is raised whenever a struct below
+ * changes layout or meaning; the minor version when fields are appended to KilnPluginDesc.
+ * Plugins built before minor versions existed declare the plain number 1, read as 1.0.
+ *   1.0: operations
+ *   1.1: losses and metrics (KilnPluginDesc.losses, .metrics) */
+#define KILN_PLUGIN_ABI_MAJOR 1u
+#define KILN_PLUGIN_ABI_MINOR 1u
+#define KILN_PLUGIN_ABI_VERSION ((KILN_PLUGIN_ABI_MAJOR << 16) | KILN_PLUGIN_ABI_MINOR)
 #define KILN_PLUGIN_MAX_RANK 8
 #define KILN_PLUGIN_ENTRY_POINT "kiln_plugin_describe"
 
@@ -165,12 +173,88 @@ typedef struct KilnOpDesc {
     int32_t check_case_count;
 } KilnOpDesc;
 
+/* ---- Losses (ABI 1.1) ----------------------------------------------------------------------
+ * A plugin loss gives one value per sample and its gradient; Kiln does the reduction (the mean
+ * over the batch), applies the term's weight and feeds the gradient into the model's backward
+ * pass, exactly as for its built-in losses. A project names it in training.loss as
+ * {"type": "plugin:acme.Huber", <attributes>...}. */
+
+/* What a loss (or metric) function sees. ctx->inputs[0] is the predictions' shape and
+ * ctx->inputs[1] the targets' shape, both with the concrete batch in dims[0]. */
+typedef struct KilnLossArgs {
+    const KilnOpContext* ctx;
+    const float* predictions;     /* [batch, width], read-only */
+    const float* targets;         /* [batch, target_width], read-only */
+    int64_t batch;
+    int64_t width;                /* prediction values per sample */
+    int64_t target_width;         /* target values per sample */
+    float* values;                /* write: [batch] the loss of each sample */
+    float* d_predictions;         /* NULL, or write (=, not +=): [batch, width] d values[i] / d predictions[i, :] */
+    KilnParallelForFn parallel_for;
+    void* pool;
+    char* error;
+    size_t error_size;
+} KilnLossArgs;
+
+/* Checks the prediction and target shapes of ctx (batch -1) when a model with the loss or metric is compiled. */
+typedef int (*KilnLossShapeFn)(const KilnOpContext* ctx, char* error, size_t error_size);
+typedef int (*KilnLossFn)(const KilnLossArgs* args);
+
+typedef struct KilnLossDesc {
+    const char* name;             /* namespaced: "acme.Huber" */
+    const char* doc;              /* one line */
+    const KilnAttrSpec* attrs;
+    int32_t attr_count;
+    KilnLossShapeFn check_shapes; /* optional: without it, predictions and targets must hold the
+                                     same number of values per sample */
+    KilnLossFn compute;           /* required: values, and d_predictions when it is not NULL */
+} KilnLossDesc;
+
+/* ---- Metrics (ABI 1.1) ----------------------------------------------------------------------
+ * A streaming metric keeps its accumulators in `state`: state_count doubles that Kiln owns. The
+ * state must add up across shards of the data (data-parallel training sums the replicas' states
+ * element by element before result()), so a reset state is normally all zeros. A project names
+ * it in training.metrics as "plugin:acme.FBeta" or {"type": "plugin:acme.FBeta", <attributes>}. */
+typedef struct KilnMetricArgs {
+    const KilnOpContext* ctx;     /* inputs[0] predictions, inputs[1] targets; dims[0] is -1 (see batch) */
+    const float* predictions;     /* [batch, width] */
+    const float* targets;         /* [batch, target_width] */
+    int64_t batch;
+    int64_t width;
+    int64_t target_width;
+    double* state;                /* state_count doubles */
+    char* error;
+    size_t error_size;
+} KilnMetricArgs;
+
+typedef int (*KilnMetricResetFn)(const KilnOpContext* ctx, double* state, char* error, size_t error_size);
+typedef int (*KilnMetricUpdateFn)(const KilnMetricArgs* args);
+typedef int (*KilnMetricResultFn)(const KilnOpContext* ctx, const double* state, double* value, char* error,
+                                  size_t error_size);
+
+typedef struct KilnMetricDesc {
+    const char* name;             /* namespaced: "acme.FBeta" */
+    const char* doc;              /* one line */
+    const KilnAttrSpec* attrs;
+    int32_t attr_count;
+    int32_t state_count;          /* 1 to 4096 */
+    KilnLossShapeFn check_shapes; /* optional, as for losses */
+    KilnMetricResetFn reset;      /* optional: without it Kiln zeroes the state */
+    KilnMetricUpdateFn update;    /* required: adds one batch to the state */
+    KilnMetricResultFn result;    /* required: the value over everything since the reset */
+} KilnMetricDesc;
+
 typedef struct KilnPluginDesc {
     uint32_t abi_version;         /* KILN_PLUGIN_ABI_VERSION: always the first field */
     const char* name;             /* e.g. "acme" */
     const char* version;          /* the plugin's own version, free text */
     const KilnOpDesc* ops;
     int32_t op_count;
+    /* Since 1.1; Kiln reads them only when abi_version says 1.1 or later. */
+    const KilnLossDesc* losses;
+    int32_t loss_count;
+    const KilnMetricDesc* metrics;
+    int32_t metric_count;
 } KilnPluginDesc;
 
 typedef const KilnPluginDesc* (*KilnPluginDescribeFn)(void);

@@ -91,14 +91,16 @@ private slots:
         auto r = PluginRegistry::global().load(path);
         QVERIFY(!r.ok());
         QCOMPARE(r.error().code, ErrorCode::PluginError);
-        const std::string expected = std::to_string(KILN_PLUGIN_ABI_VERSION);
-        const std::string found = std::to_string(KILN_PLUGIN_ABI_VERSION + 41);
+        // It declares this Kiln's version plus 41 minor versions: newer than Kiln knows.
+        const std::string expected = abiVersionText(KILN_PLUGIN_ABI_VERSION);
+        const std::string found = abiVersionText(KILN_PLUGIN_ABI_VERSION + 41);
+        QCOMPARE(q(expected), QString("%1.%2").arg(KILN_PLUGIN_ABI_MAJOR).arg(KILN_PLUGIN_ABI_MINOR));
         QCOMPARE(q(r.error().param("expected")), q(expected));
         QCOMPARE(q(r.error().param("found")), q(found));
         const std::string m = r.error().message;
         QVERIFY2(m.find("wrong_abi.so") != std::string::npos, m.c_str());
         QVERIFY2(m.find("ABI version " + found) != std::string::npos, m.c_str());
-        QVERIFY2(m.find("expects version " + expected) != std::string::npos, m.c_str());
+        QVERIFY2(m.find("loads versions 1.0 to " + expected) != std::string::npos, m.c_str());
         // Nothing of it was registered.
         for (const auto& p : PluginRegistry::global().plugins()) QVERIFY(p.path.find("wrong_abi") == std::string::npos);
     }

@@ -2,7 +2,8 @@
 // Help > Plugins… driven like a user, with the example GroupNorm plugin (KILN_TEST_PLUGIN_DIR):
 // the list shows the plugin's path, ABI version and operation, a click selects it, "Check plugin"
 // runs every check off the GUI thread and lists the results; a plugin refused for its ABI
-// version shows with its reason. The palette lists the operation under "Plugins", adding it makes
+// version shows with its reason; Load Plugin… loads the example huber_fbeta plugin, lists its loss
+// and metric and remembers its path for the next start. The palette lists the operation under "Plugins", adding it makes
 // a Plugin node, and the inspector's form comes from the plugin's attribute schema. With
 // KILN_SCREENSHOT=<file.png> set, the dialog is saved as a picture after its check.
 // kiln-test-labels: ui
@@ -12,12 +13,15 @@
 #include <QMimeData>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QtTest>
 
 #include <memory>
 
 #include "engine/ops/plugin_registry.h"
+#include "ui/common/app_settings.h"
 #include "ui/graph_editor/editor_document.h"
 #include "ui/graph_editor/inspector_widget.h"
 #include "ui/graph_editor/palette_widget.h"
@@ -42,6 +46,8 @@ class TestPluginsDialog : public QObject {
 
 private slots:
     void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);  // the remembered plugin paths go to a test profile
+        QCoreApplication::setOrganizationName(QStringLiteral("KilnTest"));
         auto info = engine::ops::PluginRegistry::global().load((kPluginDir + "/group_norm.so").toStdString());
         QVERIFY2(info.ok(), info.ok() ? "" : info.error().message.c_str());
     }
@@ -54,7 +60,7 @@ private slots:
         QCOMPARE(list->topLevelItemCount(), 1);
         QTreeWidgetItem* plugin = list->topLevelItem(0);
         QCOMPARE(plugin->text(0), QStringLiteral("example 1.0"));
-        QCOMPARE(plugin->text(1), QString::number(KILN_PLUGIN_ABI_VERSION));
+        QCOMPARE(plugin->text(1), QString("%1.%2").arg(KILN_PLUGIN_ABI_MAJOR).arg(KILN_PLUGIN_ABI_MINOR));
         QVERIFY2(plugin->text(2).endsWith("/group_norm.so"), qPrintable(plugin->text(2)));
         QCOMPARE(plugin->childCount(), 1);
         QCOMPARE(plugin->child(0)->text(0), QStringLiteral("example.GroupNorm"));
@@ -98,7 +104,7 @@ private slots:
         QCOMPARE(list->topLevelItemCount(), 2);
         QTreeWidgetItem* refused = list->topLevelItem(1);
         QCOMPARE(refused->text(0), QStringLiteral("Not loaded"));
-        QVERIFY2(refused->text(2).contains("wrong_abi.so") && refused->text(2).contains("expects version 1"),
+        QVERIFY2(refused->text(2).contains("wrong_abi.so") && refused->text(2).contains("loads versions 1.0 to 1.1"),
                  qPrintable(refused->text(2)));
         // Nothing to check there.
         click(list, refused);
@@ -146,6 +152,41 @@ private slots:
         QTest::keyClick(groups, Qt::Key_Return);
         QCOMPARE(doc.node(id)->node.attrs.getInt("groups"), int64_t{3});
         QVERIFY2(inspector.lastError().contains("at least 1"), qPrintable(inspector.lastError()));
+    }
+
+    void loadPluginButtonLoadsAndRemembers() {
+        PluginsDialog dialog;
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        QVERIFY(dialog.loadButton()->isEnabled());
+        QSignalSpy loaded(&dialog, &PluginsDialog::pluginLoaded);
+        const QString path = kPluginDir + QStringLiteral("/huber_fbeta.so");
+        QVERIFY(dialog.loadPlugin(path).ok());
+        QCOMPARE(loaded.count(), 1);
+        QVERIFY(AppSettings::pluginPaths().contains(QFileInfo(path).canonicalFilePath()));
+        QTreeWidget* list = dialog.pluginList();
+        QTreeWidgetItem* plugin = nullptr;
+        for (int i = 0; i < list->topLevelItemCount(); ++i)
+            if (list->topLevelItem(i)->text(0) == QStringLiteral("example_losses 1.0")) plugin = list->topLevelItem(i);
+        QVERIFY(plugin);
+        QCOMPARE(plugin->text(1), QStringLiteral("1.1"));
+        QCOMPARE(plugin->childCount(), 2);
+        QCOMPARE(plugin->child(0)->text(0), QStringLiteral("plugin:example.Huber"));
+        QVERIFY(plugin->child(0)->text(2).startsWith(QStringLiteral("Loss: Huber loss")));
+        QCOMPARE(plugin->child(1)->text(0), QStringLiteral("plugin:example.FBeta"));
+        QVERIFY(plugin->child(1)->text(2).startsWith(QStringLiteral("Metric: F-beta")));
+        // A file that is no plugin is refused with the reason, and not remembered.
+        QTemporaryDir dir;
+        const QString text = dir.filePath(QStringLiteral("notes.so"));
+        QFile f(text);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("not a library");
+        f.close();
+        auto st = dialog.loadPlugin(text);
+        QVERIFY(!st.ok());
+        QVERIFY2(st.error().message.find("cannot be loaded") != std::string::npos, st.error().message.c_str());
+        QCOMPARE(loaded.count(), 1);
+        QVERIFY(!AppSettings::pluginPaths().contains(QFileInfo(text).absoluteFilePath()));
     }
 };
 
