@@ -45,7 +45,7 @@ while (($# > 0)); do
         shift 2
         ;;
     -h | --help)
-        sed -n '3,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '3,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) die "unknown argument $1 (see --help)" ;;

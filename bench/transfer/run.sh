@@ -9,7 +9,7 @@
 #               the same number of epochs, optimizer and learning rate, no stages.
 #
 # Usage: bench/transfer/run.sh [--build DIR] [--keep DIR]
-#   --build DIR  the build folder holding app/kiln-train and app/kiln-import (default: build)
+#   --build DIR  the build folder holding app/kiln-train (default: build)
 #   --keep DIR   keep the two run folders (run.json, weights) in DIR instead of a temporary folder
 # Needs tools/fetch_pretrained.sh's cache; makes the pictures with tools/texture_set.sh.
 # Runs under nice -n 10; both runs use kiln-train's default threads (all cores).
@@ -30,7 +30,7 @@ while (($# > 0)); do
         shift 2
         ;;
     -h | --help)
-        sed -n '3,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '3,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
