@@ -55,6 +55,7 @@ def main():
         n["trainable"] = n["name"] in head_nodes
 
     normalize = {"type": "normalize", "preset": "centered"}
+    resize = {"type": "resize", "size": [args.size, args.size], "interpolation": "area"}
     p["name"] = "texture_transfer"
     p["description"] = (f"Transfer learning: EfficientNet-Lite0 pretrained on ImageNet, new head for 5 texture and defect "
                         f"classes (brick, grass, gravel, scratch, spot) at {args.size}x{args.size} pixels; head only, "
@@ -62,10 +63,12 @@ def main():
     p["data"] = {
         "format": "folder",
         "path": args.data,
-        "transforms": [{"type": "decode", "channels": 3},
+        # The resize leaves pictures of the input's size alone; a set drawn at another --size
+        # still fits the network.
+        "transforms": [{"type": "decode", "channels": 3}, resize,
                        {"type": "flip", "horizontal": True, "probability": 0.5},
                        normalize],
-        "eval_transforms": [{"type": "decode", "channels": 3}, normalize],
+        "eval_transforms": [{"type": "decode", "channels": 3}, resize, normalize],
         "inputs": {inputs[0]["name"]: "image"},
         "class_names": CLASSES,
     }
