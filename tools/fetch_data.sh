@@ -113,4 +113,45 @@ if ((${#need_sklearn[@]} > 0)); then
     done
 fi
 
+# 3. The CC0 textures (brick, grass, gravel) shipped inside Debian's python3-skimage, from which
+#    tools/texture_set.sh draws the texture and defect pictures of the transfer-learning example.
+skimage_pkg=python3-skimage
+skimage_src=./usr/lib/python3/dist-packages/skimage/data
+need_textures=()
+for name in brick.png grass.png gravel.png; do
+    rel=textures/$name
+    verify "$rel" && continue
+    if [[ -e "$data_dir/$rel" ]]; then
+        echo "fetch_data: cached $rel does not match its checksum; extracting it again" >&2
+    fi
+    need_textures+=("$name")
+done
+if ((${#need_textures[@]} > 0)); then
+    apt_opts=(-qq)
+    [[ $(id -u) -eq 0 ]] && apt_opts+=(-o APT::Sandbox::User=root)
+    if ! (cd "$tmp" && apt-get "${apt_opts[@]}" download "$skimage_pkg" >"$tmp/apt.log" 2>&1); then
+        if [[ $(id -u) -eq 0 ]]; then
+            apt-get -qq update >>"$tmp/apt.log" 2>&1 || true
+        fi
+        (cd "$tmp" && apt-get "${apt_opts[@]}" download "$skimage_pkg" >>"$tmp/apt.log" 2>&1) || {
+            cat "$tmp/apt.log" >&2
+            die "could not download the Debian package $skimage_pkg"
+        }
+    fi
+    deb=$(find "$tmp" -maxdepth 1 -name "${skimage_pkg}_*.deb" -print -quit)
+    [[ -n "$deb" ]] || die "apt-get download $skimage_pkg produced no .deb"
+    members=()
+    for name in "${need_textures[@]}"; do
+        members+=("$skimage_src/$name")
+    done
+    mkdir -p "$tmp/x"
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/x" "${members[@]}" ||
+        die "could not extract ${need_textures[*]} from $(basename "$deb")"
+    for name in "${need_textures[@]}"; do
+        install_checked "textures/$name" "$tmp/x/$skimage_src/$name"
+        fetched=$((fetched + 1))
+    done
+    rm -f "$deb"
+fi
+
 echo "fetch_data: ${#expected[@]} files verified in $data_dir ($fetched fetched)"

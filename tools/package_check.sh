@@ -71,6 +71,7 @@ done
 for f in usr/share/kiln/data.sha256 usr/share/doc/kiln/copyright usr/include/kiln/plugin.h \
     usr/share/kiln/examples/fashion_mlp.kiln usr/share/kiln/examples/fashion_cnn.kiln \
     usr/share/kiln/examples/residual.kiln usr/share/kiln/examples/two_tower.kiln \
+    usr/share/kiln/examples/texture_transfer.kiln \
     usr/share/applications/kiln.desktop usr/share/mime/packages/kiln.xml \
     usr/share/icons/hicolor/scalable/apps/kiln.svg \
     usr/share/icons/hicolor/scalable/mimetypes/application-x-kiln-project.svg; do

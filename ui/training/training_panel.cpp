@@ -352,10 +352,11 @@ void TrainingPanel::applyPretrained(bool otherProject)
         return;
     }
     // A project made from a backbone starts from the backbone's weights, loaded by name, so that
-    // its new head starts fresh; the user may still clear or change the file.
+    // its new head starts fresh; the user may still clear or change the file. The file is named
+    // as data paths are: relative to the project, or through ${KILN_DATA} (the texture example).
     const std::string weights = pretrained->value("weights", std::string());
     if (otherProject && !weights.empty() && !m_projectPath.isEmpty())
-        setStartWeights(QFileInfo(m_projectPath).dir().filePath(QString::fromStdString(weights)), true);
+        setStartWeights(QString::fromStdString(engine::io::resolveDataPath(weights, m_projectPath.toStdString())), true);
     // Data prepared otherwise than the backbone was trained with: said once per new difference.
     QStringList lines;
     for (const auto& m : engine::io::preprocessingMismatches(m_project)) {
