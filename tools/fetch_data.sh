@@ -74,84 +74,66 @@ for name in t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz train-images-idx
     fetched=$((fetched + 1))
 done
 
-# 2. Small tables shipped inside Debian's python3-sklearn, extracted without installing it.
-need_sklearn=()
-for name in "${sklearn_files[@]}"; do
-    rel=sklearn/$name
-    verify "$rel" && continue
-    if [[ -e "$data_dir/$rel" ]]; then
-        echo "fetch_data: cached $rel does not match its checksum; extracting it again" >&2
-    fi
-    need_sklearn+=("$name")
-done
-if ((${#need_sklearn[@]} > 0)); then
-    apt_opts=(-qq)
+# Extracts files from a Debian package without installing it: extract_from_deb PACKAGE SRC_DIR
+# CACHE_SUBDIR NAME... downloads PACKAGE with apt-get, takes SRC_DIR/NAME out of it and installs each
+# as CACHE_SUBDIR/NAME after its checksum matches.
+extract_from_deb() {
+    local pkg=$1 src=$2 sub=$3
+    shift 3
+    local apt_opts=(-qq)
     # As root, apt's download sandbox user cannot write into our private temporary folder.
     [[ $(id -u) -eq 0 ]] && apt_opts+=(-o APT::Sandbox::User=root)
-    if ! (cd "$tmp" && apt-get "${apt_opts[@]}" download "$sklearn_pkg" >"$tmp/apt.log" 2>&1); then
+    if ! (cd "$tmp" && apt-get "${apt_opts[@]}" download "$pkg" >"$tmp/apt.log" 2>&1); then
         # A fresh machine may have no package lists yet.
         if [[ $(id -u) -eq 0 ]]; then
             apt-get -qq update >>"$tmp/apt.log" 2>&1 || true
         fi
-        (cd "$tmp" && apt-get "${apt_opts[@]}" download "$sklearn_pkg" >>"$tmp/apt.log" 2>&1) || {
+        (cd "$tmp" && apt-get "${apt_opts[@]}" download "$pkg" >>"$tmp/apt.log" 2>&1) || {
             cat "$tmp/apt.log" >&2
-            die "could not download the Debian package $sklearn_pkg"
+            die "could not download the Debian package $pkg"
         }
     fi
-    deb=$(find "$tmp" -maxdepth 1 -name "${sklearn_pkg}_*.deb" -print -quit)
-    [[ -n "$deb" ]] || die "apt-get download $sklearn_pkg produced no .deb"
-    members=()
-    for name in "${need_sklearn[@]}"; do
-        members+=("$sklearn_src/$name")
+    local deb
+    deb=$(find "$tmp" -maxdepth 1 -name "${pkg}_*.deb" -print -quit)
+    [[ -n "$deb" ]] || die "apt-get download $pkg produced no .deb"
+    local members=() name
+    for name in "$@"; do
+        members+=("$src/$name")
     done
     mkdir -p "$tmp/x"
     dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/x" "${members[@]}" ||
-        die "could not extract ${need_sklearn[*]} from $(basename "$deb")"
-    for name in "${need_sklearn[@]}"; do
-        install_checked "sklearn/$name" "$tmp/x/$sklearn_src/$name"
+        die "could not extract $* from $(basename "$deb")"
+    for name in "$@"; do
+        install_checked "$sub/$name" "$tmp/x/$src/$name"
         fetched=$((fetched + 1))
     done
+    rm -f "$deb"
+}
+
+# The names among CACHE_SUBDIR/NAME... whose cached copy is missing or does not match its checksum.
+missing_in() {
+    local sub=$1 name
+    shift
+    for name in "$@"; do
+        verify "$sub/$name" && continue
+        if [[ -e "$data_dir/$sub/$name" ]]; then
+            echo "fetch_data: cached $sub/$name does not match its checksum; extracting it again" >&2
+        fi
+        echo "$name"
+    done
+}
+
+# 2. Small tables shipped inside Debian's python3-sklearn.
+mapfile -t need_sklearn < <(missing_in sklearn "${sklearn_files[@]}")
+if ((${#need_sklearn[@]} > 0)); then
+    extract_from_deb "$sklearn_pkg" "$sklearn_src" sklearn "${need_sklearn[@]}"
 fi
 
 # 3. The CC0 textures (brick, grass, gravel) shipped inside Debian's python3-skimage, from which
 #    tools/texture_set.sh draws the texture and defect pictures of the transfer-learning example.
-skimage_pkg=python3-skimage
-skimage_src=./usr/lib/python3/dist-packages/skimage/data
-need_textures=()
-for name in brick.png grass.png gravel.png; do
-    rel=textures/$name
-    verify "$rel" && continue
-    if [[ -e "$data_dir/$rel" ]]; then
-        echo "fetch_data: cached $rel does not match its checksum; extracting it again" >&2
-    fi
-    need_textures+=("$name")
-done
+mapfile -t need_textures < <(missing_in textures brick.png grass.png gravel.png)
 if ((${#need_textures[@]} > 0)); then
-    apt_opts=(-qq)
-    [[ $(id -u) -eq 0 ]] && apt_opts+=(-o APT::Sandbox::User=root)
-    if ! (cd "$tmp" && apt-get "${apt_opts[@]}" download "$skimage_pkg" >"$tmp/apt.log" 2>&1); then
-        if [[ $(id -u) -eq 0 ]]; then
-            apt-get -qq update >>"$tmp/apt.log" 2>&1 || true
-        fi
-        (cd "$tmp" && apt-get "${apt_opts[@]}" download "$skimage_pkg" >>"$tmp/apt.log" 2>&1) || {
-            cat "$tmp/apt.log" >&2
-            die "could not download the Debian package $skimage_pkg"
-        }
-    fi
-    deb=$(find "$tmp" -maxdepth 1 -name "${skimage_pkg}_*.deb" -print -quit)
-    [[ -n "$deb" ]] || die "apt-get download $skimage_pkg produced no .deb"
-    members=()
-    for name in "${need_textures[@]}"; do
-        members+=("$skimage_src/$name")
-    done
-    mkdir -p "$tmp/x"
-    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/x" "${members[@]}" ||
-        die "could not extract ${need_textures[*]} from $(basename "$deb")"
-    for name in "${need_textures[@]}"; do
-        install_checked "textures/$name" "$tmp/x/$skimage_src/$name"
-        fetched=$((fetched + 1))
-    done
-    rm -f "$deb"
+    extract_from_deb python3-skimage ./usr/lib/python3/dist-packages/skimage/data textures "${need_textures[@]}"
 fi
 
 echo "fetch_data: ${#expected[@]} files verified in $data_dir ($fetched fetched)"
