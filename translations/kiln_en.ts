@@ -996,26 +996,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Int8: accuracy %1% (float %2%), drop %3 points, on %4 samples (%5 data)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Int8: top-1 agreement with the float model %1%</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Int8: mean squared error %1 (float %2) on %3 samples (%4 data)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Int8: model.int8.onnx %1 bytes, model.onnx %2 bytes (%3% of the float size), calibrated on %4 training samples</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>none, or int8: also write model.int8.onnx (int8 QDQ), calibrated on training samples, and report its accuracy against the float model.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Training samples whose value ranges calibrate int8 quantisation (default: %1).</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1085,6 +1065,26 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Loss: %1   Metrics: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8 %1: accuracy %2% (float %3%), drop %4 points, on %5 samples (%6 data)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8 %1: top-1 agreement with the float model %2%</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8 %1: mean squared error %2 (float %3) on %4 samples (%5 data)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8 %1: %2 bytes, %3 %4 bytes (%5% of the float size), calibrated on %6 training samples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none, or int8: also write model.int8.onnx (int8 QDQ) with the onnx format and model.int8.tflite (full integer, float inputs and outputs) with tflite, calibrated on training samples, and report their accuracy against the float model.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -2743,10 +2743,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>int8 (ONNX)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source> calibration samples</source>
         <translation type="unfinished"></translation>
     </message>
@@ -2755,19 +2751,31 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Int8 quantisation needs ONNX and cannot be combined with TensorFlow Lite.</source>
+        <source>int8 (ONNX, TensorFlow Lite)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Int8 accuracy %1% against float %2% (drop %3 points) on %4 samples of the %5 data; top-1 agreement %6%.</source>
+        <source>Writes model.int8.onnx with ONNX and model.int8.tflite with TensorFlow Lite.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Int8 mean squared error %1 against float %2 on %3 samples of the %4 data.</source>
+        <source>Int8 quantisation needs ONNX or TensorFlow Lite among the formats.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>model.int8.onnx: %1 against %2 for model.onnx (%3% of the float size); calibrated on %4 training samples.</source>
+        <source>%1: int8 accuracy %2% against float %3% (drop %4 points) on %5 samples of the %6 data; top-1 agreement %7%.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: int8 mean squared error %2 against float %3 on %4 samples of the %5 data.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2 against %3 for %4 (%5% of the float size).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Calibrated on %1 training samples.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
