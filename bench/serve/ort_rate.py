@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# onnxruntime's raw inference rate on a model: batch-1 runs for a fixed time on N threads, each
-# thread with its own InferenceSession call loop (intra-op threads 1), as a server's workers would.
+# onnxruntime's raw inference rate on a model: batch-1 runs for a fixed time on N calling threads
+# sharing one InferenceSession (as a server's workers would), with --intra intra-op threads.
 # Prints one JSON line: {"rps": ..., "p50_us": ..., "p99_us": ...}.
 import argparse
 import json
@@ -15,10 +15,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--intra", type=int, default=1)
     ap.add_argument("--seconds", type=float, default=10)
     args = ap.parse_args()
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
+    opts.intra_op_num_threads = args.intra
     opts.inter_op_num_threads = 1
     sess = ort.InferenceSession(args.model, opts, providers=["CPUExecutionProvider"])
     inp = sess.get_inputs()[0]
@@ -46,7 +47,8 @@ def main():
     elapsed = time.perf_counter() - start
     lat.sort()
     print(json.dumps({"rps": len(lat) / elapsed, "p50_us": lat[len(lat) // 2] * 1e6,
-                      "p99_us": lat[int(len(lat) * 0.99)] * 1e6, "runs": len(lat), "threads": args.threads}))
+                      "p99_us": lat[int(len(lat) * 0.99)] * 1e6, "runs": len(lat), "threads": args.threads,
+                      "intra": args.intra}))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/json_checked.h"
+#include "engine/serve/predict_reader.h"
 #include "engine/serve/status.h"
 
 namespace kiln::engine::serve {
@@ -253,6 +254,12 @@ bool decodeBase64(std::string_view in, std::string& out) {
 
 Result<PredictRequestData> parsePredictRequest(std::string_view body, const ModelSignature& sig, const RequestLimits& limits,
                                                const AdmitFn& admit) {
+    if (auto plain = readPlainPredict(body, sig, limits, admit)) return std::move(*plain);
+    return parsePredictRequestTree(body, sig, limits, admit);
+}
+
+Result<PredictRequestData> parsePredictRequestTree(std::string_view body, const ModelSignature& sig, const RequestLimits& limits,
+                                                   const AdmitFn& admit) {
     KILN_ASSIGN(json j, parseBody(body, sig, limits));
     if (!j.is_object()) return invalid("The request body must be a JSON object");
     KILN_TRY(checkSignatureName(j));

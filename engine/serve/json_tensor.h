@@ -44,6 +44,12 @@ struct PredictRequestData {
 // allocated; a body nested deeper than limits.maxJsonDepth is refused while it is parsed.
 Result<PredictRequestData> parsePredictRequest(std::string_view body, const ModelSignature& sig,
                                                const RequestLimits& limits = {}, const AdmitFn& admit = {});
+// The general parser behind parsePredictRequest, on a checked JSON tree: every form of the API.
+// parsePredictRequest first tries readPlainPredict (predict_reader.h), which reads the common
+// form in one pass and leaves everything else, errors included, to this one; both give the same
+// tensors for a body both accept.
+Result<PredictRequestData> parsePredictRequestTree(std::string_view body, const ModelSignature& sig,
+                                                   const RequestLimits& limits = {}, const AdmitFn& admit = {});
 // Parses a :classify / :regress body ({"examples": [{feature: value}], "context"?}); features
 // are matched to inputs by name.
 Result<std::vector<Tensor>> parseExamplesRequest(std::string_view body, const ModelSignature& sig,

@@ -2,7 +2,7 @@
 // libFuzzer target for kiln-serve's REST request parsing and validation: predict bodies (row and
 // columnar, b64 images) and classify bodies against a two-input and an image signature, and
 // base64. Any bytes give tensors of the signature's shapes or an INVALID_ARGUMENT error.
-// kiln-fuzz-sources: engine/serve/json_tensor.cpp engine/serve/status.cpp
+// kiln-fuzz-sources: engine/serve/json_tensor.cpp engine/serve/predict_reader.cpp engine/serve/status.cpp
 // kiln-fuzz-libs: kiln_serve kiln_core opencv_imgproc opencv_imgcodecs opencv_core
 // kiln-fuzz-seconds: 20
 #include <cstddef>
