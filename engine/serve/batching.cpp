@@ -2,6 +2,7 @@
 // The batch threads: collect, merge along the batch dimension, run once, split.
 #include "engine/serve/batching.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -17,8 +18,17 @@ struct Batcher::Task {
     std::condition_variable done;
     std::optional<Result<std::vector<Tensor>>> result;
     bool abandoned = false;  // the caller stopped waiting (deadline)
+    // Set for runAsync: called with the result instead of waking a waiting caller.
+    Done callback;
+    Clock::time_point deadline = Clock::time_point::max();
 
     void finish(Result<std::vector<Tensor>> r) {
+        if (callback) {
+            Done call = std::move(callback);
+            callback = nullptr;
+            call(std::move(r));
+            return;
+        }
         std::lock_guard lock(mutex);
         result.emplace(std::move(r));
         done.notify_all();
@@ -41,20 +51,43 @@ Batcher::~Batcher() {
     for (auto& task : m_queue) task->finish(serveError(TfCode::Unavailable, "the model version was unloaded"));
 }
 
-Result<std::vector<Tensor>> Batcher::run(std::vector<Tensor> inputs, Clock::time_point deadline) {
-    auto task = std::make_shared<Task>();
-    task->rows = inputs.empty() ? 0 : inputs[0].shape()[0];
-    task->inputs = std::move(inputs);
-    task->enqueued = Clock::now();
+Status Batcher::enqueue(const std::shared_ptr<Task>& task) {
+    bool wake = false;
     {
         std::lock_guard lock(m_mutex);
         if (m_stop) return serveError(TfCode::Unavailable, "the model version is being unloaded");
         if (m_queuedRows + task->rows > m_params.maxEnqueuedBatches * m_params.maxBatchSize)
             return serveError(TfCode::Unavailable, "the batching queue is full");
+        const bool wasEmpty = m_queue.empty();
         m_queue.push_back(task);
         m_queuedRows += task->rows;
+        wake = wasEmpty || m_queuedRows >= m_params.maxBatchSize;
     }
-    m_wake.notify_one();
+    // A batch thread waits for the first request of a batch, then for a full batch or the timeout:
+    // only those two events need a wake-up (each one a system call and, on a busy machine, a
+    // context switch), not every request in between.
+    if (wake) m_wake.notify_one();
+    return okStatus();
+}
+
+void Batcher::runAsync(std::vector<Tensor> inputs, Clock::time_point deadline, Done done) {
+    auto task = std::make_shared<Task>();
+    task->rows = inputs.empty() ? 0 : inputs[0].shape()[0];
+    task->inputs = std::move(inputs);
+    task->enqueued = Clock::now();
+    task->deadline = deadline;
+    task->callback = std::move(done);
+    Status queued = enqueue(task);
+    if (!queued) task->finish(std::move(queued.error()));
+}
+
+Result<std::vector<Tensor>> Batcher::run(std::vector<Tensor> inputs, Clock::time_point deadline) {
+    auto task = std::make_shared<Task>();
+    task->rows = inputs.empty() ? 0 : inputs[0].shape()[0];
+    task->inputs = std::move(inputs);
+    task->enqueued = Clock::now();
+    task->deadline = deadline;
+    KILN_TRY(enqueue(task));
     std::unique_lock lock(task->mutex);
     if (!task->done.wait_until(lock, deadline, [&] { return task->result.has_value(); })) {
         task->abandoned = true;
@@ -73,8 +106,9 @@ void Batcher::loop() {
             std::unique_lock lock(m_mutex);
             m_wake.wait(lock, [&] { return m_stop || !m_queue.empty(); });
             if (m_stop) return;
-            // Wait for a full batch or the oldest request's timeout.
-            const auto until = m_queue.front()->enqueued + timeout;
+            // Wait for a full batch or the oldest request's timeout, or its deadline if that comes
+            // first (it is then answered DEADLINE_EXCEEDED below and the rest run early).
+            const auto until = std::min(m_queue.front()->enqueued + timeout, m_queue.front()->deadline);
             m_wake.wait_until(lock, until, [&] { return m_stop || m_queuedRows >= m_params.maxBatchSize; });
             if (m_stop) return;
             while (!m_queue.empty()) {
@@ -88,11 +122,23 @@ void Batcher::loop() {
             more = !m_queue.empty();
         }
         if (more) m_wake.notify_one();
-        // Drop requests whose callers gave up already.
+        // Drop requests whose callers gave up already, and answer queued requests whose deadline
+        // has passed (nobody waits on those with a timer).
         std::vector<std::shared_ptr<Task>> live;
         rows = 0;
+        const auto now = Clock::now();
         for (auto& t : batch) {
+            if (t->callback) {
+                if (now >= t->deadline) {
+                    t->finish(serveError(TfCode::DeadlineExceeded, "the request timed out waiting for its batch"));
+                    continue;
+                }
+                rows += t->rows;
+                live.push_back(t);
+                continue;
+            }
             std::lock_guard lock(t->mutex);
+            if (now >= t->deadline) t->abandoned = true;  // its caller answers DEADLINE_EXCEEDED itself
             if (!t->abandoned) {
                 rows += t->rows;
                 live.push_back(t);

@@ -32,9 +32,18 @@ public:
     // DEADLINE_EXCEEDED (the rows are dropped from the batch if it has not started yet).
     Result<std::vector<Tensor>> run(std::vector<Tensor> inputs, Clock::time_point deadline);
 
+    // Called once with a request's outputs or error: on a batch thread, or at once on the calling
+    // thread when the queue refuses the request.
+    using Done = std::function<void(Result<std::vector<Tensor>>)>;
+    // Queues the request without waiting for it. A request still queued when its batch is formed
+    // after `deadline` gets DEADLINE_EXCEEDED instead of running.
+    void runAsync(std::vector<Tensor> inputs, Clock::time_point deadline, Done done);
+
 private:
     struct Task;
     void loop();
+    // Queues `task`; an error when the batcher is stopping or its queue is full.
+    Status enqueue(const std::shared_ptr<Task>& task);
 
     std::shared_ptr<Servable> m_servable;
     BatchingParameters m_params;

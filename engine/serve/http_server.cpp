@@ -2,7 +2,9 @@
 // Boost.Beast wiring. Each connection lives on one I/O thread's io_context and reads one request
 // at a time (pipelined requests wait in its buffer, so answers keep their order); a complete
 // request goes to the bounded worker queue, and the worker posts the response back to the
-// connection's thread. Nothing on an I/O thread blocks.
+// connection's thread. A small :predict call for a batching version is parsed on the I/O thread
+// instead and queued in the batcher, which posts the response back. Nothing on an I/O thread
+// waits for another thread.
 #include "engine/serve/http_server.h"
 
 #include <algorithm>
@@ -48,6 +50,9 @@ constexpr size_t kLingerBytes = size_t(8) << 20;
 // Time allowed for writing an error answer before the connection is dropped.
 constexpr auto kErrorWriteTime = std::chrono::milliseconds(2000);
 constexpr size_t kReadChunk = 16384;
+// Bodies up to this size may be parsed on the event loop (RestApi::handleAsync): a few hundred
+// microseconds at most, against the two thread hand-offs a worker costs.
+constexpr size_t kInlineBodyBytes = size_t(256) << 10;
 
 // A fixed set of threads running jobs from a queue of bounded length.
 class WorkQueue {
@@ -149,6 +154,10 @@ struct HttpServer::Impl {
     void accept();
 
     HttpHandler handler;
+    // Requests the REST API starts on the event loop and answers from a batch thread (null with a
+    // plain handler); every other request goes to the workers.
+    std::function<bool(const HttpRequest&, RestApi::Reply&)> asyncHandler;
+    std::atomic<int> asyncPending{0};  // started that way and not yet answered
     HttpOptions options;
     std::vector<std::unique_ptr<asio::io_context>> contexts;
     std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
@@ -379,6 +388,7 @@ private:
         if (auto origin = req.find(http::field::origin); origin != req.end()) request.origin = std::string(view(origin->value()));
         m_parser.reset();
         auto self = shared_from_this();
+        if (startAsync(request)) return;
         auto job = [self, request = std::move(request)] {
             RestResponse response;
             try {
@@ -392,6 +402,36 @@ private:
         if (!m_server.workers->tryPush(std::move(job)))
             respond({503, errorBody("The server is overloaded: " + std::to_string(opts().maxQueuedRequests) +
                                     " requests are already waiting for a worker; retry later")});
+    }
+
+    // A small request the REST API can take without a worker: parsed here, run by a batch
+    // thread, whose reply is posted back to this connection's event loop.
+    bool startAsync(const HttpRequest& request) {
+        Impl& server = m_server;
+        if (!server.asyncHandler || request.body.size() > kInlineBodyBytes) return false;
+        // Counted before `stopping` is read: stop() sees the count or this call sees `stopping`.
+        server.asyncPending.fetch_add(1);
+        if (server.stopping) {
+            server.asyncPending.fetch_sub(1);
+            return false;
+        }
+        RestApi::Reply reply = [self = shared_from_this(), &server](RestResponse response, std::shared_ptr<void> hold) mutable {
+            // Every reference moves into the posted handler, so none is dropped on the batch thread.
+            auto executor = self->m_stream.get_executor();
+            asio::post(executor, [self = std::move(self), response = std::move(response), hold = std::move(hold)]() mutable {
+                self->respond(std::move(response));
+                hold.reset();
+            });
+            server.asyncPending.fetch_sub(1);
+        };
+        bool taken = false;
+        try {
+            taken = server.asyncHandler(request, reply);
+        } catch (const std::exception&) {
+            taken = false;  // before the request was taken: the worker path answers it
+        }
+        if (!taken) server.asyncPending.fetch_sub(1);
+        return taken;
     }
 
     void respond(RestResponse r) {
@@ -533,6 +573,9 @@ HttpServer::HttpServer(RestApi& api, Metrics* metrics, const ModelManager* manag
         return api.handle(req.method, req.path, req.body, req.origin);
     };
     m_impl = std::make_unique<Impl>(std::move(handler), std::move(options));
+    m_impl->asyncHandler = [&api](const HttpRequest& req, RestApi::Reply& reply) {
+        return api.handleAsync(req.method, req.path, req.body, reply);
+    };
 }
 
 HttpServer::HttpServer(HttpHandler handler, HttpOptions options)
@@ -598,6 +641,9 @@ void HttpServer::stop() {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.options.timeoutMs) + kErrorWriteTime;
     while ((s.connections > 0 || s.rejecting > 0) && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // Requests waiting in a batcher are answered through the event loops, which must still run
+    // then; a batcher answers every request it holds (run, timed out or refused at unload).
+    while (s.asyncPending > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     for (auto& ctx : s.contexts) ctx->stop();
     for (auto& t : s.ioThreads)
         if (t.joinable()) t.join();

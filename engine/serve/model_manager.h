@@ -45,6 +45,9 @@ public:
     const std::shared_ptr<Servable>& servablePtr() const { return m_servable; }
     // Runs through the batcher when batching is on, else directly.
     Result<std::vector<Tensor>> run(std::vector<Tensor> inputs, std::chrono::steady_clock::time_point deadline);
+    // The batcher when batching is on (a request may then queue without a waiting thread, with
+    // Batcher::runAsync), else null.
+    Batcher* batcher() { return m_batcher.get(); }
 
 private:
     std::shared_ptr<Servable> m_servable;

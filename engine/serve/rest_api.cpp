@@ -149,21 +149,89 @@ RestResponse RestApi::handlePost(const std::string& name, std::optional<int64_t>
         return verb == "classify" ? formatClassifyResponse(out, sig) : formatRegressResponse(out, sig);
     };
     auto result = run();
-    RestResponse res;
-    TfCode code = TfCode::Ok;
-    if (result) {
-        res.body = std::move(result.value());
-    } else {
-        code = tfCodeOf(result.error());
-        // The in-flight cap is the server's state, not the request's fault: 503 like a full queue.
-        const bool refused = isInflightRefusal(result.error());
-        res = {refused ? 503 : httpStatusFor(code), errorBody(result.error().message)};
-        if (refused && m_metrics) m_metrics->countInflightRefusal("REST");
-    }
+    if (!result) return postError(name, verb, result.error(), start);
+    countPost(name, verb, TfCode::Ok, start);
+    return RestResponse{200, std::move(result.value())};
+}
+
+RestResponse RestApi::postError(const std::string& name, const std::string& verb, const Error& error,
+                                std::chrono::steady_clock::time_point start) {
+    const TfCode code = tfCodeOf(error);
+    // The in-flight cap is the server's state, not the request's fault: 503 like a full queue.
+    const bool refused = isInflightRefusal(error);
+    if (refused && m_metrics) m_metrics->countInflightRefusal("REST");
+    countPost(name, verb, code, start);
+    return RestResponse{refused ? 503 : httpStatusFor(code), errorBody(error.message)};
+}
+
+void RestApi::countPost(const std::string& name, const std::string& verb, TfCode code, std::chrono::steady_clock::time_point start) {
     if (m_metrics)
         m_metrics->countRequest(m_manager.hasModel(name) ? name : "", verb, "REST", tfCodeName(code),
                                 std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-    return res;
+}
+
+bool RestApi::handleAsync(const std::string& method, const std::string& path, std::string_view body, Reply& reply) {
+    if (method != "POST") return false;
+    static const std::regex kPredict(R"(^/v1/models/([^/:]+)(?:/versions/(\d+)|/labels/([^/:]+))?:predict$)");
+    std::smatch m;
+    if (!std::regex_match(path, m, kPredict)) return false;
+    const std::string name = m[1].str();
+    if (!isSafeModelName(name)) return false;
+    std::optional<int64_t> version;
+    std::optional<std::string> label;
+    if (m[2].matched) {
+        const std::string s = m[2].str();
+        int64_t v = 0;
+        auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || ptr != s.data() + s.size()) return false;
+        version = v;
+    }
+    if (m[3].matched) label = m[3].str();
+    // Unknown models and versions, and versions without batching, take the blocking path.
+    auto found = m_manager.find(name, version, label);
+    if (!found || !found.value()->batcher()) return false;
+
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::chrono::milliseconds(m_options.timeoutMs);
+    std::shared_ptr<LoadedVersion> loaded = std::move(found.value());
+    // Held until the response body is formatted, as on the blocking path.
+    auto lease = std::make_shared<InflightLease>();
+    const ModelSignature& sig = loaded->servable().signature();
+    AdmitFn admit;
+    if (m_options.inflight)
+        admit = [&](int64_t batch) -> Status {
+            KILN_ASSIGN(*lease, m_options.inflight->acquire(requestTensorBytes(sig, batch)));
+            return okStatus();
+        };
+    Reply call = std::move(reply);
+    // From here on the request is ours and must be answered exactly once.
+    Result<PredictRequestData> parsed = Error(ErrorCode::Internal, "");
+    try {
+        parsed = parsePredictRequest(body, sig, m_options.limits, admit);
+    } catch (const std::exception& e) {
+        call(RestResponse{500, errorBody(std::string("Internal error: ") + e.what())}, std::move(loaded));
+        return true;
+    }
+    if (!parsed) {
+        call(postError(name, "predict", parsed.error(), start), std::move(loaded));
+        return true;
+    }
+    const bool columnar = parsed.value().columnar;
+    Batcher* batcher = loaded->batcher();
+    batcher->runAsync(std::move(parsed.value().inputs), deadline,
+                      [this, call = std::move(call), loaded, lease, name, start, columnar](Result<std::vector<Tensor>> out) mutable {
+                          RestResponse res;
+                          if (out) {
+                              res.body = formatPredictResponse(out.value(), loaded->servable().signature(), columnar);
+                              countPost(name, "predict", TfCode::Ok, start);
+                          } else {
+                              res = postError(name, "predict", out.error(), start);
+                          }
+                          out = Result<std::vector<Tensor>>(std::vector<Tensor>());  // the outputs go before the lease
+                          *lease = InflightLease();
+                          call(std::move(res), std::move(loaded));
+                      });
+    return true;
 }
 
 }  // namespace kiln::engine::serve

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +16,7 @@
 #include "engine/core/tensor.h"
 #include "engine/serve/json_tensor.h"
 #include "engine/serve/servable.h"
+#include "engine/serve/status.h"
 
 namespace kiln::engine::serve {
 
@@ -43,11 +46,25 @@ public:
     RestResponse handle(const std::string& method, const std::string& path, std::string_view body,
                         const std::string& origin = {});
 
+    // Answers a started request. `hold` keeps what the request still uses (the model version and
+    // its batcher) alive; the callee releases it on a thread of its own, never on the batch thread
+    // that called it (the last reference to a version joins that version's batch threads).
+    using Reply = std::function<void(RestResponse response, std::shared_ptr<void> hold)>;
+    // The path without a waiting thread: a :predict call to a version that batches requests is
+    // parsed on the calling thread and queued; `reply` is then taken and called once, from the
+    // batch thread that ran it, or at once on an error. Returns false, leaving `reply` untouched,
+    // for every other request, which handle() then serves.
+    bool handleAsync(const std::string& method, const std::string& path, std::string_view body, Reply& reply);
+
 private:
     RestResponse handleGet(const std::string& name, std::optional<int64_t> version,
                            const std::optional<std::string>& label, bool metadata);
     RestResponse handlePost(const std::string& name, std::optional<int64_t> version,
                             const std::optional<std::string>& label, const std::string& verb, std::string_view body);
+    // The response to a failed POST, counted in the metrics.
+    RestResponse postError(const std::string& name, const std::string& verb, const Error& error,
+                           std::chrono::steady_clock::time_point start);
+    void countPost(const std::string& name, const std::string& verb, TfCode code, std::chrono::steady_clock::time_point start);
 
     ModelManager& m_manager;
     Metrics* m_metrics;
