@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -51,15 +52,35 @@ struct Reader {
     // A JSON number, converted as the general parser converts it: integers (up to 18 digits, so
     // they fit an int64 exactly) straight to float, other forms to the nearest double and then to
     // float. Out-of-range doubles and floats are refused here.
+    //
+    // The grammar scan also gathers the decimal digits: when they form an integer of at most 2^53
+    // and the power of ten is within 10^±22, both are exact doubles and one multiplication or
+    // division gives the correctly rounded double (what strtod and from_chars return); that is
+    // the common case (numbers like 0.1234) and skips a second pass over the digits.
     bool number(float& out) {
+        static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                            1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
         space();
         const char* start = p;
-        if (p < end && *p == '-') ++p;
+        const bool negative = p < end && *p == '-';
+        if (negative) ++p;
         if (p == end) return false;
+        uint64_t mantissa = 0;
+        int significant = 0;  // digits in mantissa from its first non-zero one
+        int scale = 0;        // the value is mantissa * 10^scale
+        bool exact = true;    // mantissa holds every digit
+        auto take = [&](char c) {
+            if (significant >= 19) {
+                exact = false;
+                return;
+            }
+            mantissa = mantissa * 10 + static_cast<uint64_t>(c - '0');
+            if (mantissa) ++significant;
+        };
         if (*p == '0') {
             ++p;
         } else if (*p >= '1' && *p <= '9') {
-            while (p < end && isDigit(*p)) ++p;
+            while (p < end && isDigit(*p)) take(*p++);
         } else {
             return false;
         }
@@ -67,23 +88,36 @@ struct Reader {
         if (p < end && *p == '.') {
             integral = false;
             const char* digits = ++p;
-            while (p < end && isDigit(*p)) ++p;
+            while (p < end && isDigit(*p)) {
+                take(*p++);
+                --scale;
+            }
             if (p == digits) return false;
         }
         if (p < end && (*p == 'e' || *p == 'E')) {
             integral = false;
             ++p;
-            if (p < end && (*p == '+' || *p == '-')) ++p;
+            bool minus = false;
+            if (p < end && (*p == '+' || *p == '-')) minus = *p++ == '-';
             const char* digits = p;
-            while (p < end && isDigit(*p)) ++p;
+            int exponent = 0;
+            while (p < end && isDigit(*p)) {
+                if (exponent < 10000) exponent = exponent * 10 + (*p - '0');
+                ++p;
+            }
             if (p == digits) return false;
+            scale += minus ? -exponent : exponent;
         }
         if (integral) {
             if (p - start > 18) return false;
-            int64_t v = 0;
-            const auto r = std::from_chars(start, p, v);
-            if (r.ec != std::errc() || r.ptr != p) return false;
-            out = static_cast<float>(v);
+            const auto v = static_cast<int64_t>(mantissa);
+            out = static_cast<float>(negative ? -v : v);
+            return true;
+        }
+        if (exact && mantissa <= (uint64_t(1) << 53) && scale >= -22 && scale <= 22) {
+            double d = static_cast<double>(mantissa);
+            d = scale < 0 ? d / kPow10[-scale] : d * kPow10[scale];
+            out = static_cast<float>(negative ? -d : d);  // at most 2^53 * 1e22, inside float's range
             return true;
         }
         double d = 0;

@@ -126,7 +126,11 @@ private slots:
 
     void exponentForms() {
         for (const char* v : {"1e3", "1E3", "1e+3", "1e-3", "-2.5E-7", "0e0", "0.0e-0", "1.17549435e-38", "3.4028234e38",
-                              "1e-45", "1e-50", "-0", "-0.0", "123456789012345678", "0.1", "0.30000001192092896"}) {
+                              "1e-45", "1e-50", "-0", "-0.0", "123456789012345678", "0.1", "0.30000001192092896",
+                              // around the exact short-cut's limits: 2^53 digits, 10^±22, 19 and 20 digits
+                              "9007199254740992e-5", "9007199254740993e-5", "1e22", "1e23", "1.5e-22", "1.5e-23", "4e-22",
+                              "0.000000000000000000001", "1234567890123456789e-20", "12345678901234567890e-21",
+                              "0.1000000000000000055511151231257827", "-0.000"}) {
             const std::string body = imageBody({sixValues(v)});
             QVERIFY2(compare(body, imageSig()), v);
         }
@@ -137,7 +141,7 @@ private slots:
     void hugeAndLongNumbersGoToTheTreeParser() {
         // Past float's range, past double's, or too many digits for an exact int64: the reader
         // declines and the answer is the tree parser's.
-        for (const char* v : {"1e39", "-3.5e38", "1e999", "-1e400", "1234567890123456789", "99999999999999999999999"}) {
+        for (const char* v : {"1e39", "-3.5e38", "3.4028235e38", "1e999", "-1e400", "1234567890123456789", "99999999999999999999999"}) {
             const std::string body = imageBody({sixValues(v)});
             QVERIFY2(!compare(body, imageSig()), v);
         }
