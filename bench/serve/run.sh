@@ -12,8 +12,9 @@
 # Usage: bench/serve/run.sh [--seconds N (per window, default 15)] [--append]
 # Needs: kiln-serve built (KILN_BUILD_DIR, default build), wrk, the Python env (tools/py_env.sh).
 # KILN_EXPORT may name a kiln-export binary, KILN_SERVE another kiln-serve binary (to compare
-# builds); KILN_SERVE_ARGS adds flags to kiln-serve's command line. KILN_SKIP_ORT=1 leaves out
-# the onnxruntime peer (for alternating server runs).
+# builds); KILN_SERVE_ARGS adds flags to kiln-serve's command line, KILN_INFERENCE_THREADS sets
+# --num_inference_threads (default 1). KILN_SKIP_ORT=1 leaves out the onnxruntime peer (for
+# alternating server runs).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -43,7 +44,6 @@ cleanup() {
 trap cleanup EXIT
 
 project=$root/resources/examples/fashion_mlp.kiln
-threads=2
 mkdir -p "$work/repo/mlp"
 "$python" "$here/make_model.py" "$project" --seed 1 --weights "$work/w1.safetensors" --onnx "$work/peer.onnx"
 "$python" "$here/make_model.py" "$project" --seed 2 --weights "$work/w2.safetensors"
@@ -80,8 +80,12 @@ max_enqueued_batches { value: 1000 }
 num_batch_threads { value: 1 }
 CFG
 port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-KILN_NUM_THREADS=$threads "$serve" --rest_api_port="$port" --port=0 --model_name=mlp --model_base_path="$work/repo/mlp" \
-  --file_system_poll_wait_seconds=1 --rest_api_num_threads=64 --num_inference_threads=$threads \
+# One inference thread by default: onnxruntime's best layout here is one thread too, and on 2
+# cores shared with wrk and the event loop a second one (whose pool spins for 250 µs after each
+# batch) costs more than it gains (bench/RESULTS.md).
+inference_threads=${KILN_INFERENCE_THREADS:-1}
+KILN_NUM_THREADS=$inference_threads "$serve" --rest_api_port="$port" --port=0 --model_name=mlp --model_base_path="$work/repo/mlp" \
+  --file_system_poll_wait_seconds=1 --rest_api_num_threads=64 --num_inference_threads=$inference_threads \
   --enable_batching --batching_parameters_file="$work/batching.config" ${KILN_SERVE_ARGS:-} 2> "$work/server.log" &
 server_pid=$!
 for _ in $(seq 1 200); do
@@ -138,7 +142,7 @@ report=$(cat <<TXT
 ## Serving
 
 \`bench/serve/run.sh --seconds $seconds\` ($(date -u +%Y-%m-%d), $(nproc) cores, load average during the run: $load).
-kiln-serve serving fashion_mlp (784-256-128-10) with batching (max 32, 200 µs), $threads inference threads,
+kiln-serve serving fashion_mlp (784-256-128-10) with batching (max 32, 200 µs), $inference_threads inference thread(s),
 64 REST threads${KILN_SERVE_ARGS:+, extra flags \`$KILN_SERVE_ARGS\`}; wrk 2 threads, 64 connections, one 28x28x1 image per :predict request,
 on the same cores. Peer: onnxruntime $("$python" -c 'import onnxruntime; print(onnxruntime.__version__)') on $onnx_source, batch 1, no HTTP, the best of
 $ort_all.
