@@ -152,7 +152,7 @@ $ort_all.
 | steady ${seconds} s | $(field "$steady" requests) | $(field "$steady" non2xx) | $(field "$steady" errors) | $(( $(field "$steady" p50_us) / 1000 )).$(printf %03d $(( $(field "$steady" p50_us) % 1000 ))) ms | $(( $(field "$steady" p99_us) / 1000 )).$(printf %03d $(( $(field "$steady" p99_us) % 1000 ))) ms | $(field "$steady" rps) | $(field "$steady" cpu_us) |
 | version 1 → 2 swap ${seconds} s | $(field "$swap" requests) | $(field "$swap" non2xx) | $(field "$swap" errors) | $(( $(field "$swap" p50_us) / 1000 )).$(printf %03d $(( $(field "$swap" p50_us) % 1000 ))) ms | $(( $(field "$swap" p99_us) / 1000 )).$(printf %03d $(( $(field "$swap" p99_us) % 1000 ))) ms | $(field "$swap" rps) | $(field "$swap" cpu_us) |
 
-onnxruntime raw inference: $(echo "$ort" | "$python" -c 'import json,sys; d=json.load(sys.stdin); print("%.0f inferences/s (p50 %.0f µs, p99 %.0f µs)" % (d["rps"], d["p50_us"], d["p99_us"]))'); steady kiln-serve / onnxruntime: $("$python" -c 'import sys; print("%.2f×" % (float(sys.argv[1]) / float(sys.argv[2])))' "$(field "$steady" rps)" "$(echo "$ort" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["rps"])')").
+onnxruntime raw inference: $(echo "$ort" | "$python" -c 'import json,sys; d=json.load(sys.stdin); print("%.0f inferences/s (p50 %.0f µs, p99 %.0f µs, %.0f µs of CPU time per inference)" % (d["rps"], d["p50_us"], d["p99_us"], d["cpu_us"]))'); steady kiln-serve / onnxruntime: $("$python" -c 'import sys; print("%.2f×" % (float(sys.argv[1]) / float(sys.argv[2])))' "$(field "$steady" rps)" "$(echo "$ort" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["rps"])')").
 Model status after the run: \`$status\`.
 TXT
 )
