@@ -2,8 +2,8 @@
 // Boost.Beast wiring. Each connection lives on one I/O thread's io_context and reads one request
 // at a time (pipelined requests wait in its buffer, so answers keep their order); a complete
 // request goes to the bounded worker queue, and the worker posts the response back to the
-// connection's thread. A small :predict call for a batching version is parsed on the I/O thread
-// instead and queued in the batcher, which posts the response back. Nothing on an I/O thread
+// connection's thread. A small plain :predict call for a batching version is read on the I/O
+// thread instead and queued in the batcher, which posts the response back. Nothing on an I/O thread
 // waits for another thread.
 #include "engine/serve/http_server.h"
 
@@ -50,8 +50,8 @@ constexpr size_t kLingerBytes = size_t(8) << 20;
 // Time allowed for writing an error answer before the connection is dropped.
 constexpr auto kErrorWriteTime = std::chrono::milliseconds(2000);
 constexpr size_t kReadChunk = 16384;
-// Bodies up to this size may be parsed on the event loop (RestApi::handleAsync): a few hundred
-// microseconds at most, against the two thread hand-offs a worker costs.
+// Bodies up to this size may be read on the event loop (RestApi::handleAsync, one-pass reader
+// only): under a millisecond, against the two thread hand-offs a worker costs.
 constexpr size_t kInlineBodyBytes = size_t(256) << 10;
 
 // A fixed set of threads running jobs from a queue of bounded length.

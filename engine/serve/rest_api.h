@@ -50,10 +50,11 @@ public:
     // its batcher) alive; the callee releases it on a thread of its own, never on the batch thread
     // that called it (the last reference to a version joins that version's batch threads).
     using Reply = std::function<void(RestResponse response, std::shared_ptr<void> hold)>;
-    // The path without a waiting thread: a :predict call to a version that batches requests is
-    // parsed on the calling thread and queued; `reply` is then taken and called once, from the
-    // batch thread that ran it, or at once on an error. Returns false, leaving `reply` untouched,
-    // for every other request, which handle() then serves.
+    // The path without a waiting thread: a :predict call to a version that batches requests,
+    // with a body the one-pass reader takes (predict_reader.h), is read on the calling thread and
+    // queued; `reply` is then taken and called once, from the batch thread that ran it, or at
+    // once when the request is refused. Returns false, leaving `reply` untouched, for every other
+    // request (malformed bodies included), which handle() then serves.
     bool handleAsync(const std::string& method, const std::string& path, std::string_view body, Reply& reply);
 
 private:
