@@ -216,8 +216,13 @@ void PluginRegistry::removeListener(int id) {
 }
 
 void PluginRegistry::notify() {
-    std::lock_guard lock(m_listenerMutex);
-    for (const auto& l : m_listeners) l.second();
+    // Called without the lock, so that a listener may load another plugin (and be notified again).
+    std::vector<std::pair<int, Listener>> listeners;
+    {
+        std::lock_guard lock(m_listenerMutex);
+        listeners = m_listeners;
+    }
+    for (const auto& l : listeners) l.second();
 }
 
 std::vector<Error> PluginRegistry::failures() const {

@@ -88,7 +88,7 @@ public:
     // Called after every load() or add() that changed what plugins() or failures() return (a
     // new plugin, or a new failure), on the thread that loaded, with no lock held: the studio
     // offers a plugin's operations, losses and metrics as soon as it loads. Returns an id for
-    // removeListener(); a listener may not add or remove listeners.
+    // removeListener(); a listener removed while a notification runs may still get that one.
     using Listener = std::function<void()>;
     int addListener(Listener listener);
     void removeListener(int id);
