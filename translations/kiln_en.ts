@@ -1087,6 +1087,54 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>none, or int8: also write model.int8.onnx (int8 QDQ) with the onnx format and model.int8.tflite (full integer, float inputs and outputs) with tflite, calibrated on training samples, and report their accuracy against the float model.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>%1: no plugin is loaded: give --plugin PATH, or put plugins in %2 or KILN_PLUGIN_PATH</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: no check cases</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shape</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>forward vs reference</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gradient vs finite differences</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>loss values</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>passed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>FAILED</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>skipped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Plugin %1 %2 (%3)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 passed, %2 failed, %3 skipped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Check the loaded plugins&apos; operations (shapes, forward against their reference, gradients) and losses (values, gradients), print the results and exit (1 when a check fails).</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -3982,14 +4030,6 @@ min %3 · max %4</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Runs the selected plugin&apos;s check cases: shapes, forward against its reference, and gradients against finite differences</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Operation</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Case</source>
         <translation type="unfinished"></translation>
     </message>
@@ -4012,13 +4052,6 @@ min %3 · max %4</source>
     <message>
         <source>No plugins are loaded</source>
         <translation type="unfinished"></translation>
-    </message>
-    <message numerus="yes">
-        <source>Checking %n operation(s)…</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
-        </translation>
     </message>
     <message>
         <source>The plugin declares no check cases for this operation</source>
@@ -4051,6 +4084,25 @@ min %3 · max %4</source>
     <message>
         <source>Metric: %1</source>
         <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loss values</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Runs the selected plugin&apos;s check cases: shapes, forward against its reference, and gradients against finite differences; its losses&apos; values and gradients on cases made from their defaults</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Operation or loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Checking %n operation(s) and loss(es)…</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -5196,6 +5248,14 @@ Loss: %6</source>
         <source>Settings of %1:</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The term&apos;s name in the logs and charts (loss_&lt;name&gt;); empty: made from the output and the loss</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::LrFinderDialog</name>
@@ -5985,10 +6045,6 @@ Loss: %6</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Further metrics to log; plugin metrics appear here once their plugin is loaded.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Loss</source>
         <translation type="unfinished"></translation>
     </message>
@@ -6014,6 +6070,22 @@ Loss: %6</source>
     </message>
     <message>
         <source>%1 (plugin not loaded)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Further metrics to log; plugin metrics appear here once their plugin is loaded. Select a plugin metric to change its settings.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The metric&apos;s name in the logs and charts; empty: the plugin&apos;s name for it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings of %1:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings of %1 (check it to use them):</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

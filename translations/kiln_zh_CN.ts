@@ -1091,6 +1091,54 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Loss: %1   Metrics: %2</source>
         <translation>损失：%1   评估指标：%2</translation>
     </message>
+    <message>
+        <source>%1: no plugin is loaded: give --plugin PATH, or put plugins in %2 or KILN_PLUGIN_PATH</source>
+        <translation>%1：没有加载任何插件：请用 --plugin PATH 指定，或将插件放入 %2 或 KILN_PLUGIN_PATH</translation>
+    </message>
+    <message>
+        <source>%1: no check cases</source>
+        <translation>%1：没有检查用例</translation>
+    </message>
+    <message>
+        <source>shape</source>
+        <translation>形状</translation>
+    </message>
+    <message>
+        <source>forward vs reference</source>
+        <translation>前向与参考实现对比</translation>
+    </message>
+    <message>
+        <source>gradient vs finite differences</source>
+        <translation>梯度与有限差分对比</translation>
+    </message>
+    <message>
+        <source>loss values</source>
+        <translation>损失值</translation>
+    </message>
+    <message>
+        <source>passed</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>FAILED</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>skipped</source>
+        <translation>跳过</translation>
+    </message>
+    <message>
+        <source>Plugin %1 %2 (%3)</source>
+        <translation>插件 %1 %2（%3）</translation>
+    </message>
+    <message>
+        <source>%1 passed, %2 failed, %3 skipped</source>
+        <translation>%1 项通过，%2 项失败，%3 项跳过</translation>
+    </message>
+    <message>
+        <source>Check the loaded plugins&apos; operations (shapes, forward against their reference, gradients) and losses (values, gradients), print the results and exit (1 when a check fails).</source>
+        <translation>检查已加载插件的运算（形状、前向与其参考实现对比、梯度）和损失（损失值、梯度），打印结果后退出（有检查失败时返回 1）。</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -3961,14 +4009,6 @@ min %3 · max %4</source>
         <translation>检查插件</translation>
     </message>
     <message>
-        <source>Runs the selected plugin&apos;s check cases: shapes, forward against its reference, and gradients against finite differences</source>
-        <translation>运行所选插件的检查用例：形状、前向与其参考实现对比、梯度与有限差分对比</translation>
-    </message>
-    <message>
-        <source>Operation</source>
-        <translation>运算</translation>
-    </message>
-    <message>
         <source>Case</source>
         <translation>用例</translation>
     </message>
@@ -3991,12 +4031,6 @@ min %3 · max %4</source>
     <message>
         <source>No plugins are loaded</source>
         <translation>没有已加载的插件</translation>
-    </message>
-    <message numerus="yes">
-        <source>Checking %n operation(s)…</source>
-        <translation>
-            <numerusform>正在检查 %n 个运算…</numerusform>
-        </translation>
     </message>
     <message>
         <source>The plugin declares no check cases for this operation</source>
@@ -4029,6 +4063,24 @@ min %3 · max %4</source>
     <message>
         <source>Metric: %1</source>
         <translation>评估指标：%1</translation>
+    </message>
+    <message>
+        <source>Loss values</source>
+        <translation>损失值</translation>
+    </message>
+    <message>
+        <source>Runs the selected plugin&apos;s check cases: shapes, forward against its reference, and gradients against finite differences; its losses&apos; values and gradients on cases made from their defaults</source>
+        <translation>运行所选插件的检查用例：形状、前向与其参考实现对比、梯度与有限差分对比；并用其损失的默认设置构造用例，检查损失值和梯度</translation>
+    </message>
+    <message>
+        <source>Operation or loss</source>
+        <translation>运算或损失</translation>
+    </message>
+    <message numerus="yes">
+        <source>Checking %n operation(s) and loss(es)…</source>
+        <translation>
+            <numerusform>正在检查 %n 个运算和损失…</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -5183,6 +5235,14 @@ Loss: %6</source>
         <source>Settings of %1:</source>
         <translation>%1 的设置：</translation>
     </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>The term&apos;s name in the logs and charts (loss_&lt;name&gt;); empty: made from the output and the loss</source>
+        <translation>该项在日志和图表中的名称（loss_&lt;名称&gt;）；留空：由输出和损失类型生成</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::LrFinderDialog</name>
@@ -5968,10 +6028,6 @@ Loss: %6</source>
         <translation>更多评估指标</translation>
     </message>
     <message>
-        <source>Further metrics to log; plugin metrics appear here once their plugin is loaded.</source>
-        <translation>要记录的其他评估指标；插件加载后，其评估指标会出现在这里。</translation>
-    </message>
-    <message>
         <source>Loss</source>
         <translation>损失</translation>
     </message>
@@ -5998,6 +6054,22 @@ Loss: %6</source>
     <message>
         <source>%1 (plugin not loaded)</source>
         <translation>%1（插件未加载）</translation>
+    </message>
+    <message>
+        <source>Further metrics to log; plugin metrics appear here once their plugin is loaded. Select a plugin metric to change its settings.</source>
+        <translation>要记录的其他评估指标；插件加载后，其评估指标会出现在这里。选中一个插件评估指标即可修改其设置。</translation>
+    </message>
+    <message>
+        <source>The metric&apos;s name in the logs and charts; empty: the plugin&apos;s name for it</source>
+        <translation>该评估指标在日志和图表中的名称；留空：使用插件给它的名称</translation>
+    </message>
+    <message>
+        <source>Settings of %1:</source>
+        <translation>%1 的设置：</translation>
+    </message>
+    <message>
+        <source>Settings of %1 (check it to use them):</source>
+        <translation>%1 的设置（勾选后才会使用）：</translation>
     </message>
 </context>
 <context>

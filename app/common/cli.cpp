@@ -8,6 +8,8 @@
 
 #include "app/common/error_text.h"
 #include "engine/io/project.h"
+#include "engine/core/thread_pool.h"
+#include "engine/ops/plugin_check.h"
 #include "engine/ops/plugin_registry.h"
 
 namespace kiln::app {
@@ -43,6 +45,51 @@ int loadPlugins(const QString& program, const QStringList& paths) {
     for (const auto& p : paths) extra.push_back(p.toStdString());
     const engine::Status st = engine::ops::loadPlugins(extra);
     return st.ok() ? 0 : reportError(program, st.error());
+}
+
+int checkPlugins(const QString& program) {
+    namespace ops = engine::ops;
+    const auto& registry = ops::PluginRegistry::global();
+    if (registry.plugins().empty()) {
+        printErr(Cli::tr("%1: no plugin is loaded: give --plugin PATH, or put plugins in %2 or KILN_PLUGIN_PATH")
+                     .arg(program, QString::fromStdString(ops::userPluginFolder())));
+        return 2;
+    }
+    engine::ThreadPool pool;  // every core
+    int passed = 0, failed = 0, skipped = 0;
+    auto print = [&](const std::string& name, const std::vector<ops::PluginCheck>& checks) {
+        using K = ops::PluginCheck::Kind;
+        using O = ops::PluginCheck::Outcome;
+        if (checks.empty()) {
+            printOut(Cli::tr("%1: no check cases").arg(QString::fromStdString(name)));
+            ++skipped;
+        }
+        for (const auto& c : checks) {
+            (c.outcome == O::Passed ? passed : c.outcome == O::Failed ? failed : skipped)++;
+            const QString kind = c.kind == K::Shape      ? Cli::tr("shape")
+                                 : c.kind == K::Forward  ? Cli::tr("forward vs reference")
+                                 : c.kind == K::Gradient ? Cli::tr("gradient vs finite differences")
+                                                         : Cli::tr("loss values");
+            const QString outcome = c.outcome == O::Passed   ? Cli::tr("passed")
+                                    : c.outcome == O::Failed ? Cli::tr("FAILED")
+                                                             : Cli::tr("skipped");
+            printOut(QStringLiteral("%1  %2  %3: %4 (%5)")
+                         .arg(QString::fromStdString(name), QString::fromStdString(c.caseName), kind, outcome,
+                              QString::fromStdString(c.detail)));
+        }
+    };
+    for (const auto& plugin : registry.plugins()) {
+        printOut(Cli::tr("Plugin %1 %2 (%3)")
+                     .arg(QString::fromStdString(plugin.name), QString::fromStdString(plugin.version),
+                          QString::fromStdString(plugin.path)));
+        for (const auto& name : plugin.ops)
+            if (const auto* op = registry.find(name)) print(name, ops::checkPluginOp(*op, pool));
+        for (const auto& name : plugin.losses)
+            if (const auto* loss = registry.findLoss(name))
+                print(std::string(ops::kPluginPrefix) + name, ops::checkPluginLoss(*loss, pool));
+    }
+    printOut(Cli::tr("%1 passed, %2 failed, %3 skipped").arg(passed).arg(failed).arg(skipped));
+    return failed > 0 ? 1 : 0;
 }
 
 std::unique_ptr<QTranslator> installTranslations() {

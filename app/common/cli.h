@@ -31,6 +31,10 @@ QCommandLineOption pluginOption();
 // Loads the user's plugin folder, the KILN_PLUGIN_PATH entries and `paths` (the --plugin values).
 // Returns 0, or prints "<program>: <words>" and returns the exit status (2: a bad plugin or path).
 int loadPlugins(const QString& program, const QStringList& paths);
+// --check-plugins: runs the plugin checker on every loaded plugin's operations and losses (as
+// Help > Plugins > Check plugin does) and prints one line per check, then a summary. Returns 0
+// when none failed, 1 when one did, 2 when no plugin is loaded.
+int checkPlugins(const QString& program);
 
 // Loads and installs the translations of the user's language (:/i18n/kiln_<lang>.qm); the
 // returned translator stays installed while it lives (null when there are none for the language).

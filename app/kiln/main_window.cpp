@@ -741,9 +741,9 @@ void MainWindow::createActions() {
     m_welcomeAction = make("actionWelcome", "kiln", {}, [this] { showWelcome(); });
     m_shortcutsAction = make("actionShortcuts", nullptr, {}, [this] { showShortcuts(); });
     m_pluginsAction = make("actionPlugins", nullptr, {}, [this] {
+        // A plugin loaded here reaches the palette, canvas, inspector and training form through
+        // PluginNotifier.
         ui::PluginsDialog dialog(this);
-        // Losses and metrics of a plugin loaded now are offered in the training configuration.
-        connect(&dialog, &ui::PluginsDialog::pluginLoaded, this, [this] { m_training->configForm()->refreshPlugins(); });
         dialog.exec();
     });
 }

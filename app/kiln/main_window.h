@@ -105,6 +105,9 @@ public:
     // ---- document -----------------------------------------------------------------------------
     ui::EditorDocument* document() const { return m_document; }
     ui::GraphEditorWidget* editor() const { return m_editor; }
+    ui::PaletteWidget* palette() const { return m_palette; }
+    ui::InspectorWidget* inspector() const { return m_inspector; }
+    QAction* pluginsAction() const { return m_pluginsAction; }
     ui::NoticeArea* notices() const { return m_notices; }
     ui::LogPanel* logPanel() const { return m_logPanel; }
     ui::DatasetBrowserWidget* datasetBrowser() const { return m_datasets; }

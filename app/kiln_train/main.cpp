@@ -160,6 +160,11 @@ int trainMain(int argc, char** argv) {
     QCommandLineOption lrStepsOpt(QStringLiteral("lr-steps"), Cli::tr("Steps of the range test (default: 100)."), QStringLiteral("N"),
                                   QStringLiteral("100"));
     parser.addOptions({findLrOpt, lrStepsOpt});
+    QCommandLineOption checkPluginsOpt(QStringLiteral("check-plugins"),
+                                       Cli::tr("Check the loaded plugins' operations (shapes, forward against their "
+                                               "reference, gradients) and losses (values, gradients), print the "
+                                               "results and exit (1 when a check fails)."));
+    parser.addOption(checkPluginsOpt);
     const QCommandLineOption pluginOpt = app::pluginOption();
     parser.addOption(pluginOpt);
     // Hyper-parameter sweeps (app/kiln_train/sweep.h).
@@ -178,6 +183,7 @@ int trainMain(int argc, char** argv) {
         printOut(kiln::app::Doctor::report());
         return 0;
     }
+    if (parser.isSet(checkPluginsOpt)) return app::checkPlugins(g_program);
     if (parser.isSet(listOpsOpt)) {
         printOut(QString::fromStdString(opTableMarkdown()));
         return 0;

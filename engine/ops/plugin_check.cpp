@@ -4,13 +4,16 @@
 #include "engine/ops/plugin_check.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <numeric>
 #include <random>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/ops/plugin_loss.h"
 #include "engine/ops/plugin_ops.h"
 
 namespace kiln::engine::ops {
@@ -285,7 +288,231 @@ private:
     std::vector<PluginCheck> m_results;
 };
 
+// One loss case: the plugin's compute() called directly for per-sample values, and Kiln's loss
+// kernel (pluginLossDef()) for the reduced value and the gradient the trainer uses.
+class LossChecker {
+public:
+    LossChecker(const PluginLoss& loss, ThreadPool& pool) : m_loss(loss), m_pool(pool) {}
+
+    void run(const std::string& caseName, const AttrMap& attrs, const Shape& predictions, const Shape& targets) {
+        m_case = caseName;
+        m_label = std::string(kPluginPrefix) + m_loss.name;
+        m_attrs = attrs;
+        m_batch = predictions[0];
+        m_width = predictions.numelFrom(1);
+        m_targetWidth = targets.numelFrom(1);
+        std::mt19937 gen(4321);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f), t(0.0f, 1.0f);
+        m_pred.resize(static_cast<size_t>(predictions.numel()));
+        for (auto& v : m_pred) v = u(gen);
+        m_target.resize(static_cast<size_t>(targets.numel()));
+        const bool classIndices = m_targetWidth == 1 && m_width > 1;
+        std::uniform_int_distribution<int64_t> cls(0, std::max<int64_t>(m_width - 1, 0));
+        for (auto& v : m_target) v = classIndices ? static_cast<float>(cls(gen)) : t(gen);
+        m_ctx = std::make_unique<PluginTermContext>(m_label, m_loss.attrs, m_attrs, predictions, targets);
+
+        // Kiln's kernel, as a plan makes it.
+        Node node;
+        node.name = "check";
+        node.op = m_label;
+        const std::vector<Shape> inputs{predictions, targets};
+        const ShapeContext sc{node, m_attrs, inputs};
+        const OpDef& def = pluginLossDef();
+        auto out = def.shape(sc);
+        if (!out.ok()) return fail(PluginCheck::Kind::Shape, out.error().message);
+        auto kernel = def.cpu(sc, *out);
+        if (!kernel.ok()) return fail(PluginCheck::Kind::Value, kernel.error().message);
+        m_kernel = std::move(*kernel);
+        if (!values()) return;
+        gradients();
+    }
+
+    std::vector<PluginCheck> results() { return std::move(m_results); }
+
+private:
+    // The plugin's per-sample values of `pred` (and its gradient into `grad` when not null).
+    Status compute(const std::vector<float>& pred, std::vector<float>& values, std::vector<float>* grad) {
+        char err[1024] = {};
+        values.assign(static_cast<size_t>(m_batch), 0.0f);
+        if (grad) grad->assign(pred.size(), 0.0f);
+        KilnLossArgs a{};
+        a.ctx = &m_ctx->context();
+        a.predictions = pred.data();
+        a.targets = m_target.data();
+        a.batch = m_batch;
+        a.width = m_width;
+        a.target_width = m_targetWidth;
+        a.values = values.data();
+        a.d_predictions = grad ? grad->data() : nullptr;
+        a.parallel_for = pluginParallelFor;
+        a.pool = &m_pool;
+        a.error = err;
+        a.error_size = sizeof err;
+        if (m_loss.desc->compute(&a) != 0)
+            return Error(ErrorCode::PluginError, "the plugin's compute() failed: " + pluginMessage(err, sizeof err));
+        return {};
+    }
+
+    // The loss the trainer takes: the kernel's forward (the mean over the batch).
+    Result<float> kernelLoss(const std::vector<float>& pred) {
+        float out = 0;
+        const std::array<const float*, 2> in{pred.data(), m_target.data()};
+        KernelIo io;
+        io.in = in;
+        io.out = &out;
+        io.training = true;
+        io.pool = &m_pool;
+        KILN_TRY(m_kernel->forward(io));
+        return out;
+    }
+
+    bool values() {
+        std::vector<float> plain, withGrad, grad;
+        if (Status st = compute(m_pred, plain, nullptr); !st.ok()) return fail(PluginCheck::Kind::Value, st.error().message), false;
+        if (Status st = compute(m_pred, withGrad, &grad); !st.ok())
+            return fail(PluginCheck::Kind::Value, "with gradients: " + st.error().message), false;
+        double sum = 0;
+        for (int64_t i = 0; i < m_batch; ++i) {
+            const float v = plain[static_cast<size_t>(i)], w = withGrad[static_cast<size_t>(i)];
+            if (!std::isfinite(v))
+                return fail(PluginCheck::Kind::Value, "sample " + std::to_string(i) + ": the value is " + num(v) +
+                                                          " for finite predictions and targets"), false;
+            if (std::fabs(double(v) - w) > kRefAtol + kRefRtol * std::fabs(double(v)))
+                return fail(PluginCheck::Kind::Value, "sample " + std::to_string(i) + ": the value is " + num(v) +
+                                                          " without gradients but " + num(w) + " with them"), false;
+            sum += v;
+        }
+        // Each sample's value depends on that sample only: changing sample 0 leaves the others.
+        if (m_batch > 1) {
+            std::vector<float> moved = m_pred, after;
+            for (int64_t k = 0; k < m_width; ++k) moved[static_cast<size_t>(k)] += 0.5f;
+            if (Status st = compute(moved, after, nullptr); !st.ok()) return fail(PluginCheck::Kind::Value, st.error().message), false;
+            for (int64_t i = 1; i < m_batch; ++i)
+                if (after[static_cast<size_t>(i)] != plain[static_cast<size_t>(i)])
+                    return fail(PluginCheck::Kind::Value, "the value of sample " + std::to_string(i) +
+                                                              " changes when only sample 0's predictions change"), false;
+        }
+        auto reduced = kernelLoss(m_pred);
+        if (!reduced.ok()) return fail(PluginCheck::Kind::Value, reduced.error().message), false;
+        const double mean = sum / static_cast<double>(m_batch);
+        const double diff = std::fabs(*reduced - mean);
+        if (diff > kRefAtol + kRefRtol * std::fabs(mean))
+            return fail(PluginCheck::Kind::Value, "the loss is " + num(*reduced) + " but the mean of the values " + num(mean),
+                        diff), false;
+        pass(PluginCheck::Kind::Value,
+             std::to_string(m_batch) + " per-sample values, finite, the same with and without gradients; loss " + num(mean),
+             diff);
+        return true;
+    }
+
+    void gradients() {
+        // Analytic: the kernel's backward with a unit weight, d(mean loss)/d predictions.
+        std::vector<float> analytic(m_pred.size(), 0.0f);
+        std::vector<float> out(1, 0.0f);
+        const std::array<const float*, 2> in{m_pred.data(), m_target.data()};
+        const std::array<float*, 2> dIn{analytic.data(), nullptr};
+        const float dOut = 1.0f;
+        KernelIo io;
+        io.in = in;
+        io.out = out.data();
+        io.dOut = &dOut;
+        io.dIn = dIn;
+        io.training = true;
+        io.pool = &m_pool;
+        io.gradScale = 1.0f;
+        if (Status st = m_kernel->forward(io); !st.ok()) return fail(PluginCheck::Kind::Gradient, st.error().message);
+        if (Status st = m_kernel->backward(io); !st.ok()) return fail(PluginCheck::Kind::Gradient, st.error().message);
+        // Numeric: central differences of the mean of the plugin's values, summed in double.
+        auto objective = [&](const std::vector<float>& pred) -> Result<double> {
+            std::vector<float> v;
+            KILN_TRY(compute(pred, v, nullptr));
+            double s = 0;
+            for (float x : v) s += x;
+            return s / static_cast<double>(m_batch);
+        };
+        std::vector<size_t> elements(m_pred.size());
+        std::iota(elements.begin(), elements.end(), size_t{0});
+        std::mt19937 gen(77);
+        if (elements.size() > kFdMaxElements) {
+            std::shuffle(elements.begin(), elements.end(), gen);
+            elements.resize(kFdMaxElements);
+        }
+        double worst = 0;
+        std::vector<float> x = m_pred;
+        for (size_t i : elements) {
+            const float v = x[i];
+            const float hi = static_cast<float>(v + kFdEps), lo = static_cast<float>(v - kFdEps);
+            x[i] = hi;
+            auto jp = objective(x);
+            x[i] = lo;
+            auto jm = objective(x);
+            x[i] = v;
+            if (!jp.ok() || !jm.ok()) return fail(PluginCheck::Kind::Gradient, (jp.ok() ? jm.error() : jp.error()).message);
+            const double numeric = (*jp - *jm) / (static_cast<double>(hi) - static_cast<double>(lo));
+            const double diff = std::fabs(analytic[i] - numeric);
+            const double scale = std::max(std::fabs(static_cast<double>(analytic[i])), std::fabs(numeric));
+            worst = std::max(worst, diff / std::max(scale, 1e-6));
+            if (diff > kFdAtol / static_cast<double>(m_batch) + kFdRtol * scale) {
+                const int64_t sample = static_cast<int64_t>(i) / std::max<int64_t>(m_width, 1);
+                const int64_t k = static_cast<int64_t>(i) % std::max<int64_t>(m_width, 1);
+                return fail(PluginCheck::Kind::Gradient, "d loss / d prediction [" + std::to_string(sample) + "," +
+                                                             std::to_string(k) + "]: gradient " + num(analytic[i]) +
+                                                             ", finite difference " + num(numeric),
+                            worst);
+            }
+        }
+        pass(PluginCheck::Kind::Gradient,
+             std::to_string(elements.size()) + " gradient values agree with central differences", worst);
+    }
+
+    void pass(PluginCheck::Kind k, std::string detail, double worst) {
+        m_results.push_back({m_case, k, PluginCheck::Outcome::Passed, std::move(detail), worst});
+    }
+    void fail(PluginCheck::Kind k, std::string detail, double worst = 0) {
+        m_results.push_back({m_case, k, PluginCheck::Outcome::Failed, std::move(detail), worst});
+    }
+
+    const PluginLoss& m_loss;
+    ThreadPool& m_pool;
+    std::string m_case, m_label;
+    AttrMap m_attrs;
+    int64_t m_batch = 0, m_width = 0, m_targetWidth = 0;
+    std::vector<float> m_pred, m_target;
+    std::unique_ptr<PluginTermContext> m_ctx;
+    std::unique_ptr<CpuKernel> m_kernel;
+    std::vector<PluginCheck> m_results;
+};
+
 }  // namespace
+
+std::vector<PluginCheck> checkPluginLoss(const PluginLoss& loss, ThreadPool& pool) {
+    constexpr int64_t kBatch = 4;
+    auto attrs = resolvePluginLossAttrs(loss, AttrMap{}, std::string(kPluginPrefix) + loss.name);
+    if (!attrs.ok())
+        return {{"defaults", PluginCheck::Kind::Shape, PluginCheck::Outcome::Skipped,
+                 "no case can be made from the loss's defaults: " + attrs.error().message, 0}};
+    const std::vector<std::pair<Shape, Shape>> pairs{{Shape{kBatch, 3}, Shape{kBatch, 3}},
+                                                     {Shape{kBatch, 1}, Shape{kBatch, 1}},
+                                                     {Shape{kBatch, 3}, Shape{kBatch, 1}}};
+    std::vector<PluginCheck> out;
+    std::string refused;
+    for (const auto& [pred, target] : pairs) {
+        // The loss's shape check sees the symbolic batch, as when a model is compiled.
+        const std::string label = std::string(kPluginPrefix) + loss.name;
+        PluginTermContext symbolic(label, loss.attrs, *attrs, pred.withBatch(Shape::kBatch), target.withBatch(Shape::kBatch));
+        if (Status st = symbolic.checkShapes(loss.desc->check_shapes); !st.ok()) {
+            refused += (refused.empty() ? "" : "; ") + st.error().message;
+            continue;
+        }
+        LossChecker checker(loss, pool);
+        checker.run("predictions " + pred.toString() + ", targets " + target.toString(), *attrs, pred, target);
+        for (auto& r : checker.results()) out.push_back(std::move(r));
+    }
+    if (out.empty())
+        out.push_back({"shapes", PluginCheck::Kind::Shape, PluginCheck::Outcome::Skipped,
+                       "the loss accepts none of the shapes the check tries: " + refused, 0});
+    return out;
+}
 
 std::vector<PluginCheck> checkPluginOp(const PluginOp& op, ThreadPool& pool) {
     Checker checker(op, pool);

@@ -185,15 +185,44 @@ PluginRegistry& PluginRegistry::global() {
 }
 
 Result<PluginInfo> PluginRegistry::load(const std::string& path) {
-    std::lock_guard lock(m_mutex);
-    auto r = loadLocked(path);
-    if (!r.ok()) {
-        const std::string key = r.error().param("path").empty() ? path : r.error().param("path");
-        std::erase_if(m_failures, [&](const Error& e) { return e.param("path") == key; });
-        m_failures.push_back(r.error());
-        if (m_failures.back().param("path").empty()) m_failures.back().with("path", key);
-    }
+    bool changed = false;
+    Result<PluginInfo> r = [&] {
+        std::lock_guard lock(m_mutex);
+        const size_t before = m_plugins.size();
+        auto loaded = loadLocked(path);
+        if (!loaded.ok()) {
+            const std::string key = loaded.error().param("path").empty() ? path : loaded.error().param("path");
+            std::erase_if(m_failures, [&](const Error& e) { return e.param("path") == key; });
+            m_failures.push_back(loaded.error());
+            if (m_failures.back().param("path").empty()) m_failures.back().with("path", key);
+        }
+        changed = !loaded.ok() || m_plugins.size() != before;
+        return loaded;
+    }();
+    if (changed) notify();
     return r;
+}
+
+int PluginRegistry::addListener(Listener listener) {
+    std::lock_guard lock(m_listenerMutex);
+    const int id = m_nextListener++;
+    m_listeners.emplace_back(id, std::move(listener));
+    return id;
+}
+
+void PluginRegistry::removeListener(int id) {
+    std::lock_guard lock(m_listenerMutex);
+    std::erase_if(m_listeners, [id](const auto& l) { return l.first == id; });
+}
+
+void PluginRegistry::notify() {
+    // Called without the lock, so that a listener may load another plugin (and be notified again).
+    std::vector<std::pair<int, Listener>> listeners;
+    {
+        std::lock_guard lock(m_listenerMutex);
+        listeners = m_listeners;
+    }
+    for (const auto& l : listeners) l.second();
 }
 
 std::vector<Error> PluginRegistry::failures() const {
@@ -228,10 +257,18 @@ Result<PluginInfo> PluginRegistry::loadLocked(const std::string& path) {
 }
 
 Result<PluginInfo> PluginRegistry::add(const KilnPluginDesc* desc, const std::string& origin) {
-    std::lock_guard lock(m_mutex);
-    for (const auto& p : m_plugins)
-        if (p.path == origin) return p;
-    return addLocked(desc, origin);
+    bool added = false;
+    Result<PluginInfo> r = [&]() -> Result<PluginInfo> {
+        std::lock_guard lock(m_mutex);
+        for (const auto& p : m_plugins)
+            if (p.path == origin) return p;
+        auto info = addLocked(desc, origin);
+        added = info.ok();
+        return info;
+    }();
+    // add() keeps no failures: only a new plugin changes the listing.
+    if (added) notify();
+    return r;
 }
 
 Result<PluginInfo> PluginRegistry::addLocked(const KilnPluginDesc* desc, const std::string& origin) {

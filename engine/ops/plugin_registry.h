@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -84,11 +85,23 @@ public:
     // The errors of loads that failed, latest per path, for the studio's plugin list.
     std::vector<Error> failures() const;
 
+    // Called after every load() or add() that changed what plugins() or failures() return (a
+    // new plugin, or a new failure), on the thread that loaded, with no lock held: the studio
+    // offers a plugin's operations, losses and metrics as soon as it loads. Returns an id for
+    // removeListener(); a listener removed while a notification runs may still get that one.
+    using Listener = std::function<void()>;
+    int addListener(Listener listener);
+    void removeListener(int id);
+
 private:
     Result<PluginInfo> loadLocked(const std::string& path);
     Result<PluginInfo> addLocked(const KilnPluginDesc* desc, const std::string& origin);
+    void notify();
 
     mutable std::mutex m_mutex;
+    std::mutex m_listenerMutex;  // apart from m_mutex: listeners read the registry
+    std::vector<std::pair<int, Listener>> m_listeners;
+    int m_nextListener = 1;
     std::vector<PluginInfo> m_plugins;
     std::vector<Error> m_failures;
     std::vector<std::unique_ptr<PluginOp>> m_ops;  // stable addresses

@@ -4,7 +4,8 @@
 // the example plugin huber_fbeta loaded (--plugin), whose Huber loss falls and whose F-beta metric
 // reaches the run's history and TensorBoard files; kiln-eval with the plugin reports the loss and
 // the metric, which the test recomputes from the predictions of the saved weights; without the
-// plugin both programs stop with a message naming the field.
+// plugin both programs stop with a message naming the field; --check-plugins passes the example's
+// loss, fails a loss with a wrong gradient (exit 1, naming it) and refuses when nothing is loaded.
 #include <QtTest>
 
 #include <QDir>
@@ -185,6 +186,25 @@ private slots:
         QVERIFY2(std::abs(reported - f2) < 1e-9, qPrintable(e.out));
         QVERIFY2(std::abs(report.value(QStringLiteral("loss")).toDouble() - huber) < 1e-4, qPrintable(e.out));
         QVERIFY(f2 > 0.7);
+    }
+
+    void checksPluginLosses() {
+        Run good = kiln::test::runProgram("kiln-train", {QStringLiteral("--plugin"), kPlugin, QStringLiteral("--check-plugins")});
+        QVERIFY2(good.exitCode == 0, qPrintable(good.err + good.out));
+        QVERIFY2(good.out.contains(QStringLiteral("plugin:example.Huber  predictions [4,3], targets [4,3]  gradient vs "
+                                                  "finite differences: passed")),
+                 qPrintable(good.out));
+        QVERIFY2(good.out.contains(QStringLiteral("4 passed, 0 failed, 0 skipped")), qPrintable(good.out));
+        Run bad = kiln::test::runProgram(
+            "kiln-train", {QStringLiteral("--plugin"), QStringLiteral(KILN_TEST_PLUGIN_DIR "/bad/bad_loss.so"),
+                           QStringLiteral("--check-plugins")});
+        QCOMPARE(bad.exitCode, 1);
+        QVERIFY2(bad.out.contains(QStringLiteral("plugin:bad.HalfGradient")) &&
+                     bad.out.contains(QStringLiteral("gradient vs finite differences: FAILED (d loss / d prediction [")),
+                 qPrintable(bad.out));
+        Run none = kiln::test::runProgram("kiln-train", {QStringLiteral("--check-plugins")});
+        QCOMPARE(none.exitCode, 2);
+        QVERIFY2(none.err.contains(QStringLiteral("no plugin is loaded")), qPrintable(none.err));
     }
 
     void refusesWithoutThePlugin() {

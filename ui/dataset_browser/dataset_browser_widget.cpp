@@ -63,6 +63,31 @@ constexpr int kDetailBox = 240;
 
 // Paints a cell: the thumbnail (or a placeholder while it decodes), the file name, a strip in the
 // split's colour and a red mark on bad samples. Cheap: no decoding, no lookups beyond data().
+// Holds a one-line label whose text changes many times while a folder opens and scans (the
+// status, the count of samples shown). A label in a layout asks for a relayout of the whole
+// window on every new text; here it fills a holder that has no layout and a size hint of its own,
+// so a new text only repaints the label.
+class LineHolder : public QWidget {
+public:
+    LineHolder(QLabel* label, QWidget* parent) : QWidget(parent), m_label(label) {
+        m_label->setParent(this);
+        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+        setFixedHeight(m_label->fontMetrics().height() + 4);
+        m_label->setAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    }
+    QSize sizeHint() const override { return {m_label->fontMetrics().averageCharWidth() * 30, height()}; }
+    QSize minimumSizeHint() const override { return {m_label->fontMetrics().averageCharWidth() * 8, height()}; }
+
+protected:
+    void resizeEvent(QResizeEvent* event) override {
+        m_label->setGeometry(rect());
+        QWidget::resizeEvent(event);
+    }
+
+private:
+    QLabel* m_label;
+};
+
 class SampleDelegate : public QStyledItemDelegate {
 public:
     using QStyledItemDelegate::QStyledItemDelegate;
@@ -188,7 +213,7 @@ void DatasetBrowserWidget::buildUi() {
     toolbar->addWidget(m_rescan);
     toolbar->addWidget(m_cancel);
     toolbar->addWidget(progressHolder);
-    toolbar->addWidget(m_status, 1);
+    toolbar->addWidget(new LineHolder(m_status, this), 1);
     root->addLayout(toolbar);
     connect(open, &QPushButton::clicked, this, &DatasetBrowserWidget::chooseFolder);
     connect(import, &QPushButton::clicked, this, &DatasetBrowserWidget::showImportDialog);
@@ -214,7 +239,7 @@ void DatasetBrowserWidget::buildUi() {
     filters->addWidget(m_splitFilter);
     filters->addWidget(new QLabel(tr("Status:"), this));
     filters->addWidget(m_statusFilter);
-    filters->addWidget(m_shown, 1);
+    filters->addWidget(new LineHolder(m_shown, this), 1);
     root->addLayout(filters);
     refreshClassFilter();
     for (QComboBox* c : {m_classFilter, m_splitFilter, m_statusFilter})
@@ -504,8 +529,8 @@ bool DatasetBrowserWidget::openImageFolder(const QString& folder, const QString&
     return true;
 }
 
-bool DatasetBrowserWidget::attachModel() {
-    if (!m_model->setIndexPath(m_indexPath)) {
+bool DatasetBrowserWidget::attachModel(std::unique_ptr<engine::data::DatasetIndex> opened) {
+    if (!(opened ? m_model->setIndex(std::move(opened)) : m_model->setIndexPath(m_indexPath))) {
         m_lastError = tr("Cannot open the dataset index: %1").arg(m_model->lastError());
         m_status->setText(m_lastError);
         return false;
@@ -553,9 +578,10 @@ void DatasetBrowserWidget::startScan() {
     const std::string folder = m_folder.toStdString();
     const std::string indexPath = m_indexPath.toStdString();
     const bool propose = m_pendingSplitProposal;
+    const bool attach = m_model->datasetIndex() == nullptr;
     auto cancel = m_cancelFlag;
     m_scanWatcher.setFuture(
-        QtConcurrent::run(&m_jobs, [this, folder, indexPath, propose, cancel]() -> ScanOutcome {
+        QtConcurrent::run(&m_jobs, [this, folder, indexPath, propose, attach, cancel]() -> ScanOutcome {
             lowerCurrentThreadPriority();
             ScanOutcome out;
             auto index = DatasetIndex::open(indexPath);
@@ -563,13 +589,19 @@ void DatasetBrowserWidget::startScan() {
                 out.message = QString::fromStdString(index.error().toString());
                 return out;
             }
-            // The index exists now: let the grid read it while the scan fills it.
-            QMetaObject::invokeMethod(
-                this,
-                [this] {
-                    if (!m_model->datasetIndex()) attachModel();
-                },
-                Qt::QueuedConnection);
+            // The index exists now: let the grid read it while the scan fills it, through a
+            // connection of its own opened here rather than on the GUI thread.
+            if (attach) {
+                auto reader = DatasetIndex::open(indexPath);
+                auto held = std::make_shared<std::unique_ptr<DatasetIndex>>(
+                    reader.ok() ? std::make_unique<DatasetIndex>(std::move(reader).value()) : nullptr);
+                QMetaObject::invokeMethod(
+                    this,
+                    [this, held] {
+                        if (!m_model->datasetIndex()) attachModel(std::move(*held));
+                    },
+                    Qt::QueuedConnection);
+            }
             engine::data::ScanOptions options;
             options.cancel = cancel.get();
             // Progress is posted to the GUI thread; the widget waits for this job before it dies.

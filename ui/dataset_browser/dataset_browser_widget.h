@@ -123,7 +123,9 @@ private:
         QString message;
     };
     void buildUi();
-    bool attachModel();
+    // Shows the index at m_indexPath in the grid: `opened` when given (opened by the scan job),
+    // else opened here.
+    bool attachModel(std::unique_ptr<engine::data::DatasetIndex> opened = nullptr);
     void startScan();
     void scanDone();
     void refreshCounts();

@@ -70,6 +70,17 @@ SampleListModel::SampleListModel(ThumbnailCache* thumbnails, QObject* parent)
 SampleListModel::~SampleListModel() = default;
 
 bool SampleListModel::setIndexPath(const QString& indexPath) {
+    if (indexPath.isEmpty()) return setIndex(nullptr);
+    auto opened = engine::data::DatasetIndex::open(indexPath.toStdString());
+    if (!opened.ok()) {
+        setIndex(nullptr);
+        m_lastError = QString::fromStdString(opened.error().toString());
+        return false;
+    }
+    return setIndex(std::make_unique<engine::data::DatasetIndex>(std::move(opened).value()));
+}
+
+bool SampleListModel::setIndex(std::unique_ptr<engine::data::DatasetIndex> index) {
     beginResetModel();
     m_pages.clear();
     m_pageOrder.clear();
@@ -82,18 +93,11 @@ bool SampleListModel::setIndexPath(const QString& indexPath) {
     }
     m_anchorWarmup.stop();
     m_lastError.clear();
-    if (indexPath.isEmpty()) {
-        endResetModel();
-        return false;
-    }
-    auto opened = engine::data::DatasetIndex::open(indexPath.toStdString());
-    if (opened.ok()) {
-        m_index = std::make_unique<engine::data::DatasetIndex>(std::move(opened).value());
+    m_index = std::move(index);
+    if (m_index) {
         auto n = m_index->count(m_filter);
         m_rows = n.ok() ? static_cast<int>(*n) : 0;
         m_anchorWarmup.start();
-    } else {
-        m_lastError = QString::fromStdString(opened.error().toString());
     }
     endResetModel();
     return m_index != nullptr;

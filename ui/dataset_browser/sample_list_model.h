@@ -49,6 +49,9 @@ public:
     // Reads from `indexPath` through a connection of its own. Returns false (and stays empty)
     // when the index cannot be opened; lastError() says why. An empty path closes the index.
     bool setIndexPath(const QString& indexPath);
+    // The same with an index opened already (on another thread: opening is file work the GUI
+    // thread need not wait for); null shows nothing. The model uses it on its own thread only.
+    bool setIndex(std::unique_ptr<engine::data::DatasetIndex> index);
     QString indexPath() const;
     QString lastError() const { return m_lastError; }
 

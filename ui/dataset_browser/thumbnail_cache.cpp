@@ -25,7 +25,7 @@ void lowerCurrentThreadPriority() {
 }
 
 ThumbnailCache::ThumbnailCache(QSize size, int capacity, QObject* parent)
-    : QObject(parent), m_size(size), m_cache(capacity) {
+    : QObject(parent), m_size(size), m_capacity(capacity), m_cache(std::make_unique<QCache<qint64, QPixmap>>(capacity)) {
     // Leave a core to the GUI thread on small machines.
     m_pool.setMaxThreadCount(std::max(1, QThread::idealThreadCount() - 1));
 }
@@ -55,7 +55,7 @@ QImage ThumbnailCache::decode(const QString& path, QSize box, QString* error) {
 }
 
 QPixmap ThumbnailCache::thumbnail(qint64 id, const QString& path) {
-    if (QPixmap* p = m_cache.object(id)) return *p;
+    if (QPixmap* p = m_cache->object(id)) return *p;
     if (m_failed.contains(id) || m_inFlight.contains(id)) return {};
     if (m_queuedIds.contains(id)) {
         // Asked again: it is on screen now, so move it to the front.
@@ -99,7 +99,7 @@ void ThumbnailCache::finished(qint64 id, quint64 generation, const QImage& image
         m_failed.insert(id, error);
         emit thumbnailFailed(id, error);
     } else {
-        m_cache.insert(id, new QPixmap(QPixmap::fromImage(image)));
+        m_cache->insert(id, new QPixmap(QPixmap::fromImage(image)));
         emit thumbnailReady(id);
     }
     pump();
@@ -111,8 +111,19 @@ void ThumbnailCache::clear() {
     m_queue.clear();
     m_queuedIds.clear();
     m_inFlight.clear();
-    m_cache.clear();
-    m_failed.clear();
+    if (m_cache->isEmpty() && m_failed.isEmpty()) return;
+    // The old pictures and reasons go to a pool thread, which frees them. The pixmaps are raster
+    // images in Qt 6 (no server-side pixmaps on xcb or offscreen), so freeing them there touches
+    // nothing of the GUI thread's.
+    std::shared_ptr<QCache<qint64, QPixmap>> old(m_cache.release());
+    m_cache = std::make_unique<QCache<qint64, QPixmap>>(m_capacity);
+    auto failed = std::make_shared<QHash<qint64, QString>>(std::move(m_failed));
+    m_failed = {};
+    // Moved in, so that the task holds the only references whenever it runs.
+    QThreadPool::globalInstance()->start([old = std::move(old), failed = std::move(failed)]() mutable {
+        old.reset();
+        failed.reset();
+    });
 }
 
 }  // namespace kiln::ui

@@ -14,6 +14,8 @@
 #include <QThreadPool>
 #include <QVector>
 
+#include <memory>
+
 namespace kiln::ui {
 
 // Makes the calling thread yield to the GUI thread (a higher nice value on Linux). Call it only
@@ -31,10 +33,11 @@ public:
     QSize thumbnailSize() const { return m_size; }
     // The cached thumbnail of `id`, or a null pixmap after queueing a decode of `path`.
     QPixmap thumbnail(qint64 id, const QString& path);
-    bool contains(qint64 id) const { return m_cache.contains(id); }
+    bool contains(qint64 id) const { return m_cache->contains(id); }
     // Why `id` could not be decoded ("" when it could, or is not done yet).
     QString failure(qint64 id) const { return m_failed.value(id); }
-    // Drops everything, including queued work.
+    // Drops everything, including queued work. The thousands of pictures a large folder leaves
+    // are freed on a pool thread: freeing them took tens of ms of the GUI thread.
     void clear();
     int queued() const { return static_cast<int>(m_queue.size()); }
     int maxThreads() const { return m_pool.maxThreadCount(); }
@@ -50,7 +53,8 @@ private:
     void finished(qint64 id, quint64 generation, const QImage& image, const QString& error);
 
     QSize m_size;
-    QCache<qint64, QPixmap> m_cache;
+    int m_capacity;
+    std::unique_ptr<QCache<qint64, QPixmap>> m_cache;
     QHash<qint64, QString> m_failed;
     // Requests newest last; only the newest kMaxQueued are kept (older ones have scrolled away).
     QVector<QPair<qint64, QString>> m_queue;

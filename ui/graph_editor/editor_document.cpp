@@ -17,6 +17,7 @@
 #include "engine/io/head_replacement.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/plugin_ops.h"
+#include "ui/common/plugin_notifier.h"
 #include "ui/graph_editor/editor_commands.h"
 #include "ui/graph_editor/graph_analysis.h"
 #include "ui/graph_editor/graph_layout.h"
@@ -50,6 +51,14 @@ Error refused(ErrorCode code, const QString& why, const std::string& node = {}) 
 
 EditorDocument::EditorDocument(QObject* parent) : QObject(parent), m_undo(new QUndoStack(this)) {
     connect(m_undo, &QUndoStack::cleanChanged, this, [this](bool) { emit modifiedChanged(isModified()); });
+    // A plugin loaded now gives its Plugin nodes their ports, attributes and shapes: the canvas
+    // rebuilds them and analyses the graph again. The document itself does not change.
+    connect(&PluginNotifier::instance(), &PluginNotifier::pluginsChanged, this, [this] {
+        const std::string plugin(engine::ops::opDef(engine::ops::OpKind::Plugin).name);
+        if (std::any_of(m_content.nodes.begin(), m_content.nodes.end(),
+                        [&](const EditorNode& n) { return n.node.op == plugin; }))
+            emit structureChanged();
+    });
     newDocument();
 }
 

@@ -15,6 +15,7 @@
 
 #include "engine/ops/op_table.h"
 #include "engine/ops/plugin_ops.h"
+#include "ui/common/plugin_notifier.h"
 #include "ui/common/theme.h"
 
 namespace kiln::ui {
@@ -113,6 +114,10 @@ InspectorWidget::InspectorWidget(EditorDocument* document, QWidget* parent)
         if (id == m_node) refreshValues();
     });
     connect(document, &EditorDocument::layersChanged, this, [this] {
+        if (m_node && m_document->node(m_node)) rebuild();
+    });
+    // A Plugin node's form comes from its plugin's schema, which exists once the plugin loads.
+    connect(&PluginNotifier::instance(), &PluginNotifier::pluginsChanged, this, [this] {
         if (m_node && m_document->node(m_node)) rebuild();
     });
     connect(document, &EditorDocument::structureChanged, this, [this] {

@@ -13,6 +13,7 @@
 
 #include "engine/ops/op_table.h"
 #include "engine/ops/plugin_registry.h"
+#include "ui/common/plugin_notifier.h"
 #include "ui/graph_editor/layer_library.h"
 
 namespace kiln::ui {
@@ -66,14 +67,8 @@ PaletteModel::PaletteModel(QObject* parent) : QAbstractItemModel(parent) {
     for (C c : {C::Input, C::Core, C::Convolution, C::Pooling, C::Normalization, C::Regularization, C::Merge,
                 C::Activation, C::Loss, C::Plugin}) {
         Section s{categoryLabel(c), {}};
-        // The operations of the loaded plugins, by their namespaced names; the generic Plugin row
-        // itself is not listed (a node needs an operation).
         if (c == C::Plugin) {
-            for (const auto* op : engine::ops::PluginRegistry::global().ops()) {
-                const QString name = QString::fromStdString(op->name);
-                s.entries.push_back({name, name, QString::fromUtf8(op->desc->doc ? op->desc->doc : ""), QStringLiteral("op"),
-                                     QStringLiteral("plugin")});
-            }
+            s = pluginSection();
             if (!s.entries.isEmpty()) m_sections.push_back(s);
             continue;
         }
@@ -99,6 +94,43 @@ PaletteModel::PaletteModel(QObject* parent) : QAbstractItemModel(parent) {
     m_sections.push_back(t);
     m_sections.push_back(Section{tr("Layers"), {}});
     setLayers({}, nullptr);
+}
+
+PaletteModel::Section PaletteModel::pluginSection() {
+    // The operations of the loaded plugins, by their namespaced names; the generic Plugin row
+    // itself is not listed (a node needs an operation).
+    Section s{categoryLabel(engine::ops::Category::Plugin), {}};
+    for (const auto* op : engine::ops::PluginRegistry::global().ops()) {
+        const QString name = QString::fromStdString(op->name);
+        s.entries.push_back({name, name, QString::fromUtf8(op->desc->doc ? op->desc->doc : ""), QStringLiteral("op"),
+                             QStringLiteral("plugin")});
+    }
+    return s;
+}
+
+void PaletteModel::refreshPlugins() {
+    Section fresh = pluginSection();
+    const QString label = fresh.label;
+    int at = -1;
+    for (int i = 0; i < m_sections.size(); ++i)
+        if (m_sections[i].label == label) at = i;
+    if (at < 0) {
+        if (fresh.entries.isEmpty()) return;
+        // The section goes after the built-in categories, before Templates and Layers.
+        const int row = static_cast<int>(m_sections.size()) - 2;
+        beginInsertRows({}, row, row);
+        m_sections.insert(row, fresh);
+        endInsertRows();
+        return;
+    }
+    // Plugins are never unloaded: the new list starts with the old one, so only rows are added.
+    Section& current = m_sections[at];
+    const int before = static_cast<int>(current.entries.size());
+    const int after = static_cast<int>(fresh.entries.size());
+    if (after <= before) return;
+    beginInsertRows(index(at, 0), before, after - 1);
+    current.entries = std::move(fresh.entries);
+    endInsertRows();
 }
 
 void PaletteModel::setLayers(const std::vector<engine::io::LayerDef>& project, const UserLayerLibrary* library) {
@@ -236,6 +268,11 @@ PaletteWidget::PaletteWidget(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_search);
     layout->addWidget(m_view);
     connect(m_search, &QLineEdit::textChanged, this, &PaletteWidget::setFilter);
+    // A plugin loaded while the studio runs joins the palette at once.
+    connect(&PluginNotifier::instance(), &PluginNotifier::pluginsChanged, this, [this] {
+        m_model->refreshPlugins();
+        m_view->expandAll();
+    });
     // activated: a double-click, or Enter on the current entry.
     connect(m_view, &QTreeView::activated, this, [this](const QModelIndex& idx) {
         const QString kind = idx.data(PaletteModel::KindRole).toString();

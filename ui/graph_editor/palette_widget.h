@@ -51,6 +51,9 @@ public:
     // Fills the "Layers" section: the project's layers, the bundled ones the project does not
     // replace, and the user library's that neither has.
     void setLayers(const std::vector<engine::io::LayerDef>& project, const UserLayerLibrary* library);
+    // Lists the operations of the plugins loaded now under "Plugins" (the section appears with
+    // the first one); rows are inserted, nothing else moves.
+    void refreshPlugins();
 
 private:
     struct Entry {
@@ -62,6 +65,7 @@ private:
         QString label;
         QVector<Entry> entries;
     };
+    static Section pluginSection();
     QVector<Section> m_sections;
 };
 

@@ -28,6 +28,7 @@ QString kindText(engine::ops::PluginCheck::Kind k) {
     case K::Shape: return PluginsDialog::tr("Shape");
     case K::Forward: return PluginsDialog::tr("Forward vs reference");
     case K::Gradient: return PluginsDialog::tr("Gradient vs finite differences");
+    case K::Value: return PluginsDialog::tr("Loss values");
     }
     return {};
 }
@@ -69,7 +70,8 @@ PluginsDialog::PluginsDialog(QWidget* parent) : QDialog(parent) {
     m_check = new QPushButton(tr("Check plugin"), this);
     m_check->setObjectName(QStringLiteral("checkPlugin"));
     m_check->setToolTip(tr("Runs the selected plugin's check cases: shapes, forward against its reference, and "
-                           "gradients against finite differences"));
+                           "gradients against finite differences; its losses' values and gradients on cases made "
+                           "from their defaults"));
     row->addWidget(m_check);
     m_load = new QPushButton(tr("Load Plugin…"), this);
     m_load->setObjectName(QStringLiteral("loadPlugin"));
@@ -83,7 +85,7 @@ PluginsDialog::PluginsDialog(QWidget* parent) : QDialog(parent) {
 
     m_results = new QTreeWidget(this);
     m_results->setObjectName(QStringLiteral("checkResults"));
-    m_results->setHeaderLabels({tr("Operation"), tr("Case"), tr("Check"), tr("Result"), tr("Detail")});
+    m_results->setHeaderLabels({tr("Operation or loss"), tr("Case"), tr("Check"), tr("Result"), tr("Detail")});
     m_results->setRootIsDecorated(false);
     layout->addWidget(m_results, 3);
 
@@ -173,14 +175,20 @@ void PluginsDialog::startCheck() {
     std::vector<const engine::ops::PluginOp*> ops;
     for (const auto* op : engine::ops::PluginRegistry::global().ops())
         if (op->pluginPath == path) ops.push_back(op);
+    std::vector<const engine::ops::PluginLoss*> losses;
+    for (const auto* loss : engine::ops::PluginRegistry::global().losses())
+        if (loss->pluginPath == path) losses.push_back(loss);
     m_check->setEnabled(false);
     m_results->clear();
-    m_summary->setText(tr("Checking %n operation(s)…", nullptr, static_cast<int>(ops.size())));
+    m_summary->setText(tr("Checking %n operation(s) and loss(es)…", nullptr, static_cast<int>(ops.size() + losses.size())));
     // Plugins are never unloaded, so the descriptors outlive the check.
-    m_watcher.setFuture(QtConcurrent::run([ops] {
+    m_watcher.setFuture(QtConcurrent::run([ops, losses] {
         engine::ThreadPool pool(2);
         std::vector<PluginCheckRun> runs;
         for (const auto* op : ops) runs.push_back({op->name, engine::ops::checkPluginOp(*op, pool)});
+        // Losses are listed as a training config names them.
+        for (const auto* loss : losses)
+            runs.push_back({std::string(engine::ops::kPluginPrefix) + loss->name, engine::ops::checkPluginLoss(*loss, pool)});
         return runs;
     }));
 }

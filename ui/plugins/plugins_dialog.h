@@ -3,7 +3,8 @@
 // metrics), the ones that failed to load and why, "Load Plugin…", which loads a library now and
 // every start after, and "Check plugin", which runs the plugin checker (shapes, forward against
 // the plugin's reference, gradients against finite differences) on the selected plugin's
-// operations off the GUI thread.
+// operations, and the loss checker (values, gradients against finite differences) on its
+// losses, off the GUI thread.
 #pragma once
 
 #include <QDialog>
@@ -20,7 +21,7 @@ class QTreeWidget;
 namespace kiln::ui {
 
 struct PluginCheckRun {
-    std::string op;
+    std::string op;  // an operation's name, or a loss's "plugin:<name>"
     std::vector<engine::ops::PluginCheck> checks;
 };
 

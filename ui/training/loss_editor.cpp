@@ -2,7 +2,6 @@
 // LossEditor: loss terms <-> the "loss" JSON of the training configuration.
 #include "ui/training/loss_editor.h"
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QEvent>
@@ -10,17 +9,14 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QLineEdit>
 #include <QPushButton>
 #include <QSignalBlocker>
-#include <QSpinBox>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
-#include <limits>
-
 #include "engine/ops/op_table.h"
 #include "engine/ops/plugin_registry.h"
+#include "ui/training/attribute_form.h"
 
 namespace kiln::ui::training {
 
@@ -38,10 +34,6 @@ json termObject(const json& term) {
     if (term.is_string()) return json{{"type", term.get<std::string>()}};
     if (term.is_object()) return term;
     return json{{"type", "MeanSquaredError"}};
-}
-
-json attrToJson(const engine::AttrValue& v) {
-    return std::visit([](const auto& x) { return json(x); }, v);
 }
 
 }  // namespace
@@ -90,7 +82,10 @@ void LossEditor::changeEvent(QEvent* event) {
 }
 
 void LossEditor::retranslate() {
-    m_table->setHorizontalHeaderLabels({tr("Loss"), tr("Output"), tr("Weight"), tr("Target column")});
+    m_table->setHorizontalHeaderLabels({tr("Loss"), tr("Output"), tr("Weight"), tr("Target column"), tr("Name")});
+    m_table->horizontalHeaderItem(NameColumn)
+        ->setToolTip(tr("The term's name in the logs and charts (loss_<name>); empty: made from the output and the "
+                        "loss"));
     m_table->setToolTip(
         tr("Each row is one loss term; the training minimises the sum of the terms times their "
            "weights. An output may have several terms."));
@@ -210,6 +205,8 @@ void LossEditor::addRow(const json& term) {
     m_table->setItem(
         row, TargetColumn,
         new QTableWidgetItem(QString::fromStdString(term.value("target", std::string("label")))));
+    const json name = term.contains("name") ? term["name"] : json();
+    m_table->setItem(row, NameColumn, new QTableWidgetItem(QString::fromStdString(name.is_string() ? name.get<std::string>() : std::string())));
     // Cell widgets find their row when they change (rows move when one above is removed).
     auto rowOf = [this](QWidget* w) {
         for (int r = 0; r < m_table->rowCount(); ++r)
@@ -285,6 +282,13 @@ void LossEditor::onRowEdited(int row) {
         t.erase("target");
     else
         t["target"] = target;
+    // An empty name lets the engine name the term; the engine checks a typed one.
+    const std::string name =
+        m_table->item(row, NameColumn) ? m_table->item(row, NameColumn)->text().trimmed().toStdString() : std::string();
+    if (name.empty())
+        t.erase("name");
+    else
+        t["name"] = name;
     emit edited();
 }
 
@@ -300,19 +304,14 @@ json LossEditor::loss() const {
 
 void LossEditor::setAttribute(int row, const engine::AttrSpec& spec, const json& value) {
     if (row < 0 || row >= static_cast<int>(m_terms.size())) return;
-    json& t = m_terms[static_cast<size_t>(row)];
-    // The default is left out, so the file says only what differs.
-    if (!spec.required && value == attrToJson(spec.defaultValue))
-        t.erase(spec.name);
-    else
-        t[spec.name] = value;
+    setAttributeJson(m_terms[static_cast<size_t>(row)], spec, value);
     emit edited();
 }
 
 void LossEditor::showAttributes() {
-    while (m_attrForm->rowCount() > 0) m_attrForm->removeRow(0);
     const int row = m_table->currentRow();
     if (row < 0 || row >= static_cast<int>(m_terms.size())) {
+        fillAttributeForm(m_attrForm, m_attrHost, {}, json::object(), QString(), {});
         m_attrTitle->setText(QString());
         m_attrTitle->hide();
         return;
@@ -323,89 +322,8 @@ void LossEditor::showAttributes() {
     m_attrTitle->setVisible(true);
     m_attrTitle->setText(specs.empty() ? tr("%1 has no settings.").arg(QString::fromStdString(type))
                                        : tr("Settings of %1:").arg(QString::fromStdString(type)));
-    for (const auto& spec : specs) {
-        const QString name = QString::fromStdString(spec.name);
-        const QString objectName = QStringLiteral("lossAttr_") + name;
-        const QString doc = QString::fromStdString(spec.doc);
-        const json current = term.contains(spec.name) ? term[spec.name] : attrToJson(spec.defaultValue);
-        QWidget* editor = nullptr;
-        switch (spec.type) {
-        case engine::AttrType::Bool: {
-            auto* box = new QCheckBox(m_attrHost);
-            box->setChecked(current.is_boolean() && current.get<bool>());
-            connect(box, &QCheckBox::toggled, this,
-                    [this, row, spec](bool on) { setAttribute(row, spec, json(on)); });
-            editor = box;
-            break;
-        }
-        case engine::AttrType::Int: {
-            auto* box = new QSpinBox(m_attrHost);
-            box->setRange(spec.min ? static_cast<int>(*spec.min) : std::numeric_limits<int>::min(),
-                          spec.max ? static_cast<int>(*spec.max) : std::numeric_limits<int>::max());
-            box->setKeyboardTracking(false);
-            box->setValue(current.is_number() ? current.get<int>() : 0);
-            connect(box, qOverload<int>(&QSpinBox::valueChanged), this,
-                    [this, row, spec](int v) { setAttribute(row, spec, json(static_cast<int64_t>(v))); });
-            editor = box;
-            break;
-        }
-        case engine::AttrType::Float: {
-            auto* box = new QDoubleSpinBox(m_attrHost);
-            box->setDecimals(6);
-            box->setRange(spec.min ? *spec.min : -1e9, spec.max ? *spec.max : 1e9);
-            box->setSingleStep(0.05);
-            box->setKeyboardTracking(false);
-            box->setValue(current.is_number() ? current.get<double>() : 0.0);
-            connect(box, qOverload<double>(&QDoubleSpinBox::valueChanged), this,
-                    [this, row, spec](double v) { setAttribute(row, spec, json(v)); });
-            editor = box;
-            break;
-        }
-        case engine::AttrType::String: {
-            if (!spec.choices.empty()) {
-                auto* box = new QComboBox(m_attrHost);
-                for (const auto& c : spec.choices) box->addItem(QString::fromStdString(c));
-                box->setCurrentText(
-                    QString::fromStdString(current.is_string() ? current.get<std::string>() : std::string()));
-                connect(box, &QComboBox::currentTextChanged, this, [this, row, spec](const QString& v) {
-                    setAttribute(row, spec, json(v.toStdString()));
-                });
-                editor = box;
-            } else {
-                auto* edit = new QLineEdit(m_attrHost);
-                edit->setText(
-                    QString::fromStdString(current.is_string() ? current.get<std::string>() : std::string()));
-                connect(edit, &QLineEdit::editingFinished, this, [this, row, spec, edit] {
-                    setAttribute(row, spec, json(edit->text().toStdString()));
-                });
-                editor = edit;
-            }
-            break;
-        }
-        case engine::AttrType::IntList: {
-            // Comma-separated integers; the engine's parser checks length and range.
-            auto* edit = new QLineEdit(m_attrHost);
-            QStringList parts;
-            if (current.is_array())
-                for (const auto& v : current) parts << QString::number(v.get<int64_t>());
-            edit->setText(parts.join(QStringLiteral(", ")));
-            connect(edit, &QLineEdit::editingFinished, this, [this, row, spec, edit] {
-                json list = json::array();
-                for (const QString& p : edit->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
-                    list.push_back(p.trimmed().toLongLong());
-                setAttribute(row, spec, list);
-            });
-            editor = edit;
-            break;
-        }
-        }
-        editor->setObjectName(objectName);
-        editor->setToolTip(doc);
-        auto* label = new QLabel(name, m_attrHost);
-        label->setToolTip(doc);
-        label->setBuddy(editor);
-        m_attrForm->addRow(label, editor);
-    }
+    fillAttributeForm(m_attrForm, m_attrHost, specs, term, QStringLiteral("lossAttr_"),
+                      [this, row](const engine::AttrSpec& spec, const json& value) { setAttribute(row, spec, value); });
 }
 
 }  // namespace kiln::ui::training

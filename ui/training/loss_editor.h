@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The loss part of the training configuration: one row per loss term (type, output, weight,
-// target column), built-in and plugin losses alike, and a form of the selected term's attributes
-// generated from the loss's schema (from_logits, gamma, alpha, delta...). Edits come out as the
-// "loss" JSON value; settings the editor does not show (a term's name) are kept.
+// target column, name), built-in and plugin losses alike, and a form of the selected term's
+// attributes generated from the loss's schema (from_logits, gamma, alpha, delta...). Edits come
+// out as the "loss" JSON value; settings the editor does not show are kept.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,7 +22,7 @@ namespace kiln::ui::training {
 class LossEditor : public QWidget {
     Q_OBJECT
 public:
-    enum Column { TypeColumn, OutputColumn, WeightColumn, TargetColumn, ColumnCount };
+    enum Column { TypeColumn, OutputColumn, WeightColumn, TargetColumn, NameColumn, ColumnCount };
 
     explicit LossEditor(QWidget* parent = nullptr);
 

@@ -13,6 +13,7 @@
 #include <QEvent>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QLineEdit>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -28,7 +29,9 @@
 #include "engine/train/config.h"
 #include "engine/ops/plugin_registry.h"
 #include "engine/train/stages.h"
+#include "ui/common/plugin_notifier.h"
 #include "ui/common/theme.h"
+#include "ui/training/attribute_form.h"
 #include "ui/training/loss_editor.h"
 
 namespace kiln::ui::training {
@@ -115,9 +118,33 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
         metricsRow->addWidget(c);
     }
     metricsRow->addStretch();
-    m_metricList = new QListWidget(host);
+    // The further metrics, and under them the settings of the plugin metric selected there.
+    auto* moreMetrics = new QWidget(host);
+    auto* moreLayout = new QVBoxLayout(moreMetrics);
+    moreLayout->setContentsMargins(0, 0, 0, 0);
+    m_metricList = new QListWidget(moreMetrics);
     m_metricList->setObjectName(QStringLiteral("metricList"));
     m_metricList->setMaximumHeight(110);
+    moreLayout->addWidget(m_metricList);
+    m_metricSettings = new QWidget(moreMetrics);
+    m_metricSettings->setObjectName(QStringLiteral("metricSettings"));
+    auto* settingsLayout = new QVBoxLayout(m_metricSettings);
+    settingsLayout->setContentsMargins(0, 0, 0, 0);
+    m_metricSettingsTitle = new QLabel(m_metricSettings);
+    settingsLayout->addWidget(m_metricSettingsTitle);
+    auto* nameForm = new QFormLayout;
+    m_metricName = new QLineEdit(m_metricSettings);
+    m_metricName->setObjectName(QStringLiteral("metricName"));
+    m_metricNameLabel = new QLabel(m_metricSettings);
+    m_metricNameLabel->setBuddy(m_metricName);
+    nameForm->addRow(m_metricNameLabel, m_metricName);
+    settingsLayout->addLayout(nameForm);
+    m_metricAttrHost = new QWidget(m_metricSettings);
+    m_metricAttrForm = new QFormLayout(m_metricAttrHost);
+    m_metricAttrForm->setContentsMargins(0, 0, 0, 0);
+    settingsLayout->addWidget(m_metricAttrHost);
+    moreLayout->addWidget(m_metricSettings);
+    m_metricSettings->hide();
     m_device = new QComboBox(host);
     m_device->setObjectName(QStringLiteral("device"));
     m_device->addItem(QString(), QStringLiteral("cpu"));
@@ -153,11 +180,11 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     connect(m_findLr, &QPushButton::clicked, this, &TrainingConfigForm::findLearningRateRequested);
 
     const QList<QWidget*> rows = {m_epochs, m_batch, m_seed, m_validation, m_shuffle, m_optimizer, lrRow, m_momentum,
-                                  m_weightDecay, m_schedule, m_decaySteps, m_warmup, metrics, m_metricList, m_device,
+                                  m_weightDecay, m_schedule, m_decaySteps, m_warmup, metrics, moreMetrics, m_device,
                                   m_precision, m_memoryLimit, m_histogramFreq};
     for (QWidget* w : rows) {
         auto* label = new QLabel(host);
-        label->setBuddy(w == lrRow ? m_lr : w);
+        label->setBuddy(w == lrRow ? m_lr : w == moreMetrics ? static_cast<QWidget*>(m_metricList) : w);
         m_labels << label;
         m_form->addRow(label, w);
     }
@@ -270,12 +297,27 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     }
     connect(m_stages, &QTableWidget::itemChanged, this, edited);
     connect(m_metricList, &QListWidget::itemChanged, this, edited);
+    connect(m_metricList, &QListWidget::itemChanged, this, [this] { showMetricSettings(); });
+    connect(m_metricList, &QListWidget::currentItemChanged, this, [this] { showMetricSettings(); });
+    connect(m_metricName, &QLineEdit::editingFinished, this, [this] {
+        const QString type = currentPluginMetric();
+        if (m_loading || type.isEmpty()) return;
+        json& settings = metricSettings(type);
+        const std::string name = m_metricName->text().trimmed().toStdString();
+        if (name.empty())
+            settings.erase("name");
+        else
+            settings["name"] = name;
+        onEdited();
+    });
     connect(m_lossEditor, &LossEditor::edited, this, edited);
     connect(m_addStage, &QPushButton::clicked, this, &TrainingConfigForm::addStage);
     connect(m_removeStage, &QPushButton::clicked, this, [this] {
         removeStage(m_stages->currentRow() >= 0 ? m_stages->currentRow() : m_stages->rowCount() - 1);
     });
     connect(m_discriminative, &QPushButton::clicked, this, &TrainingConfigForm::applyDiscriminativePreset);
+    // The losses and metrics of a plugin loaded now are offered at once.
+    connect(&PluginNotifier::instance(), &PluginNotifier::pluginsChanged, this, &TrainingConfigForm::refreshPlugins);
     setConfig(json::object());
 }
 
@@ -309,7 +351,10 @@ void TrainingConfigForm::retranslate()
     m_metricPrecision->setText(tr("Precision", "metric: the share of predicted positives that are right"));
     m_metricRecall->setText(tr("Recall"));
     m_metricAuc->setText(tr("ROC AUC"));
-    m_metricList->setToolTip(tr("Further metrics to log; plugin metrics appear here once their plugin is loaded."));
+    m_metricList->setToolTip(tr("Further metrics to log; plugin metrics appear here once their plugin is loaded. "
+                                "Select a plugin metric to change its settings."));
+    m_metricNameLabel->setText(tr("Name"));
+    m_metricName->setToolTip(tr("The metric's name in the logs and charts; empty: the plugin's name for it"));
     fillMetricList(checkedListMetrics());
     m_lossBox->setTitle(tr("Loss"));
     m_device->setItemText(0, tr("CPU"));
@@ -369,6 +414,7 @@ void TrainingConfigForm::changeEvent(QEvent* event)
 void TrainingConfigForm::fillMetricList(const QStringList& checked)
 {
     const QSignalBlocker block(m_metricList);
+    const QVariant current = m_metricList->currentItem() ? m_metricList->currentItem()->data(Qt::UserRole) : QVariant();
     m_metricList->clear();
     const std::pair<const char*, QString> builtIn[] = {
         {"mse", tr("Mean squared error (mse)")},
@@ -392,6 +438,51 @@ void TrainingConfigForm::fillMetricList(const QStringList& checked)
     for (const QString& name : checked)
         if (name.startsWith(QLatin1String("plugin:")) && !plugin.contains(name))
             add(name, tr("%1 (plugin not loaded)").arg(name.mid(7)));
+    for (int i = 0; i < m_metricList->count(); ++i)
+        if (current.isValid() && m_metricList->item(i)->data(Qt::UserRole) == current) m_metricList->setCurrentRow(i);
+    showMetricSettings();
+}
+
+QString TrainingConfigForm::currentPluginMetric() const
+{
+    const QListWidgetItem* item = m_metricList->currentItem();
+    const QString type = item ? item->data(Qt::UserRole).toString() : QString();
+    if (!type.startsWith(QLatin1String("plugin:"))) return {};
+    return engine::ops::PluginRegistry::global().findMetric(engine::ops::pluginTypeName(type.toStdString())) ? type
+                                                                                                           : QString();
+}
+
+json& TrainingConfigForm::metricSettings(const QString& type)
+{
+    json& settings = m_metricObjects[type.toStdString()];
+    if (!settings.is_object()) settings = json{{"type", type.toStdString()}};
+    return settings;
+}
+
+void TrainingConfigForm::showMetricSettings()
+{
+    const QString type = currentPluginMetric();
+    if (type.isEmpty()) {
+        fillAttributeForm(m_metricAttrForm, m_metricAttrHost, {}, json::object(), QString(), {});
+        m_metricSettings->hide();
+        return;
+    }
+    const auto* metric = engine::ops::PluginRegistry::global().findMetric(engine::ops::pluginTypeName(type.toStdString()));
+    const bool on = m_metricList->currentItem()->checkState() == Qt::Checked;
+    const auto found = m_metricObjects.find(type.toStdString());
+    const json settings = found != m_metricObjects.end() ? found->second : json::object();
+    m_metricSettingsTitle->setText(on ? tr("Settings of %1:").arg(type)
+                                      : tr("Settings of %1 (check it to use them):").arg(type));
+    m_metricName->setText(QString::fromStdString(settings.value("name", std::string())));
+    m_metricName->setPlaceholderText(QString::fromStdString(metric->name));
+    fillAttributeForm(m_metricAttrForm, m_metricAttrHost, metric->attrs, settings, QStringLiteral("metricAttr_"),
+                      [this, type](const engine::AttrSpec& spec, const json& value) {
+                          if (m_loading) return;
+                          setAttributeJson(metricSettings(type), spec, value);
+                          onEdited();
+                      });
+    m_metricSettings->setEnabled(on);
+    m_metricSettings->show();
 }
 
 QStringList TrainingConfigForm::checkedListMetrics() const
@@ -627,12 +718,14 @@ void TrainingConfigForm::setConfig(const json& training)
     m_decaySteps->setValue(value<int>(sched, "decay_steps", value<int>(sched, "step_size", 1000)));
     m_warmup->setValue(value<int>(sched, "warmup_steps", 0));
     QStringList metrics;
+    m_metricObjects.clear();
     if (t.contains("metrics") && t["metrics"].is_array()) {
         for (const auto& m : t["metrics"]) {
             if (m.is_string()) {
                 metrics << QString::fromStdString(m.get<std::string>());
             } else if (m.is_object() && m.contains("type") && m["type"].is_string()) {
                 metrics << QString::fromStdString(m["type"].get<std::string>());  // a plugin metric with settings
+                m_metricObjects[m["type"].get<std::string>()] = m;
             }
         }
     }
@@ -783,7 +876,13 @@ json TrainingConfigForm::compose() const
         }
     }
     for (const auto& [name, on] : shown) {
-        if (on) {
+        if (!on) {
+            continue;
+        }
+        // A plugin metric's settings as edited (just its name when none is left), else as written.
+        if (const auto edited = m_metricObjects.find(name); edited != m_metricObjects.end()) {
+            metrics.push_back(edited->second.size() > 1 ? edited->second : json(name));
+        } else {
             metrics.push_back(written.count(name) ? written[name] : json(name));
         }
     }

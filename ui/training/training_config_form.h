@@ -10,6 +10,8 @@
 #include <QHash>
 #include <QWidget>
 
+#include <map>
+
 #include "engine/graph/graph.h"
 
 class QCheckBox;
@@ -18,6 +20,7 @@ class QDoubleSpinBox;
 class QFormLayout;
 class QGroupBox;
 class QLabel;
+class QLineEdit;
 class QListWidget;
 class QPushButton;
 class QSpinBox;
@@ -55,7 +58,11 @@ public:
     // Metrics beyond the four check boxes: checkable items whose data is the metric's name in
     // the configuration ("mse", "plugin:acme.FBeta").
     QListWidget* metricList() const { return m_metricList; }
-    // Offers the losses and metrics of the plugins loaded now (after Load Plugin…).
+    // The settings of the plugin metric selected in metricList(): a "metricName" line and one
+    // editor per attribute named "metricAttr_<name>"; hidden unless a loaded plugin metric is selected.
+    QWidget* metricSettingsForm() const { return m_metricSettings; }
+    // Offers the losses and metrics of the plugins loaded now; called whenever PluginNotifier
+    // reports a new plugin.
     void refreshPlugins();
 
 signals:
@@ -87,6 +94,12 @@ private:
     // those `checked` names.
     void fillMetricList(const QStringList& checked);
     QStringList checkedListMetrics() const;
+    // The loaded plugin metric selected in the list ("plugin:acme.FBeta"), or "".
+    QString currentPluginMetric() const;
+    // The settings object of a plugin metric ({"type": ..., "name"?, attributes...}), made on first use.
+    nlohmann::json& metricSettings(const QString& type);
+    // Shows the name and attribute editors of the selected plugin metric (hidden for others).
+    void showMetricSettings();
 
     engine::Graph m_graph;
     nlohmann::json m_base = nlohmann::json::object();   // what setConfig() showed, for kept fields
@@ -113,6 +126,14 @@ private:
     QCheckBox* m_metricRecall = nullptr;
     QCheckBox* m_metricAuc = nullptr;
     QListWidget* m_metricList = nullptr;
+    QWidget* m_metricSettings = nullptr;
+    QLabel* m_metricSettingsTitle = nullptr;
+    QLabel* m_metricNameLabel = nullptr;
+    QLineEdit* m_metricName = nullptr;
+    QWidget* m_metricAttrHost = nullptr;
+    QFormLayout* m_metricAttrForm = nullptr;
+    // Plugin metrics written with settings, by type: kept while unchecked, written while checked.
+    std::map<std::string, nlohmann::json> m_metricObjects;
     QGroupBox* m_lossBox = nullptr;
     LossEditor* m_lossEditor = nullptr;
     QComboBox* m_device = nullptr;

@@ -2,7 +2,8 @@
 // Plugin operations end to end with the example GroupNorm plugin (KILN_TEST_PLUGIN_DIR): loading
 // and refusals (ABI version, no entry point, not a library, duplicate op), the plugin checker, a
 // closed-form forward, training a small model through it, project round trips with and without
-// the plugin, and export (ONNX custom domain with a warning, SavedModel refused).
+// the plugin, and export (ONNX custom domain with a warning, SavedModel refused); listeners hear
+// the loads that change the registry, and only those.
 #include <QtTest>
 
 #include <cmath>
@@ -84,6 +85,24 @@ private slots:
         QCOMPARE(op->attrs[1].type, AttrType::Float);
         QVERIFY(!op->attrs[1].doc.empty());
         QCOMPARE(PluginRegistry::global().find("example.Nothing"), nullptr);
+    }
+
+    void listenersHearChanges() {
+        auto& registry = PluginRegistry::global();
+        int calls = 0;
+        // A listener may use the registry, and even load from it, while it is called.
+        const int id = registry.addListener([&] {
+            ++calls;
+            (void)registry.load(kGroupNorm);
+            (void)registry.plugins();
+        });
+        QVERIFY(registry.load(kGroupNorm).ok());  // loaded already: nothing changes
+        QCOMPARE(calls, 0);
+        QVERIFY(!registry.load(kPluginDir + "/bad/no_entry.so").ok());  // a new failure is listed
+        QCOMPARE(calls, 1);
+        registry.removeListener(id);
+        QVERIFY(!registry.load(kPluginDir + "/bad/no_entry.so").ok());
+        QCOMPARE(calls, 1);
     }
 
     void refusesWrongAbiVersion() {

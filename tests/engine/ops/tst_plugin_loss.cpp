@@ -5,7 +5,9 @@
 // reduction and the term weight; training a model through a plugin op, a plugin loss and a
 // plugin metric, the metric checked against F-beta recomputed from the model's predictions;
 // training-config errors naming the field; and a plugin whose loss returns NaN or whose
-// callbacks fail stopping training with an error that names it.
+// callbacks fail stopping training with an error that names it; the loss checker passing the
+// Huber loss and catching a wrong gradient, a value that depends on another sample, NaN values
+// and a failing compute().
 #include <QtTest>
 
 #include <cmath>
@@ -19,6 +21,7 @@
 #include "engine/exec/plan.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
+#include "engine/ops/plugin_check.h"
 #include "engine/ops/plugin_loss.h"
 #include "engine/ops/plugin_ops.h"
 #include "engine/train/config.h"
@@ -332,6 +335,53 @@ private slots:
                          std::string::npos,
                  e.message.c_str());
         QCOMPARE(q(e.param("path")).endsWith("bad_loss.so"), true);
+    }
+
+    void lossCheckerPassesHuberAndCatchesBadLosses() {
+        ThreadPool pool(2);
+        using K = PluginCheck::Kind;
+        using O = PluginCheck::Outcome;
+        const PluginLoss* huberLoss = PluginRegistry::global().findLoss("example.Huber");
+        QVERIFY(huberLoss);
+        const auto good = checkPluginLoss(*huberLoss, pool);
+        // Huber has no shape check of its own: the same number of values per sample, so the
+        // [4,3]/[4,3] and [4,1]/[4,1] cases; each a value and a gradient check.
+        QCOMPARE(good.size(), size_t{4});
+        QCOMPARE(q(good[0].caseName), QStringLiteral("predictions [4,3], targets [4,3]"));
+        QCOMPARE(q(good[2].caseName), QStringLiteral("predictions [4,1], targets [4,1]"));
+        for (const auto& c : good) {
+            QVERIFY2(c.outcome == O::Passed, (c.caseName + ": " + c.detail).c_str());
+            QVERIFY(c.kind == K::Value || c.kind == K::Gradient);
+        }
+        QCOMPARE(good[1].kind, K::Gradient);
+        QVERIFY(good[1].worstError < 2e-2);
+
+        auto outcome = [&](const char* name) {
+            const PluginLoss* loss = PluginRegistry::global().findLoss(name);
+            if (!loss) qFatal("%s is not loaded", name);
+            return checkPluginLoss(*loss, pool);
+        };
+        // A wrong gradient: the values pass, the gradient fails naming the element.
+        auto half = outcome("bad.HalfGradient");
+        QVERIFY(half.size() >= 2);
+        QCOMPARE(half[0].outcome, O::Passed);
+        QCOMPARE(half[1].kind, K::Gradient);
+        QCOMPARE(half[1].outcome, O::Failed);
+        QVERIFY2(half[1].detail.find("d loss / d prediction [") != std::string::npos &&
+                     half[1].detail.find("finite difference") != std::string::npos,
+                 half[1].detail.c_str());
+        // A value that depends on another sample fails the value check (and is not checked further).
+        auto coupled = outcome("bad.BatchCoupled");
+        QCOMPARE(coupled[0].kind, K::Value);
+        QCOMPARE(coupled[0].outcome, O::Failed);
+        QVERIFY2(coupled[0].detail.find("changes when only sample 0") != std::string::npos, coupled[0].detail.c_str());
+        QVERIFY(coupled.size() < 2 || coupled[1].caseName != coupled[0].caseName);
+        auto nan = outcome("bad.NaNLoss");
+        QCOMPARE(nan[0].outcome, O::Failed);
+        QVERIFY2(nan[0].detail.find("sample 1") != std::string::npos, nan[0].detail.c_str());
+        auto failing = outcome("bad.FailingLoss");
+        QCOMPARE(failing[0].outcome, O::Failed);
+        QVERIFY2(failing[0].detail.find("refuses batches of 4") != std::string::npos, failing[0].detail.c_str());
     }
 
     void metricShapeCheck() {

@@ -412,9 +412,12 @@ private slots:
         // up to three times and passes when one attempt stays within the budget. Each attempt
         // starts as the first does, from the small folder: letting go of the 20,000-picture index
         // and its thumbnails is not what is measured.
-        // The budget is 100 ms, the delay a user starts to notice. On a quiet 2-core machine the
-        // longest stretch is 30-90 ms, most of it one relayout of the browser's window when the
-        // scan starts; the 50 ms of a smooth frame is not met yet.
+        // The GUI thread's own work stays under 50 ms at a stretch, a smooth frame; the wall-clock
+        // gap, which also holds the time the thread waits for a core, under 100 ms, the delay a
+        // user starts to notice. What took longest before, a relayout of the whole window each
+        // time the status line or the sample count changed, no longer happens: their labels sit
+        // in holders of a fixed size, and the scenario may relayout the window at most once.
+        constexpr qint64 kCpuBudgetMs = 50;
         constexpr qint64 kBudgetMs = 100;
         QStringList attempts;
         bool within = false;
@@ -423,16 +426,17 @@ private slots:
                 QVERIFY(openAndWait(w, path(QStringLiteral("small")), path(QStringLiteral("warm.kindex"))));
             const Stalls st = openAndScroll(w, folder, path(QStringLiteral("big%1.kindex").arg(attempt)));
             if (QTest::currentTestFailed()) return;
+            QVERIFY2(st.relayouts <= 1, qPrintable(QStringLiteral("the window was laid out %1 times").arg(st.relayouts)));
             const bool wallChecked = !st.oversubscribed;
-            within = st.worstCpu < kBudgetMs && (!wallChecked || st.worst < kBudgetMs);
+            within = st.worstCpu < kCpuBudgetMs && (!wallChecked || st.worst < kBudgetMs);
             attempts << QStringLiteral("attempt %1: GUI thread busy %2 ms, longest stall %3 ms%4")
                             .arg(attempt)
                             .arg(st.worstCpu)
                             .arg(st.worst)
                             .arg(wallChecked ? QString() : QStringLiteral(" (not checked: oversubscribed)"));
         }
-        // The GUI thread never works for the budget at a stretch. The wall-clock gap must stay
-        // under it too, checked when the machine is not oversubscribed.
+        // The GUI thread never works for its budget at a stretch. The wall-clock gap must stay
+        // under its budget too, checked when the machine is not oversubscribed.
         QVERIFY2(within, qPrintable(attempts.join(QStringLiteral("; "))));
         // Thumbnails of the visible rows arrived.
         QTRY_VERIFY_WITH_TIMEOUT(
@@ -445,6 +449,22 @@ private:
     struct Stalls {
         qint64 worst = 0, worstCpu = 0;
         bool oversubscribed = false;
+        int relayouts = 0;  // layout requests the browser's window handled
+    };
+
+    // Counts the LayoutRequest events a widget receives: each is a relayout of everything in it.
+    class RelayoutCounter : public QObject {
+    public:
+        explicit RelayoutCounter(QWidget* w) : m_widget(w) { w->installEventFilter(this); }
+        ~RelayoutCounter() override { m_widget->removeEventFilter(this); }
+        bool eventFilter(QObject* o, QEvent* e) override {
+            if (o == m_widget && e->type() == QEvent::LayoutRequest) ++count;
+            return false;
+        }
+        int count = 0;
+
+    private:
+        QWidget* m_widget;
     };
 
     // Opens `folder` into a new index (a full scan of 20,000 pictures), waits for the scan, then
@@ -464,6 +484,7 @@ private:
             connect(w.model(), &QAbstractItemModel::modelReset, this,
                     [&] { qInfo("model reset at %lld", watchdog.elapsedMs()); });
         }
+        RelayoutCounter relayouts(&w);
         // The clock starts at the click: QTest::qWait above ends with a sleep of up to 10 ms that
         // is no stall of the browser.
         watchdog.reset();
@@ -494,6 +515,8 @@ private:
         bar->setValue(0);
         QTest::qWait(200);
         watchdog.stop();
+        st.relayouts = relayouts.count;
+        qInfo("relayouts of the window while opening, scanning and scrolling: %d", st.relayouts);
         st.worst = watchdog.longestStallMs();
         st.worstCpu = watchdog.longestBusyMs();
         st.oversubscribed = test::machineOversubscribed();

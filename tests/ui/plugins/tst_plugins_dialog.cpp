@@ -3,7 +3,8 @@
 // the list shows the plugin's path, ABI version and operation, a click selects it, "Check plugin"
 // runs every check off the GUI thread and lists the results; a plugin refused for its ABI
 // version shows with its reason; Load Plugin… loads the example huber_fbeta plugin, lists its loss
-// and metric and remembers its path for the next start. The palette lists the operation under "Plugins", adding it makes
+// and metric and remembers its path for the next start; "Check plugin" on it checks the loss's
+// values and gradients. The palette lists the operation under "Plugins", adding it makes
 // a Plugin node, and the inspector's form comes from the plugin's attribute schema. With
 // KILN_SCREENSHOT=<file.png> set, the dialog is saved as a picture after its check.
 // kiln-test-labels: ui
@@ -187,6 +188,27 @@ private slots:
         QVERIFY2(st.error().message.find("cannot be loaded") != std::string::npos, st.error().message.c_str());
         QCOMPARE(loaded.count(), 1);
         QVERIFY(!AppSettings::pluginPaths().contains(QFileInfo(text).absoluteFilePath()));
+
+        // Check plugin on the loss plugin: the Huber loss's values and gradient, per shape case.
+        list = dialog.pluginList();
+        for (int i = 0; i < list->topLevelItemCount(); ++i)
+            if (list->topLevelItem(i)->text(0) == QStringLiteral("example_losses 1.0")) plugin = list->topLevelItem(i);
+        click(list, plugin);
+        QVERIFY(dialog.checkButton()->isEnabled());
+        QSignalSpy finished(&dialog, &PluginsDialog::checkFinished);
+        QTest::mouseClick(dialog.checkButton(), Qt::LeftButton);
+        QVERIFY(finished.wait(120000));
+        QCOMPARE(finished.first().first().toInt(), 0);
+        QTreeWidget* results = dialog.resultList();
+        QCOMPARE(results->topLevelItemCount(), 4);  // 2 shape cases x values, gradient
+        for (int i = 0; i < results->topLevelItemCount(); ++i) {
+            const auto* row = results->topLevelItem(i);
+            QCOMPARE(row->text(0), QStringLiteral("plugin:example.Huber"));
+            QCOMPARE(row->text(2), i % 2 == 0 ? QStringLiteral("Loss values") : QStringLiteral("Gradient vs finite differences"));
+            QVERIFY2(row->text(3) == QStringLiteral("passed"), qPrintable(row->text(1) + ": " + row->text(4)));
+        }
+        QCOMPARE(results->topLevelItem(0)->text(1), QStringLiteral("predictions [4,3], targets [4,3]"));
+        QCOMPARE(dialog.findChild<QLabel*>("checkSummary")->text(), QStringLiteral("4 passed, 0 failed, 0 skipped"));
     }
 };
 

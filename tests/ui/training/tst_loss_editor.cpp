@@ -3,18 +3,24 @@
 // project, added and removed with the buttons, retyped (built-in focal losses and plugin losses),
 // their attributes and weights typed in; the metric list with plugin metrics once the example
 // plugin huber_fbeta is loaded (KILN_TEST_PLUGIN_DIR) and a plugin metric that is not loaded kept
-// and reported; every edit an undoable step of the document, and the result parsed by the engine.
+// and reported; a term's name typed into its cell; a plugin metric's name and attributes edited
+// in the settings shown when it is selected; every edit an undoable step of the document, and
+// the result parsed by the engine. With KILN_SCREENSHOT=<file.png> set (and KILN_SCREENSHOT_LANG=zh_CN
+// for the Chinese one), `screenshot` saves the Loss box with a plugin loss term as a picture.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_training kiln_ui_graph_editor
 #include <QtTest>
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
 #include <QTableWidget>
+#include <QTranslator>
 #include <QUndoStack>
 
 #include <nlohmann/json.hpp>
@@ -226,7 +232,143 @@ private slots:
         find(QStringLiteral("plugin:example.FBeta"))->setCheckState(Qt::Unchecked);
         QVERIFY(!form.config().contains("metrics"));
     }
+    // After offersPluginLossesAndMetrics, which starts without the plugin.
+    void namesTermsAndMetricSettingsWithUndo();
+    void screenshot();
 };
+
+void TestLossEditor::namesTermsAndMetricSettingsWithUndo() {
+    auto info = engine::ops::PluginRegistry::global().load(KILN_TEST_PLUGIN_DIR "/huber_fbeta.so");
+    QVERIFY2(info.ok(), info.ok() ? "" : info.error().toString().c_str());
+    json training = baseTraining();
+    training["metrics"] = {"accuracy", "plugin:example.FBeta"};
+    const auto p = project(training);
+    ui::EditorDocument doc;
+    doc.setProject(p, true);
+    const int base = doc.undoStack()->index();
+    TrainingConfigForm form;
+    form.setGraph(p.graph);
+    form.setConfig(p.training);
+    form.show();
+    form.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&form));
+    connect(&form, &TrainingConfigForm::configEdited, &doc,
+            [&doc](const json& t) { doc.setSections(doc.project().data, t); });
+
+    // The term's name: its cell clicked, F2, typed, Enter.
+    QTableWidget* table = form.lossEditor()->table();
+    auto typeName = [&](const QString& text) {
+        const QRect cellRect = table->visualRect(table->model()->index(0, LossEditor::NameColumn));
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cellRect.center());
+        QCOMPARE(table->currentColumn(), int(LossEditor::NameColumn));
+        QTest::keyClick(table, Qt::Key_F2);
+        // The cell's editor has the focus.
+        auto* line = qobject_cast<QLineEdit*>(QApplication::focusWidget());
+        QVERIFY(line && line->parentWidget() == table->viewport());
+        line->selectAll();
+        if (text.isEmpty())
+            QTest::keyClick(line, Qt::Key_Backspace);
+        else
+            QTest::keyClicks(line, text);
+        QTest::keyClick(line, Qt::Key_Return);
+        // The view commits the editor's text on its next turn.
+        QTRY_COMPARE(table->item(0, LossEditor::NameColumn)->text(), text);
+    };
+    typeName(QStringLiteral("main"));
+    QVERIFY2(form.isValid(), qPrintable(form.errorText()));
+    QVERIFY2(form.config().at("loss") ==
+                 (json{{"type", "SparseCategoricalCrossentropy"}, {"from_logits", true}, {"name", "main"}}),
+             form.config().at("loss").dump().c_str());
+    QCOMPARE(doc.project().training.at("loss").value("name", std::string()), std::string("main"));
+    auto parsed = engine::train::parseTrainingConfig(form.config(), p.graph);
+    QVERIFY2(parsed.ok(), parsed.ok() ? "" : parsed.error().toString().c_str());
+    QCOMPARE(QString::fromStdString(parsed->losses[0].name), QStringLiteral("main"));
+    // A name the engine refuses shows its error; the document keeps the last valid one.
+    typeName(QStringLiteral("bad name"));
+    QVERIFY(!form.isValid());
+    QVERIFY2(form.errorText().contains(QStringLiteral("training.loss.name")), qPrintable(form.errorText()));
+    QCOMPARE(doc.project().training.at("loss").value("name", std::string()), std::string("main"));
+    typeName(QString());  // empty again: the engine names the term
+    QVERIFY2(form.isValid(), qPrintable(form.errorText()));
+    QVERIFY(!form.config().at("loss").contains("name"));
+
+    // The plugin metric's settings appear when it is selected with the mouse.
+    QListWidget* metrics = form.metricList();
+    QListWidgetItem* fbeta = nullptr;
+    for (int i = 0; i < metrics->count(); ++i)
+        if (metrics->item(i)->data(Qt::UserRole).toString() == QStringLiteral("plugin:example.FBeta")) fbeta = metrics->item(i);
+    QVERIFY(fbeta);
+    QVERIFY(form.metricSettingsForm()->isHidden());
+    metrics->scrollToItem(fbeta);
+    QTest::mouseClick(metrics->viewport(), Qt::LeftButton, {}, metrics->visualItemRect(fbeta).center() + QPoint(20, 0));
+    QCOMPARE(metrics->currentItem(), fbeta);
+    QCOMPARE(fbeta->checkState(), Qt::Checked);  // a click on the text selects, it does not uncheck
+    QVERIFY(form.metricSettingsForm()->isVisible());
+    QVERIFY(form.metricSettingsForm()->isEnabled());
+    auto* beta = form.metricSettingsForm()->findChild<QDoubleSpinBox*>(QStringLiteral("metricAttr_beta"));
+    auto* threshold = form.metricSettingsForm()->findChild<QDoubleSpinBox*>(QStringLiteral("metricAttr_threshold"));
+    auto* name = form.metricSettingsForm()->findChild<QLineEdit*>(QStringLiteral("metricName"));
+    QVERIFY(beta && threshold && name);
+    QCOMPARE(beta->value(), 1.0);
+    QCOMPARE(threshold->value(), 0.5);
+    QCOMPARE(name->placeholderText(), QStringLiteral("example.FBeta"));
+    typeInto(beta, QStringLiteral("2"));
+    name->setFocus();
+    QTest::keyClicks(name, QStringLiteral("f2"));
+    QTest::keyClick(name, Qt::Key_Return);
+    QVERIFY2(form.isValid(), qPrintable(form.errorText()));
+    const json written = json{"accuracy", {{"type", "plugin:example.FBeta"}, {"beta", 2.0}, {"name", "f2"}}};
+    QCOMPARE(form.config().at("metrics"), written);
+    QCOMPARE(doc.project().training.at("metrics"), written);
+    parsed = engine::train::parseTrainingConfig(form.config(), p.graph);
+    QVERIFY2(parsed.ok(), parsed.ok() ? "" : parsed.error().toString().c_str());
+    QVERIFY(parsed->pluginMetrics.count("f2"));
+    // A value out of the schema's range is refused by the editor itself.
+    typeInto(threshold, QStringLiteral("7"));
+    QVERIFY(threshold->value() <= 1.0);
+
+    // Every edit is an undo step: undoing them all gives back the project's configuration.
+    QVERIFY(doc.undoStack()->index() > base);
+    while (doc.undoStack()->index() > base) doc.undoStack()->undo();
+    QCOMPARE(doc.project().training, p.training);
+    while (doc.undoStack()->canRedo()) doc.undoStack()->redo();
+    QCOMPARE(doc.project().training.at("metrics"), written);
+    // Shown again from the document, the settings are as written there.
+    form.setConfig(doc.project().training);
+    QCOMPARE(form.metricSettingsForm()->findChild<QDoubleSpinBox*>(QStringLiteral("metricAttr_beta"))->value(), 2.0);
+    QCOMPARE(form.config().at("metrics"), doc.project().training.at("metrics"));
+}
+
+void TestLossEditor::screenshot() {
+    const QString shot = qEnvironmentVariable("KILN_SCREENSHOT");
+    if (shot.isEmpty()) QSKIP("KILN_SCREENSHOT is not set");
+    QTranslator translator;
+    if (qEnvironmentVariable("KILN_SCREENSHOT_LANG") == QLatin1String("zh_CN")) {
+        QVERIFY(translator.load(QStringLiteral(":/i18n/kiln_zh_CN.qm")));
+        QCoreApplication::installTranslator(&translator);
+    }
+    auto info = engine::ops::PluginRegistry::global().load(KILN_TEST_PLUGIN_DIR "/huber_fbeta.so");
+    QVERIFY2(info.ok(), info.ok() ? "" : info.error().toString().c_str());
+    json training = baseTraining();
+    training["loss"] = json::array({{{"type", "plugin:example.Huber"}, {"delta", 0.5}, {"name", "huber_main"}},
+                                    {{"type", "SparseCategoricalCrossentropy"}, {"from_logits", true}, {"weight", 0.2}}});
+    training["metrics"] = {"accuracy", {{"type", "plugin:example.FBeta"}, {"beta", 2}, {"name", "f2"}}};
+    const auto p = project(training);
+    TrainingConfigForm form;
+    form.setGraph(p.graph);
+    form.setConfig(p.training);
+    form.resize(760, 900);
+    form.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&form));
+    QVERIFY2(form.isValid(), qPrintable(form.errorText()));
+    QTableWidget* table = form.lossEditor()->table();
+    table->setCurrentCell(0, LossEditor::TypeColumn);
+    QTest::qWait(200);
+    auto* box = form.findChild<QWidget*>(QStringLiteral("lossBox"));
+    QVERIFY(box);
+    QVERIFY(box->grab().save(shot, "PNG"));
+    QCoreApplication::removeTranslator(&translator);
+}
 
 QTEST_MAIN(TestLossEditor)
 #include "tst_loss_editor.moc"

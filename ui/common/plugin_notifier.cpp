@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// PluginNotifier: a listener of the engine's plugin registry turned into a Qt signal.
+#include "ui/common/plugin_notifier.h"
+
+#include <QThread>
+
+#include "engine/ops/plugin_registry.h"
+
+namespace kiln::ui {
+
+PluginNotifier& PluginNotifier::instance() {
+    static PluginNotifier notifier;
+    return notifier;
+}
+
+PluginNotifier::PluginNotifier() {
+    m_listener = engine::ops::PluginRegistry::global().addListener([this] {
+        if (QThread::currentThread() == thread())
+            emit pluginsChanged();
+        else
+            QMetaObject::invokeMethod(this, &PluginNotifier::pluginsChanged, Qt::QueuedConnection);
+    });
+}
+
+PluginNotifier::~PluginNotifier() {
+    engine::ops::PluginRegistry::global().removeListener(m_listener);
+}
+
+}  // namespace kiln::ui
