@@ -599,6 +599,18 @@ private:
             attrFloat(n, "epsilon", static_cast<float>(a.getFloat("epsilon")));
             return {};
         }
+        case OpKind::Normalization: {
+            // (x - mean) * inv over the channel axis, channels-last so that [C] broadcasts;
+            // inv = 1 / max(sqrt(variance), 1e-7) as Keras computes it.
+            const Tensor& var = param(i, 1);
+            std::vector<float> inv(static_cast<size_t>(var.numel()));
+            for (size_t j = 0; j < inv.size(); ++j) inv[j] = 1.0f / std::max(std::sqrt(var.data<float>()[j]), 1e-7f);
+            std::string centred = fresh(node.name + "__centred");
+            add("Sub", {nhwcOf(in(0)), paramInit(i, 0)}, {centred}, node.name + "/centre");
+            add("Mul", {centred, initializer(node.name + "/inv_std", {var.numel()}, inv.data())}, {outName(i, false)},
+                node.name);
+            return {};
+        }
         case OpKind::Dropout:
             val.alias = in(0);
             return {};
