@@ -65,13 +65,14 @@ root="$scratch/root"
 dpkg-deb -x "$deb" "$root"
 missing=()
 for f in usr/bin/kiln usr/bin/kiln-train usr/bin/kiln-data usr/bin/kiln-export usr/bin/kiln-import usr/bin/kiln-serve \
-    usr/bin/kiln-eval usr/bin/kiln-predict usr/bin/kiln-fetch-data usr/share/kiln/fetch-data.sh; do
+    usr/bin/kiln-eval usr/bin/kiln-predict usr/bin/kiln-fetch-data usr/share/kiln/fetch-data.sh \
+    usr/bin/kiln-texture-set usr/share/kiln/texture-set.sh; do
     [[ -x "$root/$f" ]] || missing+=("$f")
 done
 for f in usr/share/kiln/data.sha256 usr/share/doc/kiln/copyright usr/include/kiln/plugin.h \
     usr/share/kiln/examples/fashion_mlp.kiln usr/share/kiln/examples/fashion_cnn.kiln \
     usr/share/kiln/examples/residual.kiln usr/share/kiln/examples/two_tower.kiln \
-    usr/share/kiln/examples/texture_transfer.kiln \
+    usr/share/kiln/examples/texture_transfer.kiln usr/share/kiln/texture_set.py \
     usr/share/applications/kiln.desktop usr/share/mime/packages/kiln.xml \
     usr/share/icons/hicolor/scalable/apps/kiln.svg \
     usr/share/icons/hicolor/scalable/mimetypes/application-x-kiln-project.svg; do
@@ -106,6 +107,18 @@ out=$("$root/usr/bin/kiln-serve" --help 2>&1) || die "kiln-serve --help failed: 
 out=$("$root/usr/bin/kiln-fetch-data" 2>&1) || die "kiln-fetch-data failed: $out"
 [[ "$out" == *"files verified in $KILN_DATA"* ]] || die "kiln-fetch-data did not verify $KILN_DATA: $out"
 
+# 6b. The installed kiln-texture-set draws the texture example's pictures (a small set, into the
+# scratch folder) from the cached textures, with the installed fetcher and texture_set.py.
+[[ $(readlink -f "$root/usr/bin/kiln-texture-set") == "$root/usr/share/kiln/texture-set.sh" ]] ||
+    die "usr/bin/kiln-texture-set does not lead to usr/share/kiln/texture-set.sh"
+out=$("$root/usr/bin/kiln-texture-set" --out "$scratch/textures" --per-class 10 --size 32 2>&1) ||
+    die "kiln-texture-set failed: $out"
+for split in train val test; do
+    for cls in brick grass gravel scratch spot; do
+        [[ -n $(ls -A "$scratch/textures/$split/$cls" 2>/dev/null) ]] || die "kiln-texture-set made no $split/$cls pictures: $out"
+    done
+done
+
 # 7. One epoch of the installed MLP example, run from its folder, read-only as after installing:
 # nothing may be written there; the run and its record go to the user's data folder.
 examples="$root/usr/share/kiln/examples"
@@ -138,5 +151,5 @@ awk -v a="${accuracy:-0}" -v b="${evaluated:-0}" 'BEGIN { d = a - b; exit !(d < 
 
 size=$(du -k "$deb" | cut -f1)
 echo "package_check: $(basename "$deb") ($((size / 1024)) MiB, packed in ${packed} s): files, Depends, desktop" \
-    "entry and MIME type correct; programs start; fashion_mlp trained 1 epoch in ${trained} s from the" \
+    "entry and MIME type correct; programs start; kiln-texture-set draws the texture set; fashion_mlp trained 1 epoch in ${trained} s from the" \
     "read-only examples (test accuracy $accuracy, kiln-eval agrees), run in the user's data folder"

@@ -16,6 +16,11 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
+# From the source tree the helpers are tools/fetch_data.sh and tools/pretrained/...; installed
+# (share/kiln/texture-set.sh, on the PATH as kiln-texture-set) the fetcher is fetch-data.sh.
+fetch_data="$here/fetch_data.sh"
+[[ -x "$fetch_data" ]] || fetch_data="$here/fetch-data.sh"
+[[ -x "$fetch_data" ]] || { echo "texture_set: error: no fetch_data.sh or fetch-data.sh beside $0" >&2; exit 1; }
 data_dir="${KILN_DATA:-$HOME/.cache/kiln/data}"
 python="${KILN_DATA_PYTHON:-/usr/bin/python3}"
 out="$data_dir/textures/texture-defects"
@@ -57,7 +62,7 @@ done
         "(tools/install_deps.sh) or point KILN_DATA_PYTHON at a Python that has them"
 
 # 1. The textures, checked against tools/data.sha256.
-"$here/fetch_data.sh" >/dev/null
+"$fetch_data" >/dev/null
 
 # 2. The pictures.
 "$python" "$here/texture_set.py" "$data_dir/textures" "$out" --per-class "$per_class" --size "$size" --seed "$seed"
@@ -67,6 +72,8 @@ if [[ -n "$project" ]]; then
     [[ -n "$kiln_import" ]] || die "--project needs --kiln-import PROGRAM (e.g. build/app/kiln-import)"
     onnx="$data_dir/pretrained/efficientnet-lite0/efficientnet-lite0.onnx"
     [[ -f "$onnx" ]] || die "$onnx is missing; run tools/fetch_pretrained.sh first"
+    [[ -f "$here/pretrained/texture_transfer_project.py" ]] ||
+        die "--project needs Kiln's source tree (tools/pretrained/texture_transfer_project.py)"
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     "$kiln_import" "$onnx" -o "$tmp/imported.kiln" --replace-head-after conv2d_32 --classes 5 --dropout 0.2 \

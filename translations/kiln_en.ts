@@ -6367,6 +6367,11 @@ Loss: %6</source>
         <source>This project was made from a pretrained backbone: %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>The start weights of %1 are not on this machine (%2 is missing). Get them once, in Kiln&apos;s source folder, with:
+%3</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingSession</name>

@@ -6346,6 +6346,12 @@ Loss: %6</source>
         <source>This project was made from a pretrained backbone: %1</source>
         <translation>此项目基于预训练骨干网络创建：%1</translation>
     </message>
+    <message>
+        <source>The start weights of %1 are not on this machine (%2 is missing). Get them once, in Kiln&apos;s source folder, with:
+%3</source>
+        <translation>%1 的起始权重不在本机上（缺少 %2）。请在 Kiln 源代码文件夹中运行一次以下命令获取：
+%3</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingSession</name>

@@ -1030,7 +1030,7 @@ void MainWindow::syncPanels() {
     m_syncingPanels = true;
     const engine::io::Project project = m_document->project();
     // A shipped example has no run history of its own until it is trained (see trainingProjectPath).
-    m_training->setProject(project, m_isExample ? QString() : m_document->filePath());
+    m_training->setProject(project, m_isExample ? QString() : m_document->filePath(), m_document->filePath());
     m_datasets->setProjectPath(m_document->filePath());
     m_preview->setProject(project, m_document->filePath());
     if (!project.data.empty()) m_datasets->setDataSection(project.data);

@@ -7,6 +7,7 @@
 #include "engine/io/keras_import.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -320,6 +321,7 @@ private:
         std::vector<std::string> weightsKey;
         std::vector<int> inputs;
         std::optional<std::vector<int64_t>> outputHint;  // output shape after the batch, when the file says
+        const json* inbound = nullptr;    // the inbound node of this call (Keras 3 functional models)
         bool shared = false;              // a later call of a layer: no weights of its own
         std::string sharedWith;           // the first call's node name (the layer's main node)
     };
@@ -527,6 +529,43 @@ private:
         return {};
     }
     const Shape& inShape(const Call& c, size_t k = 0) const { return m_shapes[static_cast<size_t>(c.inputs[k])]; }
+
+    // The number next to the one tensor in a Keras 3 operation call (`x + 3.0`, `2.0 - x`) and
+    // whether the tensor comes first; nullopt when the call has no single number.
+    Result<std::optional<std::pair<double, bool>>> scalarOperand(const Call& c) const {
+        if (!c.inbound || !c.inbound->is_object()) return std::optional<std::pair<double, bool>>();
+        const json& args = c.inbound->value("args", json::array());
+        if (!args.is_array() || args.size() != 2) return std::optional<std::pair<double, bool>>();
+        const bool tensorFirst = args[0].is_object();
+        const json& v = tensorFirst ? args[1] : args[0];
+        if (!v.is_number() || !(tensorFirst ? args[0] : args[1]).is_object()) return std::optional<std::pair<double, bool>>();
+        return std::optional<std::pair<double, bool>>(std::make_pair(v.get<double>(), tensorFirst));
+    }
+    // Normalization's mean or variance from its config: a number (every channel) or one per channel.
+    Result<Hdf5Array> statistic(const Call& c, const char* key, int64_t n) const {
+        const std::string p = c.jpath + "." + key;
+        const auto it = c.cfg->find(key);
+        if (it == c.cfg->end() || it->is_null()) return configError(p, "missing");
+        Hdf5Array a;
+        a.dims = {n};
+        std::vector<double> v;
+        std::function<Status(const json&)> flat = [&](const json& x) -> Status {
+            if (x.is_number()) v.push_back(x.get<double>());
+            else if (x.is_array() && v.size() <= static_cast<size_t>(n)) {
+                for (const auto& y : x) KILN_TRY(flat(y));
+            } else return configError(p, "expected a number or a list of numbers");
+            return {};
+        };
+        KILN_TRY(flat(*it));
+        if (v.size() == 1) v.assign(static_cast<size_t>(n), v[0]);
+        if (v.size() != static_cast<size_t>(n))
+            return configError(p, "expected one value or " + std::to_string(n) + " (one per channel), got " + std::to_string(v.size()));
+        for (double x : v) {
+            if (!std::isfinite(x) || (std::string(key) == "variance" && x < 0)) return configError(p, "expected finite values (a variance of 0 or more)");
+            a.values.push_back(static_cast<float>(x));
+        }
+        return a;
+    }
 
     Result<Converted> mapLayer(const Call& c) {
         const json& cfg = *c.cfg;
@@ -757,6 +796,9 @@ private:
             KILN_ASSIGN(double rate, number(cfg, "rate", jp, 0.5));
             a.set("rate", rate);
             KILN_ASSIGN(r.output, simple(c, "Dropout", a));
+            // Predictions are the same either way; training differs: Kiln drops single values.
+            if (const auto ns = cfg.find("noise_shape"); ns != cfg.end() && ns->is_array())
+                r.reason = "noise_shape " + ns->dump() + " (whole samples or channels dropped, e.g. stochastic depth) becomes Kiln's Dropout, which drops single values while training";
             return r;
         }
         if (cls == "Flatten") {
@@ -796,8 +838,70 @@ private:
             KILN_ASSIGN(r.output, simple(c, "Concatenate", a));
             return r;
         }
+        if ((cls == "Add" || cls == "Subtract" || cls == "Multiply" || cls == "TrueDivide" || cls == "Divide") && c.inputs.size() == 1) {
+            // Keras 3 writes `x + 3.0`, `x * (1 / 6)`... on a tensor as an operation of
+            // keras.src.ops.numpy whose inbound node holds the tensor and the number: a Rescaling.
+            KILN_ASSIGN(auto constant, scalarOperand(c));
+            if (!constant) return unsupported(c, "one tensor without a number to combine it with");
+            const auto [v, tensorFirst] = *constant;
+            double scale = 1.0, offset = 0.0;
+            if (cls == "Add") offset = v;
+            else if (cls == "Subtract") {
+                scale = tensorFirst ? 1.0 : -1.0;
+                offset = tensorFirst ? -v : v;
+            } else if (cls == "Multiply") scale = v;
+            else {
+                if (!tensorFirst) return unsupported(c, "a number divided by a tensor");
+                if (v == 0.0) return unsupported(c, "a division by zero");
+                scale = 1.0 / v;
+            }
+            a.set("scale", scale);
+            a.set("offset", offset);
+            KILN_ASSIGN(r.output, simple(c, "Rescaling", a));
+            return r;
+        }
         if (cls == "Add" || cls == "Subtract" || cls == "Multiply") {
             KILN_ASSIGN(r.output, simple(c, cls, a));
+            return r;
+        }
+        if (cls == "Normalization") {
+            // Keras's preprocessing layer: (x - mean) / max(sqrt(variance), epsilon) per channel,
+            // with the statistics from its config (mean=, variance=) or its weights (after adapt()).
+            KILN_TRY(oneInput(c));
+            KILN_ASSIGN(bool invert, boolean(cfg, "invert", jp, false));
+            if (invert) return unsupported(c, "invert=True (the inverse normalisation)");
+            const int64_t rank = inShape(c).rank();
+            auto axisIt = cfg.find("axis");
+            if (axisIt != cfg.end() && !axisIt->is_null()) {
+                const json& ax = axisIt->is_array() && axisIt->size() == 1 ? (*axisIt)[0] : *axisIt;
+                if (!ax.is_number_integer()) return unsupported(c, "normalising more than one axis");
+                const int64_t axis = ax.get<int64_t>();
+                if (axis != -1 && axis != rank - 1) return unsupported(c, "axis " + std::to_string(axis) + " (Kiln normalises the last axis)");
+            } else {
+                return unsupported(c, "axis None (one mean and variance per value, not per channel)");
+            }
+            const int64_t n = inShape(c)[rank - 1];
+            KILN_ASSIGN(r.output, simple(c, "Normalization", a));
+            const auto meanIt = cfg.find("mean");
+            const auto varIt = cfg.find("variance");
+            const bool given = meanIt != cfg.end() && !meanIt->is_null();
+            if (given) {
+                KILN_ASSIGN(Hdf5Array mean, statistic(c, "mean", n));
+                KILN_ASSIGN(Hdf5Array var, statistic(c, "variance", n));
+                if (!c.shared) {
+                    addWeight(c.name, "mean", mean);
+                    addWeight(c.name, "variance", var);
+                }
+                return r;
+            }
+            if (varIt != cfg.end() && !varIt->is_null()) return configError(jp + ".mean", "variance is given without mean");
+            KILN_ASSIGN(auto w, weightsFor(c, 3));  // mean, variance, count
+            if (!c.shared) {
+                KILN_TRY(checkShape(c, w[0], {n}));
+                KILN_TRY(checkShape(c, w[1], {n}));
+                addWeight(c.name, "mean", w[0].array);
+                addWeight(c.name, "variance", w[1].array);
+            }
             return r;
         }
         if (cls == "Activation") {
@@ -999,7 +1103,7 @@ private:
 
     // One call of a (non-input) layer: nested models are flattened, everything else is mapped.
     Result<int> call(const LayerEntry& e, const std::string& prefix, const std::vector<std::string>& path, const std::vector<int>& inputs,
-                     int callIndex, std::optional<std::vector<int64_t>> hint, int depth) {
+                     int callIndex, std::optional<std::vector<int64_t>> hint, int depth, const json* inbound = nullptr) {
         std::vector<std::string> wkey = path;
         wkey.push_back(e.name);
         NodeMapping map;
@@ -1008,7 +1112,7 @@ private:
         if (isModelClass(e.cls)) {
             if (callIndex > 0) {
                 // A nested model called twice would need every inner node twice with shared weights.
-                Call c{e.cls, e.cfg, e.jp, uniqueName(prefix + e.name + "_call" + std::to_string(callIndex + 1)), wkey, inputs, hint, true, prefix + e.name};
+                Call c{e.cls, e.cfg, e.jp, uniqueName(prefix + e.name + "_call" + std::to_string(callIndex + 1)), wkey, inputs, hint, nullptr, true, prefix + e.name};
                 if (!m_opt.placeholders) return Error(ErrorCode::Unsupported, m_file + ": nested model \"" + e.name + "\" is called more than once").withFile(m_file).withNode(e.name).with("what", "nested model called twice");
                 KILN_ASSIGN(Converted r, placeholder(c, "nested model \"" + e.name + "\" is called more than once; Kiln imports its first call", m_out.graph.nodes.size(), m_out.weights.size()));
                 m_names.insert(c.name);
@@ -1036,6 +1140,7 @@ private:
         c.weightsKey = wkey;
         c.inputs = inputs;
         c.outputHint = hint;
+        c.inbound = inbound;
         c.shared = callIndex > 0;
         c.sharedWith = prefix + e.name;
         c.name = callIndex == 0 ? prefix + e.name : prefix + e.name + "_call" + std::to_string(callIndex + 1);
@@ -1095,16 +1200,20 @@ private:
             size_t layer;
             int64_t callIndex;
             std::vector<TensorRef> inputs;
+            const json* inbound;
         };
         std::vector<Pending> pending;
         for (size_t k = 0; k < entries.size(); ++k) {
             const json& l = layers[k];
             if (entries[k].cls == "InputLayer") continue;
-            const json& nodes = l.value("inbound_nodes", json::array());
+            // A reference into the config (value() would copy): calls keep pointers to their node.
+            static const json kNoNodes = json::array();
+            const auto found = l.find("inbound_nodes");
+            const json& nodes = found != l.end() ? *found : kNoNodes;
             if (!nodes.is_array()) return configError(jp + ".layers[" + std::to_string(k) + "].inbound_nodes", "expected a list");
             for (size_t n = 0; n < nodes.size(); ++n) {
                 KILN_ASSIGN(auto ins, inboundTensors(nodes[n], jp + ".layers[" + std::to_string(k) + "].inbound_nodes[" + std::to_string(n) + "]", scope));
-                pending.push_back({k, static_cast<int64_t>(n), std::move(ins)});
+                pending.push_back({k, static_cast<int64_t>(n), std::move(ins), &nodes[n]});
             }
         }
         while (!pending.empty()) {
@@ -1128,7 +1237,7 @@ private:
                 const TensorRef out{e.name, it->callIndex, 0};
                 std::optional<std::vector<int64_t>> hint;
                 if (auto h = m_hints.find(refKey(scope, out)); h != m_hints.end()) hint = h->second;
-                KILN_ASSIGN(int idx, call(e, prefix, path, ins, static_cast<int>(it->callIndex), hint, depth));
+                KILN_ASSIGN(int idx, call(e, prefix, path, ins, static_cast<int>(it->callIndex), hint, depth, it->inbound));
                 m_values[refKey(scope, out)] = idx;
                 it = pending.erase(it);
                 progress = true;

@@ -127,6 +127,32 @@ std::string defaultDataDir() {
     return resolveDataPath("${KILN_DATA}", {});
 }
 
+PretrainedWeights pretrainedWeights(const Project& project, const std::string& projectPath, const std::string& dataDir) {
+    PretrainedWeights w;
+    const auto it = project.extra.find("pretrained");
+    if (it == project.extra.end() || !it->is_object()) return w;
+    const auto backbone = it->find("backbone");
+    if (backbone != it->end() && backbone->is_string()) w.backbone = findBackbone(backbone->get<std::string>());
+    const auto named = it->find("weights");
+    if (named != it->end() && named->is_string() && !named->get<std::string>().empty()) {
+        const std::string raw = named->get<std::string>();
+        const bool relative = fs::path(raw).is_relative() && raw.rfind("${", 0) != 0 && raw.rfind('~', 0) != 0;
+        if (!relative || !projectPath.empty()) {
+            w.path = resolveDataPath(raw, projectPath);
+            w.exists = readable(w.path);
+            if (w.exists) return w;
+        }
+    }
+    if (w.backbone && w.backbone->source == BackboneSource::Cache) {
+        const std::string cached = joined(dataDir.empty() ? defaultDataDir() : dataDir, w.backbone->cacheDir, w.backbone->weightsFile);
+        if (readable(cached) || w.path.empty()) {
+            w.path = cached;
+            w.exists = readable(cached);
+        }
+    }
+    return w;
+}
+
 BackboneAvailability backboneAvailability(const Backbone& b, const std::string& dataDir) {
     BackboneAvailability a;
     if (b.source != BackboneSource::Cache) return a;

@@ -69,6 +69,19 @@ struct BackboneAvailability {
 // Looks at the files (and, when they are there, counts the parameters of the cached graph).
 BackboneAvailability backboneAvailability(const Backbone& backbone, const std::string& dataDir);
 
+// The start weights of a project made from a backbone ("pretrained" in the file): its "weights"
+// entry resolved as data paths are (relative to `projectPath`, ${KILN_DATA}...); when that file is
+// not there (or the project has no folder of its own, as a shipped example opened in place) and
+// the backbone is one the catalogue caches, the cached weights of the data folder, as New from
+// Pretrained finds them. `exists` says whether the file returned is there; `backbone` is the
+// catalogue entry, if any (its fetchCommand gets a missing cache). Empty path: no weights named.
+struct PretrainedWeights {
+    std::string path;
+    bool exists = false;
+    const Backbone* backbone = nullptr;
+};
+PretrainedWeights pretrainedWeights(const Project& project, const std::string& projectPath, const std::string& dataDir = {});
+
 struct PretrainedProjectRequest {
     std::string backbone;     // catalogue id
     std::string modelFile;    // UserFile backbones: the .keras, .h5 or .onnx file

@@ -599,6 +599,23 @@ private:
             attrFloat(n, "epsilon", static_cast<float>(a.getFloat("epsilon")));
             return {};
         }
+        case OpKind::Normalization: {
+            // As ONNX BatchNormalization (the form every ONNX reader, Kiln's importer included,
+            // takes per channel): mean, scale = 1 / max(sqrt(variance), 1e-7) as Keras computes
+            // it, bias 0, and a variance that makes sqrt(var + epsilon) exactly 1 in float.
+            const Tensor& var = param(i, 1);
+            const int64_t c = var.numel();
+            std::vector<float> inv(static_cast<size_t>(c)), zeros(static_cast<size_t>(c), 0.0f), ones(static_cast<size_t>(c), 1.0f);
+            for (size_t j = 0; j < inv.size(); ++j) inv[j] = 1.0f / std::max(std::sqrt(var.data<float>()[j]), 1e-7f);
+            bool cf = val.rank > 2;
+            std::string src = cf ? cfOf(in(0)) : nhwcOf(in(0));
+            auto* n = add("BatchNormalization",
+                          {src, initializer(node.name + "/scale", {c}, inv.data()), initializer(node.name + "/bias", {c}, zeros.data()),
+                           paramInit(i, 0), initializer(node.name + "/unit_variance", {c}, ones.data())},
+                          {outName(i, cf)}, node.name);
+            attrFloat(n, "epsilon", 1e-10f);  // 1 + 1e-10 is 1 in float
+            return {};
+        }
         case OpKind::Dropout:
             val.alias = in(0);
             return {};

@@ -5,6 +5,7 @@
 // (HWIO) and dense kernels ([in, out]) are written as they are.
 #include "engine/io/saved_model_export.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -326,6 +327,19 @@ private:
             for (int64_t j = 0; j < c; ++j) {
                 scale[static_cast<size_t>(j)] = get(0)[j] / std::sqrt(get(3)[j] + eps);
                 shift[static_cast<size_t>(j)] = get(1)[j] - get(2)[j] * scale[static_cast<size_t>(j)];
+            }
+            std::string y = binary("Mul", n.name + "/scale", in(0), constF(n.name + "/scale_value", {c}, scale.data()));
+            out = binary("AddV2", n.name, y, constF(n.name + "/shift_value", {c}, shift.data()));
+            return {};
+        }
+        case OpKind::Normalization: {
+            // Keras's Normalization: (x - mean) / max(sqrt(variance), 1e-7), folded to x·scale + shift.
+            auto get = [&](size_t k) { return m_params.params()[static_cast<size_t>(m_params.index(i, k))].value.data<float>(); };
+            int64_t c = info.output[-1];
+            std::vector<float> scale(static_cast<size_t>(c)), shift(static_cast<size_t>(c));
+            for (int64_t j = 0; j < c; ++j) {
+                scale[static_cast<size_t>(j)] = 1.0f / std::max(std::sqrt(get(1)[j]), 1e-7f);
+                shift[static_cast<size_t>(j)] = -get(0)[j] * scale[static_cast<size_t>(j)];
             }
             std::string y = binary("Mul", n.name + "/scale", in(0), constF(n.name + "/scale_value", {c}, scale.data()));
             out = binary("AddV2", n.name, y, constF(n.name + "/shift_value", {c}, shift.data()));

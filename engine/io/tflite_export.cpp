@@ -596,6 +596,22 @@ private:
             add(Op::Add, {scaled, floats(node.name + "/shift", {c}, shift)}, out());
             return {};
         }
+        case OpKind::Normalization: {
+            // Keras's Normalization: (x - mean) / max(sqrt(variance), 1e-7) as x·scale + shift.
+            const Tensor& mean = param(i, 0);
+            const Tensor& var = param(i, 1);
+            const int32_t c = static_cast<int32_t>(var.numel());
+            std::vector<float> scale(static_cast<size_t>(c)), shift(static_cast<size_t>(c));
+            for (int32_t k = 0; k < c; ++k) {
+                scale[static_cast<size_t>(k)] = 1.0f / std::max(std::sqrt(var.data<float>()[k]), 1e-7f);
+                shift[static_cast<size_t>(k)] = -mean.data<float>()[k] * scale[static_cast<size_t>(k)];
+            }
+            auto [smin, smax] = std::minmax_element(scale.begin(), scale.end());
+            const int32_t scaled = add(Op::Mul, {in(i, 0), floats(node.name + "/scale", {c}, scale)},
+                                       intermediate(ni.output, node.name + "/scaled", product(rangeOf(in(i, 0)), {*smin, *smax})));
+            add(Op::Add, {scaled, floats(node.name + "/shift", {c}, shift)}, out());
+            return {};
+        }
         case OpKind::Dropout:
             m_value[static_cast<size_t>(i)] = in(i, 0);
             return {};

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Normalization family: BatchNormalization and LayerNormalization over the last axis.
+// Normalization family: BatchNormalization and LayerNormalization over the last axis, and
+// Normalization, Keras's preprocessing layer: fixed per-channel statistics, never trained.
 // A frozen BatchNormalization (trainable: false) runs in inference mode, as in Keras, so that
 // fine-tuning keeps a pretrained network's statistics.
 #include "engine/ops/kernels/normalization.h"
@@ -27,6 +28,13 @@ std::vector<ParamSpec> bnParams(const ShapeContext& c, const Shape&) {
 std::vector<ParamSpec> lnParams(const ShapeContext& c, const Shape&) {
     Shape s{c.inputs[0][-1]};
     return {{"gamma", s, Init::Ones}, {"beta", s, Init::Zeros}};
+}
+
+// Normalization keeps the statistics it was given (Keras: adapt() or the mean/variance
+// arguments) as non-trainable parameters, so that weights files carry them.
+std::vector<ParamSpec> fixedNormParams(const ShapeContext& c, const Shape&) {
+    Shape s{c.inputs[0][-1]};
+    return {{"mean", s, Init::Zeros, false}, {"variance", s, Init::Ones, false}};
 }
 
 int64_t normMacs(const ShapeContext& c, const Shape& out) { return 2 * out.numelFrom(1); }
@@ -130,6 +138,31 @@ private:
     float m_eps;
 };
 
+// y = (x - mean) / max(sqrt(variance), 1e-7) per channel, as Keras computes it; the gradient
+// reaches the input only (the statistics are constants).
+class FixedNormKernel final : public CpuKernel {
+public:
+    FixedNormKernel(int64_t rows, int64_t ch) : m_rows(rows), m_c(ch) {}
+    bool backwardNeedsInputs() const override { return false; }
+    size_t workspaceFloats() const override { return static_cast<size_t>(m_c); }
+    Status forward(const KernelIo& io) override {
+        float* inv = io.workspace;
+        kernels::fixedNormScale(io.params[1], m_c, inv);
+        kernels::fixedNormForward(m_rows, m_c, io.in[0], io.params[0], inv, io.out, *io.pool);
+        return {};
+    }
+    Status backward(const KernelIo& io) override {
+        if (!io.dIn[0]) return {};
+        float* inv = io.workspace;
+        kernels::fixedNormScale(io.params[1], m_c, inv);
+        kernels::fixedNormBackward(m_rows, m_c, io.dOut, inv, io.dIn[0], *io.pool);
+        return {};
+    }
+
+private:
+    int64_t m_rows, m_c;
+};
+
 Result<std::unique_ptr<CpuKernel>> bnKernel(const ShapeContext& c, const Shape& out) {
     int64_t ch = out[-1];
     return makeKernel<BatchNormKernel>(out.numel() / ch, ch, static_cast<float>(c.attrs.getFloat("momentum")),
@@ -139,6 +172,11 @@ Result<std::unique_ptr<CpuKernel>> bnKernel(const ShapeContext& c, const Shape& 
 Result<std::unique_ptr<CpuKernel>> lnKernel(const ShapeContext& c, const Shape& out) {
     int64_t ch = out[-1];
     return makeKernel<LayerNormKernel>(out.numel() / ch, ch, static_cast<float>(c.attrs.getFloat("epsilon")));
+}
+
+Result<std::unique_ptr<CpuKernel>> fixedNormKernel(const ShapeContext&, const Shape& out) {
+    int64_t ch = out[-1];
+    return makeKernel<FixedNormKernel>(out.numel() / ch, ch);
 }
 
 AttrSpec axisAttr() { return intAttr("axis", -1, std::nullopt, std::nullopt, "normalised axis (the last)"); }
@@ -157,6 +195,9 @@ std::vector<OpDef> normOps() {
     rows.push_back({OpKind::LayerNormalization, "LayerNormalization", Category::Normalization, 1, 1,
                     {axisAttr(), floatAttr("epsilon", 1e-3, 1e-12, 1.0, "added to the variance for stability")},
                     normShape, lnParams, normMacs, lnKernel, "Normalises each sample over its last axis"});
+    rows.push_back({OpKind::Normalization, "Normalization", Category::Normalization, 1, 1, {axisAttr()}, normShape,
+                    fixedNormParams, normMacs, fixedNormKernel,
+                    "(x - mean) / sqrt(variance) per channel with fixed statistics (its weights mean, variance)"});
     return rows;
 }
 

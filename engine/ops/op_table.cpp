@@ -29,6 +29,7 @@ constexpr std::array<KindName, kOpKindCount> kNames{{
     {OpKind::UpSampling2D, "UpSampling2D"},
     {OpKind::BatchNormalization, "BatchNormalization"},
     {OpKind::LayerNormalization, "LayerNormalization"},
+    {OpKind::Normalization, "Normalization"},
     {OpKind::Dropout, "Dropout"},
     {OpKind::Flatten, "Flatten"},
     {OpKind::Reshape, "Reshape"},

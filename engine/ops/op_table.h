@@ -35,6 +35,7 @@ enum class OpKind : uint8_t {
     UpSampling2D,
     BatchNormalization,
     LayerNormalization,
+    Normalization,
     Dropout,
     Flatten,
     Reshape,
@@ -66,7 +67,7 @@ enum class OpKind : uint8_t {
     Placeholder,
     Plugin,
 };
-constexpr int kOpKindCount = 42;
+constexpr int kOpKindCount = 43;
 
 enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss, Plugin };
 const char* categoryName(Category c);
@@ -184,7 +185,7 @@ Result<AttrMap> resolveAttrsWith(std::string_view opName, const std::vector<Attr
 std::vector<OpDef> coreOps();         // Input, Dense, Dropout, Flatten, Reshape, Embedding
 std::vector<OpDef> convOps();         // Conv2D, DepthwiseConv2D and pooling
 std::vector<OpDef> imageOps();        // ZeroPadding2D, UpSampling2D, Rescaling
-std::vector<OpDef> normOps();         // BatchNormalization, LayerNormalization
+std::vector<OpDef> normOps();         // BatchNormalization, LayerNormalization, Normalization
 std::vector<OpDef> mergeOps();        // Concatenate, Add, Subtract, Multiply
 std::vector<OpDef> activationOps();   // ReLU ... Softmax, SiLU, HardSigmoid, HardSwish, Clip
 std::vector<OpDef> lossOps();         // the losses

@@ -122,6 +122,8 @@ std::vector<Case> cases() {
                         K::BatchNormalization));
     c.push_back(imgCase("layernorm", R"({"name": "op", "op": "LayerNormalization", "inputs": ["pre"]})",
                         K::LayerNormalization));
+    c.push_back(imgCase("normalization", R"({"name": "op", "op": "Normalization", "inputs": ["pre"]})",
+                        K::Normalization));
     c.push_back(imgCase("dropout",
                         R"({"name": "op", "op": "Dropout", "inputs": ["pre"], "attrs": {"rate": 0.3}})",
                         K::Dropout));

@@ -73,7 +73,8 @@ private slots:
         // The ops of mobile and efficient backbones.
         auto mobile = io::parseProject(R"({"format":"kiln-project","version":2,"name":"mobile","graph":{"nodes":[
           {"name":"x","op":"Input","attrs":{"shape":[8,8,3]}},
-          {"name":"rs","op":"Rescaling","inputs":["x"],"attrs":{"scale":0.5,"offset":-0.25}},
+          {"name":"nz","op":"Normalization","inputs":["x"]},
+          {"name":"rs","op":"Rescaling","inputs":["nz"],"attrs":{"scale":0.5,"offset":-0.25}},
           {"name":"zp","op":"ZeroPadding2D","inputs":["rs"],"attrs":{"padding":[1,0,2,1]}},
           {"name":"c0","op":"Conv2D","inputs":["zp"],"attrs":{"filters":6,"kernel_size":[2,4]}},
           {"name":"zp2","op":"ZeroPadding2D","inputs":["c0"]},
@@ -115,7 +116,8 @@ private slots:
             QVERIFY(model.ok());
             auto params = exec::ParamStore::create(*model, 21);
             for (auto& p : params.params())
-                if (p.name.ends_with("moving_variance") || p.name.ends_with("moving_mean"))
+                if (p.name.ends_with("moving_variance") || p.name.ends_with("moving_mean") || p.name.ends_with("/variance") ||
+                    p.name.ends_with("/mean"))
                     for (int64_t e = 0; e < p.value.numel(); ++e) p.value.data<float>()[e] += 0.25f * static_cast<float>(e % 3);
             io::RepositoryExport req;
             req.base = base;

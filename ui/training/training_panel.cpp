@@ -281,11 +281,13 @@ void TrainingPanel::setProjectProvider(ProjectProvider provider)
     m_provider = std::move(provider);
 }
 
-void TrainingPanel::setProject(const engine::io::Project& project, const QString& path)
+void TrainingPanel::setProject(const engine::io::Project& project, const QString& path, const QString& source)
 {
-    const bool otherProject = path != m_projectPath;
+    const QString from = source.isEmpty() ? path : source;
+    const bool otherProject = path != m_projectPath || from != m_sourcePath;
     m_project = project;
     m_projectPath = path;
+    m_sourcePath = from;
     applyPretrained(otherProject);
     m_form->setGraph(project.graph);
     m_form->setConfig(project.training);
@@ -354,9 +356,19 @@ void TrainingPanel::applyPretrained(bool otherProject)
     // A project made from a backbone starts from the backbone's weights, loaded by name, so that
     // its new head starts fresh; the user may still clear or change the file. The file is named
     // as data paths are: relative to the project, or through ${KILN_DATA} (the texture example).
-    const std::string weights = pretrained->value("weights", std::string());
-    if (otherProject && !weights.empty() && !m_projectPath.isEmpty())
-        setStartWeights(QString::fromStdString(engine::io::resolveDataPath(weights, m_projectPath.toStdString())), true);
+    // An example opened in place has no folder of its own; a backbone the catalogue caches is then
+    // found in the data folder, as New from Pretrained finds it.
+    if (otherProject) {
+        const auto w = engine::io::pretrainedWeights(m_project, m_sourcePath.toStdString());
+        if (!w.path.empty()) {
+            setStartWeights(QDir::toNativeSeparators(QString::fromStdString(w.path)), true);
+            if (!w.exists && w.backbone && !w.backbone->fetchCommand.empty())
+                emit notice(tr("The start weights of %1 are not on this machine (%2 is missing). Get them once, in Kiln's source folder, with:\n%3")
+                                .arg(QString::fromStdString(w.backbone->name), QDir::toNativeSeparators(QString::fromStdString(w.path)),
+                                     QString::fromStdString(w.backbone->fetchCommand)),
+                            1);
+        }
+    }
     // Data prepared otherwise than the backbone was trained with: said once per new difference.
     QStringList lines;
     for (const auto& m : engine::io::preprocessingMismatches(m_project)) {

@@ -45,8 +45,10 @@ public:
     using ProjectProvider = std::function<bool(engine::io::Project& project, QString& path)>;
     void setProjectProvider(ProjectProvider provider);
     // Shows a project's training configuration and opens its run history. With no provider set,
-    // Train uses this snapshot.
-    void setProject(const engine::io::Project& project, const QString& path);
+    // Train uses this snapshot. `source` is the file the project was read from when runs are not
+    // kept beside it (`path` empty: a shipped example opened in place); names in the project,
+    // such as a backbone's weights, resolve against it.
+    void setProject(const engine::io::Project& project, const QString& path, const QString& source = QString());
     // Training options for the next run (threads, epochs override...); the run folder and name
     // are chosen per run.
     void setDefaultOptions(const engine::api::TrainingOptions& options) { m_options = options; }
@@ -117,6 +119,7 @@ private:
     ProjectProvider m_provider;
     engine::io::Project m_project;
     QString m_projectPath;
+    QString m_sourcePath;  // the file the project came from (path, or an example's file)
     engine::api::TrainingOptions m_options;
     QString m_liveKey;
     QStringList m_weightsReport;

@@ -431,6 +431,16 @@ __global__ void bnInferK(const float* x, const float* mm, const float* mv, const
         y[i] = (x[i] - mm[j]) * rsqrtf(mv[j] + eps) * (g ? g[j] : 1.f) + (b ? b[j] : 0.f);
     }
 }
+// Keras's Normalization layer: fixed statistics, 1 / max(sqrt(variance), 1e-7) per channel.
+__global__ void fixedNormK(const float* x, const float* mean, const float* var, float* y, int64_t rows, int64_t c) {
+    KILN_GRID_LOOP(i, rows * c) {
+        const int64_t j = i % c;
+        y[i] = (x[i] - mean[j]) / fmaxf(sqrtf(var[j]), 1e-7f);
+    }
+}
+__global__ void fixedNormBwdK(const float* dy, const float* var, float* dx, int64_t rows, int64_t c) {
+    KILN_GRID_LOOP(i, rows * c) dx[i] += dy[i] / fmaxf(sqrtf(var[i % c]), 1e-7f);
+}
 __global__ void bnBwdSumsK(const float* x, const float* dy, const float* mean, const float* invStd,
                            int64_t rows, int64_t c, double* sums) {
     __shared__ double ps[8][33], pq[8][33];
@@ -992,6 +1002,13 @@ void batchNormApply(const float* x, const float* mean, const float* invStd, cons
 void batchNormInference(const float* x, const float* mm, const float* mv, const float* g, const float* b,
                         float eps, float* y, int64_t rows, int64_t c, StreamHandle s) {
     bnInferK<<<blocksFor(rows * c), kThreads, 0, s>>>(x, mm, mv, g, b, eps, y, rows, c);
+}
+void fixedNormForward(const float* x, const float* mean, const float* variance, float* y, int64_t rows, int64_t c,
+                      StreamHandle s) {
+    if (rows * c > 0) fixedNormK<<<blocksFor(rows * c), kThreads, 0, s>>>(x, mean, variance, y, rows, c);
+}
+void fixedNormBackward(const float* dy, const float* variance, float* dx, int64_t rows, int64_t c, StreamHandle s) {
+    if (rows * c > 0) fixedNormBwdK<<<blocksFor(rows * c), kThreads, 0, s>>>(dy, variance, dx, rows, c);
 }
 void batchNormBackwardSums(const float* x, const float* dy, const float* mean, const float* invStd,
                            int64_t rows, int64_t c, double* sums, StreamHandle s) {

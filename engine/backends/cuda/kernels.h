@@ -113,6 +113,11 @@ void batchNormBackwardParams(const double* sums, int64_t c, float* dgamma, float
 void batchNormBackwardData(const float* x, const float* dy, const float* mean, const float* invStd,
                            const float* gamma, const double* sums, double count, float* dx, int64_t rows,
                            int64_t c, StreamHandle s);
+// Keras's Normalization layer over [rows, c]: y = (x - mean) / max(sqrt(variance), 1e-7);
+// backward ACCUMULATES dx += dy / max(sqrt(variance), 1e-7).
+void fixedNormForward(const float* x, const float* mean, const float* variance, float* y, int64_t rows, int64_t c,
+                      StreamHandle s);
+void fixedNormBackward(const float* dy, const float* variance, float* dx, int64_t rows, int64_t c, StreamHandle s);
 // Layer norm over each row of [rows, c]; saveMean/saveRstd [rows].
 void layerNormForward(const float* x, const float* gamma, const float* beta, float eps, float* y,
                       float* saveMean, float* saveRstd, int64_t rows, int64_t c, StreamHandle s);

@@ -612,6 +612,27 @@ Result<std::unique_ptr<CudaKernel>> lnCuda(const ShapeContext& c, const Shape& o
     return make<LayerNormKernel>(out.numel() / ch, ch, float(c.attrs.getFloat("epsilon")));
 }
 
+class FixedNormKernel final : public CudaKernel {
+public:
+    FixedNormKernel(int64_t rows, int64_t c) : m_rows(rows), m_c(c) {}
+    bool backwardNeedsInputs() const override { return false; }
+    Status forward(const CudaIo& io) override {
+        k::fixedNormForward(io.in[0], io.params[0], io.params[1], io.out, m_rows, m_c, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0]) k::fixedNormBackward(io.dOut, io.params[1], io.dIn[0], m_rows, m_c, io.ctx->stream());
+        return {};
+    }
+
+private:
+    int64_t m_rows, m_c;
+};
+Result<std::unique_ptr<CudaKernel>> fixedNormCuda(const ShapeContext&, const Shape& out, const CudaBuildOptions&) {
+    const int64_t ch = out[-1];
+    return make<FixedNormKernel>(out.numel() / ch, ch);
+}
+
 // ---- Dropout ------------------------------------------------------------------------------------
 class DropoutKernel final : public CudaKernel {
 public:
@@ -1040,6 +1061,7 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::UpSampling2D, nullptr, upsampleCuda},
         CudaOpRow{OpKind::BatchNormalization, bnSupports, bnCuda},
         CudaOpRow{OpKind::LayerNormalization, nullptr, lnCuda},
+        CudaOpRow{OpKind::Normalization, nullptr, fixedNormCuda},
         CudaOpRow{OpKind::Dropout, nullptr, dropoutCuda},
         CudaOpRow{
             OpKind::Flatten, nullptr,

@@ -144,4 +144,31 @@ void layerNormBackward(int64_t rows, int64_t c, const float* x, const float* gam
     });
 }
 
+void fixedNormScale(const float* variance, int64_t c, float* inv) {
+    for (int64_t i = 0; i < c; ++i) inv[i] = 1.0f / std::max(std::sqrt(variance[i]), 1e-7f);
+}
+
+void fixedNormForward(int64_t rows, int64_t c, const float* x, const float* mean, const float* inv, float* y,
+                      ThreadPool& pool) {
+    if (rows <= 0 || c <= 0) return;
+    pool.parallelFor(rows, std::max<int64_t>(1, 16384 / c), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const float* xr = x + r * c;
+            float* yr = y + r * c;
+            for (int64_t i = 0; i < c; ++i) yr[i] = (xr[i] - mean[i]) * inv[i];
+        }
+    });
+}
+
+void fixedNormBackward(int64_t rows, int64_t c, const float* dy, const float* inv, float* dx, ThreadPool& pool) {
+    if (rows <= 0 || c <= 0) return;
+    pool.parallelFor(rows, std::max<int64_t>(1, 16384 / c), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const float* dr = dy + r * c;
+            float* xr = dx + r * c;
+            for (int64_t i = 0; i < c; ++i) xr[i] += dr[i] * inv[i];
+        }
+    });
+}
+
 }  // namespace kiln::engine::kernels

@@ -87,6 +87,14 @@ void layerNormBackward(int64_t rows, int64_t c, const float* x, const float* gam
                        const float* saveRstd, const float* dy, float* dx, float* dgamma, float* dbeta,
                        ThreadPool& pool);
 
+// Keras's Normalization layer with fixed statistics: inv[c] = 1 / max(sqrt(variance[c]), 1e-7)
+// (Keras's epsilon), then y = (x - mean[c]) * inv[c] over [rows, c]; y may alias x.
+void fixedNormScale(const float* variance, int64_t c, float* inv);
+void fixedNormForward(int64_t rows, int64_t c, const float* x, const float* mean, const float* inv, float* y,
+                      ThreadPool& pool);
+// dx += dy * inv[c]; the statistics get no gradient.
+void fixedNormBackward(int64_t rows, int64_t c, const float* dy, const float* inv, float* dx, ThreadPool& pool);
+
 }  // namespace kiln::engine::kernels
 
 namespace kiln::engine::kernels {

@@ -12,11 +12,15 @@
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QDir>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
 #include <QMenu>
+#include <QPixmap>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -29,6 +33,7 @@
 #include "engine/io/model_zoo.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
+#include "ui/common/language.h"
 #include "ui/common/notice_area.h"
 #include "ui/graph_editor/editor_document.h"
 #include "ui/import/pretrained_dialog.h"
@@ -184,6 +189,89 @@ private slots:
         data2["eval_transforms"].back() = {{"type", "normalize"}, {"preset", "imagenet"}};
         doc->setSections(data2, p.training);
         QTRY_VERIFY(noticeSays(QStringLiteral("(x - 127) / 128")));
+    }
+
+    // The texture example opened in place from File > Examples (no folder of its own) starts from
+    // EfficientNet-Lite0's weights in the data folder, as a project made by New from Pretrained does;
+    // when the data folder lacks them, the field still names the file and a notice says how to get it.
+    void textureExampleFromTheExamplesMenu() {
+        const QString dataDir = m_dir.filePath("example-data");
+        const auto& backbone = *io::findBackbone("efficientnet-lite0");
+        kiln::test::writeBackboneCache(backbone, dataDir.toStdString());
+        qputenv("KILN_EXAMPLES", QByteArray(KILN_SOURCE_DIR "/resources/examples"));
+        const QString cached = QDir(dataDir).filePath(QStringLiteral("pretrained/efficientnet-lite0/efficientnet-lite0.safetensors"));
+        QVERIFY(QFileInfo::exists(cached));
+        for (const bool present : {true, false}) {
+            qputenv("KILN_DATA", (present ? dataDir : m_dir.filePath("no-data")).toUtf8());
+            MainWindow w(m_dir.filePath(present ? "recovery3" : "recovery4"));
+            w.resize(1200, 800);
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            auto* menu = w.findChild<QMenu*>(QStringLiteral("menuExamples"));
+            QVERIFY(menu);
+            emit menu->aboutToShow();
+            QAction* texture = nullptr;
+            for (QAction* act : menu->actions())
+                if (act->data().toString().endsWith(QLatin1String("texture_transfer.kiln"))) texture = act;
+            QVERIFY(texture);
+            texture->trigger();
+            QCOMPARE(w.projectName(), QStringLiteral("texture_transfer"));
+            auto* weights = w.trainingPanel()->findChild<QLineEdit*>(QStringLiteral("startWeights"));
+            QVERIFY(weights);
+            auto* notices = w.findChild<NoticeArea*>();
+            QVERIFY(notices);
+            bool saysHow = false;
+            for (int id : notices->ids()) saysHow = saysHow || notices->text(id).contains(QStringLiteral("fetch_pretrained.sh"));
+            if (present) {
+                QCOMPARE(weights->text(), QDir::toNativeSeparators(cached));
+                QVERIFY(!saysHow);
+            } else {
+                QCOMPARE(weights->text(),
+                         QDir::toNativeSeparators(m_dir.filePath("no-data/pretrained/efficientnet-lite0/efficientnet-lite0.safetensors")));
+                QVERIFY(saysHow);
+            }
+            QVERIFY(w.trainingPanel()->findChild<QCheckBox*>(QStringLiteral("startWeightsPartial"))->isChecked());
+        }
+    }
+
+    // tools/pretrained_screenshot.sh runs this under Xvfb with KILN_SCREENSHOT_DIR set: the dialog
+    // as a user sees it over the data folder's real EfficientNet-Lite0 (KILN_REAL_DATA), in English
+    // and in Chinese, captured from the X server: new_from_pretrained_{en,zh_CN}.png.
+    void screenshot() {
+        const QString dir = qEnvironmentVariable("KILN_SCREENSHOT_DIR");
+        if (dir.isEmpty()) QSKIP("takes the documentation's screenshots when KILN_SCREENSHOT_DIR names the folder");
+        const QString data = qEnvironmentVariable("KILN_REAL_DATA", QDir::homePath() + QStringLiteral("/.cache/kiln/data"));
+        if (!io::backboneAvailability(*io::findBackbone("efficientnet-lite0"), data.toStdString()).available)
+            QSKIP("EfficientNet-Lite0 is not cached (tools/fetch_pretrained.sh)");
+        qputenv("KILN_DATA", data.toUtf8());
+        for (const QString lang : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
+            QVERIFY(Language::apply(lang));
+            MainWindow w(m_dir.filePath("recovery-shot-" + lang));
+            w.resize(1200, 800);
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            w.findChild<QAction*>(QStringLiteral("actionNewFromPretrained"))->trigger();
+            auto* dialog = w.findChild<PretrainedDialog*>(QStringLiteral("pretrainedDialog"));
+            QVERIFY(dialog);
+            QTRY_VERIFY(dialog->isVisible());
+            QVERIFY(QTest::qWaitForWindowExposed(dialog));
+            dialog->resize(1180, 620);  // wide enough for the licence column
+            clickRow(dialog->table(), rowOf(dialog->table(), QStringLiteral("efficientnet-lite0")));
+            auto* classes = dialog->findChild<QSpinBox*>(QStringLiteral("pretrainedClasses"));
+            classes->findChild<QLineEdit*>()->selectAll();
+            QTest::keyClicks(classes->findChild<QLineEdit*>(), QStringLiteral("5"));
+            auto* folder = dialog->findChild<QLineEdit*>(QStringLiteral("pretrainedData"));
+            QTest::keyClicks(folder, data + QStringLiteral("/textures/texture-defects/train"));
+            auto* project = dialog->findChild<QLineEdit*>(QStringLiteral("pretrainedProject"));
+            project->selectAll();
+            QTest::keyClicks(project, QDir::homePath() + QStringLiteral("/textures/textures.kiln"));
+            QTest::qWait(500);
+            const QPixmap shot = dialog->screen()->grabWindow(dialog->winId());
+            QVERIFY(!shot.isNull());
+            QVERIFY(shot.save(QDir(dir).filePath(QStringLiteral("new_from_pretrained_%1.png").arg(lang))));
+            dialog->close();
+        }
+        QVERIFY(Language::apply(QStringLiteral("en")));
     }
 };
 

@@ -29,6 +29,17 @@ def randomize_bn(model, rng):
                                else rng.uniform(-0.5, 0.5, x.shape).astype("float32") for i, x in enumerate(w)])
 
 
+def randomize_normalization(model, rng):
+    # A Normalization layer left un-adapted has mean 0 and variance 1; picture-like statistics
+    # (as adapt() on pixels in [0, 1] would give) test the mapping.
+    for layer in model.layers:
+        if isinstance(layer, layers.Normalization) and layer.get_weights():
+            mean, var, count = layer.get_weights()
+            layer.set_weights([rng.uniform(0.3, 0.6, mean.shape).astype("float32"),
+                               rng.uniform(0.04, 0.09, var.shape).astype("float32"), count])
+            layer.finalize_state()  # the layer computes with statistics derived at build time
+
+
 def cnn():
     return keras.Sequential([
         keras.Input((16, 16, 3), name="image"),
@@ -121,8 +132,26 @@ def mobilenet():
     return keras.applications.MobileNetV2(weights=None, input_shape=(96, 96, 3), classes=10)
 
 
+# The keras.applications backbones tst_keras_backbones imports with kiln-import, at 64x64 to keep
+# the test short (the layers are the same at 224x224), with logits as outputs, which show
+# differences a softmax would flatten.
+def resnet50():
+    return keras.applications.ResNet50(weights=None, input_shape=(64, 64, 3), classes=10, classifier_activation=None)
+
+
+def efficientnet_b0():
+    return keras.applications.EfficientNetB0(weights=None, input_shape=(64, 64, 3), classes=10,
+                                             classifier_activation=None)
+
+
+def mobilenet_v3_small():
+    return keras.applications.MobileNetV3Small(weights=None, input_shape=(64, 64, 3), classes=10,
+                                               classifier_activation=None)
+
+
 BUILDERS = {"cnn": cnn, "two_inputs": two_inputs, "separable": separable, "embedding": embedding,
-            "nested": nested, "shared": shared, "unknown": unknown, "mobilenet_v2": mobilenet}
+            "nested": nested, "shared": shared, "unknown": unknown, "mobilenet_v2": mobilenet,
+            "resnet50": resnet50, "efficientnet_b0": efficientnet_b0, "mobilenet_v3_small": mobilenet_v3_small}
 
 
 KERAS2_STYLE = ("cnn", "two_inputs", "nested", "separable")
@@ -183,9 +212,15 @@ def keras2_style(src, dst):
                 group.attrs["weight_names"] = [(n + ":0").encode() for n in names]
 
 
+# Built only when asked for by name: they take most of a minute.
+BACKBONES = ("resnet50", "efficientnet_b0", "mobilenet_v3_small")
+# Models that scale pixel values 0-255 themselves (their Rescaling and Normalization layers).
+PIXEL_INPUTS = ("efficientnet_b0", "mobilenet_v3_small")
+
+
 def main():
     out = sys.argv[1]
-    names = sys.argv[2:] or list(BUILDERS)
+    names = sys.argv[2:] or [n for n in BUILDERS if n not in BACKBONES]
     os.makedirs(out, exist_ok=True)
     keras.utils.set_random_seed(7)
     rng = np.random.default_rng(11)
@@ -193,11 +228,14 @@ def main():
     for name in names:
         model = BUILDERS[name]()
         randomize_bn(model, rng)
+        randomize_normalization(model, rng)
         inputs = []
         for t in model.inputs:
             shape = [3] + [int(d) for d in t.shape[1:]]
             if "int" in str(t.dtype):
                 inputs.append(rng.integers(0, 20, shape).astype("int32"))
+            elif name in PIXEL_INPUTS:
+                inputs.append(rng.uniform(0, 255, shape).astype("float32"))
             else:
                 inputs.append(rng.uniform(-1, 1, shape).astype("float32"))
         pred = model.predict(inputs if len(inputs) > 1 else inputs[0], verbose=0)

@@ -105,6 +105,43 @@ private slots:
         QVERIFY(!backboneAvailability(*findBackbone("resnet50"), tmp.path().toStdString()).available);
     }
 
+    // A project's start weights: its own "pretrained.weights" when that file is there, else the
+    // catalogue's cache (an example opened in place, a moved project), else the name it gives.
+    void pretrainedWeightsAreFound() {
+        QTemporaryDir tmp;
+        const std::string data = tmp.filePath("data").toStdString();
+        const Backbone& b = *findBackbone("efficientnet-lite0");
+        writeCache(b, data);
+        const std::string cached = backboneAvailability(b, data).weightsPath;
+        Project p = backboneProject();
+        QCOMPARE(pretrainedWeights(p, "", data).path, std::string());  // not made from a backbone
+        p.extra["pretrained"] = {{"backbone", "efficientnet-lite0"}, {"weights", "mine.safetensors"}};
+        const std::string project = tmp.filePath("proj/p.kiln").toStdString();
+        // Named relative to the project but missing there: the cache.
+        auto w = pretrainedWeights(p, project, data);
+        QCOMPARE(w.path, cached);
+        QVERIFY(w.exists);
+        QCOMPARE(w.backbone, &b);
+        // No project folder (an example opened in place): the cache too.
+        QCOMPARE(pretrainedWeights(p, "", data).path, cached);
+        // The project's own file wins when it is there.
+        QVERIFY(QDir().mkpath(tmp.filePath("proj")));
+        QVERIFY(QFile::copy(QString::fromStdString(cached), tmp.filePath("proj/mine.safetensors")));
+        w = pretrainedWeights(p, project, data);
+        QCOMPARE(w.path, tmp.filePath("proj/mine.safetensors").toStdString());
+        QVERIFY(w.exists);
+        // Neither there: the project's name for it, marked missing.
+        QVERIFY(QFile::remove(tmp.filePath("proj/mine.safetensors")));
+        w = pretrainedWeights(p, project, tmp.filePath("empty").toStdString());
+        QCOMPARE(w.path, tmp.filePath("proj/mine.safetensors").toStdString());
+        QVERIFY(!w.exists);
+        // A backbone the catalogue does not cache, named nowhere that exists.
+        p.extra["pretrained"] = {{"backbone", "resnet50"}, {"weights", "${KILN_DATA:-/nowhere}/w.safetensors"}};
+        w = pretrainedWeights(p, "", data);
+        QVERIFY(!w.exists);
+        QVERIFY(w.path.ends_with("/w.safetensors"));
+    }
+
     void projectFromTheCache() {
         QTemporaryDir tmp;
         const Backbone& b = *findBackbone("efficientnet-lite0");

@@ -364,6 +364,15 @@ inline const std::vector<OpCase>& opCases() {
         invalid(K::LayerNormalization, "LayerNormalization axis 0", {{"axis", ai(0)}}, {uniform({3, 6})},
                 "normalises only the last (channel) axis"),
 
+        // ---- Normalization ----
+        valid(K::Normalization, "Normalization image", {}, {uniform({2, 4, 5, 3}, 0, 1)}, {2, 4, 5, 3}),
+        valid(K::Normalization, "Normalization rank 2", {{"axis", ai(-1)}}, {uniform({3, 6})}, {3, 6}),
+        valid(K::Normalization, "Normalization large", {}, {uniform({40, 64})}, {40, 64}),
+        invalid(K::Normalization, "Normalization axis 1", {{"axis", ai(1)}}, {uniform({2, 4, 5, 3})},
+                "normalises only the last (channel) axis"),
+        invalid(K::Normalization, "Normalization rank 1", {}, {uniform({4})},
+                "expects a batch and at least one more dimension"),
+
         // ---- Dropout ----
         valid(K::Dropout, "Dropout 0.5", {{"rate", af(0.5)}}, {uniform({4, 8})}, {4, 8}),
         valid(K::Dropout, "Dropout 0.3 large", {{"rate", af(0.3)}}, {uniform({64, 64})}, {64, 64}),

@@ -133,7 +133,7 @@ std::vector<float> makeInput(const InputSpec& s, std::mt19937& gen) {
 }
 
 std::vector<float> makeParam(const ParamSpec& p, std::mt19937& gen) {
-    bool positive = p.name == "gamma" || p.name == "moving_variance";
+    bool positive = p.name == "gamma" || p.name == "moving_variance" || p.name == "variance";
     std::uniform_real_distribution<double> d(positive ? 0.5 : -1.0, positive ? 1.5 : 1.0);
     std::vector<float> v(sz(p.shape.numel()));
     for (auto& x : v) x = static_cast<float>(d(gen));
@@ -460,6 +460,16 @@ void refLayerNorm(Ref& r) {
     }
 }
 
+// Keras's Normalization: fixed per-channel statistics, (x - mean) / max(sqrt(variance), 1e-7).
+void refFixedNorm(Ref& r) {
+    const int64_t c = r.inShapes[0][-1], rows = r.inShapes[0].numel() / c;
+    r.out.assign(r.x().size(), 0.0);
+    for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < c; ++j)
+            r.out[sz(i * c + j)] =
+                (r.x()[sz(i * c + j)] - r.params[0][sz(j)]) / std::max(std::sqrt(r.params[1][sz(j)]), 1e-7);
+}
+
 // example.GroupNorm: per sample, the channels (last dimension) fall into `groups` groups, each
 // normalised over every position, then scaled and shifted per channel.
 void refGroupNorm(Ref& r) {
@@ -730,6 +740,9 @@ void reference(OpKind kind, Ref& r) {
         break;
     case OpKind::LayerNormalization:
         refLayerNorm(r);
+        break;
+    case OpKind::Normalization:
+        refFixedNorm(r);
         break;
     case OpKind::Dropout:
     case OpKind::Flatten:
