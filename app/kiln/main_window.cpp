@@ -22,6 +22,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSettings>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollArea>
@@ -398,6 +399,10 @@ void MainWindow::createWorkspaces() {
     m_evaluate->setObjectName(QStringLiteral("evaluateView"));
     evaluatePage->layout()->addWidget(m_evaluateHint);
     evaluatePage->layout()->addWidget(m_evaluate);
+    // The Evaluate view reopens at the tab last used.
+    m_evaluate->showTab(QSettings().value(QStringLiteral("evaluate/tab")).toString());
+    connect(m_evaluate, &ui::evaluate::EvaluateView::tabChanged, this,
+            [](const QString& name) { QSettings().setValue(QStringLiteral("evaluate/tab"), name); });
     m_deployPage = page("deployWorkspace");
     auto* deployTop = new QWidget;
     auto* deployTopLayout = new QHBoxLayout(deployTop);

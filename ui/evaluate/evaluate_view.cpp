@@ -186,6 +186,8 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     m_sampleView->verticalHeader()->hide();
     m_sampleView->horizontalHeader()->setStretchLastSection(true);
     m_sampleView->setIconSize(QSize(32, 32));
+    m_sampleView->setWordWrap(false);
+    m_sampleView->setTextElideMode(Qt::ElideLeft);  // a long source keeps its file name
     m_sampleView->setColumnHidden(SampleTableModel::Picture, true);
     m_defaultRowHeight = m_sampleView->verticalHeader()->defaultSectionSize();
     m_tabs->addTab(m_confusionView, QString());
@@ -227,6 +229,7 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
         exportOverlays(samples);
     });
 
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] { emit tabChanged(currentTab()); });
     connect(m_run, &QPushButton::clicked, this, &EvaluateView::evaluate);
     connect(m_rerun, &QPushButton::clicked, this, &EvaluateView::reevaluate);
     connect(m_dataPath, &QLineEdit::returnPressed, this, &EvaluateView::evaluate);
@@ -390,6 +393,13 @@ ExplanationDialog* EvaluateView::explanationDialog() const {
 }
 
 QSortFilterProxyModel* EvaluateView::sampleProxy() const { return m_sampleProxy; }
+
+QString EvaluateView::currentTab() const { return m_tabs->currentWidget() ? m_tabs->currentWidget()->objectName() : QString(); }
+
+void EvaluateView::showTab(const QString& name) {
+    for (int i = 0; i < m_tabs->count(); ++i)
+        if (m_tabs->widget(i)->objectName() == name && m_tabs->isTabVisible(i)) m_tabs->setCurrentIndex(i);
+}
 
 QProgressDialog* EvaluateView::overlayProgress() const { return m_exportProgress.data(); }
 

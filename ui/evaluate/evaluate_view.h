@@ -77,6 +77,10 @@ public:
     QTableView* confusionView() const { return m_confusionView; }
     // Beside the tabs for picture classifiers; hidden for other data and for regression.
     MisclassifiedGallery* gallery() const { return m_gallery; }
+    // The tab shown, by its widget's object name ("confusionView", "samplesView", ...), so that
+    // the studio can reopen the view where the user left it; showTab ignores unknown names.
+    QString currentTab() const;
+    void showTab(const QString& name);
     // The explanation dialog opened last (null when none is open).
     ExplanationDialog* explanationDialog() const;
 
@@ -108,6 +112,8 @@ public slots:
 signals:
     // After an evaluation ends (not for one replaced by a newer one); `message` is the error.
     void finished(bool ok, const QString& message);
+    // Another tab was brought to the front (by the user or by showTab).
+    void tabChanged(const QString& name);
     // After an overlay export ends: how many were written, and the error or "" (also when cancelled).
     void overlaysExported(bool ok, int written, bool cancelled, const QString& message);
 

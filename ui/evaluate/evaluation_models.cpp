@@ -4,6 +4,7 @@
 
 #include <QColor>
 #include <QPalette>
+#include <QIcon>
 #include <QPixmap>
 
 #include <algorithm>
@@ -194,14 +195,16 @@ QVariant SampleTableModel::data(const QModelIndex& index, int role) const {
         if (role != Qt::DecorationRole || !m_thumbnails || !m_lookup) return {};
         // Asked for by the view only for rows on screen: the path is looked up (or queued for
         // drawing) and the thumbnail decoded on the cache's threads, never here.
+        // An icon, so that the view paints it at its icon size (the cache's thumbnails are larger).
         const QString path = m_lookup(r);
         QPixmap pixmap;
         if (!path.isEmpty()) pixmap = m_thumbnails->thumbnail(r.index, path);
-        if (!pixmap.isNull()) return pixmap;
-        static QPixmap placeholder;
+        if (!pixmap.isNull()) return QIcon(pixmap);
+        static QIcon placeholder;
         if (placeholder.isNull()) {
-            placeholder = QPixmap(32, 32);
-            placeholder.fill(QColor(128, 128, 128, 50));
+            QPixmap grey(32, 32);
+            grey.fill(QColor(128, 128, 128, 50));
+            placeholder = QIcon(grey);
         }
         return placeholder;
     }
