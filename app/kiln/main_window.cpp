@@ -1092,8 +1092,11 @@ QDialog* MainWindow::pictureExplanation() const { return m_pictureExplanation.da
 void MainWindow::explainPicture(const QString& picturePath) {
     const QString run = currentRunDir();
     if (run.isEmpty()) {
-        QMessageBox::information(this, tr("Explain with run"),
-                                 tr("No trained run yet: train the project in the Train workspace, then explain its pictures."));
+        QMessageBox box(QMessageBox::Information, tr("Explain with run"),
+                        tr("No trained run yet: train the project in the Train workspace, then explain its pictures."),
+                        QMessageBox::Ok, this);
+        box.setObjectName(QStringLiteral("noRunToExplainBox"));
+        box.exec();
         return;
     }
     if (m_pictureExplanation) m_pictureExplanation->close();
