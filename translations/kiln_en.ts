@@ -1943,6 +1943,18 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Project from a pretrained backbone opened: %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Explain with run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No trained run yet: train the project in the Train workspace, then explain its pictures.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Explained with the run in %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::app::WelcomePage</name>
@@ -2339,6 +2351,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Copy Status</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Explain with run…</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -5040,6 +5056,103 @@ step %3 · epoch %4
         <source>Show all</source>
         <translation type="unfinished"></translation>
     </message>
+    <message numerus="yes">
+        <source>Export overlays of %n selected sample(s)…</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Evaluate an image folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evaluate a CSV index or TFRecord file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV index or TFRecord (*.csv *.tfrecord *.tfrecords);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose the data to evaluate: an image folder, a CSV index or a TFRecord file.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export overlays into a folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Writing overlays…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export overlays</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 — overlay export cancelled: %n overlay(s) written to %2</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 — %n overlay(s) written to %2</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 — overlays could not be exported: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 — cached from %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (not stored for next time: %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Other data…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The project&apos;s test, validation or training split, or other data in the project&apos;s format</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>An image folder, a CSV index or a TFRecord file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Image folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV index or TFRecord file…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Re-evaluate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run the model again instead of showing the stored results</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::ExplanationDialog</name>
@@ -5131,6 +5244,10 @@ Loss: %6</source>
         <source>Pictures could not be drawn: %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Export overlays of the gallery…</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::SampleTableModel</name>
@@ -5156,6 +5273,10 @@ Loss: %6</source>
     </message>
     <message>
         <source>Loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Picture</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

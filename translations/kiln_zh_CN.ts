@@ -1941,6 +1941,18 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Project from a pretrained backbone opened: %1</source>
         <translation>已打开基于预训练骨干网络的项目：%1</translation>
     </message>
+    <message>
+        <source>Explain with run</source>
+        <translation>用训练运行解释</translation>
+    </message>
+    <message>
+        <source>No trained run yet: train the project in the Train workspace, then explain its pictures.</source>
+        <translation>还没有训练好的运行：请先在“训练”工作区训练项目，再解释其图片。</translation>
+    </message>
+    <message>
+        <source>Explained with the run in %1</source>
+        <translation>使用 %1 中的训练运行进行解释</translation>
+    </message>
 </context>
 <context>
     <name>kiln::app::WelcomePage</name>
@@ -2338,6 +2350,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Copy Status</source>
         <translation>复制状态</translation>
+    </message>
+    <message>
+        <source>Explain with run…</source>
+        <translation>用训练运行解释…</translation>
     </message>
 </context>
 <context>
@@ -5021,6 +5037,100 @@ step %3 · epoch %4
         <source>Show all</source>
         <translation>全部显示</translation>
     </message>
+    <message numerus="yes">
+        <source>Export overlays of %n selected sample(s)…</source>
+        <translation>
+            <numerusform>导出所选 %n 个样本的叠加图…</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Evaluate an image folder</source>
+        <translation>评估一个图片文件夹</translation>
+    </message>
+    <message>
+        <source>Evaluate a CSV index or TFRecord file</source>
+        <translation>评估一个 CSV 索引或 TFRecord 文件</translation>
+    </message>
+    <message>
+        <source>CSV index or TFRecord (*.csv *.tfrecord *.tfrecords);;All files (*)</source>
+        <translation>CSV 索引或 TFRecord (*.csv *.tfrecord *.tfrecords);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Choose the data to evaluate: an image folder, a CSV index or a TFRecord file.</source>
+        <translation>请选择要评估的数据：图片文件夹、CSV 索引或 TFRecord 文件。</translation>
+    </message>
+    <message>
+        <source>Export overlays into a folder</source>
+        <translation>将叠加图导出到文件夹</translation>
+    </message>
+    <message>
+        <source>Writing overlays…</source>
+        <translation>正在写入叠加图…</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Export overlays</source>
+        <translation>导出叠加图</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 — overlay export cancelled: %n overlay(s) written to %2</source>
+        <translation>
+            <numerusform>%1 — 叠加图导出已取消：已将 %n 张叠加图写入 %2</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 — %n overlay(s) written to %2</source>
+        <translation>
+            <numerusform>%1 — 已将 %n 张叠加图写入 %2</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 — overlays could not be exported: %2</source>
+        <translation>%1 — 无法导出叠加图：%2</translation>
+    </message>
+    <message>
+        <source>%1 — cached from %2</source>
+        <translation>%1 — 缓存于 %2</translation>
+    </message>
+    <message>
+        <source>%1 (not stored for next time: %2)</source>
+        <translation>%1（未能保存供下次使用：%2）</translation>
+    </message>
+    <message>
+        <source>Other data…</source>
+        <translation>其他数据…</translation>
+    </message>
+    <message>
+        <source>The project&apos;s test, validation or training split, or other data in the project&apos;s format</source>
+        <translation>项目的测试集、验证集或训练集，或采用项目格式的其他数据</translation>
+    </message>
+    <message>
+        <source>An image folder, a CSV index or a TFRecord file</source>
+        <translation>图片文件夹、CSV 索引或 TFRecord 文件</translation>
+    </message>
+    <message>
+        <source>Browse</source>
+        <translation>浏览</translation>
+    </message>
+    <message>
+        <source>Image folder…</source>
+        <translation>图片文件夹…</translation>
+    </message>
+    <message>
+        <source>CSV index or TFRecord file…</source>
+        <translation>CSV 索引或 TFRecord 文件…</translation>
+    </message>
+    <message>
+        <source>Re-evaluate</source>
+        <translation>重新评估</translation>
+    </message>
+    <message>
+        <source>Run the model again instead of showing the stored results</source>
+        <translation>重新运行模型，而不是显示已保存的结果</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::ExplanationDialog</name>
@@ -5118,6 +5228,10 @@ Loss: %6</source>
         <source>Pictures could not be drawn: %1</source>
         <translation>无法绘制图片:%1</translation>
     </message>
+    <message>
+        <source>Export overlays of the gallery…</source>
+        <translation>导出图片集中所有图片的叠加图…</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::SampleTableModel</name>
@@ -5144,6 +5258,10 @@ Loss: %6</source>
     <message>
         <source>Loss</source>
         <translation>损失</translation>
+    </message>
+    <message>
+        <source>Picture</source>
+        <translation>图片</translation>
     </message>
 </context>
 <context>

@@ -22,6 +22,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSettings>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollArea>
@@ -51,6 +52,7 @@
 #include "ui/common/themed_icon.h"
 #include "ui/dataset_browser/dataset_browser_widget.h"
 #include "ui/evaluate/evaluate_view.h"
+#include "ui/evaluate/explanation_dialog.h"
 #include "ui/export/export_dialog.h"
 #include "ui/graph_editor/editor_document.h"
 #include "ui/training/sweep_dialog.h"
@@ -179,6 +181,7 @@ MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
     connect(m_training, &ui::training::TrainingPanel::notice, this, [this](const QString& text, int severity) {
         reportProblem(severity >= 2 ? ui::Severity::Error : severity == 1 ? ui::Severity::Warning : ui::Severity::Info, text);
     });
+    connect(m_datasets, &ui::DatasetBrowserWidget::explainRequested, this, &MainWindow::explainPicture);
     connect(m_datasets, &ui::DatasetBrowserWidget::dataSectionChanged, this, [this] {
         const nlohmann::json data = m_datasets->dataSection();
         replaceSection([&data](engine::io::Project& p) { p.data = data; });
@@ -396,6 +399,10 @@ void MainWindow::createWorkspaces() {
     m_evaluate->setObjectName(QStringLiteral("evaluateView"));
     evaluatePage->layout()->addWidget(m_evaluateHint);
     evaluatePage->layout()->addWidget(m_evaluate);
+    // The Evaluate view reopens at the tab last used.
+    m_evaluate->showTab(QSettings().value(QStringLiteral("evaluate/tab")).toString());
+    connect(m_evaluate, &ui::evaluate::EvaluateView::tabChanged, this,
+            [](const QString& name) { QSettings().setValue(QStringLiteral("evaluate/tab"), name); });
     m_deployPage = page("deployWorkspace");
     auto* deployTop = new QWidget;
     auto* deployTopLayout = new QHBoxLayout(deployTop);
@@ -1078,6 +1085,32 @@ QString MainWindow::trainingProjectPath() const {
     const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/examples");
     QDir().mkpath(dir);
     return dir + QLatin1Char('/') + QFileInfo(m_document->filePath()).fileName();
+}
+
+QDialog* MainWindow::pictureExplanation() const { return m_pictureExplanation.data(); }
+
+void MainWindow::explainPicture(const QString& picturePath) {
+    const QString run = currentRunDir();
+    if (run.isEmpty()) {
+        QMessageBox box(QMessageBox::Information, tr("Explain with run"),
+                        tr("No trained run yet: train the project in the Train workspace, then explain its pictures."),
+                        QMessageBox::Ok, this);
+        box.setObjectName(QStringLiteral("noRunToExplainBox"));
+        box.exec();
+        return;
+    }
+    if (m_pictureExplanation) m_pictureExplanation->close();
+    engine::api::EvaluationOptions options;
+    options.weights = run.toStdString();
+    options.imageFiles = {picturePath.toStdString()};
+    const QString projectPath = m_document->filePath().isEmpty() ? QString() : trainingProjectPath();
+    // The class names come with the picture, read the project's way.
+    auto* dialog = new ui::evaluate::ExplanationDialog(m_document->project(), projectPath, options, 0,
+                                                       QDir::toNativeSeparators(picturePath), {}, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setToolTip(tr("Explained with the run in %1").arg(QDir::toNativeSeparators(run)));
+    m_pictureExplanation = dialog;
+    dialog->show();
 }
 
 void MainWindow::openSweepDialog() {

@@ -91,6 +91,11 @@ public:
     void setWorkspace(Workspace w);
     QAction* workspaceAction(Workspace w) const { return m_workspaceActions[size_t(w)]; }
     ui::evaluate::EvaluateView* evaluateView() const { return m_evaluate; }
+    // A picture explained with the run selected in the run history, else the newest one (the
+    // dataset browser's "Explain with run…"): the explanation dialog, or a message when the
+    // project has no trained run. The dialog opened last (null when closed):
+    void explainPicture(const QString& picturePath);
+    QDialog* pictureExplanation() const;
     // The export form of the Deploy workspace (null until the project has a file).
     ui::ExportDialog* deployView() const { return m_deploy; }
     ui::training::PreflightPanel* preflightPanel() const { return m_preflight; }
@@ -253,6 +258,7 @@ private:
     std::array<QByteArray, kWorkspaceCount> m_workspaceStates;  // dock layouts of the workspaces not shown
     QHash<QString, QWidget*> m_hostable;  // panel id -> its content (moves between dock and centre)
     ui::evaluate::EvaluateView* m_evaluate = nullptr;
+    QPointer<QDialog> m_pictureExplanation;
     ui::training::PreflightPanel* m_preflight = nullptr;
     QHash<int, QLayout*> m_hostLayouts;  // where a workspace's hosted panel goes (default: its page)
     QLabel* m_evaluateHint = nullptr;

@@ -76,8 +76,9 @@ struct SplitRun {
 // Loads data, model and weights as training does and runs the forward pass over the split,
 // showing every batch to `observer`. An observer returning Cancelled ends the pass early
 // (not an error).
+// `classNames`, when given, is filled before the first batch is observed.
 Result<SplitRun> runSplit(const io::Project& project, const std::string& projectPath, const EvaluationOptions& options,
-                          const train::EvalObserver& observer) {
+                          const train::EvalObserver& observer, std::vector<std::string>* classNames = nullptr) {
     SplitRun out;
     KILN_ASSIGN(out.weightsPath, resolveWeights(options.weights));
     // Which data the test stream (or set) holds.
@@ -111,6 +112,7 @@ Result<SplitRun> runSplit(const io::Project& project, const std::string& project
     KILN_ASSIGN(PreparedTraining prepared, prepareTraining(project, projectPath, setup));
     auto& trainer = prepared.trainer;
     out.classNames = trainer->data().classNames;
+    if (classNames != nullptr) *classNames = out.classNames;
     const bool streamed = trainer->data().trainStream != nullptr;
     KILN_TRY(train::loadWeights(trainer->params(), out.weightsPath));
     const auto& loss = trainer->firstLoss();
@@ -176,6 +178,8 @@ Status forEachSample(const io::Project& project, const std::string& projectPath,
     const int64_t width = shape.numelFrom(1);
     int64_t index = 0;
     SampleInput sample;
+    std::vector<std::string> classNames;
+    sample.classNames = &classNames;
     auto observer = [&](const train::EvalBatch& b) -> Status {
         for (int64_t i = 0; i < b.size; ++i, ++index) {
             sample.index = index;
@@ -193,7 +197,7 @@ Status forEachSample(const io::Project& project, const std::string& projectPath,
         }
         return {};
     };
-    KILN_TRY(runSplit(project, projectPath, options, observer));
+    KILN_TRY(runSplit(project, projectPath, options, observer, &classNames));
     return {};
 }
 

@@ -73,6 +73,8 @@ struct SampleInput {
     Shape shape;         // [1, ...] the model input's shape for one sample
     std::vector<float> data;
     int64_t label = -1;  // true class (classification), else -1
+    // The data's class names (as Predictions::classNames; empty when the data has none).
+    const std::vector<std::string>* classNames = nullptr;
 };
 
 // Runs the split as predict() does and shows every sample to `visit`, in order, until it returns

@@ -2,6 +2,9 @@
 // The "data" section of a project turned into training, validation and test pipelines.
 #include "engine/data/data_config.h"
 
+#include <algorithm>
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/data/split.h"
@@ -10,6 +13,7 @@
 namespace kiln::engine::data {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -268,6 +272,27 @@ Result<DataPipelines> openDataPipelines(const json& data, const PathResolver& re
         } else if (format == "folder") {
             ImageFolderSource::Options o;
             o.classNames = out.classNames;
+            // Other data is read with the model's classes: a class folder the model does not know
+            // would be left out without a word, so it is refused, named.
+            std::error_code ec;
+            if (!o.classNames.empty() && fs::is_directory(replacement.path, ec)) {
+                std::vector<std::string> unknown;
+                for (const auto& e : fs::directory_iterator(replacement.path, ec)) {
+                    const std::string n = e.path().filename().string();
+                    if (n.empty() || n[0] == '.' || !e.is_directory(ec)) continue;
+                    if (std::find(o.classNames.begin(), o.classNames.end(), n) == o.classNames.end()) unknown.push_back(n);
+                }
+                if (!unknown.empty()) {
+                    std::sort(unknown.begin(), unknown.end());
+                    std::string known;
+                    for (const auto& c : o.classNames) known += (known.empty() ? "" : ", ") + c;
+                    const std::string folder = (fs::path(replacement.path) / unknown.front()).string();
+                    return Error(ErrorCode::DataError, "The folder " + folder + " is not a class of the model (its classes: " + known + ").")
+                        .withFile(folder)
+                        .with("file", folder)
+                        .with("reason", "not a class of the model (its classes: " + known + ")");
+                }
+            }
             KILN_ASSIGN(parts.source[2], ImageFolderSource::open(replacement.path, o));
         } else if (format == "csv_index") {
             KILN_ASSIGN(parts.source[2], CsvIndexSource::open(replacement.path));

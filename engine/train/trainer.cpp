@@ -409,7 +409,10 @@ Status Trainer::loadBatch(exec::BatchRunner& runner, const data::InMemoryDataset
 }
 
 Status Trainer::loadBatch(exec::BatchRunner& runner, const data::Batch& batch, int64_t first) {
-    auto copy = [&](float* dst, const std::string& name) -> Status {
+    // `expected`: the per-sample shape of the model's input buffer. Data of another size (pictures of
+    // another size than the model's input, in other data than it was trained on) are refused,
+    // naming the first file, before anything is copied.
+    auto copy = [&](float* dst, const std::string& name, const std::optional<Shape>& expected) -> Status {
         const int c = batch.column(name);
         if (c < 0)
             return Error(ErrorCode::DataError, "a streamed batch lacks the column \"" + name + "\"")
@@ -417,12 +420,27 @@ Status Trainer::loadBatch(exec::BatchRunner& runner, const data::Batch& batch, i
                 .with("column", name);
         const auto& column = batch.columns[static_cast<size_t>(c)];
         const size_t rowFloats = batch.size > 0 ? column.size() / static_cast<size_t>(batch.size) : 0;
+        if (expected && batch.size > 0 && rowFloats != static_cast<size_t>(expected->numel())) {
+            const std::string origin =
+                static_cast<size_t>(first) < batch.origins.size() ? batch.origins[static_cast<size_t>(first)] : std::string();
+            const std::string got = static_cast<size_t>(c) < batch.shapes.size() ? batch.shapes[static_cast<size_t>(c)].toString()
+                                                                                 : std::to_string(rowFloats) + " values";
+            const std::string reason = "column \"" + name + "\" is " + got + " per sample where the model's input takes " +
+                                       expected->toString() + "; add a resize or crop transform, or use data of that size";
+            Error e(ErrorCode::DataError, (origin.empty() ? std::string() : origin + ": ") + reason);
+            if (!origin.empty()) e.withFile(origin).with("file", origin);
+            return e.with("reason", reason).with("column", name);
+        }
         std::memcpy(dst, column.data() + static_cast<size_t>(first) * rowFloats,
                     static_cast<size_t>(runner.batch()) * rowFloats * sizeof(float));
         return {};
     };
-    for (size_t i = 0; i < m_inputColumns.size(); ++i) KILN_TRY(copy(runner.input(i), m_inputColumns[i]));
-    for (size_t l = 0; l < m_losses.size(); ++l) KILN_TRY(copy(runner.target(l), m_config.losses[l].target));
+    for (size_t i = 0; i < m_inputColumns.size(); ++i) {
+        const Shape& input = m_model.nodes[static_cast<size_t>(m_model.inputs[i])].output;
+        const std::vector<int64_t> perSample(input.dims().begin() + 1, input.dims().end());
+        KILN_TRY(copy(runner.input(i), m_inputColumns[i], Shape(perSample)));
+    }
+    for (size_t l = 0; l < m_losses.size(); ++l) KILN_TRY(copy(runner.target(l), m_config.losses[l].target, std::nullopt));
     return {};
 }
 

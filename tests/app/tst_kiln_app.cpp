@@ -208,6 +208,20 @@ private slots:
         QVERIFY(w.document()->nodes().size() > 3);
     }
 
+    // "Explain with run…" from the dataset browser on a project that has no trained run yet: a
+    // message says to train first, and no explanation opens.
+    void explainPictureWithoutRunSaysSo() {
+        const QString path = copyExample(QStringLiteral("explain.kiln"));
+        MainWindow w(recoveryDir());
+        w.show();
+        QVERIFY(w.openProject(path));
+        BoxAnswerer ok(QStringLiteral("noRunToExplainBox"), QMessageBox::Ok);
+        w.explainPicture(m_dir.filePath(QStringLiteral("picture.png")));
+        QVERIFY(ok.answered);
+        QVERIFY(ok.text.contains(QStringLiteral("No trained run yet")));
+        QVERIFY(w.pictureExplanation() == nullptr);
+    }
+
     void closeAsksAboutUnsavedChanges() {
         const QString path = copyExample(QStringLiteral("close.kiln"));
         const int nodes = nodeCount(path);

@@ -22,6 +22,7 @@
 #include <QHeaderView>
 #include <QListView>
 #include <QListWidget>
+#include <QMenu>
 #include <QStackedWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -260,6 +261,20 @@ void DatasetBrowserWidget::buildUi() {
     m_view->setAccessibleName(tr("Samples"));
     connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this,
             [this](const QModelIndex& current) { showDetails(current); });
+    // A picture's explanation by a trained run: the window that owns the runs opens it.
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_view, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+        const QModelIndex index = m_view->indexAt(at);
+        if (!index.isValid()) return;
+        const QString path = index.data(SampleListModel::PathRole).toString();
+        auto* menu = new QMenu(m_view);
+        menu->setObjectName(QStringLiteral("sampleContextMenu"));
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        QAction* explain = menu->addAction(tr("Explain with run…"));
+        explain->setObjectName(QStringLiteral("explainWithRun"));
+        connect(explain, &QAction::triggered, this, [this, path] { emit explainRequested(path); });
+        menu->popup(m_view->viewport()->mapToGlobal(at));
+    });
 
     m_chart = new ClassDistributionChart(this);
     // One short line per split: no word wrap, whose size query lays the text out many times

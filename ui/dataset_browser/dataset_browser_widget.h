@@ -115,6 +115,8 @@ signals:
     void sampleSelected(qint64 id);
     void sourceOverviewReady();
     void detailsPreviewReady();
+    // "Explain with run…" from a picture's context menu: the picture file to explain.
+    void explainRequested(const QString& picturePath);
 
 private:
     struct ScanOutcome {

@@ -13,9 +13,11 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPointer>
+#include <QProgressDialog>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -30,6 +32,8 @@
 
 #include "app/common/error_text.h"
 #include "engine/api/evaluation.h"
+#include "engine/api/evaluation_cache.h"
+#include "engine/api/overlay_export.h"
 #include "engine/eval/report_json.h"
 #include "engine/ops/model.h"
 #include "ui/charts/chart_theme.h"
@@ -58,6 +62,9 @@ struct EvaluateView::Outcome {
     engine::api::Predictions predictions;
     engine::api::Evaluation evaluation;
     bool pictures = false;  // the model has one picture input ([height, width, channels])
+    bool ranModel = false;  // the model ran (the results were not read from a stored evaluation)
+    int64_t cachedAtMs = 0; // read from a stored evaluation computed then (ms since the epoch)
+    QString storeError;     // why the results could not be stored ("" when they were)
 };
 
 EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
@@ -72,13 +79,34 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     m_split->addItem(QString(), QStringLiteral("test"));
     m_split->addItem(QString(), QStringLiteral("val"));
     m_split->addItem(QString(), QStringLiteral("train"));
+    m_split->addItem(QString(), QString());  // other data: the path in m_dataPath
+    m_dataPath = new QLineEdit(this);
+    m_dataPath->setObjectName(QStringLiteral("evalDataPath"));
+    m_dataPath->setClearButtonEnabled(true);
+    m_browseData = new QPushButton(this);
+    m_browseData->setObjectName(QStringLiteral("evalBrowseData"));
+    auto* browseMenu = new QMenu(m_browseData);
+    browseMenu->setObjectName(QStringLiteral("evalBrowseMenu"));
+    QAction* folder = browseMenu->addAction(QString());
+    folder->setObjectName(QStringLiteral("browseFolder"));
+    QAction* file = browseMenu->addAction(QString());
+    file->setObjectName(QStringLiteral("browseFile"));
+    m_browseData->setMenu(browseMenu);
+    connect(folder, &QAction::triggered, this, [this] { browseData(true); });
+    connect(file, &QAction::triggered, this, [this] { browseData(false); });
     m_run = new QPushButton(this);
     m_run->setObjectName(QStringLiteral("evalRun"));
+    m_rerun = new QPushButton(this);
+    m_rerun->setObjectName(QStringLiteral("evalRerun"));
+    m_rerun->hide();
     controls->addWidget(m_weightsLabel);
     controls->addWidget(m_weights, 1);
     controls->addWidget(m_splitLabel);
     controls->addWidget(m_split);
+    controls->addWidget(m_dataPath, 1);
+    controls->addWidget(m_browseData);
     controls->addWidget(m_run);
+    controls->addWidget(m_rerun);
     m_export = new QPushButton(this);
     m_export->setObjectName(QStringLiteral("exportSamplesCsv"));
     m_export->setEnabled(false);
@@ -157,6 +185,11 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     m_sampleView->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_sampleView->verticalHeader()->hide();
     m_sampleView->horizontalHeader()->setStretchLastSection(true);
+    m_sampleView->setIconSize(QSize(32, 32));
+    m_sampleView->setWordWrap(false);
+    m_sampleView->setTextElideMode(Qt::ElideLeft);  // a long source keeps its file name
+    m_sampleView->setColumnHidden(SampleTableModel::Picture, true);
+    m_defaultRowHeight = m_sampleView->verticalHeader()->defaultSectionSize();
     m_tabs->addTab(m_confusionView, QString());
     m_tabs->addTab(m_classView, QString());
     m_tabs->addTab(m_roc, QString());
@@ -189,8 +222,19 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     connect(m_predictedFilter, &QComboBox::activated, this, filterEdited);
     connect(m_showAll, &QPushButton::clicked, this, [this] { setClassFilter(-1, -1); });
     connect(m_gallery, &MisclassifiedGallery::explainRequested, this, &EvaluateView::explainGalleryRow);
+    connect(m_gallery, &MisclassifiedGallery::pictureReady, m_samples, &SampleTableModel::pictureReady);
+    connect(m_gallery, &MisclassifiedGallery::exportRequested, this, [this] {
+        QList<qint64> samples;
+        for (int row = 0; row < m_gallery->model()->rowCount(); ++row) samples << m_gallery->model()->record(row).index;
+        exportOverlays(samples);
+    });
 
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] { emit tabChanged(currentTab()); });
     connect(m_run, &QPushButton::clicked, this, &EvaluateView::evaluate);
+    connect(m_rerun, &QPushButton::clicked, this, &EvaluateView::reevaluate);
+    connect(m_dataPath, &QLineEdit::returnPressed, this, &EvaluateView::evaluate);
+    connect(m_split, &QComboBox::currentIndexChanged, this, &EvaluateView::splitChosen);
+    splitChosen();
     connect(m_export, &QPushButton::clicked, this, [this] {
         const QString suggested = QFileInfo(m_projectPath).absoluteDir().filePath(
             QStringLiteral("%1_samples.csv").arg(QString::fromStdString(m_shownOptions.split).section(QLatin1Char('/'), -1)));
@@ -211,12 +255,24 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
         QAction* explain = menu->addAction(tr("Explain with Grad-CAM…"));
         const int row = index.row();
         connect(explain, &QAction::triggered, this, [this, row] { explainRow(row); });
+        if (m_gallery->model()->totalCount() > 0) {
+            // Picture classifiers: the overlays of the selected rows as PNG files.
+            QList<qint64> samples;
+            for (const QModelIndex& selected : m_sampleView->selectionModel()->selectedRows())
+                samples << m_samples->record(m_sampleProxy->mapToSource(selected).row()).index;
+            if (samples.isEmpty()) samples << m_samples->record(m_sampleProxy->mapToSource(index).row()).index;
+            QAction* exportSelected = menu->addAction(tr("Export overlays of %n selected sample(s)…", "", int(samples.size())));
+            exportSelected->setObjectName(QStringLiteral("exportSelectedOverlays"));
+            connect(exportSelected, &QAction::triggered, this, [this, samples] { exportOverlays(samples); });
+        }
         menu->popup(m_sampleView->viewport()->mapToGlobal(at));
     });
     retranslate();
 }
 
-EvaluateView::~EvaluateView() = default;
+EvaluateView::~EvaluateView() {
+    if (m_exportCancel) m_exportCancel->store(true);
+}
 
 void EvaluateView::setProject(const engine::io::Project& project, const QString& path) {
     m_project = project;
@@ -227,13 +283,53 @@ void EvaluateView::setWeights(const QString& weights) { m_weights->setText(weigh
 
 QString EvaluateView::weights() const { return m_weights->text(); }
 
-void EvaluateView::evaluate() {
+void EvaluateView::setSplit(const QString& split) {
+    const int named = m_split->findData(split == QLatin1String("validation") ? QStringLiteral("val") : split);
+    if (named >= 0 && !split.isEmpty()) {
+        m_split->setCurrentIndex(named);
+        return;
+    }
+    m_dataPath->setText(split);
+    m_split->setCurrentIndex(m_split->count() - 1);
+}
+
+QString EvaluateView::split() const {
+    const QString named = m_split->currentData().toString();
+    return named.isEmpty() ? m_dataPath->text().trimmed() : named;
+}
+
+void EvaluateView::splitChosen() {
+    const bool other = m_split->currentIndex() == m_split->count() - 1;
+    m_dataPath->setVisible(other);
+    m_browseData->setVisible(other);
+    if (other && isVisible()) m_dataPath->setFocus();
+}
+
+void EvaluateView::browseData(bool folder) {
+    const QString start = m_dataPath->text().trimmed().isEmpty() ? QFileInfo(m_projectPath).absolutePath() : m_dataPath->text().trimmed();
+    const QString path = folder ? QFileDialog::getExistingDirectory(this, tr("Evaluate an image folder"), start)
+                                : QFileDialog::getOpenFileName(this, tr("Evaluate a CSV index or TFRecord file"), start,
+                                                               tr("CSV index or TFRecord (*.csv *.tfrecord *.tfrecords);;All files (*)"));
+    if (path.isEmpty()) return;
+    m_dataPath->setText(QDir::toNativeSeparators(path));
+    evaluate();
+}
+
+void EvaluateView::evaluate() { start(true); }
+
+void EvaluateView::reevaluate() { start(false); }
+
+void EvaluateView::start(bool useCache) {
     const quint64 generation = ++m_generation;
-    ++m_running;
-    m_status->setText(tr("Evaluating…"));
     engine::api::EvaluationOptions options;
     options.weights = m_weights->text().trimmed().toStdString();
-    options.split = m_split->currentData().toString().toStdString();
+    options.split = split().toStdString();
+    if (options.split.empty()) {
+        m_status->setText(tr("Choose the data to evaluate: an image folder, a CSV index or a TFRecord file."));
+        return;
+    }
+    ++m_running;
+    m_status->setText(tr("Evaluating…"));
     const engine::io::Project project = m_project;
     const std::string path = m_projectPath.toStdString();
     auto* watcher = new QFutureWatcher<std::shared_ptr<Outcome>>(this);
@@ -243,17 +339,36 @@ void EvaluateView::evaluate() {
         if (!self) return;
         --m_running;
         const std::shared_ptr<Outcome> outcome = watcher->result();
+        if (outcome->ranModel) ++m_modelPasses;
         if (generation != m_generation) return;  // a newer evaluation replaced this one
         showOutcome(*outcome);
         emit finished(outcome->ok, outcome->error);
     });
-    watcher->setFuture(QtConcurrent::run([project, path, options]() {
+    watcher->setFuture(QtConcurrent::run([project, path, options, useCache]() {
         auto out = std::make_shared<Outcome>();
         out->options = options;
         try {
             if (auto model = engine::ops::analyzeModel(project.graph); model.ok() && model->inputs.size() == 1)
                 out->pictures = model->nodes[size_t(model->inputs[0])].output.rank() == 4;
-            auto p = engine::api::predict(project, path, options);
+            // The stored evaluation of these weights and data, when there is one; else the model
+            // runs and its outputs are stored for next time. A key that cannot be made (missing
+            // weights) leaves the error to predict(), which names it as kiln-eval does.
+            auto key = engine::api::evaluationCacheKey(project, path, options);
+            engine::Result<engine::api::Predictions> p = engine::Error(engine::ErrorCode::Internal, "not evaluated");
+            if (key.ok() && useCache) {
+                if (auto cached = engine::api::loadCachedPredictions(*key)) {
+                    out->cachedAtMs = cached->createdMs;
+                    p = std::move(cached->predictions);
+                }
+            }
+            if (out->cachedAtMs == 0) {
+                out->ranModel = true;
+                p = engine::api::predict(project, path, options);
+                if (p.ok() && key.ok()) {
+                    const engine::Status stored = engine::api::storeCachedPredictions(*key, *p);
+                    if (!stored.ok()) out->storeError = app::ErrorText::describe(stored.error());
+                }
+            }
             if (!p.ok()) {
                 out->error = app::ErrorText::describe(engine::io::locate(p.error(), project));
                 return out;
@@ -278,6 +393,15 @@ ExplanationDialog* EvaluateView::explanationDialog() const {
 }
 
 QSortFilterProxyModel* EvaluateView::sampleProxy() const { return m_sampleProxy; }
+
+QString EvaluateView::currentTab() const { return m_tabs->currentWidget() ? m_tabs->currentWidget()->objectName() : QString(); }
+
+void EvaluateView::showTab(const QString& name) {
+    for (int i = 0; i < m_tabs->count(); ++i)
+        if (m_tabs->widget(i)->objectName() == name && m_tabs->isTabVisible(i)) m_tabs->setCurrentIndex(i);
+}
+
+QProgressDialog* EvaluateView::overlayProgress() const { return m_exportProgress.data(); }
 
 void EvaluateView::explainRow(int row) {
     if (row < 0 || row >= m_sampleProxy->rowCount() || m_shownClasses.empty()) return;
@@ -314,6 +438,80 @@ bool EvaluateView::exportSamples(const QString& path, QString* error) {
     return true;
 }
 
+void EvaluateView::exportOverlays(const QList<qint64>& samples, QString folder) {
+    if (m_exporting || samples.isEmpty() || m_shownClasses.empty()) return;
+    if (folder.isEmpty()) {
+        folder = QFileDialog::getExistingDirectory(this, tr("Export overlays into a folder"), QFileInfo(m_projectPath).absolutePath());
+        if (folder.isEmpty()) return;
+    }
+    m_exporting = true;
+    m_exportCancel = std::make_shared<std::atomic_bool>(false);
+    auto* progress = new QProgressDialog(tr("Writing overlays…"), tr("Cancel"), 0, int(samples.size()), this);
+    progress->setObjectName(QStringLiteral("overlayProgress"));
+    progress->setWindowTitle(tr("Export overlays"));
+    progress->setAttribute(Qt::WA_DeleteOnClose);
+    progress->setAutoClose(false);
+    progress->setAutoReset(false);
+    progress->setMinimumDuration(0);
+    progress->setValue(0);
+    m_exportProgress = progress;
+    const auto cancel = m_exportCancel;
+    connect(progress, &QProgressDialog::canceled, this, [cancel] { cancel->store(true); });
+
+    engine::api::OverlayExportOptions what;
+    what.folder = folder.toStdString();
+    for (qint64 s : samples) what.samples.push_back(s);
+    const engine::io::Project project = m_project;
+    const std::string projectPath = m_projectPath.toStdString();
+    const engine::api::EvaluationOptions options = m_shownOptions;
+    QPointer<EvaluateView> self(this);
+    struct Done {
+        bool ok = false;
+        int written = 0;
+        bool cancelled = false;
+        QString message;
+    };
+    auto* watcher = new QFutureWatcher<Done>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, folder] {
+        watcher->deleteLater();
+        const Done done = watcher->result();
+        m_exporting = false;
+        if (m_exportProgress) m_exportProgress->close();
+        if (done.ok)
+            m_status->setText(done.cancelled ? tr("%1 — overlay export cancelled: %n overlay(s) written to %2", "", done.written)
+                                                   .arg(m_lastSummary, QDir::toNativeSeparators(folder))
+                                             : tr("%1 — %n overlay(s) written to %2", "", done.written)
+                                                   .arg(m_lastSummary, QDir::toNativeSeparators(folder)));
+        else
+            m_status->setText(tr("%1 — overlays could not be exported: %2").arg(m_lastSummary, done.message));
+        emit overlaysExported(done.ok, done.written, done.cancelled, done.message);
+    });
+    watcher->setFuture(QtConcurrent::run([self, project, projectPath, options, what, cancel]() {
+        Done done;
+        try {
+            auto r = engine::api::exportOverlays(project, projectPath, options, what, [&](int64_t written, int64_t) {
+                if (QObject* context = self.data())
+                    QMetaObject::invokeMethod(
+                        context, [self, written] {
+                            if (self && self->m_exportProgress) self->m_exportProgress->setValue(int(written));
+                        },
+                        Qt::QueuedConnection);
+                return !cancel->load();
+            });
+            if (r.ok()) {
+                done.ok = true;
+                done.written = int(r->written);
+                done.cancelled = r->cancelled;
+            } else {
+                done.message = app::ErrorText::describe(engine::io::locate(r.error(), project));
+            }
+        } catch (const std::exception& ex) {
+            done.message = QString::fromUtf8(ex.what());
+        }
+        return done;
+    }));
+}
+
 void EvaluateView::fillClassFilters() {
     for (QComboBox* box : {m_trueFilter, m_predictedFilter}) {
         const QSignalBlocker block(box);
@@ -346,12 +544,18 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
         plot->clearPlottables();
     }
     m_shownOptions = outcome.options;
+    m_shownFromCache = outcome.ok && outcome.cachedAtMs > 0;
+    m_shownCachedAt = m_shownFromCache ? QDateTime::fromMSecsSinceEpoch(outcome.cachedAtMs) : QDateTime();
+    m_rerun->setVisible(m_shownFromCache);
     m_shownClasses.clear();
     setClassFilter(-1, -1);
     m_export->setEnabled(outcome.ok);
+    m_samples->setPictures(nullptr, {});
     m_gallery->clear();
     m_gallery->hide();
     m_filterRow->hide();
+    m_sampleView->setColumnHidden(SampleTableModel::Picture, true);
+    m_sampleView->verticalHeader()->setDefaultSectionSize(m_defaultRowHeight);
     if (!outcome.ok) {
         m_confusion->set(nullptr);
         m_classes->set(nullptr);
@@ -374,6 +578,14 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
         if (outcome.pictures) {
             m_gallery->setResults(r.records, r.classNames, m_project, m_projectPath, outcome.options);
             m_gallery->show();
+            // The samples table shows the same thumbnails, from the gallery's cache.
+            QPointer<MisclassifiedGallery> gallery = m_gallery;
+            m_samples->setPictures(m_gallery->thumbnails(), [gallery](const engine::eval::SampleRecord& record) {
+                return gallery ? gallery->pictureFor(record) : QString();
+            });
+            m_sampleView->setColumnHidden(SampleTableModel::Picture, false);
+            m_sampleView->verticalHeader()->setDefaultSectionSize(std::max(m_defaultRowHeight, 36));
+            m_sampleView->setColumnWidth(SampleTableModel::Picture, 44);
         }
         m_lastSummary = tr("%1 samples of %2: accuracy %3, log loss %4, macro AUC %5, calibration error %6")
                             .arg(r.samples)
@@ -477,6 +689,10 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
     }
     m_sampleView->sortByColumn(-1, Qt::AscendingOrder);
     m_sampleProxy->sort(-1);
+    if (m_shownFromCache)
+        m_lastSummary = tr("%1 — cached from %2").arg(m_lastSummary, QLocale().toString(m_shownCachedAt.toLocalTime(), QLocale::ShortFormat));
+    else if (!outcome.storeError.isEmpty())
+        m_lastSummary = tr("%1 (not stored for next time: %2)").arg(m_lastSummary, outcome.storeError);
     m_status->setText(m_lastSummary);
     for (QCustomPlot* plot : {m_roc, m_pr, m_calibration, m_regression, m_residuals}) plot->replot();
 }
@@ -493,7 +709,15 @@ void EvaluateView::retranslate() {
     m_split->setItemText(0, tr("Test"));
     m_split->setItemText(1, tr("Validation"));
     m_split->setItemText(2, tr("Training"));
+    m_split->setItemText(3, tr("Other data…"));
+    m_split->setToolTip(tr("The project's test, validation or training split, or other data in the project's format"));
+    m_dataPath->setPlaceholderText(tr("An image folder, a CSV index or a TFRecord file"));
+    m_browseData->setText(tr("Browse"));
+    m_browseData->menu()->actions().at(0)->setText(tr("Image folder…"));
+    m_browseData->menu()->actions().at(1)->setText(tr("CSV index or TFRecord file…"));
     m_run->setText(tr("Evaluate"));
+    m_rerun->setText(tr("Re-evaluate"));
+    m_rerun->setToolTip(tr("Run the model again instead of showing the stored results"));
     m_export->setText(tr("Export samples…"));
     m_export->setToolTip(tr("Write the samples table as shown (filtered and sorted) to a CSV file"));
     m_trueFilterLabel->setText(tr("Samples of true class:"));

@@ -2,12 +2,18 @@
 // The Evaluate view: runs trained weights of a project over one of its splits off the GUI thread
 // (engine/api/evaluation.h, the same code as kiln-eval) and shows the confusion matrix as a heat
 // map with counts, the per-class figures, the ROC curves and the per-sample records, most
-// confidently wrong first. A newer evaluation replaces one still running (latest wins).
+// confidently wrong first. A newer evaluation replaces one still running (latest wins). The
+// model's outputs are stored beside the weights (engine/api/evaluation_cache.h): evaluating the
+// same weights on the same data again shows the stored results, with the time they were computed
+// and a Re-evaluate button. Besides the project's splits, other data in the project's format (an
+// image folder, a CSV index, TFRecord files) can be chosen.
 #pragma once
 
+#include <QDateTime>
 #include <QPointer>
 #include <QWidget>
 
+#include <atomic>
 #include <memory>
 
 #include "engine/api/evaluation.h"
@@ -18,6 +24,7 @@ class QDialog;
 class QCustomPlot;
 class QLabel;
 class QLineEdit;
+class QProgressDialog;
 class QPushButton;
 class QSortFilterProxyModel;
 class QSplitter;
@@ -43,7 +50,16 @@ public:
     // A safetensors file or a run folder.
     void setWeights(const QString& weights);
     QString weights() const;
+    // "test", "val", "train", or the path of other data in the project's format.
+    void setSplit(const QString& split);
+    QString split() const;
     bool busy() const { return m_running > 0; }
+    // Whether the results on show were read from the stored evaluation of the run, and when
+    // those were computed (invalid otherwise).
+    bool shownFromCache() const { return m_shownFromCache; }
+    QDateTime shownCachedAt() const { return m_shownCachedAt; }
+    // How many evaluations ran the model (not those read from a stored evaluation).
+    int modelPasses() const { return m_modelPasses; }
 
     ConfusionMatrixModel* confusionModel() const { return m_confusion; }
     ClassFiguresModel* classModel() const { return m_classes; }
@@ -61,11 +77,18 @@ public:
     QTableView* confusionView() const { return m_confusionView; }
     // Beside the tabs for picture classifiers; hidden for other data and for regression.
     MisclassifiedGallery* gallery() const { return m_gallery; }
+    // The tab shown, by its widget's object name ("confusionView", "samplesView", ...), so that
+    // the studio can reopen the view where the user left it; showTab ignores unknown names.
+    QString currentTab() const;
+    void showTab(const QString& name);
     // The explanation dialog opened last (null when none is open).
     ExplanationDialog* explanationDialog() const;
 
 public slots:
+    // Shows the stored results when they match the weights and data, else runs the model.
     void evaluate();
+    // Runs the model again, whether or not a stored evaluation matches.
+    void reevaluate();
     // Opens the sample in `row` of the sample table (the view's row, as sorted) with its Grad-CAM
     // overlay; classification results only.
     void explainRow(int row);
@@ -77,16 +100,31 @@ public slots:
     // Writes the samples table as shown (filtered and sorted) to a CSV file, in kiln-eval's
     // --samples-csv columns; false with the reason in `error` (naming the file) otherwise.
     bool exportSamples(const QString& path, QString* error = nullptr);
+    // Writes the Grad-CAM overlays (default layer, predicted class, opacity 0.5) of the samples of
+    // the results shown (indices in the split) into `folder` with overlays.csv, off the GUI
+    // thread, with a progress dialog whose Cancel stops it; overlaysExported() follows. With no
+    // `folder`, asks for one. The samples table's selected rows and the gallery's pictures start it
+    // from their context menus.
+    void exportOverlays(const QList<qint64>& samples, QString folder = {});
+    bool exportingOverlays() const { return m_exporting; }
+    QProgressDialog* overlayProgress() const;
 
 signals:
     // After an evaluation ends (not for one replaced by a newer one); `message` is the error.
     void finished(bool ok, const QString& message);
+    // Another tab was brought to the front (by the user or by showTab).
+    void tabChanged(const QString& name);
+    // After an overlay export ends: how many were written, and the error or "" (also when cancelled).
+    void overlaysExported(bool ok, int written, bool cancelled, const QString& message);
 
 protected:
     void changeEvent(QEvent* event) override;
 
 private:
     struct Outcome;
+    void start(bool useCache);
+    void splitChosen();
+    void browseData(bool folder);
     void retranslate();
     void showOutcome(const Outcome& outcome);
     void explainRecord(const engine::eval::SampleRecord& record);
@@ -96,7 +134,10 @@ private:
     QString m_projectPath;
     QLineEdit* m_weights = nullptr;
     QComboBox* m_split = nullptr;
+    QLineEdit* m_dataPath = nullptr;    // other data (the split box's last entry)
+    QPushButton* m_browseData = nullptr;
     QPushButton* m_run = nullptr;
+    QPushButton* m_rerun = nullptr;     // shown with results read from a stored evaluation
     QPushButton* m_export = nullptr;
     QLabel* m_weightsLabel = nullptr;
     QLabel* m_splitLabel = nullptr;
@@ -124,10 +165,17 @@ private:
     SampleTableModel* m_samples = nullptr;
     SampleFilterProxy* m_sampleProxy = nullptr;
     QPointer<QDialog> m_explanation;  // an ExplanationDialog
+    QPointer<QProgressDialog> m_exportProgress;
+    std::shared_ptr<std::atomic_bool> m_exportCancel;
+    bool m_exporting = false;
     engine::api::EvaluationOptions m_shownOptions;  // of the results on show
     std::vector<std::string> m_shownClasses;        // empty: no classification on show
     quint64 m_generation = 0;
     int m_running = 0;
+    int m_defaultRowHeight = 0;
+    int m_modelPasses = 0;
+    bool m_shownFromCache = false;
+    QDateTime m_shownCachedAt;
     QString m_lastSummary;
 };
 

@@ -4,12 +4,15 @@
 
 #include <QColor>
 #include <QPalette>
+#include <QIcon>
+#include <QPixmap>
 
 #include <algorithm>
 #include <cmath>
 
 #include "ui/common/contrast.h"
 #include "ui/common/theme.h"
+#include "ui/dataset_browser/thumbnail_cache.h"
 
 namespace kiln::ui::evaluate {
 
@@ -150,7 +153,30 @@ void SampleTableModel::set(std::vector<engine::eval::SampleRecord> records, std:
     beginResetModel();
     m_records = std::move(records);
     m_names = std::move(classNames);
+    m_rowOfSample.clear();
+    for (size_t row = 0; row < m_records.size(); ++row) m_rowOfSample.insert(m_records[row].index, int(row));
     endResetModel();
+}
+
+void SampleTableModel::setPictures(ThumbnailCache* thumbnails, PictureLookup lookup) {
+    disconnect(m_ready);
+    disconnect(m_failed);
+    m_thumbnails = thumbnails;
+    m_lookup = thumbnails != nullptr ? std::move(lookup) : PictureLookup{};
+    if (thumbnails != nullptr) {
+        m_ready = connect(thumbnails, &ThumbnailCache::thumbnailReady, this, &SampleTableModel::pictureReady);
+        m_failed = connect(thumbnails, &ThumbnailCache::thumbnailFailed, this, [this](qint64 id, const QString&) { pictureReady(id); });
+    }
+    if (!m_records.empty()) emit dataChanged(index(0, Picture), index(rowCount() - 1, Picture), {Qt::DecorationRole});
+}
+
+bool SampleTableModel::hasPictures() const { return !m_thumbnails.isNull(); }
+
+void SampleTableModel::pictureReady(qint64 sampleIndex) {
+    const auto it = m_rowOfSample.constFind(sampleIndex);
+    if (it == m_rowOfSample.constEnd()) return;
+    const QModelIndex at = index(*it, Picture);
+    emit dataChanged(at, at, {Qt::DecorationRole});
 }
 
 int SampleTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_records.size()); }
@@ -165,6 +191,23 @@ QVariant SampleTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || size_t(index.row()) >= m_records.size()) return {};
     const auto& r = m_records[size_t(index.row())];
     if (role == CorrectRole) return r.correct();
+    if (index.column() == Picture) {
+        if (role != Qt::DecorationRole || !m_thumbnails || !m_lookup) return {};
+        // Asked for by the view only for rows on screen: the path is looked up (or queued for
+        // drawing) and the thumbnail decoded on the cache's threads, never here.
+        // An icon, so that the view paints it at its icon size (the cache's thumbnails are larger).
+        const QString path = m_lookup(r);
+        QPixmap pixmap;
+        if (!path.isEmpty()) pixmap = m_thumbnails->thumbnail(r.index, path);
+        if (!pixmap.isNull()) return QIcon(pixmap);
+        static QIcon placeholder;
+        if (placeholder.isNull()) {
+            QPixmap grey(32, 32);
+            grey.fill(QColor(128, 128, 128, 50));
+            placeholder = QIcon(grey);
+        }
+        return placeholder;
+    }
     if (role == Qt::ForegroundRole && r.trueClass >= 0 && !r.correct()) return Theme::instance().colors().errorText;
     if (role == SortRole) {
         switch (index.column()) {
@@ -192,6 +235,7 @@ QVariant SampleTableModel::data(const QModelIndex& index, int role) const {
 QVariant SampleTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
+    case Picture: return tr("Picture");
     case Index: return tr("#");
     case Source: return tr("Source");
     case True: return tr("True");

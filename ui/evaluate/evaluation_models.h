@@ -5,11 +5,18 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QHash>
+#include <QPointer>
 #include <QSortFilterProxyModel>
 
+#include <functional>
 #include <vector>
 
 #include "engine/eval/report.h"
+
+namespace kiln::ui {
+class ThumbnailCache;
+}
 
 namespace kiln::ui::evaluate {
 
@@ -54,14 +61,23 @@ private:
 };
 
 // Per-sample records in the report's order (most confidently wrong first). SortRole gives the
-// raw value of a column for a QSortFilterProxyModel; DisplayRole the text.
+// raw value of a column for a QSortFilterProxyModel; DisplayRole the text. For picture data the
+// Picture column's DecorationRole is the sample's thumbnail from a ThumbnailCache (the gallery's):
+// asked for only when a row is painted, decoded on the cache's threads, a placeholder until then.
 class SampleTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Index, Source, True, Predicted, Confidence, Loss, ColumnCount };
+    enum Column { Picture, Index, Source, True, Predicted, Confidence, Loss, ColumnCount };
     enum Role { SortRole = Qt::UserRole + 1, CorrectRole };
     using QAbstractTableModel::QAbstractTableModel;
+    // Where a sample's picture file is ("" while it is being drawn; pictureReady() follows).
+    using PictureLookup = std::function<QString(const engine::eval::SampleRecord&)>;
     void set(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames);
+    // Thumbnails for the Picture column, or none (null cache) for data that are not pictures.
+    void setPictures(ThumbnailCache* thumbnails, PictureLookup lookup);
+    bool hasPictures() const;
+    // The picture of sample `index` can now be read (or its thumbnail decoded): its row repaints.
+    void pictureReady(qint64 sampleIndex);
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
@@ -72,6 +88,10 @@ private:
     QString className(int64_t c) const;
     std::vector<engine::eval::SampleRecord> m_records;
     std::vector<std::string> m_names;
+    QHash<qint64, int> m_rowOfSample;  // sample index -> row
+    QPointer<ThumbnailCache> m_thumbnails;
+    QMetaObject::Connection m_ready, m_failed;
+    PictureLookup m_lookup;
 };
 
 // The per-sample table as shown: sortable (SortRole) and limited to one cell of the confusion

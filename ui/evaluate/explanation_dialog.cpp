@@ -33,6 +33,7 @@ struct ExplanationDialog::Worker {
     std::unique_ptr<engine::ThreadPool> pool;
     std::unique_ptr<engine::api::Explainer> explainer;
     std::optional<engine::api::SampleInput> input;
+    std::vector<std::string> classNames;  // the data's, read with the sample
 };
 
 struct ExplanationDialog::Result {
@@ -42,6 +43,7 @@ struct ExplanationDialog::Result {
     std::vector<uint8_t> picture;  // RGB of the sample
     std::vector<std::string> layers;
     std::string defaultLayer;
+    std::vector<std::string> classNames;
 };
 
 ExplanationDialog::ExplanationDialog(const engine::io::Project& project, const QString& projectPath,
@@ -154,7 +156,9 @@ void ExplanationDialog::compute() {
                 engine::Status st = engine::api::forEachSample(w.project, w.projectPath, w.options,
                                                        [&](const engine::api::SampleInput& s) -> engine::Result<bool> {
                                                            if (s.index != w.sample) return true;
+                                                           if (s.classNames != nullptr) w.classNames = *s.classNames;
                                                            w.input = s;
+                                                           w.input->classNames = nullptr;  // not kept past the pass
                                                            return false;
                                                        });
                 if (!st.ok()) {
@@ -166,6 +170,7 @@ void ExplanationDialog::compute() {
                     return out;
                 }
             }
+            out->classNames = w.classNames;
             out->layers = engine::api::gradCamLayers(w.explainer->model());
             if (auto d = engine::api::defaultGradCamLayer(w.explainer->model()); d.ok()) out->defaultLayer = *d;
             const auto& shape = w.explainer->inputShape();
@@ -192,6 +197,13 @@ void ExplanationDialog::showResult(const Result& r) {
         const int at = m_layer->findData(QString::fromStdString(r.defaultLayer));
         m_layer->setCurrentIndex(std::max(at, 0));
         m_layersFilled = true;
+    }
+    if (m_classNames.empty() && !r.classNames.empty()) {
+        // Opened without the class names (from the dataset browser): the data's, once read.
+        m_classNames = r.classNames;
+        const QSignalBlocker block(m_class);
+        for (size_t c = 0; c < m_classNames.size(); ++c)
+            m_class->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(m_classNames[c])).arg(c), int(c));
     }
     if (!r.picture.empty()) m_pictureRgb = r.picture;
     if (!r.ok) {

@@ -25,6 +25,7 @@ class ExplanationDialog : public QDialog {
     Q_OBJECT
 public:
     // `options` names the weights and the split the sample belongs to; `sample` is its index there.
+    // Empty `classNames`: the data's, read with the sample (a picture from the dataset browser).
     ExplanationDialog(const engine::io::Project& project, const QString& projectPath,
                       const engine::api::EvaluationOptions& options, int64_t sample, const QString& source,
                       std::vector<std::string> classNames, QWidget* parent = nullptr);

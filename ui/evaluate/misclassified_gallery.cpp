@@ -192,6 +192,9 @@ MisclassifiedGallery::MisclassifiedGallery(QWidget* parent)
         menu->setAttribute(Qt::WA_DeleteOnClose);
         const int row = index.row();
         connect(menu->addAction(tr("Explain with Grad-CAM…")), &QAction::triggered, this, [this, row] { emit explainRequested(row); });
+        QAction* exportAll = menu->addAction(tr("Export overlays of the gallery…"));
+        exportAll->setObjectName(QStringLiteral("exportGalleryOverlays"));
+        connect(exportAll, &QAction::triggered, this, &MisclassifiedGallery::exportRequested);
         menu->popup(m_view->viewport()->mapToGlobal(at));
     });
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
@@ -222,6 +225,8 @@ void MisclassifiedGallery::setResults(std::vector<engine::eval::SampleRecord> re
     m_drawing = 0;
     m_drawError.clear();
     m_requested.clear();
+    m_isFile.clear();
+    m_wantedElsewhere.clear();
     m_thumbnails->clear();
     if (!m_drawDir.isEmpty()) QDir(m_drawDir).removeRecursively();
     m_drawDir.clear();
@@ -240,8 +245,44 @@ void MisclassifiedGallery::setResults(std::vector<engine::eval::SampleRecord> re
 
 void MisclassifiedGallery::setFilter(int64_t trueClass, int64_t predicted) { m_model->setFilter(trueClass, predicted); }
 
+QString MisclassifiedGallery::pictureFor(const engine::eval::SampleRecord& record) {
+    const QString known = m_model->picturePath(record.index);
+    if (!known.isEmpty() || m_drawDir.isEmpty()) return known;
+    // An image folder's sample is its file: known at once (a file's status, no decoding).
+    const QString source = QString::fromStdString(record.source);
+    auto isFile = m_isFile.constFind(record.index);
+    if (isFile == m_isFile.constEnd()) {
+        const QDir projectDir = QFileInfo(m_projectPath).absoluteDir();
+        const QString file = source.isEmpty() ? QString() : QFileInfo(source).isAbsolute() ? source : projectDir.filePath(source);
+        const bool found = !file.isEmpty() && QFileInfo(file).isFile();
+        isFile = m_isFile.insert(record.index, found);
+        if (found) {
+            m_model->setPicturePath(record.index, file);
+            return file;
+        }
+    } else if (*isFile) {
+        return m_model->picturePath(record.index);
+    }
+    // Otherwise drawn by the next pass; requests from one repaint are gathered into one pass.
+    if (!m_requested.contains(record.index) && !m_wantedElsewhere.contains(record.index)) {
+        m_wantedElsewhere.insert(record.index);
+        if (!m_drawQueued) {
+            m_drawQueued = true;
+            QMetaObject::invokeMethod(this, [this] {
+                m_drawQueued = false;
+                drawMissing();
+            }, Qt::QueuedConnection);
+        }
+    }
+    return {};
+}
+
 void MisclassifiedGallery::drawMissing() {
-    const QSet<qint64> missing = m_model->missingPictures() - m_requested;
+    QSet<qint64> missing = m_model->missingPictures() - m_requested;
+    // Samples asked for by pictureFor (not shown in the gallery itself).
+    for (qint64 index : std::as_const(m_wantedElsewhere))
+        if (!m_requested.contains(index)) missing.insert(index);
+    m_wantedElsewhere.clear();
     if (missing.isEmpty()) return;
     // Image folders: the picture file itself (absolute, or relative to the project).
     const QDir projectDir = QFileInfo(m_projectPath).absoluteDir();
@@ -254,6 +295,9 @@ void MisclassifiedGallery::drawMissing() {
         if (!file.isEmpty() && QFileInfo(file).isFile()) m_model->setPicturePath(r.index, file);
         else wanted.insert(r.index);
     }
+    // Those not in the gallery's rows were looked up by pictureFor: not files.
+    for (qint64 index : std::as_const(missing))
+        if (m_model->picturePath(index).isEmpty() && m_isFile.value(index, false) == false) wanted.insert(index);
     m_requested += missing;
     if (wanted.isEmpty() || m_drawDir.isEmpty()) return;
 
@@ -307,7 +351,10 @@ void MisclassifiedGallery::drawMissing() {
 void MisclassifiedGallery::picturesDrawn(quint64 generation, const QVector<QPair<qint64, QString>>& pictures, bool done,
                                          const QString& error) {
     if (generation != m_generation) return;
-    for (const auto& [index, file] : pictures) m_model->setPicturePath(index, file);
+    for (const auto& [index, file] : pictures) {
+        m_model->setPicturePath(index, file);
+        emit pictureReady(index);
+    }
     if (done) {
         m_drawing = std::max(0, m_drawing - 1);
         if (!error.isEmpty()) m_drawError = error;

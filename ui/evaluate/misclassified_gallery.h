@@ -93,6 +93,10 @@ public:
     GalleryModel* model() const { return m_model; }
     QListView* view() const { return m_view; }
     ThumbnailCache* thumbnails() const { return m_thumbnails; }
+    // The picture file of a sample of the results shown, for other views of them (the samples
+    // table): the file itself for image folders, else a picture drawn from the model's input.
+    // "" while it is being drawn; pictureReady(index) follows. Never decodes or reads data here.
+    QString pictureFor(const engine::eval::SampleRecord& record);
     // Picture-drawing passes queued or running.
     bool drawing() const { return m_drawing > 0; }
     QString drawError() const { return m_drawError; }
@@ -100,6 +104,10 @@ public:
 signals:
     // A row of the gallery asked to be explained (double click or context menu).
     void explainRequested(int row);
+    // The overlays of every picture shown asked to be exported (context menu).
+    void exportRequested();
+    // The picture of sample `index` has a file now (see pictureFor).
+    void pictureReady(qint64 index);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -122,6 +130,9 @@ private:
     std::unique_ptr<QTemporaryDir> m_dir;  // drawn pictures, one subfolder per result set
     QString m_drawDir;
     QSet<qint64> m_requested;             // samples a pass has been asked to draw
+    QHash<qint64, bool> m_isFile;         // sample index -> its source is a picture file
+    QSet<qint64> m_wantedElsewhere;       // asked for by pictureFor, not drawn yet
+    bool m_drawQueued = false;            // a drawMissing() is queued for m_wantedElsewhere
     QThreadPool m_jobs;                   // one pass at a time, in order
     std::shared_ptr<std::atomic_bool> m_cancel;
     quint64 m_generation = 0;

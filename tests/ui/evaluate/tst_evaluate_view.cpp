@@ -3,7 +3,9 @@
 // then evaluated from the view and from the run history's Evaluate button. Checks the models
 // (QAbstractItemModelTester), the confusion matrix against the per-sample records, the samples'
 // order (most confidently wrong first) and sorting by a header click, the ROC plot, an error shown
-// for missing weights, and that a newer evaluation replaces a running one.
+// for missing weights, and that a newer evaluation replaces a running one. A second evaluation of
+// the same run reads the stored results (no model pass, "cached from" with a Re-evaluate button),
+// and a changed weights file is evaluated again.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_training
 #include <QtTest>
@@ -266,6 +268,87 @@ private slots:
         }
         for (auto it = residual->constBegin(); it != residual->constEnd(); ++it) sumResidual += it->value;
         QVERIFY(std::abs((sumTruth - sumPredicted) - sumResidual) < 1e-6 * std::max(1.0, std::abs(sumTruth)));
+    }
+
+    void secondOpenReadsStoredResults() {
+        // A run of its own, evaluated by nothing else.
+        engine::api::TrainingOptions options;
+        options.runDir = m_dir.filePath(QStringLiteral("runs/cached")).toStdString();
+        options.runName = "cached";
+        options.recordRun = false;
+        auto job = engine::api::TrainingJob::prepare(m_project, m_projectPath.toStdString(), options);
+        QVERIFY2(job.ok(), job.ok() ? "" : job.error().message.c_str());
+        auto outcome = (*job)->run({});
+        QVERIFY2(outcome.ok(), outcome.ok() ? "" : outcome.error().message.c_str());
+        const QString runDir = QString::fromStdString(outcome->runDir);
+        auto evaluateWithClick = [](EvaluateView& view, const char* button) {
+            QSignalSpy finished(&view, &EvaluateView::finished);
+            QTest::mouseClick(view.findChild<QPushButton*>(QLatin1String(button)), Qt::LeftButton);
+            return QTest::qWaitFor([&] { return finished.count() == 1; }, 120000) && finished.first().at(0).toBool();
+        };
+        std::vector<qlonglong> firstCounts;
+
+        {  // The first opening runs the model and stores its outputs beside the weights.
+            EvaluateView view;
+            view.resize(900, 600);
+            view.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&view));
+            view.setProject(m_project, m_projectPath);
+            view.setWeights(runDir);
+            QVERIFY(evaluateWithClick(view, "evalRun"));
+            QCOMPARE(view.modelPasses(), 1);
+            QVERIFY(!view.shownFromCache());
+            QVERIFY(!view.findChild<QPushButton*>(QStringLiteral("evalRerun"))->isVisible());
+            QVERIFY(QDir(runDir + QStringLiteral("/evaluations")).entryList(QDir::Files).contains(
+                QStringLiteral("weights.safetensors.test.kiln-eval")));
+            for (int t = 0; t < 3; ++t)
+                for (int p = 0; p < 3; ++p) firstCounts.push_back(view.confusionModel()->index(t, p).data().toLongLong());
+        }
+
+        // The second opening reads them: no model pass, the same figures, "cached from".
+        EvaluateView view;
+        view.resize(900, 600);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setProject(m_project, m_projectPath);
+        view.setWeights(runDir);
+        QVERIFY(evaluateWithClick(view, "evalRun"));
+        QCOMPARE(view.modelPasses(), 0);
+        QVERIFY(view.shownFromCache());
+        QVERIFY(view.shownCachedAt().isValid());
+        QVERIFY(view.shownCachedAt().secsTo(QDateTime::currentDateTime()) < 600);
+        QVERIFY(view.findChild<QLabel*>(QStringLiteral("evalStatus"))->text().contains(QStringLiteral("cached from")));
+        auto* rerun = view.findChild<QPushButton*>(QStringLiteral("evalRerun"));
+        QVERIFY(rerun->isVisible());
+        QCOMPARE(view.sampleModel()->rowCount(), 60);
+        std::vector<qlonglong> counts;
+        for (int t = 0; t < 3; ++t)
+            for (int p = 0; p < 3; ++p) counts.push_back(view.confusionModel()->index(t, p).data().toLongLong());
+        QVERIFY(counts == firstCounts);
+
+        // Re-evaluate runs the model although the stored results match.
+        QVERIFY(evaluateWithClick(view, "evalRerun"));
+        QCOMPARE(view.modelPasses(), 1);
+        QVERIFY(!view.shownFromCache());
+        QVERIFY(!rerun->isVisible());
+        QVERIFY(!view.findChild<QLabel*>(QStringLiteral("evalStatus"))->text().contains(QStringLiteral("cached from")));
+
+        // A changed weights file (one weight altered in place): the stored results are stale and
+        // the model runs again; the next opening reads the new ones.
+        const QString weights = runDir + QStringLiteral("/weights.safetensors");
+        QFile file(weights);
+        QVERIFY(file.open(QIODevice::ReadWrite));
+        QByteArray bytes = file.readAll();
+        bytes[bytes.size() - 2] = char(bytes[bytes.size() - 2] ^ 0x40);
+        QVERIFY(file.seek(0));
+        QCOMPARE(file.write(bytes), bytes.size());
+        file.close();
+        QVERIFY(evaluateWithClick(view, "evalRun"));
+        QCOMPARE(view.modelPasses(), 2);
+        QVERIFY(!view.shownFromCache());
+        QVERIFY(evaluateWithClick(view, "evalRun"));
+        QCOMPARE(view.modelPasses(), 2);
+        QVERIFY(view.shownFromCache());
     }
 
     void newerEvaluationWins() {
