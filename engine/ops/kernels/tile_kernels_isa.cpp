@@ -993,10 +993,14 @@ void directBackwardFilter(const Conv2DGeom& g, const DirectLayout& L, const floa
         for (int64_t e = e0; e < e1; ++e) {
             const int64_t row = dw ? e : L.K;  // row K holds the bias sums
             float* out = row < L.K ? dw + row * g.oc : db;
-            for (int64_t o = 0; o < g.oc; ++o) {
-                float s = 0.0f;
-                for (int64_t k = 0; k < L.chunks; ++k) s += parts[k * partFloats + row * L.ocPad + o];
-                out[o] += s;
+            // Whole vectors of output channels (the partial rows are padded to ocPad); each
+            // lane sums its chunks in chunk order from zero, then adds the total to out.
+            const float* src = parts + row * L.ocPad;
+            for (int64_t o = 0; o < g.oc; o += kLanes) {
+                const Mask m = laneMask(g.oc - o);
+                Vec s{};
+                for (int64_t k = 0; k < L.chunks; ++k) s += loadVec(src + k * partFloats + o);
+                storeMasked(out + o, loadMasked(out + o, m) + s, m);
             }
         }
     });
