@@ -978,8 +978,10 @@ void directBackwardFilter(const Conv2DGeom& g, const DirectLayout& L, const floa
                     da.partStride = L.ocPad;
                     da.lastMask = lastMask;
                     const int64_t maxRows = kDwRows[V];
-                    for (int64_t s0 = r0, s1 = 0; s0 < r1; s0 = s1) {
-                        s1 = std::min(r1, s0 + subRows);
+                    // Sweeps of rows as even as possible (9 rows of 28 pixels: 3, 3, 3, not 4, 4, 1).
+                    const int64_t sweeps = ceilDiv(r1 - r0, subRows);
+                    for (int64_t sw = 0, s0 = r0, s1 = 0; sw < sweeps; ++sw, s0 = s1) {
+                        s1 = s0 + (r1 - r0) / sweeps + (sw < (r1 - r0) % sweeps ? 1 : 0);
                         da.q0 = s0;
                         da.q1 = s1;
                         da.zeroInit = qs == q0 && s0 == r0;  // the first pass writes every partial row
