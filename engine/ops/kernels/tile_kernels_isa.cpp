@@ -297,8 +297,8 @@ void dwKernel(const DwArgs& d) {
 #pragma GCC unroll 32
         for (int v = 0; v < V; ++v)
             acc[r][v] = d.zeroInit ? Vec{} : loadVec(d.part + r * d.partStride + v * kLanes);
-    // The image and row of output row q advance with q (no division per row: with narrow rows
-    // it had cost as much as the row's products).
+    // The image and row of output row q advance with q (no 64-bit division per row, which was
+    // a sizeable share of a narrow row's time).
     int64_t img = d.q0 / d.oh, oy = d.q0 % d.oh;
     const float* dr = d.dy + d.q0 * d.ow * d.oc;
     for (int64_t q = d.q0; q < d.q1; ++q) {
