@@ -159,6 +159,10 @@ const Spec kSpecs[] = {
     // Strided rows read unpadded: padding on the right only (even width), and one output column.
     {"3x3 same s2 even 16->32", 2, 8, 8, 16, 3, 3, 32, 2, 2, 1, 1, true, 1, true},
     {"3x3 same s2 one column 16->16", 2, 5, 2, 16, 3, 3, 16, 2, 2, 1, 1, true, 1, false},
+    // Filter-gradient chunks of 2-3 output rows that cross image boundaries (unpadded input),
+    // with whole and part-filled last vectors of output channels.
+    {"3x3 valid batch 20 chunks across images 8->24", 20, 4, 4, 8, 3, 3, 24, 1, 1, 1, 1, false, 1, true},
+    {"3x3 valid batch 20 chunks across images 8->20", 20, 4, 5, 8, 3, 3, 20, 1, 1, 1, 1, false, 1, false},
 };
 
 Conv2DGeom geomOf(const Spec& s) {
