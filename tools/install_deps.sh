@@ -8,7 +8,7 @@ set -euo pipefail
 KILN_APT_PACKAGES="
   build-essential cmake ninja-build ccache pkg-config zlib1g-dev libpng-dev
   libeigen3-dev nlohmann-json3-dev
-  qt6-base-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqt6sql6-sqlite libsqlite3-dev
+  qt6-base-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools qt6-translations-l10n libqt6sql6-sqlite libsqlite3-dev
   dataset-fashion-mnist
   python3-torch python3-numpy libopenblas0-pthread python3-sklearn python3-pil
   xvfb xauth imagemagick fonts-wqy-microhei

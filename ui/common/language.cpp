@@ -4,6 +4,7 @@
 
 #include <QCoreApplication>
 #include <QEvent>
+#include <QLibraryInfo>
 #include <QLocale>
 #include <QTranslator>
 
@@ -13,6 +14,9 @@ namespace kiln::ui {
 
 namespace {
 std::unique_ptr<QTranslator> g_translator;
+// Qt's own strings (standard dialog buttons, the file dialog, context menus of line edits) come
+// from Qt's catalogue, which Debian ships in qt6-translations-l10n.
+std::unique_ptr<QTranslator> g_qtTranslator;
 QString g_current;
 }  // namespace
 
@@ -48,10 +52,21 @@ bool Language::apply(const QString& code) {
         QEvent change(QEvent::LanguageChange);
         QCoreApplication::sendEvent(QCoreApplication::instance(), &change);
     }
+    if (g_qtTranslator) QCoreApplication::removeTranslator(g_qtTranslator.get());
+    g_qtTranslator.reset();
+    if (code != QLatin1String("en")) {
+        auto qt = std::make_unique<QTranslator>();
+        if (qt->load(QStringLiteral("qtbase_%1").arg(code), QLibraryInfo::path(QLibraryInfo::TranslationsPath))) {
+            g_qtTranslator = std::move(qt);
+            QCoreApplication::installTranslator(g_qtTranslator.get());
+        }
+    }
     QLocale::setDefault(QLocale(code));
     g_current = code;
     return true;
 }
+
+bool Language::qtCatalogueLoaded() { return g_qtTranslator != nullptr; }
 
 QString Language::current() { return g_current; }
 

@@ -21,6 +21,9 @@ public:
     // be loaded (the previous language then stays). Call on the GUI thread.
     static bool apply(const QString& code);
     static QString current();  // the code last applied, "" before the first apply()
+    // Whether Qt's own catalogue (qtbase_<code>.qm) was found for the language last applied;
+    // without it Qt's standard buttons and dialogs stay in English.
+    static bool qtCatalogueLoaded();
 };
 
 }  // namespace kiln::ui

@@ -6,6 +6,9 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDialogButtonBox>
+#include <QLibraryInfo>
+#include <QPushButton>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
@@ -160,6 +163,25 @@ private slots:
         QTRY_COMPARE(severity->itemText(0), QCoreApplication::translate("kiln::ui::LogPanel", "All messages"));
         QVERIFY(Language::apply(QStringLiteral("en")));
         QTRY_COMPARE(severity->itemText(0), QStringLiteral("All messages"));
+    }
+
+    // Qt's standard buttons follow the language too (Qt's own catalogue, not Kiln's).
+    void standardButtonsFollowTheLanguage() {
+        const QString dir = QLibraryInfo::path(QLibraryInfo::TranslationsPath);
+        if (!QFile::exists(dir + QStringLiteral("/qtbase_zh_CN.qm")))
+            QSKIP("Qt's Chinese catalogue (qt6-translations-l10n) is not installed");
+        QVERIFY(Language::apply(QStringLiteral("zh_CN")));
+        QVERIFY(Language::qtCatalogueLoaded());
+        {
+            QDialogButtonBox box(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+            const QString cancel = box.button(QDialogButtonBox::Cancel)->text();
+            QVERIFY2(!cancel.contains(QLatin1String("Cancel")), qPrintable(cancel));
+            QVERIFY2(cancel.contains(QStringLiteral("取消")), qPrintable(cancel));
+        }
+        QVERIFY(Language::apply(QStringLiteral("en")));
+        QVERIFY(!Language::qtCatalogueLoaded());
+        QDialogButtonBox box(QDialogButtonBox::Cancel);
+        QVERIFY(box.button(QDialogButtonBox::Cancel)->text().contains(QLatin1String("Cancel")));
     }
 };
 
