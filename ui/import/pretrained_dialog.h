@@ -28,6 +28,14 @@ public:
     explicit PretrainedDialog(QWidget* parent = nullptr, const QString& dataDir = {});
     ~PretrainedDialog() override;
 
+    // A catalogue entry's descriptive texts in the user's language. The engine writes them in
+    // English; the studio composes the words for the entries it knows and shows the engine's
+    // text for any other.
+    struct BackboneTexts {
+        QString dataset, formula, licence, origin, note;
+    };
+    static BackboneTexts backboneTexts(const engine::io::Backbone& backbone);
+
     QTableWidget* table() const { return m_table; }
     QPushButton* createButton() const { return m_create; }
     QString selectedBackbone() const;  // catalogue id, "" when none is selected

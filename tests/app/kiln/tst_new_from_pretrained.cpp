@@ -237,6 +237,34 @@ private slots:
     // tools/pretrained_screenshot.sh runs this under Xvfb with KILN_SCREENSHOT_DIR set: the dialog
     // as a user sees it over the data folder's real EfficientNet-Lite0 (KILN_REAL_DATA), in English
     // and in Chinese, captured from the X server: new_from_pretrained_{en,zh_CN}.png.
+    // The catalogue's texts are composed by the studio: in English exactly the engine's words, in
+    // Chinese translated (names, formulas and licence identifiers stay as they are).
+    void catalogueTextsFollowTheLanguage() {
+        QVERIFY(Language::apply(QStringLiteral("en")));
+        for (const auto& b : kiln::engine::io::backboneCatalogue()) {
+            const auto t = kiln::ui::PretrainedDialog::backboneTexts(b);
+            QCOMPARE(t.dataset, QString::fromStdString(b.dataset));
+            QCOMPARE(t.formula, QString::fromStdString(b.preprocessing.formula));
+            QCOMPARE(t.licence, QString::fromStdString(b.licence));
+            QCOMPARE(t.origin, QString::fromStdString(b.weightsOrigin));
+            QCOMPARE(t.note, QString::fromStdString(b.note));
+        }
+        QVERIFY(Language::apply(QStringLiteral("zh_CN")));
+        for (const auto& b : kiln::engine::io::backboneCatalogue()) {
+            const auto t = kiln::ui::PretrainedDialog::backboneTexts(b);
+            const auto differs = [](const QString& zh, const std::string& en) {
+                return en.empty() ? zh.isEmpty() : zh != QString::fromStdString(en);
+            };
+            QVERIFY2(differs(t.origin, b.weightsOrigin), qPrintable(t.origin));
+            QVERIFY2(differs(t.note, b.note), qPrintable(t.note));
+            if (b.source == kiln::engine::io::BackboneSource::UserFile) {
+                QVERIFY2(differs(t.dataset, b.dataset), qPrintable(t.dataset));
+                QVERIFY2(differs(t.licence, b.licence), qPrintable(t.licence));
+            }
+        }
+        QVERIFY(Language::apply(QStringLiteral("en")));
+    }
+
     void screenshot() {
         const QString dir = qEnvironmentVariable("KILN_SCREENSHOT_DIR");
         if (dir.isEmpty()) QSKIP("takes the documentation's screenshots when KILN_SCREENSHOT_DIR names the folder");
