@@ -202,7 +202,15 @@ private slots:
         QVERIFY2(bad.out.contains(QStringLiteral("plugin:bad.HalfGradient")) &&
                      bad.out.contains(QStringLiteral("gradient vs finite differences: FAILED (d loss / d prediction [")),
                  qPrintable(bad.out));
+        // No plugin anywhere: an empty user plugin folder and no KILN_PLUGIN_PATH (the program
+        // inherits this process's environment).
+        const QByteArray xdg = qgetenv("XDG_DATA_HOME"), extra = qgetenv("KILN_PLUGIN_PATH");
+        const bool hadXdg = qEnvironmentVariableIsSet("XDG_DATA_HOME"), hadExtra = qEnvironmentVariableIsSet("KILN_PLUGIN_PATH");
+        qputenv("XDG_DATA_HOME", m_dir.filePath(QStringLiteral("empty-data-home")).toLocal8Bit());
+        qunsetenv("KILN_PLUGIN_PATH");
         Run none = kiln::test::runProgram("kiln-train", {QStringLiteral("--check-plugins")});
+        if (hadXdg) qputenv("XDG_DATA_HOME", xdg); else qunsetenv("XDG_DATA_HOME");
+        if (hadExtra) qputenv("KILN_PLUGIN_PATH", extra);
         QCOMPARE(none.exitCode, 2);
         QVERIFY2(none.err.contains(QStringLiteral("no plugin is loaded")), qPrintable(none.err));
     }
