@@ -330,12 +330,18 @@ private slots:
         {
             QTRY_COMPARE_WITH_TIMEOUT(evaluated.size(), 1, 120000);
             QVERIFY2(evaluated.first().at(0).toBool(), qPrintable(evaluated.first().at(1).toString()));
+            // The view reopens at the tab last shown (kept in the settings): bring the matrix's forward.
+            auto* matrix = w.evaluateView()->findChild<QTableView*>(QStringLiteral("confusionView"));
+            QVERIFY(matrix);
+            auto* viewTabs = w.evaluateView()->findChild<QTabWidget*>();
+            QVERIFY(viewTabs);
+            for (int i = 0; i < viewTabs->count(); ++i)
+                if (viewTabs->widget(i)->isAncestorOf(matrix)) viewTabs->setCurrentIndex(i);
             settle();
             Checker check(w.grab().toImage(), &w);
             check.labels(&w);
             check.buttons(&w);
-            auto* matrix = w.evaluateView()->findChild<QTableView*>(QStringLiteral("confusionView"));
-            QVERIFY(matrix && matrix->isVisible());
+            QVERIFY(matrix->isVisible());
             const int before = check.count();
             check.cells(matrix);
             QCOMPARE(check.count() - before, 9);  // every cell of the 3 x 3 matrix has a count
