@@ -36,12 +36,15 @@
 #include "ui/dataset_browser/sample_list_model.h"
 #include "ui/dataset_browser/thumbnail_cache.h"
 #include "ui/evaluate/evaluate_view.h"
+#include "tests/ui/evaluate/evaluate_test_util.h"
 #include "ui/evaluate/evaluation_models.h"
 #include "ui/evaluate/explanation_dialog.h"
 #include "ui/evaluate/misclassified_gallery.h"
 
 using namespace kiln;
 using namespace kiln::ui::evaluate;
+using kiln::test::clickCell;
+using kiln::test::evaluateWithClick;
 
 namespace {
 
@@ -75,35 +78,6 @@ engine::io::Project pictureProject(const std::string& data) {
     auto p = engine::io::parseProject(text, "pictures.kiln");
     if (!p.ok()) qFatal("parseProject: %s", p.error().toString().c_str());
     return std::move(p).value();
-}
-
-QString train(const engine::io::Project& project, const QString& projectPath, const QString& runDir) {
-    engine::api::TrainingOptions options;
-    options.runDir = runDir.toStdString();
-    options.runName = "pictures";
-    options.recordRun = false;
-    auto job = engine::api::TrainingJob::prepare(project, projectPath.toStdString(), options);
-    if (!job.ok()) {
-        qWarning("training cannot start: %s", job.error().toString().c_str());
-        return {};
-    }
-    auto outcome = (*job)->run({});
-    if (!outcome.ok()) qWarning("training failed: %s", outcome.error().toString().c_str());
-    return outcome.ok() ? QString::fromStdString(outcome->runDir) : QString();
-}
-
-bool evaluateWithClick(EvaluateView& view, QString* error = nullptr) {
-    QSignalSpy finished(&view, &EvaluateView::finished);
-    QTest::mouseClick(view.findChild<QPushButton*>(QStringLiteral("evalRun")), Qt::LeftButton);
-    if (!QTest::qWaitFor([&] { return finished.count() == 1; }, 180000)) return false;
-    if (error != nullptr) *error = finished.first().at(1).toString();
-    return finished.first().at(0).toBool();
-}
-
-void clickCell(QTableView* view, int row, int column) {
-    const QModelIndex at = view->model()->index(row, column);
-    view->scrollTo(at);
-    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(at).center());
 }
 
 // The size of the picture behind a samples table cell's icon (the placeholder is smaller).
@@ -142,7 +116,7 @@ private slots:
         m_folder = pictureProject(R"({"format": "folder", "path": "pics", "transforms": [{"type": "normalize", "preset": "symmetric"}]})");
         m_folderPath = m_dir.filePath(QStringLiteral("pictures.kiln"));
         QVERIFY(engine::io::saveProject(m_folder, m_folderPath.toStdString()).ok());
-        m_folderRun = train(m_folder, m_folderPath, m_dir.filePath(QStringLiteral("runs/folder")));
+        m_folderRun = kiln::test::trainRun(m_folder, m_folderPath, m_dir.filePath(QStringLiteral("runs/folder")), "pictures");
         QVERIFY(!m_folderRun.isEmpty());
 
         // The same pictures as TFRecord files (as kiln-data convert writes them).
@@ -156,7 +130,7 @@ private slots:
             "class_names": ["dark", "grey", "light"], "transforms": [{"type": "normalize", "preset": "symmetric"}]})");
         m_recordsPath = m_dir.filePath(QStringLiteral("records.kiln"));
         QVERIFY(engine::io::saveProject(m_records, m_recordsPath.toStdString()).ok());
-        m_recordsRun = train(m_records, m_recordsPath, m_dir.filePath(QStringLiteral("runs/records")));
+        m_recordsRun = kiln::test::trainRun(m_records, m_recordsPath, m_dir.filePath(QStringLiteral("runs/records")), "pictures");
         QVERIFY(!m_recordsRun.isEmpty());
     }
 

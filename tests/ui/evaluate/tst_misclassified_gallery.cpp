@@ -28,12 +28,15 @@
 #include "tests/test_data.h"
 #include "ui/dataset_browser/thumbnail_cache.h"
 #include "ui/evaluate/evaluate_view.h"
+#include "tests/ui/evaluate/evaluate_test_util.h"
 #include "ui/evaluate/evaluation_models.h"
 #include "ui/evaluate/explanation_dialog.h"
 #include "ui/evaluate/misclassified_gallery.h"
 
 using namespace kiln;
 using namespace kiln::ui::evaluate;
+using kiln::test::clickCell;
+using kiln::test::evaluateWithClick;
 using kiln::test::dataDir;
 using nlohmann::json;
 
@@ -69,35 +72,6 @@ engine::io::Project fashionLinear() {
     return p.ok() ? p.value() : engine::io::Project{};
 }
 
-QString train(const engine::io::Project& project, const QString& projectPath, const QString& runDir) {
-    engine::api::TrainingOptions options;
-    options.runDir = runDir.toStdString();
-    options.runName = "first";
-    options.recordRun = false;
-    auto job = engine::api::TrainingJob::prepare(project, projectPath.toStdString(), options);
-    if (!job.ok()) {
-        qWarning("training cannot start: %s", job.error().toString().c_str());
-        return {};
-    }
-    auto outcome = (*job)->run({});
-    if (!outcome.ok()) qWarning("training failed: %s", outcome.error().toString().c_str());
-    return outcome.ok() ? QString::fromStdString(outcome->runDir) : QString();
-}
-
-void clickCell(QTableView* view, int row, int column) {
-    const QModelIndex at = view->model()->index(row, column);
-    view->scrollTo(at);
-    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(at).center());
-}
-
-bool evaluateWithClick(EvaluateView& view) {
-    QSignalSpy finished(&view, &EvaluateView::finished);
-    QTest::mouseClick(view.findChild<QPushButton*>(QStringLiteral("evalRun")), Qt::LeftButton);
-    if (!QTest::qWaitFor([&] { return finished.count() == 1; }, 180000)) return false;
-    if (!finished.first().at(0).toBool()) qWarning() << finished.first().at(1).toString();
-    return finished.first().at(0).toBool();
-}
-
 }  // namespace
 
 class TestMisclassifiedGallery : public QObject {
@@ -116,7 +90,7 @@ private slots:
         QVERIFY(!project.graph.nodes.empty());
         const QString projectPath = m_dir.filePath(QStringLiteral("fashion_linear.kiln"));
         QVERIFY(engine::io::saveProject(project, projectPath.toStdString()).ok());
-        const QString runDir = train(project, projectPath, m_dir.filePath(QStringLiteral("runs/fashion")));
+        const QString runDir = kiln::test::trainRun(project, projectPath, m_dir.filePath(QStringLiteral("runs/fashion")), "first");
         QVERIFY(!runDir.isEmpty());
 
         EvaluateView view;
@@ -261,7 +235,7 @@ private slots:
         QVERIFY(!project.graph.nodes.empty());
         const QString projectPath = m_dir.filePath(QStringLiteral("iris_gallery.kiln"));
         QVERIFY(engine::io::saveProject(project, projectPath.toStdString()).ok());
-        const QString runDir = train(project, projectPath, m_dir.filePath(QStringLiteral("runs/iris")));
+        const QString runDir = kiln::test::trainRun(project, projectPath, m_dir.filePath(QStringLiteral("runs/iris")), "first");
         QVERIFY(!runDir.isEmpty());
 
         EvaluateView view;
