@@ -22,6 +22,34 @@ namespace {
 
 Error invalid(const std::string& message) { return serveError(TfCode::InvalidArgument, message); }
 
+const std::regex& postRoute() {
+    static const std::regex kPost(R"(^/v1/models/([^/:]+)(?:/versions/(\d+)|/labels/([^/:]+))?:(classify|regress|predict)$)");
+    return kPost;
+}
+
+// The model a route names: groups 1-3 of both routes, the model name, then a version number or a
+// version label.
+struct ModelTarget {
+    std::string name;
+    std::optional<int64_t> version;
+    std::optional<std::string> label;
+};
+
+// Reads the groups into `t`; TF Serving's message when the version or the name is not acceptable.
+std::optional<std::string> readTarget(const std::smatch& match, ModelTarget& t) {
+    t.name = match[1].str();
+    if (match[2].matched) {
+        const std::string s = match[2].str();
+        int64_t v = 0;
+        auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || ptr != s.data() + s.size()) return "Failed to convert version: " + s + " to numeric.";
+        t.version = v;
+    }
+    if (match[3].matched) t.label = match[3].str();
+    if (!isSafeModelName(t.name)) return "Invalid model name: " + t.name;
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::string modelMetadataJson(const Servable& servable) {
@@ -46,7 +74,6 @@ RestApi::RestApi(ModelManager& manager, Metrics* metrics, RestOptions options)
 RestResponse RestApi::handle(const std::string& method, const std::string& path, std::string_view body,
                              const std::string& origin) {
     static const std::regex kV1("^/v1/.*", std::regex::icase);
-    static const std::regex kPost(R"(^/v1/models/([^/:]+)(?:/versions/(\d+)|/labels/([^/:]+))?:(classify|regress|predict)$)");
     static const std::regex kGet(R"(^/v1/models(?:/([^/:]+))?(?:/versions/(\d+)|/labels/([^/:]+))?(?:/(metadata))?$)");
     auto fail = [](TfCode code, const std::string& message) { return RestResponse{httpStatusFor(code), errorBody(message)}; };
     if (method == "OPTIONS") {
@@ -55,28 +82,12 @@ RestResponse RestApi::handle(const std::string& method, const std::string& path,
     }
     if (!std::regex_match(path, kV1)) return fail(TfCode::NotFound, "Not found: " + method + " " + path);
     std::smatch m;
-    // Groups 1-3 of both routes: the model name, then a version number or a version label.
-    struct Target {
-        std::string name;
-        std::optional<int64_t> version;
-        std::optional<std::string> label;
-    };
-    auto target = [&](const std::smatch& match, Target& t) -> std::optional<RestResponse> {
-        t.name = match[1].str();
-        if (match[2].matched) {
-            const std::string s = match[2].str();
-            int64_t v = 0;
-            auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-            if (ec != std::errc() || ptr != s.data() + s.size())
-                return fail(TfCode::InvalidArgument, "Failed to convert version: " + s + " to numeric.");
-            t.version = v;
-        }
-        if (match[3].matched) t.label = match[3].str();
-        if (!isSafeModelName(t.name)) return fail(TfCode::InvalidArgument, "Invalid model name: " + t.name);
+    auto target = [&](const std::smatch& match, ModelTarget& t) -> std::optional<RestResponse> {
+        if (auto bad = readTarget(match, t)) return fail(TfCode::InvalidArgument, *bad);
         return std::nullopt;
     };
-    Target t;
-    if (method == "POST" && std::regex_match(path, m, kPost)) {
+    ModelTarget t;
+    if (method == "POST" && std::regex_match(path, m, postRoute())) {
         if (auto bad = target(m, t)) return *bad;
         return handlePost(t.name, t.version, t.label, m[4].str(), body);
     }
@@ -173,21 +184,14 @@ void RestApi::countPost(const std::string& name, const std::string& verb, TfCode
 
 bool RestApi::handleAsync(const std::string& method, const std::string& path, std::string_view body, Reply& reply) {
     if (method != "POST") return false;
-    static const std::regex kPredict(R"(^/v1/models/([^/:]+)(?:/versions/(\d+)|/labels/([^/:]+))?:predict$)");
     std::smatch m;
-    if (!std::regex_match(path, m, kPredict)) return false;
-    const std::string name = m[1].str();
-    if (!isSafeModelName(name)) return false;
-    std::optional<int64_t> version;
-    std::optional<std::string> label;
-    if (m[2].matched) {
-        const std::string s = m[2].str();
-        int64_t v = 0;
-        auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (ec != std::errc() || ptr != s.data() + s.size()) return false;
-        version = v;
-    }
-    if (m[3].matched) label = m[3].str();
+    ModelTarget t;
+    // Other routes and verbs, and bad names or versions (their answers are handle()'s), take the
+    // blocking path.
+    if (!std::regex_match(path, m, postRoute()) || m[4].str() != "predict" || readTarget(m, t)) return false;
+    const std::string name = t.name;
+    const std::optional<int64_t> version = t.version;
+    const std::optional<std::string> label = t.label;
     // Unknown models and versions, and versions without batching, take the blocking path.
     auto found = m_manager.find(name, version, label);
     if (!found || !found.value()->batcher()) return false;
