@@ -5227,11 +5227,11 @@ True class: %3
 Predicted: %4
 Confidence: %5 %
 Loss: %6</source>
-        <translation>样本 %1:%2
-真实类别:%3
-预测:%4
-置信度:%5 %
-损失:%6</translation>
+        <translation>样本 %1：%2
+真实类别：%3
+预测：%4
+置信度：%5 %
+损失：%6</translation>
     </message>
 </context>
 <context>
@@ -5242,7 +5242,7 @@ Loss: %6</source>
     </message>
     <message>
         <source>Predicted right: %1</source>
-        <translation>预测正确:%1</translation>
+        <translation>预测正确：%1</translation>
     </message>
     <message>
         <source>Misclassified pictures</source>
@@ -5250,11 +5250,11 @@ Loss: %6</source>
     </message>
     <message>
         <source>%1 shown, %2 of %3 samples wrong</source>
-        <translation>显示 %1 个,%3 个样本中 %2 个预测错误</translation>
+        <translation>已显示 %1 个；%3 个样本中有 %2 个预测错误</translation>
     </message>
     <message>
         <source>Pictures could not be drawn: %1</source>
-        <translation>无法绘制图片:%1</translation>
+        <translation>无法绘制图片：%1</translation>
     </message>
     <message>
         <source>Export overlays of the gallery…</source>

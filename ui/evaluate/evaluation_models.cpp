@@ -88,9 +88,21 @@ QVariant ConfusionMatrixModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant ConfusionMatrixModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (role != Qt::DisplayRole || section < 0 || section >= m_classes) return {};
+    if (section < 0 || section >= m_classes) return {};
     const QString name = QString::fromStdString(m_names[size_t(section)]);
-    return orientation == Qt::Horizontal ? tr("→ %1").arg(name) : name;
+    if (role == Qt::ToolTipRole)
+        return orientation == Qt::Horizontal ? tr("Predicted %1").arg(name) : tr("True %1").arg(name);
+    if (role != Qt::DisplayRole) return {};
+    if (orientation == Qt::Vertical) return name;
+    // Ten or more columns share the view's width: a predicted class's name breaks after its spaces
+    // and slashes, so that "Ankle boot" and "T-shirt/top" fit a narrow column on two lines instead
+    // of being cut off.
+    QString wrapped = name;
+    if (m_classes > 4) {
+        wrapped.replace(QLatin1Char(' '), QLatin1Char('\n'));
+        wrapped.replace(QLatin1Char('/'), QStringLiteral("/\n"));
+    }
+    return tr("→ %1").arg(wrapped);
 }
 
 void ClassFiguresModel::set(const engine::eval::ClassificationReport* report) {
