@@ -41,6 +41,8 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
+#include <cmath>
+
 #include "engine/io/project.h"
 #include "ui/common/theme.h"
 #include "ui/dataset_browser/augmentation_preview.h"
@@ -495,6 +497,31 @@ QString DatasetBrowserWidget::defaultIndexPath(const QString& folder) {
 }
 
 bool DatasetBrowserWidget::openImageFolder(const QString& folder, const QString& indexPath) {
+    return openFolder(folder, indexPath, nlohmann::json());
+}
+
+engine::data::SplitSpec DatasetBrowserWidget::proposedSplit() const {
+    engine::data::SplitSpec spec;
+    spec.mode = engine::data::SplitSpec::Mode::Ratio;
+    if (m_projectSection.is_null()) return spec;  // 80/10/10, seed 1, stratified
+    // As training reads the section: no data.split means every sample trains.
+    spec.validation = spec.test = 0;
+    const nlohmann::json& d = m_projectSection;
+    if (d.contains("split") && d["split"].is_object()) {
+        const nlohmann::json& s = d["split"];
+        if (s.contains("validation") && s["validation"].is_number()) spec.validation = s["validation"].get<double>();
+        if (s.contains("test") && s["test"].is_number()) spec.test = s["test"].get<double>();
+    }
+    if (spec.validation < 0 || spec.test < 0 || spec.validation + spec.test >= 1) spec.validation = spec.test = 0;
+    spec.train = 1.0 - spec.validation - spec.test;
+    if (d.contains("seed") && d["seed"].is_number_unsigned()) spec.seed = d["seed"].get<uint64_t>();
+    if (d.contains("stratify") && d["stratify"].is_boolean()) spec.stratify = d["stratify"].get<bool>();
+    return spec;
+}
+
+bool DatasetBrowserWidget::openFolder(const QString& folder, const QString& indexPath, const nlohmann::json& projectSection) {
+    m_projectSection = projectSection;
+    m_splitEdited = false;
     cancelScan();
     m_scanWatcher.waitForFinished();
     m_splitWatcher.waitForFinished();
@@ -560,6 +587,14 @@ bool DatasetBrowserWidget::attachModel(std::unique_ptr<engine::data::DatasetInde
     refreshClassFilter();
     auto spec = m_model->datasetIndex()->splitSpec();
     m_pendingSplitProposal = !spec.ok() || spec->mode == engine::data::SplitSpec::Mode::None;
+    // An index kept from an earlier look at the folder may hold another split than the project's:
+    // the scan then shows the project's, the one training will use.
+    if (!m_pendingSplitProposal && !m_projectSection.is_null() && m_layout != engine::data::FolderLayout::SplitFolders) {
+        const engine::data::SplitSpec want = proposedSplit();
+        m_pendingSplitProposal = spec->mode != engine::data::SplitSpec::Mode::Ratio ||
+                                 std::abs(spec->validation - want.validation) > 1e-9 || std::abs(spec->test - want.test) > 1e-9 ||
+                                 spec->seed != want.seed || spec->stratify != want.stratify;
+    }
     updateSplitControls();
     return true;
 }
@@ -593,10 +628,11 @@ void DatasetBrowserWidget::startScan() {
     const std::string folder = m_folder.toStdString();
     const std::string indexPath = m_indexPath.toStdString();
     const bool propose = m_pendingSplitProposal;
+    const engine::data::SplitSpec proposal = proposedSplit();
     const bool attach = m_model->datasetIndex() == nullptr;
     auto cancel = m_cancelFlag;
     m_scanWatcher.setFuture(
-        QtConcurrent::run(&m_jobs, [this, folder, indexPath, propose, attach, cancel]() -> ScanOutcome {
+        QtConcurrent::run(&m_jobs, [this, folder, indexPath, propose, proposal, attach, cancel]() -> ScanOutcome {
             lowerCurrentThreadPriority();
             ScanOutcome out;
             auto index = DatasetIndex::open(indexPath);
@@ -652,7 +688,8 @@ void DatasetBrowserWidget::startScan() {
             if (propose) {
                 const auto st = stats->layout == engine::data::FolderLayout::SplitFolders
                                     ? index->assignSplitsByFolder()
-                                    : index->assignSplitsByRatio(0.8, 0.1, 0.1, 1, true);
+                                    : index->assignSplitsByRatio(proposal.train, proposal.validation, proposal.test,
+                                                                 proposal.seed, proposal.stratify);
                 if (!st.ok()) {
                     out.message = QString::fromStdString(st.error().toString());
                     return out;
@@ -772,6 +809,7 @@ void DatasetBrowserWidget::splitByRatio(double validation, double test, quint64 
         m_status->setText(tr("Validation and test must leave some samples for training."));
         return;
     }
+    m_splitEdited = true;
     const double train = 1.0 - validation - test;
     runSplitJob([=](DatasetIndex& index) {
         return index.assignSplitsByRatio(train, validation, test, seed, stratify);
@@ -779,6 +817,7 @@ void DatasetBrowserWidget::splitByRatio(double validation, double test, quint64 
 }
 
 void DatasetBrowserWidget::splitByFolder() {
+    m_splitEdited = true;
     runSplitJob([](DatasetIndex& index) { return index.assignSplitsByFolder(); });
 }
 
@@ -871,6 +910,7 @@ void DatasetBrowserWidget::showImportDialog() {
         return;
     }
     m_imported = dialog.dataSection();
+    m_projectSection = nlohmann::json();
     m_transformsEdited = false;
     m_pipelineEdited = false;
     showSourceOverview(m_imported);
@@ -885,6 +925,30 @@ nlohmann::json DatasetBrowserWidget::dataSection() const {
         if (m_transformsEdited) j["transforms"] = m_augment->transforms();
         if (m_pipelineEdited)
             for (const auto& [key, value] : m_pipeline->settings().items()) j[key] = value;
+        return j;
+    }
+    if (!m_projectSection.is_null()) {
+        // The project's section as it was, with only what the user changed here.
+        nlohmann::json j = m_projectSection;
+        if (m_transformsEdited) j["transforms"] = m_augment->transforms();
+        if (m_pipelineEdited) {
+            const nlohmann::json now = m_pipeline->settings();
+            for (const char* key : {"batch_size", "shuffle_buffer", "workers", "prefetch", "cache"}) {
+                const bool has = now.contains(key), had = m_pipelineBaseline.contains(key);
+                if (has && (!had || now[key] != m_pipelineBaseline[key])) j[key] = now[key];
+                else if (!has && had) j.erase(key);
+            }
+        }
+        if (m_splitEdited && m_model->datasetIndex()) {
+            auto spec = m_model->datasetIndex()->splitSpec();
+            if (spec.ok() && spec->mode == engine::data::SplitSpec::Mode::Ratio) {
+                j["split"] = {{"validation", spec->validation}, {"test", spec->test}};
+                j["stratify"] = spec->stratify;
+                j["seed"] = spec->seed;
+            } else if (spec.ok() && spec->mode == engine::data::SplitSpec::Mode::Folder) {
+                j.erase("split");
+            }
+        }
         return j;
     }
     nlohmann::json j = m_pipeline->settings();
@@ -915,13 +979,18 @@ void DatasetBrowserWidget::setDataSection(const nlohmann::json& data) {
     else if (format != "folder")
         m_augment->setTransforms(nlohmann::json::array());  // what training does: no transforms
     m_pipeline->setSettings(data);
+    m_pipelineBaseline = m_pipeline->settings();
     m_applyingSection = false;
     m_transformsEdited = false;
     m_pipelineEdited = false;
     if (format == "folder" && data.contains("path") && data["path"].is_string()) {
-        const std::string index = data.contains("index") && data["index"].is_string() ? data["index"].get<std::string>() : "";
+        // The paths as training reads them: ${KILN_DATA}, ~ and paths relative to the project.
+        const std::string project = m_projectPath.toStdString();
+        std::string index = data.contains("index") && data["index"].is_string() ? data["index"].get<std::string>() : "";
+        if (!index.empty()) index = engine::io::resolveDataPath(index, project);
         m_left->setCurrentWidget(m_view);
-        openImageFolder(QString::fromStdString(data["path"].get<std::string>()), QString::fromStdString(index));
+        openFolder(QString::fromStdString(engine::io::resolveDataPath(data["path"].get<std::string>(), project)),
+                   QString::fromStdString(index), data);
     } else if (!format.empty()) {
         m_imported = data;
         showSourceOverview(data);

@@ -128,6 +128,10 @@ private:
     // Shows the index at m_indexPath in the grid: `opened` when given (opened by the scan job),
     // else opened here.
     bool attachModel(std::unique_ptr<engine::data::DatasetIndex> opened = nullptr);
+    bool openFolder(const QString& folder, const QString& indexPath, const nlohmann::json& projectSection);
+    // The split a scan proposes: the project's (its data.split, seed and stratify) when the folder
+    // came from the project, else 80/10/10.
+    engine::data::SplitSpec proposedSplit() const;
     void startScan();
     void scanDone();
     void refreshCounts();
@@ -154,6 +158,12 @@ private:
     bool m_applyingSection = false;
     bool m_transformsEdited = false;  // by the user, since the section was applied
     bool m_pipelineEdited = false;
+    bool m_splitEdited = false;       // a split applied by the user since the section was applied
+    // The project's folder data section as applied by setDataSection (null when the folder was
+    // opened here). dataSection() gives it back unchanged but for what the user edited, so that
+    // opening a project never rewrites its split, batch size, seed or path.
+    nlohmann::json m_projectSection;
+    nlohmann::json m_pipelineBaseline;  // the pipeline panel's settings right after the section was applied
     QString m_folder;
     QString m_indexPath;
     QString m_lastError;

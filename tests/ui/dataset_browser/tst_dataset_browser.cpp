@@ -222,6 +222,61 @@ private slots:
                  qPrintable(done.first().at(1).toString()));
     }
 
+    // A project's folder section comes back unchanged after the browser opened and scanned it: its
+    // relative path, its split (not the 80/10/10 a new folder gets), no batch size or seed of the
+    // browser's own. The browser shows the project's split; only what the user edits is written.
+    void projectSectionKeptAsIs() {
+        const QString projectPath = path(QStringLiteral("project.kiln"));
+        const nlohmann::json section = {{"format", "folder"},
+                                        {"path", "small"},
+                                        {"split", {{"validation", 0.25}, {"test", 0.25}}},
+                                        {"transforms", nlohmann::json::array({{{"type", "decode"}, {"channels", 1}}})}};
+        DatasetBrowserWidget w;
+        w.resize(1200, 800);
+        w.setProjectPath(projectPath);
+        QSignalSpy done(&w, &DatasetBrowserWidget::scanFinished);
+        QSignalSpy changed(&w, &DatasetBrowserWidget::dataSectionChanged);
+        w.setDataSection(section);
+        QVERIFY(done.wait(60000));
+        QVERIFY2(done.first().at(0).toBool(), qPrintable(done.first().at(1).toString()));
+        QVERIFY(changed.size() >= 1);  // the scan still says it finished
+        QCOMPARE(w.dataSection(), section);
+        // The grid shows the project's split: a quarter of the 61 files each for validation and test.
+        auto counts = w.model()->datasetIndex()->counts();
+        QVERIFY(counts.ok());
+        QVERIFY(std::abs(counts->total(SampleSplit::Validation) - 15) <= 2);
+        QVERIFY(std::abs(counts->total(SampleSplit::Test) - 15) <= 2);
+
+        // Opened again over the index kept from the first look: still the project's split, and a
+        // project with no split shows every sample as training data, as training reads it.
+        nlohmann::json unsplit = section;
+        unsplit.erase("split");
+        QSignalSpy again(&w, &DatasetBrowserWidget::scanFinished);
+        w.setDataSection(unsplit);
+        QVERIFY(again.wait(60000));
+        QCOMPARE(w.dataSection(), unsplit);
+        counts = w.model()->datasetIndex()->counts();
+        QVERIFY(counts.ok());
+        QCOMPARE(counts->total(SampleSplit::Validation) + counts->total(SampleSplit::Test), int64_t{0});
+
+        // What the user changes is written, and nothing else.
+        QSignalSpy splits(&w, &DatasetBrowserWidget::splitsChanged);
+        w.splitByRatio(0.2, 0.1, 4, false);
+        QVERIFY(splits.wait(20000));
+        nlohmann::json expected = unsplit;
+        expected["split"] = {{"validation", 0.2}, {"test", 0.1}};
+        expected["stratify"] = false;
+        expected["seed"] = 4;
+        const nlohmann::json after = w.dataSection();
+        QCOMPARE(after["split"]["validation"].get<double>(), 0.2);
+        QCOMPARE(after["split"]["test"].get<double>(), 0.1);
+        QCOMPARE(after.value("seed", 0), 4);
+        QCOMPARE(after.value("stratify", true), false);
+        nlohmann::json rest = after;
+        for (const char* key : {"split", "seed", "stratify"}) rest.erase(key);
+        QCOMPARE(rest, unsplit);
+    }
+
     void augmentationPreview() {
         const QString file = path(QStringLiteral("aug.png"));
         QVERIFY(picture(32, 24, 3).save(file));
