@@ -4895,6 +4895,14 @@ step %3 · epoch %4
         <source>→ %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Predicted %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>True %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::EvaluateView</name>

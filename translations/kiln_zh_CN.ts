@@ -4877,6 +4877,14 @@ step %3 · epoch %4
         <source>→ %1</source>
         <translation>→ %1</translation>
     </message>
+    <message>
+        <source>Predicted %1</source>
+        <translation>预测为 %1</translation>
+    </message>
+    <message>
+        <source>True %1</source>
+        <translation>真实类别 %1</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::EvaluateView</name>

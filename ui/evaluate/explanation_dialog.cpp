@@ -99,7 +99,13 @@ ExplanationDialog::ExplanationDialog(const engine::io::Project& project, const Q
     m_status->setObjectName(QStringLiteral("explainStatus"));
     m_status->setWordWrap(true);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // The caption (the picture's path, the prediction and its score) arrives after the dialog is
+    // shown and wraps onto two or three lines: its room is kept from the start, and the dialog
+    // cannot be made smaller than its contents, so the caption never lies over the pictures.
+    m_status->setMinimumHeight(m_status->fontMetrics().lineSpacing() * 3);
+    m_status->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     layout->addWidget(m_status);
+    layout->setSizeConstraint(QLayout::SetMinimumSize);
 
     connect(m_method, &QComboBox::currentIndexChanged, this, [this] {
         m_layer->setEnabled(m_method->currentData().toString() == QLatin1String("gradcam"));

@@ -87,6 +87,8 @@ PluginsDialog::PluginsDialog(QWidget* parent) : QDialog(parent) {
     m_results->setObjectName(QStringLiteral("checkResults"));
     m_results->setHeaderLabels({tr("Operation or loss"), tr("Case"), tr("Check"), tr("Result"), tr("Detail")});
     m_results->setRootIsDecorated(false);
+    // Names and case labels at their full width; the detail takes what is left.
+    for (int c = 0; c < 4; ++c) m_results->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     layout->addWidget(m_results, 3);
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
