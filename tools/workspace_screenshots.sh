@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Screenshots of the studio's welcome page and five workspaces for the documentation, in English and
 # Simplified Chinese: docs/images/workspace_<welcome|design|data|train|evaluate|deploy>_<en|zh_CN>.png, 1600x1000,
-# in the light theme, and the same six in the dark theme (workspace_<...>_dark_en.png), from a
+# in the light theme, and the same twelve in the dark theme (workspace_<...>_dark_<en|zh_CN>.png), from a
 # real X server (Xvfb) with ImageMagick's `import`. The Fashion-MNIST MLP example is copied to a
 # scratch folder and trained for two epochs with kiln-train first, so that Train, Evaluate and
 # Deploy show a real run. The Data workspace shows a real image folder: 600 Fashion-MNIST pictures
@@ -91,4 +91,5 @@ for workspace in welcome design data train evaluate deploy; do
     shoot en en_US.UTF-8 "$workspace" "$out/workspace_${workspace}_en.png"
     shoot zh_CN zh_CN.UTF-8 "$workspace" "$out/workspace_${workspace}_zh_CN.png"
     shoot en en_US.UTF-8 "$workspace" "$out/workspace_${workspace}_dark_en.png" dark
+    shoot zh_CN zh_CN.UTF-8 "$workspace" "$out/workspace_${workspace}_dark_zh_CN.png" dark
 done
