@@ -362,6 +362,7 @@ void DatasetBrowserWidget::buildUi() {
 
     m_augment = new AugmentationPreview(this);
     m_pipeline = new PipelinePanel(this);
+    m_pipelineBaseline = m_pipeline->settings();
     connect(m_augment, &AugmentationPreview::transformsChanged, this, [this] {
         m_pipeline->setTransforms(m_augment->transforms());
         if (m_applyingSection) return;
@@ -498,6 +499,16 @@ QString DatasetBrowserWidget::defaultIndexPath(const QString& folder) {
 
 bool DatasetBrowserWidget::openImageFolder(const QString& folder, const QString& indexPath) {
     return openFolder(folder, indexPath, nlohmann::json());
+}
+
+void DatasetBrowserWidget::writePipelineEdits(nlohmann::json& section) const {
+    if (!m_pipelineEdited) return;
+    const nlohmann::json now = m_pipeline->settings();
+    for (const char* key : {"batch_size", "shuffle_buffer", "workers", "prefetch", "cache"}) {
+        const bool has = now.contains(key), had = m_pipelineBaseline.contains(key);
+        if (has && (!had || now[key] != m_pipelineBaseline[key])) section[key] = now[key];
+        else if (!has && had) section.erase(key);
+    }
 }
 
 engine::data::SplitSpec DatasetBrowserWidget::proposedSplit() const {
@@ -931,14 +942,7 @@ nlohmann::json DatasetBrowserWidget::dataSection() const {
         // The project's section as it was, with only what the user changed here.
         nlohmann::json j = m_projectSection;
         if (m_transformsEdited) j["transforms"] = m_augment->transforms();
-        if (m_pipelineEdited) {
-            const nlohmann::json now = m_pipeline->settings();
-            for (const char* key : {"batch_size", "shuffle_buffer", "workers", "prefetch", "cache"}) {
-                const bool has = now.contains(key), had = m_pipelineBaseline.contains(key);
-                if (has && (!had || now[key] != m_pipelineBaseline[key])) j[key] = now[key];
-                else if (!has && had) j.erase(key);
-            }
-        }
+        writePipelineEdits(j);
         if (m_splitEdited && m_model->datasetIndex()) {
             auto spec = m_model->datasetIndex()->splitSpec();
             if (spec.ok() && spec->mode == engine::data::SplitSpec::Mode::Ratio) {
@@ -951,7 +955,10 @@ nlohmann::json DatasetBrowserWidget::dataSection() const {
         }
         return j;
     }
-    nlohmann::json j = m_pipeline->settings();
+    // A folder opened here: the whole section, but the pipeline's settings only where the user
+    // changed them (a data.batch_size would override the training section's batch size).
+    nlohmann::json j = nlohmann::json::object();
+    writePipelineEdits(j);
     j["format"] = "folder";
     j["path"] = m_folder.toStdString();
     j["index"] = m_indexPath.toStdString();

@@ -132,6 +132,8 @@ private:
     // The split a scan proposes: the project's (its data.split, seed and stratify) when the folder
     // came from the project, else 80/10/10.
     engine::data::SplitSpec proposedSplit() const;
+    // The pipeline settings the user changed since the section was applied, into `section`.
+    void writePipelineEdits(nlohmann::json& section) const;
     void startScan();
     void scanDone();
     void refreshCounts();

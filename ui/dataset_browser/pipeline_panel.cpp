@@ -28,6 +28,10 @@ PipelinePanel::PipelinePanel(QWidget* parent)
       m_run(new QPushButton(tr("Measure rate"), this)),
       m_result(new QLabel(this)) {
     auto* form = new QFormLayout(this);
+    m_batch->setObjectName(QStringLiteral("pipelineBatchSize"));
+    m_shuffle->setObjectName(QStringLiteral("pipelineShuffleBuffer"));
+    m_workers->setObjectName(QStringLiteral("pipelineWorkers"));
+    m_prefetch->setObjectName(QStringLiteral("pipelinePrefetch"));
     m_batch->setRange(1, 65536);
     m_batch->setValue(32);
     m_shuffle->setRange(0, 10'000'000);

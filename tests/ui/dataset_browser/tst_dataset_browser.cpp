@@ -15,6 +15,7 @@
 #include <QListView>
 #include <QPainter>
 #include <QScrollBar>
+#include <QSpinBox>
 
 #include <ctime>
 #include <filesystem>
@@ -203,7 +204,10 @@ private slots:
         QCOMPARE(data.value("seed", 0), 9);
         QCOMPARE(data.value("stratify", false), true);
         QCOMPARE(data["class_names"].size(), size_t{3});
-        QVERIFY(data.contains("batch_size") && data.contains("transforms"));
+        QVERIFY(data.contains("transforms"));
+        // The pipeline's settings are written only once changed: a data.batch_size would override
+        // the training section's.
+        QVERIFY(!data.contains("batch_size") && !data.contains("workers"));
 
         // Selecting a sample fills the details and its larger preview.
         QSignalSpy preview(&w, &DatasetBrowserWidget::detailsPreviewReady);
@@ -259,7 +263,15 @@ private slots:
         QVERIFY(counts.ok());
         QCOMPARE(counts->total(SampleSplit::Validation) + counts->total(SampleSplit::Test), int64_t{0});
 
-        // What the user changes is written, and nothing else.
+        // What the user changes is written, and nothing else: one pipeline setting ...
+        auto* workers = w.pipelinePanel()->findChild<QSpinBox*>(QStringLiteral("pipelineWorkers"));
+        QVERIFY(workers);
+        workers->setValue(workers->value() == 3 ? 4 : 3);
+        nlohmann::json withWorkers = unsplit;
+        withWorkers["workers"] = workers->value();
+        QCOMPARE(w.dataSection(), withWorkers);
+        unsplit = withWorkers;
+        // ... and a split.
         QSignalSpy splits(&w, &DatasetBrowserWidget::splitsChanged);
         w.splitByRatio(0.2, 0.1, 4, false);
         QVERIFY(splits.wait(20000));
