@@ -6245,6 +6245,14 @@ Loss: %6</source>
         <source>Settings of %1 (check it to use them):</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>data section: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The project&apos;s data section sets batch_size %1, which training uses for this data. Change it in the Data workspace (Pipeline tab) or remove it from the data section to use this setting.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>

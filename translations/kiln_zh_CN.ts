@@ -6225,6 +6225,14 @@ Loss: %6</source>
         <source>Settings of %1 (check it to use them):</source>
         <translation>%1 的设置（勾选后才会使用）：</translation>
     </message>
+    <message>
+        <source>data section: %1</source>
+        <translation>数据部分：%1</translation>
+    </message>
+    <message>
+        <source>The project&apos;s data section sets batch_size %1, which training uses for this data. Change it in the Data workspace (Pipeline tab) or remove it from the data section to use this setting.</source>
+        <translation>项目的数据部分设置了 batch_size %1，训练这些数据时使用该值。请在“数据”工作区（“流水线”页）中修改，或从数据部分删除它以使用此处的设置。</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::training::TrainingPanel</name>

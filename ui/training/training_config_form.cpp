@@ -179,12 +179,22 @@ TrainingConfigForm::TrainingConfigForm(QWidget* parent) : QWidget(parent)
     lrLayout->addWidget(m_findLr);
     connect(m_findLr, &QPushButton::clicked, this, &TrainingConfigForm::findLearningRateRequested);
 
-    const QList<QWidget*> rows = {m_epochs, m_batch, m_seed, m_validation, m_shuffle, m_optimizer, lrRow, m_momentum,
+    // The batch size with the note that says when the data section's overrides it.
+    auto* batchRow = new QWidget(host);
+    auto* batchLayout = new QHBoxLayout(batchRow);
+    batchLayout->setContentsMargins(0, 0, 0, 0);
+    batchLayout->addWidget(m_batch, 1);
+    m_batchNote = new QLabel(batchRow);
+    m_batchNote->setObjectName(QStringLiteral("batchSizeNote"));
+    m_batchNote->hide();
+    batchLayout->addWidget(m_batchNote);
+
+    const QList<QWidget*> rows = {m_epochs, batchRow, m_seed, m_validation, m_shuffle, m_optimizer, lrRow, m_momentum,
                                   m_weightDecay, m_schedule, m_decaySteps, m_warmup, metrics, moreMetrics, m_device,
                                   m_precision, m_memoryLimit, m_histogramFreq};
     for (QWidget* w : rows) {
         auto* label = new QLabel(host);
-        label->setBuddy(w == lrRow ? m_lr : w == moreMetrics ? static_cast<QWidget*>(m_metricList) : w);
+        label->setBuddy(w == lrRow ? m_lr : w == batchRow ? m_batch : w == moreMetrics ? static_cast<QWidget*>(m_metricList) : w);
         m_labels << label;
         m_form->addRow(label, w);
     }
@@ -329,6 +339,14 @@ void TrainingConfigForm::setLearningRate(double lr)
 void TrainingConfigForm::retranslate()
 {
     m_findLr->setText(tr("Find learning rate…"));
+    if (m_batchNote) {
+        m_batchNote->setText(tr("data section: %1").arg(m_dataBatch));
+        const QString why = tr("The project's data section sets batch_size %1, which training uses for this data. Change it in the "
+                               "Data workspace (Pipeline tab) or remove it from the data section to use this setting.")
+                                .arg(m_dataBatch);
+        m_batchNote->setToolTip(why);
+        m_batch->setToolTip(m_dataBatch > 0 ? why : QString());
+    }
     m_findLr->setToolTip(tr("Try learning rates from 1e-7 to 10 on the training data and suggest one."));
     const QStringList names = {tr("Epochs"), tr("Batch size"), tr("Seed"), tr("Validation split"), tr("Shuffle"),
                                tr("Optimizer"), tr("Learning rate"), tr("Momentum"), tr("Weight decay"),
@@ -695,6 +713,19 @@ json TrainingConfigForm::findCallback(const json& training, const char* type)
         }
     }
     return json();
+}
+
+void TrainingConfigForm::setDataSection(const json& data)
+{
+    m_dataBatch = 0;
+    if (data.is_object() && data.contains("batch_size") && data["batch_size"].is_number_integer()) {
+        const std::string format = data.value("format", std::string());
+        if (format == "folder" || format == "csv_index" || format == "tfrecord")
+            m_dataBatch = data["batch_size"].get<int>();
+    }
+    m_batch->setEnabled(m_dataBatch <= 0);
+    m_batchNote->setVisible(m_dataBatch > 0);
+    retranslate();
 }
 
 void TrainingConfigForm::setConfig(const json& training)

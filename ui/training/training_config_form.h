@@ -39,6 +39,10 @@ public:
     void setGraph(const engine::Graph& graph);
     // Shows a configuration ("training" section of a project). Emits nothing.
     void setConfig(const nlohmann::json& training);
+    // The project's data section: a data.batch_size of streamed data (image folders, CSV index,
+    // TFRecord) is the batch size training uses, so the form's own is shown as overridden.
+    void setDataSection(const nlohmann::json& data);
+    int dataBatchSize() const { return m_dataBatch; }
     // The configuration as edited (always the last valid one when the form shows an error).
     nlohmann::json config() const { return m_valid; }
     bool isValid() const { return m_errorText.isEmpty(); }
@@ -110,6 +114,8 @@ private:
     QFormLayout* m_form = nullptr;
     QSpinBox* m_epochs = nullptr;
     QSpinBox* m_batch = nullptr;
+    QLabel* m_batchNote = nullptr;  // "set by the data section" when data.batch_size overrides it
+    int m_dataBatch = 0;
     QSpinBox* m_seed = nullptr;
     QDoubleSpinBox* m_validation = nullptr;
     QCheckBox* m_shuffle = nullptr;

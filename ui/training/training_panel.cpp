@@ -291,6 +291,7 @@ void TrainingPanel::setProject(const engine::io::Project& project, const QString
     applyPretrained(otherProject);
     m_form->setGraph(project.graph);
     m_form->setConfig(project.training);
+    m_form->setDataSection(project.data);
     m_train->setEnabled(m_form->isValid() && !m_session->isActive());
     if (!path.isEmpty()) {
         QString error;

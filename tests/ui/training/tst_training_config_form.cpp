@@ -10,6 +10,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QDoubleSpinBox>
 #include <QPushButton>
@@ -116,6 +117,39 @@ private slots:
         // Without the key the field shows the default.
         form.setConfig(baseTraining());
         QCOMPARE(freq->value(), 1);
+    }
+
+    // A data.batch_size of streamed data is what training uses: the form's field is shown as
+    // overridden (off, with a note naming the data section's value) and is left in the config.
+    void batchSizeOverriddenByTheDataSection()
+    {
+        const auto p = project(m_csv, baseTraining());
+        TrainingConfigForm form;
+        form.resize(700, 900);
+        form.show();
+        form.setGraph(p.graph);
+        form.setConfig(p.training);
+        auto* batch = form.findChild<QSpinBox*>(QStringLiteral("batchSize"));
+        auto* note = form.findChild<QLabel*>(QStringLiteral("batchSizeNote"));
+        QVERIFY(batch && note);
+        form.setDataSection(json{{"format", "folder"}, {"path", "pictures"}, {"batch_size", 64}});
+        QVERIFY(!batch->isEnabled());
+        QVERIFY(note->isVisible());
+        QVERIFY(note->text().contains(QStringLiteral("64")));
+        QVERIFY(batch->toolTip().contains(QStringLiteral("64")));
+        QCOMPARE(form.dataBatchSize(), 64);
+        const int ownBatch = batch->value();
+        QCOMPARE(form.config().value("batch_size", 0), ownBatch);
+        // Data read whole into memory (a CSV table, IDX files) batch with the training section's
+        // size: no override.
+        for (const char* format : {"csv", "idx"}) {
+            form.setDataSection(json{{"format", format}, {"path", "table.csv"}, {"batch_size", 64}});
+            QVERIFY(batch->isEnabled());
+            QVERIFY(!note->isVisible());
+        }
+        form.setDataSection(json{{"format", "folder"}, {"path", "pictures"}});
+        QVERIFY(batch->isEnabled());
+        QCOMPARE(form.dataBatchSize(), 0);
     }
 
     void showsAndEditsStages()
