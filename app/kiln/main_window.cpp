@@ -43,6 +43,7 @@
 
 #include "app/common/error_text.h"
 #include "app/kiln/welcome_page.h"
+#include "engine/api/training_setup.h"
 #include "ui/common/app_settings.h"
 #include "ui/common/log_panel.h"
 #include "ui/common/notice_area.h"
@@ -382,7 +383,11 @@ void MainWindow::createWorkspaces() {
     trainPage->layout()->addWidget(trainSplit);
     m_hostLayouts.insert(int(Workspace::Train), trainHostLayout);
     connect(m_preflight, &ui::training::PreflightPanel::batchSizeRequested, this, [this](qint64 batch) {
-        replaceSection([batch](engine::io::Project& p) { p.training["batch_size"] = batch; });
+        // The batch training uses: the data section's when streamed data sets one there.
+        replaceSection([batch](engine::io::Project& p) {
+            if (engine::api::streamedDataBatchSize(p.data) > 0) p.data["batch_size"] = batch;
+            else p.training["batch_size"] = batch;
+        });
         syncPanels();
         refreshWorkspacePage(Workspace::Train);
         statusBar()->showMessage(tr("Batch size set to %1.").arg(batch), 6000);

@@ -116,6 +116,14 @@ Result<train::TrainingConfig> projectTrainingConfig(const io::Project& project, 
     return config;
 }
 
+int64_t streamedDataBatchSize(const nlohmann::json& data)
+{
+    if (!data.is_object() || !data.contains("batch_size") || !data["batch_size"].is_number_integer()) return 0;
+    const std::string format = data.value("format", std::string());
+    if (format != "folder" && format != "csv_index" && format != "tfrecord") return 0;
+    return std::max<int64_t>(0, data["batch_size"].get<int64_t>());
+}
+
 Result<PreparedModel> prepareModel(const io::Project& project, const std::string& projectPath,
                                    const PrepareOptions& options)
 {
@@ -139,6 +147,11 @@ Result<PreparedModel> prepareModel(const io::Project& project, const std::string
         return config.error().withFile(projectPath);
     }
     out.config = std::move(config.value());
+    // Streamed data batches at data.batch_size when the section sets one (training.batch_size is
+    // only its default): that is the project's batch, for step counts, memory and the rate.
+    if (const int64_t dataBatch = streamedDataBatchSize(project.data); dataBatch > 0) {
+        out.config.batchSize = dataBatch;
+    }
     out.projectBatch = out.config.batchSize;
     if (options.epochs) {
         out.config.epochs = *options.epochs;
@@ -183,10 +196,13 @@ Result<PreparedTraining> prepareTraining(const io::Project& project, const std::
     if (!backend.ok()) {
         return backend.error().withFile(projectPath);
     }
+    // A batch size given as an override replaces the data section's as well.
+    nlohmann::json dataSection = project.data;
+    if (options.batchSize && streamedDataBatchSize(dataSection) > 0) dataSection["batch_size"] = *options.batchSize;
     auto data = options.testReplacement
-                    ? train::openData(project.data, projectPath, out.config.seed, out.config.batchSize,
+                    ? train::openData(dataSection, projectPath, out.config.seed, out.config.batchSize,
                                       out.config.shuffle, *options.testReplacement)
-                    : train::openData(project.data, projectPath, out.config.seed, out.config.batchSize,
+                    : train::openData(dataSection, projectPath, out.config.seed, out.config.batchSize,
                                       out.config.shuffle);
     if (!data.ok()) {
         Error e = data.error();

@@ -62,6 +62,11 @@ struct PreparedTraining {
     std::unique_ptr<train::Trainer> trainer;
 };
 
+// The batch size that streamed data (an image folder, a CSV index, TFRecord files) sets in its own
+// data section (data.batch_size), which training uses instead of training.batch_size; 0 when the
+// section sets none or its data is read into memory (CSV tables, IDX files).
+int64_t streamedDataBatchSize(const nlohmann::json& data);
+
 // The project's training configuration as written (layer instances expanded for the names it
 // checks), without analysing the model or applying overrides; errors as prepareModel's.
 Result<train::TrainingConfig> projectTrainingConfig(const io::Project& project, const std::string& projectPath);

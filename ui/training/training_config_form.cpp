@@ -3,6 +3,7 @@
 #include "ui/training/training_config_form.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include <QCheckBox>
@@ -25,6 +26,7 @@
 #include <QVBoxLayout>
 
 #include "engine/api/devices.h"
+#include "engine/api/training_setup.h"
 #include "engine/ops/model.h"
 #include "engine/train/config.h"
 #include "engine/ops/plugin_registry.h"
@@ -717,12 +719,7 @@ json TrainingConfigForm::findCallback(const json& training, const char* type)
 
 void TrainingConfigForm::setDataSection(const json& data)
 {
-    m_dataBatch = 0;
-    if (data.is_object() && data.contains("batch_size") && data["batch_size"].is_number_integer()) {
-        const std::string format = data.value("format", std::string());
-        if (format == "folder" || format == "csv_index" || format == "tfrecord")
-            m_dataBatch = data["batch_size"].get<int>();
-    }
+    m_dataBatch = int(std::min<int64_t>(engine::api::streamedDataBatchSize(data), std::numeric_limits<int>::max()));
     m_batch->setEnabled(m_dataBatch <= 0);
     m_batchNote->setVisible(m_dataBatch > 0);
     retranslate();

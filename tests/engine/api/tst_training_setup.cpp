@@ -14,6 +14,8 @@
 #include <string>
 
 #include "engine/api/training_setup.h"
+#include "engine/data/example.h"
+#include "engine/data/tfrecord.h"
 #include "engine/io/project.h"
 
 using namespace kiln::engine;
@@ -125,6 +127,54 @@ private slots:
         auto fit = prepared->trainer->fit({}, nullptr);
         QVERIFY(fit.ok());
         QCOMPARE(fit->history.size(), size_t(1));
+    }
+
+    // Streamed data batches at its own data.batch_size: that is the batch the configuration,
+    // the step count and the rate scaling see; a --batch-size override replaces both.
+    void theDataSectionsBatchSizeIsTheBatch() {
+        const fs::path dir = m_dir / "streamed";
+        fs::create_directories(dir);
+        {
+            auto w = data::TfRecordWriter::create((dir / "rows.tfrecord").string());
+            QVERIFY(w.ok());
+            for (int i = 0; i < 40; ++i) {
+                data::Example ex;
+                ex.features["x"] = data::Feature::ofFloats({(i % 2 ? 1.0f : -1.0f) + 0.01f * i, 0.5f - 0.02f * i});
+                ex.features["label"] = data::Feature::ofInt64s({i % 2});
+                QVERIFY((*w)->write(data::encodeExample(ex)).ok());
+            }
+            QVERIFY((*w)->close().ok());
+        }
+        const std::string section = R"({"format": "tfrecord", "path": "rows.tfrecord", "batch_size": 5,
+            "features": {"x": {"type": "float", "shape": [2]}, "label": {"type": "int64", "shape": []}}})";
+        const std::string path = writeProject(dir, kDense, section);
+        io::Project project = load(path);
+        project.training.erase("validation_split");  // streamed data splits in its data section
+        QCOMPARE(api::streamedDataBatchSize(project.data), int64_t(5));
+        api::PrepareOptions options;
+        options.threads = 1;
+        options.epochs = 1;
+        auto prepared = api::prepareTraining(project, path, options);
+        QVERIFY2(prepared.ok(), prepared.ok() ? "" : prepared.error().toString().c_str());
+        QCOMPARE(prepared->config.batchSize, int64_t(5));
+        QCOMPARE(prepared->projectBatch, int64_t(5));
+        auto fit = prepared->trainer->fit({}, nullptr);
+        QVERIFY2(fit.ok(), fit.ok() ? "" : fit.error().toString().c_str());
+        QCOMPARE(prepared->trainer->globalStep(), int64_t(8));  // 40 rows in batches of 5
+
+        options.batchSize = 10;
+        auto overridden = api::prepareTraining(project, path, options);
+        QVERIFY2(overridden.ok(), overridden.ok() ? "" : overridden.error().toString().c_str());
+        QCOMPARE(overridden->config.batchSize, int64_t(10));
+        QCOMPARE(overridden->projectBatch, int64_t(5));
+        auto fit2 = overridden->trainer->fit({}, nullptr);
+        QVERIFY(fit2.ok());
+        QCOMPARE(overridden->trainer->globalStep(), int64_t(4));
+
+        // Data read into memory takes training.batch_size whatever its section says.
+        QCOMPARE(api::streamedDataBatchSize(nlohmann::json{{"format", "csv"}, {"batch_size", 5}}), int64_t(0));
+        QCOMPARE(api::streamedDataBatchSize(nlohmann::json{{"format", "idx"}, {"batch_size", 5}}), int64_t(0));
+        QCOMPARE(api::streamedDataBatchSize(nlohmann::json{{"format", "folder"}}), int64_t(0));
     }
 
     void badOverridesNameTheField() {
