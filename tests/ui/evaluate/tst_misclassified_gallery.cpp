@@ -8,6 +8,7 @@
 // table of numbers (iris) gets no gallery but the same cell filter in the samples table.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_training
+// kiln-test-timeout: 600
 #include <QtTest>
 
 #include <QAbstractItemModelTester>
