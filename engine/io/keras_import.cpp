@@ -1245,7 +1245,7 @@ private:
             return out;
         }
         if (!node.is_array()) return configError(jp, "expected an inbound node");
-        // Keras 2 writes a TFOpLambda call on one tensor unwrapped, [layer, node, tensor, kwargs],
+        // Keras 2 writes a TFOpLambda (or SlicingOpLambda) call on one tensor unwrapped, [layer, node, tensor, kwargs],
         // a number in the first argument as ["_CONSTANT_VALUE", -1, value, kwargs], and tensors
         // among the keyword arguments (`y` of tf.math.multiply) as [layer, node, tensor].
         const bool single = !node.empty() && node[0].is_string();
@@ -1438,7 +1438,7 @@ private:
             if (!nodes.is_array()) return configError(jp + ".layers[" + std::to_string(k) + "].inbound_nodes", "expected a list");
             for (size_t n = 0; n < nodes.size(); ++n) {
                 KILN_ASSIGN(auto ins, inboundTensors(nodes[n], jp + ".layers[" + std::to_string(k) + "].inbound_nodes[" + std::to_string(n) + "]", scope,
-                                                       entries[k].cls == "TFOpLambda"));
+                                                       entries[k].cls == "TFOpLambda" || entries[k].cls == "SlicingOpLambda"));
                 pending.push_back({k, static_cast<int64_t>(n), std::move(ins), &nodes[n]});
             }
         }

@@ -38,10 +38,11 @@ def oplambda():
 
 
 def oplambda_unknown():
-    # A TensorFlow function Kiln has no op for: its TFOpLambda layer becomes a placeholder.
+    # A TensorFlow function Kiln has no op for: its TFOpLambda layer becomes a placeholder; so
+    # does the slice after it (a SlicingOpLambda layer).
     x = keras.Input((8,), name="series")
     h = layers.Dense(8, name="dense")(x)
-    h = tf.math.cumsum(h, axis=-1)
+    h = tf.math.cumsum(h, axis=-1)[:, 1:]
     return keras.Model(x, layers.Dense(2, name="out")(h), name="oplambda_unknown")
 
 

@@ -316,6 +316,10 @@ private slots:
         QVERIFY(!u->placeholders.empty());
         QCOMPARE(u->placeholders.front(), std::string("tf.math.cumsum"));
         QCOMPARE(u->graph.node("tf.math.cumsum")->attrs.getString("keras_class"), std::string("TFOpLambda(tf.math.cumsum)"));
+        const Node* slice = u->graph.node("tf.__operators__.getitem");
+        QVERIFY(slice);
+        QCOMPARE(slice->attrs.getString("keras_class"), std::string("SlicingOpLambda"));
+        QCOMPARE(slice->inputs, std::vector<std::string>{"tf.math.cumsum"});
         auto strict = io::loadKeras(path("tf_keras/oplambda_unknown.tf_keras.h5").toStdString());
         QVERIFY(!strict.ok());
         QCOMPARE(strict.error().code, ErrorCode::UnknownOp);
