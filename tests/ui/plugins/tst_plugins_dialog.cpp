@@ -105,7 +105,7 @@ private slots:
         QCOMPARE(list->topLevelItemCount(), 2);
         QTreeWidgetItem* refused = list->topLevelItem(1);
         QCOMPARE(refused->text(0), QStringLiteral("Not loaded"));
-        QVERIFY2(refused->text(2).contains("wrong_abi.so") && refused->text(2).contains("loads versions 1.0 to 1.1"),
+        QVERIFY2(refused->text(2).contains("wrong_abi.so") && refused->text(2).contains("loads versions 1.0 to 1.2"),
                  qPrintable(refused->text(2)));
         // Nothing to check there.
         click(list, refused);
