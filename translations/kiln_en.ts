@@ -944,10 +944,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Parity: not checked (the model runs plugin operations)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>kiln-export: warning: %1</source>
         <translation type="unfinished"></translation>
     </message>
@@ -2792,10 +2788,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>No answer: %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Parity: not checked (the model runs plugin operations)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

@@ -948,10 +948,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>加载一个插件库，或某个文件夹中的所有插件（可重复），另外还会加载用户插件文件夹和 KILN_PLUGIN_PATH 中的插件。</translation>
     </message>
     <message>
-        <source>Parity: not checked (the model runs plugin operations)</source>
-        <translation>一致性：未检查（模型使用了插件运算）</translation>
-    </message>
-    <message>
         <source>kiln-export: warning: %1</source>
         <translation>kiln-export：警告：%1</translation>
     </message>
@@ -2786,10 +2782,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>No answer: %1</source>
         <translation>无响应：%1</translation>
-    </message>
-    <message>
-        <source>Parity: not checked (the model runs plugin operations)</source>
-        <translation>一致性：未检查（模型使用了插件运算）</translation>
     </message>
     <message>
         <source>Warning: %1</source>

@@ -158,8 +158,6 @@ int main(int argc, char** argv) {
                          .arg(QString::fromStdString(result->paritySource)));
             if (!result->parityNote.empty())
                 printOut(Cli::tr("Note: synthetic inputs were used because %1").arg(QString::fromStdString(result->parityNote)));
-        } else if (!repo.warnings.empty()) {
-            printOut(Cli::tr("Parity: not checked (the model runs plugin operations)"));
         } else {
             printOut(Cli::tr("Parity: not checked (ONNX was not exported)"));
         }

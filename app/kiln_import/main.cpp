@@ -58,7 +58,11 @@ int main(int argc, char** argv) {
                                   Cli::tr("Dropout rate of the new head, at least 0 and below 1; 0 leaves the Dropout layer out (default 0.2)."),
                                   QStringLiteral("RATE"));
     parser.addOptions({outOpt, weightsOpt, reportOpt, jsonOpt, headOpt, classesOpt, dropoutOpt});
+    // ONNX nodes of a loaded plugin operation's custom domain import as that operation.
+    const QCommandLineOption pluginOpt = app::pluginOption();
+    parser.addOption(pluginOpt);
     parser.process(app);
+    if (int rc = app::loadPlugins(QStringLiteral("kiln-import"), parser.values(pluginOpt)); rc != 0) return rc;
 
     auto usage = [&](const QString& why) {
         printErr(QStringLiteral("kiln-import: ") + why);

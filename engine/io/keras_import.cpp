@@ -29,6 +29,8 @@ constexpr int64_t kMaxElements = int64_t{1} << 28;
 constexpr int64_t kMaxConfigBytes = int64_t{64} << 20;
 constexpr int64_t kMaxWeightsBytes = int64_t{4} << 30;
 constexpr int kMaxNesting = 32;
+// Keras 2's stand-in for a number where a call's first argument would be a tensor.
+constexpr const char* kConstantValue = "_CONSTANT_VALUE";
 
 // One weight of a layer as the file holds it: its short name ("kernel", or "0", "1"... in a
 // .keras file, whose weights are numbered) and values.
@@ -439,7 +441,11 @@ private:
         Node n;
         n.name = c.name;
         n.op = "Placeholder";
-        n.attrs.set("keras_class", c.cls);
+        std::string cls = c.cls;
+        // A Keras 2 TFOpLambda names the TensorFlow function it calls: TFOpLambda(tf.math.cumsum).
+        if (cls == "TFOpLambda" && c.cfg && c.cfg->is_object() && c.cfg->value("function", json()).is_string())
+            cls += "(tf." + (*c.cfg)["function"].get<std::string>() + ")";
+        n.attrs.set("keras_class", cls);
         std::string cfg = c.cfg ? c.cfg->dump(-1, ' ', false, json::error_handler_t::replace) : std::string("{}");
         if (cfg.size() > (1u << 16)) cfg = "{}";  // a huge config (a serialised function) stays in the source file only
         n.attrs.set("keras_config", cfg);
@@ -565,6 +571,167 @@ private:
             a.values.push_back(static_cast<float>(x));
         }
         return a;
+    }
+
+    // ---- Keras 2's TFOpLambda: a TensorFlow function called on Keras tensors ------------------
+    struct OpLambdaCall {
+        std::string function;             // "tf.math.multiply"
+        json kwargs = json::object();     // the call's keyword arguments
+        std::optional<double> constant;   // a number given as the first argument (`2.0 - x`)
+    };
+    Result<OpLambdaCall> opLambdaCall(const Call& c) const {
+        OpLambdaCall l;
+        KILN_ASSIGN(std::string fn, str(*c.cfg, "function", c.jpath));
+        l.function = "tf." + fn;
+        if (!c.inbound || !c.inbound->is_array() || c.inbound->empty()) return l;
+        const json& first = (*c.inbound)[0].is_string() ? *c.inbound : (*c.inbound)[0];
+        if (!first.is_array()) return l;
+        if (first.size() >= 4 && first[3].is_object()) l.kwargs = first[3];
+        if (first.size() >= 3 && first[0] == kConstantValue) {
+            if (!first[2].is_number()) return unsupported(c, l.function + " with a first argument that is neither a tensor nor a number");
+            l.constant = first[2].get<double>();
+        }
+        return l;
+    }
+    Result<Converted> mapOpLambda(const Call& c) {
+        KILN_ASSIGN(OpLambdaCall l, opLambdaCall(c));
+        const std::string& f = l.function;
+        const json& kw = l.kwargs;
+        const std::string kp = c.jpath + ".kwargs";
+        AttrMap a;
+        Converted r;
+        auto kwNumber = [&](const char* key, double def) -> Result<double> { return number(kw, key, kp, def); };
+        auto one = [&](const std::string& op) -> Result<Converted> {
+            KILN_TRY(oneInput(c));
+            KILN_ASSIGN(r.output, simple(c, op, a));
+            return r;
+        };
+        static const std::map<std::string, std::string> unary{
+            {"tf.nn.relu", "ReLU"},        {"tf.nn.relu6", "ReLU6"},       {"tf.math.sigmoid", "Sigmoid"}, {"tf.nn.sigmoid", "Sigmoid"},
+            {"tf.sigmoid", "Sigmoid"},     {"tf.math.tanh", "Tanh"},       {"tf.nn.tanh", "Tanh"},         {"tf.tanh", "Tanh"},
+            {"tf.nn.silu", "SiLU"},        {"tf.nn.swish", "SiLU"},        {"tf.keras.activations.swish", "SiLU"}};
+        if (auto u = unary.find(f); u != unary.end()) return one(u->second);
+        if (f == "tf.nn.gelu") {
+            KILN_ASSIGN(bool approximate, boolean(kw, "approximate", kp, false));
+            a.set("approximate", approximate);
+            return one("GELU");
+        }
+        if (f == "tf.nn.leaky_relu") {
+            KILN_ASSIGN(double alpha, kwNumber("alpha", 0.2));
+            a.set("negative_slope", alpha);
+            return one("LeakyReLU");
+        }
+        if (f == "tf.nn.softmax" || f == "tf.math.softmax") {
+            KILN_ASSIGN(int64_t axis, integer(kw, "axis", kp, -1));
+            a.set("axis", axis);
+            return one("Softmax");
+        }
+        if (f == "tf.identity") {
+            KILN_TRY(oneInput(c));
+            r.output = c.inputs[0];
+            r.kind = NodeMapping::Kind::PassThrough;
+            return r;
+        }
+        if (f == "tf.clip_by_value") {
+            KILN_ASSIGN(double lo, kwNumber("clip_value_min", NAN));
+            KILN_ASSIGN(double hi, kwNumber("clip_value_max", NAN));
+            if (!std::isfinite(lo) || !std::isfinite(hi)) return unsupported(c, f + " without numbers for clip_value_min and clip_value_max");
+            a.set("min", lo);
+            a.set("max", hi);
+            return one("Clip");
+        }
+        if (f == "tf.math.negative") {
+            a.set("scale", -1.0);
+            a.set("offset", 0.0);
+            return one("Rescaling");
+        }
+        if (f == "tf.reshape") {
+            KILN_TRY(oneInput(c));
+            const json& shape = kw.value("shape", json());
+            if (!shape.is_array() || shape.size() < 2) return unsupported(c, f + " without a list shape that keeps the batch dimension");
+            if (!(shape[0].is_null() || (shape[0].is_number_integer() && shape[0].get<int64_t>() == -1)))
+                return unsupported(c, f + " that changes the batch dimension (shape[0] is not -1)");
+            std::vector<int64_t> target;
+            for (size_t k = 1; k < shape.size(); ++k) {
+                if (!shape[k].is_number_integer() || shape[k].get<int64_t>() < -1 || shape[k].get<int64_t>() == 0 || shape[k].get<int64_t>() > kMaxDim)
+                    return configError(kp + ".shape", "expected positive sizes (one may be -1)");
+                target.push_back(shape[k].get<int64_t>());
+            }
+            a.set("target_shape", target);
+            KILN_ASSIGN(r.output, simple(c, "Reshape", a));
+            return r;
+        }
+        if (f == "tf.concat") {
+            KILN_ASSIGN(int64_t axis, integer(kw, "axis", kp, 0));
+            const int64_t rank = inShape(c).rank();
+            if (axis == 0 || axis == -rank) return unsupported(c, f + " along the batch axis");
+            a.set("axis", axis);
+            KILN_ASSIGN(r.output, simple(c, "Concatenate", a));
+            return r;
+        }
+        if (f == "tf.math.reduce_mean" || f == "tf.math.reduce_max") {
+            // Over height and width of an image: global pooling (keepdims: reshaped to [1, 1, c]).
+            KILN_TRY(oneInput(c));
+            const json& ax = kw.value("axis", json());
+            std::vector<int64_t> axes;
+            if (ax.is_array())
+                for (const auto& v : ax) axes.push_back(v.is_number_integer() ? v.get<int64_t>() : 0);
+            KILN_ASSIGN(bool keepdims, boolean(kw, "keepdims", kp, false));
+            if (inShape(c).rank() != 4 || !(axes == std::vector<int64_t>{1, 2} || axes == std::vector<int64_t>{-3, -2}))
+                return unsupported(c, f + " over axes other than height and width of an image");
+            const std::string pool = f == "tf.math.reduce_mean" ? "GlobalAveragePooling2D" : "GlobalMaxPooling2D";
+            KILN_ASSIGN(int n, simple(c, pool, a, keepdims ? uniqueName(c.name + "_pool") : std::string()));
+            r.output = n;
+            if (keepdims) {
+                Node rs;
+                rs.name = c.name;
+                rs.op = "Reshape";
+                rs.inputs = {kname(n)};
+                rs.attrs.set("target_shape", std::vector<int64_t>{1, 1, m_shapes[static_cast<size_t>(n)][1]});
+                KILN_ASSIGN(r.output, addNode(std::move(rs)));
+            }
+            return r;
+        }
+        static const std::map<std::string, std::string> binary{
+            {"tf.__operators__.add", "Add"}, {"tf.math.add", "Add"},           {"tf.add", "Add"},
+            {"tf.math.subtract", "Subtract"}, {"tf.subtract", "Subtract"},     {"tf.math.multiply", "Multiply"},
+            {"tf.multiply", "Multiply"},      {"tf.math.truediv", "Divide"},   {"tf.math.divide", "Divide"},
+            {"tf.divide", "Divide"}};
+        if (auto b = binary.find(f); b != binary.end()) {
+            const std::string& op = b->second;
+            if (c.inputs.size() == 2) {
+                if (op == "Divide") return unsupported(c, f + " of two tensors (Kiln has no division layer)");
+                KILN_ASSIGN(r.output, simple(c, op, a));
+                return r;
+            }
+            if (c.inputs.size() != 1) return unsupported(c, f + " on " + std::to_string(c.inputs.size()) + " tensors");
+            // One tensor and a number: `x * 2.0` keeps the number in kwargs y, `2.0 - x` in the first argument.
+            std::optional<double> v = l.constant;
+            const bool tensorFirst = !v;
+            if (!v) {
+                const json& y = kw.value("y", json());
+                if (!y.is_number()) return unsupported(c, f + " with a y that is neither a tensor nor a number");
+                v = y.get<double>();
+            }
+            double scale = 1.0, offset = 0.0;
+            if (op == "Add") offset = *v;
+            else if (op == "Subtract") {
+                scale = tensorFirst ? 1.0 : -1.0;
+                offset = tensorFirst ? -*v : *v;
+            } else if (op == "Multiply") scale = *v;
+            else {
+                if (!tensorFirst) return unsupported(c, f + " of a number by a tensor");
+                if (*v == 0.0) return unsupported(c, f + " by zero");
+                scale = 1.0 / *v;
+            }
+            a.set("scale", scale);
+            a.set("offset", offset);
+            KILN_ASSIGN(r.output, simple(c, "Rescaling", a));
+            return r;
+        }
+        return Error(ErrorCode::UnknownOp, "TFOpLambda layer \"" + c.name + "\": Kiln has no op for the TensorFlow function " + f)
+            .withNode(c.name)
+            .with("op", f);
     }
 
     Result<Converted> mapLayer(const Call& c) {
@@ -795,10 +962,25 @@ private:
             KILN_TRY(oneInput(c));
             KILN_ASSIGN(double rate, number(cfg, "rate", jp, 0.5));
             a.set("rate", rate);
+            // noise_shape, batch included: null (one decision per index) becomes -1; a size of 1
+            // shares one decision along the axis (EfficientNet's stochastic depth, [null, 1, 1, 1],
+            // keeps or drops whole samples of a residual branch).
+            if (const auto ns = cfg.find("noise_shape"); ns != cfg.end() && !ns->is_null()) {
+                const Shape& in = inShape(c);
+                if (!ns->is_array() || static_cast<int64_t>(ns->size()) != in.rank())
+                    return configError(jp + ".noise_shape", "expected one entry per dimension of the input " + in.toString() + ", batch included");
+                std::vector<int64_t> noise;
+                for (size_t k = 0; k < ns->size(); ++k) {
+                    const json& d = (*ns)[k];
+                    if (d.is_null()) noise.push_back(-1);
+                    else if (!d.is_number_integer()) return configError(jp + ".noise_shape", "expected sizes or null");
+                    else if (d.get<int64_t>() == 1) noise.push_back(1);
+                    else if (k > 0 && d.get<int64_t>() == in[static_cast<int64_t>(k)]) noise.push_back(-1);
+                    else return unsupported(c, "noise_shape " + ns->dump() + ": entry " + std::to_string(k) + " is neither 1, null nor the input's size " + in.toString());
+                }
+                a.set("noise_shape", noise);
+            }
             KILN_ASSIGN(r.output, simple(c, "Dropout", a));
-            // Predictions are the same either way; training differs: Kiln drops single values.
-            if (const auto ns = cfg.find("noise_shape"); ns != cfg.end() && ns->is_array())
-                r.reason = "noise_shape " + ns->dump() + " (whole samples or channels dropped, e.g. stochastic depth) becomes Kiln's Dropout, which drops single values while training";
             return r;
         }
         if (cls == "Flatten") {
@@ -867,43 +1049,64 @@ private:
         if (cls == "Normalization") {
             // Keras's preprocessing layer: (x - mean) / max(sqrt(variance), epsilon) per channel,
             // with the statistics from its config (mean=, variance=) or its weights (after adapt()).
+            // axis=None (Keras 3 writes an empty list) keeps one mean and variance for every value:
+            // Kiln's per-channel statistics get that number in each channel. invert=True computes
+            // mean + x * max(sqrt(variance), epsilon), the same per-channel affine map as a
+            // normalisation with mean' = -mean / std and variance' = 1 / std^2, which Kiln's
+            // Normalization is given.
             KILN_TRY(oneInput(c));
             KILN_ASSIGN(bool invert, boolean(cfg, "invert", jp, false));
-            if (invert) return unsupported(c, "invert=True (the inverse normalisation)");
             const int64_t rank = inShape(c).rank();
             auto axisIt = cfg.find("axis");
-            if (axisIt != cfg.end() && !axisIt->is_null()) {
+            const bool scalar = axisIt == cfg.end() ? false : (axisIt->is_null() || (axisIt->is_array() && axisIt->empty()));
+            if (axisIt == cfg.end()) {
+                // Keras's default axis is -1.
+            } else if (!scalar) {
                 const json& ax = axisIt->is_array() && axisIt->size() == 1 ? (*axisIt)[0] : *axisIt;
-                if (!ax.is_number_integer()) return unsupported(c, "normalising more than one axis");
+                if (!ax.is_number_integer()) return unsupported(c, "statistics over more than one axis");
                 const int64_t axis = ax.get<int64_t>();
-                if (axis != -1 && axis != rank - 1) return unsupported(c, "axis " + std::to_string(axis) + " (Kiln normalises the last axis)");
-            } else {
-                return unsupported(c, "axis None (one mean and variance per value, not per channel)");
+                if (axis != -1 && axis != rank - 1) return unsupported(c, "axis " + std::to_string(axis) + " (Kiln keeps statistics per channel, the last axis)");
             }
             const int64_t n = inShape(c)[rank - 1];
             KILN_ASSIGN(r.output, simple(c, "Normalization", a));
+            Hdf5Array mean, var;
             const auto meanIt = cfg.find("mean");
             const auto varIt = cfg.find("variance");
-            const bool given = meanIt != cfg.end() && !meanIt->is_null();
-            if (given) {
-                KILN_ASSIGN(Hdf5Array mean, statistic(c, "mean", n));
-                KILN_ASSIGN(Hdf5Array var, statistic(c, "variance", n));
-                if (!c.shared) {
-                    addWeight(c.name, "mean", mean);
-                    addWeight(c.name, "variance", var);
+            if (meanIt != cfg.end() && !meanIt->is_null()) {
+                KILN_ASSIGN(mean, statistic(c, "mean", n));
+                KILN_ASSIGN(var, statistic(c, "variance", n));
+            } else {
+                if (varIt != cfg.end() && !varIt->is_null()) return configError(jp + ".mean", "variance is given without mean");
+                KILN_ASSIGN(auto w, weightsFor(c, 3));  // mean, variance, count
+                if (c.shared) return r;
+                for (size_t k = 0; k < 2; ++k) {
+                    Hdf5Array& t = k == 0 ? mean : var;
+                    t = w[k].array;
+                    const bool one = t.values.size() == 1 && (t.dims.empty() || t.dims == std::vector<int64_t>{1});
+                    if (scalar && one) {
+                        t.dims = {n};
+                        t.values.assign(static_cast<size_t>(n), t.values[0]);
+                    } else {
+                        KILN_TRY(checkShape(c, w[k], {n}));
+                    }
                 }
-                return r;
             }
-            if (varIt != cfg.end() && !varIt->is_null()) return configError(jp + ".mean", "variance is given without mean");
-            KILN_ASSIGN(auto w, weightsFor(c, 3));  // mean, variance, count
-            if (!c.shared) {
-                KILN_TRY(checkShape(c, w[0], {n}));
-                KILN_TRY(checkShape(c, w[1], {n}));
-                addWeight(c.name, "mean", w[0].array);
-                addWeight(c.name, "variance", w[1].array);
+            if (c.shared) return r;
+            if (invert) {
+                for (size_t k = 0; k < mean.values.size(); ++k) {
+                    const double sd = std::max(std::sqrt(static_cast<double>(var.values[k])), 1e-7);
+                    if (sd > 1e7) return unsupported(c, "invert=True with a standard deviation above 1e7");
+                    mean.values[k] = static_cast<float>(-mean.values[k] / sd);
+                    var.values[k] = static_cast<float>(1.0 / (sd * sd));
+                }
+                r.reason = "invert=True: mean + x * std as Kiln's Normalization with mean -mean/std and variance 1/std^2";
             }
+            if (scalar) r.reason += std::string(r.reason.empty() ? "" : "; ") + "axis None: the one mean and variance in every channel";
+            addWeight(c.name, "mean", mean);
+            addWeight(c.name, "variance", var);
             return r;
         }
+        if (cls == "TFOpLambda") return mapOpLambda(c);
         if (cls == "Activation") {
             KILN_TRY(oneInput(c));
             KILN_ASSIGN(std::string act, activationName(cfg, "activation", jp));
@@ -1019,7 +1222,7 @@ private:
     // The tensors one inbound node reads, in order. Keras 3: {"args": [...], "kwargs": {...}} with
     // "__keras_tensor__" entries (a merge layer's first argument is a list of them); Keras 2: a
     // list of [layer, node, tensor, kwargs].
-    Result<std::vector<TensorRef>> inboundTensors(const json& node, const std::string& jp, const std::string& scope) {
+    Result<std::vector<TensorRef>> inboundTensors(const json& node, const std::string& jp, const std::string& scope, bool opLambda) {
         std::vector<TensorRef> out;
         std::function<Status(const json&, const std::string&, int)> collect = [&](const json& v, const std::string& p, int depth) -> Status {
             if (depth > kMaxNesting) return configError(p, "nested too deeply");
@@ -1042,11 +1245,33 @@ private:
             return out;
         }
         if (!node.is_array()) return configError(jp, "expected an inbound node");
-        for (size_t k = 0; k < node.size(); ++k) {
-            const json& e = node[k];
+        // Keras 2 writes a TFOpLambda (or SlicingOpLambda) call on one tensor unwrapped, [layer, node, tensor, kwargs],
+        // a number in the first argument as ["_CONSTANT_VALUE", -1, value, kwargs], and tensors
+        // among the keyword arguments (`y` of tf.math.multiply) as [layer, node, tensor].
+        const bool single = !node.empty() && node[0].is_string();
+        const size_t count = single ? 1 : node.size();
+        for (size_t k = 0; k < count; ++k) {
+            const json& e = single ? node : node[k];
+            const std::string ep = single ? jp : jp + "[" + std::to_string(k) + "]";
+            if (opLambda && e.is_array() && e.size() >= 3 && e[0] == kConstantValue) continue;
             if (!e.is_array() || e.size() < 3 || !e[0].is_string() || !e[1].is_number_integer() || !e[2].is_number_integer())
-                return configError(jp + "[" + std::to_string(k) + "]", "expected [layer, node, tensor, kwargs]");
+                return configError(ep, "expected [layer, node, tensor, kwargs]");
             out.push_back({e[0].get<std::string>(), e[1].get<int64_t>(), e[2].get<int64_t>()});
+        }
+        if (opLambda) {
+            std::function<Status(const json&, const std::string&, int)> kwargTensors = [&](const json& v, const std::string& p, int depth) -> Status {
+                if (depth > kMaxNesting) return configError(p, "nested too deeply");
+                if (v.is_array() && v.size() == 3 && v[0].is_string() && v[1].is_number_integer() && v[2].is_number_integer()) {
+                    out.push_back({v[0].get<std::string>(), v[1].get<int64_t>(), v[2].get<int64_t>()});
+                    return {};
+                }
+                if (v.is_array() || v.is_object())
+                    for (const auto& [key, x] : v.items()) KILN_TRY(kwargTensors(x, p + "." + key, depth + 1));
+                return {};
+            };
+            // Every tensor of a list argument (tf.concat's values) repeats the same kwargs.
+            const json& first = single ? node : node[0];
+            if (count > 0 && first.size() >= 4 && first[3].is_object()) KILN_TRY(kwargTensors(first[3], jp + ".kwargs", 0));
         }
         return out;
     }
@@ -1212,7 +1437,8 @@ private:
             const json& nodes = found != l.end() ? *found : kNoNodes;
             if (!nodes.is_array()) return configError(jp + ".layers[" + std::to_string(k) + "].inbound_nodes", "expected a list");
             for (size_t n = 0; n < nodes.size(); ++n) {
-                KILN_ASSIGN(auto ins, inboundTensors(nodes[n], jp + ".layers[" + std::to_string(k) + "].inbound_nodes[" + std::to_string(n) + "]", scope));
+                KILN_ASSIGN(auto ins, inboundTensors(nodes[n], jp + ".layers[" + std::to_string(k) + "].inbound_nodes[" + std::to_string(n) + "]", scope,
+                                                       entries[k].cls == "TFOpLambda" || entries[k].cls == "SlicingOpLambda"));
                 pending.push_back({k, static_cast<int64_t>(n), std::move(ins), &nodes[n]});
             }
         }

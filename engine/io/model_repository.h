@@ -69,7 +69,8 @@ using ProgressFn = std::function<void(int percent, const std::string& step)>;
 
 // Exports the model. With ONNX among the formats, the parity check runs before anything is
 // published; a difference above tolerance is an Error and nothing is written. A model with plugin
-// operations exports to ONNX with custom-domain nodes and no parity check (warnings say so).
+// operations exports to ONNX with custom-domain nodes (warnings say so) and is checked through the
+// loaded plugin, which Kiln's reader maps them back to.
 Result<RepositoryResult> exportToRepository(const ops::ModelInfo& model, exec::ParamStore& params,
                                             const RepositoryExport& request, ThreadPool& pool,
                                             const ProgressFn& progress = {});

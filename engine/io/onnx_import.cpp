@@ -19,6 +19,7 @@
 #include "engine/core/rng.h"
 #include "engine/exec/plan.h"
 #include "engine/io/onnx_export.h"
+#include "engine/ops/plugin_ops.h"
 
 namespace kiln::engine::io {
 namespace {
@@ -1281,11 +1282,115 @@ private:
         return {};
     }
 
+    // ---- plugin operations ------------------------------------------------------------------
+    // The loaded plugin operation a custom-domain node stands for: Kiln's exporter writes
+    // "acme.GroupNorm" as GroupNorm of the domain "ai.kiln.plugin.acme"; a node of the domain
+    // "acme" itself is taken too.
+    static const ops::PluginOp* pluginOpFor(const onnx::NodeProto& n) {
+        std::string ns = n.domain();
+        if (ns.rfind(kOnnxPluginDomainPrefix, 0) == 0) ns = ns.substr(std::strlen(kOnnxPluginDomainPrefix));
+        if (ns.empty() || n.op_type().empty()) return nullptr;
+        return ops::PluginRegistry::global().find(ns + "." + n.op_type());
+    }
+
+    // A Plugin node: the tensor inputs (channels-last values, as the exporter writes them), the
+    // constant inputs after them as the operation's parameters in its order, and the attributes
+    // by name, typed by the operation's schema. What does not fit is Unsupported, so the node
+    // stays a placeholder naming the reason.
+    Status pluginNode(const onnx::NodeProto& n, const ops::PluginOp& plugin) {
+        const std::string& opName = plugin.name;
+        auto refuse = [&](const std::string& why) {
+            return unsupported(n.name(), "plugin operation " + opName + ": " + why);
+        };
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Plugin";
+        node.attrs.set(ops::kPluginOpAttr, opName);
+        std::vector<const Const*> params;
+        std::vector<std::string> paramInputs;
+        for (int k = 0; k < n.input_size(); ++k) {
+            const std::string& s = n.input(k);
+            if (s.empty()) return refuse("input " + std::to_string(k + 1) + " is empty");
+            if (auto it = m_values.find(s); it != m_values.end()) {
+                if (!params.empty()) return refuse("tensor input \"" + s + "\" follows a constant; the parameters come last");
+                if (it->second.layout != Layout::Same)
+                    return refuse("input \"" + s + "\" is channel-first or a flatten of it; plugin operations read Kiln's channels-last tensors");
+                node.inputs.push_back(kname(it->second.node));
+            } else if (auto c = m_consts.find(s); c != m_consts.end()) {
+                if (c->second.isInt) return refuse("constant input \"" + s + "\" is not float");
+                params.push_back(&c->second);
+                paramInputs.push_back(s);
+            } else {
+                return parseError("input \"" + s + "\" of " + n.op_type() + " is not produced by an earlier node");
+            }
+        }
+        if (static_cast<int32_t>(params.size()) != plugin.desc->param_count)
+            return refuse(std::to_string(params.size()) + " constant inputs, the operation has " + std::to_string(plugin.desc->param_count) +
+                          " parameters");
+        for (const auto& a : n.attribute()) {
+            const AttrSpec* spec = nullptr;
+            for (const auto& sp : plugin.attrs)
+                if (sp.name == a.name()) spec = &sp;
+            if (!spec) return refuse("the operation has no attribute \"" + a.name() + "\"");
+            const auto t = a.type();
+            switch (spec->type) {
+            case AttrType::Bool:
+            case AttrType::Int:
+                if (t != onnx::AttributeProto::INT) return refuse("attribute \"" + a.name() + "\" must be an integer");
+                if (spec->type == AttrType::Bool) node.attrs.set(a.name(), a.i() != 0);
+                else node.attrs.set(a.name(), static_cast<int64_t>(a.i()));
+                break;
+            case AttrType::Float:
+                if (t != onnx::AttributeProto::FLOAT) return refuse("attribute \"" + a.name() + "\" must be a float");
+                node.attrs.set(a.name(), static_cast<double>(a.f()));
+                break;
+            case AttrType::String:
+                if (t != onnx::AttributeProto::STRING) return refuse("attribute \"" + a.name() + "\" must be a string");
+                node.attrs.set(a.name(), a.s());
+                break;
+            case AttrType::IntList:
+                if (t != onnx::AttributeProto::INTS) return refuse("attribute \"" + a.name() + "\" must be a list of integers");
+                if (a.ints_size() > 1024) return refuse("attribute \"" + a.name() + "\" is too long");
+                node.attrs.set(a.name(), std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+                break;
+            }
+        }
+        // The attributes, arity and shapes as the operation checks them; weights only after.
+        std::vector<Shape> ins;
+        for (const auto& in : node.inputs) ins.push_back(m_shapes[static_cast<size_t>(m_out.graph.find(in))]);
+        auto attrs = ops::resolvePluginAttrs(node);
+        if (!attrs.ok()) return refuse(attrs.error().message);
+        ops::ShapeContext ctx{node, *attrs, ins};
+        const ops::OpDef& def = ops::opDef(ops::OpKind::Plugin);
+        auto out = def.shape(ctx);
+        if (!out.ok()) return refuse(out.error().message);
+        const std::vector<ops::ParamSpec> specs = def.params ? def.params(ctx, *out) : std::vector<ops::ParamSpec>{};
+        if (specs.size() != params.size()) return refuse("the operation gives " + std::to_string(specs.size()) + " parameters for these inputs");
+        for (size_t k = 0; k < specs.size(); ++k)
+            if (params[k]->numel() != specs[k].shape.numel())
+                return refuse("constant \"" + paramInputs[k] + "\" has " + std::to_string(params[k]->numel()) + " values, parameter " +
+                              specs[k].name + " needs " + specs[k].shape.toString());
+        const std::string name = node.name;
+        m_out.graph.nodes.push_back(std::move(node));
+        m_shapes.push_back(*out);
+        const int idx = static_cast<int>(m_out.graph.nodes.size()) - 1;
+        for (size_t k = 0; k < specs.size(); ++k) addWeight(name, specs[k].name, specs[k].shape, params[k]->f);
+        return setOutput(n, Ref{idx, Layout::Same, {}});
+    }
+
     Status convert(const onnx::NodeProto& n) {
         const std::string& op = n.op_type();
         const bool kiln = n.domain() == kOnnxKilnDomain;
-        if (!n.domain().empty() && n.domain() != "ai.onnx" && !kiln)
+        if (!n.domain().empty() && n.domain() != "ai.onnx" && !kiln) {
+            if (const ops::PluginOp* plugin = pluginOpFor(n)) return pluginNode(n, *plugin);
+            if (n.domain().rfind(kOnnxPluginDomainPrefix, 0) == 0) {
+                const std::string name = n.domain().substr(std::strlen(kOnnxPluginDomainPrefix)) + "." + op;
+                return Error(ErrorCode::UnknownOp, "operation " + n.domain() + "." + op + " is the plugin operation " + name +
+                                                       ", which no loaded plugin provides; load its plugin (the plugin folder, KILN_PLUGIN_PATH or --plugin)")
+                    .with("op", name);
+            }
             return Error(ErrorCode::UnknownOp, "operation " + n.domain() + "." + op + " is not supported").with("op", op);
+        }
         if (op == "Constant" && !kiln) {
             if (n.output_size() < 1) return parseError("Constant has no output");
             Const c;

@@ -115,13 +115,40 @@ Result<std::unique_ptr<CpuKernel>> denseKernel(const ShapeContext& c, const Shap
 }
 
 // ---- Dropout -----------------------------------------------------------------------------
-Result<Shape> sameShape(const ShapeContext& c) { return c.inputs[0]; }
+// noise_shape (Keras's): one entry per input dimension, batch included; 1 shares one keep decision
+// along that axis, -1 (Keras's None) or the axis's own size draws one per index.
+Result<Shape> dropoutShape(const ShapeContext& c) {
+    const Shape& in = c.inputs[0];
+    const std::vector<int64_t> noise = c.attrs.getInts("noise_shape");
+    if (noise.empty()) return in;
+    if (static_cast<int64_t>(noise.size()) != in.rank())
+        return shapeError(c, "has a noise_shape of " + std::to_string(noise.size()) + " entries for an input of rank " +
+                                 std::to_string(in.rank()) + " " + in.toString() + " (one entry per dimension, batch included)");
+    if (in.rank() > 8) return shapeError(c, "takes a noise_shape for inputs of rank 8 or less, got " + in.toString());
+    for (size_t k = 0; k < noise.size(); ++k) {
+        const int64_t d = noise[k];
+        const bool own = k > 0 && d == in[static_cast<int64_t>(k)];
+        if (d != 1 && d != -1 && !own)
+            return shapeError(c, "has noise_shape entry " + std::to_string(d) + " for dimension " + std::to_string(k) +
+                                     " of " + in.toString() + ": use 1 (one decision along it) or -1 (one per index)");
+    }
+    return in;
+}
 
 class DropoutKernel final : public CpuKernel {
 public:
-    DropoutKernel(int64_t n, float rate) : m_n(n), m_rate(rate) {}
-    // The mask is kept as bytes inside the float-typed saved buffer.
+    // noise: empty for plain dropout, else the noise tensor's sizes (1 along shared axes).
+    DropoutKernel(std::vector<int64_t> dims, std::vector<int64_t> noise, float rate)
+        : m_dims(std::move(dims)), m_noise(std::move(noise)), m_rate(rate) {
+        m_n = 1;
+        for (int64_t d : m_dims) m_n *= d;
+        m_m = 1;
+        for (int64_t d : m_noise) m_m *= d;
+    }
+    // The mask is kept as bytes inside the float-typed saved buffer; a noise shape's decisions
+    // are drawn into the workspace.
     size_t savedFloats() const override { return static_cast<size_t>((m_n + 3) / 4); }
+    size_t workspaceFloats() const override { return m_noise.empty() ? 0 : static_cast<size_t>((m_m + 3) / 4); }
     bool backwardNeedsInputs() const override { return false; }
     Status forward(const KernelIo& io) override {
         auto* mask = reinterpret_cast<uint8_t*>(io.saved);
@@ -130,7 +157,11 @@ public:
             std::memset(mask, 1, static_cast<size_t>(m_n));
             return {};
         }
-        kernels::dropoutForward(io.in[0], io.out, mask, m_n, m_rate, io.seed, io.step, true, *io.pool);
+        if (m_noise.empty())
+            kernels::dropoutForward(io.in[0], io.out, mask, m_n, m_rate, io.seed, io.step, true, *io.pool);
+        else
+            kernels::dropoutBroadcastForward(io.in[0], io.out, mask, reinterpret_cast<uint8_t*>(io.workspace), m_dims,
+                                             m_noise, m_rate, io.seed, io.step, true, *io.pool);
         return {};
     }
     Status backward(const KernelIo& io) override {
@@ -145,12 +176,14 @@ public:
     }
 
 private:
-    int64_t m_n;
+    std::vector<int64_t> m_dims, m_noise;
+    int64_t m_n = 0, m_m = 0;
     float m_rate;
 };
 
 Result<std::unique_ptr<CpuKernel>> dropoutKernel(const ShapeContext& c, const Shape& out) {
-    return makeKernel<DropoutKernel>(out.numel(), static_cast<float>(c.attrs.getFloat("rate")));
+    return makeKernel<DropoutKernel>(out.dims(), kernels::dropoutNoiseDims(c.attrs.getInts("noise_shape"), out.dims()),
+                                     static_cast<float>(c.attrs.getFloat("rate")));
 }
 
 // ---- Flatten and Reshape: views of their input ---------------------------------------------
@@ -253,8 +286,11 @@ std::vector<OpDef> coreOps() {
                      boolAttr("use_bias", true, "add a learned bias")},
                     denseShape, denseParams, denseMacs, denseKernel, "Fully connected layer: y = activation(x·W + b)"});
     rows.push_back({OpKind::Dropout, "Dropout", Category::Regularization, 1, 1,
-                    {floatAttr("rate", 0.5, 0.0, 0.99, "fraction of inputs set to zero while training")},
-                    sameShape, nullptr, nullptr, dropoutKernel,
+                    {floatAttr("rate", 0.5, 0.0, 0.99, "fraction of inputs set to zero while training"),
+                     intsAttr("noise_shape", {}, 0, -1,
+                              "per dimension, batch included: 1 drops along it together (e.g. [-1, 1, 1, 1] "
+                              "drops whole samples), -1 independently; empty drops single values")},
+                    dropoutShape, nullptr, nullptr, dropoutKernel,
                     "Randomly zeroes inputs while training and rescales the rest"});
     rows.push_back({OpKind::Flatten, "Flatten", Category::Core, 1, 1, {}, flattenShape, nullptr, nullptr, viewKernel,
                     "Flattens each sample to one dimension"});

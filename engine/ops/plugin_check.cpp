@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -485,12 +486,68 @@ private:
 
 }  // namespace
 
+// The plugin's own cases for a loss (ABI 1.2): its attributes from JSON, its shapes.
+static std::vector<PluginCheck> checkDeclaredLossCases(const PluginLoss& loss, ThreadPool& pool) {
+    const std::string label = std::string(kPluginPrefix) + loss.name;
+    std::vector<PluginCheck> out;
+    for (const KilnLossCheckCase* c : loss.checkCases) {
+        const std::string name = c->name ? c->name : "?";
+        auto refuse = [&](const std::string& why) {
+            out.push_back({name, PluginCheck::Kind::Shape, PluginCheck::Outcome::Failed, why, 0});
+        };
+        nlohmann::json json = nlohmann::json::parse(c->attrs_json ? c->attrs_json : "{}", nullptr, false);
+        if (json.is_discarded() || !json.is_object()) {
+            refuse("its attributes are not a JSON object");
+            continue;
+        }
+        AttrMap given;
+        bool ok = true;
+        for (auto& [k, v] : json.items()) {
+            auto a = attrFromJson(v, k);
+            if (!a.ok()) {
+                refuse(a.error().message);
+                ok = false;
+                break;
+            }
+            given.set(k, *a);
+        }
+        if (!ok) continue;
+        auto attrs = resolvePluginLossAttrs(loss, given, label);
+        if (!attrs.ok()) {
+            refuse(attrs.error().message);
+            continue;
+        }
+        auto shape = [](const KilnShape& s) -> std::optional<Shape> {
+            if (s.rank < 2 || s.rank > KILN_PLUGIN_MAX_RANK || s.dims[0] < 1) return std::nullopt;
+            for (int32_t k = 1; k < s.rank; ++k)
+                if (s.dims[k] < 1) return std::nullopt;
+            return Shape(std::vector<int64_t>(s.dims, s.dims + s.rank));
+        };
+        const auto pred = shape(c->predictions), target = shape(c->targets);
+        if (!pred || !target || (*pred)[0] != (*target)[0]) {
+            refuse("its predictions and targets need the same concrete batch and at least one more dimension");
+            continue;
+        }
+        PluginTermContext symbolic(label, loss.attrs, *attrs, pred->withBatch(Shape::kBatch), target->withBatch(Shape::kBatch));
+        if (Status st = symbolic.checkShapes(loss.desc->check_shapes); !st.ok()) {
+            refuse(st.error().message);
+            continue;
+        }
+        LossChecker checker(loss, pool);
+        checker.run(name + " (predictions " + pred->toString() + ", targets " + target->toString() + ")", *attrs, *pred, *target);
+        for (auto& r : checker.results()) out.push_back(std::move(r));
+    }
+    return out;
+}
+
 std::vector<PluginCheck> checkPluginLoss(const PluginLoss& loss, ThreadPool& pool) {
+    if (!loss.checkCases.empty()) return checkDeclaredLossCases(loss, pool);
     constexpr int64_t kBatch = 4;
     auto attrs = resolvePluginLossAttrs(loss, AttrMap{}, std::string(kPluginPrefix) + loss.name);
     if (!attrs.ok())
         return {{"defaults", PluginCheck::Kind::Shape, PluginCheck::Outcome::Skipped,
-                 "no case can be made from the loss's defaults: " + attrs.error().message, 0}};
+                 "no case can be made from the loss's defaults (" + attrs.error().message +
+                     "); the plugin can declare loss check cases (ABI 1.2)", 0}};
     const std::vector<std::pair<Shape, Shape>> pairs{{Shape{kBatch, 3}, Shape{kBatch, 3}},
                                                      {Shape{kBatch, 1}, Shape{kBatch, 1}},
                                                      {Shape{kBatch, 3}, Shape{kBatch, 1}}};

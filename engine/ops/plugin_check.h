@@ -36,7 +36,9 @@ std::vector<PluginCheck> checkPluginOp(const PluginOp& op, ThreadPool& pool);
 // pairs its shape check accepts: predictions [4,3] with targets [4,3], [4,1] with [4,1], and
 // [4,3] with class indices [4,1]. Predictions are uniform in [-1, 1]; targets uniform in [0, 1),
 // or whole class indices below the prediction width. A loss with a required attribute, or that
-// accepts none of the pairs, gets one skipped Shape check saying so. Never throws.
+// accepts none of the pairs, gets one skipped Shape check saying so. A loss whose plugin declares
+// check cases for it (ABI 1.2) is checked on those instead, with their attributes and shapes; a
+// case that cannot be made (bad JSON, attributes, shapes) is a failed Shape check. Never throws.
 std::vector<PluginCheck> checkPluginLoss(const PluginLoss& loss, ThreadPool& pool);
 
 }  // namespace kiln::engine::ops

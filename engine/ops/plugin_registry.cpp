@@ -339,6 +339,20 @@ Result<PluginInfo> PluginRegistry::addLocked(const KilnPluginDesc* desc, const s
             metrics.push_back(std::move(metric));
         }
     }
+    if (minor >= 2) {
+        if (desc->loss_check_case_count < 0 || (desc->loss_check_case_count > 0 && !desc->loss_check_cases))
+            return pluginError(origin, "its loss check cases are missing");
+        for (int32_t i = 0; i < desc->loss_check_case_count; ++i) {
+            const KilnLossCheckCase& c = desc->loss_check_cases[i];
+            const std::string lossName = str(c.loss);
+            auto it = std::find_if(losses.begin(), losses.end(), [&](const auto& l) { return l->name == lossName; });
+            if (it == losses.end())
+                return pluginError(origin, "loss check case " + std::to_string(i + 1) + " (" + str(c.name) + ") names the loss \"" + lossName +
+                                               "\", which the plugin does not describe")
+                    .with("op", lossName);
+            (*it)->checkCases.push_back(&c);
+        }
+    }
     for (auto& op : ops) m_ops.push_back(std::move(op));
     for (auto& l : losses) m_losses.push_back(std::move(l));
     for (auto& m : metrics) m_metrics.push_back(std::move(m));

@@ -40,6 +40,7 @@ struct PluginLoss {
     std::string pluginPath;
     const KilnLossDesc* desc = nullptr;
     std::vector<AttrSpec> attrs;
+    std::vector<const KilnLossCheckCase*> checkCases;  // the plugin's cases for this loss (ABI 1.2)
 };
 
 struct PluginMetric {

@@ -108,6 +108,13 @@ private slots:
         std::set<QString> ops;
         for (const auto& n : loaded->graph.nodes) ops.insert(QString::fromStdString(n.op));
         for (const QString& op : mustMapTo) QVERIFY2(ops.count(op), qPrintable(name + " has no " + op + " node"));
+        // EfficientNet's stochastic depth keeps its noise shape: whole samples dropped while training.
+        if (name == QLatin1String("efficientnet_b0")) {
+            int perSample = 0;
+            for (const auto& n : loaded->graph.nodes)
+                if (n.op == "Dropout" && n.attrs.has("noise_shape") && n.attrs.getInts("noise_shape") == std::vector<int64_t>{-1, 1, 1, 1}) ++perSample;
+            QVERIFY2(perSample > 0, "no Dropout with noise_shape [-1, 1, 1, 1]");
+        }
         auto info = ops::analyzeModel(loaded->graph);
         QVERIFY2(info.ok(), info.ok() ? "" : info.error().toString().c_str());
 

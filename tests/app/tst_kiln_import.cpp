@@ -23,6 +23,7 @@
 #include "engine/io/project.h"
 #include "engine/io/safetensors.h"
 #include "engine/ops/model.h"
+#include "engine/ops/plugin_registry.h"
 #include "tests/app/app_test_util.h"
 #include "tests/engine/io/keras_fixtures.h"
 
@@ -223,6 +224,47 @@ private slots:
         auto j = kiln::test::runProgram("kiln-import", {onnxPath, "-o", tmp.filePath("again.kiln"), "--json"});
         QCOMPARE(j.exitCode, 0);
         QCOMPARE(json::parse(j.out.toStdString())["summary"]["kiln_nodes"], r["summary"]["kiln_nodes"]);
+    }
+
+    // A plugin operation exported as a custom-domain node imports as that operation when
+    // kiln-import loads its plugin (--plugin), with its attributes and parameters.
+    void pluginOperationWithItsPlugin() {
+        const QString plugin = QStringLiteral(KILN_TEST_PLUGIN_DIR "/group_norm.so");
+        auto loaded = ops::PluginRegistry::global().load(plugin.toStdString());
+        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().toString().c_str());
+        Graph g = graphFromJson(R"([
+          {"name":"x","op":"Input","attrs":{"shape":[4,6]}},
+          {"name":"gn","op":"Plugin","inputs":["x"],"attrs":{"plugin_op":"example.GroupNorm","groups":2,"epsilon":0.01}},
+          {"name":"flat","op":"Flatten","inputs":["gn"]},
+          {"name":"y","op":"Dense","inputs":["flat"],"attrs":{"units":3}}])",
+                                R"(["y"])");
+        auto model = ops::analyzeModel(g);
+        QVERIFY(model.ok());
+        auto params = exec::ParamStore::create(*model, 5);
+        float* gamma = params.find("gn/gamma")->value.data<float>();
+        for (int j = 0; j < 6; ++j) gamma[j] = 0.5f + 0.25f * static_cast<float>(j);
+        auto bytes = io::exportOnnx(*model, params, {"plugin", {}, "{}", "test"});
+        QVERIFY(bytes.ok());
+        QTemporaryDir tmp;
+        const QString onnxPath = tmp.filePath("gn.onnx"), project = tmp.filePath("gn.kiln"), report = tmp.filePath("gn.json");
+        writeBytes(onnxPath, *bytes);
+        auto run = kiln::test::runProgram("kiln-import", {onnxPath, "-o", project, "--report", report, "--plugin", plugin});
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        const json r = json::parse(readText(report));
+        QVERIFY2(r.contains("placeholders") && r["placeholders"].is_array() && r["placeholders"].empty(), r.dump().c_str());
+        auto back = io::loadProject(project.toStdString());
+        QVERIFY(back.ok());
+        const Node* gn = nullptr;
+        for (const auto& n : back->graph.nodes)
+            if (n.op == "Plugin") gn = &n;
+        QVERIFY(gn);
+        QCOMPARE(QString::fromStdString(gn->attrs.getString("plugin_op")), QStringLiteral("example.GroupNorm"));
+        QCOMPARE(gn->attrs.getInt("groups"), int64_t{2});
+        auto weights = io::loadSafetensors(tmp.filePath("gn.safetensors").toStdString());
+        QVERIFY(weights.ok());
+        const Tensor* g2 = weights->find(gn->name + "/gamma");
+        QVERIFY(g2);
+        for (int j = 0; j < 6; ++j) QCOMPARE(g2->data<float>()[j], gamma[j]);
     }
 
     void replaceHeadAfterANode() {

@@ -3,6 +3,8 @@
 // counter-based Philox stream), for lengths that are and are not multiples of four.
 #include <QtTest>
 
+#include <QVector>
+
 #include <vector>
 
 #include "engine/ops/kernels/dropout.h"
@@ -60,6 +62,63 @@ private slots:
         size_t kept = 0;
         for (uint8_t k : mCpu) kept += k;
         if (n > 1000) QVERIFY(std::abs(double(kept) / double(n) - (1.0 - rate)) < 0.01);
+#else
+        QSKIP("built without CUDA");
+#endif
+    }
+
+    // A noise shape (whole samples, whole channels) keeps on the GPU what the CPU keeps.
+    void noiseShapeMatchesCpu_data() {
+        QTest::addColumn<QVector<qint64>>("dims");
+        QTest::addColumn<QVector<qint64>>("noiseShape");
+        QTest::newRow("samples") << QVector<qint64>{64, 7, 7, 24} << QVector<qint64>{-1, 1, 1, 1};
+        QTest::newRow("channels") << QVector<qint64>{5, 9, 9, 33} << QVector<qint64>{-1, 1, 1, 33};
+        QTest::newRow("batch shared") << QVector<qint64>{6, 1001} << QVector<qint64>{1, -1};
+    }
+    void noiseShapeMatchesCpu() {
+#ifdef KILN_HAVE_CUDA
+        if (cuda::deviceCount() == 0) QSKIP("no CUDA device");
+        QFETCH(QVector<qint64>, dims);
+        QFETCH(QVector<qint64>, noiseShape);
+        const std::vector<int64_t> d(dims.begin(), dims.end()), ns(noiseShape.begin(), noiseShape.end());
+        const std::vector<int64_t> noise = kernels::dropoutNoiseDims(ns, d);
+        QVERIFY(!noise.empty());
+        int64_t n = 1, m = 1;
+        for (size_t k = 0; k < d.size(); ++k) {
+            n *= d[k];
+            m *= noise[k];
+        }
+        const float rate = 0.4f;
+        const uint64_t seed = 99, step = 5;
+        std::vector<float> x(static_cast<size_t>(n));
+        for (size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + static_cast<float>(i % 17);
+        std::vector<float> yCpu(x.size());
+        std::vector<uint8_t> mCpu(x.size()), keep(static_cast<size_t>(m));
+        ThreadPool pool(2);
+        kernels::dropoutBroadcastForward(x.data(), yCpu.data(), mCpu.data(), keep.data(), d, noise, rate, seed, step,
+                                         true, pool);
+        cuda::k::DropoutNoise g;
+        g.rank = static_cast<int>(d.size());
+        for (int64_t k = g.rank - 1, s = 1; k >= 0; --k) {
+            g.dims[k] = d[size_t(k)];
+            g.stride[k] = noise[size_t(k)] == 1 ? 0 : s;
+            s *= noise[size_t(k)];
+        }
+        auto ctx = cuda::DeviceContext::create(0);
+        QVERIFY(ctx.ok());
+        auto dx = (*ctx)->alloc(x.size() * 4);
+        auto dy = (*ctx)->alloc(x.size() * 4);
+        auto dm = (*ctx)->alloc(x.size());
+        QVERIFY(dx.ok() && dy.ok() && dm.ok());
+        QVERIFY((*ctx)->upload(dx->get(), x.data(), x.size() * 4).ok());
+        cuda::k::dropoutBroadcastForward(dx->as<float>(), dy->as<float>(), dm->as<uint8_t>(), n, g, rate, seed, step,
+                                         (*ctx)->stream());
+        std::vector<float> yGpu(x.size());
+        std::vector<uint8_t> mGpu(x.size());
+        QVERIFY((*ctx)->download(yGpu.data(), dy->get(), x.size() * 4).ok());
+        QVERIFY((*ctx)->download(mGpu.data(), dm->get(), x.size()).ok());
+        QCOMPARE(mGpu, mCpu);
+        QCOMPARE(yGpu, yCpu);
 #else
         QSKIP("built without CUDA");
 #endif

@@ -127,6 +127,10 @@ std::vector<Case> cases() {
     c.push_back(imgCase("dropout",
                         R"({"name": "op", "op": "Dropout", "inputs": ["pre"], "attrs": {"rate": 0.3}})",
                         K::Dropout));
+    c.push_back(imgCase(
+        "dropout-per-sample",
+        R"({"name": "op", "op": "Dropout", "inputs": ["pre"], "attrs": {"rate": 0.3, "noise_shape": [-1, 1, 1, 1]}})",
+        K::Dropout));
     c.push_back(
         imgCase("reshape",
                 R"({"name": "op", "op": "Reshape", "inputs": ["pre"], "attrs": {"target_shape": [49, 4]}})",

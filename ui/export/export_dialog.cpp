@@ -294,8 +294,6 @@ void ExportDialog::onExportDone() {
                               .arg(repo.parity.maxAbsDiff, 0, 'g', 3)
                               .arg(repo.parity.batch)
                               .arg(QString::fromStdString(result->paritySource)));
-    else if (!repo.warnings.empty())
-        m_parity->setText(tr("Parity: not checked (the model runs plugin operations)"));
     else
         m_parity->setText(tr("Parity: not checked (ONNX was not exported)"));
     // Plugin operations exported as custom-domain ONNX nodes: the user must know that other tools

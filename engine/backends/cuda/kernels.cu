@@ -378,6 +378,19 @@ __global__ void dropoutK(const float* x, float* y, uint8_t* mask, int64_t n, flo
         }
     }
 }
+__global__ void dropoutNoiseK(const float* x, float* y, uint8_t* mask, int64_t n, DropoutNoise g, float rate,
+                              float scale, uint64_t seed, uint64_t stream) {
+    KILN_GRID_LOOP(i, n) {
+        int64_t rest = i, j = 0;
+        for (int k = g.rank - 1; k >= 0; --k) {
+            j += (rest % g.dims[k]) * g.stride[k];
+            rest /= g.dims[k];
+        }
+        const bool keep = rng::uniform(seed, stream, static_cast<uint64_t>(j)) >= rate;
+        y[i] = keep ? x[i] * scale : 0.f;
+        mask[i] = keep ? 1 : 0;
+    }
+}
 __global__ void dropoutBwdK(const float* dy, const uint8_t* mask, float* dx, int64_t n, float scale) {
     KILN_GRID_LOOP(i, n) dx[i] += mask[i] ? dy[i] * scale : 0.f;
 }
@@ -971,6 +984,11 @@ void dropoutForward(const float* x, float* y, uint8_t* mask, int64_t n, float ra
     if (n <= 0) return;
     const float sc = rate <= 0.f ? 1.f : (rate >= 1.f ? 0.f : 1.f / (1.f - rate));
     dropoutK<<<blocksFor((n + 3) / 4), kThreads, 0, s>>>(x, y, mask, n, rate, sc, seed, stream);
+}
+void dropoutBroadcastForward(const float* x, float* y, uint8_t* mask, int64_t n, const DropoutNoise& noise,
+                             float rate, uint64_t seed, uint64_t stream, StreamHandle s) {
+    if (n <= 0) return;
+    dropoutNoiseK<<<blocksFor(n), kThreads, 0, s>>>(x, y, mask, n, noise, rate, 1.f / (1.f - rate), seed, stream);
 }
 void dropoutBackward(const float* dy, const uint8_t* mask, float* dx, int64_t n, float rate, StreamHandle s) {
     if (n <= 0 || rate >= 1.f) return;

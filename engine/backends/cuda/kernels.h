@@ -93,6 +93,17 @@ void avgPoolBackward(const PoolGeom& g, const float* dy, float* dx, StreamHandle
 void dropoutForward(const float* x, float* y, uint8_t* mask, int64_t n, float rate, uint64_t seed,
                     uint64_t stream, StreamHandle s);
 void dropoutBackward(const float* dy, const uint8_t* mask, float* dx, int64_t n, float rate, StreamHandle s);
+// Dropout with a noise shape, as kernels::dropoutBroadcastForward: element i (row-major over
+// dims) takes the decision of noise position j = sum_k index_k * stride[k] (stride 0 along the
+// shared axes), kept when rng::uniform(seed, stream, j) >= rate; the per-element mask is written
+// for dropoutBackward. Training with 0 < rate < 1 only.
+struct DropoutNoise {
+    int rank = 0;
+    int64_t dims[8] = {};
+    int64_t stride[8] = {};
+};
+void dropoutBroadcastForward(const float* x, float* y, uint8_t* mask, int64_t n, const DropoutNoise& noise,
+                             float rate, uint64_t seed, uint64_t stream, StreamHandle s);
 
 // Batch norm over [rows, c] (fp32 statistics, biased variance, Keras momentum convention).
 // Training forward writes mean/invStd and updates the moving statistics; `partial` is a

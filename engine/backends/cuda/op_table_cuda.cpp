@@ -5,12 +5,14 @@
 
 #include <cuda_runtime.h>
 
+#include <optional>
 #include <sstream>
 
 #include "engine/backends/cuda/blas.h"
 #include "engine/backends/cuda/dnn.h"
 #include "engine/backends/cuda/kernels.h"
 #include "engine/ops/kernels/conv2d.h"
+#include "engine/ops/kernels/dropout.h"
 #include "engine/ops/kernels/pooling.h"
 #include "engine/ops/plugin_ops.h"
 
@@ -636,7 +638,7 @@ Result<std::unique_ptr<CudaKernel>> fixedNormCuda(const ShapeContext&, const Sha
 // ---- Dropout ------------------------------------------------------------------------------------
 class DropoutKernel final : public CudaKernel {
 public:
-    DropoutKernel(int64_t n, float rate) : m_n(n), m_rate(rate) {}
+    DropoutKernel(int64_t n, float rate, std::optional<k::DropoutNoise> noise) : m_n(n), m_rate(rate), m_noise(noise) {}
     size_t savedBytes() const override { return alignUp(size_t(m_n)); }  // keep mask, one byte each
     bool backwardNeedsInputs() const override { return false; }
     Status forward(const CudaIo& io) override {
@@ -644,8 +646,12 @@ public:
             return checkCuda(cudaMemcpyAsync(io.out, io.in[0], sizeof(float) * size_t(m_n),
                                              cudaMemcpyDeviceToDevice, io.ctx->stream()),
                              "dropout copy");
-        k::dropoutForward(io.in[0], io.out, reinterpret_cast<uint8_t*>(io.saved), m_n, m_rate, io.seed,
-                          io.step, io.ctx->stream());
+        if (m_noise && m_rate < 1.0f)
+            k::dropoutBroadcastForward(io.in[0], io.out, reinterpret_cast<uint8_t*>(io.saved), m_n, *m_noise, m_rate,
+                                       io.seed, io.step, io.ctx->stream());
+        else
+            k::dropoutForward(io.in[0], io.out, reinterpret_cast<uint8_t*>(io.saved), m_n, m_rate, io.seed,
+                              io.step, io.ctx->stream());
         return {};
     }
     Status backward(const CudaIo& io) override {
@@ -661,10 +667,24 @@ public:
 private:
     int64_t m_n;
     float m_rate;
+    std::optional<k::DropoutNoise> m_noise;  // a noise shape sharing decisions along some axes
 };
 Result<std::unique_ptr<CudaKernel>> dropoutCuda(const ShapeContext& c, const Shape& out,
                                                 const CudaBuildOptions&) {
-    return make<DropoutKernel>(out.numel(), float(c.attrs.getFloat("rate")));
+    // The same noise tensor as the CPU kernel (kernels::dropoutNoiseDims), so both keep the same elements.
+    const std::vector<int64_t> dims = out.dims();
+    const std::vector<int64_t> noise = kernels::dropoutNoiseDims(c.attrs.getInts("noise_shape"), dims);
+    std::optional<k::DropoutNoise> g;
+    if (!noise.empty()) {
+        g.emplace();
+        g->rank = static_cast<int>(dims.size());
+        for (int64_t k = g->rank - 1, s = 1; k >= 0; --k) {
+            g->dims[k] = dims[size_t(k)];
+            g->stride[k] = noise[size_t(k)] == 1 ? 0 : s;
+            s *= noise[size_t(k)];
+        }
+    }
+    return make<DropoutKernel>(out.numel(), float(c.attrs.getFloat("rate")), g);
 }
 
 // ---- Merge --------------------------------------------------------------------------------------

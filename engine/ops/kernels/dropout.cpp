@@ -70,6 +70,66 @@ void dropoutForward(const float* x, float* y, uint8_t* mask, int64_t n, float ra
     });
 }
 
+std::vector<int64_t> dropoutNoiseDims(std::span<const int64_t> noiseShape, std::span<const int64_t> dims) {
+    if (noiseShape.size() != dims.size()) return {};
+    std::vector<int64_t> noise(dims.begin(), dims.end());
+    bool shared = false;
+    for (size_t k = 0; k < dims.size(); ++k)
+        if (noiseShape[k] == 1 && dims[k] > 1) {
+            noise[k] = 1;
+            shared = true;
+        }
+    if (!shared) return {};
+    return noise;
+}
+
+void dropoutBroadcastForward(const float* x, float* y, uint8_t* mask, uint8_t* noiseKeep,
+                             std::span<const int64_t> dims, std::span<const int64_t> noise, float rate,
+                             uint64_t seed, uint64_t stream, bool training, ThreadPool& pool) {
+    int64_t n = 1, m = 1;
+    for (size_t k = 0; k < dims.size(); ++k) {
+        n *= dims[k];
+        m *= noise[k];
+    }
+    if (n <= 0) return;
+    if (!training || rate <= 0.0f || rate >= 1.0f) {
+        dropoutForward(x, y, mask, n, rate, seed, stream, training, pool);
+        return;
+    }
+    // One decision per noise position, in the order plain dropout would draw them.
+    parallelElements(pool, m, kGrain, [&](int64_t b, int64_t e) {
+        uint32_t words[kTile];
+        for (int64_t t0 = b; t0 < e; t0 += kTile) {
+            const int64_t len = std::min(kTile, e - t0);
+            randomWords(seed, stream, static_cast<uint64_t>(t0), len, words);
+            for (int64_t k = 0; k < len; ++k)
+                noiseKeep[t0 + k] = static_cast<uint8_t>(static_cast<float>(words[k] >> 8) * (1.0f / 16777216.0f) >= rate);
+        }
+    });
+    // Element strides of the noise tensor, 0 along the shared axes.
+    constexpr size_t kMaxRank = 8;
+    const size_t rank = std::min(dims.size(), kMaxRank);
+    int64_t stride[kMaxRank] = {};
+    for (int64_t k = static_cast<int64_t>(rank) - 1, s = 1; k >= 0; --k) {
+        stride[k] = noise[static_cast<size_t>(k)] == 1 ? 0 : s;
+        s *= noise[static_cast<size_t>(k)];
+    }
+    const float scale = dropoutScale(rate);
+    parallelElements(pool, n, kGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+            int64_t rest = i, j = 0;
+            for (int64_t k = static_cast<int64_t>(rank) - 1; k >= 0; --k) {
+                const int64_t d = dims[static_cast<size_t>(k)];
+                j += (rest % d) * stride[k];
+                rest /= d;
+            }
+            const bool keep = noiseKeep[j] != 0;
+            y[i] = keep ? x[i] * scale : 0.0f;
+            if (mask) mask[i] = static_cast<uint8_t>(keep);
+        }
+    });
+}
+
 void dropoutBackward(const float* dy, const uint8_t* mask, float* dx, int64_t n, float rate, bool training,
                      ThreadPool& pool) {
     if (n <= 0) return;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "engine/core/thread_pool.h"
 
@@ -23,6 +25,24 @@ void dropoutForward(const float* x, float* y, uint8_t* mask, int64_t n, float ra
 // In the identity case (inference or rate <= 0) dx += dy and mask is not read (may be null).
 void dropoutBackward(const float* dy, const uint8_t* mask, float* dx, int64_t n, float rate,
                      bool training, ThreadPool& pool);
+
+// Dropout with a noise shape (Keras's noise_shape): x has the row-major dims `dims`; noise[k] is 1
+// where one draw is shared along axis k and dims[k] otherwise. The noise tensor (sizes noise[k])
+// gets one keep decision per position j, rng::uniform(seed, stream, j) >= rate, exactly plain
+// dropout's mask for an input of that size, and every element takes the decision of its position
+// in it: noise (n, 1, 1, 1) on images drops or keeps whole samples (stochastic depth), noise
+// (n, 1, 1, c) whole channels. `noiseKeep` is caller scratch of prod(noise) bytes. Training with
+// 0 < rate < 1 writes y and the per-element mask as dropoutForward does, so dropoutBackward applies
+// unchanged; the other cases are dropoutForward's.
+void dropoutBroadcastForward(const float* x, float* y, uint8_t* mask, uint8_t* noiseKeep,
+                             std::span<const int64_t> dims, std::span<const int64_t> noise, float rate,
+                             uint64_t seed, uint64_t stream, bool training, ThreadPool& pool);
+
+// The noise tensor's sizes for an input of sizes `dims` (batch included) and a noise_shape
+// attribute (1: shared along the axis; -1 or the axis's size: one per index). Empty when every
+// element gets its own decision (no noise shape, or none of its entries is 1 on an axis longer
+// than 1): plain dropout then draws the very same mask.
+std::vector<int64_t> dropoutNoiseDims(std::span<const int64_t> noiseShape, std::span<const int64_t> dims);
 
 // The scale applied to kept elements: 1/(1 - rate), 0 when rate >= 1 (nothing is kept), 1 when
 // rate <= 0.

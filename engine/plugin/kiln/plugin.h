@@ -29,9 +29,10 @@ extern "C" {
  * changes layout or meaning; the minor version when fields are appended to KilnPluginDesc.
  * Plugins built before minor versions existed declare the plain number 1, read as 1.0.
  *   1.0: operations
- *   1.1: losses and metrics (KilnPluginDesc.losses, .metrics) */
+ *   1.1: losses and metrics (KilnPluginDesc.losses, .metrics)
+ *   1.2: check cases for losses (KilnPluginDesc.loss_check_cases) */
 #define KILN_PLUGIN_ABI_MAJOR 1u
-#define KILN_PLUGIN_ABI_MINOR 1u
+#define KILN_PLUGIN_ABI_MINOR 2u
 #define KILN_PLUGIN_ABI_VERSION ((KILN_PLUGIN_ABI_MAJOR << 16) | KILN_PLUGIN_ABI_MINOR)
 #define KILN_PLUGIN_MAX_RANK 8
 #define KILN_PLUGIN_ENTRY_POINT "kiln_plugin_describe"
@@ -244,6 +245,18 @@ typedef struct KilnMetricDesc {
     KilnMetricResultFn result;    /* required: the value over everything since the reset */
 } KilnMetricDesc;
 
+/* An example the loss check runs (ABI 1.2), for a loss whose defaults cannot make one (a required
+ * attribute) or whose shapes the automatic cases do not cover: attribute values as a JSON object
+ * (e.g. "{\"quantile\": 0.9}") and the prediction and target shapes, batch first. A loss with
+ * cases is checked on them instead of on the automatic ones. */
+typedef struct KilnLossCheckCase {
+    const char* loss;             /* the loss it checks, one of this plugin's: "acme.Quantile" */
+    const char* name;
+    const char* attrs_json;
+    KilnShape predictions;        /* concrete batch in dims[0] */
+    KilnShape targets;
+} KilnLossCheckCase;
+
 typedef struct KilnPluginDesc {
     uint32_t abi_version;         /* KILN_PLUGIN_ABI_VERSION: always the first field */
     const char* name;             /* e.g. "acme" */
@@ -255,6 +268,9 @@ typedef struct KilnPluginDesc {
     int32_t loss_count;
     const KilnMetricDesc* metrics;
     int32_t metric_count;
+    /* Since 1.2. */
+    const KilnLossCheckCase* loss_check_cases;
+    int32_t loss_check_case_count;
 } KilnPluginDesc;
 
 typedef const KilnPluginDesc* (*KilnPluginDescribeFn)(void);

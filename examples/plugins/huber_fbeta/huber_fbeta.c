@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* An example Kiln plugin with a loss and a metric (plugin ABI 1.1):
+/* An example Kiln plugin with losses and a metric (plugin ABI 1.2; it also builds against the 1.1
+ * header, without its loss check cases):
  *  - example.Huber: per sample, the mean over its values of the Huber loss of d = prediction -
  *    target: d^2 / 2 where |d| <= delta, else delta (|d| - delta / 2). Kiln averages the samples.
+ *  - example.Quantile: per sample, the mean pinball loss of d = target - prediction at the
+ *    required `quantile` q: q d where d >= 0, else (q - 1) d. Having no default for q, it comes
+ *    with check cases (ABI 1.2) so that Kiln's plugin check can run it.
  *  - example.FBeta: the F-beta score of binary predictions over all values seen, counting a
  *    prediction positive when it is above `threshold` and a target positive above 0.5:
  *    (1 + beta^2) tp / ((1 + beta^2) tp + beta^2 fn + fp), 0 when nothing was positive. */
@@ -55,6 +59,35 @@ static int huberCompute(const KilnLossArgs* a) {
         a->parallel_for(a->pool, a->batch, huberRange, &job);
     else
         huberRange(&job, 0, a->batch);
+    return 0;
+}
+
+/* ---- example.Quantile ----------------------------------------------------------------------- */
+
+enum { kQuantileQ };
+
+static const KilnAttrSpec kQuantileAttrs[] = {
+    {"quantile", KILN_ATTR_FLOAT, 1, 0, 0.0, NULL, NULL, 0, 1, 1, 0.0, 1.0, NULL, 0, 0,
+     "the quantile the predictions estimate, between 0 and 1 (0.5: the median)"},
+};
+
+static int quantileCompute(const KilnLossArgs* a) {
+    const double q = a->ctx->attrs[kQuantileQ].f;
+    const int64_t w = a->width;
+    if (a->target_width != w) {
+        snprintf(a->error, a->error_size, "needs one target per prediction, got %lld targets for %lld predictions",
+                 (long long)a->target_width, (long long)w);
+        return 1;
+    }
+    for (int64_t i = 0; i < a->batch; ++i) {
+        double sum = 0;
+        for (int64_t j = 0; j < w; ++j) {
+            const double d = (double)a->targets[i * w + j] - (double)a->predictions[i * w + j];
+            sum += d >= 0 ? q * d : (q - 1.0) * d;
+            if (a->d_predictions) a->d_predictions[i * w + j] = (float)((d >= 0 ? -q : 1.0 - q) / (double)w);
+        }
+        a->values[i] = (float)(sum / (double)w);
+    }
     return 0;
 }
 
@@ -113,6 +146,7 @@ static int fbetaResult(const KilnOpContext* ctx, const double* state, double* va
 
 static const KilnLossDesc kLosses[] = {
     {"example.Huber", "Huber loss: quadratic near the target, linear beyond delta", kHuberAttrs, 1, NULL, huberCompute},
+    {"example.Quantile", "Pinball loss of a quantile estimate", kQuantileAttrs, 1, NULL, quantileCompute},
 };
 
 static const KilnMetricDesc kMetrics[] = {
@@ -120,7 +154,17 @@ static const KilnMetricDesc kMetrics[] = {
      fbetaResult},
 };
 
-static const KilnPluginDesc kPlugin = {KILN_PLUGIN_ABI_VERSION, "example_losses", "1.0", NULL, 0, kLosses, 1, kMetrics, 1};
+#if KILN_PLUGIN_ABI_MINOR >= 2
+/* Shapes [batch, width]: a 90% quantile of three values, and the median of one. */
+static const KilnLossCheckCase kLossChecks[] = {
+    {"example.Quantile", "q=0.9", "{\"quantile\": 0.9}", {2, {4, 3}}, {2, {4, 3}}},
+    {"example.Quantile", "median", "{\"quantile\": 0.5}", {2, {5, 1}}, {2, {5, 1}}},
+};
+static const KilnPluginDesc kPlugin = {KILN_PLUGIN_ABI_VERSION, "example_losses", "1.0", NULL, 0, kLosses, 2, kMetrics, 1,
+                                       kLossChecks, 2};
+#else
+static const KilnPluginDesc kPlugin = {KILN_PLUGIN_ABI_VERSION, "example_losses", "1.0", NULL, 0, kLosses, 2, kMetrics, 1};
+#endif
 
 KILN_PLUGIN_EXPORT const KilnPluginDesc* kiln_plugin_describe(void) {
     return &kPlugin;

@@ -11,14 +11,16 @@ namespace kiln::test {
 
 enum class KerasFixtures { Made, NoPython, NoKeras, Failed };
 
-// Writes the models `names` (all when empty) into `dir`; `log` gets the script's errors.
-inline KerasFixtures makeKerasModels(const QString& dir, const QStringList& names, QString* log) {
+// Writes the models `names` (all when empty) into `dir`; `log` gets the script's errors. `script`
+// is keras_models.py (Keras 3) or keras2_models.py (Keras 2 from tf_keras) under tests/engine/io.
+inline KerasFixtures makeKerasModels(const QString& dir, const QStringList& names, QString* log,
+                                     const QString& script = QStringLiteral("keras_models.py")) {
     QProcess env;
     env.start(QStringLiteral("bash"), {QStringLiteral(KILN_SOURCE_DIR "/tools/py_env.sh")});
     if (!env.waitForFinished(1800000) || env.exitCode() != 0) return KerasFixtures::NoPython;
     const QString python = QString::fromUtf8(env.readAllStandardOutput()).trimmed().split(QLatin1Char('\n')).last();
     QProcess py;
-    py.start(python, QStringList{QStringLiteral(KILN_SOURCE_DIR "/tests/engine/io/keras_models.py"), dir} + names);
+    py.start(python, QStringList{QStringLiteral(KILN_SOURCE_DIR "/tests/engine/io/") + script, dir} + names);
     if (!py.waitForStarted(60000)) return KerasFixtures::NoPython;
     if (!py.waitForFinished(900000)) {
         py.kill();

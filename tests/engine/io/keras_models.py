@@ -128,6 +128,31 @@ def unknown():
     return keras.Model(x, out, name="unknown")
 
 
+def normalizers():
+    # Normalization with one statistic for every value (axis=None, adapted), its inverse with
+    # per-channel statistics from the config, and the inverse of adapted statistics.
+    x = keras.Input((6, 6, 3), name="image")
+    h = layers.Normalization(axis=None, name="norm_all")(x)
+    h = layers.Conv2D(4, 3, padding="same", name="conv")(h)
+    h = layers.Normalization(mean=[0.5, -1.0, 2.0, 0.0], variance=[4.0, 0.25, 1.0, 9.0], invert=True,
+                             name="denorm")(h)
+    h = layers.Normalization(axis=-1, invert=True, name="denorm_adapted")(h)
+    h = layers.Normalization(axis=None, mean=1.5, variance=2.25, invert=True, name="denorm_all")(h)
+    return keras.Model(x, layers.Flatten(name="flat")(h), name="normalizers")
+
+
+def stochastic_depth():
+    # EfficientNet's stochastic depth (whole samples of a residual branch dropped while training)
+    # and a per-channel dropout: the identity at inference.
+    x = keras.Input((8, 8, 4), name="image")
+    h = layers.Conv2D(4, 3, padding="same", activation="relu", name="branch")(x)
+    h = layers.Dropout(0.5, noise_shape=(None, 1, 1, 1), name="drop_sample")(h)
+    h = layers.Add(name="residual")([x, h])
+    h = layers.Dropout(0.25, noise_shape=(None, 1, 1, 4), name="drop_channel")(h)
+    out = layers.Dense(3, name="out")(layers.GlobalAveragePooling2D(name="gap")(h))
+    return keras.Model(x, out, name="stochastic_depth")
+
+
 def mobilenet():
     return keras.applications.MobileNetV2(weights=None, input_shape=(96, 96, 3), classes=10)
 
@@ -151,7 +176,7 @@ def mobilenet_v3_small():
 
 BUILDERS = {"cnn": cnn, "two_inputs": two_inputs, "separable": separable, "embedding": embedding,
             "nested": nested, "shared": shared, "unknown": unknown, "mobilenet_v2": mobilenet,
-            "resnet50": resnet50, "efficientnet_b0": efficientnet_b0, "mobilenet_v3_small": mobilenet_v3_small}
+            "normalizers": normalizers, "stochastic_depth": stochastic_depth, "resnet50": resnet50, "efficientnet_b0": efficientnet_b0, "mobilenet_v3_small": mobilenet_v3_small}
 
 
 KERAS2_STYLE = ("cnn", "two_inputs", "nested", "separable")

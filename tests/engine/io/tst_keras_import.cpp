@@ -7,6 +7,7 @@
 // kiln-test-timeout: 900
 #include <QtTest>
 
+#include <QDir>
 #include <QTemporaryDir>
 
 #include <cmath>
@@ -56,6 +57,7 @@ class TestKerasImport : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
     json m_manifest;
+    QString m_keras2Skip;  // why the Keras 2 (tf_keras) models are missing; empty when made
 
     QString path(const QString& name) const { return m_dir.filePath(name); }
 
@@ -132,30 +134,52 @@ private slots:
         }
         m_manifest = json::parse(readBytes(path("manifest.json")));
         qInfo("Keras %s", m_manifest["keras_version"].get<std::string>().c_str());
+        // Keras 2 models with TFOpLambda layers, from tf_keras when the environment has it; their
+        // entries join the manifest with the folder in their file names.
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("tf_keras")));
+        switch (kiln::test::makeKerasModels(path(QStringLiteral("tf_keras")), {}, &log, QStringLiteral("keras2_models.py"))) {
+        case kiln::test::KerasFixtures::NoPython: m_keras2Skip = QStringLiteral("the Python environment is not available"); break;
+        case kiln::test::KerasFixtures::NoKeras: m_keras2Skip = QStringLiteral("tf_keras (Keras 2) is not installed in the Python environment"); break;
+        case kiln::test::KerasFixtures::Failed: QFAIL(qPrintable(log));
+        case kiln::test::KerasFixtures::Made: {
+            json k2 = json::parse(readBytes(path(QStringLiteral("tf_keras/manifest.json"))));
+            for (auto m : k2["models"]) {
+                for (auto* side : {&m["inputs"], &m["outputs"]})
+                    for (auto& f : *side) f["file"] = "tf_keras/" + f["file"].get<std::string>();
+                m_manifest["models"].push_back(m);
+            }
+            qInfo("tf_keras %s", k2["keras_version"].get<std::string>().c_str());
+            break;
+        }
+        }
     }
 
     void predictionsMatchKeras_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("ext");
-        for (const char* name : {"cnn", "two_inputs", "separable", "embedding", "nested", "shared", "mobilenet_v2"})
+        for (const char* name : {"cnn", "two_inputs", "separable", "embedding", "nested", "shared", "mobilenet_v2", "normalizers", "stochastic_depth"})
             for (const char* ext : {"keras", "h5"}) QTest::newRow(qPrintable(QStringLiteral("%1.%2").arg(name, ext))) << QString(name) << QString(ext);
         // The legacy layout of Keras 2 / tf.keras.
         for (const char* name : {"cnn", "two_inputs", "nested"})
             QTest::newRow(qPrintable(QStringLiteral("%1.keras2.h5").arg(name))) << QString(name) << QStringLiteral("keras2.h5");
+        // Written by Keras 2 itself (tf_keras), with TFOpLambda layers.
+        QTest::newRow("oplambda.tf_keras.h5") << QStringLiteral("oplambda") << QStringLiteral("tf_keras.h5");
     }
     void predictionsMatchKeras() {
         QFETCH(QString, name);
         QFETCH(QString, ext);
+        if (ext == QLatin1String("tf_keras.h5") && !m_keras2Skip.isEmpty()) QSKIP(qPrintable(m_keras2Skip));
         io::ImportedModel m;
         std::string why;
-        const auto result = runAndCompare(name.toStdString(), path(name + "." + ext), &why, &m);
+        const QString file = ext == QLatin1String("tf_keras.h5") ? path("tf_keras/" + name + "." + ext) : path(name + "." + ext);
+        const auto result = runAndCompare(name.toStdString(), file, &why, &m);
         QVERIFY2(result, why.c_str());
         const double worst = *result;
         qInfo("%s.%s: max |Kiln - Keras| = %.3g over %zu Kiln nodes", qPrintable(name), qPrintable(ext), worst, m.graph.nodes.size());
         QVERIFY2(worst <= 1e-4, qPrintable(QString::number(worst)));
         QVERIFY(m.placeholders.empty());
         QCOMPARE(m.format, std::string("keras"));
-        QVERIFY2(m.producer.rfind(ext == "keras2.h5" ? "Keras 2" : "Keras 3", 0) == 0, m.producer.c_str());
+        QVERIFY2(m.producer.rfind(ext.startsWith("keras2") || ext.startsWith("tf_keras") ? "Keras 2" : "Keras 3", 0) == 0, m.producer.c_str());
         // Every layer is accounted for in the mapping.
         for (const auto& map : m.mapping) QVERIFY2(!map.kilnNodes.empty(), map.sourceName.c_str());
     }
@@ -217,6 +241,90 @@ private slots:
         auto emb = io::loadKeras(path("embedding.h5").toStdString(), opt);
         QVERIFY(emb.ok());
         QCOMPARE(emb->graph.node("tokens")->attrs.getString("dtype"), std::string("int32"));
+    }
+
+    void stochasticDepthAndNormalization_data() {
+        QTest::addColumn<QString>("ext");
+        QTest::newRow("keras") << QStringLiteral("keras");
+        QTest::newRow("h5") << QStringLiteral("h5");
+    }
+    void stochasticDepthAndNormalization() {
+        QFETCH(QString, ext);
+        // Dropout's noise_shape: null becomes -1, 1 stays, the channel count stays as the axis's size.
+        auto sd = io::loadKeras(path("stochastic_depth." + ext).toStdString());
+        QVERIFY2(sd.ok(), sd.ok() ? "" : sd.error().toString().c_str());
+        QCOMPARE(sd->graph.node("drop_sample")->attrs.getInts("noise_shape"), (std::vector<int64_t>{-1, 1, 1, 1}));
+        QCOMPARE(sd->graph.node("drop_channel")->attrs.getInts("noise_shape"), (std::vector<int64_t>{-1, 1, 1, -1}));
+        QCOMPARE(sd->graph.node("drop_sample")->attrs.getFloat("rate"), 0.5);
+        QVERIFY(ops::analyzeModel(sd->graph).ok());
+        for (const auto& map : sd->mapping)
+            if (map.sourceName == "drop_sample") QVERIFY2(map.reason.empty(), map.reason.c_str());
+
+        // Normalization with axis=None and invert=True: Kiln's per-channel statistics.
+        auto nm = io::loadKeras(path("normalizers." + ext).toStdString());
+        QVERIFY2(nm.ok(), nm.ok() ? "" : nm.error().toString().c_str());
+        QVERIFY(nm->placeholders.empty());
+        for (const char* n : {"norm_all", "denorm", "denorm_adapted", "denorm_all"}) QCOMPARE(nm->graph.node(n)->op, std::string("Normalization"));
+        // denorm: mean 0.5, variance 4 -> y = 0.5 + 2x = (x - (-0.25)) / sqrt(0.25).
+        const Tensor* mean = nullptr;
+        const Tensor* var = nullptr;
+        for (const auto& w : nm->weights) {
+            if (w.name == "denorm/mean") mean = &w.tensor;
+            if (w.name == "denorm/variance") var = &w.tensor;
+        }
+        QVERIFY(mean && var);
+        QCOMPARE(mean->data<float>()[0], -0.25f);
+        QCOMPARE(var->data<float>()[0], 0.25f);
+        bool noted = false;
+        for (const auto& map : nm->mapping)
+            if (map.sourceName == "denorm_all") noted = map.reason.find("invert=True") != std::string::npos && map.reason.find("axis None") != std::string::npos;
+        QVERIFY(noted);
+    }
+
+    void tfOpLambdaLayers() {
+        if (!m_keras2Skip.isEmpty()) QSKIP(qPrintable(m_keras2Skip));
+        io::ImportOptions opt;
+        opt.placeholders = true;
+        auto m = io::loadKeras(path("tf_keras/oplambda.tf_keras.h5").toStdString(), opt);
+        QVERIFY2(m.ok(), m.ok() ? "" : m.error().toString().c_str());
+        QVERIFY(m->placeholders.empty());
+        // Keras 2 names the layers after the functions: each maps to the Kiln op computing it.
+        const std::vector<std::pair<const char*, const char*>> want{
+            {"tf.math.multiply", "Rescaling"},          {"tf.__operators__.add_1", "Add"},
+            {"tf.math.reduce_mean", "Reshape"},         {"tf.math.reduce_mean_pool", "GlobalAveragePooling2D"},
+            {"tf.math.multiply_1", "Multiply"},         {"tf.math.subtract", "Rescaling"},
+            {"tf.nn.leaky_relu", "LeakyReLU"},          {"tf.math.truediv", "Rescaling"},
+            {"tf.clip_by_value", "Clip"},               {"tf.math.subtract_1", "Subtract"},
+            {"tf.reshape", "Reshape"},                  {"tf.math.reduce_max", "GlobalMaxPooling2D"},
+            {"tf.concat", "Concatenate"},               {"tf.nn.softmax", "Softmax"},
+            {"tf.nn.gelu", "GELU"},                     {"tf.nn.silu", "SiLU"}};
+        for (const auto& [node, op] : want) {
+            const Node* n = m->graph.node(node);
+            QVERIFY2(n, node);
+            QCOMPARE(n->op, std::string(op));
+        }
+        // 2.0 - x: scale -1, offset 2; x / 4: scale 0.25.
+        QCOMPARE(m->graph.node("tf.math.subtract")->attrs.getFloat("scale"), -1.0);
+        QCOMPARE(m->graph.node("tf.math.subtract")->attrs.getFloat("offset"), 2.0);
+        QCOMPARE(m->graph.node("tf.math.truediv")->attrs.getFloat("scale"), 0.25);
+        // Tensors passed by keyword (y=) are inputs, in order.
+        QCOMPARE(m->graph.node("tf.math.subtract_1")->inputs, (std::vector<std::string>{"tf.clip_by_value", "conv"}));
+
+        // A function Kiln has no op for: a placeholder naming it, or an error naming it.
+        auto u = io::loadKeras(path("tf_keras/oplambda_unknown.tf_keras.h5").toStdString(), opt);
+        QVERIFY2(u.ok(), u.ok() ? "" : u.error().toString().c_str());
+        QVERIFY(!u->placeholders.empty());
+        QCOMPARE(u->placeholders.front(), std::string("tf.math.cumsum"));
+        QCOMPARE(u->graph.node("tf.math.cumsum")->attrs.getString("keras_class"), std::string("TFOpLambda(tf.math.cumsum)"));
+        const Node* slice = u->graph.node("tf.__operators__.getitem");
+        QVERIFY(slice);
+        QCOMPARE(slice->attrs.getString("keras_class"), std::string("SlicingOpLambda"));
+        QCOMPARE(slice->inputs, std::vector<std::string>{"tf.math.cumsum"});
+        auto strict = io::loadKeras(path("tf_keras/oplambda_unknown.tf_keras.h5").toStdString());
+        QVERIFY(!strict.ok());
+        QCOMPARE(strict.error().code, ErrorCode::UnknownOp);
+        QCOMPARE(strict.error().node, std::string("tf.math.cumsum"));
+        QVERIFY2(strict.error().message.find("tf.math.cumsum") != std::string::npos, strict.error().message.c_str());
     }
 
     void unknownLayerBecomesPlaceholder_data() {

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <numeric>
 #include <random>
@@ -1210,16 +1211,38 @@ void TestOpHarness::checkDropoutTraining(const OpCase& c, const AttrMap& attrs, 
                          QString("element %1: %2 is neither 0 nor x/(1-rate) = %3").arg(i).arg(y).arg(want)));
         }
     }
+    // With a noise shape, elements that differ only along its axes of size 1 share one decision.
+    const std::vector<int64_t> dims = c.inputs[0].shape;
+    const std::vector<int64_t> noise = attrs.getInts("noise_shape");
+    size_t decisions = n;
+    if (!noise.empty()) {
+        std::map<int64_t, char> first;  // noise position -> the decision of its first element
+        for (size_t i = 0; i < n; ++i) {
+            int64_t rest = static_cast<int64_t>(i), j = 0, stride = 1;
+            for (int64_t k = static_cast<int64_t>(dims.size()) - 1; k >= 0; --k) {
+                const int64_t d = dims[static_cast<size_t>(k)];
+                const bool shared = noise[static_cast<size_t>(k)] == 1;
+                j += shared ? 0 : (rest % d) * stride;
+                stride *= shared ? 1 : d;
+                rest /= d;
+            }
+            auto [it, fresh] = first.emplace(j, kept[i]);
+            QVERIFY2(fresh || it->second == kept[i],
+                     qPrintable(q(c.name + ": element " + std::to_string(i) +
+                                  " has another decision than the rest of its noise position " + std::to_string(j))));
+        }
+        decisions = first.size();
+    }
     const double fraction = static_cast<double>(count) / static_cast<double>(n);
-    if (n >= 1000)
+    if (decisions >= 1000)
         QVERIFY2(std::fabs(fraction - (1.0 - rate)) < 0.03,
                  qPrintable(QString("kept fraction %1, expected about %2").arg(fraction).arg(1.0 - rate)));
     else
         QVERIFY2(count > 0 && count < n, "dropout kept everything or nothing");
     // The same (seed, step) gives the same mask; the next step another one.
-    const std::vector<float> first(run.out(), run.out() + n);
+    const std::vector<float> firstOut(run.out(), run.out() + n);
     QVERIFY(run.forward({x}, {}, true).ok());
-    QVERIFY(std::equal(first.begin(), first.end(), run.out()));
+    QVERIFY(std::equal(firstOut.begin(), firstOut.end(), run.out()));
     run.setStep(kStep + 1);
     QVERIFY(run.forward({x}, {}, true).ok());
     run.setStep(kStep);

@@ -19,6 +19,8 @@
 #include "engine/core/rng.h"
 #include "engine/exec/param_store.h"
 #include "engine/io/onnx_export.h"
+#include "engine/io/model_repository.h"
+#include "engine/io/onnx_import.h"
 #include "engine/io/project.h"
 #include "engine/io/saved_model_export.h"
 #include "engine/ops/model.h"
@@ -346,6 +348,125 @@ private slots:
         bool gammaInit = false;
         for (const auto& t : proto.graph().initializer()) gammaInit = gammaInit || t.name() == gn->input(1);
         QVERIFY(gammaInit);
+    }
+
+    // Export -> import: the custom-domain node comes back as the plugin operation with its
+    // attributes and parameters, and computes what the original computes.
+    void onnxImportRoundTrip() {
+        const auto p = project(kModel);
+        auto m = analyzeModel(p.graph);
+        QVERIFY(m.ok());
+        auto params = exec::ParamStore::create(*m, 1);
+        // Parameters away from GroupNorm's identity start, so a lost or swapped one shows.
+        for (const char* name : {"gn/gamma", "gn/beta"}) {
+            float* v = params.find(name)->value.data<float>();
+            for (int j = 0; j < 6; ++j) v[j] = (name[3] == 'g' ? 1.0f : 0.0f) + 0.1f * static_cast<float>(j) - 0.2f;
+        }
+        auto bytes = io::exportOnnx(*m, params, {});
+        QVERIFY(bytes.ok());
+        auto back = io::importOnnx(*bytes, "model.onnx");
+        QVERIFY2(back.ok(), back.ok() ? "" : back.error().toString().c_str());
+        QVERIFY(back->placeholders.empty());
+        const Node* gn = nullptr;
+        for (const auto& n : back->graph.nodes)
+            if (n.op == "Plugin") gn = &n;
+        QVERIFY(gn);
+        QCOMPARE(q(pluginOpName(*gn)), QString("example.GroupNorm"));
+        QCOMPARE(gn->attrs.getInt("groups"), int64_t{3});
+        QCOMPARE(gn->attrs.getFloat("epsilon"), static_cast<double>(0.001f));
+        bool mapped = false;
+        for (const auto& map : back->mapping)
+            if (map.sourceOp == "ai.kiln.plugin.example.GroupNorm") mapped = map.kind == io::NodeMapping::Kind::Node && map.kilnNodes == std::vector<std::string>{gn->name};
+        QVERIFY(mapped);
+        // The same outputs on the same batch (Kiln's plan against the re-imported graph's).
+        std::vector<Tensor> batch;
+        Tensor x(Shape{5, 4, 6});
+        for (int64_t k = 0; k < x.numel(); ++k) x.data<float>()[k] = rng::normal(9, 1, static_cast<uint64_t>(k)) * 2.0f + 0.5f;
+        batch.push_back(std::move(x));
+        ThreadPool pool(2);
+        auto parity = io::checkOnnxParity(*m, params, *bytes, batch, pool);
+        QVERIFY2(parity.ok(), parity.ok() ? "" : parity.error().toString().c_str());
+        qInfo("round trip: largest difference %g", parity->maxAbsDiff);
+        QVERIFY(parity->passed);
+        QVERIFY(parity->maxAbsDiff < 1e-6);
+
+        // Attributes the operation does not have, or of the wrong type: a placeholder saying so.
+        onnx::ModelProto proto;
+        QVERIFY(proto.ParseFromString(*bytes));
+        for (auto& n : *proto.mutable_graph()->mutable_node())
+            if (n.op_type() == "GroupNorm")
+                for (auto& a : *n.mutable_attribute())
+                    if (a.name() == "groups") {
+                        a.set_type(onnx::AttributeProto::FLOAT);
+                        a.set_f(3.0f);
+                    }
+        io::ImportOptions opt;
+        opt.placeholders = true;
+        auto bad = io::importOnnx(proto.SerializeAsString(), "bad.onnx", opt);
+        QVERIFY2(bad.ok(), bad.ok() ? "" : bad.error().toString().c_str());
+        // (The nodes after it read a value of unknown shape and stay placeholders too.)
+        QVERIFY(!bad->placeholders.empty());
+        bool said = false;
+        for (const auto& map : bad->mapping)
+            if (map.kind == io::NodeMapping::Kind::Placeholder && map.sourceOp == "ai.kiln.plugin.example.GroupNorm")
+                said = map.reason.find("plugin operation example.GroupNorm: attribute \"groups\" must be an integer") != std::string::npos;
+        QVERIFY(said);
+        auto strict = io::importOnnx(proto.SerializeAsString(), "bad.onnx");
+        QVERIFY(!strict.ok());
+        QCOMPARE(strict.error().code, ErrorCode::Unsupported);
+    }
+
+    // Publishing a model with a plugin operation checks its ONNX file through the loaded plugin.
+    void repositoryExportChecksParity() {
+        QTemporaryDir dir;
+        const auto p = project(kModel);
+        auto m = analyzeModel(p.graph);
+        QVERIFY(m.ok());
+        auto params = exec::ParamStore::create(*m, 2);
+        io::RepositoryExport req;
+        req.base = dir.path().toStdString();
+        req.name = "gn";
+        req.formats.savedModel = false;  // SavedModel refuses plugin operations
+        req.projectText = io::serializeProject(p);
+        ThreadPool pool(2);
+        auto r = io::exportToRepository(*m, params, req, pool);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        QVERIFY(r->parityChecked);
+        QVERIFY(r->parity.passed);
+        QCOMPARE(r->warnings.size(), size_t{1});
+        QVERIFY2(r->warnings[0].find("custom domain ai.kiln.plugin.example") != std::string::npos, r->warnings[0].c_str());
+    }
+
+    // Without the plugin loaded the node is a placeholder whose reason names the plugin operation.
+    void onnxImportWithoutPluginNamesIt() {
+        onnx::ModelProto proto;
+        auto* g = proto.mutable_graph();
+        proto.set_ir_version(8);
+        auto* opset = proto.add_opset_import();
+        opset->set_version(17);
+        auto* custom = proto.add_opset_import();
+        custom->set_domain("ai.kiln.plugin.acme");
+        custom->set_version(1);
+        auto* in = g->add_input();
+        in->set_name("x");
+        auto* tt = in->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(onnx::TensorProto::FLOAT);
+        tt->mutable_shape()->add_dim()->set_dim_param("N");
+        tt->mutable_shape()->add_dim()->set_dim_value(4);
+        auto* n = g->add_node();
+        n->set_op_type("LearnedSwish");
+        n->set_domain("ai.kiln.plugin.acme");
+        n->set_name("swish");
+        n->add_input("x");
+        n->add_output("y");
+        auto* out = g->add_output();
+        out->set_name("y");
+        auto strict = io::importOnnx(proto.SerializeAsString(), "acme.onnx");
+        QVERIFY(!strict.ok());
+        QCOMPARE(strict.error().code, ErrorCode::UnknownOp);
+        QVERIFY2(strict.error().message.find("plugin operation acme.LearnedSwish, which no loaded plugin provides") != std::string::npos,
+                 strict.error().message.c_str());
+        QCOMPARE(q(strict.error().node), QString("swish"));
     }
 
     void savedModelRefuses() {

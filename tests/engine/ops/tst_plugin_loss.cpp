@@ -106,7 +106,7 @@ private slots:
         auto info = PluginRegistry::global().load(kPluginDir + "/huber_fbeta.so");
         QVERIFY2(info.ok(), info.ok() ? "" : info.error().toString().c_str());
         QCOMPARE(info->abiVersion, KILN_PLUGIN_ABI_VERSION);
-        QCOMPARE(info->losses, std::vector<std::string>{"example.Huber"});
+        QCOMPARE(info->losses, (std::vector<std::string>{"example.Huber", "example.Quantile"}));
         QCOMPARE(info->metrics, std::vector<std::string>{"example.FBeta"});
         const PluginLoss* loss = PluginRegistry::global().findLoss("example.Huber");
         QVERIFY(loss);
@@ -361,6 +361,18 @@ private slots:
             if (!loss) qFatal("%s is not loaded", name);
             return checkPluginLoss(*loss, pool);
         };
+        // A loss with a required attribute is checked on the cases its plugin declares (ABI 1.2),
+        // with their attributes and shapes.
+        const PluginLoss* quantile = PluginRegistry::global().findLoss("example.Quantile");
+        QVERIFY(quantile);
+        QCOMPARE(quantile->checkCases.size(), size_t{2});
+        const auto declared = checkPluginLoss(*quantile, pool);
+        QCOMPARE(declared.size(), size_t{4});
+        QCOMPARE(q(declared[0].caseName), QStringLiteral("q=0.9 (predictions [4,3], targets [4,3])"));
+        QCOMPARE(q(declared[2].caseName), QStringLiteral("median (predictions [5,1], targets [5,1])"));
+        for (const auto& c : declared) QVERIFY2(c.outcome == O::Passed, (c.caseName + ": " + c.detail).c_str());
+        QCOMPARE(declared[1].kind, K::Gradient);
+
         // A wrong gradient: the values pass, the gradient fails naming the element.
         auto half = outcome("bad.HalfGradient");
         QVERIFY(half.size() >= 2);

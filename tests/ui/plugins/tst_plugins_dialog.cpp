@@ -105,7 +105,7 @@ private slots:
         QCOMPARE(list->topLevelItemCount(), 2);
         QTreeWidgetItem* refused = list->topLevelItem(1);
         QCOMPARE(refused->text(0), QStringLiteral("Not loaded"));
-        QVERIFY2(refused->text(2).contains("wrong_abi.so") && refused->text(2).contains("loads versions 1.0 to 1.1"),
+        QVERIFY2(refused->text(2).contains("wrong_abi.so") && refused->text(2).contains("loads versions 1.0 to 1.2"),
                  qPrintable(refused->text(2)));
         // Nothing to check there.
         click(list, refused);
@@ -170,12 +170,13 @@ private slots:
         for (int i = 0; i < list->topLevelItemCount(); ++i)
             if (list->topLevelItem(i)->text(0) == QStringLiteral("example_losses 1.0")) plugin = list->topLevelItem(i);
         QVERIFY(plugin);
-        QCOMPARE(plugin->text(1), QStringLiteral("1.1"));
-        QCOMPARE(plugin->childCount(), 2);
+        QCOMPARE(plugin->text(1), QStringLiteral("1.2"));
+        QCOMPARE(plugin->childCount(), 3);
         QCOMPARE(plugin->child(0)->text(0), QStringLiteral("plugin:example.Huber"));
         QVERIFY(plugin->child(0)->text(2).startsWith(QStringLiteral("Loss: Huber loss")));
-        QCOMPARE(plugin->child(1)->text(0), QStringLiteral("plugin:example.FBeta"));
-        QVERIFY(plugin->child(1)->text(2).startsWith(QStringLiteral("Metric: F-beta")));
+        QCOMPARE(plugin->child(1)->text(0), QStringLiteral("plugin:example.Quantile"));
+        QCOMPARE(plugin->child(2)->text(0), QStringLiteral("plugin:example.FBeta"));
+        QVERIFY(plugin->child(2)->text(2).startsWith(QStringLiteral("Metric: F-beta")));
         // A file that is no plugin is refused with the reason, and not remembered.
         QTemporaryDir dir;
         const QString text = dir.filePath(QStringLiteral("notes.so"));
@@ -200,15 +201,18 @@ private slots:
         QVERIFY(finished.wait(120000));
         QCOMPARE(finished.first().first().toInt(), 0);
         QTreeWidget* results = dialog.resultList();
-        QCOMPARE(results->topLevelItemCount(), 4);  // 2 shape cases x values, gradient
+        // Huber: 2 automatic shape cases; Quantile (a required attribute): its 2 declared cases;
+        // each with values and gradient.
+        QCOMPARE(results->topLevelItemCount(), 8);
         for (int i = 0; i < results->topLevelItemCount(); ++i) {
             const auto* row = results->topLevelItem(i);
-            QCOMPARE(row->text(0), QStringLiteral("plugin:example.Huber"));
+            QCOMPARE(row->text(0), i < 4 ? QStringLiteral("plugin:example.Huber") : QStringLiteral("plugin:example.Quantile"));
             QCOMPARE(row->text(2), i % 2 == 0 ? QStringLiteral("Loss values") : QStringLiteral("Gradient vs finite differences"));
             QVERIFY2(row->text(3) == QStringLiteral("passed"), qPrintable(row->text(1) + ": " + row->text(4)));
         }
         QCOMPARE(results->topLevelItem(0)->text(1), QStringLiteral("predictions [4,3], targets [4,3]"));
-        QCOMPARE(dialog.findChild<QLabel*>("checkSummary")->text(), QStringLiteral("4 passed, 0 failed, 0 skipped"));
+        QCOMPARE(results->topLevelItem(4)->text(1), QStringLiteral("q=0.9 (predictions [4,3], targets [4,3])"));
+        QCOMPARE(dialog.findChild<QLabel*>("checkSummary")->text(), QStringLiteral("8 passed, 0 failed, 0 skipped"));
     }
 };
 

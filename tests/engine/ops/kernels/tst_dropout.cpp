@@ -48,6 +48,9 @@ private slots:
     void identityModes();
     void rateOneDropsEverything();
     void backwardAccumulatesAndMatchesFiniteDifferences();
+    void noiseShapeSharesDecisions_data();
+    void noiseShapeSharesDecisions();
+    void noiseShapeWithoutSharedAxisIsPlainDropout();
     void poolSizeIndependence();
 };
 
@@ -173,6 +176,74 @@ void TestDropout::backwardAccumulatesAndMatchesFiniteDifferences() {
         xd[idx(i)] = saved;
         QVERIFY(close(dx[idx(i)] - prior, (up - down) / (2 * eps), 1e-2, 1e-5));
     }
+}
+
+void TestDropout::noiseShapeSharesDecisions_data() {
+    QTest::addColumn<QVector<qint64>>("dims");
+    QTest::addColumn<QVector<qint64>>("noiseShape");
+    QTest::addColumn<float>("rate");
+    // Whole samples (stochastic depth), whole channels, one decision per (h, w) shared by the batch.
+    QTest::newRow("samples") << QVector<qint64>{64, 5, 7, 3} << QVector<qint64>{-1, 1, 1, 1} << 0.2f;
+    QTest::newRow("channels") << QVector<qint64>{8, 6, 6, 32} << QVector<qint64>{-1, 1, 1, 32} << 0.5f;
+    QTest::newRow("positions") << QVector<qint64>{5, 9, 11, 2} << QVector<qint64>{1, -1, 11, 1} << 0.3f;
+    QTest::newRow("ragged large") << QVector<qint64>{3, 4099, 5} << QVector<qint64>{-1, -1, 1} << 0.6f;
+}
+
+void TestDropout::noiseShapeSharesDecisions() {
+    QFETCH(QVector<qint64>, dims);
+    QFETCH(QVector<qint64>, noiseShape);
+    QFETCH(float, rate);
+    const std::vector<int64_t> d(dims.begin(), dims.end()), ns(noiseShape.begin(), noiseShape.end());
+    const std::vector<int64_t> noise = dropoutNoiseDims(ns, d);
+    QCOMPARE(noise.size(), d.size());
+    int64_t n = 1, m = 1;
+    for (size_t k = 0; k < d.size(); ++k) {
+        n *= d[k];
+        m *= noise[k];
+        QCOMPARE(noise[k], ns[k] == 1 ? int64_t(1) : d[k]);
+    }
+    const uint64_t seed = 0x5eedull, stream = 12;
+    const auto x = randomVector(n, -2, 2, 10);
+    auto run = [&](ThreadPool& pool) {
+        std::vector<float> y(idx(n));
+        std::vector<uint8_t> mask(idx(n), 9), keep(idx(m));
+        dropoutBroadcastForward(x.data(), y.data(), mask.data(), keep.data(), d, noise, rate, seed, stream, true, pool);
+        return std::pair{y, mask};
+    };
+    ThreadPool p1(1), p3(3);
+    const auto [y, mask] = run(p3);
+    QVERIFY(sameBits(y, run(p1).first));
+    // Reference: element i takes rng::uniform(seed, stream, j) >= rate of its noise position j, the
+    // row-major index over the noise sizes.
+    const float scale = 1.0f / (1.0f - rate);
+    int64_t kept = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        int64_t rest = i, j = 0, stride = 1;
+        for (int64_t k = int64_t(d.size()) - 1; k >= 0; --k) {
+            const int64_t at = rest % d[idx(k)];
+            rest /= d[idx(k)];
+            j += (noise[idx(k)] == 1 ? 0 : at) * stride;
+            stride *= noise[idx(k)];
+        }
+        const bool keep = rng::uniform(seed, stream, uint64_t(j)) >= rate;
+        QCOMPARE(mask[idx(i)], uint8_t(keep));
+        QCOMPARE(y[idx(i)], keep ? x[idx(i)] * scale : 0.0f);
+        kept += keep;
+    }
+    QVERIFY(kept > 0 && kept < n);
+    // The backward of plain dropout applies to the per-element mask.
+    std::vector<float> dx(idx(n), 0.0f);
+    ThreadPool p2(2);
+    dropoutBackward(x.data(), mask.data(), dx.data(), n, rate, true, p2);
+    for (int64_t i = 0; i < n; ++i) QCOMPARE(dx[idx(i)], mask[idx(i)] ? x[idx(i)] * scale : 0.0f);
+}
+
+void TestDropout::noiseShapeWithoutSharedAxisIsPlainDropout() {
+    // No entry 1 on an axis longer than 1: every element draws its own decision, as plain dropout.
+    const std::vector<int64_t> d{4, 1, 6};
+    QVERIFY(dropoutNoiseDims(std::vector<int64_t>{-1, 1, 6}, d).empty());
+    QVERIFY(dropoutNoiseDims(std::vector<int64_t>{}, d).empty());
+    QCOMPARE(dropoutNoiseDims(std::vector<int64_t>{1, -1, -1}, d), (std::vector<int64_t>{1, 1, 6}));
 }
 
 void TestDropout::poolSizeIndependence() {

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: Apache-2.0
+# Builds Keras 2 models (tf_keras, the Keras 2 that TensorFlow 2.16+ ships apart) that call
+# TensorFlow functions on Keras tensors, which Keras 2 saves as TFOpLambda layers, and saves them
+# as legacy .h5 with a batch of inputs and Keras's predictions (raw little-endian float32) and a
+# manifest.json in the format keras_models.py writes.
+# Usage: keras2_models.py OUTDIR
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import tf_keras as keras  # noqa: E402
+from tf_keras import layers  # noqa: E402
+
+
+def oplambda():
+    # The TensorFlow calls common in Keras 2 models: arithmetic with numbers and tensors (both
+    # orders), activations, a squeeze-and-excitation gate, reshape and concat.
+    x = keras.Input((6, 6, 3), name="image")
+    a = layers.Conv2D(4, 3, padding="same", name="conv")(x)
+    h = tf.math.multiply(a, 0.5)
+    h = tf.nn.relu(h + 0.25)
+    h = tf.__operators__.add(h, a)
+    gate = tf.nn.sigmoid(tf.math.reduce_mean(h, axis=[1, 2], keepdims=True))
+    h = h * gate
+    h = 2.0 - tf.nn.silu(h)
+    h = tf.nn.leaky_relu(h, alpha=0.1) / 4.0
+    h = tf.clip_by_value(tf.nn.gelu(h), -0.5, 0.75)
+    s = tf.math.subtract(h, a)
+    flat = tf.reshape(s, (-1, 144))
+    pooled = tf.math.reduce_max(tf.nn.relu6(a * 3.0), axis=[1, 2])
+    joined = tf.concat([flat, pooled], axis=-1)
+    h = layers.Dense(5, name="logits")(joined)
+    return keras.Model(x, tf.nn.softmax(tf.math.tanh(h), axis=-1), name="oplambda")
+
+
+def oplambda_unknown():
+    # A TensorFlow function Kiln has no op for: its TFOpLambda layer becomes a placeholder; so
+    # does the slice after it (a SlicingOpLambda layer).
+    x = keras.Input((8,), name="series")
+    h = layers.Dense(8, name="dense")(x)
+    h = tf.math.cumsum(h, axis=-1)[:, 1:]
+    return keras.Model(x, layers.Dense(2, name="out")(h), name="oplambda_unknown")
+
+
+BUILDERS = {"oplambda": oplambda, "oplambda_unknown": oplambda_unknown}
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    keras.utils.set_random_seed(7)
+    rng = np.random.default_rng(13)
+    manifest = {"keras_version": keras.__version__, "models": []}
+    for name, build in BUILDERS.items():
+        model = build()
+        shape = [3] + [int(d) for d in model.inputs[0].shape[1:]]
+        x = rng.uniform(-1, 1, shape).astype("float32")
+        y = model.predict(x, verbose=0)
+        model.save(os.path.join(out, name + ".tf_keras.h5"))
+        x.astype("<f4").tofile(os.path.join(out, name + ".in0.bin"))
+        np.asarray(y, dtype="<f4").tofile(os.path.join(out, name + ".out0.bin"))
+        manifest["models"].append({"name": name,
+                                   "inputs": [{"file": name + ".in0.bin", "shape": list(x.shape)}],
+                                   "outputs": [{"file": name + ".out0.bin", "shape": list(np.shape(y))}]})
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
