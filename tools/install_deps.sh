@@ -17,7 +17,7 @@ KILN_APT_PACKAGES="
   libprotobuf-dev protobuf-compiler libonnx-dev libgrpc++-dev protobuf-compiler-grpc
   libboost-dev libcpp-httplib-dev libssl-dev wrk
   libopenmpi-dev openmpi-bin
-  python3-venv clang libclang-rt-14-dev
+  python3-venv clang libclang-rt-14-dev clang-format clang-tidy
   desktop-file-utils shared-mime-info
   libjpeg62-turbo-dev
   libflatbuffers-dev libhdf5-dev libminizip-dev

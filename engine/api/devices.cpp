@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "engine/core/cpu_isa.h"
+
 #ifdef KILN_API_CUDA
 #include "engine/backends/cuda/cuda_backend.h"
 #include "engine/backends/cuda/cuda_device.h"
@@ -12,6 +14,10 @@
 #endif
 
 namespace kiln::engine::api {
+
+std::string cpuInstructionSet() {
+    return std::string(cpuIsaName(cpuIsa()));
+}
 
 bool cudaBuilt() {
 #ifdef KILN_API_CUDA

@@ -25,6 +25,10 @@ struct AvailableDevice {
 // The CPU, then every CUDA device the machine has (none without the CUDA backend or a driver).
 std::vector<AvailableDevice> availableDevices();
 
+// The instruction set whose CPU kernels this machine runs ("avx512", "avx2", ...), after
+// KILN_CPU_ISA.
+std::string cpuInstructionSet();
+
 // Driver, runtime and library versions and the GPUs with their free memory, for
 // `kiln-train --doctor`; all zero without the CUDA backend.
 GpuSystemInfo gpuSystemInfo();

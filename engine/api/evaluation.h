@@ -13,6 +13,7 @@
 
 #include "engine/core/shape.h"
 #include "engine/eval/report.h"
+#include "engine/eval/report_json.h"
 #include "engine/io/project.h"
 
 namespace kiln::engine::api {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "engine/api/guard.h"
 #include "engine/api/histogram_log.h"
 #include "engine/api/run_location.h"
 #include "engine/api/run_summary.h"
@@ -20,14 +21,12 @@ using nlohmann::json;
 
 namespace {
 
-double wallSeconds()
-{
+double wallSeconds() {
     using namespace std::chrono;
     return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
-fs::file_time_type modified(const std::string& dir)
-{
+fs::file_time_type modified(const std::string& dir) {
     std::error_code ec;
     const auto t = fs::last_write_time(dir, ec);
     return ec ? fs::file_time_type::min() : t;
@@ -35,26 +34,27 @@ fs::file_time_type modified(const std::string& dir)
 
 }  // namespace
 
-std::string runStorePath(const std::string& projectPath)
-{
+std::string runStorePath(const std::string& projectPath) {
     return (fs::path(runsHome(fs::path(projectPath).parent_path().string())) / ".kiln" / "runs.sqlite").string();
 }
 
-std::string stopStateDir(const std::string& runDir)
-{
+std::string stopStateDir(const std::string& runDir) {
     return (fs::path(runDir) / "stopped").string();
 }
 
 TrainingJob::~TrainingJob() = default;
 
-int TrainingJob::threads() const
-{
+int TrainingJob::threads() const {
     return m_pool ? int(m_pool->size()) : 0;
 }
 
 Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& project, const std::string& projectPath,
-                                                          TrainingOptions options)
-{
+                                                          TrainingOptions options) {
+    return guarded("preparing the training", [&] { return prepareUnguarded(project, projectPath, std::move(options)); });
+}
+
+Result<std::unique_ptr<TrainingJob>> TrainingJob::prepareUnguarded(const io::Project& project,
+                                                                   const std::string& projectPath, TrainingOptions options) {
     std::unique_ptr<TrainingJob> job(new TrainingJob());
     job->m_project = project;
     job->m_projectPath = projectPath;
@@ -178,8 +178,7 @@ Result<std::unique_ptr<TrainingJob>> TrainingJob::prepare(const io::Project& pro
     return job;
 }
 
-void TrainingJob::record(const train::TrainEvent& e)
-{
+void TrainingJob::record(const train::TrainEvent& e) {
     if (!m_store || m_runId == 0) {
         return;
     }
@@ -232,13 +231,36 @@ void TrainingJob::record(const train::TrainEvent& e)
     }
 }
 
+void TrainingJob::markFailed(const Error& error) {
+    if (m_store && m_runId) {
+        (void)m_store->flush();
+        (void)m_store->setStatus(m_runId, store::RunStatus::Failed);
+        (void)m_store->setResults(m_runId, json{{"error", error.message}}.dump());
+    }
+}
+
 Result<TrainingOutcome> TrainingJob::run(const std::function<void(const train::TrainEvent&)>& onEvent,
-                                         train::TrainCommandQueue* queue, const std::atomic<bool>* cancel)
-{
+                                         train::TrainCommandQueue* queue, const std::atomic<bool>* cancel) {
     if (m_ran) {
         return Error(ErrorCode::Internal, "a training job runs once");
     }
     m_ran = true;
+    try {
+        return runUnguarded(onEvent, queue, cancel);
+    } catch (...) {
+        // Thrown, not returned: the trainer could not mark the record itself. The store may be
+        // what threw; marking it must not throw again.
+        const Error error = errorFromException(std::current_exception(), "training");
+        try {
+            markFailed(error);
+        } catch (...) {
+        }
+        return error;
+    }
+}
+
+Result<TrainingOutcome> TrainingJob::runUnguarded(const std::function<void(const train::TrainEvent&)>& onEvent,
+                                                  train::TrainCommandQueue* queue, const std::atomic<bool>* cancel) {
     m_trainer->setCommandQueue(queue);
     auto fit = m_trainer->fit(
         [&](const train::TrainEvent& e) {
@@ -254,11 +276,7 @@ Result<TrainingOutcome> TrainingJob::run(const std::function<void(const train::T
         },
         cancel);
     if (!fit.ok()) {
-        if (m_store && m_runId) {
-            (void)m_store->flush();
-            (void)m_store->setStatus(m_runId, store::RunStatus::Failed);
-            (void)m_store->setResults(m_runId, json{{"error", fit.error().message}}.dump());
-        }
+        markFailed(fit.error());
         return fit.error();
     }
     m_resumedFrom = fit->resumedFromStep;

@@ -23,22 +23,22 @@
 namespace kiln::engine::api {
 
 struct TrainingOptions {
-    std::string runDir;        // "" : runsHome(<project folder>)/runs/<name>-<yyyyMMdd-HHmmss>
-    std::string runName;       // "" : the project's name and the time
-    std::string weightsPath;   // start from these weights (safetensors); "" : initialise
+    std::string runDir;       // "" : runsHome(<project folder>)/runs/<name>-<yyyyMMdd-HHmmss>
+    std::string runName;      // "" : the project's name and the time
+    std::string weightsPath;  // start from these weights (safetensors); "" : initialise
     // Load the tensors of weightsPath whose name and shape match and initialise the rest
     // (transfer learning); false: the file must fit the model exactly.
     bool weightsPartial = false;
-    bool resume = false;       // continue from the run folder's newest saved state
-    int threads = 0;           // CPU threads; 0 : all cores
+    bool resume = false;  // continue from the run folder's newest saved state
+    int threads = 0;      // CPU threads; 0 : all cores
     std::optional<int> epochs;
     std::optional<int64_t> batchSize;
     std::optional<uint64_t> seed;
-    bool recordRun = true;     // record the run and its metrics in the run store
-    std::string storePath;     // the run store; "" : runStorePath(project)
+    bool recordRun = true;                 // record the run and its metrics in the run store
+    std::string storePath;                 // the run store; "" : runStorePath(project)
     std::optional<std::string> device;     // overrides training.device ("cpu", "cuda:N")
     std::optional<std::string> precision;  // overrides training.precision
-    int64_t stepMetricsEvery = 1;  // record step metrics every N steps (1 : every step)
+    int64_t stepMetricsEvery = 1;          // record step metrics every N steps (1 : every step)
     // Learning-rate scaling with the global batch (docs/gpu.md): "none", or "linear": the
     // learning rate (and every rate of its schedule) times batchSize / the project's
     // training.batch_size, reached after a linear warm-up from the project's rate over
@@ -63,20 +63,22 @@ std::string stopStateDir(const std::string& runDir);
 struct TrainingOutcome {
     train::FitResult fit;
     std::string runDir;
-    int64_t runId = 0;         // 0 when the run is not recorded
-    nlohmann::json results;    // the summary written to run.json's "results"
+    int64_t runId = 0;       // 0 when the run is not recorded
+    nlohmann::json results;  // the summary written to run.json's "results"
 };
 
 class TrainingJob {
 public:
     // Validates everything a run needs (model, configuration, data, weights, run folder) before
-    // any step runs; errors name the node, field or file.
+    // any step runs; errors name the node, field or file. Like run(), it never throws: an exception
+    // from below (a plugin, a library, memory) comes back as an Error (engine/api/guard.h).
     static Result<std::unique_ptr<TrainingJob>> prepare(const io::Project& project, const std::string& projectPath,
                                                         TrainingOptions options);
     ~TrainingJob();
 
     // Trains to the end, a Stop command, early stopping or `cancel`; writes weights.safetensors
-    // and run.json into the run folder and marks the run's record. Call once.
+    // and run.json into the run folder and marks the run's record. Call once. An exception thrown
+    // during the run becomes the returned Error and marks the run's record failed.
     Result<TrainingOutcome> run(const std::function<void(const train::TrainEvent&)>& onEvent,
                                 train::TrainCommandQueue* queue = nullptr, const std::atomic<bool>* cancel = nullptr);
 
@@ -95,6 +97,11 @@ public:
 
 private:
     TrainingJob() = default;
+    static Result<std::unique_ptr<TrainingJob>> prepareUnguarded(const io::Project& project,
+                                                                 const std::string& projectPath, TrainingOptions options);
+    Result<TrainingOutcome> runUnguarded(const std::function<void(const train::TrainEvent&)>& onEvent,
+                                         train::TrainCommandQueue* queue, const std::atomic<bool>* cancel);
+    void markFailed(const Error& error);
     void record(const train::TrainEvent& e);
 
     io::Project m_project;

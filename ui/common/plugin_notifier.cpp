@@ -4,7 +4,7 @@
 
 #include <QThread>
 
-#include "engine/ops/plugin_registry.h"
+#include "engine/api/plugins.h"
 
 namespace kiln::ui {
 
@@ -14,7 +14,7 @@ PluginNotifier& PluginNotifier::instance() {
 }
 
 PluginNotifier::PluginNotifier() {
-    m_listener = engine::ops::PluginRegistry::global().addListener([this] {
+    m_listener = engine::api::pluginRegistry().addListener([this] {
         if (QThread::currentThread() == thread())
             emit pluginsChanged();
         else
@@ -23,7 +23,7 @@ PluginNotifier::PluginNotifier() {
 }
 
 PluginNotifier::~PluginNotifier() {
-    engine::ops::PluginRegistry::global().removeListener(m_listener);
+    engine::api::pluginRegistry().removeListener(m_listener);
 }
 
 }  // namespace kiln::ui

@@ -15,8 +15,7 @@
 #include <opencv2/core.hpp>
 
 #include "engine/core/json_checked.h"
-#include "engine/data/sample.h"
-#include "engine/data/transforms.h"
+#include "engine/api/datasets.h"
 #include "ui/dataset_browser/transform_list_editor.h"
 
 namespace kiln::ui {

@@ -10,7 +10,7 @@
 #include <QVector>
 #include <QWidget>
 
-#include "engine/data/dataset_index.h"
+#include "engine/api/datasets.h"
 
 class QCustomPlot;
 class QCPBars;

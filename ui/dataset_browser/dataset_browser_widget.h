@@ -16,7 +16,7 @@
 #include <QThreadPool>
 #include <QWidget>
 
-#include "engine/data/dataset_index.h"
+#include "engine/api/datasets.h"
 #include "ui/dataset_browser/import_dataset_dialog.h"
 
 class QCheckBox;

@@ -24,11 +24,7 @@
 
 #include <map>
 
-#include "engine/data/csv_table.h"
-#include "engine/data/dataset_index.h"
-#include "engine/data/example.h"
-#include "engine/data/sources.h"
-#include "engine/data/tfrecord.h"
+#include "engine/api/datasets.h"
 #include "ui/dataset_browser/augmentation_preview.h"
 #include "ui/dataset_browser/thumbnail_cache.h"
 

@@ -13,8 +13,7 @@
 
 #include <chrono>
 
-#include "engine/data/pipeline.h"
-#include "engine/data/sources.h"
+#include "engine/api/datasets.h"
 
 namespace kiln::ui {
 

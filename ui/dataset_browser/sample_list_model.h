@@ -12,7 +12,7 @@
 #include <QTimer>
 #include <QVector>
 
-#include "engine/data/dataset_index.h"
+#include "engine/api/datasets.h"
 
 namespace kiln::ui {
 

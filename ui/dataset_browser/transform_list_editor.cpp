@@ -21,7 +21,7 @@
 #include <cmath>
 
 #include "app/common/error_text.h"
-#include "engine/data/transforms.h"
+#include "engine/api/datasets.h"
 #include "ui/common/theme.h"
 
 namespace kiln::ui {

@@ -34,7 +34,6 @@
 #include "engine/api/evaluation.h"
 #include "engine/api/evaluation_cache.h"
 #include "engine/api/overlay_export.h"
-#include "engine/eval/report_json.h"
 #include "engine/ops/model.h"
 #include "ui/charts/chart_theme.h"
 #include "ui/evaluate/evaluation_models.h"

@@ -12,7 +12,7 @@
 #include <functional>
 #include <vector>
 
-#include "engine/eval/report.h"
+#include "engine/api/evaluation.h"
 
 namespace kiln::ui {
 class ThumbnailCache;

@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "engine/api/evaluation.h"
-#include "engine/eval/report.h"
 #include "engine/io/project.h"
 
 class QLabel;

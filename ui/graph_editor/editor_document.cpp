@@ -14,7 +14,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "engine/io/head_replacement.h"
+#include "engine/api/plugins.h"
+#include "engine/api/pretrained.h"
 #include "engine/ops/op_table.h"
 #include "engine/ops/plugin_ops.h"
 #include "ui/common/plugin_notifier.h"
@@ -454,7 +455,7 @@ void EditorDocument::setSections(const json& data, const json& training) {
 
 ItemId EditorDocument::addNode(const std::string& op, QPointF pos) {
     // A plugin operation from the palette ("example.GroupNorm") becomes a Plugin node naming it.
-    if (const auto* plugin = engine::ops::PluginRegistry::global().find(op); plugin && !engine::ops::findOp(op)) {
+    if (const auto* plugin = engine::api::pluginRegistry().find(op); plugin && !engine::ops::findOp(op)) {
         DocumentContent after = m_content;
         engine::Node node = makeNode("Plugin", uniqueName(baseNameForOp(op.substr(op.find('.') + 1))));
         node.attrs.set(engine::ops::kPluginOpAttr, op);

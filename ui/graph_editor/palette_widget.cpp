@@ -12,7 +12,7 @@
 #include <QVBoxLayout>
 
 #include "engine/ops/op_table.h"
-#include "engine/ops/plugin_registry.h"
+#include "engine/api/plugins.h"
 #include "ui/common/plugin_notifier.h"
 #include "ui/graph_editor/layer_library.h"
 
@@ -100,7 +100,7 @@ PaletteModel::Section PaletteModel::pluginSection() {
     // The operations of the loaded plugins, by their namespaced names; the generic Plugin row
     // itself is not listed (a node needs an operation).
     Section s{categoryLabel(engine::ops::Category::Plugin), {}};
-    for (const auto* op : engine::ops::PluginRegistry::global().ops()) {
+    for (const auto* op : engine::api::pluginRegistry().ops()) {
         const QString name = QString::fromStdString(op->name);
         s.entries.push_back({name, name, QString::fromUtf8(op->desc->doc ? op->desc->doc : ""), QStringLiteral("op"),
                              QStringLiteral("plugin")});

@@ -8,7 +8,7 @@
 #include <QDialog>
 #include <QFutureWatcher>
 
-#include "engine/io/model_zoo.h"
+#include "engine/api/pretrained.h"
 
 class QDoubleSpinBox;
 class QLabel;

@@ -12,8 +12,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
-#include "engine/core/thread_pool.h"
-#include "engine/ops/plugin_registry.h"
+#include "engine/api/plugins.h"
 #include "ui/common/app_settings.h"
 #include "ui/common/theme.h"
 
@@ -69,9 +68,10 @@ PluginsDialog::PluginsDialog(QWidget* parent) : QDialog(parent) {
     auto* row = new QHBoxLayout;
     m_check = new QPushButton(tr("Check plugin"), this);
     m_check->setObjectName(QStringLiteral("checkPlugin"));
-    m_check->setToolTip(tr("Runs the selected plugin's check cases: shapes, forward against its reference, and "
-                           "gradients against finite differences; its losses' values and gradients on cases made "
-                           "from their defaults"));
+    m_check->setToolTip(tr(
+        "Runs the selected plugin's check cases: shapes, forward against its reference, and "
+        "gradients against finite differences; its losses' values and gradients on cases made "
+        "from their defaults"));
     row->addWidget(m_check);
     m_load = new QPushButton(tr("Load Plugin…"), this);
     m_load->setObjectName(QStringLiteral("loadPlugin"));
@@ -115,7 +115,7 @@ PluginsDialog::~PluginsDialog() {
 
 void PluginsDialog::refresh() {
     m_plugins->clear();
-    const auto& registry = engine::ops::PluginRegistry::global();
+    const auto& registry = engine::api::pluginRegistry();
     for (const auto& p : registry.plugins()) {
         const QString path = QString::fromStdString(p.path);
         auto* item = new QTreeWidgetItem(m_plugins, {QString::fromStdString(p.name + " " + p.version).trimmed(),
@@ -158,7 +158,7 @@ void PluginsDialog::refresh() {
 }
 
 engine::Status PluginsDialog::loadPlugin(const QString& path) {
-    auto info = engine::ops::PluginRegistry::global().load(path.toStdString());
+    auto info = engine::api::loadPlugin(path.toStdString());
     refresh();
     if (!info.ok()) return info.error();
     AppSettings::addPluginPath(QString::fromStdString(info->path));
@@ -174,25 +174,13 @@ QString PluginsDialog::selectedPluginPath() const {
 void PluginsDialog::startCheck() {
     const std::string path = selectedPluginPath().toStdString();
     if (path.empty() || m_watcher.isRunning()) return;
-    std::vector<const engine::ops::PluginOp*> ops;
-    for (const auto* op : engine::ops::PluginRegistry::global().ops())
-        if (op->pluginPath == path) ops.push_back(op);
-    std::vector<const engine::ops::PluginLoss*> losses;
-    for (const auto* loss : engine::ops::PluginRegistry::global().losses())
-        if (loss->pluginPath == path) losses.push_back(loss);
+    int count = 0;
+    for (const auto* op : engine::api::pluginRegistry().ops()) count += op->pluginPath == path;
+    for (const auto* loss : engine::api::pluginRegistry().losses()) count += loss->pluginPath == path;
     m_check->setEnabled(false);
     m_results->clear();
-    m_summary->setText(tr("Checking %n operation(s) and loss(es)…", nullptr, static_cast<int>(ops.size() + losses.size())));
-    // Plugins are never unloaded, so the descriptors outlive the check.
-    m_watcher.setFuture(QtConcurrent::run([ops, losses] {
-        engine::ThreadPool pool(2);
-        std::vector<PluginCheckRun> runs;
-        for (const auto* op : ops) runs.push_back({op->name, engine::ops::checkPluginOp(*op, pool)});
-        // Losses are listed as a training config names them.
-        for (const auto* loss : losses)
-            runs.push_back({std::string(engine::ops::kPluginPrefix) + loss->name, engine::ops::checkPluginLoss(*loss, pool)});
-        return runs;
-    }));
+    m_summary->setText(tr("Checking %n operation(s) and loss(es)…", nullptr, count));
+    m_watcher.setFuture(QtConcurrent::run([path] { return engine::api::checkPlugin(path, 2); }));
 }
 
 void PluginsDialog::showResults() {
@@ -200,12 +188,12 @@ void PluginsDialog::showResults() {
     int passed = 0, failed = 0, skipped = 0;
     for (const auto& run : runs) {
         if (run.checks.empty())
-            new QTreeWidgetItem(m_results, {QString::fromStdString(run.op), QString(), QString(), outcomeText(
-                                                engine::ops::PluginCheck::Outcome::Skipped),
+            new QTreeWidgetItem(m_results, {QString::fromStdString(run.op), QString(), QString(), outcomeText(engine::ops::PluginCheck::Outcome::Skipped),
                                             tr("The plugin declares no check cases for this operation")});
         for (const auto& c : run.checks) {
             using O = engine::ops::PluginCheck::Outcome;
-            (c.outcome == O::Passed ? passed : c.outcome == O::Failed ? failed : skipped)++;
+            (c.outcome == O::Passed ? passed : c.outcome == O::Failed ? failed
+                                                                      : skipped)++;
             auto* item = new QTreeWidgetItem(m_results, {QString::fromStdString(run.op), QString::fromStdString(c.caseName),
                                                          kindText(c.kind), outcomeText(c.outcome),
                                                          QString::fromStdString(c.detail)});

@@ -12,7 +12,7 @@
 
 #include <vector>
 
-#include "engine/ops/plugin_check.h"
+#include "engine/api/plugins.h"
 
 class QLabel;
 class QPushButton;
@@ -20,10 +20,7 @@ class QTreeWidget;
 
 namespace kiln::ui {
 
-struct PluginCheckRun {
-    std::string op;  // an operation's name, or a loss's "plugin:<name>"
-    std::vector<engine::ops::PluginCheck> checks;
-};
+using PluginCheckRun = engine::api::PluginCheckRun;
 
 class PluginsDialog : public QDialog {
     Q_OBJECT

@@ -15,7 +15,7 @@
 #include <QVBoxLayout>
 
 #include "engine/ops/op_table.h"
-#include "engine/ops/plugin_registry.h"
+#include "engine/api/plugins.h"
 #include "ui/training/attribute_form.h"
 
 namespace kiln::ui::training {
@@ -100,7 +100,7 @@ QStringList LossEditor::lossTypes() {
         if (ops::isLoss(row.kind))
             out << QString::fromUtf8(row.name.data(), static_cast<qsizetype>(row.name.size()));
     }
-    for (const auto* loss : ops::PluginRegistry::global().losses()) {
+    for (const auto* loss : engine::api::pluginRegistry().losses()) {
         out << QString::fromStdString(std::string(ops::kPluginPrefix) + loss->name);
     }
     return out;
@@ -108,7 +108,7 @@ QStringList LossEditor::lossTypes() {
 
 std::vector<engine::AttrSpec> LossEditor::attributesOf(const std::string& type) {
     if (type.starts_with(ops::kPluginPrefix)) {
-        const auto* loss = ops::PluginRegistry::global().findLoss(ops::pluginTypeName(type));
+        const auto* loss = engine::api::pluginRegistry().findLoss(ops::pluginTypeName(type));
         return loss ? loss->attrs : std::vector<engine::AttrSpec>{};
     }
     const auto* def = ops::findOp(type);

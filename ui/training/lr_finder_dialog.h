@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "engine/io/project.h"
-#include "engine/train/lr_finder.h"
+#include "engine/api/learning_rate_finder.h"
 
 class QCustomPlot;
 class QCPGraph;

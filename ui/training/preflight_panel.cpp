@@ -12,7 +12,6 @@
 
 #include "app/common/error_text.h"
 #include "engine/api/devices.h"
-#include "engine/core/cpu_isa.h"
 #include "ui/common/theme.h"
 
 namespace kiln::ui::training {
@@ -129,8 +128,7 @@ void PreflightPanel::start(int calibrationSteps) {
 QString PreflightPanel::deviceText(const engine::api::PreflightReport& r) const {
     if (r.device == "cpu")
         return tr("Device: CPU (%1 kernels), %n thread(s)", nullptr, trainingThreads())
-                        .arg(QString::fromLatin1(engine::cpuIsaName(engine::cpuIsa()).data(),
-                                     qsizetype(engine::cpuIsaName(engine::cpuIsa()).size())));
+            .arg(QString::fromStdString(engine::api::cpuInstructionSet()));
     const auto info = engine::api::gpuSystemInfo();
     for (const auto& gpu : info.gpus)
         if (QStringLiteral("cuda:%1").arg(gpu.index) == QString::fromStdString(r.device))

@@ -8,7 +8,7 @@
 
 #include <QAbstractTableModel>
 
-#include "engine/store/run_store.h"
+#include "engine/api/run_history.h"
 
 namespace kiln::ui::training {
 

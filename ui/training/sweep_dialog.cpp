@@ -35,7 +35,7 @@
 
 #include "app/common/error_text.h"
 #include "engine/api/training_setup.h"
-#include "engine/train/config.h"
+#include "engine/api/training_config.h"
 #include "ui/charts/chart_theme.h"
 
 namespace kiln::ui::training {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// TrainingConfigForm: widgets <-> the "training" JSON, validated by train::parseTrainingConfig.
+// TrainingConfigForm: widgets <-> the "training" JSON, validated by api::validateTraining.
 #include "ui/training/training_config_form.h"
 
 #include <algorithm>
@@ -26,11 +26,9 @@
 #include <QVBoxLayout>
 
 #include "engine/api/devices.h"
+#include "engine/api/plugins.h"
+#include "engine/api/training_config.h"
 #include "engine/api/training_setup.h"
-#include "engine/ops/model.h"
-#include "engine/train/config.h"
-#include "engine/ops/plugin_registry.h"
-#include "engine/train/stages.h"
 #include "ui/common/plugin_notifier.h"
 #include "ui/common/theme.h"
 #include "ui/training/attribute_form.h"
@@ -449,7 +447,7 @@ void TrainingConfigForm::fillMetricList(const QStringList& checked)
     };
     for (const auto& [name, text] : builtIn) add(QLatin1String(name), text);
     QStringList plugin;
-    for (const auto* m : engine::ops::PluginRegistry::global().metrics()) {
+    for (const auto* m : engine::api::pluginRegistry().metrics()) {
         const QString name = QString::fromStdString(std::string(engine::ops::kPluginPrefix) + m->name);
         plugin << name;
         add(name, tr("%1 (plugin): %2").arg(QString::fromStdString(m->name), QString::fromUtf8(m->desc->doc)));
@@ -468,8 +466,8 @@ QString TrainingConfigForm::currentPluginMetric() const
     const QListWidgetItem* item = m_metricList->currentItem();
     const QString type = item ? item->data(Qt::UserRole).toString() : QString();
     if (!type.startsWith(QLatin1String("plugin:"))) return {};
-    return engine::ops::PluginRegistry::global().findMetric(engine::ops::pluginTypeName(type.toStdString())) ? type
-                                                                                                           : QString();
+    return engine::api::pluginRegistry().findMetric(engine::ops::pluginTypeName(type.toStdString())) ? type
+                                                                                                     : QString();
 }
 
 json& TrainingConfigForm::metricSettings(const QString& type)
@@ -487,7 +485,7 @@ void TrainingConfigForm::showMetricSettings()
         m_metricSettings->hide();
         return;
     }
-    const auto* metric = engine::ops::PluginRegistry::global().findMetric(engine::ops::pluginTypeName(type.toStdString()));
+    const auto* metric = engine::api::pluginRegistry().findMetric(engine::ops::pluginTypeName(type.toStdString()));
     const bool on = m_metricList->currentItem()->checkState() == Qt::Checked;
     const auto found = m_metricObjects.find(type.toStdString());
     const json settings = found != m_metricObjects.end() ? found->second : json::object();
@@ -565,9 +563,9 @@ void TrainingConfigForm::addStageRow(const json& stage)
     trainable->setObjectName(QStringLiteral("stageTrainable"));
     trainable->addItem(tr("Whole model"), QStringLiteral("all"));
     trainable->addItem(tr("Head (last layers)"), QStringLiteral("head"));
-    if (auto model = engine::ops::analyzeModel(m_graph); model.ok()) {
+    if (auto headNodes = engine::api::headLayers(m_graph); headNodes.ok()) {
         QStringList head;
-        for (const auto& name : engine::train::headNodes(*model)) {
+        for (const auto& name : *headNodes) {
             head << QString::fromStdString(name);
         }
         trainable->setItemData(1, tr("Trains %1; the rest is frozen.").arg(head.join(QStringLiteral(", "))),
@@ -689,15 +687,15 @@ void TrainingConfigForm::removeStage(int row)
 
 void TrainingConfigForm::applyDiscriminativePreset()
 {
-    auto model = engine::ops::analyzeModel(m_graph);
-    if (!model.ok()) {
+    auto multipliers = engine::api::discriminativeLearningRates(m_graph);
+    if (!multipliers.ok()) {
         m_error->setText(tr("The model has an error; fix it before setting learning rates per layer: %1")
-                             .arg(QString::fromStdString(model.error().message)));
+                             .arg(QString::fromStdString(multipliers.error().message)));
         m_error->show();
         return;
     }
     QHash<QString, double> out;
-    for (const auto& [name, mult] : engine::train::discriminativeMultipliers(*model)) {
+    for (const auto& [name, mult] : *multipliers) {
         out.insert(QString::fromStdString(name), mult);
     }
     if (!out.isEmpty()) {
@@ -789,7 +787,7 @@ void TrainingConfigForm::setConfig(const json& training)
     m_valid = m_base;
     // Show (without emitting) whether the configuration as loaded is valid.
     m_errorText.clear();
-    auto parsed = engine::train::parseTrainingConfig(m_base, m_graph);
+    auto parsed = engine::api::validateTraining(m_base, m_graph);
     if (!parsed.ok() && !m_graph.nodes.empty()) {
         m_errorText = QString::fromStdString(parsed.error().message);
     }
@@ -1008,7 +1006,7 @@ void TrainingConfigForm::onEdited()
         const QSignalBlocker block(m_epochs);
         m_epochs->setValue(t.value("epochs", 0));  // their sum
     }
-    auto parsed = engine::train::parseTrainingConfig(t, m_graph);
+    auto parsed = engine::api::validateTraining(t, m_graph);
     const QString error = parsed.ok() ? QString() : QString::fromStdString(parsed.error().message);
     const bool changed = error != m_errorText;
     m_errorText = error;

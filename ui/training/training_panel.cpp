@@ -3,7 +3,7 @@
 #include "ui/training/training_panel.h"
 
 #include "app/common/error_text.h"
-#include "engine/io/model_zoo.h"
+#include "engine/api/pretrained.h"
 #include "ui/evaluate/evaluate_view.h"
 
 #include <QCheckBox>

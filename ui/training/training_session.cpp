@@ -14,19 +14,18 @@
 #include <unistd.h>
 
 #include "app/common/error_text.h"
+#include "engine/api/guard.h"
 
 namespace kiln::ui::training {
 
 using engine::train::TrainCommand;
 using engine::train::TrainEvent;
 
-TrainingSession::TrainingSession(QObject* parent) : QObject(parent)
-{
+TrainingSession::TrainingSession(QObject* parent) : QObject(parent) {
     qRegisterMetaType<kiln::ui::training::TrainingSession::State>();
 }
 
-TrainingSession::~TrainingSession()
-{
+TrainingSession::~TrainingSession() {
     if (m_thread.joinable()) {
         m_cancel = true;
         m_queue.post({TrainCommand::Kind::Stop, 0, 0});
@@ -34,14 +33,12 @@ TrainingSession::~TrainingSession()
     }
 }
 
-bool TrainingSession::isActive() const
-{
+bool TrainingSession::isActive() const {
     return m_state == State::Preparing || m_state == State::Running || m_state == State::Paused ||
            m_state == State::Stopping;
 }
 
-void TrainingSession::setState(State state)
-{
+void TrainingSession::setState(State state) {
     if (state == m_state) {
         return;
     }
@@ -50,8 +47,7 @@ void TrainingSession::setState(State state)
 }
 
 bool TrainingSession::start(const engine::io::Project& project, const QString& projectPath,
-                            engine::api::TrainingOptions options)
-{
+                            engine::api::TrainingOptions options) {
     if (isActive()) {
         return false;
     }
@@ -81,70 +77,75 @@ bool TrainingSession::start(const engine::io::Project& project, const QString& p
         // A slightly lower priority for this thread and the training threads it starts (Linux
         // threads inherit it), so input and painting win over a training step.
         setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
-        auto job = engine::api::TrainingJob::prepare(project, path, options);
-        if (!job.ok()) {
-            const QString message = app::ErrorText::describe(job.error());
+        auto fail = [&toGui](const engine::Error& error) {
+            const QString message = app::ErrorText::describe(error);
             toGui([message](TrainingSession& s) {
                 s.setState(State::Failed);
                 emit s.finished(false, message, {});
             });
-            return;
-        }
-        if (const auto& report = (*job)->weightsReport()) {
-            toGui([report = *report](TrainingSession& s) { emit s.weightsLoaded(report); });
-        }
-        const QString runDir = QString::fromStdString((*job)->runDir());
-        const qint64 runId = (*job)->runId();
-        toGui([runDir, runId](TrainingSession& s) {
-            s.m_runDir = runDir;
-            s.m_runId = runId;
-            s.setState(State::Running);
-            emit s.prepared(runDir, runId, 0);
-        });
-
-        // Steps are gathered for kBatchMs and handed over in one queued call: the GUI thread gets
-        // a bounded number of calls per second whatever the step rate.
-        std::vector<TrainEvent> pending;
-        auto lastFlush = std::chrono::steady_clock::now();
-        auto flush = [&] {
-            if (pending.empty()) {
+        };
+        // The thread's top level: TrainingJob returns the engine's exceptions as errors, and
+        // anything thrown here besides (delivering events, memory) ends the run with an error
+        // shown to the user, never the studio.
+        try {
+            auto job = engine::api::TrainingJob::prepare(project, path, options);
+            if (!job.ok()) {
+                fail(job.error());
                 return;
             }
-            toGui([events = std::move(pending)](TrainingSession& s) mutable { s.deliver(std::move(events)); });
-            pending = {};
-            lastFlush = std::chrono::steady_clock::now();
-        };
-        auto result = (*job)->run(
-            [&](const TrainEvent& e) {
-                pending.push_back(e);
-                const auto now = std::chrono::steady_clock::now();
-                if (e.kind != TrainEvent::Kind::Step || now - lastFlush >= std::chrono::milliseconds(kBatchMs)) {
-                    flush();
-                }
-            },
-            &m_queue, &m_cancel);
-        flush();
-        if (!result.ok()) {
-            const QString message = app::ErrorText::describe(result.error());
-            toGui([message](TrainingSession& s) {
-                s.setState(State::Failed);
-                emit s.finished(false, message, {});
+            if (const auto& report = (*job)->weightsReport()) {
+                toGui([report = *report](TrainingSession& s) { emit s.weightsLoaded(report); });
+            }
+            const QString runDir = QString::fromStdString((*job)->runDir());
+            const qint64 runId = (*job)->runId();
+            toGui([runDir, runId](TrainingSession& s) {
+                s.m_runDir = runDir;
+                s.m_runId = runId;
+                s.setState(State::Running);
+                emit s.prepared(runDir, runId, 0);
             });
-            return;
+
+            // Steps are gathered for kBatchMs and handed over in one queued call: the GUI thread gets
+            // a bounded number of calls per second whatever the step rate.
+            std::vector<TrainEvent> pending;
+            auto lastFlush = std::chrono::steady_clock::now();
+            auto flush = [&] {
+                if (pending.empty()) {
+                    return;
+                }
+                toGui([events = std::move(pending)](TrainingSession& s) mutable { s.deliver(std::move(events)); });
+                pending = {};
+                lastFlush = std::chrono::steady_clock::now();
+            };
+            auto result = (*job)->run(
+                [&](const TrainEvent& e) {
+                    pending.push_back(e);
+                    const auto now = std::chrono::steady_clock::now();
+                    if (e.kind != TrainEvent::Kind::Step || now - lastFlush >= std::chrono::milliseconds(kBatchMs)) {
+                        flush();
+                    }
+                },
+                &m_queue, &m_cancel);
+            flush();
+            if (!result.ok()) {
+                fail(result.error());
+                return;
+            }
+            const QJsonObject results =
+                QJsonDocument::fromJson(QByteArray::fromStdString(result->results.dump())).object();
+            const bool stopped = result->fit.stopped;
+            toGui([results, stopped](TrainingSession& s) {
+                s.setState(State::Finished);
+                emit s.finished(true, stopped ? tr("Stopped; the training state was saved.") : QString(), results);
+            });
+        } catch (...) {
+            fail(engine::api::errorFromException(std::current_exception(), "training"));
         }
-        const QJsonObject results =
-            QJsonDocument::fromJson(QByteArray::fromStdString(result->results.dump())).object();
-        const bool stopped = result->fit.stopped;
-        toGui([results, stopped](TrainingSession& s) {
-            s.setState(State::Finished);
-            emit s.finished(true, stopped ? tr("Stopped; the training state was saved.") : QString(), results);
-        });
     });
     return true;
 }
 
-void TrainingSession::deliver(std::vector<TrainEvent> events)
-{
+void TrainingSession::deliver(std::vector<TrainEvent> events) {
     for (const auto& e : events) {
         switch (e.kind) {
         case TrainEvent::Kind::Step:
@@ -163,27 +164,23 @@ void TrainingSession::deliver(std::vector<TrainEvent> events)
     emit eventsArrived(events);
 }
 
-void TrainingSession::post(TrainCommand::Kind kind, double lr)
-{
+void TrainingSession::post(TrainCommand::Kind kind, double lr) {
     m_queue.post({kind, lr, m_nextRequest++});
 }
 
-void TrainingSession::pause()
-{
+void TrainingSession::pause() {
     if (m_state == State::Running) {
         post(TrainCommand::Kind::Pause);
     }
 }
 
-void TrainingSession::resume()
-{
+void TrainingSession::resume() {
     if (m_state == State::Paused) {
         post(TrainCommand::Kind::Resume);
     }
 }
 
-void TrainingSession::stop()
-{
+void TrainingSession::stop() {
     if (m_state == State::Running || m_state == State::Paused) {
         setState(State::Stopping);
         post(TrainCommand::Kind::Stop);
@@ -192,8 +189,7 @@ void TrainingSession::stop()
     }
 }
 
-void TrainingSession::setLearningRate(double lr)
-{
+void TrainingSession::setLearningRate(double lr) {
     if (isActive() && lr > 0) {
         post(TrainCommand::Kind::SetLearningRate, lr);
     }

@@ -20,7 +20,13 @@ namespace kiln::ui::training {
 class TrainingSession : public QObject {
     Q_OBJECT
 public:
-    enum class State { Idle, Preparing, Running, Paused, Stopping, Finished, Failed };
+    enum class State { Idle,
+                       Preparing,
+                       Running,
+                       Paused,
+                       Stopping,
+                       Finished,
+                       Failed };
     Q_ENUM(State)
 
     explicit TrainingSession(QObject* parent = nullptr);
