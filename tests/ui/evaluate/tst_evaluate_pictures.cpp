@@ -4,7 +4,7 @@
 // files. Checks the misclassified gallery and the samples table's thumbnail column for both
 // (the folder's files themselves; pictures drawn from the model's input for TFRecord), other data
 // chosen in the view with real clicks (a folder in the project's layout, a folder with an unknown
-// class), the batch export of overlays through its dialog (Grad-CAM and saliency, each file
+// class, a CSV index with a label that is no class of the model), the batch export of overlays through its dialog (Grad-CAM and saliency, each file
 // equal to the engine's overlay of its sample; index CSV, cancel), and "Explain with
 // run…" from the dataset browser's context menu with an explanation of a single picture.
 // kiln-test-labels: ui
@@ -280,6 +280,82 @@ private slots:
         QVERIFY(!view.busy());
         QCOMPARE(finished.count(), 0);
         QVERIFY(view.findChild<QLabel*>(QStringLiteral("evalStatus"))->text().contains(QStringLiteral("Choose the data")));
+    }
+
+    // Other data of a CSV index project: its labels are class indices, and one that is not a class
+    // of the model is refused with the file, line and label, before anything is shown.
+    void otherCsvIndexLabelsAreChecked() {
+        QString index = QStringLiteral("image,label\n");
+        for (const char* split : {"train", "val"})
+            for (int c = 0; c < 3; ++c)
+                for (int i = 0; i < 5; ++i)
+                    index += QStringLiteral("pics/%1/%2/%3.png,%4\n").arg(QLatin1String(split), QLatin1String(kClasses[c])).arg(i).arg(c);
+        auto write = [&](const QString& name, const QString& text) {
+            QFile f(m_dir.filePath(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text.toUtf8());
+        };
+        write(QStringLiteral("index.csv"), index);
+        engine::io::Project project = pictureProject(R"({"format": "csv_index", "path": "index.csv", "split": {"validation": 0.2, "test": 0.2},
+            "class_names": ["dark", "grey", "light"], "transforms": [{"type": "normalize", "preset": "symmetric"}]})");
+        const QString projectPath = m_dir.filePath(QStringLiteral("indexed.kiln"));
+        QVERIFY(engine::io::saveProject(project, projectPath.toStdString()).ok());
+        const QString run = kiln::test::trainRun(project, projectPath, m_dir.filePath(QStringLiteral("runs/indexed")), "indexed");
+        QVERIFY(!run.isEmpty());
+        // Other data: the test pictures, one of them labelled 7 (line 4), one 3 (line 6).
+        QString other = QStringLiteral("image,label\n");
+        for (int c = 0; c < 3; ++c)
+            for (int i = 0; i < 2; ++i)
+                other += QStringLiteral("pics/test/%1/%2.png,%3\n").arg(QLatin1String(kClasses[c])).arg(i).arg(c);
+        write(QStringLiteral("other.csv"), other);
+        QStringList lines = other.split(QLatin1Char('\n'));
+        lines[3] = lines[3].left(lines[3].lastIndexOf(QLatin1Char(','))) + QStringLiteral(",7");
+        lines[5] = lines[5].left(lines[5].lastIndexOf(QLatin1Char(','))) + QStringLiteral(",3");
+        write(QStringLiteral("odd.csv"), lines.join(QLatin1Char('\n')));
+
+        EvaluateView view;
+        view.resize(1200, 700);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setProject(project, projectPath);
+        view.setWeights(run);
+        auto* split = view.findChild<QComboBox*>(QStringLiteral("evalSplit"));
+        auto* path = view.findChild<QLineEdit*>(QStringLiteral("evalDataPath"));
+        QVERIFY(split && path);
+        split->setFocus();
+        QTest::keyClick(split, Qt::Key_End);  // other data
+        QTest::keyClicks(path, m_dir.filePath(QStringLiteral("other.csv")));
+        QString error;
+        QVERIFY2(evaluateWithClick(view, &error), qPrintable(error));
+        QCOMPARE(view.sampleModel()->rowCount(), 6);
+        qint64 total = 0;
+        for (int t = 0; t < 3; ++t) {
+            qint64 row = 0;
+            for (int p = 0; p < 3; ++p) row += view.confusionModel()->index(t, p).data().toLongLong();
+            QCOMPARE(row, qint64(2));  // two samples of each class, as labelled
+            total += row;
+        }
+        QCOMPARE(total, qint64(6));
+
+        const QString odd = m_dir.filePath(QStringLiteral("odd.csv"));
+        path->clear();
+        QTest::keyClicks(path, odd);
+        QVERIFY(!evaluateWithClick(view, &error));
+        QVERIFY2(error.contains(odd + QStringLiteral(":4")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("\"7\"")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("0 dark, 1 grey, 2 light")), qPrintable(error));
+        QCOMPARE(view.sampleModel()->rowCount(), 0);
+        QVERIFY(view.findChild<QLabel*>(QStringLiteral("evalStatus"))->text().contains(odd + QStringLiteral(":4")));
+        // The same refusal from kiln-eval's code path, with the error's parts.
+        engine::api::EvaluationOptions options;
+        options.weights = run.toStdString();
+        options.split = odd.toStdString();
+        auto p = engine::api::predict(project, projectPath.toStdString(), options);
+        QVERIFY(!p.ok());
+        QCOMPARE(p.error().code, engine::ErrorCode::DataError);
+        QCOMPARE(p.error().file, odd.toStdString());
+        QCOMPARE(p.error().line, 4);
+        QCOMPARE(p.error().param("label"), std::string("7"));
     }
 
     // Overlays of selected samples into a folder, with the index CSV.
