@@ -97,6 +97,8 @@ void stampCsvIndex(const std::string& path, const std::string& splitColumn, Stam
     data::CsvIndexSource::Options o;
     o.splitColumn = splitColumn;
     auto src = data::CsvIndexSource::open(path, o);
+    // Other data need not carry the project's split column (as evaluation reads it).
+    if (!src.ok() && !splitColumn.empty()) src = data::CsvIndexSource::open(path);
     if (!src.ok()) return;  // evaluation reports the error, naming the file
     std::error_code ec;
     for (int64_t i = 0; i < (*src)->size(); ++i) {

@@ -336,6 +336,12 @@ private slots:
             total += row;
         }
         QCOMPARE(total, qint64(6));
+        // Stored, and read back; a picture the index lists, rewritten, makes it evaluate again.
+        QVERIFY(evaluateWithClick(view, &error));
+        QVERIFY(view.shownFromCache());
+        writePicture(m_dir.filePath(QStringLiteral("pics/test/grey/1.png")), kLevels[1], 4242);
+        QVERIFY(evaluateWithClick(view, &error));
+        QVERIFY(!view.shownFromCache());
 
         const QString odd = m_dir.filePath(QStringLiteral("odd.csv"));
         path->clear();
