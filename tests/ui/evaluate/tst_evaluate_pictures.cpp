@@ -362,6 +362,26 @@ private slots:
         QCOMPARE(p.error().file, odd.toStdString());
         QCOMPARE(p.error().line, 4);
         QCOMPARE(p.error().param("label"), std::string("7"));
+
+        // A project whose index names each row's split: its own index (split column included) can
+        // be evaluated as other data, every row of it; an index without that column too.
+        QString splitIndex = QStringLiteral("image,label,split\n");
+        const QStringList rows = other.trimmed().split(QLatin1Char('\n')).mid(1);
+        for (int r = 0; r < rows.size(); ++r) splitIndex += rows[r] + (r % 2 ? QStringLiteral(",train\n") : QStringLiteral(",test\n"));
+        write(QStringLiteral("split.csv"), splitIndex);
+        engine::io::Project withSplit = project;
+        withSplit.data["path"] = "split.csv";
+        withSplit.data["split_column"] = "split";
+        withSplit.data.erase("split");
+        options.split = m_dir.filePath(QStringLiteral("split.csv")).toStdString();
+        auto all = engine::api::predict(withSplit, projectPath.toStdString(), options);
+        QVERIFY2(all.ok(), all.ok() ? "" : all.error().toString().c_str());
+        QCOMPARE(all->samples, int64_t(6));
+        options.split = m_dir.filePath(QStringLiteral("other.csv")).toStdString();
+        auto plain = engine::api::predict(withSplit, projectPath.toStdString(), options);
+        QVERIFY2(plain.ok(), plain.ok() ? "" : plain.error().toString().c_str());
+        QCOMPARE(plain->samples, int64_t(6));
+        QVERIFY(plain->outputs == all->outputs);  // the same pictures in the same order
     }
 
     // Overlays of selected samples into a folder, with the index CSV.
