@@ -1131,6 +1131,22 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Check the loaded plugins&apos; operations (shapes, forward against their reference, gradients) and losses (values, gradients), print the results and exit (1 when a check fails).</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>kiln-eval: read the stored predictions of %1 from %2 (--no-cache evaluates again)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-eval: evaluated and stored the predictions in %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-eval: the predictions could not be stored (the report is complete): %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run the model even when stored predictions of these weights and data exist (and store the new ones).</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -1951,6 +1967,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Explained with the run in %1</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>sample %1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::app::WelcomePage</name>
@@ -2351,6 +2371,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Explain with run…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Explain sample %1 of %2 with the selected run, else the newest one</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>IDX data is read into memory as a whole, not one sample at a time: explain its pictures in the Evaluate workspace, where a double click on a sample opens its explanation.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -5108,10 +5136,6 @@ step %3 · epoch %4
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Export overlays into a folder</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Writing overlays…</source>
         <translation type="unfinished"></translation>
     </message>
@@ -5274,6 +5298,72 @@ Loss: %6</source>
     </message>
     <message>
         <source>Export overlays of the gallery…</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::OverlayExportDialog</name>
+    <message>
+        <source>Export overlays into a folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export overlays</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Explain %n sample(s) and write each overlay as a PNG file, with overlays.csv listing them.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Method:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Grad-CAM</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Saliency (input gradient)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The node whose activations Grad-CAM weighs; saliency does not use one</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Grad-CAM cannot be used: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Class:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Predicted class</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Opacity:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Folder:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -1135,6 +1135,22 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Check the loaded plugins&apos; operations (shapes, forward against their reference, gradients) and losses (values, gradients), print the results and exit (1 when a check fails).</source>
         <translation>检查已加载插件的运算（形状、前向与其参考实现对比、梯度）和损失（损失值、梯度），打印结果后退出（有检查失败时返回 1）。</translation>
     </message>
+    <message>
+        <source>kiln-eval: read the stored predictions of %1 from %2 (--no-cache evaluates again)</source>
+        <translation>kiln-eval：已从 %2 读取 %1 保存的预测结果（使用 --no-cache 可重新评估）</translation>
+    </message>
+    <message>
+        <source>kiln-eval: evaluated and stored the predictions in %1</source>
+        <translation>kiln-eval：已完成评估，预测结果已保存到 %1</translation>
+    </message>
+    <message>
+        <source>kiln-eval: the predictions could not be stored (the report is complete): %1</source>
+        <translation>kiln-eval：无法保存预测结果（报告仍然完整）：%1</translation>
+    </message>
+    <message>
+        <source>Run the model even when stored predictions of these weights and data exist (and store the new ones).</source>
+        <translation>即使已保存这些权重和数据的预测结果，也重新运行模型（并保存新的结果）。</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -1949,6 +1965,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Explained with the run in %1</source>
         <translation>使用 %1 中的训练运行进行解释</translation>
     </message>
+    <message>
+        <source>sample %1 of %2</source>
+        <translation>%2 的样本 %1</translation>
+    </message>
 </context>
 <context>
     <name>kiln::app::WelcomePage</name>
@@ -2350,6 +2370,14 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Explain with run…</source>
         <translation>用训练运行解释…</translation>
+    </message>
+    <message>
+        <source>Explain sample %1 of %2 with the selected run, else the newest one</source>
+        <translation>用选中的运行（否则用最新的运行）解释 %2 的样本 %1</translation>
+    </message>
+    <message>
+        <source>IDX data is read into memory as a whole, not one sample at a time: explain its pictures in the Evaluate workspace, where a double click on a sample opens its explanation.</source>
+        <translation>IDX 数据是整体读入内存的，而不是逐个样本读取：请在“评估”工作区中解释这些图片，在那里双击样本即可打开其解释。</translation>
     </message>
 </context>
 <context>
@@ -5088,10 +5116,6 @@ step %3 · epoch %4
         <translation>请选择要评估的数据：图片文件夹、CSV 索引或 TFRecord 文件。</translation>
     </message>
     <message>
-        <source>Export overlays into a folder</source>
-        <translation>将叠加图导出到文件夹</translation>
-    </message>
-    <message>
         <source>Writing overlays…</source>
         <translation>正在写入叠加图…</translation>
     </message>
@@ -5259,6 +5283,71 @@ Loss: %6</source>
     <message>
         <source>Export overlays of the gallery…</source>
         <translation>导出图片集中所有图片的叠加图…</translation>
+    </message>
+</context>
+<context>
+    <name>kiln::ui::evaluate::OverlayExportDialog</name>
+    <message>
+        <source>Export overlays into a folder</source>
+        <translation>将叠加图导出到文件夹</translation>
+    </message>
+    <message>
+        <source>Export overlays</source>
+        <translation>导出叠加图</translation>
+    </message>
+    <message numerus="yes">
+        <source>Explain %n sample(s) and write each overlay as a PNG file, with overlays.csv listing them.</source>
+        <translation>
+            <numerusform>解释 %n 个样本，将每张叠加图写为 PNG 文件，并用 overlays.csv 列出它们。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Method:</source>
+        <translation>方法：</translation>
+    </message>
+    <message>
+        <source>Grad-CAM</source>
+        <translation>Grad-CAM</translation>
+    </message>
+    <message>
+        <source>Saliency (input gradient)</source>
+        <translation>显著性（输入梯度）</translation>
+    </message>
+    <message>
+        <source>Layer:</source>
+        <translation>层：</translation>
+    </message>
+    <message>
+        <source>The node whose activations Grad-CAM weighs; saliency does not use one</source>
+        <translation>Grad-CAM 对其激活加权的节点；显著性方法不使用该节点</translation>
+    </message>
+    <message>
+        <source>Grad-CAM cannot be used: %1</source>
+        <translation>无法使用 Grad-CAM：%1</translation>
+    </message>
+    <message>
+        <source>Class:</source>
+        <translation>类别：</translation>
+    </message>
+    <message>
+        <source>Predicted class</source>
+        <translation>预测的类别</translation>
+    </message>
+    <message>
+        <source>Opacity:</source>
+        <translation>不透明度：</translation>
+    </message>
+    <message>
+        <source>Folder:</source>
+        <translation>文件夹：</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
     </message>
 </context>
 <context>

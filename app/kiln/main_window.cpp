@@ -183,6 +183,7 @@ MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
         reportProblem(severity >= 2 ? ui::Severity::Error : severity == 1 ? ui::Severity::Warning : ui::Severity::Info, text);
     });
     connect(m_datasets, &ui::DatasetBrowserWidget::explainRequested, this, &MainWindow::explainPicture);
+    connect(m_datasets, &ui::DatasetBrowserWidget::explainSampleRequested, this, &MainWindow::explainDataSample);
     connect(m_datasets, &ui::DatasetBrowserWidget::dataSectionChanged, this, [this] {
         const nlohmann::json data = m_datasets->dataSection();
         replaceSection([&data](engine::io::Project& p) { p.data = data; });
@@ -1095,6 +1096,18 @@ QString MainWindow::trainingProjectPath() const {
 QDialog* MainWindow::pictureExplanation() const { return m_pictureExplanation.data(); }
 
 void MainWindow::explainPicture(const QString& picturePath) {
+    engine::api::EvaluationOptions options;
+    options.imageFiles = {picturePath.toStdString()};
+    explainSample(options, 0, QDir::toNativeSeparators(picturePath));
+}
+
+void MainWindow::explainDataSample(const QString& dataPath, qint64 sample) {
+    engine::api::EvaluationOptions options;
+    options.split = dataPath.toStdString();
+    explainSample(options, sample, tr("sample %1 of %2").arg(sample).arg(QDir::toNativeSeparators(dataPath)));
+}
+
+void MainWindow::explainSample(engine::api::EvaluationOptions options, qint64 sample, const QString& source) {
     const QString run = currentRunDir();
     if (run.isEmpty()) {
         QMessageBox box(QMessageBox::Information, tr("Explain with run"),
@@ -1105,13 +1118,10 @@ void MainWindow::explainPicture(const QString& picturePath) {
         return;
     }
     if (m_pictureExplanation) m_pictureExplanation->close();
-    engine::api::EvaluationOptions options;
     options.weights = run.toStdString();
-    options.imageFiles = {picturePath.toStdString()};
     const QString projectPath = m_document->filePath().isEmpty() ? QString() : trainingProjectPath();
-    // The class names come with the picture, read the project's way.
-    auto* dialog = new ui::evaluate::ExplanationDialog(m_document->project(), projectPath, options, 0,
-                                                       QDir::toNativeSeparators(picturePath), {}, this);
+    // The class names come with the sample, read the project's way.
+    auto* dialog = new ui::evaluate::ExplanationDialog(m_document->project(), projectPath, options, sample, source, {}, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setToolTip(tr("Explained with the run in %1").arg(QDir::toNativeSeparators(run)));
     m_pictureExplanation = dialog;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 
+#include "engine/api/evaluation.h"
 #include "engine/io/project.h"
 
 #include "ui/common/message_log.h"
@@ -95,6 +96,9 @@ public:
     // dataset browser's "Explain with run…"): the explanation dialog, or a message when the
     // project has no trained run. The dialog opened last (null when closed):
     void explainPicture(const QString& picturePath);
+    // Sample `sample` of a CSV index or TFRecord file in the project's format (the dataset
+    // browser's overview), explained with the current run as explainPicture does.
+    void explainDataSample(const QString& dataPath, qint64 sample);
     QDialog* pictureExplanation() const;
     // The export form of the Deploy workspace (null until the project has a file).
     ui::ExportDialog* deployView() const { return m_deploy; }
@@ -169,6 +173,9 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
+    // Opens the explanation dialog for sample `sample` of `options`' data with the current run
+    // (its weights are filled in here); without a trained run, a message says to train first.
+    void explainSample(engine::api::EvaluationOptions options, qint64 sample, const QString& source);
     void applyDefaultPanelSizes();
     void createWorkspaces();
     void retranslateWorkspaces();

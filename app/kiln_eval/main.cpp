@@ -2,8 +2,10 @@
 // kiln-eval: evaluates trained weights of a project on a split of its data (or other data in the
 // project's format) with the training pipeline and forward pass, and prints the report: a text
 // summary, or --json with every figure; --samples-csv writes the per-sample records; --explain
-// writes Grad-CAM or saliency overlays of the split's samples as PNG files instead. Exit 0 on
-// success, 2 on bad input (the message names the file, field or node), 1 on other failures.
+// writes Grad-CAM or saliency overlays of the split's samples as PNG files instead. The model's
+// outputs are stored beside the weights, as the studio stores them, and read back when the same
+// weights are evaluated on unchanged data (--no-cache runs the model anyway). Exit 0 on success,
+// 2 on bad input (the message names the file, field or node), 1 on other failures.
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDir>
@@ -18,6 +20,7 @@
 #include "app/common/cli.h"
 #include "app/common/error_text.h"
 #include "engine/api/evaluation.h"
+#include "engine/api/evaluation_cache.h"
 #include "engine/api/explanation.h"
 #include "engine/eval/report_json.h"
 #include "engine/io/project.h"
@@ -163,6 +166,37 @@ int explainSplit(const io::Project& project, const std::string& projectPath, con
     return 0;
 }
 
+// The model's outputs for `options`: the stored ones when these weights were evaluated on the same
+// data and model before (and `useStored`), else computed and stored for next time. Which of the
+// two is said on stderr, so that the report on stdout is the same either way. A key that cannot
+// be made (missing weights) leaves the error to predict(), which names it.
+engine::Result<api::Predictions> predictStored(const io::Project& project, const std::string& projectPath,
+                                               const api::EvaluationOptions& options, bool useStored) {
+    auto key = api::evaluationCacheKey(project, projectPath, options);
+    if (key.ok() && useStored) {
+        if (auto cached = api::loadCachedPredictions(*key)) {
+            // As this run names them, not as the run that stored them.
+            auto fresh = api::resolveWeights(options.weights);
+            if (fresh.ok()) cached->predictions.weightsPath = *fresh;
+            cached->predictions.split = options.split == "val" ? std::string("validation") : options.split;
+            printErr(Cli::tr("kiln-eval: read the stored predictions of %1 from %2 (--no-cache evaluates again)")
+                         .arg(QString::fromStdString(cached->created),
+                              QDir::toNativeSeparators(QString::fromStdString(api::evaluationCachePath(*key)))));
+            return std::move(cached->predictions);
+        }
+    }
+    auto p = api::predict(project, projectPath, options);
+    if (p.ok() && key.ok()) {
+        if (Status st = api::storeCachedPredictions(*key, *p); st.ok())
+            printErr(Cli::tr("kiln-eval: evaluated and stored the predictions in %1")
+                         .arg(QDir::toNativeSeparators(QString::fromStdString(api::evaluationCachePath(*key)))));
+        else
+            printErr(Cli::tr("kiln-eval: the predictions could not be stored (the report is complete): %1")
+                         .arg(app::ErrorText::describe(st.error())));
+    }
+    return p;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -199,8 +233,10 @@ int main(int argc, char** argv) {
                                   QStringLiteral("A"), QStringLiteral("0.5"));
     QCommandLineOption maxSamplesOpt(QStringLiteral("max-samples"), Cli::tr("Explain at most this many samples (default: all)."),
                                      QStringLiteral("N"));
+    QCommandLineOption noCacheOpt(QStringLiteral("no-cache"),
+                                  Cli::tr("Run the model even when stored predictions of these weights and data exist (and store the new ones)."));
     parser.addOptions({weightsOpt, splitOpt, jsonOpt, csvOpt, binsOpt, batchOpt, threadsOpt, explainOpt, layerOpt, classOpt,
-                       overlaysOpt, opacityOpt, maxSamplesOpt});
+                       overlaysOpt, opacityOpt, maxSamplesOpt, noCacheOpt});
     const QCommandLineOption pluginOpt = app::pluginOption();
     parser.addOption(pluginOpt);
     parser.process(app);
@@ -276,7 +312,7 @@ int main(int argc, char** argv) {
         options.threads = int(threads);
         if (batch > 0) options.batchSize = batch;
         if (parser.isSet(explainOpt)) return explainSplit(*project, projectPath, options, explain, parser.isSet(jsonOpt));
-        auto predictions = api::predict(*project, projectPath, options);
+        auto predictions = predictStored(*project, projectPath, options, !parser.isSet(noCacheOpt));
         if (!predictions.ok()) return fail(predictions.error(), &project.value());
         auto report = api::evaluate(*predictions, int(bins));
         if (!report.ok()) return fail(report.error());

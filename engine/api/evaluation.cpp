@@ -109,7 +109,20 @@ Result<SplitRun> runSplit(const io::Project& project, const std::string& project
         }
         return {};
     };
-    KILN_ASSIGN(PreparedTraining prepared, prepareTraining(project, projectPath, setup));
+    KILN_ASSIGN(PreparedModel model, prepareModel(project, projectPath, setup));
+    // Other data's labels are checked against the model's classes (the first loss's).
+    if (!replacement.path.empty() && !model.config.losses.empty()) {
+        const auto& loss = model.config.losses.front();
+        const int node = model.model.graph.find(loss.spec.output);
+        if (node >= 0) {
+            const int64_t width = model.model.nodes[static_cast<size_t>(node)].output.numelFrom(1);
+            if (loss.spec.type == "SparseCategoricalCrossentropy") replacement.classes = width;
+            else if (loss.spec.type == "BinaryCrossentropy" && width == 1) replacement.classes = 2;
+            replacement.labelColumn = loss.target;
+        }
+    }
+    setup.testReplacement = replacement;
+    KILN_ASSIGN(PreparedTraining prepared, prepareTraining(project, projectPath, std::move(model), setup));
     auto& trainer = prepared.trainer;
     out.classNames = trainer->data().classNames;
     if (classNames != nullptr) *classNames = out.classNames;

@@ -7,6 +7,7 @@
 // the bytes left, so a damaged file reads as "no stored result".
 #include "engine/api/evaluation_cache.h"
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "engine/data/sources.h"
 #include "engine/store/run_store.h"
 
 namespace kiln::engine::api {
@@ -34,28 +36,48 @@ int64_t modifiedNs(const fs::path& p) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-// Stamps of a file (size and modification time) or a folder (the modification times of it and of
-// its folders two levels down: adding, removing or renaming a picture in a class folder changes
-// them; the files themselves are not read).
-void stamp(const fs::path& p, std::string& out) {
+// What the data fingerprint is made of: one line per file (path, size, modification time), and
+// the files themselves, hashed when the set is small enough to read quickly.
+struct Stamps {
+    std::vector<std::string> lines;
+    std::vector<fs::path> files;
+    uintmax_t bytes = 0;
+};
+
+void stampFile(const fs::path& p, Stamps& out) {
+    std::error_code ec;
+    const uintmax_t size = fs::file_size(p, ec);
+    if (ec) return;
+    out.lines.push_back("f|" + p.string() + "|" + std::to_string(size) + "|" + std::to_string(modifiedNs(p)));
+    out.files.push_back(p);
+    out.bytes += size;
+}
+
+// A file, or every file below a folder (at any depth; files and folders whose names start with
+// "." are left out, as the data sources leave them out): adding, removing, renaming or rewriting a
+// picture changes the stamps. Folders alone carry no stamp of their own.
+void stamp(const fs::path& p, Stamps& out) {
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) {
-        out += "f|" + p.string() + "|" + std::to_string(fs::file_size(p, ec)) + "|" + std::to_string(modifiedNs(p)) + "\n";
+        stampFile(p, out);
         return;
     }
     if (!fs::is_directory(p, ec)) return;
-    out += "d|" + p.string() + "|" + std::to_string(modifiedNs(p)) + "\n";
     fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec);
     for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (it.depth() >= 1) it.disable_recursion_pending();
+        const std::string name = it->path().filename().string();
         std::error_code e2;
-        if (it->is_directory(e2)) out += "d|" + it->path().string() + "|" + std::to_string(modifiedNs(it->path())) + "\n";
+        if (!name.empty() && name[0] == '.') {
+            if (it->is_directory(e2)) it.disable_recursion_pending();
+            continue;
+        }
+        if (it->is_regular_file(e2)) stampFile(it->path(), out);
     }
 }
 
 // Every string of the data section that names an existing file or folder (paths of sources,
 // class-name files, ...), stamped.
-void stampPaths(const nlohmann::json& j, const std::string& projectPath, const fs::path& projectDir, std::string& out) {
+void stampPaths(const nlohmann::json& j, const std::string& projectPath, const fs::path& projectDir, Stamps& out) {
     if (j.is_object() || j.is_array()) {
         for (const auto& v : j) stampPaths(v, projectPath, projectDir, out);
         return;
@@ -68,6 +90,46 @@ void stampPaths(const nlohmann::json& j, const std::string& projectPath, const f
     // The project's own folder changes whenever a file is saved beside the project.
     if (!projectDir.empty() && fs::equivalent(p, projectDir, ec)) return;
     if (fs::exists(p, ec)) stamp(p, out);
+}
+
+// The pictures and tensor files a CSV index names (they live outside the index file).
+void stampCsvIndex(const std::string& path, const std::string& splitColumn, Stamps& out) {
+    data::CsvIndexSource::Options o;
+    o.splitColumn = splitColumn;
+    auto src = data::CsvIndexSource::open(path, o);
+    // Other data need not carry the project's split column (as evaluation reads it).
+    if (!src.ok() && !splitColumn.empty()) src = data::CsvIndexSource::open(path);
+    if (!src.ok()) return;  // evaluation reports the error, naming the file
+    std::error_code ec;
+    for (int64_t i = 0; i < (*src)->size(); ++i) {
+        const fs::path f = (*src)->origin(i);
+        if (fs::is_regular_file(f, ec)) stampFile(f, out);
+    }
+}
+
+// The fingerprint text: the sorted stamps, then a hash of each file's bytes when the files are
+// few and small enough (kHashedBytes, kHashedFiles): a picture rewritten within the file
+// system's time resolution, or copied with its old time kept, is noticed too. Measured on the
+// 2-core build machine under load: 20,000 pictures (11 MiB) take about 0.13 s to stamp and
+// 0.25 s more to hash; 50 MiB in two files 0.22 s to hash.
+std::string fingerprintText(Stamps& s) {
+    std::sort(s.lines.begin(), s.lines.end());
+    s.lines.erase(std::unique(s.lines.begin(), s.lines.end()), s.lines.end());
+    std::string out;
+    for (const auto& l : s.lines) out += l + "\n";
+    std::sort(s.files.begin(), s.files.end());
+    s.files.erase(std::unique(s.files.begin(), s.files.end()), s.files.end());
+    if (s.bytes > kHashedBytes || s.files.size() > kHashedFiles) return out + "unhashed\n";
+    std::string bytes;
+    for (const auto& f : s.files) {
+        std::error_code ec;
+        std::ifstream in(f, std::ios::binary);
+        bytes.resize(static_cast<size_t>(fs::file_size(f, ec)));
+        in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        bytes.resize(static_cast<size_t>(in.gcount()));
+        out += "h|" + f.string() + "|" + store::contentHash(bytes) + "\n";
+    }
+    return out;
 }
 
 std::string isoNow(int64_t* ms) {
@@ -174,15 +236,21 @@ Result<EvaluationCacheKey> evaluationCacheKey(const io::Project& project, const 
 
     std::string data = project.data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     const fs::path projectDir = projectPath.empty() ? fs::path() : fs::absolute(projectPath, ec).parent_path().lexically_normal();
-    stampPaths(project.data, projectPath, projectDir, data);
+    Stamps stamps;
+    stampPaths(project.data, projectPath, projectDir, stamps);
+    const bool csvIndex = project.data.is_object() && project.data.value("format", std::string()) == "csv_index";
+    const std::string splitColumn = csvIndex ? project.data.value("split_column", std::string()) : std::string();
+    if (csvIndex && project.data.contains("path") && project.data["path"].is_string())
+        stampCsvIndex(io::resolveDataPath(project.data["path"].get<std::string>(), projectPath), splitColumn, stamps);
     const std::string& split = options.split;
     if (split == "test" || split == "train") key.split = split;
     else if (split == "val" || split == "validation") key.split = "validation";
     else {
         key.split = fs::absolute(io::resolveDataPath(split, projectPath), ec).lexically_normal().string();
-        stamp(key.split, data);
+        stamp(key.split, stamps);
+        if (csvIndex && fs::is_regular_file(key.split, ec)) stampCsvIndex(key.split, splitColumn, stamps);
     }
-    key.dataFingerprint = store::contentHash(data);
+    key.dataFingerprint = store::contentHash(data + fingerprintText(stamps));
 
     io::Project model;
     model.graph = project.graph;

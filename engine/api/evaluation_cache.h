@@ -2,7 +2,8 @@
 // Stored predictions of a run: evaluating the same weights on the same data again reads the
 // model's outputs from a file beside the weights instead of running the model. A stored result is
 // used only when the weights file (size, modification time and content hash), the split, the data
-// (the project's data section and the stamps of the files and folders it names) and the model
+// (the project's data section, and the size and modification time of every file it names or
+// holds in its folders, with a hash of their bytes for small sets) and the model
 // (graph, layer definitions, loss and metrics) are those it was computed from.
 #pragma once
 
@@ -22,11 +23,16 @@ struct EvaluationCacheKey {
     int64_t weightsModifiedNs = 0;  // modification time, nanoseconds since the epoch
     std::string weightsHash;        // store::contentHash of the file's bytes
     std::string split;              // "test", "validation", "train", or the absolute data path
-    std::string dataFingerprint;    // data section and the stamps of the files it names
+    std::string dataFingerprint;    // data section, stamps (and small sets: hashes) of its files
     std::string modelFingerprint;   // graph, layers, loss and metrics
 
     bool operator==(const EvaluationCacheKey&) const = default;
 };
+
+// The data's files are hashed (besides their sizes and modification times) when they hold at
+// most this many bytes and are at most this many files.
+constexpr uintmax_t kHashedBytes = uintmax_t(64) << 20;
+constexpr size_t kHashedFiles = 20000;
 
 // The format version written by storeEvaluation; files of other versions are not read.
 constexpr int kEvaluationCacheVersion = 1;

@@ -295,7 +295,20 @@ Result<DataPipelines> openDataPipelines(const json& data, const PathResolver& re
             }
             KILN_ASSIGN(parts.source[2], ImageFolderSource::open(replacement.path, o));
         } else if (format == "csv_index") {
-            KILN_ASSIGN(parts.source[2], CsvIndexSource::open(replacement.path));
+            // Other data may carry the project's split column (the project's own index, say):
+            // that column is not a variable, and every row is read.
+            CsvIndexSource::Options o;
+            if (data.contains("split_column") && data["split_column"].is_string())
+                o.splitColumn = data["split_column"].get<std::string>();
+            auto opened = CsvIndexSource::open(replacement.path, o);
+            if (!opened.ok() && !o.splitColumn.empty() && opened.error().param("reason") == "missing column")
+                opened = CsvIndexSource::open(replacement.path);
+            if (!opened.ok()) return opened.error();
+            std::shared_ptr<CsvIndexSource> other = std::move(opened.value());
+            // A label that is no class of the model would be counted in a wrong confusion
+            // matrix cell, or in none: it is refused, with its file and line.
+            KILN_TRY(other->checkClassLabels(replacement.labelColumn, replacement.classes, out.classNames));
+            parts.source[2] = std::move(other);
         } else {
             KILN_ASSIGN(auto pair, IdxSource::findPair(replacement.path));
             KILN_ASSIGN(parts.source[2], IdxSource::open(pair.first, pair.second));

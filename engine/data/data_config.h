@@ -50,6 +50,10 @@ struct TestReplacement {
     std::vector<std::string> imageFiles;
     // Or the training split itself, in order, with the evaluation transforms (no augmentation).
     bool trainingSplit = false;
+    // The model's classes, for checking the labels of other data in a CSV index: each row's
+    // `labelColumn` must be a class index below `classes`. 0: not checked (regression models).
+    int64_t classes = 0;
+    std::string labelColumn;
 };
 Result<DataPipelines> openDataPipelines(const nlohmann::json& data, const PathResolver& resolve,
                                         uint64_t seed, int64_t batchSize, const TestReplacement& replacement);

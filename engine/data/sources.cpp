@@ -4,6 +4,7 @@
 #include "engine/data/sources.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -647,6 +648,37 @@ std::vector<float> CsvIndexSource::labels() const {
     for (size_t r = 0; r < m_rows.size(); ++r)
         parseCsvNumber(m_rows[r].cells[static_cast<size_t>(cell)], &out[r]);
     return out;
+}
+
+Status CsvIndexSource::checkClassLabels(const std::string& column, int64_t classes,
+                                        const std::vector<std::string>& classNames) const {
+    const auto var = std::find_if(m_vars.begin(), m_vars.end(), [&](const Variable& v) {
+        return v.name == column && v.kind == VarKind::Number && v.cells.size() == 1;
+    });
+    if (var == m_vars.end() || classes <= 0) return okStatus();
+    const size_t cell = static_cast<size_t>(var->cells[0]);
+    for (const Row& row : m_rows) {
+        const std::string& label = row.cells[cell];
+        float value = 0;
+        parseCsvNumber(label, &value);
+        if (value >= 0 && value < static_cast<float>(classes) && value == std::floor(value)) continue;
+        std::string known;
+        if (static_cast<int64_t>(classNames.size()) == classes) {
+            for (size_t k = 0; k < classNames.size(); ++k)
+                known += (k ? ", " : "") + std::to_string(k) + " " + classNames[k];
+        } else {
+            known = "0 to " + std::to_string(classes - 1);
+        }
+        return Error(ErrorCode::DataError, "Line " + std::to_string(row.line) + ": the label \"" + label + "\" (column \"" +
+                                               column + "\") is not one of the model's " + std::to_string(classes) +
+                                               " classes (" + known + ").")
+            .withFile(m_path, row.line, static_cast<int>(cell) + 1)
+            .with("file", m_path)
+            .with("line", std::to_string(row.line))
+            .with("label", label)
+            .with("reason", "not a class of the model (" + known + ")");
+    }
+    return okStatus();
 }
 
 std::vector<int64_t> CsvIndexSource::rowsInSplit(const std::string& value) const {

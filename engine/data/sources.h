@@ -166,6 +166,11 @@ public:
     std::vector<float> labels() const override;
     // Row indices whose split cell equals `value` (needs Options::splitColumn).
     std::vector<int64_t> rowsInSplit(const std::string& value) const;
+    // Checks that every row's value of the number column `column` is a class index below
+    // `classes` (a whole number from 0). DataError naming the file, the line and the label of the
+    // first row that is not, with the classes (`classNames` when there are `classes` of them,
+    // else their indices). A source without that column is not checked.
+    Status checkClassLabels(const std::string& column, int64_t classes, const std::vector<std::string>& classNames) const;
 
 private:
     enum class VarKind { Number, Image, Tensor };

@@ -5,9 +5,11 @@
 // and on another folder, and its pictures are predicted. The JSON report's structure and its
 // consistency (accuracy is the confusion matrix's trace over its total, supports are row sums,
 // loss equals log loss) are checked, as are a TFRecord project and the exit code and message of
-// bad input.
+// bad input. Stored predictions: a second evaluation reads them and prints the same report;
+// --no-cache, touched weights, a picture rewritten in place or added make it run the model again.
 #include <QtTest>
 
+#include <QDateTime>
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -158,6 +160,86 @@ private slots:
         QCOMPARE(lines.size(), 16);
         QCOMPARE(lines[0], QStringLiteral("index,source,true,predicted,confidence,loss,correct"));
         QVERIFY2(lines[1].contains(QStringLiteral("/pics/test/")), qPrintable(lines[1]));
+    }
+
+    void storedPredictionsAreReused() {
+        // The first evaluation runs the model and stores its outputs beside the weights; the
+        // second reads them and prints the same report. Single-threaded, so that two evaluations
+        // that both run the model give the same bits.
+        const QStringList args = {m_project, QStringLiteral("--weights"), m_runDir, QStringLiteral("--json"), QStringLiteral("--threads"),
+                                  QStringLiteral("1")};
+        const QString stored = QStringLiteral("read the stored predictions");
+        const QString computed = QStringLiteral("evaluated and stored the predictions");
+        // A test picture to be rewritten in place below: other pixels, the same name and size, and
+        // even its old modification time put back. Its time is rounded to milliseconds first (what
+        // QFile can set), so that only the hash of the (small) data can notice the change.
+        const QString picture = m_dir.filePath(QStringLiteral("pics/test/grey/1.bmp"));
+        QFile file(picture);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray original = file.readAll();
+        const QDateTime originalTime = QFileInfo(picture).lastModified();
+        file.close();
+        auto rewrite = [&](const QByteArray& bytes) {
+            QFile f(picture);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QCOMPARE(f.write(bytes), qint64(bytes.size()));
+            QVERIFY(f.flush());  // before the time is set, so that the write does not change it
+            QVERIFY(f.setFileTime(originalTime, QFileDevice::FileModificationTime));
+        };
+        rewrite(original);
+        Run first = run("kiln-eval", args + QStringList{QStringLiteral("--no-cache")});
+        QVERIFY2(first.exitCode == 0, qPrintable(first.err));
+        QVERIFY2(first.err.contains(computed), qPrintable(first.err));
+        QVERIFY(QFileInfo::exists(m_runDir + QStringLiteral("/evaluations/weights.safetensors.test.kiln-eval")));
+        Run second = run("kiln-eval", args);
+        QVERIFY2(second.exitCode == 0, qPrintable(second.err));
+        QVERIFY2(second.err.contains(stored), qPrintable(second.err));
+        QCOMPARE(second.out, first.out);
+        // --no-cache runs the model again, with the same result.
+        Run forced = run("kiln-eval", args + QStringList{QStringLiteral("--no-cache")});
+        QVERIFY2(forced.err.contains(computed) && !forced.err.contains(stored), qPrintable(forced.err));
+        QCOMPARE(forced.out, first.out);
+        // The text report comes from the same stored outputs.
+        Run text = run("kiln-eval", {m_project, QStringLiteral("--weights"), m_runDir, QStringLiteral("--threads"), QStringLiteral("1")});
+        QVERIFY2(text.err.contains(stored), qPrintable(text.err));
+        QVERIFY(text.out.contains(QStringLiteral("Confusion matrix")));
+
+        const QByteArray light = bmp(kLevels[2], 1);
+        QCOMPARE(light.size(), original.size());
+        rewrite(light);
+        QCOMPARE(QFileInfo(picture).lastModified(), originalTime);
+        Run edited = run("kiln-eval", args);
+        QVERIFY2(edited.exitCode == 0, qPrintable(edited.err));
+        QVERIFY2(edited.err.contains(computed) && !edited.err.contains(stored), qPrintable(edited.err));
+        QVERIFY(parse(edited).value(QStringLiteral("loss")).toDouble() != parse(first).value(QStringLiteral("loss")).toDouble());
+        Run editedAgain = run("kiln-eval", args);
+        QVERIFY2(editedAgain.err.contains(stored), qPrintable(editedAgain.err));
+        QCOMPARE(editedAgain.out, edited.out);
+        rewrite(original);
+        Run restored = run("kiln-eval", args);
+        QVERIFY2(restored.err.contains(computed), qPrintable(restored.err));
+        QCOMPARE(restored.out, first.out);
+
+        // The weights touched (same bytes, newer time): evaluated again, same numbers.
+        QFile weights(m_runDir + QStringLiteral("/weights.safetensors"));
+        QVERIFY(weights.open(QIODevice::ReadWrite));
+        QVERIFY(weights.setFileTime(QFileInfo(weights).lastModified().addSecs(5), QFileDevice::FileModificationTime));
+        weights.close();
+        Run touched = run("kiln-eval", args);
+        QVERIFY2(touched.err.contains(computed), qPrintable(touched.err));
+        QCOMPARE(touched.out, first.out);
+        // A picture added to a class folder of other data: that data is evaluated again.
+        const QString otherArg = m_dir.filePath(QStringLiteral("other"));
+        const QStringList otherArgs = {m_project, QStringLiteral("--weights"), m_runDir, QStringLiteral("--json"), QStringLiteral("--split"), otherArg};
+        Run other1 = run("kiln-eval", otherArgs);
+        Run other2 = run("kiln-eval", otherArgs);
+        QVERIFY2(other2.err.contains(stored), qPrintable(other2.err));
+        QCOMPARE(other2.out, other1.out);
+        writeFile(otherArg + QStringLiteral("/dark/9.bmp"), bmp(kLevels[0], 99));
+        Run other3 = run("kiln-eval", otherArgs);
+        QVERIFY2(other3.err.contains(computed), qPrintable(other3.err));
+        QCOMPARE(parse(other3).value(QStringLiteral("samples")).toInt(), 10);
+        QVERIFY(QFile::remove(otherArg + QStringLiteral("/dark/9.bmp")));
     }
 
     void textReportAndOtherSplits() {

@@ -418,6 +418,33 @@ void DatasetBrowserWidget::buildUi() {
     m_overviewClasses->horizontalHeader()->setStretchLastSection(true);
     m_overviewClasses->setEditTriggers(QAbstractItemView::NoEditTriggers);
     ov->addWidget(m_overviewClasses, 2);
+    // "Explain with run…" on an overview picture: a CSV index's or TFRecord file's sample is read
+    // as other data in the project's format; IDX data is read whole into memory, so its samples
+    // are explained from the Evaluate workspace instead (the action says why).
+    m_overviewPictures->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_overviewPictures, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+        const int row = m_overviewPictures->row(m_overviewPictures->itemAt(at));
+        if (row < 0 || row >= m_overviewData.originalRecords.size()) return;
+        auto* menu = new QMenu(m_overviewPictures);
+        menu->setObjectName(QStringLiteral("sampleContextMenu"));
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        menu->setToolTipsVisible(true);
+        QAction* explain = menu->addAction(tr("Explain with run…"));
+        explain->setObjectName(QStringLiteral("explainWithRun"));
+        if (m_overviewFormat == "tfrecord" || m_overviewFormat == "csv_index") {
+            const qint64 sample = m_overviewData.originalRecords[row];
+            const QString path = m_overviewPath;
+            explain->setToolTip(tr("Explain sample %1 of %2 with the selected run, else the newest one")
+                                    .arg(sample)
+                                    .arg(QDir::toNativeSeparators(path)));
+            connect(explain, &QAction::triggered, this, [this, path, sample] { emit explainSampleRequested(path, sample); });
+        } else {
+            explain->setEnabled(false);
+            explain->setToolTip(tr("IDX data is read into memory as a whole, not one sample at a time: explain its pictures "
+                                   "in the Evaluate workspace, where a double click on a sample opens its explanation."));
+        }
+        menu->popup(m_overviewPictures->viewport()->mapToGlobal(at));
+    });
     connect(m_overviewPictures, &QListWidget::currentRowChanged, this, [this](int row) {
         if (row >= 0 && row < m_overviewData.originals.size()) augmentPicture(m_overviewData.originals[row]);
     });
@@ -1043,6 +1070,8 @@ void DatasetBrowserWidget::showSourceOverview(const nlohmann::json& data) {
         section["path"] = section["train"];
     m_left->setCurrentWidget(m_overview);
     m_overviewReady = false;
+    m_overviewFormat = format;
+    m_overviewPath = kind == Kind::Idx ? QString() : QString::fromStdString(section.value("path", std::string()));
     m_overviewSummary->setText(tr("Reading…"));
     // The folder's filters and details do not apply; the pictures go to the Augmentation tab.
     for (QComboBox* c : {m_classFilter, m_splitFilter, m_statusFilter}) c->setEnabled(false);

@@ -117,6 +117,10 @@ signals:
     void detailsPreviewReady();
     // "Explain with run…" from a picture's context menu: the picture file to explain.
     void explainRequested(const QString& picturePath);
+    // "Explain with run…" from a picture of the overview of a CSV index or TFRecord file: sample
+    // `sample` of `dataPath` (the file the overview reads, as training resolves it), read as
+    // other data in the project's format.
+    void explainSampleRequested(const QString& dataPath, qint64 sample);
 
 private:
     struct ScanOutcome {
@@ -156,6 +160,8 @@ private:
     QFutureWatcher<ImportPreview> m_overviewWatcher;
     ImportPreview m_overviewData;
     bool m_overviewReady = false;
+    std::string m_overviewFormat;  // the project's data format while the overview is shown
+    QString m_overviewPath;        // the file the overview reads (resolved)
     std::unique_ptr<QTemporaryDir> m_augmentDir;  // the picture the Augmentation tab works on
     bool m_applyingSection = false;
     bool m_transformsEdited = false;  // by the user, since the section was applied

@@ -110,6 +110,7 @@ void previewSource(const engine::data::SampleSource& source, ImportPreview& out)
                     if (!img.isNull()) {
                         out.images << scaledForDisplay(img);
                         out.originals << img;
+                        out.originalRecords << i;
                     }
                 }
             }
@@ -222,6 +223,7 @@ ImportPreview previewTfRecord(const nlohmann::json& s) {
                     if (!img.isNull() && (imageKey.empty() || imageKey == key) &&
                         out.images.size() < kPreviewPictures) {
                         out.originals << img;
+                        out.originalRecords << records;
                         out.images << img.scaled(kPictureBox, Qt::KeepAspectRatio,
                                                  img.width() < kPictureBox.width()
                                                      ? Qt::FastTransformation

@@ -33,6 +33,7 @@ struct ImportPreview {
     QVector<qint64> classCounts;  // ... and samples per class
     QVector<QImage> images;       // a few pictures, scaled for display
     QVector<QImage> originals;    // the same pictures at their own size (IDX, CSV index, TFRecord)
+    QVector<qint64> originalRecords;  // the record (row) of the source each original comes from
 };
 
 class ImportDatasetDialog : public QDialog {

@@ -38,6 +38,7 @@
 #include "ui/charts/chart_theme.h"
 #include "ui/evaluate/evaluation_models.h"
 #include "ui/evaluate/explanation_dialog.h"
+#include "ui/evaluate/overlay_export_dialog.h"
 #include "ui/evaluate/misclassified_gallery.h"
 
 namespace kiln::ui::evaluate {
@@ -437,12 +438,23 @@ bool EvaluateView::exportSamples(const QString& path, QString* error) {
     return true;
 }
 
-void EvaluateView::exportOverlays(const QList<qint64>& samples, QString folder) {
+void EvaluateView::exportOverlays(const QList<qint64>& samples) {
     if (m_exporting || samples.isEmpty() || m_shownClasses.empty()) return;
-    if (folder.isEmpty()) {
-        folder = QFileDialog::getExistingDirectory(this, tr("Export overlays into a folder"), QFileInfo(m_projectPath).absolutePath());
-        if (folder.isEmpty()) return;
-    }
+    if (m_exportDialog) m_exportDialog->close();
+    const QString proposed = QDir(QFileInfo(m_projectPath).absolutePath()).filePath(QStringLiteral("overlays"));
+    auto* dialog = new OverlayExportDialog(m_project, m_shownClasses, int(samples.size()), proposed, this);
+    m_exportDialog = dialog;
+    // Deleted once its result is read (not on close, which would come before the result).
+    connect(dialog, &QDialog::finished, this, [this, dialog, samples](int result) {
+        if (result == QDialog::Accepted) exportOverlays(samples, dialog->settings());
+        dialog->deleteLater();
+    });
+    dialog->open();
+}
+
+void EvaluateView::exportOverlays(const QList<qint64>& samples, const engine::api::OverlayExportOptions& settings) {
+    if (m_exporting || samples.isEmpty() || m_shownClasses.empty()) return;
+    const QString folder = QString::fromStdString(settings.folder);
     m_exporting = true;
     m_exportCancel = std::make_shared<std::atomic_bool>(false);
     auto* progress = new QProgressDialog(tr("Writing overlays…"), tr("Cancel"), 0, int(samples.size()), this);
@@ -457,8 +469,8 @@ void EvaluateView::exportOverlays(const QList<qint64>& samples, QString folder) 
     const auto cancel = m_exportCancel;
     connect(progress, &QProgressDialog::canceled, this, [cancel] { cancel->store(true); });
 
-    engine::api::OverlayExportOptions what;
-    what.folder = folder.toStdString();
+    engine::api::OverlayExportOptions what = settings;
+    what.samples.clear();
     for (qint64 s : samples) what.samples.push_back(s);
     const engine::io::Project project = m_project;
     const std::string projectPath = m_projectPath.toStdString();

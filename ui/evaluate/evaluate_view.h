@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "engine/api/evaluation.h"
+#include "engine/api/overlay_export.h"
 #include "engine/io/project.h"
 
 class QComboBox;
@@ -100,14 +101,18 @@ public slots:
     // Writes the samples table as shown (filtered and sorted) to a CSV file, in kiln-eval's
     // --samples-csv columns; false with the reason in `error` (naming the file) otherwise.
     bool exportSamples(const QString& path, QString* error = nullptr);
-    // Writes the Grad-CAM overlays (default layer, predicted class, opacity 0.5) of the samples of
-    // the results shown (indices in the split) into `folder` with overlays.csv, off the GUI
-    // thread, with a progress dialog whose Cancel stops it; overlaysExported() follows. With no
-    // `folder`, asks for one. The samples table's selected rows and the gallery's pictures start it
-    // from their context menus.
-    void exportOverlays(const QList<qint64>& samples, QString folder = {});
+    // Opens the overlay export dialog for samples of the results shown (indices in the split):
+    // method, Grad-CAM layer, class, opacity and folder; its Export starts the export below. The
+    // samples table's selected rows and the gallery's pictures open it from their context menus.
+    void exportOverlays(const QList<qint64>& samples);
+    // Writes the overlays of `samples` with the method, layer, class and opacity of `settings` into
+    // its folder, with overlays.csv, off the GUI thread, with a progress dialog whose Cancel stops
+    // it; overlaysExported() follows.
+    void exportOverlays(const QList<qint64>& samples, const engine::api::OverlayExportOptions& settings);
     bool exportingOverlays() const { return m_exporting; }
     QProgressDialog* overlayProgress() const;
+    // The overlay export dialog while it is open (an OverlayExportDialog), else null.
+    QDialog* overlayExportDialog() const { return m_exportDialog.data(); }
 
 signals:
     // After an evaluation ends (not for one replaced by a newer one); `message` is the error.
@@ -166,6 +171,7 @@ private:
     SampleFilterProxy* m_sampleProxy = nullptr;
     QPointer<QDialog> m_explanation;  // an ExplanationDialog
     QPointer<QProgressDialog> m_exportProgress;
+    QPointer<QDialog> m_exportDialog;
     std::shared_ptr<std::atomic_bool> m_exportCancel;
     bool m_exporting = false;
     engine::api::EvaluationOptions m_shownOptions;  // of the results on show

@@ -1,13 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // The studio window as a new user first sees it: fashion_cnn.kiln opened in a 1600x1000 window
 // shows readable cards from the model's input down, the canvas gets most of the width, the
-// overview moves the view when clicked, and Fit still shows the whole diagram.
+// overview moves the view when clicked, and Fit still shows the whole diagram. "Explain with run…"
+// on a picture of a TFRecord project's data overview explains that very record with the newest
+// run; on IDX data the action is off and says why.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_shell kiln_ui_all kiln_app_common
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
+#include <QContextMenuEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QListWidget>
+#include <QMenu>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -15,6 +24,16 @@
 #include <QToolBar>
 
 #include "app/kiln/main_window.h"
+#include "engine/api/evaluation.h"
+#include "engine/api/explanation.h"
+#include "engine/api/training_job.h"
+#include "engine/core/thread_pool.h"
+#include "engine/data/convert.h"
+#include "engine/data/sources.h"
+#include "engine/io/project.h"
+#include "ui/dataset_browser/dataset_browser_widget.h"
+#include "ui/evaluate/explanation_dialog.h"
+#include "ui/training/training_panel.h"
 #include "ui/graph_editor/canvas_minimap.h"
 #include "ui/graph_editor/editor_document.h"
 #include "ui/graph_editor/graph_editor_widget.h"
@@ -50,6 +69,15 @@ class TestMainWindow : public QObject {
 private:
     QTemporaryDir m_dir;
     QString recoveryDir() const { return m_dir.filePath(QStringLiteral("recovery")); }
+
+    // Sends a context menu event to picture `row` of the data overview; the menu's explain action.
+    static QAction* explainActionOf(QListWidget* pictures, int row) {
+        const QPoint at = pictures->visualItemRect(pictures->item(row)).center();
+        QContextMenuEvent event(QContextMenuEvent::Mouse, at, pictures->viewport()->mapToGlobal(at));
+        QApplication::sendEvent(pictures->viewport(), &event);
+        const auto menus = pictures->findChildren<QMenu*>(QStringLiteral("sampleContextMenu"));
+        return menus.isEmpty() ? nullptr : menus.last()->findChild<QAction*>(QStringLiteral("explainWithRun"));
+    }
 
 private slots:
     void initTestCase() {
@@ -151,6 +179,139 @@ private slots:
         w.resize(1400, 900);
         settle();
         QCOMPARE(view->zoom(), zoomed);
+    }
+
+    // A TFRecord project: the Data workspace shows an overview of the training file; "Explain with
+    // run…" on its third picture opens the explanation of record 2 of that file with the newest
+    // run, the same map the engine computes for that record.
+    void explainsAPictureOfTfRecordData() {
+        const QString root = m_dir.filePath(QStringLiteral("records"));
+        const char* const classes[3] = {"dark", "grey", "light"};
+        const int levels[3] = {50, 128, 205};
+        for (const char* split : {"train", "test"})
+            for (int c = 0; c < 3; ++c)
+                for (int i = 0; i < 6; ++i) {
+                    const QString file = QStringLiteral("%1/pics/%2/%3/%4.png").arg(root, QLatin1String(split), QLatin1String(classes[c])).arg(i);
+                    QDir().mkpath(QFileInfo(file).absolutePath());
+                    QImage image(8, 8, QImage::Format_RGB888);
+                    for (int y = 0; y < 8; ++y)
+                        for (int x = 0; x < 8; ++x) {
+                            const int v = std::clamp(levels[c] + ((x * 7 + y * 13 + i * 29) % 61) - 30, 0, 255);
+                            image.setPixelColor(x, y, QColor(v, v, std::clamp(v + x * 6 - 20, 0, 255)));
+                        }
+                    QVERIFY(image.save(file, "PNG"));
+                }
+        for (const char* split : {"train", "test"}) {
+            auto source = kiln::engine::data::ImageFolderSource::open(QStringLiteral("%1/pics/%2").arg(root, QLatin1String(split)).toStdString());
+            QVERIFY(source.ok());
+            auto written = kiln::engine::data::convertToTfRecord(**source, QStringLiteral("%1/%2.tfrecord").arg(root, QLatin1String(split)).toStdString(), {});
+            QVERIFY2(written.ok(), written.ok() ? "" : written.error().toString().c_str());
+        }
+        const std::string text = R"({"format": "kiln-project", "version": 2, "name": "records",
+          "graph": {"nodes": [
+            {"name": "image", "op": "Input", "attrs": {"shape": [8, 8, 3]}},
+            {"name": "conv", "op": "Conv2D", "inputs": ["image"], "attrs": {"filters": 4, "kernel_size": [3, 3], "padding": "same", "activation": "relu"}},
+            {"name": "flat", "op": "Flatten", "inputs": ["conv"]},
+            {"name": "logits", "op": "Dense", "inputs": ["flat"], "attrs": {"units": 3}}]},
+          "data": {"format": "tfrecord", "train": "train.tfrecord", "test": "test.tfrecord", "class_names": ["dark", "grey", "light"],
+                   "transforms": [{"type": "normalize", "preset": "symmetric"}]},
+          "training": {"epochs": 3, "batch_size": 6, "seed": 5, "optimizer": {"type": "adam", "learning_rate": 0.02},
+            "loss": {"type": "SparseCategoricalCrossentropy", "from_logits": true}, "metrics": ["accuracy"]}})";
+        const QString path = root + QStringLiteral("/records.kiln");
+        auto project = kiln::engine::io::parseProject(text, path.toStdString());
+        QVERIFY(project.ok());
+        QVERIFY(kiln::engine::io::saveProject(*project, path.toStdString()).ok());
+        // One completed run, recorded in the project's run history as the studio records it.
+        kiln::engine::api::TrainingOptions training;
+        training.runDir = (root + QStringLiteral("/runs/first")).toStdString();
+        training.runName = "first";
+        auto job = kiln::engine::api::TrainingJob::prepare(*project, path.toStdString(), training);
+        QVERIFY2(job.ok(), job.ok() ? "" : job.error().toString().c_str());
+        auto outcome = (*job)->run({});
+        QVERIFY2(outcome.ok(), outcome.ok() ? "" : outcome.error().toString().c_str());
+
+        MainWindow w(recoveryDir());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openProject(path));
+        w.setWorkspace(MainWindow::Workspace::Data);
+        settle();
+        DatasetBrowserWidget* browser = w.datasetBrowser();
+        QVERIFY(browser);
+        QTRY_VERIFY_WITH_TIMEOUT(browser->sourceOverview() != nullptr, 60000);
+        QVERIFY(browser->overviewShown());
+        QListWidget* pictures = browser->overviewPictures();
+        QTRY_VERIFY(pictures->count() >= 3);
+        QVERIFY(pictures->isVisible());
+        // The run history has loaded the run (else a message would say to train first).
+        QTRY_VERIFY_WITH_TIMEOUT(!w.trainingPanel()->runForEvaluation().isEmpty(), 30000);
+        QAction* explain = explainActionOf(pictures, 2);
+        QVERIFY(explain);
+        QCOMPARE(explain->text(), QStringLiteral("Explain with run…"));
+        QVERIFY(explain->isEnabled());
+        QVERIFY2(explain->toolTip().contains(QStringLiteral("train.tfrecord")), qPrintable(explain->toolTip()));
+        explain->trigger();
+        static_cast<QMenu*>(explain->parent())->close();
+        QTRY_VERIFY(w.pictureExplanation() != nullptr);
+        auto* dialog = qobject_cast<kiln::ui::evaluate::ExplanationDialog*>(w.pictureExplanation());
+        QVERIFY(dialog);
+        QVERIFY2(dialog->windowTitle().contains(QStringLiteral("sample 2 of")), qPrintable(dialog->windowTitle()));
+        QVERIFY(dialog->windowTitle().contains(QStringLiteral("train.tfrecord")));
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->busy() && !dialog->heatmap().values.empty(), 60000);
+        QVERIFY2(dialog->errorText().isEmpty(), qPrintable(dialog->errorText()));
+        QCOMPARE(dialog->heatmap().height, int64_t(8));
+        QVERIFY(!dialog->overlay().isNull());
+        auto* names = dialog->findChild<QComboBox*>(QStringLiteral("explainClass"));
+        QVERIFY(names);
+        QCOMPARE(names->count(), 4);  // the predicted class, then the project's three classes
+        QVERIFY(names->itemText(1).startsWith(QStringLiteral("dark")));
+
+        // The same map as the engine's for record 2 of the training file, with the run's weights.
+        kiln::engine::api::EvaluationOptions options;
+        options.weights = outcome->runDir;
+        options.split = (root + QStringLiteral("/train.tfrecord")).toStdString();
+        kiln::engine::ThreadPool pool(1);
+        auto explainer = kiln::engine::api::Explainer::create(*project, options.weights, pool);
+        QVERIFY(explainer.ok());
+        kiln::engine::api::Heatmap expected;
+        const auto st = kiln::engine::api::forEachSample(*project, path.toStdString(), options,
+                                                         [&](const kiln::engine::api::SampleInput& s) -> kiln::engine::Result<bool> {
+            if (s.index < 2) return true;
+            KILN_ASSIGN(expected, (*explainer)->explain(s.data.data(), kiln::engine::api::ExplainMethod::GradCam));
+            return false;
+        });
+        QVERIFY2(st.ok(), st.ok() ? "" : st.error().toString().c_str());
+        QCOMPARE(dialog->heatmap().predictedClass, expected.predictedClass);
+        QCOMPARE(dialog->heatmap().scores.size(), expected.scores.size());
+        for (size_t k = 0; k < expected.scores.size(); ++k) QVERIFY(std::abs(dialog->heatmap().scores[k] - expected.scores[k]) < 1e-4f);
+        QCOMPARE(dialog->heatmap().values.size(), expected.values.size());
+        for (size_t k = 0; k < expected.values.size(); ++k) QVERIFY(std::abs(dialog->heatmap().values[k] - expected.values[k]) < 1e-4f);
+        dialog->close();
+    }
+
+    // IDX data (the Fashion-MNIST example) is read whole into memory: the action is there but off,
+    // and its tooltip says where these pictures are explained instead.
+    void idxOverviewSaysWhyItCannotExplain() {
+        const QString data = qEnvironmentVariable("KILN_DATA", QDir::homePath() + QStringLiteral("/.cache/kiln/data"));
+        if (!QFileInfo::exists(data + QStringLiteral("/fashion-mnist/train-images-idx3-ubyte.gz")))
+            QSKIP("Fashion-MNIST is not fetched (tools/fetch_data.sh)");
+        MainWindow w(recoveryDir());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openExample(QStringLiteral(KILN_SOURCE_DIR "/resources/examples/fashion_mlp.kiln")));
+        w.setWorkspace(MainWindow::Workspace::Data);
+        settle();
+        DatasetBrowserWidget* browser = w.datasetBrowser();
+        QTRY_VERIFY_WITH_TIMEOUT(browser->sourceOverview() != nullptr, 120000);
+        QListWidget* pictures = browser->overviewPictures();
+        QTRY_VERIFY(pictures->count() >= 1);
+        QAction* explain = explainActionOf(pictures, 0);
+        QVERIFY(explain);
+        QVERIFY(!explain->isEnabled());
+        QVERIFY2(explain->toolTip().contains(QStringLiteral("Evaluate workspace")), qPrintable(explain->toolTip()));
+        static_cast<QMenu*>(explain->parent())->close();
     }
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Stored predictions of a run: a small table project is trained, evaluated and stored; the stored
 // predictions read back equal to the computed ones, and are refused (stale) once the weights file,
-// the data file, the split or the model changes, or when the file is damaged or of another version.
+// the data file (even rewritten with its size and time kept), any file of a data folder, the split
+// or the model changes, or when the file is damaged or of another version.
 #include <QtTest>
 
 #include <filesystem>
@@ -224,6 +225,52 @@ private slots:
         auto lrKey = api::evaluationCacheKey(lr, m_projectPath, options());
         QVERIFY(lrKey.ok());
         QCOMPARE(lrKey->modelFingerprint, key->modelFingerprint);
+    }
+
+    void rewriteKeepingSizeAndTimeIsStale() {
+        // The data file rewritten in place with one digit changed (same size) and its old
+        // modification time put back: only the hash of the small data set can tell.
+        auto key = api::evaluationCacheKey(m_project, m_projectPath, options());
+        QVERIFY(key.ok());
+        const fs::path csv = m_dir / "blobs.csv";
+        const std::string original = readAll(csv);
+        const auto time = fs::last_write_time(csv);
+        std::string changed = original;
+        const size_t digit = changed.find_first_of("123456789");
+        QVERIFY(digit != std::string::npos);
+        changed[digit] = changed[digit] == '9' ? '8' : char(changed[digit] + 1);
+        writeAll(csv, changed);
+        fs::last_write_time(csv, time);
+        auto changedKey = api::evaluationCacheKey(m_project, m_projectPath, options());
+        QVERIFY(changedKey.ok());
+        QVERIFY(changedKey->dataFingerprint != key->dataFingerprint);
+        writeAll(csv, original);
+        fs::last_write_time(csv, time);
+        auto restored = api::evaluationCacheKey(m_project, m_projectPath, options());
+        QVERIFY(restored.ok());
+        QCOMPARE(restored->dataFingerprint, key->dataFingerprint);
+    }
+
+    void everyFileOfAFolderIsStamped() {
+        // Other data given as a folder: a file three levels down rewritten with another size
+        // changes the key, and so does one renamed; a hidden file does not.
+        const fs::path folder = m_dir / "deep";
+        fs::create_directories(folder / "a" / "b" / "c");
+        writeAll(folder / "a" / "b" / "c" / "x.png", "first");
+        auto key = api::evaluationCacheKey(m_project, m_projectPath, options(folder.string()));
+        QVERIFY(key.ok());
+        writeAll(folder / "a" / "b" / "c" / "x.png", "second!");
+        auto resized = api::evaluationCacheKey(m_project, m_projectPath, options(folder.string()));
+        QVERIFY(resized.ok());
+        QVERIFY(resized->dataFingerprint != key->dataFingerprint);
+        fs::rename(folder / "a" / "b" / "c" / "x.png", folder / "a" / "b" / "c" / "y.png");
+        auto renamed = api::evaluationCacheKey(m_project, m_projectPath, options(folder.string()));
+        QVERIFY(renamed.ok());
+        QVERIFY(renamed->dataFingerprint != resized->dataFingerprint);
+        writeAll(folder / "a" / ".hidden", "ignored");
+        auto hidden = api::evaluationCacheKey(m_project, m_projectPath, options(folder.string()));
+        QVERIFY(hidden.ok());
+        QCOMPARE(hidden->dataFingerprint, renamed->dataFingerprint);
     }
 
     void damagedOrOtherVersionIsNotRead() {

@@ -4,7 +4,8 @@
 // files. Checks the misclassified gallery and the samples table's thumbnail column for both
 // (the folder's files themselves; pictures drawn from the model's input for TFRecord), other data
 // chosen in the view with real clicks (a folder in the project's layout, a folder with an unknown
-// class), the batch export of Grad-CAM overlays (files, index CSV, cancel), and "Explain with
+// class, a CSV index with a label that is no class of the model), the batch export of overlays through its dialog (Grad-CAM and saliency, each file
+// equal to the engine's overlay of its sample; index CSV, cancel), and "Explain with
 // run…" from the dataset browser's context menu with an explanation of a single picture.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_training
@@ -27,7 +28,9 @@
 
 #include <random>
 
+#include "engine/api/explanation.h"
 #include "engine/api/overlay_export.h"
+#include "engine/core/thread_pool.h"
 #include "engine/api/training_job.h"
 #include "engine/data/convert.h"
 #include "engine/data/sources.h"
@@ -279,6 +282,108 @@ private slots:
         QVERIFY(view.findChild<QLabel*>(QStringLiteral("evalStatus"))->text().contains(QStringLiteral("Choose the data")));
     }
 
+    // Other data of a CSV index project: its labels are class indices, and one that is not a class
+    // of the model is refused with the file, line and label, before anything is shown.
+    void otherCsvIndexLabelsAreChecked() {
+        QString index = QStringLiteral("image,label\n");
+        for (const char* split : {"train", "val"})
+            for (int c = 0; c < 3; ++c)
+                for (int i = 0; i < 5; ++i)
+                    index += QStringLiteral("pics/%1/%2/%3.png,%4\n").arg(QLatin1String(split), QLatin1String(kClasses[c])).arg(i).arg(c);
+        auto write = [&](const QString& name, const QString& text) {
+            QFile f(m_dir.filePath(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text.toUtf8());
+        };
+        write(QStringLiteral("index.csv"), index);
+        engine::io::Project project = pictureProject(R"({"format": "csv_index", "path": "index.csv", "split": {"validation": 0.2, "test": 0.2},
+            "class_names": ["dark", "grey", "light"], "transforms": [{"type": "normalize", "preset": "symmetric"}]})");
+        const QString projectPath = m_dir.filePath(QStringLiteral("indexed.kiln"));
+        QVERIFY(engine::io::saveProject(project, projectPath.toStdString()).ok());
+        const QString run = kiln::test::trainRun(project, projectPath, m_dir.filePath(QStringLiteral("runs/indexed")), "indexed");
+        QVERIFY(!run.isEmpty());
+        // Other data: the test pictures, one of them labelled 7 (line 4), one 3 (line 6).
+        QString other = QStringLiteral("image,label\n");
+        for (int c = 0; c < 3; ++c)
+            for (int i = 0; i < 2; ++i)
+                other += QStringLiteral("pics/test/%1/%2.png,%3\n").arg(QLatin1String(kClasses[c])).arg(i).arg(c);
+        write(QStringLiteral("other.csv"), other);
+        QStringList lines = other.split(QLatin1Char('\n'));
+        lines[3] = lines[3].left(lines[3].lastIndexOf(QLatin1Char(','))) + QStringLiteral(",7");
+        lines[5] = lines[5].left(lines[5].lastIndexOf(QLatin1Char(','))) + QStringLiteral(",3");
+        write(QStringLiteral("odd.csv"), lines.join(QLatin1Char('\n')));
+
+        EvaluateView view;
+        view.resize(1200, 700);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setProject(project, projectPath);
+        view.setWeights(run);
+        auto* split = view.findChild<QComboBox*>(QStringLiteral("evalSplit"));
+        auto* path = view.findChild<QLineEdit*>(QStringLiteral("evalDataPath"));
+        QVERIFY(split && path);
+        split->setFocus();
+        QTest::keyClick(split, Qt::Key_End);  // other data
+        QTest::keyClicks(path, m_dir.filePath(QStringLiteral("other.csv")));
+        QString error;
+        QVERIFY2(evaluateWithClick(view, &error), qPrintable(error));
+        QCOMPARE(view.sampleModel()->rowCount(), 6);
+        qint64 total = 0;
+        for (int t = 0; t < 3; ++t) {
+            qint64 row = 0;
+            for (int p = 0; p < 3; ++p) row += view.confusionModel()->index(t, p).data().toLongLong();
+            QCOMPARE(row, qint64(2));  // two samples of each class, as labelled
+            total += row;
+        }
+        QCOMPARE(total, qint64(6));
+        // Stored, and read back; a picture the index lists, rewritten, makes it evaluate again.
+        QVERIFY(evaluateWithClick(view, &error));
+        QVERIFY(view.shownFromCache());
+        writePicture(m_dir.filePath(QStringLiteral("pics/test/grey/1.png")), kLevels[1], 4242);
+        QVERIFY(evaluateWithClick(view, &error));
+        QVERIFY(!view.shownFromCache());
+
+        const QString odd = m_dir.filePath(QStringLiteral("odd.csv"));
+        path->clear();
+        QTest::keyClicks(path, odd);
+        QVERIFY(!evaluateWithClick(view, &error));
+        QVERIFY2(error.contains(odd + QStringLiteral(":4")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("\"7\"")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("0 dark, 1 grey, 2 light")), qPrintable(error));
+        QCOMPARE(view.sampleModel()->rowCount(), 0);
+        QVERIFY(view.findChild<QLabel*>(QStringLiteral("evalStatus"))->text().contains(odd + QStringLiteral(":4")));
+        // The same refusal from kiln-eval's code path, with the error's parts.
+        engine::api::EvaluationOptions options;
+        options.weights = run.toStdString();
+        options.split = odd.toStdString();
+        auto p = engine::api::predict(project, projectPath.toStdString(), options);
+        QVERIFY(!p.ok());
+        QCOMPARE(p.error().code, engine::ErrorCode::DataError);
+        QCOMPARE(p.error().file, odd.toStdString());
+        QCOMPARE(p.error().line, 4);
+        QCOMPARE(p.error().param("label"), std::string("7"));
+
+        // A project whose index names each row's split: its own index (split column included) can
+        // be evaluated as other data, every row of it; an index without that column too.
+        QString splitIndex = QStringLiteral("image,label,split\n");
+        const QStringList rows = other.trimmed().split(QLatin1Char('\n')).mid(1);
+        for (int r = 0; r < rows.size(); ++r) splitIndex += rows[r] + (r % 2 ? QStringLiteral(",train\n") : QStringLiteral(",test\n"));
+        write(QStringLiteral("split.csv"), splitIndex);
+        engine::io::Project withSplit = project;
+        withSplit.data["path"] = "split.csv";
+        withSplit.data["split_column"] = "split";
+        withSplit.data.erase("split");
+        options.split = m_dir.filePath(QStringLiteral("split.csv")).toStdString();
+        auto all = engine::api::predict(withSplit, projectPath.toStdString(), options);
+        QVERIFY2(all.ok(), all.ok() ? "" : all.error().toString().c_str());
+        QCOMPARE(all->samples, int64_t(6));
+        options.split = m_dir.filePath(QStringLiteral("other.csv")).toStdString();
+        auto plain = engine::api::predict(withSplit, projectPath.toStdString(), options);
+        QVERIFY2(plain.ok(), plain.ok() ? "" : plain.error().toString().c_str());
+        QCOMPARE(plain->samples, int64_t(6));
+        QVERIFY(plain->outputs == all->outputs);  // the same pictures in the same order
+    }
+
     // Overlays of selected samples into a folder, with the index CSV.
     void exportsOverlays() {
         EvaluateView view;
@@ -296,49 +401,135 @@ private slots:
         QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::ShiftModifier,
                           table->visualRect(proxy->index(2, SampleTableModel::Source)).center());
         QCOMPARE(table->selectionModel()->selectedRows().size(), 3);
-        const QPoint at = table->visualRect(proxy->index(1, SampleTableModel::Source)).center();
-        QContextMenuEvent menuEvent(QContextMenuEvent::Mouse, at, table->viewport()->mapToGlobal(at));
-        QApplication::sendEvent(table->viewport(), &menuEvent);
-        auto* menu = table->findChild<QMenu*>(QStringLiteral("sampleMenu"));
-        QVERIFY(menu);
-        auto* action = menu->findChild<QAction*>(QStringLiteral("exportSelectedOverlays"));
-        QVERIFY(action);
-        QVERIFY(action->text().contains(QStringLiteral("3")));
-        menu->close();
-
+        // The context menu of the selection (a new one each time; a closed one is deleted).
+        auto exportAction = [&]() -> QAction* {
+            for (int i = 0; i < 100 && table->findChild<QMenu*>(QStringLiteral("sampleMenu")); ++i) {
+                QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+                QTest::qWait(20);
+            }
+            if (table->findChild<QMenu*>(QStringLiteral("sampleMenu"))) return nullptr;
+            const QPoint at = table->visualRect(proxy->index(1, SampleTableModel::Source)).center();
+            QContextMenuEvent menuEvent(QContextMenuEvent::Mouse, at, table->viewport()->mapToGlobal(at));
+            QApplication::sendEvent(table->viewport(), &menuEvent);
+            auto* menu = table->findChild<QMenu*>(QStringLiteral("sampleMenu"));
+            return menu ? menu->findChild<QAction*>(QStringLiteral("exportSelectedOverlays")) : nullptr;
+        };
+        QAction* first = exportAction();
+        QVERIFY(first);
+        QVERIFY(first->text().contains(QStringLiteral("3")));
+        static_cast<QMenu*>(first->parent())->close();
         QList<qint64> samples;
         for (int r = 0; r < 3; ++r) samples << proxy->index(r, SampleTableModel::Index).data().toLongLong();
-        const QString folder = m_dir.filePath(QStringLiteral("overlays"));
-        QSignalSpy exported(&view, &EvaluateView::overlaysExported);
-        view.exportOverlays(samples, folder);
-        QVERIFY(view.exportingOverlays());
-        QVERIFY(view.overlayProgress() != nullptr);
-        QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, 120000);
-        QVERIFY2(exported.first().at(0).toBool(), qPrintable(exported.first().at(3).toString()));
-        QCOMPARE(exported.first().at(1).toInt(), 3);
-        QVERIFY(!exported.first().at(2).toBool());
-        QFile csv(folder + QStringLiteral("/overlays.csv"));
-        QVERIFY(csv.open(QIODevice::ReadOnly));
-        const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
-        QCOMPARE(lines.size(), 4);
-        QCOMPARE(lines[0], QStringLiteral("index,source,true_class,predicted_class,explained_class,score,file"));
         std::sort(samples.begin(), samples.end());
-        for (int i = 0; i < 3; ++i) {
-            const QStringList fields = lines[i + 1].split(QLatin1Char(','));
-            QCOMPARE(fields[0].toLongLong(), samples[i]);
-            QVERIFY(fields[1].contains(QStringLiteral("pics/test/")));
-            QCOMPARE(fields[3], fields[4]);  // the predicted class is explained
-            const QImage overlay(folder + QLatin1Char('/') + fields[6]);
-            QCOMPARE(overlay.size(), QSize(8, 8));
+
+        // The action opens the export dialog: Grad-CAM at the default layer, the predicted class,
+        // opacity 0.5 and a folder beside the project proposed. Export writes them.
+        QSignalSpy exported(&view, &EvaluateView::overlaysExported);
+        auto exportWithDialog = [&](const QString& folder, bool saliency) {
+            QVERIFY(!view.overlayExportDialog());
+            QAction* action = exportAction();
+            QVERIFY(action);
+            action->trigger();
+            static_cast<QMenu*>(action->parent())->close();
+            QDialog* dialog = view.overlayExportDialog();
+            QVERIFY(dialog);
+            QTRY_VERIFY(dialog->isVisible());
+            auto* method = dialog->findChild<QComboBox*>(QStringLiteral("exportMethod"));
+            auto* layer = dialog->findChild<QComboBox*>(QStringLiteral("exportLayer"));
+            auto* cls = dialog->findChild<QComboBox*>(QStringLiteral("exportClass"));
+            auto* path = dialog->findChild<QLineEdit*>(QStringLiteral("exportFolder"));
+            auto* start = dialog->findChild<QPushButton*>(QStringLiteral("exportStart"));
+            QVERIFY(method && layer && cls && path && start);
+            QCOMPARE(method->currentText(), QStringLiteral("Grad-CAM"));
+            QCOMPARE(layer->count(), 1);  // the one node with a 4-D output
+            QCOMPARE(layer->currentText(), QStringLiteral("conv"));
+            QVERIFY(layer->isEnabled());
+            QCOMPARE(cls->count(), 4);  // the predicted class, then the three classes
+            QCOMPARE(cls->currentIndex(), 0);
+            QVERIFY(path->text().endsWith(QStringLiteral("overlays")));
+            if (saliency) {
+                method->setFocus();
+                QTest::keyClick(method, Qt::Key_Down);
+                QCOMPARE(method->currentText(), QStringLiteral("Saliency (input gradient)"));
+                QVERIFY(!layer->isEnabled());
+            }
+            path->selectAll();
+            QTest::keyClick(path, Qt::Key_Delete);
+            QVERIFY(!start->isEnabled());  // no folder, no export
+            QTest::keyClicks(path, folder);
+            QVERIFY(start->isEnabled());
+            const int before = exported.count();
+            QTest::mouseClick(start, Qt::LeftButton);
+            QVERIFY(view.exportingOverlays());
+            QVERIFY(view.overlayProgress() != nullptr);
+            QTRY_COMPARE_WITH_TIMEOUT(exported.count(), before + 1, 120000);
+            QVERIFY2(exported.last().at(0).toBool(), qPrintable(exported.last().at(3).toString()));
+            QCOMPARE(exported.last().at(1).toInt(), 3);
+            QVERIFY(!exported.last().at(2).toBool());
+            QTRY_VERIFY(!view.overlayExportDialog());
+        };
+        const QString folder = m_dir.filePath(QStringLiteral("overlays"));
+        const QString salient = m_dir.filePath(QStringLiteral("overlays-saliency"));
+        exportWithDialog(folder, false);
+        exportWithDialog(salient, true);
+
+        // The pictures written are the overlays of the chosen method, as the engine computes them
+        // for those samples: Grad-CAM in one folder, saliency in the other, and the two differ.
+        engine::api::EvaluationOptions options;
+        options.weights = m_folderRun.toStdString();
+        engine::ThreadPool pool(1);
+        auto explainer = engine::api::Explainer::create(m_folder, options.weights, pool);
+        QVERIFY(explainer.ok());
+        std::map<int64_t, std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> expected;  // Grad-CAM, saliency
+        const auto status = engine::api::forEachSample(m_folder, m_folderPath.toStdString(), options,
+                                                       [&](const engine::api::SampleInput& s) -> engine::Result<bool> {
+            if (samples.contains(s.index)) {
+                const auto picture = engine::api::pictureRgb(s.data.data(), 8, 8, 3);
+                KILN_ASSIGN(auto g, (*explainer)->explain(s.data.data(), engine::api::ExplainMethod::GradCam, "conv"));
+                KILN_ASSIGN(auto v, (*explainer)->explain(s.data.data(), engine::api::ExplainMethod::Saliency));
+                expected[s.index] = {engine::api::overlayRgb(picture, g, 0.5f), engine::api::overlayRgb(picture, v, 0.5f)};
+            }
+            return s.index < samples.last();
+        });
+        QVERIFY2(status.ok(), status.ok() ? "" : status.error().toString().c_str());
+        QCOMPARE(expected.size(), size_t(3));
+        auto rgb = [](const QString& file) {
+            QImage image = QImage(file).convertToFormat(QImage::Format_RGB888);
+            std::vector<uint8_t> out;
+            for (int y = 0; y < image.height(); ++y)
+                out.insert(out.end(), image.constScanLine(y), image.constScanLine(y) + image.width() * 3);
+            return out;
+        };
+        int differing = 0;
+        for (const QString& dir : {folder, salient}) {
+            QFile csv(dir + QStringLiteral("/overlays.csv"));
+            QVERIFY(csv.open(QIODevice::ReadOnly));
+            const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
+            QCOMPARE(lines.size(), 4);
+            QCOMPARE(lines[0], QStringLiteral("index,source,true_class,predicted_class,explained_class,score,file"));
+            for (int i = 0; i < 3; ++i) {
+                const QStringList fields = lines[i + 1].split(QLatin1Char(','));
+                QCOMPARE(fields[0].toLongLong(), samples[i]);
+                QVERIFY(fields[1].contains(QStringLiteral("pics/test/")));
+                QCOMPARE(fields[3], fields[4]);  // the predicted class is explained
+                const QString file = dir + QLatin1Char('/') + fields[6];
+                QCOMPARE(QImage(file).size(), QSize(8, 8));
+                const auto& [gradCam, saliency] = expected[samples[i]];
+                QVERIFY(rgb(file) == (dir == folder ? gradCam : saliency));
+                if (dir == folder) differing += gradCam != saliency ? 1 : 0;
+            }
         }
+        QVERIFY(differing > 0);
         QVERIFY(view.findChild<QLabel*>(QStringLiteral("evalStatus"))->text().contains(QStringLiteral("3 overlay")));
 
         // A folder that cannot be made: the error names it.
         QFile blocker(m_dir.filePath(QStringLiteral("blocker")));
         QVERIFY(blocker.open(QIODevice::WriteOnly));
         blocker.close();
-        view.exportOverlays(samples, m_dir.filePath(QStringLiteral("blocker/overlays")));
-        QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 2, 60000);
+        engine::api::OverlayExportOptions blocked;
+        blocked.folder = m_dir.filePath(QStringLiteral("blocker/overlays")).toStdString();
+        view.exportOverlays(samples, blocked);
+        QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 3, 60000);
         QVERIFY(!exported.last().at(0).toBool());
         QVERIFY2(exported.last().at(3).toString().contains(QStringLiteral("blocker")), qPrintable(exported.last().at(3).toString()));
     }
