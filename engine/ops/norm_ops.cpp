@@ -43,7 +43,15 @@ class BatchNormKernel final : public CpuKernel {
 public:
     BatchNormKernel(int64_t rows, int64_t ch, float momentum, float eps, bool frozen, bool synchronized)
         : m_rows(rows), m_c(ch), m_momentum(momentum), m_eps(eps), m_frozen(frozen), m_synchronized(synchronized) {}
-    size_t savedFloats() const override { return static_cast<size_t>(2 * m_c); }  // batch mean, 1/std
+    // Batch mean and 1/std; then, with statistics from the producer, its chunk moments (doubles).
+    size_t savedFloats() const override {
+        return static_cast<size_t>(2 * m_c + (m_producerChunks > 0 ? 4 * m_producerChunks * m_c : 0));
+    }
+    int64_t outputStatsChunks() const override { return m_frozen ? 0 : kernels::batchNormRowChunks(m_rows, m_c); }
+    size_t takeProducerStats() override {
+        m_producerChunks = outputStatsChunks();
+        return static_cast<size_t>(2 * m_c);
+    }
     bool backwardNeedsOutput() const override { return m_relu; }
     bool overwritesInputGrads() const override { return true; }
     bool fuseRelu() override {
@@ -69,6 +77,8 @@ public:
                     return Error(ErrorCode::Internal, "synchronising batch statistics across replicas failed");
                 return {};
             }
+            // The moments the convolution before gathered (2*c floats in, 8-byte aligned).
+            if (m_producerChunks > 0) fusion.moments = reinterpret_cast<const double*>(io.saved + 2 * m_c);
             kernels::batchNormForwardTraining(m_rows, m_c, io.in[0], io.params[0], io.params[1], bp, io.out, io.saved,
                                               io.saved + m_c, io.params[2], io.params[3], *io.pool, fusion);
         } else {
@@ -116,6 +126,7 @@ private:
     bool m_synchronized;
     bool m_relu = false;      // a following ReLU applied here (fuseRelu)
     bool m_residual = false;  // a following Add taken in (fuseResidual): in[1] is its other input
+    int64_t m_producerChunks = 0;  // chunks of batch moments written by the producer (takeProducerStats)
 };
 
 class LayerNormKernel final : public CpuKernel {

@@ -288,7 +288,29 @@ void chunkGradSums(const float* x, const float* dy, const float* out, int64_t c,
     }
 }
 
+// chunkMoments of channels [c0, c1) (at most one block), written to mean[c0..c1) and m2[c0..c1).
+void chunkMomentsOf(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* mean,
+                    double* m2) {
+    if (c1 - c0 == kChannelBlock)
+        chunkMoments<true>(x, c, r0, r1, c0, kChannelBlock, mean + c0, m2 + c0);
+    else
+        chunkMoments<false>(x, c, r0, r1, c0, c1 - c0, mean + c0, m2 + c0);
+}
+
 }  // namespace
+
+int64_t batchNormRowChunks(int64_t rows, int64_t c) {
+    if (rows <= 0 || c <= 0) return 0;
+    const int64_t chunks = rowChunks(rows, c);
+    return chunks > 1 ? chunks : 0;
+}
+
+void batchNormChunkMoments(int64_t rows, int64_t c, int64_t chunks, int64_t k, const float* x, double* moments) {
+    const int64_t r0 = rows * k / chunks, r1 = rows * (k + 1) / chunks;
+    for (int64_t c0 = 0; c0 < c; c0 += kChannelBlock)
+        chunkMomentsOf(x, c, r0, r1, c0, std::min(c, c0 + kChannelBlock), moments + k * c,
+                       moments + (chunks + k) * c);
+}
 
 void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
                               const BatchNormParams& params, float* y, float* saveMean, float* saveInvStd,
@@ -316,17 +338,15 @@ void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const flo
             for (int64_t j = 0; j < c1 - c0; ++j) finish(c0 + j, mean[j], m2[j] / static_cast<double>(rows));
         });
     } else {
-        // Per-chunk moments, combined in chunk order with the pairwise update of Chan et al.
-        double mean[kMaxRowChunks * kMaxChunkedChannels], m2[kMaxRowChunks * kMaxChunkedChannels];
-        forChunks(rows, c, chunks, false, pool,
-                  [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-                      double* mk = mean + k * c + c0;
-                      double* qk = m2 + k * c + c0;
-                      if (c1 - c0 == kChannelBlock)
-                          chunkMoments<true>(x, c, r0, r1, c0, kChannelBlock, mk, qk);
-                      else
-                          chunkMoments<false>(x, c, r0, r1, c0, c1 - c0, mk, qk);
-                  });
+        // Per-chunk moments (unless x's producer gathered them), combined in chunk order with the
+        // pairwise update of Chan et al.
+        double own[2 * kMaxRowChunks * kMaxChunkedChannels];
+        const double* mean = fusion.moments ? fusion.moments : own;
+        const double* m2 = mean + chunks * c;
+        if (!fusion.moments)
+            forChunks(rows, c, chunks, false, pool, [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                chunkMomentsOf(x, c, r0, r1, c0, c1, own + k * c, own + (chunks + k) * c);
+            });
         for (int64_t ci = 0; ci < c; ++ci) {
             double n = static_cast<double>(rows / chunks), mu = mean[ci], q = m2[ci];
             for (int64_t k = 1; k < chunks; ++k) {
