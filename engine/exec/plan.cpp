@@ -142,6 +142,8 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
             }
         }
     }
+    if (options.training)
+        for (int i : model.order) kernels[static_cast<size_t>(i)]->planTraining();
     // Workspace sizes as folding left them.
     for (int i : model.order) workspace = std::max(workspace, kernels[static_cast<size_t>(i)]->workspaceFloats());
     for (int i : model.order) {

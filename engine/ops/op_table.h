@@ -154,6 +154,10 @@ public:
         return false;
     }
     virtual size_t takeProducerStats() { return 0; }
+    // Called by a training plan once its folding is done, before it reads savedFloats(): the
+    // kernel may keep more state for its backward pass (a batch norm keeps the signs of its
+    // folded ReLU's output, a 32nd of the output's bytes, instead of reading the output back).
+    virtual void planTraining() {}
     virtual Status forward(const KernelIo& io) = 0;
     virtual Status backward(const KernelIo& io) = 0;
 };

@@ -47,7 +47,17 @@ struct BatchNormFusion {
     // moments[k*c + ci] the chunk means, then moments[(chunks + k)*c + ci] the sums of squared
     // deviations. The layer then skips its own reduction passes over x; results are the same.
     const double* moments = nullptr;
+    // With relu, one bit per value saying whether the output is positive, in
+    // batchNormReluMaskWords(rows, c) 16-bit words: bit j of word r*ceil(c/16) + b is channel
+    // 16*b + j of row r. batchNormForwardTraining writes it to reluMaskOut; given as reluMask,
+    // batchNormBackwardTraining masks dy by it instead of reading `out` (a 32nd of the bytes).
+    uint16_t* reluMaskOut = nullptr;
+    const uint16_t* reluMask = nullptr;
 };
+
+inline int64_t batchNormReluMaskWords(int64_t rows, int64_t c) {
+    return rows * ((c + 15) / 16);
+}
 
 // The fixed row chunks over which batchNormForwardTraining reduces [rows, c] (chunk k: rows
 // [rows*k/chunks, rows*(k+1)/chunks)), or 0 when it reduces without chunks (many channels or few

@@ -465,6 +465,39 @@ void TestNormalization::batchNormFusedRelu() {
         backward(dy, dx, dg, db, f);
         QVERIFY2(bitEqual(dx, dxRef), qPrintable(QString("form %1: dx").arg(form)));
         QVERIFY2(bitEqual(dg, dgRef) && bitEqual(db, dbRef), qPrintable(QString("form %1: dgamma/dbeta").arg(form)));
+        // Training: the sign bits the forward pass keeps (reluMaskOut) mask dy in backward exactly as
+        // the output does; backward then never reads the output (left null here).
+        const int64_t blocks = (c + 15) / 16;
+        auto signBits = [&](const BatchNormFusion& base, const std::vector<float>& yRef) {
+            std::vector<uint16_t> bits(size_t(batchNormReluMaskWords(rows, c)), 0xffff);
+            BatchNormFusion fm = base;
+            fm.reluMaskOut = bits.data();
+            std::vector<float> yM(n), m4 = mm, v4 = mv;
+            forward(yM, m4, v4, fm);
+            if (!bitEqual(yM, yRef)) qWarning("form %d: forward with sign bits differs", form);
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t ci = 0; ci < c; ++ci) {
+                    const bool bit = (bits[size_t(r * blocks + ci / 16)] >> (ci % 16)) & 1;
+                    if (bit != (yRef[size_t(r * c + ci)] > 0.0f)) {
+                        qWarning("row %lld channel %lld: sign bit %d", (long long)r, (long long)ci, int(bit));
+                        return std::vector<uint16_t>{};
+                    }
+                }
+            return bits;
+        };
+        std::vector<uint16_t> bits;
+        if (form == 0) {
+            BatchNormFusion fb;
+            fb.relu = true;
+            bits = signBits(fb, yRelu);
+            QVERIFY(!bits.empty());
+            fb.reluMask = bits.data();
+            fb.overwriteDx = true;
+            std::vector<float> dxM(n, nan), dgM(size_t(c), 0.0f), dbM(size_t(c), 0.0f);
+            backward(dy, dxM, dgM, dbM, fb);
+            QVERIFY(bitEqual(dxM, dxRef));
+            QVERIFY(bitEqual(dgM, dgRef) && bitEqual(dbM, dbRef));
+        }
 
         // A residual taken in as well (Add(BatchNorm(x), r), then the ReLU): the forward adds r
         // before the ReLU; backward passes the masked gradient to dr, overwriting or adding.
@@ -483,21 +516,30 @@ void TestNormalization::batchNormFusedRelu() {
         fr.residual = res.data();
         forward(yR, m3, v3, fr);
         QVERIFY2(bitEqual(yR, yAdd), qPrintable(QString("form %1: forward with residual").arg(form)));
+        std::vector<uint16_t> bitsR;
+        if (form == 0) {
+            bitsR = signBits(fr, yAdd);
+            QVERIFY(!bitsR.empty());
+        }
         fr.out = yR.data();
         fr.overwriteDx = true;
-        for (const bool overwrite : {true, false}) {
-            const auto dres0 = randomVector(n, 18 + index);
-            std::vector<float> dxR(n, nan), dgR(size_t(c), 0.0f), dbR(size_t(c), 0.0f);
-            std::vector<float> dres = overwrite ? std::vector<float>(n, nan) : dres0;
-            fr.dResidual = dres.data();
-            fr.overwriteResidual = overwrite;
-            backward(dy, dxR, dgR, dbR, fr);
-            std::vector<float> dresRef(n);
-            for (size_t i = 0; i < n; ++i) dresRef[i] = overwrite ? dAdd[i] : dres0[i] + dAdd[i];
-            QVERIFY2(bitEqual(dxR, dxAddRef), qPrintable(QString("form %1: dx with residual").arg(form)));
-            QVERIFY2(bitEqual(dres, dresRef), qPrintable(QString("form %1: residual gradient").arg(form)));
-            QVERIFY(bitEqual(dgR, dgAddRef) && bitEqual(dbR, dbAddRef));
-        }
+        for (const bool overwrite : {true, false})
+            for (const bool useBits : {false, true}) {
+                if (useBits && form != 0) continue;
+                fr.out = useBits ? nullptr : yR.data();
+                fr.reluMask = useBits ? bitsR.data() : nullptr;
+                const auto dres0 = randomVector(n, 18 + index);
+                std::vector<float> dxR(n, nan), dgR(size_t(c), 0.0f), dbR(size_t(c), 0.0f);
+                std::vector<float> dres = overwrite ? std::vector<float>(n, nan) : dres0;
+                fr.dResidual = dres.data();
+                fr.overwriteResidual = overwrite;
+                backward(dy, dxR, dgR, dbR, fr);
+                std::vector<float> dresRef(n);
+                for (size_t i = 0; i < n; ++i) dresRef[i] = overwrite ? dAdd[i] : dres0[i] + dAdd[i];
+                QVERIFY2(bitEqual(dxR, dxAddRef), qPrintable(QString("form %1: dx with residual").arg(form)));
+                QVERIFY2(bitEqual(dres, dresRef), qPrintable(QString("form %1: residual gradient").arg(form)));
+                QVERIFY(bitEqual(dgR, dgAddRef) && bitEqual(dbR, dbAddRef));
+            }
     }
 }
 
