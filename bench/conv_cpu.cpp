@@ -7,6 +7,7 @@
 // that other processes on a shared machine cost little beyond cache disturbance) and in wall
 // time with more.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,7 +47,8 @@ const char* kUsage =
     "  --shape NAME  only this convolution (stem, s1_conv, s2_conv1, s2_conv2, s2_short,\n"
     "                s3_conv1, s3_conv2, s3_short)\n"
     "  --batch-norm  time forward + batch norm (training) instead, with the batch statistics\n"
-    "                reduced by the batch norm and gathered in the convolution's output pass\n"
+    "                reduced by the batch norm and gathered in the convolution's output pass,\n"
+    "                and the batch norm's backward masking dy by its output and by sign bits\n"
     "KILN_CPU_ISA=avx2 forces the AVX2 kernels on an AVX-512 machine.\n";
 
 double now(bool cpuTime) {
@@ -66,10 +68,13 @@ bool parseCount(const char* flag, const char* text, int& out) {
     return true;
 }
 // Forward + training batch norm (with the ReLU folded in, as in ResNet-8) per shape: the batch
-// norm's own reduction against moments gathered by the convolution; ms, best of `reps`.
+// norm's own reduction against moments gathered by the convolution; then the batch norm's
+// backward masking dy by its output against masking it by the output's sign bits; ms, best of
+// `reps`.
 int batchNormPasses(ThreadPool& pool, int reps, bool cpuTime, const std::string& only) {
-    std::printf("%-9s %5s  %14s  %14s  %8s\n", "conv+bn", "layers", "bn reduces ms", "conv gathers", "change");
-    double total[2] = {0, 0};
+    std::printf("%-9s %5s  %14s  %14s  %8s  %14s  %14s  %8s\n", "conv+bn", "layers", "bn reduces ms", "conv gathers",
+                "change", "bn bwd by out", "by sign bits", "change");
+    double total[4] = {0, 0, 0, 0};
     for (const Shape& s : kShapes) {
         if (!only.empty() && only != s.name) continue;
         const Conv2DGeom g = makeConv2DGeom(64, s.hw, s.hw, s.c, s.k, s.k, s.oc, s.stride, s.stride, 1, 1, true);
@@ -88,7 +93,10 @@ int batchNormPasses(ThreadPool& pool, int reps, bool cpuTime, const std::string&
         for (auto* v : {&x, &w})
             for (float& e : *v) e = u(rng);
         BatchNormParams bp;
-        double best[2] = {1e30, 1e30};
+        std::vector<float> dy(y.size()), dx(y.size()), dg(nc), db(nc);
+        for (float& e : dy) e = u(rng);
+        std::vector<uint16_t> bits(size_t(batchNormReluMaskWords(rows, c)));
+        double best[4] = {1e30, 1e30, 1e30, 1e30};
         for (int r = 0; r < reps; ++r) {
             for (int fused = 0; fused < 2; ++fused) {
                 BatchNormFusion fusion;
@@ -102,17 +110,32 @@ int batchNormPasses(ThreadPool& pool, int reps, bool cpuTime, const std::string&
                 } else {
                     conv2dForward(g, x.data(), w.data(), nullptr, y.data(), ws.data(), pool);
                 }
+                fusion.reluMaskOut = bits.data();
                 batchNormForwardTraining(rows, c, y.data(), gamma.data(), beta.data(), bp, out.data(), mean.data(),
                                          inv.data(), mm.data(), mv.data(), pool, fusion);
                 best[fused] = std::min(best[fused], now(cpuTime) - t0);
             }
+            for (int byBits = 0; byBits < 2; ++byBits) {
+                BatchNormFusion fusion;
+                fusion.relu = true;
+                fusion.overwriteDx = true;
+                if (byBits)
+                    fusion.reluMask = bits.data();
+                else
+                    fusion.out = out.data();
+                const double t0 = now(cpuTime);
+                batchNormBackwardTraining(rows, c, y.data(), gamma.data(), mean.data(), inv.data(), dy.data(), dx.data(),
+                                          dg.data(), db.data(), pool, fusion);
+                best[2 + byBits] = std::min(best[2 + byBits], now(cpuTime) - t0);
+            }
         }
-        std::printf("%-9s %5d  %14.3f  %14.3f  %+7.1f%%\n", s.name, s.uses, best[0] * 1e3, best[1] * 1e3,
-                    (best[1] / best[0] - 1.0) * 100.0);
-        total[0] += best[0] * s.uses;
-        total[1] += best[1] * s.uses;
+        std::printf("%-9s %5d  %14.3f  %14.3f  %+7.1f%%  %14.3f  %14.3f  %+7.1f%%\n", s.name, s.uses, best[0] * 1e3,
+                    best[1] * 1e3, (best[1] / best[0] - 1.0) * 100.0, best[2] * 1e3, best[3] * 1e3,
+                    (best[3] / best[2] - 1.0) * 100.0);
+        for (int p = 0; p < 4; ++p) total[p] += best[p] * s.uses;
     }
-    std::printf("all layers, ms: bn reduces %.3f  conv gathers %.3f\n", total[0] * 1e3, total[1] * 1e3);
+    std::printf("all layers, ms: bn reduces %.3f  conv gathers %.3f  bn backward by output %.3f  by sign bits %.3f\n",
+                total[0] * 1e3, total[1] * 1e3, total[2] * 1e3, total[3] * 1e3);
     return 0;
 }
 }  // namespace
