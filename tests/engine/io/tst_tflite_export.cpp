@@ -222,6 +222,7 @@ private slots:
         QVERIFY2(missing.error().message.find("\"h\"") != std::string::npos, missing.error().message.c_str());
     }
 
+private:
     // The subgraph's tensor names, input and output tensor names, and operator codes.
     struct Layout {
         std::vector<std::string> names, inputs, outputs;
@@ -252,6 +253,7 @@ private slots:
         return l;
     }
 
+private slots:
     // Outputs that no operator computes: an Input that is an output is the input tensor itself (no
     // duplicate name, float or int8), a Dropout output is a copy under its own name; with int8
     // inputs and outputs the edges are the int8 tensors with their grids and no QUANTIZE (114) or
