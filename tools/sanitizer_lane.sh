@@ -39,14 +39,17 @@ if ((programs)); then
     targets+=(kiln-train kiln-eval kiln-predict kiln-data kiln-export kiln-import kiln-serve)
 fi
 mapfile -t targets < <(printf '%s\n' "${targets[@]}" | sort -u)
+# The load average is printed with the times: on a shared machine it says how much of the
+# cores the lane had.
 start=$(date +%s)
+echo "sanitizer_lane.sh: building ${#targets[@]} targets (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}"
-echo "sanitizer_lane.sh: built ${#targets[@]} targets in $(($(date +%s) - start)) s"
+echo "sanitizer_lane.sh: built ${#targets[@]} targets in $(($(date +%s) - start)) s (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 
 # halt_on_error: the first report ends the program with a failure; leaks are reported at exit.
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 status=0
 ctest --test-dir "$dir" --output-on-failure -j2 -L fast -E '_avx2$' "$@" || status=$?
-echo "sanitizer_lane.sh: ctest status $status ($(($(date +%s) - start)) s for build and tests)"
+echo "sanitizer_lane.sh: ctest status $status ($(($(date +%s) - start)) s for build and tests, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 exit "$status"
