@@ -48,6 +48,8 @@ echo "sanitizer_lane.sh: built ${#targets[@]} targets in $(($(date +%s) - start)
 
 # halt_on_error: the first report ends the program with a failure; leaks are reported at exit.
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+# Leaks inside system libraries that Kiln cannot free, each named with its reason (Open MPI).
+export LSAN_OPTIONS="suppressions=$PWD/tools/sanitizer/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 status=0
 ctest --test-dir "$dir" --output-on-failure -j2 -L fast -E '_avx2$' "$@" || status=$?
