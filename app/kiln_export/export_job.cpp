@@ -66,7 +66,14 @@ json preprocessing(const io::Project& p, uint64_t seed) {
 }  // namespace
 
 Status checkQuantizeRequest(const ExportJobRequest& req, const io::ExportFormats& formats) {
-    if (req.quantize == "none" || req.quantize.empty()) return {};
+    if (req.quantize == "none" || req.quantize.empty()) {
+        if (req.calibrationPercentile != 0.0)
+            return Error(ErrorCode::InvalidArgument, "percentile calibration needs int8 quantisation")
+                .with("field", "calibration_percentile");
+        if (req.int8Io)
+            return Error(ErrorCode::InvalidArgument, "int8 inputs and outputs need int8 quantisation").with("field", "int8_io");
+        return {};
+    }
     if (req.quantize != "int8")
         return Error(ErrorCode::InvalidArgument, "unknown quantisation \"" + req.quantize + "\" (none or int8)")
             .with("field", "quantize").with("value", req.quantize);
@@ -77,6 +84,13 @@ Status checkQuantizeRequest(const ExportJobRequest& req, const io::ExportFormats
     if (req.calibrationSamples <= 0)
         return Error(ErrorCode::InvalidArgument, "the number of calibration samples must be positive")
             .with("field", "calibration_samples");
+    if (!(req.calibrationPercentile == 0.0 || (req.calibrationPercentile >= 50.0 && req.calibrationPercentile <= 100.0)))
+        return Error(ErrorCode::InvalidArgument, "the calibration percentile must lie between 50 and 100")
+            .with("field", "calibration_percentile");
+    if (req.int8Io && !formats.tflite)
+        return Error(ErrorCode::InvalidArgument, "int8 inputs and outputs need the tflite format")
+            .with("field", "int8_io")
+            .with("format", "tflite");
     return {};
 }
 
@@ -90,8 +104,10 @@ json quantizationJson(const QuantizationSummary& q) {
         json m = {{"format", f.format},
                   {"file", f.file},
                   {"scheme", qdq ? "QDQ: per-channel symmetric int8 weights, per-tensor asymmetric int8 activations"
-                                 : "full integer: per-channel symmetric int8 weights, int32 biases, per-tensor "
-                                   "asymmetric int8 activations, float32 inputs and outputs"},
+                             : f.int8Io ? "full integer: per-channel symmetric int8 weights, int32 biases, per-tensor "
+                                          "asymmetric int8 activations, int8 inputs and outputs"
+                                        : "full integer: per-channel symmetric int8 weights, int32 biases, per-tensor "
+                                          "asymmetric int8 activations, float32 inputs and outputs"},
                   {"int8", c.int8Metric},
                   {"drop", r.floatMetric - c.int8Metric},
                   {"max_abs_diff", c.maxAbsDiff},
@@ -99,15 +115,31 @@ json quantizationJson(const QuantizationSummary& q) {
                   {"int8_bytes", f.int8Bytes},
                   {"size_ratio", f.floatBytes > 0 ? static_cast<double>(f.int8Bytes) / static_cast<double>(f.floatBytes) : 0.0}};
         if (r.classification) m["agreement"] = c.agreement;
+        if (!qdq) {
+            // How a caller converts: real = (q - zero_point) * scale.
+            m["input_output_type"] = f.int8Io ? "int8" : "float32";
+            if (f.int8Io) {
+                auto edges = [](const std::vector<EdgeQuantization>& list) {
+                    json a = json::array();
+                    for (const auto& e : list)
+                        a.push_back({{"name", e.name}, {"dtype", "int8"}, {"scale", e.params.scale}, {"zero_point", e.params.zeroPoint}});
+                    return a;
+                };
+                m["inputs"] = edges(f.inputs);
+                m["outputs"] = edges(f.outputs);
+            }
+        }
         models.push_back(std::move(m));
     }
     json j = {{"type", "int8"},
               {"per_channel", q.files.empty() || q.files[0].comparison.quantization.perChannel},
               {"calibration_samples", r.calibrationSamples},
+              {"calibration", r.percentile > 0.0 ? "percentile" : "min_max"},
               {"split", r.split},
               {"samples", r.samples},
               {"metric", r.metric},
               {"float", r.floatMetric}};
+    if (r.percentile > 0.0) j["percentile"] = r.percentile;
     if (!models.empty())
         for (const auto& [k, v] : models[0].items())
             if (k != "format") j[k] = v;
@@ -224,6 +256,7 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
         api::QuantizationOptions qo;
         qo.weights = req.weights;
         qo.calibrationSamples = req.calibrationSamples;
+        qo.percentile = req.calibrationPercentile;
         qo.threads = req.threads;
         qo.schemes.clear();
         if (formats.onnx) qo.schemes.push_back(io::QuantScheme::Qdq);
@@ -246,7 +279,26 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
                 f.format = "tflite";
                 f.file = "model.int8.tflite";
                 f.floatFile = "model.tflite";
-                KILN_ASSIGN(r.tfliteInt8, io::exportTflite(model, params, r.meta, &c.quantization));
+                KILN_ASSIGN(r.tfliteInt8, io::exportTflite(model, params, r.meta, &c.quantization, req.int8Io));
+                f.int8Io = req.int8Io;
+                if (req.int8Io) {
+                    // The grid of each edge value, as the exporter writes it on the tensor.
+                    auto edge = [&](int node) -> Result<EdgeQuantization> {
+                        const std::string& name = model.graph.nodes[static_cast<size_t>(node)].name;
+                        auto it = c.quantization.values.find(name);
+                        if (it == c.quantization.values.end())
+                            return Error(ErrorCode::Internal, "no int8 parameters for " + name).withNode(name);
+                        return EdgeQuantization{name, it->second};
+                    };
+                    for (int i : model.inputs) {
+                        KILN_ASSIGN(auto e, edge(i));
+                        f.inputs.push_back(std::move(e));
+                    }
+                    for (int o : model.outputs) {
+                        KILN_ASSIGN(auto e, edge(o));
+                        f.outputs.push_back(std::move(e));
+                    }
+                }
                 KILN_ASSIGN(floatBytes, io::exportTflite(model, params, r.meta));
                 f.int8Bytes = static_cast<int64_t>(r.tfliteInt8.size());
             }

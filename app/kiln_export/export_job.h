@@ -29,6 +29,18 @@ struct ExportJobRequest {
     // the onnx or the tflite format.
     std::string quantize = "none";
     int64_t calibrationSamples = engine::api::kDefaultCalibrationSamples;
+    // 0: calibrate with each value's smallest and largest value; P (50..100): clip each range to
+    // ±(the Pth percentile of |x|).
+    double calibrationPercentile = 0.0;
+    // model.int8.tflite with int8 model inputs and outputs (no QUANTIZE/DEQUANTIZE at the edges;
+    // their scales and zero points are in the tensors and in kiln-model.json). Needs int8 and tflite.
+    bool int8Io = false;
+};
+
+// The int8 grid of one model input or output of a file with int8 inputs and outputs.
+struct EdgeQuantization {
+    std::string name;
+    engine::io::QuantParams params;
 };
 
 // One int8 file beside its float twin.
@@ -39,6 +51,8 @@ struct QuantizedFile {
     engine::api::Int8Comparison comparison;
     int64_t floatBytes = 0;
     int64_t int8Bytes = 0;
+    bool int8Io = false;                       // tflite: int8 model inputs and outputs
+    std::vector<EdgeQuantization> inputs, outputs;  // their grids, when int8Io
 };
 
 // What int8 quantisation gave: the shared calibration and comparison, and one entry per file.

@@ -50,6 +50,17 @@ void printQuantization(const app::QuantizationSummary& q) {
                          .arg(r.samples)
                          .arg(split));
         }
+        if (f.int8Io) {
+            // The grids a caller converts with: q = round(x / scale) + zero_point.
+            for (const auto* list : {&f.inputs, &f.outputs})
+                for (const auto& e : *list)
+                    printOut((list == &f.inputs ? Cli::tr("Int8 %1: input %2 is int8, scale %3, zero point %4")
+                                                : Cli::tr("Int8 %1: output %2 is int8, scale %3, zero point %4"))
+                                 .arg(file)
+                                 .arg(QString::fromStdString(e.name))
+                                 .arg(e.params.scale, 0, 'g', 6)
+                                 .arg(e.params.zeroPoint));
+        }
         const double ratio = f.floatBytes > 0 ? double(f.int8Bytes) / double(f.floatBytes) : 0.0;
         printOut(Cli::tr("Int8 %1: %2 bytes, %3 %4 bytes (%5% of the float size), calibrated on %6 training samples")
                      .arg(file)
@@ -58,6 +69,8 @@ void printQuantization(const app::QuantizationSummary& q) {
                      .arg(f.floatBytes)
                      .arg(100.0 * ratio, 0, 'f', 1)
                      .arg(r.calibrationSamples));
+        if (r.percentile > 0.0)
+            printOut(Cli::tr("Int8 %1: ranges clipped to the %2th percentile of |x|").arg(file).arg(r.percentile));
     }
 }
 
@@ -91,7 +104,17 @@ int main(int argc, char** argv) {
                                       Cli::tr("Training samples whose value ranges calibrate int8 quantisation (default: %1).")
                                           .arg(engine::api::kDefaultCalibrationSamples),
                                       QStringLiteral("N"), QString::number(engine::api::kDefaultCalibrationSamples));
-    parser.addOptions({weightsOpt, baseOpt, nameOpt, versionOpt, formatsOpt, threadsOpt, jsonOpt, quantizeOpt, calibrationOpt});
+    QCommandLineOption calibrationMethodOpt(QStringLiteral("calibration"),
+                                            Cli::tr("How int8 ranges are calibrated: minmax (each value's smallest and largest value, the default) or percentile (clipped to the --calibration-percentile of |x|, so that rare outliers do not coarsen the grid)."),
+                                            QStringLiteral("METHOD"), QStringLiteral("minmax"));
+    QCommandLineOption percentileOpt(QStringLiteral("calibration-percentile"),
+                                     Cli::tr("The percentile of |x| that bounds each range with --calibration percentile (50 to 100, default: %1).")
+                                         .arg(engine::api::kDefaultCalibrationPercentile),
+                                     QStringLiteral("P"), QString::number(engine::api::kDefaultCalibrationPercentile));
+    QCommandLineOption int8IoOpt(QStringLiteral("int8-io"),
+                                 Cli::tr("With --quantize int8 and the tflite format: model.int8.tflite takes and returns int8 tensors (their scales and zero points are in the file and in kiln-model.json) instead of float32."));
+    parser.addOptions({weightsOpt, baseOpt, nameOpt, versionOpt, formatsOpt, threadsOpt, jsonOpt, quantizeOpt, calibrationOpt,
+                       calibrationMethodOpt, percentileOpt, int8IoOpt});
     const QCommandLineOption pluginOpt = app::pluginOption();
     parser.addOption(pluginOpt);
     // "--version N" selects the model version; a bare "--version" prints the program's version.
@@ -129,6 +152,21 @@ int main(int argc, char** argv) {
     if (!ok || req.calibrationSamples <= 0) return usage(Cli::tr("--calibration-samples must be a positive whole number"));
     if (parser.isSet(calibrationOpt) && req.quantize == "none")
         return usage(Cli::tr("--calibration-samples needs --quantize int8"));
+    const QString method = parser.value(calibrationMethodOpt);
+    if (method != QLatin1String("minmax") && method != QLatin1String("percentile"))
+        return usage(Cli::tr("--calibration must be minmax or percentile"));
+    if ((parser.isSet(calibrationMethodOpt) || parser.isSet(percentileOpt)) && req.quantize == "none")
+        return usage(Cli::tr("--calibration and --calibration-percentile need --quantize int8"));
+    if (parser.isSet(percentileOpt) && method != QLatin1String("percentile"))
+        return usage(Cli::tr("--calibration-percentile needs --calibration percentile"));
+    if (method == QLatin1String("percentile")) {
+        req.calibrationPercentile = parser.value(percentileOpt).toDouble(&ok);
+        if (!ok || req.calibrationPercentile < 50.0 || req.calibrationPercentile > 100.0)
+            return usage(Cli::tr("--calibration-percentile must be a number from 50 to 100"));
+    }
+    req.int8Io = parser.isSet(int8IoOpt);
+    if (req.int8Io && req.quantize == "none") return usage(Cli::tr("--int8-io needs --quantize int8"));
+    if (req.int8Io && req.formats.find("tflite") == std::string::npos) return usage(Cli::tr("--int8-io needs the tflite format"));
 
     try {
         auto result = app::runExportJob(req);

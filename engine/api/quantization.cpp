@@ -52,6 +52,9 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
             .with("field", "calibration_samples");
     if (options.schemes.empty())
         return Error(ErrorCode::InvalidArgument, "no int8 layout was asked for").with("field", "quantize");
+    if (!(options.percentile == 0.0 || (options.percentile >= 50.0 && options.percentile <= 100.0)))
+        return Error(ErrorCode::InvalidArgument, "the calibration percentile must lie between 50 and 100")
+            .with("field", "calibration_percentile");
     if (!project.data.is_object() || project.data.empty())
         return noData("the project has no data to calibrate the int8 quantisation with").withFile(projectPath);
     KILN_ASSIGN(std::string weights, resolveWeights(options.weights));
@@ -89,6 +92,7 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
     auto calibrate = [&](const train::EvalBatch& b) -> Status {
         if (!collector) {
             KILN_ASSIGN(collector, io::RangeCollector::create(model, (*calibTrainer)->params(), values, b.size, pool));
+            collector->setPercentile(options.percentile);
         }
         const int64_t take = std::min(b.size, wanted - collector->samples());
         KILN_TRY(collector->add(b.inputs, take));
@@ -103,6 +107,7 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
     }
     if (!collector || collector->samples() == 0) return noData("the training split holds no samples").withFile(projectPath);
     rep.calibrationSamples = collector->samples();
+    rep.percentile = options.percentile;
     rep.ranges = collector->ranges();
     for (io::QuantScheme s : options.schemes) {
         Int8Comparison c;

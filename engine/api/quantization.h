@@ -19,11 +19,15 @@
 namespace kiln::engine::api {
 
 constexpr int64_t kDefaultCalibrationSamples = 200;
+constexpr double kDefaultCalibrationPercentile = 99.99;
 
 struct QuantizationOptions {
     std::string weights;                                     // a run's weights.safetensors (or run folder)
     int64_t calibrationSamples = kDefaultCalibrationSamples;  // training samples whose ranges are collected
     bool perChannel = true;                                  // per-output-channel weight scales
+    // Calibration: 0 takes each value's smallest and largest value; a percentile P (50 < P <= 100,
+    // e.g. kDefaultCalibrationPercentile) clips each range to ±(the Pth percentile of |x|).
+    double percentile = 0.0;
     int threads = 0;                                         // CPU threads; 0: all cores
     // The int8 layouts to make and compare (at least one; each at most once).
     std::vector<io::QuantScheme> schemes{io::QuantScheme::Qdq};
@@ -41,6 +45,7 @@ struct Int8Comparison {
 struct QuantizationReport {
     std::map<std::string, io::ValueRange> ranges;  // per calibrated value
     int64_t calibrationSamples = 0;                // samples actually used (the split may hold fewer)
+    double percentile = 0.0;                       // the calibration's percentile; 0: min/max
     std::string split;                             // "validation" or "test": where the models were compared
     int64_t samples = 0;                           // samples of that split
     bool classification = false;

@@ -72,10 +72,24 @@ public:
             if (ops::isLoss(info.def->kind))
                 return Error(ErrorCode::Unsupported, "a loss cannot be a model output of an exported model")
                     .withNode(node.name).with("what", "loss output");
-            int r = resolve(o);
-            if (r != o) add("Identity", {nhwcOf(r)}, {node.name}, node.name);
-            else nhwcOf(o);
-            addValueInfo(m_graph->add_output(), node.name, info.output, onnx::TensorProto::FLOAT);
+            const int r = resolve(o);
+            const auto& source = m_model.nodes[static_cast<size_t>(r)];
+            const bool passesInput = source.def->kind == OpKind::Input;
+            const int type = passesInput && source.attrs.getString("dtype") == "int32" ? onnx::TensorProto::INT32
+                                                                                       : onnx::TensorProto::FLOAT;
+            std::string name = node.name;
+            if (r == o && passesInput) {
+                // An Input that is also an output: ONNX names a value once, and onnxruntime does
+                // not hand back a graph input listed as an output reliably (it may share its
+                // buffer with a kernel's output), so the output is an Identity copy of its own.
+                name = fresh(node.name + "_output");
+                add("Identity", {nhwcOf(o)}, {name}, name);
+            } else if (r != o) {
+                add("Identity", {nhwcOf(r)}, {node.name}, node.name);
+            } else {
+                nhwcOf(o);
+            }
+            addValueInfo(m_graph->add_output(), name, info.output, type);
         }
         for (const auto& domain : m_pluginDomains) {
             auto* k = m_proto.add_opset_import();

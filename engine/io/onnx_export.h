@@ -32,8 +32,9 @@ struct ModelMetadata {
 
 // Serialises the model with the parameter values in `params` (an ONNX ModelProto). Graph
 // inputs and outputs keep the names and NHWC shapes of the Kiln Input and output nodes, with a
-// symbolic batch dimension "N". Loss nodes are not exported. Errors name the node that cannot be
-// expressed.
+// symbolic batch dimension "N". An Input that is also an output is written as a graph output
+// "<name>_output" (an Identity of the input; ONNX names each value once). Loss nodes are not
+// exported. Errors name the node that cannot be expressed.
 // Plugin operations are exported as custom-domain nodes with their attributes, and a warning per
 // node goes to `warnings` (when given): other tools need the operation's implementation to run it.
 // With `quant`, the model is written in QDQ form: the kernels of Dense, Conv2D and DepthwiseConv2D

@@ -170,10 +170,63 @@ void RangeCollector::observe(const std::string& node, const float* v, int64_t co
     // Only the first m_count samples of the batch are real.
     const int64_t n = count / batch * m_count;
     if (n <= 0) return;
+    record(name, v, n);
+}
+
+void RangeCollector::record(const std::string& name, const float* v, int64_t n) {
     auto [lo, hi] = std::minmax_element(v, v + n);
     auto it = m_ranges.find(name);
     if (it == m_ranges.end()) m_ranges[name] = {*lo, *hi};
     else it->second = {std::min(it->second.min, *lo), std::max(it->second.max, *hi)};
+    if (m_percentile > 0.0) m_histograms[name].add(v, n);
+}
+
+void RangeCollector::AbsHistogram::add(const float* v, int64_t n) {
+    if (counts.empty()) counts.assign(kBins, 0);
+    float maxAbs = 0.0f;
+    for (int64_t e = 0; e < n; ++e)
+        if (std::isfinite(v[e])) maxAbs = std::max(maxAbs, std::fabs(v[e]));
+    // The first span just holds the first batch's largest |x|.
+    if (top <= 0.0) top = std::max(static_cast<double>(maxAbs) * (1.0 + 1e-6), 1e-30);
+    while (maxAbs >= top) {
+        // Twice the span: bin k of the new histogram holds old bins 2k and 2k + 1.
+        for (int k = 0; k < kBins / 2; ++k) counts[static_cast<size_t>(k)] = counts[static_cast<size_t>(2 * k)] + counts[static_cast<size_t>(2 * k + 1)];
+        std::fill(counts.begin() + kBins / 2, counts.end(), 0);
+        top *= 2.0;
+    }
+    const double perBin = kBins / top;
+    for (int64_t e = 0; e < n; ++e) {
+        if (!std::isfinite(v[e])) continue;
+        const auto bin = std::min<int64_t>(static_cast<int64_t>(std::fabs(v[e]) * perBin), kBins - 1);
+        ++counts[static_cast<size_t>(bin)];
+        ++total;
+    }
+}
+
+double RangeCollector::AbsHistogram::percentile(double p) const {
+    if (total == 0) return 0.0;
+    const double want = p / 100.0 * static_cast<double>(total);
+    double seen = 0.0;
+    const double width = top / kBins;
+    for (int k = 0; k < kBins; ++k) {
+        const double c = static_cast<double>(counts[static_cast<size_t>(k)]);
+        if (seen + c >= want && c > 0) return width * (k + (want - seen) / c);
+        seen += c;
+    }
+    return top;
+}
+
+std::map<std::string, ValueRange> RangeCollector::ranges() const {
+    if (m_percentile <= 0.0) return m_ranges;
+    std::map<std::string, ValueRange> out = m_ranges;
+    for (auto& [name, r] : out) {
+        auto h = m_histograms.find(name);
+        if (h == m_histograms.end()) continue;
+        const auto t = static_cast<float>(h->second.percentile(m_percentile));
+        // Clipped to ±t but never widened: a ReLU output keeps its minimum 0.
+        r = {std::max(r.min, -t), std::min(r.max, t)};
+    }
+    return out;
 }
 
 Status RangeCollector::add(const std::vector<const float*>& inputs, int64_t count) {
@@ -184,12 +237,8 @@ Status RangeCollector::add(const std::vector<const float*>& inputs, int64_t coun
         const int node = m_model->inputs[k];
         const int64_t per = m_model->nodes[static_cast<size_t>(node)].output.numelFrom(1);
         // Input nodes have no step: their range is taken here.
-        if (const std::string& name = m_model->graph.nodes[static_cast<size_t>(node)].name; m_values.count(name)) {
-            auto [lo, hi] = std::minmax_element(inputs[k], inputs[k] + per * count);
-            auto it = m_ranges.find(name);
-            if (it == m_ranges.end()) m_ranges[name] = {*lo, *hi};
-            else it->second = {std::min(it->second.min, *lo), std::max(it->second.max, *hi)};
-        }
+        if (const std::string& name = m_model->graph.nodes[static_cast<size_t>(node)].name; m_values.count(name))
+            record(name, inputs[k], per * count);
         for (exec::Plan* plan : {m_plan.get(), m_linearPlan.get()}) {
             if (!plan) continue;
             float* dst = plan->input(k);

@@ -104,17 +104,37 @@ public:
     // One batch: one [batch, ...] buffer per model Input (first `count` samples are used, count <= batch).
     Status add(const std::vector<const float*>& inputs, int64_t count);
     int64_t samples() const { return m_samples; }
-    const std::map<std::string, ValueRange>& ranges() const { return m_ranges; }
+    // Percentile calibration: each range is clipped to ±(the `percentile`th percentile of |x|
+    // over every value the tensor took), so that a few outliers do not stretch the int8 grid
+    // for all the other values. 0 (the default) keeps the smallest and largest value. Set it
+    // before the first add(); 0 < percentile <= 100.
+    void setPercentile(double percentile) { m_percentile = percentile; }
+    // The calibrated ranges (min/max, or clipped to the percentile).
+    std::map<std::string, ValueRange> ranges() const;
 
 private:
+    // |x| counts in kBins equal bins over [0, top); top doubles (adjacent bins merge) when a
+    // larger value arrives, so one pass over the samples suffices.
+    struct AbsHistogram {
+        static constexpr int kBins = 4096;
+        std::vector<int64_t> counts;
+        double top = 0.0;
+        int64_t total = 0;
+        void add(const float* v, int64_t n);
+        // The value below which `percentile` % of the counted |x| lie (linear within a bin).
+        double percentile(double percentile) const;
+    };
     RangeCollector() = default;
     void observe(const std::string& node, const float* v, int64_t count, int64_t batch, const char* suffix);
+    void record(const std::string& name, const float* v, int64_t n);
     const ops::ModelInfo* m_model = nullptr;
     std::unique_ptr<exec::Plan> m_plan;
     std::unique_ptr<ops::ModelInfo> m_linearModel;  // the pre-activation variant, when needed
     std::unique_ptr<exec::Plan> m_linearPlan;
     std::set<std::string> m_values;
     std::map<std::string, ValueRange> m_ranges;
+    std::map<std::string, AbsHistogram> m_histograms;  // percentile calibration only
+    double m_percentile = 0.0;
     int64_t m_samples = 0;
     int64_t m_count = 0;  // samples of the batch being run
 };

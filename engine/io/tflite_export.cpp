@@ -141,8 +141,8 @@ Error unsupported(const std::string& node, const std::string& what, const std::s
 class TfliteWriter {
 public:
     // `quant`: the full-integer parameters of every value, or null for a float model.
-    TfliteWriter(const ops::ModelInfo& m, const exec::ParamStore& p, const Int8Quantization* quant)
-        : m_model(m), m_params(p), m_q(quant) {
+    TfliteWriter(const ops::ModelInfo& m, const exec::ParamStore& p, const Int8Quantization* quant, bool int8Io)
+        : m_model(m), m_params(p), m_q(quant), m_int8Io(quant && int8Io) {
         m_value.assign(m.graph.nodes.size(), -1);
         m_buffers.emplace_back();  // buffer 0: empty, by convention
     }
@@ -151,23 +151,32 @@ public:
         for (int i : m_model.order) KILN_TRY(emit(i));
         std::vector<int32_t> inputs, outputs;
         for (int i : m_model.inputs) inputs.push_back(int8() ? m_floatInput[i] : m_value[static_cast<size_t>(i)]);
-        std::map<int32_t, int32_t> dequantized;  // int8 tensor → its float output
         for (int o : m_model.outputs) {
             int32_t t = m_value[static_cast<size_t>(o)];
             if (t < 0) return unsupported(gnode(o).name, gnode(o).op, "a loss cannot be a model output");
-            if (int8()) {
+            const std::string& name = gnode(o).name;
+            if (info(o).def->kind == OpKind::Input) {
+                // A model input that is also an output is one tensor in both lists, as TensorFlow
+                // Lite's converter writes it; a copy would need a second tensor of the same name.
+                outputs.push_back(int8() ? m_floatInput[o] : t);
+                continue;
+            }
+            if (int8() && !m_int8Io) {
                 // Float outputs: the int8 value is dequantised into a tensor with the node's name.
-                auto [it, added] = dequantized.emplace(t, -1);
-                if (added) {
-                    TTensor f = m_tensors[static_cast<size_t>(t)];
-                    f.type = kFloat32;
-                    f.quant.reset();
-                    f.name = gnode(o).name;
-                    m_tensors[static_cast<size_t>(t)].name += "/int8";
-                    m_tensors.push_back(std::move(f));
-                    it->second = add(Op::Dequantize, {t}, static_cast<int32_t>(m_tensors.size() - 1));
-                }
-                t = it->second;
+                TTensor f = m_tensors[static_cast<size_t>(t)];
+                f.type = kFloat32;
+                f.quant.reset();
+                f.name = name;
+                auto& q = m_tensors[static_cast<size_t>(t)];
+                if (q.name == name) q.name += "/int8";
+                m_tensors.push_back(std::move(f));
+                t = add(Op::Dequantize, {t}, static_cast<int32_t>(m_tensors.size() - 1));
+            } else if (m_tensors[static_cast<size_t>(t)].name != name) {
+                // The value of another node (a Dropout passes its input on): a copy under the
+                // output's own name, so that every output is found by the name Kiln gives it.
+                std::vector<int32_t> target = dims32(info(o).output.dims());
+                target[0] = -1;
+                t = reshape(t, target, info(o).output, name);
             }
             outputs.push_back(t);
         }
@@ -508,7 +517,10 @@ private:
         case OpKind::Input:
             if (a.getString("dtype") == "int32") return unsupported(node.name, node.op, "integer inputs are not exported");
             out();
-            if (int8()) {
+            if (m_int8Io) {
+                // The int8 tensor is the model input, under the node's name.
+                m_floatInput[i] = m_value[static_cast<size_t>(i)];
+            } else if (int8()) {
                 // Float input, quantised by the model's first operator.
                 const int32_t q = m_value[static_cast<size_t>(i)];
                 TTensor f = m_tensors[static_cast<size_t>(q)];
@@ -824,7 +836,8 @@ private:
     const exec::ParamStore& m_params;
     std::vector<int32_t> m_value;  // node -> tensor, -1 for losses
     const Int8Quantization* m_q = nullptr;
-    std::map<int, int32_t> m_floatInput;  // full integer: Input node → its float tensor
+    bool m_int8Io = false;  // full integer with int8 model inputs and outputs
+    std::map<int, int32_t> m_floatInput;  // full integer: Input node → its model input tensor
     std::set<int> m_folded;         // batch normalisations folded into the operator before them
     std::vector<TTensor> m_tensors;
     std::vector<std::vector<uint8_t>> m_buffers;
@@ -834,17 +847,17 @@ private:
 }  // namespace
 
 Result<std::string> exportTflite(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta,
-                                 const Int8Quantization* quant) {
+                                 const Int8Quantization* quant, bool int8InputOutput) {
     KILN_TRY(ops::refusePlaceholders(model.graph, "export"));
     if (quant && quant->scheme != QuantScheme::FullInteger)
         return Error(ErrorCode::Internal, "an int8 TensorFlow Lite model needs full-integer quantisation parameters");
-    TfliteWriter writer(model, params, quant);
+    TfliteWriter writer(model, params, quant, int8InputOutput);
     return writer.run(meta);
 }
 
 Status saveTflite(const std::string& path, const ops::ModelInfo& model, const exec::ParamStore& params,
-                  const ModelMetadata& meta, const Int8Quantization* quant) {
-    KILN_ASSIGN(std::string bytes, exportTflite(model, params, meta, quant));
+                  const ModelMetadata& meta, const Int8Quantization* quant, bool int8InputOutput) {
+    KILN_ASSIGN(std::string bytes, exportTflite(model, params, meta, quant, int8InputOutput));
     return writeFileAtomic(path, bytes);
 }
 

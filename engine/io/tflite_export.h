@@ -23,11 +23,18 @@ namespace kiln::engine::io {
 // zero point, Conv/DepthwiseConv/FullyConnected weights int8 symmetric per output channel (per
 // tensor when quant->perChannel is false), biases int32 on input scale × weight scale, other
 // constants int8. Inputs and outputs stay float32 (a QUANTIZE operator after each input, a
-// DEQUANTIZE before each output, the int8 tensors named "<name>/int8").
+// DEQUANTIZE before each output, the int8 tensors named "<name>/int8"), unless
+// `int8InputOutput`: then the model's inputs and outputs are the int8 tensors themselves, under
+// the nodes' names, their scale and zero point in the tensors' quantisation parameters (what
+// TFLite's converter writes with inference_input_type and inference_output_type int8).
+//
+// Every output is a tensor named after its output node: an output that passes another node's
+// value on (a Dropout) is copied by a RESHAPE; an output that is itself an Input is the input
+// tensor, listed as both an input and an output.
 Result<std::string> exportTflite(const ops::ModelInfo& model, const exec::ParamStore& params, const ModelMetadata& meta,
-                                 const Int8Quantization* quant = nullptr);
+                                 const Int8Quantization* quant = nullptr, bool int8InputOutput = false);
 
 Status saveTflite(const std::string& path, const ops::ModelInfo& model, const exec::ParamStore& params,
-                  const ModelMetadata& meta, const Int8Quantization* quant = nullptr);
+                  const ModelMetadata& meta, const Int8Quantization* quant = nullptr, bool int8InputOutput = false);
 
 }  // namespace kiln::engine::io

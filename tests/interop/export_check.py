@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Checks Kiln's exported models with the real tools: onnx.checker (full check), onnxruntime and
 # TensorFlow's SavedModel loader. Reads manifest.json written by tst_export_interop: per model the
-# export folder, the input tensors and Kiln's outputs as raw little-endian float32 files.
+# export folder, the input tensors and Kiln's outputs as raw little-endian float32 files (with the
+# ONNX output's name, which differs for an Input that is also an output).
 # Prints one JSON line per model and exits 1 when any check fails.
 import json
 import sys
@@ -34,7 +35,7 @@ def main():
             for i in sess.get_inputs():
                 x = inputs[i.name]
                 feeds[i.name] = x.astype(np.int32) if i.type == "tensor(int32)" else x
-            outs = sess.run([o["name"] for o in m["outputs"]], feeds)
+            outs = sess.run([o["onnx_name"] for o in m["outputs"]], feeds)
             res["ort_max_abs_diff"] = max(float(np.max(np.abs(o - expected[n["name"]]))) for o, n in zip(outs, m["outputs"]))
             res["metadata"] = sess.get_modelmeta().custom_metadata_map
         except Exception as e:  # report and go on with the next check

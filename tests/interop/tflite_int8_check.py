@@ -2,7 +2,8 @@
 # Runs Kiln's int8 (full-integer) .tflite exports in TensorFlow Lite's interpreter. Reads a
 # manifest of models; each has the int8 file and either raw little-endian float32 input files with
 # Kiln's reference outputs (its int8 simulation, "reference") or IDX test images and labels with
-# the float model beside it ("float_file", "images", "labels", "count"). Prints one JSON line per
+# the float model beside it ("float_file", "images", "labels", "count"). A model with int8 inputs
+# and outputs is fed and read through their scales and zero points. Prints one JSON line per
 # model: the largest difference from the reference, the output grid step, accuracies and top-1
 # agreement, the operators, and the operators that are not integer-only. Exits 1 when any model
 # fails to run.
@@ -26,6 +27,9 @@ def idx(path, count):
 
 
 def run(path, feeds):
+    """Runs the model on float feeds. An int8 model input gets the feed quantised with the
+    input's scale and zero point, an int8 output is dequantised with its own; both are what a
+    caller of a model with int8 inputs and outputs does."""
     import tensorflow as tf
 
     # Without the default XNNPACK delegate, so that every operator shows in the operator list.
@@ -36,9 +40,19 @@ def run(path, feeds):
         interp.resize_tensor_input(by_name[name]["index"], list(x.shape))
     interp.allocate_tensors()
     for name, x in feeds.items():
-        interp.set_tensor(by_name[name]["index"], x)
+        d = by_name[name]
+        if d["dtype"] == np.int8:
+            scale, zero_point = d["quantization"]
+            x = np.clip(np.round(x / scale) + zero_point, -128, 127).astype(np.int8)
+        interp.set_tensor(d["index"], x)
     interp.invoke()
-    outs = {d["name"]: interp.get_tensor(d["index"]) for d in interp.get_output_details()}
+    outs = {}
+    for d in interp.get_output_details():
+        y = interp.get_tensor(d["index"])
+        if d["dtype"] == np.int8:
+            scale, zero_point = d["quantization"]
+            y = (y.astype(np.float32) - zero_point) * scale
+        outs[d["name"]] = y
     return interp, outs
 
 
@@ -61,6 +75,9 @@ def integer_report(interp):
 
 
 def output_step(interp, name):
+    for d in interp.get_output_details():
+        if d["name"] == name and d["dtype"] == np.int8:
+            return float(d["quantization"][0])
     for t in interp.get_tensor_details():
         if t["name"] == name + "/int8":
             return float(t["quantization_parameters"]["scales"][0])
@@ -99,6 +116,11 @@ def main():
                     res["per_output"][o["name"]] = {"max_abs_diff": float(np.max(np.abs(got - want))), "step": step}
             res["input_types"] = [str(np.dtype(d["dtype"])) for d in interp.get_input_details()]
             res["output_types"] = [str(np.dtype(d["dtype"])) for d in interp.get_output_details()]
+            # (name, scale, zero point) of each model input and output as the interpreter reads them.
+            res["input_quantization"] = [[d["name"], float(d["quantization"][0]), int(d["quantization"][1])]
+                                         for d in interp.get_input_details()]
+            res["output_quantization"] = [[d["name"], float(d["quantization"][0]), int(d["quantization"][1])]
+                                          for d in interp.get_output_details()]
             res["operators"], res["float_operators"] = integer_report(interp)
         except Exception as e:  # report and go on with the next model
             res["error"] = repr(e)

@@ -110,6 +110,16 @@ private slots:
                                        "mobile.kiln");
         QVERIFY2(mobile.ok(), mobile.ok() ? "" : mobile.error().toString().c_str());
         graphs.emplace_back("mobile", mobile->graph);
+        // An Input that is also an output (ONNX: "x_output", an Identity), an unused Input and a
+        // Dropout output.
+        auto passthrough = io::parseProject(R"({"format":"kiln-project","version":2,"name":"passthrough","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[4]}},
+          {"name":"unused","op":"Input","attrs":{"shape":[3]}},
+          {"name":"d","op":"Dense","inputs":["x"],"attrs":{"units":2,"activation":"relu"}},
+          {"name":"dr","op":"Dropout","inputs":["d"]}],"outputs":["dr","x","unused"]}})",
+                                            "passthrough.kiln");
+        QVERIFY2(passthrough.ok(), passthrough.ok() ? "" : passthrough.error().toString().c_str());
+        graphs.emplace_back("passthrough", passthrough->graph);
 
         for (auto& [name, graph] : graphs) {
             auto model = ops::analyzeModel(graph);
@@ -150,7 +160,10 @@ private slots:
                 std::string file = base + "/" + name + "_out" + std::to_string(k) + ".f32";
                 std::ofstream(file, std::ios::binary)
                     .write(reinterpret_cast<const char*>((*plan)->output(k)), static_cast<std::streamsize>(s.numel() * 4));
-                entry["outputs"].push_back({{"name", model->graph.nodes[static_cast<size_t>(model->outputs[k])].name},
+                const int o = model->outputs[k];
+                const std::string& outName = model->graph.nodes[static_cast<size_t>(o)].name;
+                const bool isInput = model->nodes[static_cast<size_t>(o)].def->kind == ops::OpKind::Input;
+                entry["outputs"].push_back({{"name", outName}, {"onnx_name", isInput ? outName + "_output" : outName},
                                             {"file", file}, {"shape", s.dims()}});
             }
             manifest["models"].push_back(entry);

@@ -308,6 +308,111 @@ private slots:
             }
         }
     }
+
+    // --int8-io: the small CNN and a model whose outputs include an Input and a Dropout, with int8
+    // model inputs and outputs. The interpreter must see int8 tensors at the edges carrying the
+    // calibrated scale and zero point, no QUANTIZE or DEQUANTIZE operator, and (fed and read
+    // through those parameters) match Kiln's int8 simulation as the float-edged model does. The
+    // second model is also written with float edges: its Input output must be the float input.
+    void int8InputsAndOutputs() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string base = tmp.path().toStdString();
+        ThreadPool pool(2);
+        const char* passthrough = R"({"format":"kiln-project","version":2,"name":"passthrough","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[6]}},
+          {"name":"d","op":"Dense","inputs":["x"],"attrs":{"units":4,"activation":"relu"}},
+          {"name":"dr","op":"Dropout","inputs":["d"]},
+          {"name":"p","op":"Dense","inputs":["dr"],"attrs":{"units":3}}],"outputs":["p","x","dr"]}})";
+        json manifest = {{"models", json::array()}};
+        std::map<std::string, std::map<std::string, io::QuantParams>> expected;  // model → edge tensor → parameters
+        struct Case {
+            std::string name;
+            const char* text;
+            bool int8Io;
+        };
+        for (const Case& c : {Case{"small_cnn_int8_io", kSmallCnn, true}, Case{"passthrough_int8_io", passthrough, true},
+                              Case{"passthrough_float_io", passthrough, false}}) {
+            auto project = io::parseProject(c.text, c.name + ".kiln");
+            QVERIFY2(project.ok(), project.ok() ? "" : project.error().toString().c_str());
+            auto model = ops::analyzeModel(project->graph);
+            QVERIFY2(model.ok(), model.ok() ? "" : model.error().toString().c_str());
+            exec::ParamStore params = exec::ParamStore::create(*model, 21);
+            const int64_t n = 16;
+            const std::vector<Tensor> calib = io::syntheticInputs(*model, n, 5);
+            auto rc = io::RangeCollector::create(*model, params, io::quantizedValues(*model, io::QuantScheme::FullInteger), n, pool);
+            QVERIFY2(rc.ok(), rc.ok() ? "" : rc.error().toString().c_str());
+            QVERIFY((*rc)->add({calib[0].data<float>()}, n).ok());
+            auto quant = io::makeQuantization(*model, (*rc)->ranges(), true, io::QuantScheme::FullInteger);
+            QVERIFY2(quant.ok(), quant.ok() ? "" : quant.error().toString().c_str());
+            auto bytes = io::exportTflite(*model, params, {}, &*quant, c.int8Io);
+            QVERIFY2(bytes.ok(), bytes.ok() ? "" : bytes.error().toString().c_str());
+            const std::string file = base + "/" + c.name + ".tflite";
+            std::ofstream(file, std::ios::binary) << *bytes;
+
+            const std::vector<Tensor> test = io::syntheticInputs(*model, n, 9);
+            auto sim = io::Int8Simulator::create(*model, params, *quant, n, pool);
+            QVERIFY(sim.ok());
+            std::memcpy((*sim)->input(0), test[0].data<float>(), test[0].bytes());
+            QVERIFY((*sim)->forward().ok());
+            const std::string inName = model->graph.nodes[size_t(model->inputs[0])].name;
+            const std::string in = base + "/" + c.name + "_in.f32";
+            std::ofstream(in, std::ios::binary).write(static_cast<const char*>(test[0].raw()), std::streamsize(test[0].bytes()));
+            json entry = {{"name", c.name}, {"file", file}, {"outputs", json::array()},
+                          {"inputs", {{{"name", inName}, {"file", in}, {"shape", test[0].shape().dims()}}}}};
+            expected[c.name][inName] = quant->values.at(inName);
+            for (size_t k = 0; k < model->outputs.size(); ++k) {
+                const std::string out = model->graph.nodes[size_t(model->outputs[k])].name;
+                const Shape s = model->nodes[size_t(model->outputs[k])].output.withBatch(n);
+                const std::string ref = base + "/" + c.name + "_" + out + ".f32";
+                // With float edges the Input output is the float input itself, unrounded; with
+                // int8 edges it is the int8 input, which the simulation computes.
+                const bool rawInput = out == "x" && !c.int8Io;
+                std::ofstream(ref, std::ios::binary)
+                    .write(rawInput ? static_cast<const char*>(test[0].raw()) : reinterpret_cast<const char*>((*sim)->output(k)),
+                           std::streamsize(s.numel() * 4));
+                entry["outputs"].push_back({{"name", out}, {"reference", ref}, {"shape", s.dims()}});
+                expected[c.name][out] = quant->values.at(out);
+            }
+            manifest["models"].push_back(entry);
+        }
+        const std::string manifestPath = base + "/manifest.json";
+        std::ofstream(manifestPath) << manifest.dump(2);
+        auto results = check(QString::fromStdString(manifestPath), 3);
+        QCOMPARE(int(results.size()), 3);
+        for (const auto& [name, r] : results) {
+            const std::string line = r.dump();
+            QVERIFY2(!r.contains("error"), line.c_str());
+            QVERIFY2(r["float_operators"].empty(), line.c_str());
+            const bool int8Io = name.ends_with("_int8_io");
+            const auto& ops = r["operators"];
+            if (int8Io) {
+                // No conversion at the edges, and each edge tensor carries its calibrated grid.
+                QVERIFY2(std::find(ops.begin(), ops.end(), "QUANTIZE") == ops.end(), line.c_str());
+                QVERIFY2(std::find(ops.begin(), ops.end(), "DEQUANTIZE") == ops.end(), line.c_str());
+                for (const char* key : {"input_types", "output_types"})
+                    for (const auto& t : r[key]) QCOMPARE(t.get<std::string>(), std::string("int8"));
+                for (const char* key : {"input_quantization", "output_quantization"})
+                    for (const auto& q : r[key]) {
+                        const io::QuantParams want = expected[name].at(q[0].get<std::string>());
+                        QVERIFY2(std::fabs(q[1].get<double>() - want.scale) <= 1e-6 * want.scale, line.c_str());
+                        QCOMPARE(q[2].get<int>(), want.zeroPoint);
+                    }
+            } else {
+                for (const char* key : {"input_types", "output_types"})
+                    for (const auto& t : r[key]) QCOMPARE(t.get<std::string>(), std::string("float32"));
+            }
+            QCOMPARE(int(r["output_quantization"].size()), name.starts_with("passthrough") ? 3 : 1);
+            for (const auto& [out, o] : r["per_output"].items()) {
+                const double step = expected[name].at(out).scale;
+                // The Input output is the fed value: exactly the simulation's rounded int8 input
+                // with int8 edges, exactly the float input with float edges; the others as in
+                // interpreterMatchesSimulation.
+                const double allowed = out == "x" ? 1e-6 : 3 * step;
+                QVERIFY2(o["max_abs_diff"].get<double>() <= allowed, (out + ": " + line).c_str());
+            }
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestTfliteInt8Interop)

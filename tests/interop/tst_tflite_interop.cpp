@@ -2,8 +2,9 @@
 // TensorFlow Lite export against the real interpreter: every bundled example and a model covering
 // the other exported operators are written as model.tflite into a model repository;
 // tf.lite.Interpreter (TensorFlow from the test environment) must load each, accept a batch of 3
-// and reproduce Kiln's outputs within 1e-4. Batch normalisation after a convolution must have been
-// folded (no MUL/ADD pair left for it).
+// and reproduce Kiln's outputs within 1e-4, each output found under its Kiln node's name (also an
+// Input that is an output, and a Dropout output). Batch normalisation after a convolution must have
+// been folded (no MUL/ADD pair left for it).
 #include <QtTest>
 
 #include <QProcess>
@@ -88,6 +89,17 @@ private slots:
                                        "mobile.kiln");
         QVERIFY2(mobile.ok(), mobile.ok() ? "" : mobile.error().toString().c_str());
         graphs.emplace_back("mobile", mobile->graph);
+        // Outputs that are not computed by an operator: an Input that is also an output (one
+        // tensor in both lists), an unused Input (an output by having no reader) and a Dropout
+        // that passes a Dense's value on (a copy under its own name).
+        auto passthrough = io::parseProject(R"({"format":"kiln-project","version":2,"name":"passthrough","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[4]}},
+          {"name":"unused","op":"Input","attrs":{"shape":[3]}},
+          {"name":"d","op":"Dense","inputs":["x"],"attrs":{"units":2}},
+          {"name":"dr","op":"Dropout","inputs":["d"]}],"outputs":["dr","x","unused"]}})",
+                                            "passthrough.kiln");
+        QVERIFY2(passthrough.ok(), passthrough.ok() ? "" : passthrough.error().toString().c_str());
+        graphs.emplace_back("passthrough", passthrough->graph);
 
         json manifest = {{"models", json::array()}};
         for (auto& [name, graph] : graphs) {

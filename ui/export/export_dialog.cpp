@@ -96,8 +96,21 @@ ExportDialog::ExportDialog(const QString& projectPath, QWidget* parent)
     m_calibrationSamples->setRange(1, 1000000);
     m_calibrationSamples->setValue(int(engine::api::kDefaultCalibrationSamples));
     m_calibrationSamples->setSuffix(tr(" calibration samples"));
+    m_calibration = new QComboBox(what);
+    m_calibration->setObjectName(QStringLiteral("calibration"));
+    m_calibration->addItem(tr("min/max ranges"), 0.0);
+    m_calibration->addItem(tr("%1th percentile of |x|").arg(engine::api::kDefaultCalibrationPercentile),
+                           engine::api::kDefaultCalibrationPercentile);
+    m_calibration->setToolTip(tr("How each int8 range is calibrated: the smallest and largest value seen, or clipped "
+                                 "so that rare outliers do not coarsen the grid for every other value."));
+    m_int8Io = new QCheckBox(tr("int8 inputs and outputs (TensorFlow Lite)"), what);
+    m_int8Io->setObjectName(QStringLiteral("int8Io"));
+    m_int8Io->setToolTip(tr("model.int8.tflite takes and returns int8 tensors; their scales and zero points are in "
+                            "the file and in kiln-model.json."));
     quantRow->addWidget(m_quantize);
     quantRow->addWidget(m_calibrationSamples);
+    quantRow->addWidget(m_calibration);
+    quantRow->addWidget(m_int8Io);
     quantRow->addStretch(1);
     form->addRow(tr("Quantise:"), quantRow);
     connect(m_quantize, &QComboBox::currentIndexChanged, this, &ExportDialog::updateButtons);
@@ -224,6 +237,8 @@ void ExportDialog::updateButtons() {
     const bool int8 = m_quantize->currentData().toString() == QLatin1String("int8");
     const bool quantOk = !int8 || m_onnx->isChecked() || m_tflite->isChecked();
     m_calibrationSamples->setEnabled(int8);
+    m_calibration->setEnabled(int8);
+    m_int8Io->setEnabled(int8 && m_tflite->isChecked());
     m_quantize->setToolTip(quantOk ? tr("Writes model.int8.onnx with ONNX and model.int8.tflite with TensorFlow Lite.")
                                    : tr("Int8 quantisation needs ONNX or TensorFlow Lite among the formats."));
     m_exportButton->setEnabled(!busy && anyFormat && quantOk && !m_name->text().isEmpty() &&
@@ -252,6 +267,10 @@ void ExportDialog::startExport() {
     req.kilnVersion = QCoreApplication::applicationVersion().toStdString();
     req.quantize = m_quantize->currentData().toString().toStdString();
     req.calibrationSamples = m_calibrationSamples->value();
+    if (req.quantize == "int8") {
+        req.calibrationPercentile = m_calibration->currentData().toDouble();
+        req.int8Io = m_int8Io->isChecked() && m_tflite->isChecked();
+    }
 
     m_progress->setValue(0);
     m_quantReport->clear();
@@ -329,13 +348,25 @@ void ExportDialog::showQuantization(const app::QuantizationSummary& q) {
                          .arg(r.samples)
                          .arg(QString::fromStdString(r.split));
         }
+        for (const auto* list : {&f.inputs, &f.outputs})
+            for (const auto& e : *list)
+                lines << (list == &f.inputs ? tr("%1: input %2 is int8 with scale %3 and zero point %4.")
+                                            : tr("%1: output %2 is int8 with scale %3 and zero point %4."))
+                             .arg(file, QString::fromStdString(e.name))
+                             .arg(e.params.scale, 0, 'g', 6)
+                             .arg(e.params.zeroPoint);
         const double ratio = f.floatBytes > 0 ? double(f.int8Bytes) / double(f.floatBytes) : 0.0;
         lines << tr("%1: %2 against %3 for %4 (%5% of the float size).")
                      .arg(file, QLocale().formattedDataSize(f.int8Bytes), QLocale().formattedDataSize(f.floatBytes),
                           QString::fromStdString(f.floatFile))
                      .arg(100.0 * ratio, 0, 'f', 1);
     }
-    lines << tr("Calibrated on %1 training samples.").arg(r.calibrationSamples);
+    if (r.percentile > 0.0)
+        lines << tr("Calibrated on %1 training samples, ranges clipped to the %2th percentile of |x|.")
+                     .arg(r.calibrationSamples)
+                     .arg(r.percentile);
+    else
+        lines << tr("Calibrated on %1 training samples.").arg(r.calibrationSamples);
     m_quantReport->setText(lines.join(QLatin1Char('\n')));
 }
 

@@ -85,6 +85,8 @@ private:
     QCheckBox* m_tflite = nullptr;
     QComboBox* m_quantize = nullptr;         // "none" / "int8"
     QSpinBox* m_calibrationSamples = nullptr;
+    QComboBox* m_calibration = nullptr;      // min/max or the 99.99th percentile of |x|
+    QCheckBox* m_int8Io = nullptr;           // model.int8.tflite with int8 inputs and outputs
     QLabel* m_quantReport = nullptr;         // the int8 comparison and size saving after an export
     QPushButton* m_exportButton = nullptr;
     QProgressBar* m_progress = nullptr;

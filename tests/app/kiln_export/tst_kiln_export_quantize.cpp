@@ -2,9 +2,9 @@
 // kiln-test-labels: slow
 // SPDX-License-Identifier: Apache-2.0
 // kiln-export --quantize int8 end to end on a small CSV classifier trained with kiln-train: the
-// report (text and --json), model.int8.onnx, model.int8.tflite and kiln-model.json, and the exit
-// status and message of every refused request (no data, an operator TensorFlow Lite lacks, bad
-// values).
+// report (text and --json), model.int8.onnx, model.int8.tflite (also with int8 inputs and
+// outputs) and kiln-model.json, percentile calibration, and the exit status and message of every
+// refused request (no data, an operator TensorFlow Lite lacks, bad values).
 #include <QtTest>
 
 #include <QDir>
@@ -162,7 +162,71 @@ private slots:
                  qPrintable(t.out));
     }
 
+    // --int8-io: model.int8.tflite's edges are int8; the report and kiln-model.json give each
+    // edge's scale and zero point, the same as the float-edged file's calibration.
+    void int8InputsAndOutputs() {
+        const Run r = exportWith({"--name", "io", "--format", "tflite", "--quantize", "int8", "--int8-io", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = QJsonDocument::fromJson(r.out.trimmed().toUtf8()).object();
+        const QJsonObject m = j["quantization"].toObject()["models"].toArray()[0].toObject();
+        QCOMPARE(m["input_output_type"].toString(), QString("int8"));
+        QVERIFY(m["scheme"].toString().endsWith("int8 inputs and outputs"));
+        const QJsonArray ins = m["inputs"].toArray(), outs = m["outputs"].toArray();
+        QCOMPARE(ins.size(), 1);
+        QCOMPARE(outs.size(), 1);
+        QCOMPARE(ins[0].toObject()["name"].toString(), QString("x"));
+        QCOMPARE(outs[0].toObject()["name"].toString(), QString("logits"));
+        for (const auto& e : {ins[0].toObject(), outs[0].toObject()}) {
+            QCOMPARE(e["dtype"].toString(), QString("int8"));
+            QVERIFY(e["scale"].toDouble() > 0.0);
+            QVERIFY(e["zero_point"].toInt() >= -128 && e["zero_point"].toInt() <= 127);
+        }
+        QFile desc(j["version_dir"].toString() + "/kiln-model.json");
+        QVERIFY(desc.open(QIODevice::ReadOnly));
+        const QJsonObject meta = QJsonDocument::fromJson(desc.readAll()).object();
+        QCOMPARE(meta["quantization"].toObject()["models"].toArray()[0].toObject()["inputs"].toArray(), ins);
+
+        const Run t = exportWith({"--name", "io", "--format", "tflite", "--quantize", "int8", "--int8-io"});
+        QVERIFY2(t.exitCode == 0, qPrintable(t.err));
+        QVERIFY2(t.out.contains("Int8 model.int8.tflite: input x is int8, scale ") &&
+                     t.out.contains("Int8 model.int8.tflite: output logits is int8, scale "),
+                 qPrintable(t.out));
+        // Without the option the edges stay float32.
+        const Run f = exportWith({"--name", "io", "--format", "tflite", "--quantize", "int8", "--json"});
+        QVERIFY2(f.exitCode == 0, qPrintable(f.err));
+        const QJsonObject fm = QJsonDocument::fromJson(f.out.trimmed().toUtf8()).object()["quantization"].toObject()["models"].toArray()[0].toObject();
+        QCOMPARE(fm["input_output_type"].toString(), QString("float32"));
+        QVERIFY(!fm.contains("inputs"));
+    }
+
+    // --calibration percentile: ranges clipped to the 99.99th percentile of |x|; the report says
+    // so and kiln-model.json records the method. Min/max is the default and says so too.
+    void percentileCalibration() {
+        const Run r = exportWith({"--name", "pct", "--formats", "onnx", "--quantize", "int8", "--calibration", "percentile", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject q = QJsonDocument::fromJson(r.out.trimmed().toUtf8()).object()["quantization"].toObject();
+        QCOMPARE(q["calibration"].toString(), QString("percentile"));
+        QCOMPARE(q["percentile"].toDouble(), 99.99);
+        QVERIFY(q["agreement"].toDouble() >= 0.9);
+        const Run p = exportWith({"--name", "pct", "--formats", "onnx", "--quantize", "int8", "--calibration", "percentile",
+                                  "--calibration-percentile", "99.5"});
+        QVERIFY2(p.exitCode == 0, qPrintable(p.err));
+        QVERIFY2(p.out.contains("ranges clipped to the 99.5th percentile of |x|"), qPrintable(p.out));
+        const Run m = exportWith({"--name", "pct", "--formats", "onnx", "--quantize", "int8", "--json"});
+        QVERIFY2(m.exitCode == 0, qPrintable(m.err));
+        const QJsonObject mq = QJsonDocument::fromJson(m.out.trimmed().toUtf8()).object()["quantization"].toObject();
+        QCOMPARE(mq["calibration"].toString(), QString("min_max"));
+        QVERIFY(!mq.contains("percentile"));
+    }
+
     void refusals() {
+        expectRefusal({"--format", "tflite", "--int8-io"}, "--int8-io needs --quantize int8");
+        expectRefusal({"--formats", "onnx", "--quantize", "int8", "--int8-io"}, "--int8-io needs the tflite format");
+        expectRefusal({"--quantize", "int8", "--calibration", "mean"}, "--calibration must be minmax or percentile");
+        expectRefusal({"--calibration", "percentile"}, "need --quantize int8");
+        expectRefusal({"--quantize", "int8", "--calibration-percentile", "99"}, "--calibration-percentile needs --calibration percentile");
+        expectRefusal({"--quantize", "int8", "--calibration", "percentile", "--calibration-percentile", "20"},
+                      "--calibration-percentile must be a number from 50 to 100");
         expectRefusal({"--formats", "savedmodel", "--quantize", "int8"}, "needs the onnx or the tflite format");
         // An operator TensorFlow Lite has no builtin for: refused naming the node, before the
         // weights are read or anything is calibrated.

@@ -237,6 +237,40 @@ private slots:
         }
     }
 
+    // Percentile calibration: 10 000 inputs spread evenly over [−1, 1] plus one outlier at 100.
+    // Min/max keeps the outlier; the 99.9th percentile of |x| is 0.999 (interpolated within a
+    // histogram bin, at most 2·100/4096 wide), both ends of x are clipped to ±t, and an end that
+    // lies inside ±t (−1 when the estimate is above 1; h after its ReLU keeps its minimum 0) is
+    // not widened.
+    void percentileCalibration() {
+        Loaded l = load(kTiny);
+        setTiny(l.params);
+        ThreadPool pool(1);
+        const int64_t n = 10001;
+        std::vector<float> xs(static_cast<size_t>(n * 3));
+        for (int64_t s = 0; s < n - 1; ++s)
+            for (int k = 0; k < 3; ++k) xs[static_cast<size_t>(s * 3 + k)] = -1.0f + 2.0f * static_cast<float>((s * 3 + k) % 10000) / 9999.0f;
+        xs[static_cast<size_t>((n - 1) * 3)] = 100.0f;
+        for (double pct : {0.0, 99.9}) {
+            auto rc = RangeCollector::create(l.model, l.params, quantizedValues(l.model), n, pool);
+            QVERIFY2(rc.ok(), rc.ok() ? "" : rc.error().toString().c_str());
+            (*rc)->setPercentile(pct);
+            QVERIFY((*rc)->add({xs.data()}, n).ok());
+            const auto r = (*rc)->ranges();
+            const ValueRange x = r.at("x");
+            if (pct == 0.0) {
+                QCOMPARE(x.min, -1.0f);
+                QCOMPARE(x.max, 100.0f);
+                continue;
+            }
+            const float bin = 2.0f * 100.0f / 4096.0f;
+            QVERIFY2(std::fabs(x.max - 0.999f) <= bin, qPrintable(QString::number(x.max)));
+            QCOMPARE(x.min, std::max(-1.0f, -x.max));
+            QVERIFY(r.at("h").min == 0.0f);
+            QVERIFY(r.at("h").max > 0.0f && r.at("h").max < 100.0f);
+        }
+    }
+
     void simulationMatchesDirectComputation() {
         Loaded l = load(kTiny);
         setTiny(l.params);

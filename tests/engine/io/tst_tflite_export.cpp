@@ -7,10 +7,12 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <fstream>
+#include <set>
 
 #include "engine/io/model_repository.h"
 #include "engine/io/project.h"
@@ -218,6 +220,76 @@ private slots:
         auto missing = exportTflite(*model, params, {}, &quant);
         QVERIFY(!missing.ok());
         QVERIFY2(missing.error().message.find("\"h\"") != std::string::npos, missing.error().message.c_str());
+    }
+
+private:
+    // The subgraph's tensor names, input and output tensor names, and operator codes.
+    struct Layout {
+        std::vector<std::string> names, inputs, outputs;
+        std::vector<int32_t> codes;
+        std::map<std::string, std::pair<int8_t, std::vector<int64_t>>> typeAndZeroPoint;
+    };
+    static Layout layout(const std::string& bytes) {
+        Layout l;
+        const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+        flatbuffers::Verifier verifier(data, bytes.size());
+        const auto* root = flatbuffers::GetRoot<flatbuffers::Table>(data);
+        if (!root->VerifyTableStart(verifier)) return l;
+        using Tables = flatbuffers::Vector<flatbuffers::Offset<flatbuffers::Table>>;
+        const auto* graph = root->GetPointer<const Tables*>(8)->Get(0);
+        const auto* tensors = graph->GetPointer<const Tables*>(4);
+        for (const auto* t : *tensors) {
+            l.names.push_back(t->GetPointer<const flatbuffers::String*>(10)->str());
+            std::vector<int64_t> zp;
+            if (const auto* q = t->GetPointer<const flatbuffers::Table*>(12))
+                if (const auto* v = q->GetPointer<const flatbuffers::Vector<int64_t>*>(10)) zp.assign(v->begin(), v->end());
+            l.typeAndZeroPoint[l.names.back()] = {t->GetField<int8_t>(6, 0), zp};
+        }
+        for (int32_t i : *graph->GetPointer<const flatbuffers::Vector<int32_t>*>(6)) l.inputs.push_back(l.names[size_t(i)]);
+        for (int32_t i : *graph->GetPointer<const flatbuffers::Vector<int32_t>*>(8)) l.outputs.push_back(l.names[size_t(i)]);
+        const auto* codes = root->GetPointer<const Tables*>(6);
+        for (const auto* op : *graph->GetPointer<const Tables*>(10))
+            l.codes.push_back(codes->Get(op->GetField<uint32_t>(4, 0))->GetField<int32_t>(10, 0));
+        return l;
+    }
+
+private slots:
+    // Outputs that no operator computes: an Input that is an output is the input tensor itself (no
+    // duplicate name, float or int8), a Dropout output is a copy under its own name; with int8
+    // inputs and outputs the edges are the int8 tensors with their grids and no QUANTIZE (114) or
+    // DEQUANTIZE (6) is left.
+    void outputsThatAreInputsAndInt8Edges() {
+        auto p = parseProject(R"({"format":"kiln-project","version":2,"name":"q","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[3]}},
+          {"name":"h","op":"Dense","inputs":["x"],"attrs":{"units":4,"activation":"relu"}},
+          {"name":"dr","op":"Dropout","inputs":["h"]},
+          {"name":"y","op":"Dense","inputs":["dr"],"attrs":{"units":2}}],"outputs":["y","x","dr"]}})",
+                              "q.kiln");
+        QVERIFY(p.ok());
+        auto model = ops::analyzeModel(p->graph);
+        QVERIFY(model.ok());
+        auto params = exec::ParamStore::create(*model, 5);
+        Int8Quantization quant;
+        quant.scheme = QuantScheme::FullInteger;
+        quant.values = {{"x", {0.02f, -3}}, {"h", {0.05f, -128}}, {"dr", {0.05f, -128}}, {"y", {0.1f, 7}}};
+        for (int mode = 0; mode < 3; ++mode) {  // float, int8 with float edges, int8 edges
+            auto bytes = exportTflite(*model, params, {}, mode ? &quant : nullptr, mode == 2);
+            QVERIFY2(bytes.ok(), bytes.ok() ? "" : bytes.error().toString().c_str());
+            const Layout l = layout(*bytes);
+            QVERIFY(!l.names.empty());
+            const std::set<std::string> unique(l.names.begin(), l.names.end());
+            QCOMPARE(unique.size(), l.names.size());
+            QCOMPARE(l.inputs, std::vector<std::string>{"x"});
+            QCOMPARE(l.outputs, (std::vector<std::string>{"y", "x", "dr"}));
+            const bool edgeOps = std::count(l.codes.begin(), l.codes.end(), 114) + std::count(l.codes.begin(), l.codes.end(), 6) > 0;
+            QCOMPARE(edgeOps, mode == 1);
+            for (const char* edge : {"x", "y", "dr"}) QCOMPARE(l.typeAndZeroPoint.at(edge).first, int8_t(mode == 2 ? 9 : 0));
+            if (mode == 2) {
+                QCOMPARE(l.typeAndZeroPoint.at("x").second, std::vector<int64_t>{-3});
+                QCOMPARE(l.typeAndZeroPoint.at("y").second, std::vector<int64_t>{7});
+                QCOMPARE(l.typeAndZeroPoint.at("dr").second, std::vector<int64_t>{-128});
+            }
+        }
     }
 
     void refusesWhatTfliteCannotExpress() {

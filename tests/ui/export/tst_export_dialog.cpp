@@ -102,7 +102,17 @@ private slots:
         QVERIFY(!button->isEnabled());
         dlg.setFormats(false, false, false, true);
         QVERIFY(button->isEnabled());
+        // int8 inputs and outputs exist only for TensorFlow Lite.
+        auto* int8Io = dlg.findChild<QCheckBox*>(QStringLiteral("int8Io"));
+        auto* calibration = dlg.findChild<QComboBox*>(QStringLiteral("calibration"));
+        QVERIFY(int8Io && calibration);
+        QVERIFY(int8Io->isEnabled());
+        dlg.setFormats(true, false, false, false);
+        QVERIFY(!int8Io->isEnabled());
         dlg.setFormats(true, false, false, true);
+        QVERIFY(int8Io->isEnabled());
+        int8Io->setChecked(true);
+        calibration->setCurrentIndex(1);  // the 99.99th percentile
         dlg.findChild<QSpinBox*>(QStringLiteral("calibrationSamples"))->setValue(64);
         QSignalSpy done(&dlg, &ui::ExportDialog::exportFinished);
         QTest::mouseClick(button, Qt::LeftButton);
@@ -113,8 +123,15 @@ private slots:
         const QString report = dlg.findChild<QLabel*>(QStringLiteral("quantization"))->text();
         QVERIFY2(report.contains(QStringLiteral("model.int8.onnx: int8 accuracy")) &&
                      report.contains(QStringLiteral("model.int8.tflite: int8 accuracy")) &&
-                     report.contains(QStringLiteral("64 training samples")),
+                     report.contains(QStringLiteral("64 training samples, ranges clipped to the 99.99th percentile")) &&
+                     report.contains(QStringLiteral("model.int8.tflite: input image is int8 with scale")) &&
+                     report.contains(QStringLiteral("model.int8.tflite: output logits is int8 with scale")),
                  qPrintable(report));
+        QFile desc(dlg.versionDir() + QStringLiteral("/kiln-model.json"));
+        QVERIFY(desc.open(QIODevice::ReadOnly));
+        const QByteArray meta = desc.readAll();
+        QVERIFY2(meta.contains("\"input_output_type\": \"int8\"") || meta.contains("\"input_output_type\":\"int8\""), meta.constData());
+        QVERIFY2(meta.contains("\"calibration\": \"percentile\"") || meta.contains("\"calibration\":\"percentile\""), meta.constData());
     }
 
     void refusedExport() {
