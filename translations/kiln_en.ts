@@ -1147,6 +1147,54 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Run the model even when stored predictions of these weights and data exist (and store the new ones).</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Int8 %1: input %2 is int8, scale %3, zero point %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8 %1: output %2 is int8, scale %3, zero point %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Int8 %1: ranges clipped to the %2th percentile of |x|</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How int8 ranges are calibrated: minmax (each value&apos;s smallest and largest value, the default) or percentile (clipped to the --calibration-percentile of |x|, so that rare outliers do not coarsen the grid).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The percentile of |x| that bounds each range with --calibration percentile (50 to 100, default: %1).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>With --quantize int8 and the tflite format: model.int8.tflite takes and returns int8 tensors (their scales and zero points are in the file and in kiln-model.json) instead of float32.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--calibration must be minmax or percentile</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--calibration and --calibration-percentile need --quantize int8</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--calibration-percentile needs --calibration percentile</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--calibration-percentile must be a number from 50 to 100</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--int8-io needs --quantize int8</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--int8-io needs the tflite format</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -2860,6 +2908,38 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>Calibrated on %1 training samples.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>min/max ranges</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1th percentile of |x|</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How each int8 range is calibrated: the smallest and largest value seen, or clipped so that rare outliers do not coarsen the grid for every other value.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>int8 inputs and outputs (TensorFlow Lite)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>model.int8.tflite takes and returns int8 tensors; their scales and zero points are in the file and in kiln-model.json.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: input %2 is int8 with scale %3 and zero point %4.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: output %2 is int8 with scale %3 and zero point %4.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Calibrated on %1 training samples, ranges clipped to the %2th percentile of |x|.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

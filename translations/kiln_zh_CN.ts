@@ -1151,6 +1151,54 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>Run the model even when stored predictions of these weights and data exist (and store the new ones).</source>
         <translation>即使已保存这些权重和数据的预测结果，也重新运行模型（并保存新的结果）。</translation>
     </message>
+    <message>
+        <source>Int8 %1: input %2 is int8, scale %3, zero point %4</source>
+        <translation>Int8 %1：输入 %2 为 int8，缩放 %3，零点 %4</translation>
+    </message>
+    <message>
+        <source>Int8 %1: output %2 is int8, scale %3, zero point %4</source>
+        <translation>Int8 %1：输出 %2 为 int8，缩放 %3，零点 %4</translation>
+    </message>
+    <message>
+        <source>Int8 %1: ranges clipped to the %2th percentile of |x|</source>
+        <translation>Int8 %1：取值范围截断到 |x| 的第 %2 百分位数</translation>
+    </message>
+    <message>
+        <source>How int8 ranges are calibrated: minmax (each value&apos;s smallest and largest value, the default) or percentile (clipped to the --calibration-percentile of |x|, so that rare outliers do not coarsen the grid).</source>
+        <translation>int8 取值范围的校准方式：minmax（每个值的最小值和最大值，默认）或 percentile（截断到 |x| 的 --calibration-percentile 百分位数，使少数离群值不会让量化网格变粗）。</translation>
+    </message>
+    <message>
+        <source>The percentile of |x| that bounds each range with --calibration percentile (50 to 100, default: %1).</source>
+        <translation>使用 --calibration percentile 时界定每个范围的 |x| 百分位数（50 到 100，默认：%1）。</translation>
+    </message>
+    <message>
+        <source>With --quantize int8 and the tflite format: model.int8.tflite takes and returns int8 tensors (their scales and zero points are in the file and in kiln-model.json) instead of float32.</source>
+        <translation>配合 --quantize int8 和 tflite 格式：model.int8.tflite 的输入和输出为 int8 张量（其缩放和零点记录在文件和 kiln-model.json 中），而不是 float32。</translation>
+    </message>
+    <message>
+        <source>--calibration must be minmax or percentile</source>
+        <translation>--calibration 必须是 minmax 或 percentile</translation>
+    </message>
+    <message>
+        <source>--calibration and --calibration-percentile need --quantize int8</source>
+        <translation>--calibration 和 --calibration-percentile 需要 --quantize int8</translation>
+    </message>
+    <message>
+        <source>--calibration-percentile needs --calibration percentile</source>
+        <translation>--calibration-percentile 需要 --calibration percentile</translation>
+    </message>
+    <message>
+        <source>--calibration-percentile must be a number from 50 to 100</source>
+        <translation>--calibration-percentile 必须是 50 到 100 之间的数</translation>
+    </message>
+    <message>
+        <source>--int8-io needs --quantize int8</source>
+        <translation>--int8-io 需要 --quantize int8</translation>
+    </message>
+    <message>
+        <source>--int8-io needs the tflite format</source>
+        <translation>--int8-io 需要 tflite 格式</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -2854,6 +2902,38 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>Calibrated on %1 training samples.</source>
         <translation>用 %1 个训练样本校准。</translation>
+    </message>
+    <message>
+        <source>min/max ranges</source>
+        <translation>最小/最大值范围</translation>
+    </message>
+    <message>
+        <source>%1th percentile of |x|</source>
+        <translation>|x| 的第 %1 百分位数</translation>
+    </message>
+    <message>
+        <source>How each int8 range is calibrated: the smallest and largest value seen, or clipped so that rare outliers do not coarsen the grid for every other value.</source>
+        <translation>每个 int8 范围的校准方式：取所见的最小值和最大值，或加以截断，使少数离群值不会让其他所有值的量化网格变粗。</translation>
+    </message>
+    <message>
+        <source>int8 inputs and outputs (TensorFlow Lite)</source>
+        <translation>int8 输入和输出（TensorFlow Lite）</translation>
+    </message>
+    <message>
+        <source>model.int8.tflite takes and returns int8 tensors; their scales and zero points are in the file and in kiln-model.json.</source>
+        <translation>model.int8.tflite 的输入和输出为 int8 张量；其缩放和零点记录在文件和 kiln-model.json 中。</translation>
+    </message>
+    <message>
+        <source>%1: input %2 is int8 with scale %3 and zero point %4.</source>
+        <translation>%1：输入 %2 为 int8，缩放 %3，零点 %4。</translation>
+    </message>
+    <message>
+        <source>%1: output %2 is int8 with scale %3 and zero point %4.</source>
+        <translation>%1：输出 %2 为 int8，缩放 %3，零点 %4。</translation>
+    </message>
+    <message>
+        <source>Calibrated on %1 training samples, ranges clipped to the %2th percentile of |x|.</source>
+        <translation>已用 %1 个训练样本校准，取值范围截断到 |x| 的第 %2 百分位数。</translation>
     </message>
 </context>
 <context>
