@@ -370,6 +370,19 @@ private:
         return addNode(std::move(n));
     }
 
+    // Global pooling of an image (`op`: GlobalAveragePooling2D or GlobalMaxPooling2D). Kiln's gives
+    // [batch, channels]; keepdims is a reshape to [1, 1, channels] that takes the layer's name.
+    Result<int> globalPooling(const Call& c, const std::string& op, const AttrMap& attrs, bool keepdims) {
+        KILN_ASSIGN(int n, simple(c, op, attrs, keepdims ? uniqueName(c.name + "_pool") : std::string()));
+        if (!keepdims) return n;
+        Node rs;
+        rs.name = c.name;
+        rs.op = "Reshape";
+        rs.inputs = {kname(n)};
+        rs.attrs.set("target_shape", std::vector<int64_t>{1, 1, m_shapes[static_cast<size_t>(n)][1]});
+        return addNode(std::move(rs));
+    }
+
     // A Kiln activation op for a Keras activation name, as a node reading `input`; nullopt when
     // Kiln has none. "linear" gives `input` itself.
     Result<std::optional<int>> activationNode(const Call& c, const std::string& act, int input, const std::string& name) {
@@ -680,16 +693,7 @@ private:
             if (inShape(c).rank() != 4 || !(axes == std::vector<int64_t>{1, 2} || axes == std::vector<int64_t>{-3, -2}))
                 return unsupported(c, f + " over axes other than height and width of an image");
             const std::string pool = f == "tf.math.reduce_mean" ? "GlobalAveragePooling2D" : "GlobalMaxPooling2D";
-            KILN_ASSIGN(int n, simple(c, pool, a, keepdims ? uniqueName(c.name + "_pool") : std::string()));
-            r.output = n;
-            if (keepdims) {
-                Node rs;
-                rs.name = c.name;
-                rs.op = "Reshape";
-                rs.inputs = {kname(n)};
-                rs.attrs.set("target_shape", std::vector<int64_t>{1, 1, m_shapes[static_cast<size_t>(n)][1]});
-                KILN_ASSIGN(r.output, addNode(std::move(rs)));
-            }
+            KILN_ASSIGN(r.output, globalPooling(c, pool, a, keepdims));
             return r;
         }
         static const std::map<std::string, std::string> binary{
@@ -868,17 +872,7 @@ private:
             KILN_TRY(oneInput(c));
             KILN_TRY(channelsLast(c));
             KILN_ASSIGN(bool keepdims, boolean(cfg, "keepdims", jp, false));
-            KILN_ASSIGN(int n, simple(c, cls, a, keepdims ? uniqueName(c.name + "_pool") : std::string()));
-            r.output = n;
-            if (keepdims) {
-                // Kiln's global pooling gives [batch, channels]; keepdims is a reshape to [1, 1, channels].
-                Node rs;
-                rs.name = c.name;
-                rs.op = "Reshape";
-                rs.inputs = {kname(n)};
-                rs.attrs.set("target_shape", std::vector<int64_t>{1, 1, m_shapes[static_cast<size_t>(n)][1]});
-                KILN_ASSIGN(r.output, addNode(std::move(rs)));
-            }
+            KILN_ASSIGN(r.output, globalPooling(c, cls, a, keepdims));
             return r;
         }
         if (cls == "ZeroPadding2D") {

@@ -29,9 +29,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/kiln/main_window.h"
-#include "engine/api/training_job.h"
-#include "engine/io/project.h"
 #include "tests/app/kiln/contrast_checker.h"
+#include "tests/app/kiln/trained_project.h"
 #include "ui/common/theme.h"
 #include "ui/dataset_browser/dataset_browser_widget.h"
 #include "ui/dataset_browser/sample_list_model.h"
@@ -138,16 +137,9 @@ private slots:
         QVERIFY(writePictures(pictures));
         QDir(m_dir.path()).mkpath(QStringLiteral("project"));
         m_project = m_dir.filePath(QStringLiteral("project/shapes.kiln"));
-        auto project = kiln::engine::io::parseProject(projectJson(pictures).dump(), m_project.toStdString());
-        QVERIFY2(project.ok(), project.ok() ? "" : project.error().message.c_str());
-        QVERIFY(kiln::engine::io::saveProject(*project, m_project.toStdString()).ok());
         // A real run in the project's history: Train charts it, Evaluate and Deploy take it.
-        kiln::engine::api::TrainingOptions options;
-        options.runName = "first";
-        auto job = kiln::engine::api::TrainingJob::prepare(*project, m_project.toStdString(), options);
-        QVERIFY2(job.ok(), job.ok() ? "" : job.error().message.c_str());
-        auto outcome = (*job)->run({});
-        QVERIFY2(outcome.ok(), outcome.ok() ? "" : outcome.error().message.c_str());
+        const QString trained = kiln::test::saveAndTrain(projectJson(pictures), m_project);
+        QVERIFY2(trained.isEmpty(), qPrintable(trained));
     }
 
     void cleanupTestCase() { Theme::instance().apply(ThemeChoice::Light); }
