@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // conv_cpu: time of each pass of ResNet-8's convolutions (bench/models/resnet8.kiln, batch 64)
-// through the CPU kernels: forward, backward-data and the filter gradient, one at a time; with
-// --batch-norm instead the forward pass with the training-mode batch norm that follows each
-// convolution, its statistics reduced by the batch norm or gathered by the convolution. Each
+// through the CPU kernels: forward, backward-data and the filter gradient, one at a time. Each
 // figure is the best of --reps calls, timed in the calling thread's CPU time with one thread (so
 // that other processes on a shared machine cost little beyond cache disturbance) and in wall
 // time with more.
 #include <algorithm>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,7 +16,6 @@
 #include "engine/core/cpu_isa.h"
 #include "engine/core/thread_pool.h"
 #include "engine/ops/kernels/conv2d.h"
-#include "engine/ops/kernels/normalization.h"
 
 namespace {
 using namespace kiln::engine;
@@ -41,14 +37,11 @@ const Shape kShapes[] = {
 };
 
 const char* kUsage =
-    "usage: conv_cpu [--threads N] [--reps N] [--shape NAME] [--batch-norm]\n"
+    "usage: conv_cpu [--threads N] [--reps N] [--shape NAME]\n"
     "  --threads N   kernel threads (default 1: timed in CPU time; more: wall time)\n"
     "  --reps N      calls per pass, the fastest counts (default 20)\n"
     "  --shape NAME  only this convolution (stem, s1_conv, s2_conv1, s2_conv2, s2_short,\n"
     "                s3_conv1, s3_conv2, s3_short)\n"
-    "  --batch-norm  time forward + batch norm (training) instead, with the batch statistics\n"
-    "                reduced by the batch norm and gathered in the convolution's output pass,\n"
-    "                and the batch norm's backward masking dy by its output and by sign bits\n"
     "KILN_CPU_ISA=avx2 forces the AVX2 kernels on an AVX-512 machine.\n";
 
 double now(bool cpuTime) {
@@ -67,82 +60,10 @@ bool parseCount(const char* flag, const char* text, int& out) {
     out = static_cast<int>(v);
     return true;
 }
-// Forward + training batch norm (with the ReLU folded in, as in ResNet-8) per shape: the batch
-// norm's own reduction against moments gathered by the convolution; then the batch norm's
-// backward masking dy by its output against masking it by the output's sign bits; ms, best of
-// `reps`.
-int batchNormPasses(ThreadPool& pool, int reps, bool cpuTime, const std::string& only) {
-    std::printf("%-9s %5s  %14s  %14s  %8s  %14s  %14s  %8s\n", "conv+bn", "layers", "bn reduces ms", "conv gathers",
-                "change", "bn bwd by out", "by sign bits", "change");
-    double total[4] = {0, 0, 0, 0};
-    for (const Shape& s : kShapes) {
-        if (!only.empty() && only != s.name) continue;
-        const Conv2DGeom g = makeConv2DGeom(64, s.hw, s.hw, s.c, s.k, s.k, s.oc, s.stride, s.stride, 1, 1, true);
-        const int64_t rows = g.n * g.oh * g.ow, c = g.oc, chunks = batchNormRowChunks(rows, c);
-        if (chunks == 0 || (g.n * g.oh) % chunks != 0) {
-            std::printf("%-9s %5d  (no row chunks: statistics are not gathered)\n", s.name, s.uses);
-            continue;
-        }
-        std::vector<float> x(size_t(g.n * g.h * g.w * g.c)), w(size_t(g.kh * g.kw * g.c * g.oc)),
-            y(size_t(rows * c)), out(y.size()), ws(conv2dWorkspaceFloats(g));
-        const auto nc = static_cast<size_t>(c);
-        std::vector<float> gamma(nc, 1.0f), beta(nc, 0.0f), mean(nc), inv(nc), mm(nc, 0.0f), mv(nc, 1.0f);
-        std::vector<double> moments(size_t(2 * chunks * c));
-        std::mt19937 rng(1);
-        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-        for (auto* v : {&x, &w})
-            for (float& e : *v) e = u(rng);
-        BatchNormParams bp;
-        std::vector<float> dy(y.size()), dx(y.size()), dg(nc), db(nc);
-        for (float& e : dy) e = u(rng);
-        std::vector<uint16_t> bits(size_t(batchNormReluMaskWords(rows, c)));
-        double best[4] = {1e30, 1e30, 1e30, 1e30};
-        for (int r = 0; r < reps; ++r) {
-            for (int fused = 0; fused < 2; ++fused) {
-                BatchNormFusion fusion;
-                fusion.relu = true;
-                const double t0 = now(cpuTime);
-                if (fused) {
-                    auto done = [&](int64_t k) { batchNormChunkMoments(rows, c, chunks, k, y.data(), moments.data()); };
-                    const OutputChunks oc{chunks, done};
-                    conv2dForward(g, x.data(), w.data(), nullptr, y.data(), ws.data(), pool, false, &oc);
-                    fusion.moments = moments.data();
-                } else {
-                    conv2dForward(g, x.data(), w.data(), nullptr, y.data(), ws.data(), pool);
-                }
-                fusion.reluMaskOut = bits.data();
-                batchNormForwardTraining(rows, c, y.data(), gamma.data(), beta.data(), bp, out.data(), mean.data(),
-                                         inv.data(), mm.data(), mv.data(), pool, fusion);
-                best[fused] = std::min(best[fused], now(cpuTime) - t0);
-            }
-            for (int byBits = 0; byBits < 2; ++byBits) {
-                BatchNormFusion fusion;
-                fusion.relu = true;
-                fusion.overwriteDx = true;
-                if (byBits)
-                    fusion.reluMask = bits.data();
-                else
-                    fusion.out = out.data();
-                const double t0 = now(cpuTime);
-                batchNormBackwardTraining(rows, c, y.data(), gamma.data(), mean.data(), inv.data(), dy.data(), dx.data(),
-                                          dg.data(), db.data(), pool, fusion);
-                best[2 + byBits] = std::min(best[2 + byBits], now(cpuTime) - t0);
-            }
-        }
-        std::printf("%-9s %5d  %14.3f  %14.3f  %+7.1f%%  %14.3f  %14.3f  %+7.1f%%\n", s.name, s.uses, best[0] * 1e3,
-                    best[1] * 1e3, (best[1] / best[0] - 1.0) * 100.0, best[2] * 1e3, best[3] * 1e3,
-                    (best[3] / best[2] - 1.0) * 100.0);
-        for (int p = 0; p < 4; ++p) total[p] += best[p] * s.uses;
-    }
-    std::printf("all layers, ms: bn reduces %.3f  conv gathers %.3f  bn backward by output %.3f  by sign bits %.3f\n",
-                total[0] * 1e3, total[1] * 1e3, total[2] * 1e3, total[3] * 1e3);
-    return 0;
-}
 }  // namespace
 
 int main(int argc, char** argv) {
     int threads = 1, reps = 20;
-    bool batchNorm = false;
     std::string only;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -154,9 +75,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "conv_cpu: %s needs a value\n%s", a.c_str(), kUsage);
             return 2;
         }
-        if (a == "--batch-norm") {
-            batchNorm = true;
-        } else if (a == "--threads") {
+        if (a == "--threads") {
             if (!parseCount("--threads", argv[++i], threads)) return 2;
         } else if (a == "--reps") {
             if (!parseCount("--reps", argv[++i], reps)) return 2;
@@ -176,7 +95,6 @@ int main(int argc, char** argv) {
     std::printf("Kiln CPU kernels: %s, %d thread%s, best of %d calls (%s time)\n",
                 std::string(cpuIsaName(cpuIsa())).c_str(), threads, threads == 1 ? "" : "s", reps,
                 cpuTime ? "thread CPU" : "wall");
-    if (batchNorm) return batchNormPasses(pool, reps, cpuTime, only);
     std::printf("%-9s %5s  %18s  %18s  %18s\n", "conv", "layers", "forward ms GF/s", "backward-data", "filter gradient");
     double total[3] = {0, 0, 0};
     for (const Shape& s : kShapes) {

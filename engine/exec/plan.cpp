@@ -27,7 +27,6 @@ struct Plan::Step {
     std::vector<uint8_t> dInOverwrite;
     std::vector<float*> dParams;
     float* saved = nullptr;
-    float* statsOut = nullptr;  // a consumer's saved state this forward step also writes
     uint64_t seed = 0;
     float gradScale = 1.0f;
     std::vector<std::pair<float*, size_t>> zeroFirst;  // gradient buffers first written here, bytes
@@ -93,8 +92,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
     const std::vector<int> residualPort = residualFusionCandidates(model, lossOutputs);
     const std::vector<int> reluInto = reluFusionCandidates(model, lossOutputs);
     std::vector<bool> folded(n, false);
-    std::vector<int> aliasPort(n, 0), extraInput(n, -1), computedBy(n), extraParams(n, -1), statsTo(n, -1);
-    std::vector<size_t> statsOffset(n, 0);  // floats into the consumer's saved state
+    std::vector<int> aliasPort(n, 0), extraInput(n, -1), computedBy(n), extraParams(n, -1);
     for (size_t i = 0; i < n; ++i) computedBy[i] = static_cast<int>(i);
     if (options.fuse) {
         if (!options.training && !options.probe) {
@@ -126,24 +124,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
             if (p >= 0 && kernels[static_cast<size_t>(computedBy[static_cast<size_t>(p)])]->fuseRelu())
                 folded[static_cast<size_t>(i)] = true;
         }
-        // Training: batch statistics gathered by the convolution before the batch norm. Not with
-        // an observer, which may change a step's output after the step.
-        if (options.training && !options.observe) {
-            const std::vector<int> statsFrom = statisticsFusionCandidates(model, lossOutputs);
-            for (int i : model.order) {
-                const auto si = static_cast<size_t>(i);
-                const int p = statsFrom[si];
-                if (p < 0 || folded[si] || folded[static_cast<size_t>(p)]) continue;
-                const int64_t chunks = kernels[si]->outputStatsChunks();
-                if (chunks <= 0 || !kernels[static_cast<size_t>(p)]->gatherOutputStats(chunks)) continue;
-                statsOffset[static_cast<size_t>(p)] = kernels[si]->takeProducerStats();
-                statsTo[static_cast<size_t>(p)] = i;
-                ++plan->m_stats.statsFusions;
-            }
-        }
     }
-    if (options.training)
-        for (int i : model.order) kernels[static_cast<size_t>(i)]->planTraining();
     // Workspace sizes as folding left them.
     for (int i : model.order) workspace = std::max(workspace, kernels[static_cast<size_t>(i)]->workspaceFloats());
     for (int i : model.order) {
@@ -151,7 +132,7 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         const auto& k = *kernels[si];
         traits[si] = {folded[si] || k.aliasesInput(), folded[si] ? 0 : k.savedFloats() * sizeof(float),
                       k.backwardNeedsInputs(), k.backwardNeedsOutput(), options.fuse && k.overwritesInputGrads(),
-                      aliasPort[si], extraInput[si], statsTo[si]};
+                      aliasPort[si], extraInput[si]};
     }
     std::vector<std::shared_ptr<ops::CpuKernel>> lossKernels;
     for (const auto& l : losses) {
@@ -207,7 +188,6 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         if (std::find(ss.overwrite.begin(), ss.overwrite.end(), 1) != ss.overwrite.end())
             step->dInOverwrite = ss.overwrite;
         step->saved = ptr(ss.saved);
-        if (ss.stats >= 0) step->statsOut = ptr(ss.stats) + statsOffset[si];
         step->seed = ss.seed;
         for (int b : ss.zeroFirst)
             step->zeroFirst.emplace_back(ptr(b), schedule.buffers[static_cast<size_t>(b)].bytes);
@@ -271,9 +251,8 @@ Result<std::unique_ptr<Plan>> Plan::compile(const ops::ModelInfo& model, ParamSt
         }
         for (int i : model.inputs) plan->m_inputGradients.push_back(ptr(schedule.gradient[static_cast<size_t>(i)]));
     }
-    plan->m_stats.arenaBytes = arenaBytes;
-    plan->m_stats.unplannedBytes = unplanned;
-    plan->m_stats.steps = plan->m_forward.size() + plan->m_losses.size() + plan->m_backward.size();
+    plan->m_stats = {arenaBytes, unplanned,
+                     plan->m_forward.size() + plan->m_losses.size() + plan->m_backward.size()};
     return plan;
 }
 
@@ -342,7 +321,6 @@ Status Plan::run(bool backward, uint64_t stepNo, bool forward) {
         io.dInOverwrite = s.dInOverwrite;
         io.dParams = s.dParams;
         io.saved = s.saved;
-        io.statsOut = s.statsOut;
         io.workspace = m_workspace;
         io.training = m_training;
         io.seed = s.seed;

@@ -42,10 +42,9 @@ struct CompileOptions {
     bool training = true;     // false: no backward steps; BatchNorm uses moving statistics
     std::vector<LossSpec> losses;  // may be empty for pure inference
     uint64_t seed = 0;        // dropout masks
-    // ReLUs folded into their producers, first gradient writes that overwrite, and (training)
-    // batch statistics gathered by the convolution before a batch norm (the default); false keeps
-    // every node its own step, zeroes every gradient before accumulating and lets each batch norm
-    // reduce its own input. Both give bit-identical results; false exists to check that.
+    // ReLUs folded into their producers and first gradient writes that overwrite (the default);
+    // false keeps every node its own step and zeroes every gradient before accumulating. Both
+    // give bit-identical results; false exists to check that.
     bool fuse = true;
     // Set (with training false): a plan for gradient probes, see GradientProbe.
     std::optional<GradientProbe> probe;
@@ -60,8 +59,6 @@ struct PlanStats {
     size_t arenaBytes = 0;     // after liveness reuse
     size_t unplannedBytes = 0; // what one buffer per value would take
     size_t steps = 0;
-    // Batch norms (training) that take their batch statistics from the convolution before them.
-    size_t statsFusions = 0;
 };
 
 class Plan {

@@ -158,7 +158,6 @@ Schedule Schedule::build(const ops::ModelInfo& model, const ParamStore& params,
         }
         st.out = at(s.value, i);
         st.saved = at(s.saved, i);
-        if (const int t = s.traits[static_cast<size_t>(i)].statsTo; t >= 0) st.stats = at(s.saved, t);
         st.seed = rng::mix(options.seed, static_cast<uint64_t>(i));
         s.steps.push_back(std::move(st));
     }
@@ -279,10 +278,6 @@ std::vector<int> batchNormFoldCandidates(const ops::ModelInfo& model, const std:
             into[i] = p;
     }
     return into;
-}
-
-std::vector<int> statisticsFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs) {
-    return batchNormFoldCandidates(model, lossOutputs);
 }
 
 std::vector<int> residualFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs) {

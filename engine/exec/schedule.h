@@ -35,10 +35,6 @@ struct KernelTraits {
     // and whose gradient its backward step writes (an extra last entry of `dIn`): the residual of
     // an Add folded into this node (residualFusionCandidates), or -1.
     int extraInput = -1;
-    // A node whose saved state the forward step also writes (ScheduleStep::stats): statistics of
-    // this node's output that that node, a batch norm reading it, takes instead of reducing its
-    // input itself (statisticsFusionCandidates), or -1.
-    int statsTo = -1;
 };
 
 // ReLU nodes that may be folded into the node producing their input, per node: that producer's
@@ -62,13 +58,6 @@ std::vector<int> residualFusionCandidates(const ops::ModelInfo& model, const std
 // convolution's value. Folding is up to the plan: the convolution's kernel scales its weights by
 // the batch norm's parameters (CpuKernel::fuseBatchNorm) and the batch norm aliases it.
 std::vector<int> batchNormFoldCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs);
-
-// For training plans: BatchNormalization nodes whose batch statistics the Conv2D producing their
-// input may gather in its output pass, per node: that convolution, or -1 (the same pairs as
-// batchNormFoldCandidates). Up to the plan: the convolution's forward step also writes the batch
-// norm's saved state (KernelTraits::statsTo), which the batch norm then reads instead of passing
-// over its input to reduce it. Values, steps and buffers are otherwise unchanged.
-std::vector<int> statisticsFusionCandidates(const ops::ModelInfo& model, const std::vector<int>& lossOutputs);
 
 // A loss resolved against the model: the op, its attributes with defaults, and the concrete
 // shapes of what it reads (the model output [batch, ...] and the target [batch, ...]).
@@ -99,7 +88,6 @@ struct ScheduleStep {
     std::vector<int> in;   // the node's input values; loss steps: the output value and the target
     int out = -1;          // the node's value (forward and backward steps)
     int saved = -1;        // state kept from forward to backward
-    int stats = -1;        // forward steps: a consumer's saved state they also write (KernelTraits::statsTo)
     int dOut = -1;         // backward steps: the gradient of the node's value
     std::vector<int> dIn;  // gradients the step accumulates into, per input (-1: not needed)
     // Per entry of dIn: 1 where this step writes that gradient first and its kernel overwrites

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "engine/ops/kernels/conv2d.h"
-#include "engine/ops/kernels/normalization.h"
 #include "engine/ops/kernels/pooling.h"
 #include "engine/ops/op_helpers.h"
 
@@ -83,15 +82,6 @@ public:
         m_bnEps = epsilon;
         return true;
     }
-    // A training-mode batch norm reading the output: its chunk moments, gathered as each chunk of
-    // output rows is written (the chunks must be whole output rows). Not with an activation
-    // applied after the output pass.
-    bool gatherOutputStats(int64_t chunks) override {
-        const int64_t rows = m_g.n * m_g.oh;
-        if (chunks <= 0 || rows % chunks != 0 || m_foldBn || (m_epi.active() && !m_fuseRelu)) return false;
-        m_statsChunks = chunks;
-        return true;
-    }
     // A ReLU after a batch norm taken in (only then: a plain convolution's ReLU is its activation).
     bool fuseRelu() override {
         if (!m_foldBn) return false;
@@ -122,19 +112,6 @@ public:
         }
         // ReLU is applied by the convolution's output pass; the epilogue still provides its
         // backward (from the output).
-        if (m_statsChunks > 0 && io.statsOut) {
-            // The batch norm's chunks are rows*ow*k/chunks pixels: whole output rows, as the
-            // convolution's chunks are rows*k/chunks output rows.
-            const int64_t pixels = m_g.n * m_g.oh * m_g.ow;
-            auto* moments = reinterpret_cast<double*>(io.statsOut);
-            auto done = [&](int64_t k) {
-                kernels::batchNormChunkMoments(pixels, m_g.oc, m_statsChunks, k, io.out, moments);
-            };
-            const kernels::OutputChunks chunks{m_statsChunks, done};
-            kernels::conv2dForward(m_g, io.in[0], io.params[0], m_bias ? io.params[1] : nullptr, io.out,
-                                   convWorkspace, *io.pool, m_fuseRelu, &chunks);
-            return {};
-        }
         kernels::conv2dForward(m_g, io.in[0], io.params[0], m_bias ? io.params[1] : nullptr, io.out, convWorkspace,
                                *io.pool, m_fuseRelu);
         if (!m_fuseRelu) m_epi.forward(io.out, io.saved, *io.pool);
@@ -158,7 +135,6 @@ private:
     ActivationEpilogue m_epi;
     bool m_foldBn = false;  // a following inference-mode batch norm taken in (fuseBatchNorm)
     float m_bnEps = 0.0f;
-    int64_t m_statsChunks = 0;  // chunks of a batch norm's moments written to io.statsOut (gatherOutputStats)
 };
 
 Result<std::unique_ptr<CpuKernel>> convKernel(const ShapeContext& c, const Shape& out) {

@@ -43,23 +43,13 @@ class BatchNormKernel final : public CpuKernel {
 public:
     BatchNormKernel(int64_t rows, int64_t ch, float momentum, float eps, bool frozen, bool synchronized)
         : m_rows(rows), m_c(ch), m_momentum(momentum), m_eps(eps), m_frozen(frozen), m_synchronized(synchronized) {}
-    // Batch mean and 1/std; then, with statistics from the producer, its chunk moments (doubles);
-    // then, with a folded ReLU in training, the bits of its output's sign (16-bit words).
-    size_t savedFloats() const override {
-        return maskOffset() + (trainingRelu() ? static_cast<size_t>(kernels::batchNormReluMaskWords(m_rows, m_c) + 1) / 2 : 0);
-    }
-    int64_t outputStatsChunks() const override { return m_frozen ? 0 : kernels::batchNormRowChunks(m_rows, m_c); }
-    size_t takeProducerStats() override {
-        m_producerChunks = outputStatsChunks();
-        return static_cast<size_t>(2 * m_c);
-    }
+    size_t savedFloats() const override { return static_cast<size_t>(2 * m_c); }  // batch mean, 1/std
     bool backwardNeedsOutput() const override { return m_relu; }
     bool overwritesInputGrads() const override { return true; }
     bool fuseRelu() override {
         m_relu = true;
         return true;
     }
-    void planTraining() override { m_training = true; }
     bool fuseResidual() override {
         m_residual = true;
         return true;
@@ -79,9 +69,6 @@ public:
                     return Error(ErrorCode::Internal, "synchronising batch statistics across replicas failed");
                 return {};
             }
-            // The moments the convolution before gathered (2*c floats in, 8-byte aligned).
-            if (m_producerChunks > 0) fusion.moments = reinterpret_cast<const double*>(io.saved + 2 * m_c);
-            fusion.reluMaskOut = reluMask(io);
             kernels::batchNormForwardTraining(m_rows, m_c, io.in[0], io.params[0], io.params[1], bp, io.out, io.saved,
                                               io.saved + m_c, io.params[2], io.params[3], *io.pool, fusion);
         } else {
@@ -111,20 +98,12 @@ public:
                 return Error(ErrorCode::Internal, "synchronising batch-norm gradients across replicas failed");
             return {};
         }
-        fusion.reluMask = reluMask(io);  // written by the forward pass (not the synchronised one)
         kernels::batchNormBackwardTraining(m_rows, m_c, io.in[0], io.params[0], io.saved, io.saved + m_c, io.dOut,
                                            io.dIn[0], io.dParams[0], io.dParams[1], *io.pool, fusion);
         return {};
     }
 
 private:
-    bool trainingRelu() const { return m_training && m_relu && !m_frozen; }
-    size_t maskOffset() const {
-        return static_cast<size_t>(2 * m_c + (m_producerChunks > 0 ? 4 * m_producerChunks * m_c : 0));
-    }
-    uint16_t* reluMask(const KernelIo& io) const {
-        return trainingRelu() ? reinterpret_cast<uint16_t*>(io.saved + maskOffset()) : nullptr;
-    }
     // The data-parallel hook when this layer takes part: marked `synchronized`, or a runner that
     // synchronises every layer.
     kernels::BatchNormSync* syncHook() const {
@@ -137,8 +116,6 @@ private:
     bool m_synchronized;
     bool m_relu = false;      // a following ReLU applied here (fuseRelu)
     bool m_residual = false;  // a following Add taken in (fuseResidual): in[1] is its other input
-    int64_t m_producerChunks = 0;  // chunks of batch moments written by the producer (takeProducerStats)
-    bool m_training = false;       // in a training plan (planTraining)
 };
 
 class LayerNormKernel final : public CpuKernel {

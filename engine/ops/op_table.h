@@ -103,10 +103,6 @@ struct KernelIo {
     ThreadPool* pool = nullptr;
     // Loss ops: the loss value written to out[0]; gradScale multiplies d(loss)/d(prediction).
     float gradScale = 1.0f;
-    // Forward, when the plan paired this kernel with a consumer that takes statistics of its
-    // output (CpuKernel::gatherOutputStats): where in the consumer's saved state this step writes
-    // them. Null otherwise.
-    float* statsOut = nullptr;
 };
 
 // A CPU kernel bound to concrete shapes at plan time.
@@ -141,23 +137,6 @@ public:
         (void)epsilon;
         return false;
     }
-    // Training plans: statistics of a value gathered by the kernel that produces it, in its output
-    // pass while the value is in cache, for the kernel that reads it (a batch norm's batch
-    // moments). The consumer says how it wants them (outputStatsChunks: the row chunks of its
-    // reduction, 0 for none), the producer agrees to write them to KernelIo::statsOut
-    // (gatherOutputStats), then the consumer reads them from its saved state (takeProducerStats,
-    // after which savedFloats() includes them; it returns their offset there in floats, which is
-    // where KernelIo::statsOut points). Results are unchanged.
-    virtual int64_t outputStatsChunks() const { return 0; }
-    virtual bool gatherOutputStats(int64_t chunks) {
-        (void)chunks;
-        return false;
-    }
-    virtual size_t takeProducerStats() { return 0; }
-    // Called by a training plan once its folding is done, before it reads savedFloats(): the
-    // kernel may keep more state for its backward pass (a batch norm keeps the signs of its
-    // folded ReLU's output, a 32nd of the output's bytes, instead of reading the output back).
-    virtual void planTraining() {}
     virtual Status forward(const KernelIo& io) = 0;
     virtual Status backward(const KernelIo& io) = 0;
 };

@@ -288,11 +288,11 @@ size_t directWorkspace(const Conv2DGeom& g) {
     return cpuIsa() == CpuIsa::Avx512 ? avx512::directWorkspaceFloats(g) : avx2::directWorkspaceFloats(g);
 }
 void directForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
-                   float* workspace, ThreadPool& pool, bool relu, const OutputChunks* chunks) {
+                   float* workspace, ThreadPool& pool, bool relu) {
     if (cpuIsa() == CpuIsa::Avx512)
-        avx512::directConvForward(g, x, w, bias, y, workspace, pool, relu, chunks);
+        avx512::directConvForward(g, x, w, bias, y, workspace, pool, relu);
     else
-        avx2::directConvForward(g, x, w, bias, y, workspace, pool, relu, chunks);
+        avx2::directConvForward(g, x, w, bias, y, workspace, pool, relu);
 }
 void directBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
                     float* dw, float* db, float* workspace, ThreadPool& pool, bool overwriteDx) {
@@ -437,22 +437,17 @@ void conv2dForwardGrouped(const Conv2DGeom& g, const float* x, const float* w, c
 }  // namespace
 
 void conv2dForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
-                   float* workspace, ThreadPool& pool, bool fuseRelu, const OutputChunks* chunks) {
+                   float* workspace, ThreadPool& pool, bool fuseRelu) {
     const int64_t rows = outRows(g);
     if (rows <= 0) return;
     if (pathOf(g) == Path::Direct) {
-        directForward(g, x, w, bias, y, workspace, pool, fuseRelu, chunks);
+        directForward(g, x, w, bias, y, workspace, pool, fuseRelu);
         return;
     }
     conv2dForwardGrouped(g, x, w, bias, y, workspace, pool);
     if (fuseRelu)
         pool.parallelFor(rows, 256, [&](int64_t r0, int64_t r1) {
             for (int64_t i = r0 * g.oc; i < r1 * g.oc; ++i) y[i] = y[i] < 0.0f ? 0.0f : y[i];
-        });
-    // The other paths write y in passes of their own: the chunks' consumer runs after them.
-    if (chunks)
-        pool.parallelFor(chunks->count, 1, [&](int64_t k0, int64_t k1) {
-            for (int64_t k = k0; k < k1; ++k) chunks->done(k);
         });
 }
 

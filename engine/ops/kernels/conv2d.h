@@ -52,22 +52,10 @@ bool conv2dGeomIsValid(const Conv2DGeom& g);
 // count, so a plan can size it once. May be 0.
 size_t conv2dWorkspaceFloats(const Conv2DGeom& g);
 
-// A consumer's per-chunk pass over y that rides on the output pass: y's n*oh output rows split
-// into `count` fixed chunks (chunk k: rows [n*oh*k/count, n*oh*(k+1)/count)), and done(k) is
-// called once chunk k is written, on the thread that wrote it, while it is still in its cache
-// (a following batch norm's statistics, see batchNormChunkMoments). Calls for different chunks
-// may run at the same time.
-struct OutputChunks {
-    int64_t count = 0;
-    FunctionRef<void(int64_t)> done;
-};
-
 // y = conv(x, w) + bias, then max(y, 0) when fuseRelu (NaN stays NaN, as in the ReLU
-// activation). Overwrites y. bias may be nullptr. Never allocates. With `chunks`, the output
-// rows are computed chunk by chunk and chunks->done(k) runs after each (the values of y do not
-// change).
+// activation). Overwrites y. bias may be nullptr. Never allocates.
 void conv2dForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
-                   float* workspace, ThreadPool& pool, bool fuseRelu = false, const OutputChunks* chunks = nullptr);
+                   float* workspace, ThreadPool& pool, bool fuseRelu = false);
 
 // Gradients of conv2dForward given dy [n, oh, ow, oc]. ACCUMULATES: dx += dL/dx, dw += dL/dw,
 // db += dL/db (the caller zeroes them once, so fan-out and shared weights sum for free). Any of

@@ -26,17 +26,6 @@ void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const flo
                                        movingVar, pool, fusion);
 }
 
-int64_t batchNormRowChunks(int64_t rows, int64_t c) {
-    return cpuIsa() == CpuIsa::Avx512 ? avx512::batchNormRowChunks(rows, c) : avx2::batchNormRowChunks(rows, c);
-}
-
-void batchNormChunkMoments(int64_t rows, int64_t c, int64_t chunks, int64_t k, const float* x, double* moments) {
-    if (cpuIsa() == CpuIsa::Avx512)
-        avx512::batchNormChunkMoments(rows, c, chunks, k, x, moments);
-    else
-        avx2::batchNormChunkMoments(rows, c, chunks, k, x, moments);
-}
-
 void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
                                const float* movingMean, const float* movingVar, float epsilon, float* y,
                                ThreadPool& pool,

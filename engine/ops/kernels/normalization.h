@@ -42,32 +42,7 @@ struct BatchNormFusion {
     const float* residual = nullptr;
     float* dResidual = nullptr;
     bool overwriteResidual = false;
-    // Training forward: the moments of x per row chunk, gathered by x's producer while it wrote x
-    // (batchNormChunkMoments for every chunk k < batchNormRowChunks(rows, c)), laid out as
-    // moments[k*c + ci] the chunk means, then moments[(chunks + k)*c + ci] the sums of squared
-    // deviations. The layer then skips its own reduction passes over x; results are the same.
-    const double* moments = nullptr;
-    // With relu, one bit per value saying whether the output is positive, in
-    // batchNormReluMaskWords(rows, c) 16-bit words: bit j of word r*ceil(c/16) + b is channel
-    // 16*b + j of row r. batchNormForwardTraining writes it to reluMaskOut; given as reluMask,
-    // batchNormBackwardTraining masks dy by it instead of reading `out` (a 32nd of the bytes).
-    uint16_t* reluMaskOut = nullptr;
-    const uint16_t* reluMask = nullptr;
 };
-
-inline int64_t batchNormReluMaskWords(int64_t rows, int64_t c) {
-    return rows * ((c + 15) / 16);
-}
-
-// The fixed row chunks over which batchNormForwardTraining reduces [rows, c] (chunk k: rows
-// [rows*k/chunks, rows*(k+1)/chunks)), or 0 when it reduces without chunks (many channels or few
-// rows), where a producer cannot gather the moments for it.
-int64_t batchNormRowChunks(int64_t rows, int64_t c);
-// The moments of chunk k of x [rows, c] (see BatchNormFusion::moments), exactly as the layer
-// computes them itself: the mean and the sum of squared deviations of each channel over the
-// chunk's rows, written to moments[k*c + ci] and moments[(chunks + k)*c + ci]. Runs on the calling
-// thread; calls for different chunks may run at the same time.
-void batchNormChunkMoments(int64_t rows, int64_t c, int64_t chunks, int64_t k, const float* x, double* moments);
 
 // Training-mode forward: batch statistics per channel, y = (x - mean) * invStd * gamma + beta
 // with invStd = 1 / sqrt(var + epsilon), var biased. Writes saveMean[c] and saveInvStd[c] for

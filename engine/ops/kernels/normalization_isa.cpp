@@ -76,32 +76,6 @@ inline Vf wherePositive(const Vf& key, const Vf& v) {
     }
     return r;
 }
-// Bit j set where lane j of v is > 0 (ordered: NaN gives 0), i.e. where max(v, 0) is positive.
-inline uint16_t positiveBits(const Vf& v) {
-#if defined(__AVX512F__)
-    return static_cast<uint16_t>(_mm512_cmp_ps_mask(v.p[0], _mm512_setzero_ps(), _CMP_GT_OQ));
-#else
-    const int lo = _mm256_movemask_ps(_mm256_cmp_ps(v.p[0], _mm256_setzero_ps(), _CMP_GT_OQ));
-    const int hi = _mm256_movemask_ps(_mm256_cmp_ps(v.p[1], _mm256_setzero_ps(), _CMP_GT_OQ));
-    return static_cast<uint16_t>(lo | (hi << 8));
-#endif
-}
-// v where bit j of `bits` is set, +0 elsewhere: wherePositive(out, v) for bits = positiveBits of
-// the value whose ReLU is out.
-inline Vf whereBits(uint16_t bits, const Vf& v) {
-    Vf r;
-#if defined(__AVX512F__)
-    r.p[0] = _mm512_maskz_mov_ps(static_cast<__mmask16>(bits), v.p[0]);
-#else
-    const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    for (int k = 0; k < kParts; ++k) {
-        const __m256i b = _mm256_set1_epi32((bits >> (8 * k)) & 0xff);
-        const __m256i on = _mm256_cmpeq_epi32(_mm256_and_si256(b, lane), lane);
-        r.p[k] = _mm256_and_ps(_mm256_castsi256_ps(on), v.p[k]);
-    }
-#endif
-    return r;
-}
 inline Vf load16(const float* p) {
     Vf v;
     for (int k = 0; k < kParts; ++k) std::memcpy(&v.p[k], p + k * native::kLanes, sizeof v.p[k]);
@@ -201,21 +175,17 @@ void forChunks(int64_t rows, int64_t c, int64_t chunks, bool reverse, ThreadPool
 
 // y = (x - mean) * scale + shift per channel, where scale = invStd*gamma, plus res[r, :] with
 // kRes, then max(y, 0) with kRelu; parallel over rows.
-// With kRelu and `mask`, also mask[r*blocks + c0/16] = positiveBits(v) (BatchNormFusion::reluMaskOut).
 template <bool kFull, bool kRelu, bool kRes>
 void normalizeBlockAs(int64_t r0, int64_t r1, int64_t c, int64_t c0, int64_t nb, const float* x,
                       const float* gamma, const float* beta, const float* mean, const float* invStd,
-                      const float* res, float* y, uint16_t* mask) {
+                      const float* res, float* y) {
     const Vf m = blockOf(mean + c0, nb);
     Vf s = blockOf(invStd + c0, nb);
     if (gamma) s *= blockOf(gamma + c0, nb);
     const Vf b = beta ? blockOf(beta + c0, nb) : Vf{};
-    const int64_t blocks = (c + kChannelBlock - 1) / kChannelBlock;
     for (int64_t r = r0; r < r1; ++r) {
         Vf v = (loadBlock<kFull>(x + r * c + c0, nb) - m) * s + b;
         if constexpr (kRes) v = v + loadBlock<kFull>(res + r * c + c0, nb);
-        if constexpr (kRelu)
-            if (mask) mask[r * blocks + c0 / kChannelBlock] = positiveBits(v);
         storeBlock<kFull>(y + r * c + c0, kRelu ? relu(v) : v, nb);
     }
 }
@@ -224,15 +194,14 @@ void normalizeBlock(int64_t r0, int64_t r1, int64_t c, int64_t c0, int64_t nb, c
                     const float* gamma, const float* beta, const float* mean, const float* invStd, float* y,
                     const BatchNormFusion& fusion) {
     const float* res = fusion.residual;
-    uint16_t* mask = fusion.reluMaskOut;
     if (fusion.relu && res)
-        normalizeBlockAs<kFull, true, true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y, mask);
+        normalizeBlockAs<kFull, true, true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
     else if (fusion.relu)
-        normalizeBlockAs<kFull, true, false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y, mask);
+        normalizeBlockAs<kFull, true, false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
     else if (res)
-        normalizeBlockAs<kFull, false, true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y, mask);
+        normalizeBlockAs<kFull, false, true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
     else
-        normalizeBlockAs<kFull, false, false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y, mask);
+        normalizeBlockAs<kFull, false, false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
 }
 
 void normalizeRows(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
@@ -294,22 +263,10 @@ void chunkMoments(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0,
 
 // sum(dy) and sum(dy * xhat) of channels [c0, c0 + nb) over rows [r0, r1): runs of kFloatRun rows
 // in float, added in double.
-// dy counts only where a fused ReLU's output is positive: kMask 1 reads that output (`out`), 2 its
-// bits (ReluMask), 0 counts all of dy.
-enum ReluMask { kNoMask = 0, kOutMask = 1, kBitMask = 2 };
-template <bool kFull, int kMask>
-inline Vf maskedDy(const float* dy, const float* out, const uint16_t* bits, int64_t c, int64_t r, int64_t c0,
-                   int64_t nb) {
-    const Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
-    if constexpr (kMask == kOutMask) return wherePositive(loadBlock<kFull>(out + r * c + c0, nb), d);
-    if constexpr (kMask == kBitMask)
-        return whereBits(bits[r * ((c + kChannelBlock - 1) / kChannelBlock) + c0 / kChannelBlock], d);
-    return d;
-}
-template <bool kFull, int kMask>
-void chunkGradSums(const float* x, const float* dy, const float* out, const uint16_t* bits, int64_t c, int64_t r0,
-                   int64_t r1, int64_t c0, int64_t nb, const float* mean, const float* inv, double* sdyOut,
-                   double* sdyxOut) {
+// With kMasked, dy counts only where the forward output `out` is positive (a fused ReLU).
+template <bool kFull, bool kMasked>
+void chunkGradSums(const float* x, const float* dy, const float* out, int64_t c, int64_t r0, int64_t r1,
+                   int64_t c0, int64_t nb, const float* mean, const float* inv, double* sdyOut, double* sdyxOut) {
     const Vf m = blockOf(mean + c0, nb), iv = blockOf(inv + c0, nb);
     Vd sdy = {}, sdyx = {};
     for (int64_t r = r0; r < r1;) {
@@ -317,7 +274,8 @@ void chunkGradSums(const float* x, const float* dy, const float* out, const uint
         Vf runDy = {}, runDyx = {};
         for (; r < end; ++r) {
             const Vf xhat = (loadBlock<kFull>(x + r * c + c0, nb) - m) * iv;
-            const Vf d = maskedDy<kFull, kMask>(dy, out, bits, c, r, c0, nb);
+            Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
+            if constexpr (kMasked) d = wherePositive(loadBlock<kFull>(out + r * c + c0, nb), d);
             runDy += d;
             runDyx += d * xhat;
         }
@@ -330,29 +288,7 @@ void chunkGradSums(const float* x, const float* dy, const float* out, const uint
     }
 }
 
-// chunkMoments of channels [c0, c1) (at most one block), written to mean[c0..c1) and m2[c0..c1).
-void chunkMomentsOf(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* mean,
-                    double* m2) {
-    if (c1 - c0 == kChannelBlock)
-        chunkMoments<true>(x, c, r0, r1, c0, kChannelBlock, mean + c0, m2 + c0);
-    else
-        chunkMoments<false>(x, c, r0, r1, c0, c1 - c0, mean + c0, m2 + c0);
-}
-
 }  // namespace
-
-int64_t batchNormRowChunks(int64_t rows, int64_t c) {
-    if (rows <= 0 || c <= 0) return 0;
-    const int64_t chunks = rowChunks(rows, c);
-    return chunks > 1 ? chunks : 0;
-}
-
-void batchNormChunkMoments(int64_t rows, int64_t c, int64_t chunks, int64_t k, const float* x, double* moments) {
-    const int64_t r0 = rows * k / chunks, r1 = rows * (k + 1) / chunks;
-    for (int64_t c0 = 0; c0 < c; c0 += kChannelBlock)
-        chunkMomentsOf(x, c, r0, r1, c0, std::min(c, c0 + kChannelBlock), moments + k * c,
-                       moments + (chunks + k) * c);
-}
 
 void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
                               const BatchNormParams& params, float* y, float* saveMean, float* saveInvStd,
@@ -380,15 +316,17 @@ void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const flo
             for (int64_t j = 0; j < c1 - c0; ++j) finish(c0 + j, mean[j], m2[j] / static_cast<double>(rows));
         });
     } else {
-        // Per-chunk moments (unless x's producer gathered them), combined in chunk order with the
-        // pairwise update of Chan et al.
-        double own[2 * kMaxRowChunks * kMaxChunkedChannels];
-        const double* mean = fusion.moments ? fusion.moments : own;
-        const double* m2 = mean + chunks * c;
-        if (!fusion.moments)
-            forChunks(rows, c, chunks, false, pool, [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-                chunkMomentsOf(x, c, r0, r1, c0, c1, own + k * c, own + (chunks + k) * c);
-            });
+        // Per-chunk moments, combined in chunk order with the pairwise update of Chan et al.
+        double mean[kMaxRowChunks * kMaxChunkedChannels], m2[kMaxRowChunks * kMaxChunkedChannels];
+        forChunks(rows, c, chunks, false, pool,
+                  [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                      double* mk = mean + k * c + c0;
+                      double* qk = m2 + k * c + c0;
+                      if (c1 - c0 == kChannelBlock)
+                          chunkMoments<true>(x, c, r0, r1, c0, kChannelBlock, mk, qk);
+                      else
+                          chunkMoments<false>(x, c, r0, r1, c0, c1 - c0, mk, qk);
+                  });
         for (int64_t ci = 0; ci < c; ++ci) {
             double n = static_cast<double>(rows / chunks), mu = mean[ci], q = m2[ci];
             for (int64_t k = 1; k < chunks; ++k) {
@@ -435,31 +373,20 @@ void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const fl
                                float* dgamma, float* dbeta, ThreadPool& pool, const BatchNormFusion& fusion) {
     if (rows <= 0 || c <= 0) return;
     const int64_t chunks = rowChunks(rows, c);
-    // A fused ReLU masks dy by its output's bits when the forward pass kept them, else by the output.
-    const uint16_t* bits = fusion.relu ? fusion.reluMask : nullptr;
-    const float* out = fusion.relu && !bits ? fusion.out : nullptr;
-    const int mask = bits ? kBitMask : out ? kOutMask : kNoMask;
+    const float* out = fusion.relu ? fusion.out : nullptr;
     // Chunk sums [chunks][c], then totals in chunk order.
     double sdy[kMaxRowChunks * kMaxChunkedChannels], sdyx[kMaxRowChunks * kMaxChunkedChannels];
     auto gradSums = [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* sd, double* sx) {
         (void)k;
-        auto run = [&](auto full, auto masked) {
-            constexpr bool kFull = decltype(full)::value;
-            chunkGradSums<kFull, decltype(masked)::value>(x, dy, out, bits, c, r0, r1, c0, c1 - c0, saveMean,
-                                                          saveInvStd, sd, sx);
-        };
-        auto withMask = [&](auto full) {
-            if (mask == kBitMask)
-                run(full, std::integral_constant<int, kBitMask>{});
-            else if (mask == kOutMask)
-                run(full, std::integral_constant<int, kOutMask>{});
-            else
-                run(full, std::integral_constant<int, kNoMask>{});
-        };
-        if (c1 - c0 == kChannelBlock)
-            withMask(std::true_type{});
+        const bool full = c1 - c0 == kChannelBlock;
+        if (full && out)
+            chunkGradSums<true, true>(x, dy, out, c, r0, r1, c0, kChannelBlock, saveMean, saveInvStd, sd, sx);
+        else if (full)
+            chunkGradSums<true, false>(x, dy, out, c, r0, r1, c0, kChannelBlock, saveMean, saveInvStd, sd, sx);
+        else if (out)
+            chunkGradSums<false, true>(x, dy, out, c, r0, r1, c0, c1 - c0, saveMean, saveInvStd, sd, sx);
         else
-            withMask(std::false_type{});
+            chunkGradSums<false, false>(x, dy, out, c, r0, r1, c0, c1 - c0, saveMean, saveInvStd, sd, sx);
     };
     // dx for rows [r0, r1) and channels [c0, c1) given the channel totals.
     auto applyDx = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, const double* totDy,
@@ -480,7 +407,8 @@ void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const fl
             constexpr int kRes = decltype(res)::value;
             for (int64_t r = r0; r < r1; ++r) {
                 const Vf xhat = (loadBlock<kFull>(x + r * c + c0, nb) - m) * iv;
-                const Vf d = maskedDy<kFull, decltype(masked)::value>(dy, out, bits, c, r, c0, nb);
+                Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
+                if constexpr (decltype(masked)::value) d = wherePositive(loadBlock<kFull>(out + r * c + c0, nb), d);
                 if constexpr (kRes == 1) storeBlock<kFull>(dres + r * c + c0, d, nb);
                 if constexpr (kRes == 2)
                     storeBlock<kFull>(dres + r * c + c0, loadBlock<kFull>(dres + r * c + c0, nb) + d, nb);
@@ -509,12 +437,10 @@ void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const fl
                 withRes(full, masked, std::false_type{});
         };
         auto withMask = [&](auto full) {
-            if (mask == kBitMask)
-                withOverwrite(full, std::integral_constant<int, kBitMask>{});
-            else if (mask == kOutMask)
-                withOverwrite(full, std::integral_constant<int, kOutMask>{});
+            if (out)
+                withOverwrite(full, std::true_type{});
             else
-                withOverwrite(full, std::integral_constant<int, kNoMask>{});
+                withOverwrite(full, std::false_type{});
         };
         if (nb == kChannelBlock)
             withMask(std::true_type{});

@@ -24,9 +24,6 @@ namespace kiln::engine::kernels {
                                     const float* movingMean, const float* movingVar, float epsilon,         \
                                     const float* dy, float* dx, float* dgamma, float* dbeta, ThreadPool& pool, \
                                     const BatchNormFusion& fusion); \
-    int64_t batchNormRowChunks(int64_t rows, int64_t c);                                                    \
-    void batchNormChunkMoments(int64_t rows, int64_t c, int64_t chunks, int64_t k, const float* x,         \
-                               double* moments);                                                            \
     }
 KILN_BATCH_NORM_DECLARE(avx2)
 KILN_BATCH_NORM_DECLARE(avx512)

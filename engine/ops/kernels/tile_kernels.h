@@ -27,7 +27,7 @@ constexpr int kDirectMaxTaps = 256;
     namespace isa {                                                                                       \
     size_t directWorkspaceFloats(const Conv2DGeom& g);                                                    \
     void directConvForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y, \
-                           float* workspace, ThreadPool& pool, bool relu, const OutputChunks* chunks);    \
+                           float* workspace, ThreadPool& pool, bool relu);                                \
     void directConvBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx, \
                             float* dw, float* db, float* workspace, ThreadPool& pool, bool overwriteDx);  \
     }

@@ -609,7 +609,7 @@ void padRow(const Conv2DGeom& g, const DirectLayout& L, const float* x, int64_t 
 }
 
 void directForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
-                   float* workspace, ThreadPool& pool, bool relu, const OutputChunks* chunks) {
+                   float* workspace, ThreadPool& pool, bool relu) {
     const DirectLayout L = directLayout(g);
     float* wpk = workspace + L.wOff;
     for (int64_t k = 0; k < L.K; ++k) {
@@ -627,8 +627,7 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
     const int64_t kin = merge ? g.kw * g.c : g.c;
     // Unit stride and dilation along x: consecutive output pixels share input pixels.
     const int rowReuse = merge && g.strideW == 1 ? reuseIndex(g.kw) : -1;
-    // Output rows [q0, q1).
-    auto outputRows = [&](int64_t q0, int64_t q1) {
+    pool.parallelFor(g.n * g.oh, 1, [&](int64_t q0, int64_t q1) {
         int64_t tapOff[kDirectMaxTaps];
         const float* tapW[kDirectMaxTaps];
         if (L.fwdDirect) {
@@ -686,17 +685,6 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
                 }
             }
             forwardRow(g, L, rowReuse, ring, tapOff, tapW, nt, kin, bias, y + q * g.ow * g.oc, relu);
-        }
-    };
-    const int64_t rows = g.n * g.oh;
-    if (!chunks) {
-        pool.parallelFor(rows, 1, outputRows);
-        return;
-    }
-    pool.parallelFor(chunks->count, 1, [&](int64_t k0, int64_t k1) {
-        for (int64_t k = k0; k < k1; ++k) {
-            outputRows(rows * k / chunks->count, rows * (k + 1) / chunks->count);
-            chunks->done(k);
         }
     });
 }
@@ -1165,8 +1153,8 @@ size_t directWorkspaceFloats(const Conv2DGeom& g) {
 }
 
 void directConvForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
-                       float* workspace, ThreadPool& pool, bool relu, const OutputChunks* chunks) {
-    directForward(g, x, w, bias, y, workspace, pool, relu, chunks);
+                       float* workspace, ThreadPool& pool, bool relu) {
+    directForward(g, x, w, bias, y, workspace, pool, relu);
 }
 
 void directConvBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,

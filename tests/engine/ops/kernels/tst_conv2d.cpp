@@ -286,8 +286,6 @@ private slots:
     void overwriteDx();
     void fusedRelu_data();
     void fusedRelu();
-    void outputChunks_data();
-    void outputChunks();
     void threadCountIndependent_data();
     void threadCountIndependent();
     void noAllocationAfterWarmup_data();
@@ -517,43 +515,6 @@ void TestConv2D::fusedRelu() {
     QVERIFY(f.guardIntact());
     for (auto& v : y) v = v < 0.0f ? 0.0f : v;
     QVERIFY(std::memcmp(y.data(), yr.data(), y.size() * sizeof(float)) == 0);
-}
-
-void TestConv2D::outputChunks_data() {
-    addSpecRows();
-}
-
-void TestConv2D::outputChunks() {
-    // With output chunks, y is the same bit for bit, done(k) runs once per chunk, and when it runs
-    // the chunk's rows hold their final values (what a consumer reads there is what it would read
-    // after the whole pass).
-    QFETCH(int, spec);
-    const Spec& s = kSpecs[spec];
-    Fixture f(s, 75 + spec);
-    ThreadPool pool(2);
-    const int64_t rows = f.g.n * f.g.oh, rowFloats = f.g.ow * f.g.oc;
-    for (const bool relu : {false, true}) {
-        std::vector<float> ref(f.dy.size());
-        conv2dForward(f.g, f.x.data(), f.w.data(), f.biasPtr(s), ref.data(), f.ws.data(), pool, relu);
-        for (const int64_t count : {int64_t{1}, std::min<int64_t>(3, rows), rows}) {
-            std::vector<float> y(f.dy.size(), NAN), seen(f.dy.size(), NAN);
-            std::vector<int> calls(static_cast<size_t>(count), 0);
-            auto done = [&](int64_t k) {
-                ++calls[static_cast<size_t>(k)];
-                const int64_t q0 = rows * k / count, q1 = rows * (k + 1) / count;
-                std::memcpy(seen.data() + q0 * rowFloats, y.data() + q0 * rowFloats,
-                            static_cast<size_t>((q1 - q0) * rowFloats) * sizeof(float));
-            };
-            const OutputChunks chunks{count, done};
-            conv2dForward(f.g, f.x.data(), f.w.data(), f.biasPtr(s), y.data(), f.ws.data(), pool, relu, &chunks);
-            QVERIFY(f.guardIntact());
-            QVERIFY2(std::all_of(calls.begin(), calls.end(), [](int c) { return c == 1; }),
-                     qPrintable(QString("chunks %1").arg(count)));
-            QVERIFY(std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)) == 0);
-            QVERIFY2(std::memcmp(seen.data(), ref.data(), y.size() * sizeof(float)) == 0,
-                     qPrintable(QString("chunks %1: rows not final when their chunk was reported").arg(count)));
-        }
-    }
 }
 
 void TestConv2D::threadCountIndependent_data() {
