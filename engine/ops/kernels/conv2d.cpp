@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Conv2D kernels. Ungrouped convolutions (the common case) run on direct register-tile kernels
-// that read the NHWC tensors in place (tile_kernels_isa.cpp, one variant per instruction set).
+// that read the NHWC tensors in place (tile_kernels_isa.cpp, one variant per instruction set);
+// the forward and backward-data passes of 3x3 unit-stride ones on Winograd F(2x2, 3x3) kernels
+// (winograd_isa.cpp).
 // Grouped ones: pointwise convs are one GEMM per group, depthwise convs (one input channel per group) a direct loop vectorised
 // over channels, everything else im2col tiles + GEMM.
 #include "engine/ops/kernels/conv2d.h"
@@ -26,6 +28,12 @@ constexpr int64_t kReduceChunks = 32;
 // small enough that the workspace stays modest for big images.
 constexpr int64_t kColBudgetFloats = int64_t{1} << 20;
 constexpr int64_t kMinTileRows = 64;
+// 3x3 unit-stride layers with at least this many input and output channels run forward and
+// backward-data on the Winograd kernels.
+constexpr int64_t kWinogradMinChannels = 16;
+// ... and at most this many: one tile's transformed input and products (16 x (c + oc) floats,
+// rounded to whole vectors) must fit the kernels' per-task block buffer (winograd_isa.cpp).
+constexpr int64_t kWinogradMaxChannels = 1000;
 
 enum class Path { Direct, Pointwise, Depthwise, Im2col };
 
@@ -287,8 +295,21 @@ void depthwiseBackwardFilter(const Conv2DGeom& g, const float* x, const float* d
 size_t directWorkspace(const Conv2DGeom& g) {
     return cpuIsa() == CpuIsa::Avx512 ? avx512::directWorkspaceFloats(g) : avx2::directWorkspaceFloats(g);
 }
+// The Winograd kernels' scratch follows the direct kernels' in the workspace (the filter
+// gradient still runs on the direct kernels, after backward-data).
+size_t winogradWorkspace(const Conv2DGeom& g) {
+    return cpuIsa() == CpuIsa::Avx512 ? avx512::winogradWorkspaceFloats(g) : avx2::winogradWorkspaceFloats(g);
+}
 void directForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
                    float* workspace, ThreadPool& pool, bool relu) {
+    if (conv2dUsesWinograd(g)) {
+        float* ws = workspace + directWorkspace(g);
+        if (cpuIsa() == CpuIsa::Avx512)
+            avx512::winogradConvForward(g, x, w, bias, y, ws, pool, relu);
+        else
+            avx2::winogradConvForward(g, x, w, bias, y, ws, pool, relu);
+        return;
+    }
     if (cpuIsa() == CpuIsa::Avx512)
         avx512::directConvForward(g, x, w, bias, y, workspace, pool, relu);
     else
@@ -296,6 +317,15 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
 }
 void directBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
                     float* dw, float* db, float* workspace, ThreadPool& pool, bool overwriteDx) {
+    if (dx && conv2dUsesWinograd(g)) {
+        float* ws = workspace + directWorkspace(g);
+        if (cpuIsa() == CpuIsa::Avx512)
+            avx512::winogradConvBackwardData(g, w, dy, dx, ws, pool, overwriteDx);
+        else
+            avx2::winogradConvBackwardData(g, w, dy, dx, ws, pool, overwriteDx);
+        dx = nullptr;  // the filter gradient below stays on the direct kernels
+        if (!dw && !db) return;
+    }
     if (cpuIsa() == CpuIsa::Avx512)
         avx512::directConvBackward(g, x, w, dy, dx, dw, db, workspace, pool, overwriteDx);
     else
@@ -344,6 +374,12 @@ Conv2DGeom makeConv2DGeom(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh
     return g;
 }
 
+bool conv2dUsesWinograd(const Conv2DGeom& g) {
+    return pathOf(g) == Path::Direct && g.kh == 3 && g.kw == 3 && g.strideH == 1 && g.strideW == 1 &&
+           g.dilationH == 1 && g.dilationW == 1 && g.c >= kWinogradMinChannels && g.oc >= kWinogradMinChannels && g.c <= kWinogradMaxChannels &&
+           g.oc <= kWinogradMaxChannels;
+}
+
 bool conv2dGeomIsValid(const Conv2DGeom& g) {
     return g.n > 0 && g.h > 0 && g.w > 0 && g.c > 0 && g.kh > 0 && g.kw > 0 && g.oc > 0 && g.strideH > 0 &&
            g.strideW > 0 && g.dilationH > 0 && g.dilationW > 0 && g.padTop >= 0 && g.padLeft >= 0 &&
@@ -382,7 +418,7 @@ size_t conv2dWorkspaceFloats(const Conv2DGeom& g) {
     size_t need = biasGradWorkspaceFloats(rows, g.oc);
     switch (pathOf(g)) {
     case Path::Direct:
-        return directWorkspace(g);
+        return directWorkspace(g) + (conv2dUsesWinograd(g) ? winogradWorkspace(g) : 0);
     case Path::Pointwise:
         break;
     case Path::Depthwise:

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // 2-D convolution on NHWC float32 tensors with Keras HWIO weights: forward and accumulating
 // backward. Ungrouped convolutions use direct register-tile kernels (AVX2 or AVX-512, chosen at
-// run time); grouped ones pointwise (GEMM), depthwise (direct) and im2col+GEMM paths.
+// run time), and Winograd F(2x2, 3x3) for the forward and backward-data passes of 3x3
+// unit-stride layers; grouped ones pointwise (GEMM), depthwise (direct) and im2col+GEMM paths.
 #pragma once
 
 #include <cstddef>
@@ -46,6 +47,12 @@ Conv2DGeom makeConv2DGeom(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh
 // True when every size is positive, groups divides c and oc, and the output is non-empty.
 // The kernels below assume a valid geometry; ops validate shapes before calling them.
 bool conv2dGeomIsValid(const Conv2DGeom& g);
+
+// True when conv2dForward and the dx part of conv2dBackward use the Winograd F(2x2, 3x3)
+// kernels for this geometry (ungrouped 3x3, unit stride and dilation, enough channels on both
+// sides), whose results differ from the direct kernels' by rounding only. The filter gradient
+// always runs on the direct kernels.
+bool conv2dUsesWinograd(const Conv2DGeom& g);
 
 // Scratch floats needed by conv2dForward and conv2dBackward (the same buffer serves both; its
 // contents need not survive between calls). Depends only on the geometry, never on the thread

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Register-tile kernels compiled once per instruction set (tile_kernels_isa.cpp): the direct
-// (implicit-GEMM) convolutions for ungrouped Conv2D and, for AVX-512, a GEMM. conv2d.cpp and gemm.cpp
+// Register-tile kernels compiled once per instruction set (tile_kernels_isa.cpp,
+// winograd_isa.cpp): the direct (implicit-GEMM) and Winograd convolutions for ungrouped Conv2D
+// and, for AVX-512, a GEMM. conv2d.cpp and gemm.cpp
 // pick the variant for this CPU at run time.
 #pragma once
 
@@ -34,6 +35,23 @@ constexpr int kDirectMaxTaps = 256;
 KILN_CONV2D_DIRECT_DECLARE(avx2)
 KILN_CONV2D_DIRECT_DECLARE(avx512)
 #undef KILN_CONV2D_DIRECT_DECLARE
+
+// Winograd F(2x2, 3x3) kernels (winograd_isa.cpp) for ungrouped 3x3 convolutions with unit
+// stride and dilation (any padding): winogradConvForward has conv2dForward's contract and
+// winogradConvBackwardData conv2dBackward's for dx alone (dx += dL/dx, or = with overwriteDx).
+// Both need winogradWorkspaceFloats(g) floats of scratch (the transformed filter, rebuilt on
+// every call) and never allocate. Results match the direct kernels up to rounding.
+#define KILN_CONV2D_WINOGRAD_DECLARE(isa)                                                                 \
+    namespace isa {                                                                                       \
+    size_t winogradWorkspaceFloats(const Conv2DGeom& g);                                                  \
+    void winogradConvForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y, \
+                             float* workspace, ThreadPool& pool, bool relu);                              \
+    void winogradConvBackwardData(const Conv2DGeom& g, const float* w, const float* dy, float* dx,        \
+                                  float* workspace, ThreadPool& pool, bool overwriteDx);                  \
+    }
+KILN_CONV2D_WINOGRAD_DECLARE(avx2)
+KILN_CONV2D_WINOGRAD_DECLARE(avx512)
+#undef KILN_CONV2D_WINOGRAD_DECLARE
 
 namespace avx512 {
 void tileGemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,

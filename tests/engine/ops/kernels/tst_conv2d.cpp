@@ -17,6 +17,7 @@
 #include "engine/core/cpu_isa.h"
 #include "engine/core/thread_pool.h"
 #include "engine/ops/kernels/conv2d.h"
+#include "engine/ops/kernels/tile_kernels.h"
 
 // ---- Heap interposition: every allocation by any thread of this process is counted, so the
 // test can prove that warm conv2d calls never touch the heap.
@@ -290,6 +291,9 @@ private slots:
     void threadCountIndependent();
     void noAllocationAfterWarmup_data();
     void noAllocationAfterWarmup();
+    void winogradMatchesDirect_data();
+    void winogradMatchesDirect();
+    void winogradOnlyWhereItApplies();
     void throughput();
 };
 
@@ -580,6 +584,108 @@ void TestConv2D::noAllocationAfterWarmup() {
     const long before = g_heapCalls.load();
     step();
     QCOMPARE(g_heapCalls.load() - before, 0L);
+}
+
+// 3x3 unit-stride layers that take the Winograd kernels: ResNet-8's shapes (small batches),
+// odd sizes (tiles cut by the bottom and right edges), 'valid' padding, channel counts that
+// leave part of the last vector empty, and more rows than one block of tiles.
+const Spec kWinogradSpecs[] = {
+    {"s1 16->16 same", 3, 32, 32, 16, 3, 3, 16, 1, 1, 1, 1, true, 1, false},
+    {"s2 32->32 same", 2, 16, 16, 32, 3, 3, 32, 1, 1, 1, 1, true, 1, true},
+    {"s3 64->64 same", 3, 8, 8, 64, 3, 3, 64, 1, 1, 1, 1, true, 1, false},
+    {"odd 7x9 16->32 same", 2, 7, 9, 16, 3, 3, 32, 1, 1, 1, 1, true, 1, true},
+    {"valid 9x6 24->20", 2, 9, 6, 24, 3, 3, 20, 1, 1, 1, 1, false, 1, true},
+    {"one column 5x1 16->48 same", 2, 5, 1, 16, 3, 3, 48, 1, 1, 1, 1, true, 1, true},
+    {"tails 3x5 20->80 same", 3, 3, 5, 20, 3, 3, 80, 1, 1, 1, 1, true, 1, false},
+};
+
+// The direct kernels of this process's instruction set, bypassing the Winograd choice.
+void directForwardOnly(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
+                       float* ws, ThreadPool& pool, bool relu) {
+    if (cpuIsa() == CpuIsa::Avx512)
+        avx512::directConvForward(g, x, w, bias, y, ws, pool, relu);
+    else
+        avx2::directConvForward(g, x, w, bias, y, ws, pool, relu);
+}
+void directBackwardDataOnly(const Conv2DGeom& g, const float* w, const float* dy, float* dx, float* ws,
+                            ThreadPool& pool, bool overwrite) {
+    if (cpuIsa() == CpuIsa::Avx512)
+        avx512::directConvBackward(g, nullptr, w, dy, dx, nullptr, nullptr, ws, pool, overwrite);
+    else
+        avx2::directConvBackward(g, nullptr, w, dy, dx, nullptr, nullptr, ws, pool, overwrite);
+}
+
+void TestConv2D::winogradMatchesDirect_data() {
+    QTest::addColumn<int>("spec");
+    for (size_t i = 0; i < std::size(kWinogradSpecs); ++i) QTest::newRow(kWinogradSpecs[i].name) << int(i);
+}
+
+void TestConv2D::winogradMatchesDirect() {
+    // Winograd F(2x2, 3x3) sums in another order than the direct kernels: forward (with bias and
+    // the fused ReLU) and backward-data (overwriting and accumulating) agree with them, and with
+    // the double-precision reference, to 1e-5 of the largest output (max |a - b| / max |b|).
+    // The filter gradient is the direct kernels' own, so it is compared bit for bit.
+    constexpr double kTol = 1e-5;
+    QFETCH(int, spec);
+    const Spec& s = kWinogradSpecs[spec];
+    Fixture f(s, 90 + spec);
+    QVERIFY(conv2dUsesWinograd(f.g));
+    ThreadPool pool(2);
+    std::vector<float> ws(f.ws.size());
+    const float* bias = f.biasPtr(s);
+    double worst = 0.0;
+    auto check = [&](const char* what, double err) {
+        worst = std::max(worst, err);
+        if (err > kTol) qWarning("%s: rel err %g", what, err);
+        return err <= kTol;
+    };
+    for (bool relu : {false, true}) {
+        std::vector<float> y(f.dy.size(), NAN), yd(f.dy.size(), NAN);
+        conv2dForward(f.g, f.x.data(), f.w.data(), bias, y.data(), f.ws.data(), pool, relu);
+        QVERIFY(f.guardIntact());
+        directForwardOnly(f.g, f.x.data(), f.w.data(), bias, yd.data(), ws.data(), pool, relu);
+        QVERIFY(check("forward vs direct", relErr(y, yd)));
+        if (!relu) QVERIFY(check("forward vs reference", relErr(y, refForward(f.g, f.x, f.w, bias))));
+        if (relu)
+            for (float v : y) QVERIFY(v >= 0.0f);
+    }
+    std::vector<double> rdx, rdw, rdb;
+    refBackward(f.g, f.x, f.w, f.dy, rdx, rdw, rdb);
+    const std::vector<float> start = randomVector(f.x.size(), 7);
+    for (bool overwrite : {true, false}) {
+        std::vector<float> dx(start), dxd(start);
+        conv2dBackward(f.g, nullptr, f.w.data(), f.dy.data(), dx.data(), nullptr, nullptr, f.ws.data(), pool,
+                       overwrite);
+        QVERIFY(f.guardIntact());
+        directBackwardDataOnly(f.g, f.w.data(), f.dy.data(), dxd.data(), ws.data(), pool, overwrite);
+        QVERIFY(check("dx vs direct", relErr(dx, dxd)));
+        std::vector<double> expect(rdx);
+        if (!overwrite)
+            for (size_t i = 0; i < expect.size(); ++i) expect[i] += start[i];
+        QVERIFY(check("dx vs reference", relErr(dx, expect)));
+    }
+    // dx and dw together: dw is the direct kernels' (same bits as alone).
+    std::vector<float> dx(f.x.size(), 0.0f), dw(f.w.size(), 0.0f), db(f.bias.size(), 0.0f);
+    std::vector<float> dw1(f.w.size(), 0.0f), db1(f.bias.size(), 0.0f);
+    conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), dx.data(), dw.data(), db.data(), f.ws.data(), pool);
+    conv2dBackward(f.g, f.x.data(), nullptr, f.dy.data(), nullptr, dw1.data(), db1.data(), f.ws.data(), pool);
+    QVERIFY(f.guardIntact());
+    QCOMPARE(relErr(dw, dw1), 0.0);
+    QCOMPARE(relErr(db, db1), 0.0);
+    qInfo("largest relative difference: %.3g", worst);
+}
+
+void TestConv2D::winogradOnlyWhereItApplies() {
+    // Strided, dilated, grouped, non-3x3 and narrow layers keep the direct (or grouped) kernels.
+    QVERIFY(conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 1, 1, 1, 1, true)));
+    QVERIFY(conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 1, 1, 1, 1, false)));
+    QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 2, 2, 1, 1, true)));
+    QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 1, 1, 2, 2, true)));
+    QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 1, 1, 1, 1, true, 2)));
+    QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 5, 5, 16, 1, 1, 1, 1, true)));
+    QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 3, 1, 16, 1, 1, 1, 1, true)));
+    QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 3, 3, 3, 16, 1, 1, 1, 1, true)));
+    QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 3, 3, 8, 1, 1, 1, 1, true)));
 }
 
 void TestConv2D::throughput() {
