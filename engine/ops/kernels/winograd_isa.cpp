@@ -112,8 +112,11 @@ constexpr int64_t kBlockFloats = 32768;
 // needs, and spreads a block's transformed inputs over more of L2.
 constexpr int64_t kMaxBlockTiles = 32;
 
+// Floats added to the stride between transformed positions (one cache line).
+constexpr int64_t kXiSkew = 16;
+
 int64_t blockTiles(int64_t cinPad, int64_t coutPad) {
-    return std::clamp<int64_t>(kBlockFloats / (kXi * (cinPad + coutPad)), 1, kMaxBlockTiles);
+    return std::clamp<int64_t>((kBlockFloats - 2 * kXi * kXiSkew) / (kXi * (cinPad + coutPad)), 1, kMaxBlockTiles);
 }
 
 // m[j, :] = sum over k < K, in order, of v[j*vStride + k] * u[k*uStride + :], for R rows and V
@@ -256,40 +259,72 @@ void runProblem(const Problem& P, ThreadPool& pool) {
     const int64_t th = ceilDiv(P.oh, 2), tw = ceilDiv(P.ow, 2), perImage = th * tw, tiles = P.n * perImage;
     const int64_t cinPad = roundUpLanes(P.cin), coutPad = roundUpLanes(P.cout);
     const int64_t tb = blockTiles(cinPad, coutPad);
-    const int64_t vXi = tb * cinPad, mXi = tb * coutPad;  // floats between positions xi
+    // Floats between positions xi: one cache line more than the block's rows, so that the 16
+    // positions of a tile do not fall into the same few L1 sets (a power-of-two stride did).
+    const int64_t vXi = tb * cinPad + kXiSkew, mXi = tb * coutPad + kXiSkew;
     const int64_t rowIn = P.iw * P.cin, rowOut = P.ow * P.cout;
     pool.parallelFor(tiles, tb, [&](int64_t t0, int64_t t1) {
         alignas(64) float buf[kBlockFloats];
         float* V = buf;
         float* M = buf + kXi * vXi;
+        int64_t tileB[kMaxBlockTiles], tileY[kMaxBlockTiles], tileX[kMaxBlockTiles];
+        // Image, tile row and tile column of tile t0, then advanced as counters.
+        int64_t cb = t0 / perImage, cy = t0 % perImage / tw, cx = t0 % tw;
         for (int64_t s0 = t0; s0 < t1; s0 += tb) {
             const int64_t nb = std::min(tb, t1 - s0);
+            for (int64_t j = 0; j < nb; ++j) {
+                tileB[j] = cb;
+                tileY[j] = cy;
+                tileX[j] = cx;
+                if (++cx == tw) {
+                    cx = 0;
+                    if (++cy == th) {
+                        cy = 0;
+                        ++cb;
+                    }
+                }
+            }
             // Transformed inputs of the block's tiles.
             for (int64_t j = 0; j < nb; ++j) {
-                const int64_t t = s0 + j, b = t / perImage, ty = t % perImage / tw, tx = t % tw;
-                const int64_t iy0 = 2 * ty - P.padT, ix0 = 2 * tx - P.padL;
-                const float* img = P.src + b * P.ih * rowIn;
-                const bool inside = iy0 >= 0 && iy0 + 4 <= P.ih && ix0 >= 0 && ix0 + 4 <= P.iw;
-                for (int64_t c = 0; c < cinPad; c += kLanes) {
-                    const bool full = c + kLanes <= P.cin;
-                    const Mask m = laneMask(P.cin - c);
-                    Vec d[4][4];
-                    if (inside && full) {
-                        const float* p = img + iy0 * rowIn + ix0 * P.cin + c;
+                const int64_t iy0 = 2 * tileY[j] - P.padT, ix0 = 2 * tileX[j] - P.padL;
+                const float* img = P.src + tileB[j] * P.ih * rowIn;
+                float* vj = V + j * cinPad;
+                if (iy0 >= 0 && iy0 + 4 <= P.ih && ix0 >= 0 && ix0 + 4 <= P.iw) {
+                    const float* p = img + iy0 * rowIn + ix0 * P.cin;
+                    int64_t c = 0;
+                    for (; c + kLanes <= P.cin; c += kLanes) {
+                        Vec d[4][4];
 #pragma GCC unroll 4
                         for (int r = 0; r < 4; ++r)
 #pragma GCC unroll 4
-                            for (int q = 0; q < 4; ++q) d[r][q] = loadVec(p + r * rowIn + q * P.cin);
-                    } else {
-                        for (int r = 0; r < 4; ++r)
-                            for (int q = 0; q < 4; ++q) {
-                                const int64_t iy = iy0 + r, ix = ix0 + q;
-                                d[r][q] = iy >= 0 && iy < P.ih && ix >= 0 && ix < P.iw
-                                              ? loadMasked(img + iy * rowIn + ix * P.cin + c, m)
-                                              : Vec{};
-                            }
+                            for (int q = 0; q < 4; ++q) d[r][q] = loadVec(p + r * rowIn + q * P.cin + c);
+                        inputTransform(d, vj + c, vXi);
                     }
-                    inputTransform(d, V + j * cinPad + c, vXi);
+                    if (c < P.cin) {
+                        const Mask m = laneMask(P.cin - c);
+                        Vec d[4][4];
+                        for (int r = 0; r < 4; ++r)
+                            for (int q = 0; q < 4; ++q) d[r][q] = loadMasked(p + r * rowIn + q * P.cin + c, m);
+                        inputTransform(d, vj + c, vXi);
+                    }
+                    continue;
+                }
+                // A tile on the border: pixels outside the input read as zero.
+                const float* rowP[4];
+                bool colOk[4];
+                for (int r = 0; r < 4; ++r)
+                    rowP[r] = iy0 + r >= 0 && iy0 + r < P.ih ? img + (iy0 + r) * rowIn + ix0 * P.cin : nullptr;
+                for (int q = 0; q < 4; ++q) colOk[q] = ix0 + q >= 0 && ix0 + q < P.iw;
+                for (int64_t c = 0; c < cinPad; c += kLanes) {
+                    const Mask m = laneMask(P.cin - c);
+                    const bool full = c + kLanes <= P.cin;
+                    Vec d[4][4];
+                    for (int r = 0; r < 4; ++r)
+                        for (int q = 0; q < 4; ++q) {
+                            const float* e = rowP[r] + q * P.cin + c;
+                            d[r][q] = !rowP[r] || !colOk[q] ? Vec{} : full ? loadVec(e) : loadMasked(e, m);
+                        }
+                    inputTransform(d, vj + c, vXi);
                 }
             }
             // M[xi] = V[xi] U[xi] on register tiles, rows split as evenly as possible.
@@ -310,8 +345,7 @@ void runProblem(const Problem& P, ThreadPool& pool) {
             }
             // A^T M A, A^T = [1 1 1 0; 0 1 -1 -1], then bias or accumulate, ReLU, store.
             for (int64_t j = 0; j < nb; ++j) {
-                const int64_t t = s0 + j, b = t / perImage, ty = t % perImage / tw, tx = t % tw;
-                const int64_t oy = 2 * ty, ox = 2 * tx;
+                const int64_t b = tileB[j], oy = 2 * tileY[j], ox = 2 * tileX[j];
                 const bool two[2] = {true, ox + 1 < P.ow};
                 const bool rows[2] = {true, oy + 1 < P.oh};
                 float* out = P.dst + (b * P.oh + oy) * rowOut + ox * P.cout;
