@@ -41,13 +41,13 @@ KILN_CONV2D_DIRECT_DECLARE(avx512)
 // winogradConvBackwardData conv2dBackward's for dx alone (dx += dL/dx, or = with overwriteDx).
 // Both need winogradWorkspaceFloats(g) floats of scratch (the transformed filter, rebuilt on
 // every call) and never allocate. Results match the direct kernels up to rounding.
-#define KILN_CONV2D_WINOGRAD_DECLARE(isa)                                                                 \
-    namespace isa {                                                                                       \
-    size_t winogradWorkspaceFloats(const Conv2DGeom& g);                                                  \
+#define KILN_CONV2D_WINOGRAD_DECLARE(isa)                                                                      \
+    namespace isa {                                                                                            \
+    size_t winogradWorkspaceFloats(const Conv2DGeom& g);                                                       \
     void winogradConvForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y, \
-                             float* workspace, ThreadPool& pool, bool relu);                              \
-    void winogradConvBackwardData(const Conv2DGeom& g, const float* w, const float* dy, float* dx,        \
-                                  float* workspace, ThreadPool& pool, bool overwriteDx);                  \
+                             float* workspace, ThreadPool& pool, bool relu);                                   \
+    void winogradConvBackwardData(const Conv2DGeom& g, const float* w, const float* dy, float* dx,             \
+                                  float* workspace, ThreadPool& pool, bool overwriteDx);                       \
     }
 KILN_CONV2D_WINOGRAD_DECLARE(avx2)
 KILN_CONV2D_WINOGRAD_DECLARE(avx512)

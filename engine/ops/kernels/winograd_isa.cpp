@@ -322,7 +322,8 @@ void runProblem(const Problem& P, ThreadPool& pool) {
                     for (int r = 0; r < 4; ++r)
                         for (int q = 0; q < 4; ++q) {
                             const float* e = rowP[r] + q * P.cin + c;
-                            d[r][q] = !rowP[r] || !colOk[q] ? Vec{} : full ? loadVec(e) : loadMasked(e, m);
+                            d[r][q] = !rowP[r] || !colOk[q] ? Vec{} : full ? loadVec(e)
+                                                                           : loadMasked(e, m);
                         }
                     inputTransform(d, vj + c, vXi);
                 }
