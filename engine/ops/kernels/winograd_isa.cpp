@@ -313,7 +313,7 @@ void runProblem(const Problem& P, ThreadPool& pool) {
                 const float* rowP[4];
                 bool colOk[4];
                 for (int r = 0; r < 4; ++r)
-                    rowP[r] = iy0 + r >= 0 && iy0 + r < P.ih ? img + (iy0 + r) * rowIn + ix0 * P.cin : nullptr;
+                    rowP[r] = iy0 + r >= 0 && iy0 + r < P.ih ? img + (iy0 + r) * rowIn : nullptr;
                 for (int q = 0; q < 4; ++q) colOk[q] = ix0 + q >= 0 && ix0 + q < P.iw;
                 for (int64_t c = 0; c < cinPad; c += kLanes) {
                     const Mask m = laneMask(P.cin - c);
@@ -321,9 +321,10 @@ void runProblem(const Problem& P, ThreadPool& pool) {
                     Vec d[4][4];
                     for (int r = 0; r < 4; ++r)
                         for (int q = 0; q < 4; ++q) {
-                            const float* e = rowP[r] + q * P.cin + c;
-                            d[r][q] = !rowP[r] || !colOk[q] ? Vec{} : full ? loadVec(e)
-                                                                           : loadMasked(e, m);
+                            d[r][q] = Vec{};
+                            if (!rowP[r] || !colOk[q]) continue;
+                            const float* e = rowP[r] + (ix0 + q) * P.cin + c;
+                            d[r][q] = full ? loadVec(e) : loadMasked(e, m);
                         }
                     inputTransform(d, vj + c, vXi);
                 }
