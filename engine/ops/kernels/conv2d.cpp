@@ -29,8 +29,10 @@ constexpr int64_t kReduceChunks = 32;
 constexpr int64_t kColBudgetFloats = int64_t{1} << 20;
 constexpr int64_t kMinTileRows = 64;
 // 3x3 unit-stride layers with at least this many input and output channels run forward and
-// backward-data on the Winograd kernels.
-constexpr int64_t kWinogradMinChannels = 16;
+// backward-data on the Winograd kernels: 16 with AVX2, 32 with AVX-512, where ResNet-8's
+// 16-channel layers measured no faster than on the direct tiles (bench/RESULTS.md).
+constexpr int64_t kWinogradMinChannelsAvx2 = 16;
+constexpr int64_t kWinogradMinChannelsAvx512 = 32;
 // ... and at most this many: one tile's transformed input and products (16 x (c + oc) floats,
 // rounded to whole vectors) must fit the kernels' per-task block buffer (winograd_isa.cpp).
 constexpr int64_t kWinogradMaxChannels = 1000;
@@ -375,9 +377,10 @@ Conv2DGeom makeConv2DGeom(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh
 }
 
 bool conv2dUsesWinograd(const Conv2DGeom& g) {
+    const int64_t minChannels = cpuIsa() == CpuIsa::Avx512 ? kWinogradMinChannelsAvx512 : kWinogradMinChannelsAvx2;
     return pathOf(g) == Path::Direct && g.kh == 3 && g.kw == 3 && g.strideH == 1 && g.strideW == 1 &&
-           g.dilationH == 1 && g.dilationW == 1 && g.c >= kWinogradMinChannels && g.oc >= kWinogradMinChannels && g.c <= kWinogradMaxChannels &&
-           g.oc <= kWinogradMaxChannels;
+           g.dilationH == 1 && g.dilationW == 1 && g.c >= minChannels && g.oc >= minChannels &&
+           g.c <= kWinogradMaxChannels && g.oc <= kWinogradMaxChannels;
 }
 
 bool conv2dGeomIsValid(const Conv2DGeom& g) {

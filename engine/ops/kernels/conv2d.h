@@ -50,7 +50,8 @@ bool conv2dGeomIsValid(const Conv2DGeom& g);
 
 // True when conv2dForward and the dx part of conv2dBackward use the Winograd F(2x2, 3x3)
 // kernels for this geometry (ungrouped 3x3, unit stride and dilation, enough channels on both
-// sides), whose results differ from the direct kernels' by rounding only. The filter gradient
+// sides for the instruction set in use: 16 with AVX2, 32 with AVX-512), whose results differ
+// from the direct kernels' by rounding only. The filter gradient
 // always runs on the direct kernels.
 bool conv2dUsesWinograd(const Conv2DGeom& g);
 
