@@ -75,6 +75,18 @@ root_re=$(printf '%s' "$root" | sed 's/[][\.*^$+?(){}|]/\\&/g')
 filter="^$root_re/(engine|app|ui|tests|bench|examples)/"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# The studio's targets compile with GCC precompiled headers: each -include of a cmake_pch.hxx has a
+# .gch beside it that clang would try to read and cannot. clang-tidy reads a copy of the database
+# that includes a copy of each such header instead, with no .gch beside it.
+mkdir -p "$out/db/pch"
+while read -r header; do
+    copy="$out/db/pch/$(printf '%s' "$header" | md5sum | cut -c1-16).hxx"
+    cp "$header" "$copy"
+    printf 's|%s|%s|g\n' "$header" "$copy"
+done < <(grep -o -- '-include [^ "]*/cmake_pch\.hxx' "$database" | sed 's/^-include //' | sort -u) >"$out/db/rewrite.sed"
+sed -f "$out/db/rewrite.sed" "$database" >"$out/db/compile_commands.json"
+build="$out/db"
+
 # One clang-tidy per file, its output kept apart so that parallel runs do not interleave. The
 # build compiles with GCC: options clang does not know are not the change's fault.
 export root build filter out

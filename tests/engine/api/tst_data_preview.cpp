@@ -89,8 +89,8 @@ private slots:
             // RGB order, mirrored: pixel (y, x) is the file's (y, 29 - x).
             for (int y = 0; y < 20; ++y)
                 for (int x = 0; x < 30; ++x) {
-                    const cv::Vec3b want = bgr.at<cv::Vec3b>(y, 29 - x);
-                    const uint8_t* got = &p.pixels[size_t((y * 30 + x) * 3)];
+                    const cv::Vec3b& want = bgr.at<cv::Vec3b>(y, 29 - x);
+                    const uint8_t* got = &p.pixels[(size_t(y) * 30 + size_t(x)) * 3];
                     QVERIFY(got[0] == want[2] && got[1] == want[1] && got[2] == want[0]);
                 }
         }
