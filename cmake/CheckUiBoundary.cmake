@@ -1,12 +1,24 @@
 # SPDX-License-Identifier: Apache-2.0
-# The studio's boundary with the engine (docs/architecture.md, "The UI's boundary"): a file under
-# ui/ may include engine/api/* and the read-only vocabulary headers listed below, nothing else of
-# the engine, and ui/CMakeLists.txt links none of the engine's internal libraries. Run as a test:
-#   cmake -DUI_DIR=<source>/ui -P cmake/CheckUiBoundary.cmake
+# The studio's boundary with the engine (docs/architecture.md, "The UI's boundary"): a file of the
+# studio (ui/, and the studio program app/kiln/) may include engine/api/* and the read-only
+# vocabulary headers listed below, nothing else of the engine, and their CMakeLists.txt link none
+# of the engine's internal libraries. The headless programs under app/ (kiln-train, kiln-serve, ...)
+# may use the engine directly and are not checked. Run as a test:
+#   cmake -DSOURCE_DIR=<source> -P cmake/CheckUiBoundary.cmake   (checks <source>/ui and <source>/app/kiln)
+#   cmake -DUI_DIR=<folder> -P cmake/CheckUiBoundary.cmake       (checks one folder, as the fixture test does)
 # It prints every offending include as "file:line: ..." and fails when there is one.
 
-if(NOT UI_DIR OR NOT IS_DIRECTORY "${UI_DIR}")
-  message(FATAL_ERROR "CheckUiBoundary: UI_DIR must name the ui/ folder (got \"${UI_DIR}\")")
+if(SOURCE_DIR)
+  if(NOT IS_DIRECTORY "${SOURCE_DIR}/ui" OR NOT IS_DIRECTORY "${SOURCE_DIR}/app/kiln")
+    message(FATAL_ERROR "CheckUiBoundary: SOURCE_DIR must name Kiln's source tree (got \"${SOURCE_DIR}\")")
+  endif()
+  set(KILN_STUDIO_DIRS "${SOURCE_DIR}/ui" "${SOURCE_DIR}/app/kiln")
+  set(root "${SOURCE_DIR}")
+elseif(UI_DIR AND IS_DIRECTORY "${UI_DIR}")
+  set(KILN_STUDIO_DIRS "${UI_DIR}")
+  get_filename_component(root "${UI_DIR}/.." ABSOLUTE)
+else()
+  message(FATAL_ERROR "CheckUiBoundary: pass SOURCE_DIR (the source tree) or UI_DIR (one folder) (got \"${SOURCE_DIR}${UI_DIR}\")")
 endif()
 
 # The vocabulary: value types and pure functions that describe the document the studio edits. Keep
@@ -24,7 +36,11 @@ set(KILN_UI_VOCABULARY
   engine/ops/summary.h        # per-node parameters, MACs and memory from that analysis
 )
 
-file(GLOB_RECURSE sources LIST_DIRECTORIES false "${UI_DIR}/*.h" "${UI_DIR}/*.cpp" "${UI_DIR}/*.hpp")
+set(sources "")
+foreach(dir ${KILN_STUDIO_DIRS})
+  file(GLOB_RECURSE found LIST_DIRECTORIES false "${dir}/*.h" "${dir}/*.cpp" "${dir}/*.hpp")
+  list(APPEND sources ${found})
+endforeach()
 list(SORT sources)
 set(violations 0)
 foreach(src ${sources})
@@ -39,8 +55,8 @@ foreach(src ${sources})
       endif()
       list(FIND KILN_UI_VOCABULARY "${header}" at)
       if(at EQUAL -1)
-        file(RELATIVE_PATH rel "${UI_DIR}/.." "${src}")
-        message(NOTICE "${rel}:${lineNo}: includes ${header}, which ui/ may not include: "
+        file(RELATIVE_PATH rel "${root}" "${src}")
+        message(NOTICE "${rel}:${lineNo}: includes ${header}, which the studio (ui/, app/kiln/) may not include: "
                        "use an engine/api call instead (docs/architecture.md, \"The UI's boundary\")")
         math(EXPR violations "${violations} + 1")
       endif()
@@ -48,29 +64,34 @@ foreach(src ${sources})
   endforeach()
 endforeach()
 
-# The link lines say the same: ui/ libraries link kiln_api and the vocabulary libraries, never the
-# engine's internals directly.
+# The link lines say the same: the studio's libraries and program link kiln_api and the vocabulary
+# libraries, never the engine's internals directly.
 set(KILN_UI_FORBIDDEN_LIBS kiln_engine_all kiln_train kiln_serve kiln_exec kiln_store kiln_data kiln_eval
   kiln_optim kiln_kernels kiln_cuda kiln_mpi)
-if(EXISTS "${UI_DIR}/CMakeLists.txt")
-  file(STRINGS "${UI_DIR}/CMakeLists.txt" lines)
+foreach(dir ${KILN_STUDIO_DIRS})
+  if(NOT EXISTS "${dir}/CMakeLists.txt")
+    continue()
+  endif()
+  file(STRINGS "${dir}/CMakeLists.txt" lines)
   set(lineNo 0)
   foreach(line IN LISTS lines)
     math(EXPR lineNo "${lineNo} + 1")
     string(REGEX REPLACE "#.*" "" code "${line}")
     foreach(lib ${KILN_UI_FORBIDDEN_LIBS})
       if(code MATCHES "(^|[ \t(])${lib}([ \t)]|$)")
-        file(RELATIVE_PATH rel "${UI_DIR}/.." "${UI_DIR}/CMakeLists.txt")
-        message(NOTICE "${rel}:${lineNo}: links ${lib}, which ui/ libraries may not link: "
+        file(RELATIVE_PATH rel "${root}" "${dir}/CMakeLists.txt")
+        message(NOTICE "${rel}:${lineNo}: links ${lib}, which the studio's libraries may not link: "
                        "link kiln_api and the vocabulary libraries (kiln_io, kiln_ops, kiln_graph, kiln_core)")
         math(EXPR violations "${violations} + 1")
       endif()
     endforeach()
   endforeach()
-endif()
+endforeach()
 
 list(LENGTH sources count)
 if(violations GREATER 0)
-  message(FATAL_ERROR "CheckUiBoundary: ${violations} use(s) of engine internals under ui/")
+  message(FATAL_ERROR "CheckUiBoundary: ${violations} use(s) of engine internals in the studio")
 endif()
-message(STATUS "CheckUiBoundary: ${count} files under ui/ include only engine/api and the vocabulary")
+string(REPLACE "${root}/" "" shown "${KILN_STUDIO_DIRS}")
+string(REPLACE ";" "/, " shown "${shown}")
+message(STATUS "CheckUiBoundary: ${count} files under ${shown}/ include only engine/api and the vocabulary")

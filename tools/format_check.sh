@@ -8,7 +8,8 @@
 #   tools/format_check.sh [BASE]
 #
 # BASE defaults to KILN_FORMAT_BASE, else the merge base with origin/main or main when HEAD is on
-# another branch, else the previous commit (HEAD~1). Changes in the working tree count as well.
+# another branch, else the previous commit (HEAD~1) (tools/diff_base.sh, shared with
+# tools/tidy_check.sh). Changes in the working tree count as well.
 # tools/format_check.sh --fix [BASE] rewrites those lines in place instead of checking.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,25 +29,10 @@ if ! git rev-parse --git-dir >/dev/null 2>&1; then
     exit 0
 fi
 
-base="${1:-${KILN_FORMAT_BASE:-}}"
+base=$(tools/diff_base.sh "${1:-}")
 if [[ -z "$base" ]]; then
-    for main in origin/main main; do
-        if git rev-parse -q --verify "$main^{commit}" >/dev/null; then
-            mb=$(git merge-base HEAD "$main" 2>/dev/null || true)
-            if [[ -n "$mb" && "$mb" != "$(git rev-parse HEAD)" ]]; then
-                base="$mb"
-            fi
-            break
-        fi
-    done
-fi
-if [[ -z "$base" ]]; then
-    if git rev-parse -q --verify HEAD~1 >/dev/null; then
-        base=HEAD~1
-    else
-        echo "format_check: the first commit has no base to compare with; skipped"
-        exit 0
-    fi
+    echo "format_check: the first commit has no base to compare with; skipped"
+    exit 0
 fi
 
 mapfile -t files < <(git diff --name-only --diff-filter=ACMR "$base" -- '*.cpp' '*.h' '*.cu' '*.cuh' '*.c')

@@ -14,7 +14,7 @@
 
 #include "app/common/error_text.h"
 #include "app/kiln/main_window.h"
-#include "engine/ops/plugin_registry.h"
+#include "engine/api/plugins.h"
 #include "ui/common/app_settings.h"
 #include "ui/common/language.h"
 #include "ui/common/message_log.h"
@@ -99,8 +99,7 @@ int main(int argc, char** argv) {
     {
         std::vector<std::string> remembered;  // loaded with Help > Plugins > Load Plugin…
         for (const QString& p : kiln::ui::AppSettings::pluginPaths()) remembered.push_back(p.toStdString());
-        (void)kiln::engine::ops::loadPlugins(remembered, nullptr, true);
-        for (const auto& e : kiln::engine::ops::PluginRegistry::global().failures())
+        for (const auto& e : kiln::engine::api::loadStartupPlugins(remembered))
             std::fprintf(stderr, "kiln: %s\n", qPrintable(kiln::app::ErrorText::describe(e)));
     }
 

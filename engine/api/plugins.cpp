@@ -2,6 +2,8 @@
 // The plugin calls of the api, over ops::PluginRegistry and the plugin checker.
 #include "engine/api/plugins.h"
 
+#include <algorithm>
+
 #include "engine/core/thread_pool.h"
 
 namespace kiln::engine::api {
@@ -12,6 +14,19 @@ ops::PluginRegistry& pluginRegistry() {
 
 Result<ops::PluginInfo> loadPlugin(const std::string& path) {
     return ops::PluginRegistry::global().load(path);
+}
+
+std::vector<Error> loadStartupPlugins(const std::vector<std::string>& extra) {
+    const Status first = ops::loadPlugins(extra, nullptr, true);
+    std::vector<Error> errors = ops::PluginRegistry::global().failures();
+    // A library that fails to load is kept among the registry's failures; a folder that cannot be
+    // listed is not, and is reported from the status.
+    if (!first.ok()) {
+        const bool known = std::any_of(errors.begin(), errors.end(),
+                                       [&](const Error& e) { return e.message == first.error().message; });
+        if (!known) errors.push_back(first.error());
+    }
+    return errors;
 }
 
 std::vector<PluginCheckRun> checkPlugin(const std::string& pluginPath, int threads) {

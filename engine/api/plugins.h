@@ -18,6 +18,12 @@ ops::PluginRegistry& pluginRegistry();
 // Loads the plugin library at `path` (a path loaded before answers with what it holds).
 Result<ops::PluginInfo> loadPlugin(const std::string& path);
 
+// Loads the plugins a program starts with: the user's plugin folder, each entry of
+// KILN_PLUGIN_PATH, then `extra` (for the studio, the libraries loaded before with Help > Plugins),
+// in that order. A plugin that fails to load does not stop the others. Returns the errors of every
+// load that failed so far (PluginRegistry::failures()), one per path, for the caller to report.
+std::vector<Error> loadStartupPlugins(const std::vector<std::string>& extra);
+
 // The checks of one operation or loss of a plugin.
 struct PluginCheckRun {
     std::string op;  // an operation's name, or a loss's "plugin:<name>" as a training config names it

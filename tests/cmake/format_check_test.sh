@@ -13,7 +13,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/tools"
-cp "$src/tools/format_check.sh" "$work/tools/"
+cp "$src/tools/format_check.sh" "$src/tools/diff_base.sh" "$work/tools/"
 cp "$src/.clang-format" "$work/"
 cd "$work"
 git init -q -b main .

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Augmentation preview: engine TransformList applied to one encoded picture, once per epoch.
+// Augmentation preview: one encoded picture through the transforms once per epoch
+// (api::augmentPicture), shown as tiles.
 #include "ui/dataset_browser/augmentation_preview.h"
 
-#include <QFile>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -12,10 +12,8 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
-#include <opencv2/core.hpp>
-
 #include "engine/core/json_checked.h"
-#include "engine/api/datasets.h"
+#include "engine/api/data_preview.h"
 #include "ui/dataset_browser/transform_list_editor.h"
 
 namespace kiln::ui {
@@ -26,22 +24,19 @@ constexpr int kTile = 112;
 
 }  // namespace
 
-QImage imageFromMat(const cv::Mat& in) {
-    cv::Mat m = in;
-    if (m.depth() != CV_8U) {
-        double lo = 0, hi = 0;
-        cv::minMaxLoc(m.reshape(1), &lo, &hi);
-        const double scale = hi > lo ? 255.0 / (hi - lo) : 1.0;
-        m.convertTo(m, CV_MAKETYPE(CV_8U, m.channels()), scale, -lo * scale);
-    }
-    if (m.channels() == 1)
-        return QImage(m.data, m.cols, m.rows, static_cast<qsizetype>(m.step), QImage::Format_Grayscale8)
-            .copy();
-    if (m.channels() == 3)
-        return QImage(m.data, m.cols, m.rows, static_cast<qsizetype>(m.step), QImage::Format_RGB888).copy();
-    if (m.channels() == 4)
-        return QImage(m.data, m.cols, m.rows, static_cast<qsizetype>(m.step), QImage::Format_RGBA8888).copy();
-    return {};
+QImage imageFromPicture(const engine::api::DisplayPicture& picture) {
+    const QImage::Format format = picture.channels == 1   ? QImage::Format_Grayscale8
+                                  : picture.channels == 3 ? QImage::Format_RGB888
+                                  : picture.channels == 4 ? QImage::Format_RGBA8888
+                                                          : QImage::Format_Invalid;
+    if (format == QImage::Format_Invalid || picture.pixels.empty()) return {};
+    return QImage(picture.pixels.data(), picture.width, picture.height,
+                  static_cast<qsizetype>(picture.width) * picture.channels, format)
+        .copy();
+}
+
+QImage imageFromMat(const cv::Mat& picture) {
+    return imageFromPicture(engine::api::displayPicture(picture));
 }
 
 nlohmann::json AugmentationPreview::defaultTransforms() {
@@ -188,37 +183,14 @@ void AugmentationPreview::start() {
 AugmentationPreview::Outcome AugmentationPreview::run(const QString& path, const nlohmann::json& transforms,
                                                       quint64 seed) {
     Outcome out;
-    auto list = engine::data::TransformList::fromJson(transforms);
-    if (!list.ok()) {
-        out.error = tr("Transforms: %1").arg(QString::fromStdString(list.error().toString()));
+    auto pictures = engine::api::augmentPicture(path.toStdString(), transforms, seed, kVariants);
+    if (!pictures.ok()) {
+        const engine::Error& e = pictures.error();
+        out.error = e.code == engine::ErrorCode::ConfigError ? tr("Transforms: %1").arg(QString::fromStdString(e.toString()))
+                                                             : QString::fromStdString(e.toString());
         return out;
     }
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        out.error = tr("Cannot read %1: %2").arg(path, f.errorString());
-        return out;
-    }
-    const QByteArray bytes = f.readAll();
-    engine::data::ColumnSpec spec;
-    spec.name = "image";
-    spec.image = true;
-    const std::vector<engine::data::ColumnSpec> specs{spec};
-    for (int pass = 0; pass < kVariants; ++pass) {
-        engine::data::Sample sample;
-        sample.index = 0;
-        sample.origin = path.toStdString();
-        engine::data::SampleValue v;
-        v.kind = engine::data::SampleValue::Kind::Encoded;
-        v.encoded.assign(bytes.constData(), static_cast<size_t>(bytes.size()));
-        sample.values.push_back(std::move(v));
-        auto st = list->apply(sample, specs, seed, pass);
-        if (st.ok()) st = list->decodeRemaining(sample, specs);
-        if (!st.ok()) {
-            out.error = QString::fromStdString(st.error().toString());
-            return out;
-        }
-        out.images.append(imageFromMat(sample.values[0].image));
-    }
+    for (const auto& picture : *pictures) out.images.append(imageFromPicture(picture));
     return out;
 }
 

@@ -21,11 +21,18 @@ namespace cv {
 class Mat;
 }
 
+namespace kiln::engine::api {
+struct DisplayPicture;
+}
+
 namespace kiln::ui {
 
 class TransformListEditor;
 
-// An HWC picture in RGB (or grey) order as a QImage; float pictures are stretched to 0..255.
+// A picture of the engine's display form (8-bit grey, RGB or RGBA) as a QImage.
+QImage imageFromPicture(const engine::api::DisplayPicture& picture);
+// An HWC picture in RGB (or grey) order as a QImage; float pictures are stretched to 0..255
+// (engine::api::displayPicture).
 QImage imageFromMat(const cv::Mat& picture);
 
 class AugmentationPreview : public QWidget {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Pipeline settings form and a short measuring run of engine::data::Pipeline.
+// Pipeline settings form and a short measuring run of the input pipeline
+// (api::measureImageFolderPipeline).
 #include "ui/dataset_browser/pipeline_panel.h"
 
 #include <QComboBox>
@@ -11,9 +12,7 @@
 #include <QThread>
 #include <QtConcurrent>
 
-#include <chrono>
-
-#include "engine/api/datasets.h"
+#include "engine/api/data_preview.h"
 
 namespace kiln::ui {
 
@@ -142,73 +141,29 @@ void PipelinePanel::measure(double seconds) {
 
 PipelineMeasurement PipelinePanel::run(QString root, nlohmann::json transforms, nlohmann::json settings,
                                        double seconds, std::shared_ptr<std::atomic<bool>> stop) {
-    using namespace engine::data;
     PipelineMeasurement out;
-    auto fail = [&](const engine::Error& e) {
-        out.error = tr("The pipeline stopped: %1").arg(QString::fromStdString(e.toString()));
-        return out;
-    };
-    auto source = ImageFolderSource::open(root.toStdString());
-    if (!source.ok()) return fail(source.error());
-    if ((*source)->size() == 0) {
-        out.error = tr("The folder holds no pictures.");
-        return out;
-    }
-    // Batches need one picture size: without a resize or crop in the transforms, resize to the
-    // size of the first readable picture.
-    bool sized = false;
-    for (const auto& t : transforms)
-        if (t.is_object() && t.contains("type")) {
-            const std::string type = t["type"].is_string() ? t["type"].get<std::string>() : "";
-            if (type == "resize" || type == "center_crop" || type == "random_crop") sized = true;
-        }
-    if (!sized) {
-        int h = 0, w = 0;
-        for (int64_t i = 0; i < std::min<int64_t>(16, (*source)->size()) && h == 0; ++i) {
-            Sample s;
-            if (!(*source)->load(i, s).ok() || s.values.empty()) continue;
-            auto m = decodeImage(s.values[0].encoded, s.origin);
-            if (m.ok()) {
-                h = m->rows;
-                w = m->cols;
-            }
-        }
-        if (h == 0) {
+    auto rate = engine::api::measureImageFolderPipeline(root.toStdString(), std::move(transforms), settings, seconds, *stop);
+    if (!rate.ok()) {
+        const engine::Error& e = rate.error();
+        const std::string problem = e.param("problem");
+        if (problem == "empty")
+            out.error = tr("The folder holds no pictures.");
+        else if (problem == "undecodable")
             out.error = tr("None of the first pictures could be decoded.");
-            return out;
-        }
-        transforms.push_back({{"type", "resize"}, {"size", {h, w}}});
+        else
+            out.error = tr("The pipeline stopped: %1").arg(QString::fromStdString(e.toString()));
+        return out;
     }
-    auto list = TransformList::fromJson(transforms);
-    if (!list.ok()) return fail(list.error());
-    auto options = PipelineOptions::fromJson(settings);
-    if (!options.ok()) return fail(options.error());
-    auto pipeline = Pipeline::create(*source, std::move(list).value(), std::move(options).value());
-    if (!pipeline.ok()) return fail(pipeline.error());
-    if (auto st = (*pipeline)->startEpoch(0); !st.ok()) return fail(st.error());
-    const auto shapes = (*pipeline)->outputShapes();
-    if (!shapes.empty()) {
-        QStringList dims;
-        for (int64_t d : shapes[0].dims()) dims << QString::number(d);
-        out.outputShape = dims.join(QStringLiteral("×"));
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    Batch batch;
-    while (!stop->load()) {
-        auto more = (*pipeline)->next(batch);
-        if (!more.ok()) return fail(more.error());
-        if (!*more) break;
-        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= seconds) break;
-    }
-    (*pipeline)->cancel();
-    const PipelineStats stats = (*pipeline)->stats();
+    QStringList dims;
+    for (int64_t d : rate->sampleShape) dims << QString::number(d);
+    out.outputShape = dims.join(QStringLiteral("×"));
     out.ok = true;
-    out.samples = stats.samples;
-    out.batches = stats.batches;
-    out.skipped = stats.skipped;
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    out.samplesPerSecond = out.seconds > 0 ? static_cast<double>(out.samples) / out.seconds : 0;
-    out.waitFraction = stats.waitFraction;
+    out.samples = rate->samples;
+    out.batches = rate->batches;
+    out.skipped = rate->skipped;
+    out.seconds = rate->seconds;
+    out.samplesPerSecond = rate->samplesPerSecond;
+    out.waitFraction = rate->waitFraction;
     return out;
 }
 
