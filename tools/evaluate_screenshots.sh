@@ -6,9 +6,11 @@
 # class folders by kiln-data, a copy of the Fashion-MNIST MLP example reading that folder is
 # trained for two epochs with kiln-train, and the studio opens its Evaluate workspace twice: the
 # first time evaluates the run and stores the results beside its weights, the second (the
-# picture) shows them from there, on the Samples tab with its thumbnails.
+# picture) shows them from there, on the Samples tab with its thumbnails. The Export overlays
+# dialog's pictures (docs/images/overlay_export_dialog_<en|zh_CN>.png) are taken last, by
+# tools/overlay_export_screenshot.sh.
 # Usage: tools/evaluate_screenshots.sh [BUILD_DIR]   (default: build). Needs the example data
-# (tools/fetch_data.sh), xvfb-run and ImageMagick.
+# (tools/fetch_data.sh), xvfb-run and ImageMagick, and the tst_overlay_export_dialog target.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -74,3 +76,4 @@ INNER
 
 shoot en en_US.UTF-8 "$out/evaluate_samples_cached_en.png"
 shoot zh_CN zh_CN.UTF-8 "$out/evaluate_samples_cached_zh_CN.png"
+"$root/tools/overlay_export_screenshot.sh" "$build"

@@ -183,6 +183,11 @@ Result<DataPipelines> openDataPipelines(const json& data, const PathResolver& re
                 KILN_ASSIGN(features, TfRecordSource::inferFeatures(files.front(), compression));
             }
             KILN_ASSIGN(auto src, TfRecordSource::open(files, features, compression));
+            // Other data's labels, as for a CSV index: one that is no class of the model would be
+            // counted in a wrong confusion matrix cell, or in none; it is refused, with its file
+            // and record.
+            if (k == 2 && replace && !replacement.trainingSplit)
+                KILN_TRY(src->checkClassLabels(replacement.labelColumn, replacement.classes, out.classNames));
             KILN_ASSIGN(auto p, Pipeline::create(std::shared_ptr<const RecordSource>(src),
                                                  k == 0 ? train : eval, k == 0 ? options : evalOptions));
             (k == 0 ? out.train : k == 1 ? out.validation : out.test) = std::move(p);

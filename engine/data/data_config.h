@@ -50,8 +50,9 @@ struct TestReplacement {
     std::vector<std::string> imageFiles;
     // Or the training split itself, in order, with the evaluation transforms (no augmentation).
     bool trainingSplit = false;
-    // The model's classes, for checking the labels of other data in a CSV index: each row's
-    // `labelColumn` must be a class index below `classes`. 0: not checked (regression models).
+    // The model's classes, for checking the labels of other data in a CSV index or TFRecord files:
+    // each row's (record's) `labelColumn` must be a class index below `classes`. 0: not checked
+    // (regression models).
     int64_t classes = 0;
     std::string labelColumn;
 };

@@ -662,13 +662,7 @@ Status CsvIndexSource::checkClassLabels(const std::string& column, int64_t class
         float value = 0;
         parseCsvNumber(label, &value);
         if (value >= 0 && value < static_cast<float>(classes) && value == std::floor(value)) continue;
-        std::string known;
-        if (static_cast<int64_t>(classNames.size()) == classes) {
-            for (size_t k = 0; k < classNames.size(); ++k)
-                known += (k ? ", " : "") + std::to_string(k) + " " + classNames[k];
-        } else {
-            known = "0 to " + std::to_string(classes - 1);
-        }
+        const std::string known = modelClassesText(classes, classNames);
         return Error(ErrorCode::DataError, "Line " + std::to_string(row.line) + ": the label \"" + label + "\" (column \"" +
                                                column + "\") is not one of the model's " + std::to_string(classes) +
                                                " classes (" + known + ").")
@@ -688,6 +682,13 @@ std::vector<int64_t> CsvIndexSource::rowsInSplit(const std::string& value) const
         if (lower(m_rows[r].cells[static_cast<size_t>(m_splitCell)]) == lower(value))
             out.push_back(static_cast<int64_t>(r));
     return out;
+}
+
+std::string modelClassesText(int64_t classes, const std::vector<std::string>& classNames) {
+    if (static_cast<int64_t>(classNames.size()) != classes) return "0 to " + std::to_string(classes - 1);
+    std::string known;
+    for (size_t k = 0; k < classNames.size(); ++k) known += (k ? ", " : "") + std::to_string(k) + " " + classNames[k];
+    return known;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -202,6 +202,10 @@ Result<SampleValue> readCsvTensor(const std::string& path);
 // tensor path in its first row), or a numeric CSV table (label in the last column).
 Result<std::shared_ptr<SampleSource>> openSource(const std::string& path);
 
+// The classes of a model as the refusal of a label names them: "0 dark, 1 grey, 2 light" when
+// there are `classes` names, else "0 to N-1".
+std::string modelClassesText(int64_t classes, const std::vector<std::string>& classNames);
+
 // Per-class counts of a source's labels (empty without labels).
 std::vector<int64_t> sourceClassCounts(const SampleSource& source);
 

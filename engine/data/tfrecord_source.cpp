@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/data/example.h"
+#include "engine/data/sources.h"
 
 namespace kiln::engine::data {
 
@@ -256,6 +259,55 @@ std::vector<ColumnSpec> TfRecordSource::columnSpecs() const {
         out.push_back(std::move(c));
     }
     return out;
+}
+
+Status TfRecordSource::checkClassLabels(const std::string& column, int64_t classes,
+                                        const std::vector<std::string>& classNames) const {
+    const auto spec = std::find_if(m_features.begin(), m_features.end(), [&](const TfFeatureSpec& f) {
+        return (f.column.empty() ? f.feature : f.column) == column &&
+               (f.type == TfFeatureSpec::Type::Int64 || f.type == TfFeatureSpec::Type::Float) && f.shape.numel() == 1;
+    });
+    if (spec == m_features.end() || classes <= 0) return okStatus();
+    std::string payload;
+    for (const auto& file : m_files) {
+        KILN_ASSIGN(auto reader, TfRecordReader::open(file, m_compression));
+        for (int64_t record = 1;; ++record) {
+            const int64_t offset = reader->position();
+            KILN_ASSIGN(bool got, reader->next(payload));
+            if (!got) break;
+            auto ex = decodeExample(payload);
+            if (!ex.ok()) return recordError(file, offset, "a malformed tf.train.Example (" + ex.error().message + ")");
+            const Feature* f = ex->find(spec->feature);
+            // A record without the label, or with another kind of list, is the reader's to refuse.
+            if (f == nullptr || f->size() != 1) continue;
+            std::string label;
+            if (f->kind == Feature::Kind::Int64) {
+                const int64_t v = f->ints[0];
+                if (v >= 0 && v < classes) continue;
+                label = std::to_string(v);
+            } else if (f->kind == Feature::Kind::Float) {
+                const float v = f->floats[0];
+                if (v >= 0 && v < static_cast<float>(classes) && v == std::floor(v)) continue;
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+                label = buf;
+            } else {
+                continue;
+            }
+            const std::string known = modelClassesText(classes, classNames);
+            return Error(ErrorCode::DataError, "Record " + std::to_string(record) + " (byte offset " +
+                                                   std::to_string(offset) + "): the label " + label + " (feature \"" +
+                                                   spec->feature + "\") is not one of the model's " +
+                                                   std::to_string(classes) + " classes (" + known + ").")
+                .withFile(file)
+                .with("file", file)
+                .with("record", std::to_string(record))
+                .with("offset", std::to_string(offset))
+                .with("label", label)
+                .with("reason", "not a class of the model (" + known + ")");
+        }
+    }
+    return okStatus();
 }
 
 Result<std::unique_ptr<RecordReader>> TfRecordSource::openFile(int file) const {

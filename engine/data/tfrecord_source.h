@@ -50,6 +50,12 @@ public:
     std::string fileName(int file) const override { return m_files[static_cast<size_t>(file)]; }
     Result<std::unique_ptr<RecordReader>> openFile(int file) const override;
     const std::vector<TfFeatureSpec>& features() const { return m_features; }
+    // Checks that every record's `column` (a scalar int64 or float feature) is a class index below
+    // `classes` (a whole number from 0), reading every file once. DataError naming the file, the
+    // record (its number from 1 and byte offset) and the label of the first record that is not,
+    // with the classes as modelClassesText() names them; a damaged file's own error. A source
+    // without that column, or `classes` 0, is not checked.
+    Status checkClassLabels(const std::string& column, int64_t classes, const std::vector<std::string>& classNames) const;
 
 private:
     std::vector<std::string> m_files;

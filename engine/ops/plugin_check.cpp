@@ -49,6 +49,44 @@ Result<AttrValue> attrFromJson(const nlohmann::json& v, const std::string& key) 
     return Error(ErrorCode::BadAttribute, "attribute \"" + key + "\" has an unsupported value").with("attribute", key);
 }
 
+// Why a concrete shape cannot be a check case's tensor (a dimension below 1, more than
+// kMaxCheckElements values), or empty.
+std::string sizeProblem(const Shape& s) {
+    int64_t n = 1;
+    for (int k = 0; k < s.rank(); ++k) {
+        if (s[k] < 1) return "has dimension " + std::to_string(s[k]);
+        if (s[k] > kMaxCheckElements / n) return "holds more than " + std::to_string(kMaxCheckElements) + " values";
+        n *= s[k];
+    }
+    return {};
+}
+
+std::string shapeText(const KilnShape& s) {
+    std::string out = "[";
+    for (int32_t k = 0; k < std::clamp<int32_t>(s.rank, 0, KILN_PLUGIN_MAX_RANK); ++k)
+        out += (k ? "," : "") + std::to_string(s.dims[k]);
+    return out + "]";
+}
+
+// The error of a check case that cannot be made: ShapeMismatch naming the op or loss, the case
+// and the reason.
+Error caseError(const std::string& op, const std::string& caseName, const std::string& why) {
+    return Error(ErrorCode::ShapeMismatch, op + ", check case \"" + caseName + "\": " + why)
+        .with("op", op)
+        .with("case", caseName)
+        .with("reason", why);
+}
+
+// A failed check's error: `given` (an error of Kiln's own rules) with the op and case added, or a
+// PluginError saying what the check found.
+Error checkError(const std::string& op, const std::string& caseName, const std::string& detail, std::optional<Error> given) {
+    Error e = given ? std::move(*given)
+                    : Error(ErrorCode::PluginError, op + ", check case \"" + caseName + "\": " + detail).with("reason", detail);
+    if (e.param("op").empty()) e.with("op", op);
+    if (e.param("case").empty()) e.with("case", caseName);
+    return e;
+}
+
 // One case's kernel with plan-like buffers.
 struct Bench {
     std::unique_ptr<CpuKernel> kernel;
@@ -91,37 +129,54 @@ public:
         node.op = "Plugin";
         node.attrs.set(kPluginOpAttr, m_op.name);
         nlohmann::json attrs = nlohmann::json::parse(c.attrs_json ? c.attrs_json : "{}", nullptr, false);
-        if (attrs.is_discarded() || !attrs.is_object()) return fail(PluginCheck::Kind::Shape, "its attributes are not a JSON object");
+        if (attrs.is_discarded() || !attrs.is_object()) return refuse("its attributes are not a JSON object");
         for (auto& [k, v] : attrs.items()) {
             auto a = attrFromJson(v, k);
-            if (!a.ok()) return fail(PluginCheck::Kind::Shape, a.error().message);
+            if (!a.ok()) return fail(PluginCheck::Kind::Shape, a.error().message, 0, a.error());
             node.attrs.set(k, *a);
         }
         auto resolved = resolvePluginAttrs(node);
-        if (!resolved.ok()) return fail(PluginCheck::Kind::Shape, resolved.error().message);
+        if (!resolved.ok()) return fail(PluginCheck::Kind::Shape, resolved.error().message, 0, resolved.error());
+        if (c.input_count < 0 || (c.input_count > 0 && !c.inputs)) return refuse("its input shapes are missing");
         std::vector<Shape> inputs, symbolic;
         for (int32_t k = 0; k < c.input_count; ++k) {
             const KilnShape& s = c.inputs[k];
+            const std::string input = "input " + std::to_string(k);
             if (s.rank < 1 || s.rank > KILN_PLUGIN_MAX_RANK || s.dims[0] < 1)
-                return fail(PluginCheck::Kind::Shape, "input " + std::to_string(k) + " needs a concrete batch");
+                return refuse(input + " " + shapeText(s) + " needs rank 1 to " + std::to_string(KILN_PLUGIN_MAX_RANK) +
+                                  " and a concrete batch",
+                              {{"input", std::to_string(k)}, {"shape", shapeText(s)}});
             inputs.emplace_back(std::vector<int64_t>(s.dims, s.dims + s.rank));
+            if (const std::string why = sizeProblem(inputs.back()); !why.empty())
+                return refuse(input + " " + shapeText(s) + " " + why, {{"input", std::to_string(k)}, {"shape", shapeText(s)}});
             symbolic.push_back(inputs.back().withBatch(Shape::kBatch));
         }
         // Shapes: the same rule with the symbolic batch (the editor) and the concrete one (a plan).
         auto out = PluginCall(m_op, node, *resolved, inputs).shape();
-        if (!out.ok()) return fail(PluginCheck::Kind::Shape, out.error().message);
+        if (!out.ok()) return fail(PluginCheck::Kind::Shape, out.error().message, 0, out.error());
         auto outSym = PluginCall(m_op, node, *resolved, symbolic).shape();
-        if (!outSym.ok()) return fail(PluginCheck::Kind::Shape, "with a symbolic batch: " + outSym.error().message);
+        if (!outSym.ok())
+            return fail(PluginCheck::Kind::Shape, "with a symbolic batch: " + outSym.error().message, 0, outSym.error());
         if (outSym->withBatch((*out)[0]) != *out)
             return fail(PluginCheck::Kind::Shape, "the output is " + out->toString() + " with a batch but " +
                                                       outSym->toString() + " without");
+        if (const std::string why = sizeProblem(*out); !why.empty())
+            return refuse("the output " + out->toString() + " " + why, {{"shape", out->toString()}});
         pass(PluginCheck::Kind::Shape, "output " + out->toString(), 0);
 
         // Kernel and data.
         const ShapeContext ctx{node, *resolved, inputs};
         const OpDef& def = opDef(OpKind::Plugin);
+        const auto specs = def.params(ctx, *out);
+        for (const auto& s : specs)
+            if (const std::string why = sizeProblem(s.shape); !why.empty())
+                return refuse("the parameter \"" + s.name + "\" " + s.shape.toString() + " " + why,
+                              {{"parameter", s.name}, {"shape", s.shape.toString()}});
         auto kernel = def.cpu(ctx, *out);
-        if (!kernel.ok()) return fail(PluginCheck::Kind::Forward, kernel.error().message);
+        if (!kernel.ok()) return fail(PluginCheck::Kind::Forward, kernel.error().message, 0, kernel.error());
+        if ((*kernel)->workspaceFloats() > static_cast<size_t>(kMaxCheckElements))
+            return refuse("the kernel asks for " + std::to_string((*kernel)->workspaceFloats()) +
+                          " scratch values, more than " + std::to_string(kMaxCheckElements));
         Bench b;
         b.kernel = std::move(*kernel);
         b.pool = &m_pool;
@@ -132,7 +187,6 @@ public:
             for (auto& e : v) e = u(gen);
             b.x.push_back(std::move(v));
         }
-        const auto specs = def.params(ctx, *out);
         for (const auto& s : specs) {
             std::vector<float> v(static_cast<size_t>(s.shape.numel()));
             for (auto& e : v) e = pu(gen);
@@ -274,13 +328,20 @@ private:
     }
 
     void pass(PluginCheck::Kind k, std::string detail, double worst) {
-        m_results.push_back({m_case, k, PluginCheck::Outcome::Passed, std::move(detail), worst});
+        m_results.push_back({m_case, k, PluginCheck::Outcome::Passed, std::move(detail), worst, std::nullopt});
     }
     void skip(PluginCheck::Kind k, std::string detail) {
-        m_results.push_back({m_case, k, PluginCheck::Outcome::Skipped, std::move(detail), 0});
+        m_results.push_back({m_case, k, PluginCheck::Outcome::Skipped, std::move(detail), 0, std::nullopt});
     }
-    void fail(PluginCheck::Kind k, std::string detail, double worst = 0) {
-        m_results.push_back({m_case, k, PluginCheck::Outcome::Failed, std::move(detail), worst});
+    void fail(PluginCheck::Kind k, std::string detail, double worst = 0, std::optional<Error> error = std::nullopt) {
+        Error e = checkError(m_op.name, m_case, detail, std::move(error));
+        m_results.push_back({m_case, k, PluginCheck::Outcome::Failed, std::move(detail), worst, std::move(e)});
+    }
+    // A case that cannot be made: a failed Shape check with a ShapeMismatch error.
+    void refuse(const std::string& why, const std::vector<std::pair<std::string, std::string>>& params = {}) {
+        Error e = caseError(m_op.name, m_case, why);
+        for (const auto& [k, v] : params) e.with(k, v);
+        fail(PluginCheck::Kind::Shape, why, 0, std::move(e));
     }
 
     const PluginOp& m_op;
@@ -467,10 +528,11 @@ private:
     }
 
     void pass(PluginCheck::Kind k, std::string detail, double worst) {
-        m_results.push_back({m_case, k, PluginCheck::Outcome::Passed, std::move(detail), worst});
+        m_results.push_back({m_case, k, PluginCheck::Outcome::Passed, std::move(detail), worst, std::nullopt});
     }
     void fail(PluginCheck::Kind k, std::string detail, double worst = 0) {
-        m_results.push_back({m_case, k, PluginCheck::Outcome::Failed, std::move(detail), worst});
+        Error e = checkError(m_label, m_case, detail, std::nullopt);
+        m_results.push_back({m_case, k, PluginCheck::Outcome::Failed, std::move(detail), worst, std::move(e)});
     }
 
     const PluginLoss& m_loss;
@@ -492,8 +554,13 @@ static std::vector<PluginCheck> checkDeclaredLossCases(const PluginLoss& loss, T
     std::vector<PluginCheck> out;
     for (const KilnLossCheckCase* c : loss.checkCases) {
         const std::string name = c->name ? c->name : "?";
-        auto refuse = [&](const std::string& why) {
-            out.push_back({name, PluginCheck::Kind::Shape, PluginCheck::Outcome::Failed, why, 0});
+        // A case that cannot be made: a failed Shape check with the error of the rule it breaks.
+        auto refuse = [&](const std::string& why, std::optional<Error> error = std::nullopt) {
+            Error e = error ? checkError(label, name, why, std::move(error))
+                            : caseError(label, name, why)
+                                  .with("predictions", shapeText(c->predictions))
+                                  .with("targets", shapeText(c->targets));
+            out.push_back({name, PluginCheck::Kind::Shape, PluginCheck::Outcome::Failed, why, 0, std::move(e)});
         };
         nlohmann::json json = nlohmann::json::parse(c->attrs_json ? c->attrs_json : "{}", nullptr, false);
         if (json.is_discarded() || !json.is_object()) {
@@ -505,7 +572,7 @@ static std::vector<PluginCheck> checkDeclaredLossCases(const PluginLoss& loss, T
         for (auto& [k, v] : json.items()) {
             auto a = attrFromJson(v, k);
             if (!a.ok()) {
-                refuse(a.error().message);
+                refuse(a.error().message, a.error());
                 ok = false;
                 break;
             }
@@ -514,27 +581,38 @@ static std::vector<PluginCheck> checkDeclaredLossCases(const PluginLoss& loss, T
         if (!ok) continue;
         auto attrs = resolvePluginLossAttrs(loss, given, label);
         if (!attrs.ok()) {
-            refuse(attrs.error().message);
+            refuse(attrs.error().message, attrs.error());
             continue;
         }
-        auto shape = [](const KilnShape& s) -> std::optional<Shape> {
-            if (s.rank < 2 || s.rank > KILN_PLUGIN_MAX_RANK || s.dims[0] < 1) return std::nullopt;
-            for (int32_t k = 1; k < s.rank; ++k)
-                if (s.dims[k] < 1) return std::nullopt;
-            return Shape(std::vector<int64_t>(s.dims, s.dims + s.rank));
+        // Why `s` cannot be a case's predictions or targets, or empty.
+        auto shapeProblem = [](const KilnShape& s) -> std::string {
+            if (s.rank < 2 || s.rank > KILN_PLUGIN_MAX_RANK)
+                return "has rank " + std::to_string(s.rank) + " (2 to " + std::to_string(KILN_PLUGIN_MAX_RANK) +
+                       ": the batch and at least one more dimension)";
+            return sizeProblem(Shape(std::vector<int64_t>(s.dims, s.dims + s.rank)));
         };
-        const auto pred = shape(c->predictions), target = shape(c->targets);
-        if (!pred || !target || (*pred)[0] != (*target)[0]) {
-            refuse("its predictions and targets need the same concrete batch and at least one more dimension");
+        if (std::string why = shapeProblem(c->predictions); !why.empty()) {
+            refuse("the predictions' shape " + shapeText(c->predictions) + " " + why);
             continue;
         }
-        PluginTermContext symbolic(label, loss.attrs, *attrs, pred->withBatch(Shape::kBatch), target->withBatch(Shape::kBatch));
+        if (std::string why = shapeProblem(c->targets); !why.empty()) {
+            refuse("the targets' shape " + shapeText(c->targets) + " " + why);
+            continue;
+        }
+        const Shape pred(std::vector<int64_t>(c->predictions.dims, c->predictions.dims + c->predictions.rank));
+        const Shape target(std::vector<int64_t>(c->targets.dims, c->targets.dims + c->targets.rank));
+        if (pred[0] != target[0]) {
+            refuse("the predictions " + pred.toString() + " and the targets " + target.toString() +
+                   " have different batches");
+            continue;
+        }
+        PluginTermContext symbolic(label, loss.attrs, *attrs, pred.withBatch(Shape::kBatch), target.withBatch(Shape::kBatch));
         if (Status st = symbolic.checkShapes(loss.desc->check_shapes); !st.ok()) {
-            refuse(st.error().message);
+            refuse(st.error().message, st.error());
             continue;
         }
         LossChecker checker(loss, pool);
-        checker.run(name + " (predictions " + pred->toString() + ", targets " + target->toString() + ")", *attrs, *pred, *target);
+        checker.run(name + " (predictions " + pred.toString() + ", targets " + target.toString() + ")", *attrs, pred, target);
         for (auto& r : checker.results()) out.push_back(std::move(r));
     }
     return out;
@@ -547,7 +625,8 @@ std::vector<PluginCheck> checkPluginLoss(const PluginLoss& loss, ThreadPool& poo
     if (!attrs.ok())
         return {{"defaults", PluginCheck::Kind::Shape, PluginCheck::Outcome::Skipped,
                  "no case can be made from the loss's defaults (" + attrs.error().message +
-                     "); the plugin can declare loss check cases (ABI 1.2)", 0}};
+                     "); the plugin can declare loss check cases (ABI 1.2)",
+                 0, std::nullopt}};
     const std::vector<std::pair<Shape, Shape>> pairs{{Shape{kBatch, 3}, Shape{kBatch, 3}},
                                                      {Shape{kBatch, 1}, Shape{kBatch, 1}},
                                                      {Shape{kBatch, 3}, Shape{kBatch, 1}}};
@@ -567,7 +646,7 @@ std::vector<PluginCheck> checkPluginLoss(const PluginLoss& loss, ThreadPool& poo
     }
     if (out.empty())
         out.push_back({"shapes", PluginCheck::Kind::Shape, PluginCheck::Outcome::Skipped,
-                       "the loss accepts none of the shapes the check tries: " + refused, 0});
+                       "the loss accepts none of the shapes the check tries: " + refused, 0, std::nullopt});
     return out;
 }
 

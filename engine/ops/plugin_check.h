@@ -8,6 +8,7 @@
 // run them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@
 #include "engine/ops/plugin_registry.h"
 
 namespace kiln::engine::ops {
+
+// The most values a check case's tensor may hold: cases are small examples, and a larger one is
+// refused before anything is allocated for it.
+inline constexpr int64_t kMaxCheckElements = int64_t{1} << 22;
 
 struct PluginCheck {
     // Value: a loss's per-sample values (finite, the same whether or not gradients are asked
@@ -26,10 +31,16 @@ struct PluginCheck {
     Outcome outcome = Outcome::Passed;
     std::string detail;    // English: what was compared, or what went wrong
     double worstError = 0; // Forward: largest |kernel - reference|; Gradient: largest relative error
+    // A failed check's error: its code and parameters ("op", "case", "reason"; the shapes of a
+    // case that cannot be made), from which the studio composes its words; `detail` is its
+    // English message.
+    std::optional<Error> error;
 };
 
 // Runs every check case of `op` (none when the plugin declares none). Never throws; a plugin
-// that fails a call shows as a failed check naming the call.
+// that fails a call shows as a failed check naming the call. A case that cannot be made (its
+// attributes, no input shapes, a dimension below 1, more than kMaxCheckElements values in an
+// input, the output, a parameter or the scratch space) is a failed Shape check saying why.
 std::vector<PluginCheck> checkPluginOp(const PluginOp& op, ThreadPool& pool);
 
 // Checks a plugin loss with its default attributes on a batch of 4, for each of these shape
@@ -38,7 +49,9 @@ std::vector<PluginCheck> checkPluginOp(const PluginOp& op, ThreadPool& pool);
 // or whole class indices below the prediction width. A loss with a required attribute, or that
 // accepts none of the pairs, gets one skipped Shape check saying so. A loss whose plugin declares
 // check cases for it (ABI 1.2) is checked on those instead, with their attributes and shapes; a
-// case that cannot be made (bad JSON, attributes, shapes) is a failed Shape check. Never throws.
+// case that cannot be made (bad JSON, attributes, shapes of rank below 2, a dimension below 1,
+// batches that differ, more than kMaxCheckElements values, shapes its shape check refuses) is a
+// failed Shape check. Never throws.
 std::vector<PluginCheck> checkPluginLoss(const PluginLoss& loss, ThreadPool& pool);
 
 }  // namespace kiln::engine::ops

@@ -349,7 +349,8 @@ Result<PluginInfo> PluginRegistry::addLocked(const KilnPluginDesc* desc, const s
             if (it == losses.end())
                 return pluginError(origin, "loss check case " + std::to_string(i + 1) + " (" + str(c.name) + ") names the loss \"" + lossName +
                                                "\", which the plugin does not describe")
-                    .with("op", lossName);
+                    .with("op", lossName)
+                    .with("case", str(c.name));
             (*it)->checkCases.push_back(&c);
         }
     }

@@ -189,8 +189,52 @@ private slots:
         QCOMPARE(g->node("res/add")->inputs, (std::vector<std::string>{"res/bn2", "stem/relu"}));
         QCOMPARE(m->info("down/relu2").output, (Shape{-1, 2, 2, 8}));
         QCOMPARE(m->info("head/relu").output, (Shape{-1, 5}));
-        for (const auto& name : {"ConvBNReLU", "ResidualBlock", "ResidualProjectionBlock", "DenseBNReLU"})
+        for (const auto& name : {"ConvBNReLU", "ResidualBlock", "ResidualProjectionBlock", "DenseBNReLU", "InvertedResidual",
+                                 "InvertedBottleneck"})
             QVERIFY2(bundledLayers().find(name), name);
+    }
+
+    // MobileNetV2's blocks from the library: the inverted residual (expansion, depthwise, linear
+    // projection, identity shortcut) and the strided bottleneck without shortcut, with readable
+    // weight names.
+    void bundledInvertedResiduals() {
+        const std::string nodes = std::string("[") + kImage + R"(,
+          {"name": "stem", "op": "ConvBNReLU", "inputs": ["image"], "attrs": {"filters": 8}},
+          {"name": "ir", "op": "InvertedResidual", "inputs": ["stem"], "attrs": {"filters": 8, "expanded_filters": 48}},
+          {"name": "down", "op": "InvertedBottleneck", "inputs": ["ir"], "attrs": {"filters": 12, "expanded_filters": 48}},
+          {"name": "pool", "op": "GlobalAveragePooling2D", "inputs": ["down"]}])";
+        Project p = parsed(projectText("", nodes));
+        auto g = modelGraph(p);
+        QVERIFY2(g.ok(), g.ok() ? "" : g.error().toString().c_str());
+        QCOMPARE(names(*g), (std::vector<std::string>{"image", "stem/conv", "stem/bn", "stem/relu", "ir/expand", "ir/expand_bn",
+                                                      "ir/expand_relu", "ir/depthwise", "ir/depthwise_bn", "ir/depthwise_relu",
+                                                      "ir/project", "ir/project_bn", "ir/add", "down/expand", "down/expand_bn",
+                                                      "down/expand_relu", "down/depthwise", "down/depthwise_bn",
+                                                      "down/depthwise_relu", "down/project", "down/project_bn", "pool"}));
+        QCOMPARE(g->node("ir/add")->inputs, (std::vector<std::string>{"stem/relu", "ir/project_bn"}));
+        QCOMPARE(g->node("ir/expand_relu")->op, std::string("ReLU6"));
+        auto m = ops::analyzeModel(*g);
+        QVERIFY2(m.ok(), m.ok() ? "" : m.error().toString().c_str());
+        QCOMPARE(m->info("ir/expand_relu").output, (Shape{-1, 6, 6, 48}));
+        QCOMPARE(m->info("ir/add").output, (Shape{-1, 6, 6, 8}));
+        QCOMPARE(m->info("down/depthwise").output, (Shape{-1, 3, 3, 48}));
+        QCOMPARE(m->info("down/project_bn").output, (Shape{-1, 3, 3, 12}));
+        exec::ParamStore params = exec::ParamStore::create(*m, 1);
+        std::set<std::string> pnames;
+        for (const auto& q : params.params()) pnames.insert(q.name);
+        for (const char* name : {"ir/expand/kernel", "ir/depthwise/depthwise_kernel", "ir/project/kernel", "ir/project_bn/gamma",
+                                 "down/depthwise/depthwise_kernel"})
+            QVERIFY2(pnames.count(name), name);
+        QVERIFY(!pnames.count("ir/depthwise/bias"));  // no biases before batch normalisation
+
+        // The identity shortcut needs `filters` channels in: another width is refused at the add.
+        Project wrong = parsed(projectText("", std::string("[") + kImage + R"(,
+          {"name": "ir", "op": "InvertedResidual", "inputs": ["image"], "attrs": {"filters": 8}}])"));
+        auto wg = modelGraph(wrong);
+        QVERIFY(wg.ok());
+        auto wm = ops::analyzeModel(*wg);
+        QVERIFY(!wm.ok());
+        QVERIFY2(wm.error().toString().find("ir/add") != std::string::npos, wm.error().toString().c_str());
     }
 
     void projectLayerReplacesBundledOne() {

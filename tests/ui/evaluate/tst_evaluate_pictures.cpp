@@ -4,7 +4,7 @@
 // files. Checks the misclassified gallery and the samples table's thumbnail column for both
 // (the folder's files themselves; pictures drawn from the model's input for TFRecord), other data
 // chosen in the view with real clicks (a folder in the project's layout, a folder with an unknown
-// class, a CSV index with a label that is no class of the model), the batch export of overlays through its dialog (Grad-CAM and saliency, each file
+// class, a CSV index and TFRecord files with a label that is no class of the model), the batch export of overlays through its dialog (Grad-CAM and saliency, each file
 // equal to the engine's overlay of its sample; index CSV, cancel), and "Explain with
 // run…" from the dataset browser's context menu with an explanation of a single picture.
 // kiln-test-labels: ui
@@ -33,7 +33,9 @@
 #include "engine/core/thread_pool.h"
 #include "engine/api/training_job.h"
 #include "engine/data/convert.h"
+#include "engine/data/example.h"
 #include "engine/data/sources.h"
+#include "engine/data/tfrecord.h"
 #include "engine/io/project.h"
 #include "ui/dataset_browser/dataset_browser_widget.h"
 #include "ui/dataset_browser/sample_list_model.h"
@@ -382,6 +384,74 @@ private slots:
         QVERIFY2(plain.ok(), plain.ok() ? "" : plain.error().toString().c_str());
         QCOMPARE(plain->samples, int64_t(6));
         QVERIFY(plain->outputs == all->outputs);  // the same pictures in the same order
+    }
+
+    // Other data of a TFRecord project: the same check as for a CSV index, record by record. A copy
+    // of the test records evaluates; one whose third record is labelled 7 is refused with the file,
+    // the record and the label, in the view (typed path, Evaluate clicked) and from kiln-eval's code
+    // path, before anything is shown.
+    void otherTfRecordLabelsAreChecked() {
+        const QString good = m_dir.filePath(QStringLiteral("other_good.tfrecord"));
+        const QString odd = m_dir.filePath(QStringLiteral("other_odd.tfrecord"));
+        {
+            auto reader = engine::data::TfRecordReader::open(m_dir.filePath(QStringLiteral("test.tfrecord")).toStdString());
+            QVERIFY(reader.ok());
+            auto goodWriter = engine::data::TfRecordWriter::create(good.toStdString());
+            auto oddWriter = engine::data::TfRecordWriter::create(odd.toStdString());
+            QVERIFY(goodWriter.ok() && oddWriter.ok());
+            std::string payload;
+            for (int record = 1;; ++record) {
+                auto got = (*reader)->next(payload);
+                QVERIFY(got.ok());
+                if (!*got) break;
+                QVERIFY((*goodWriter)->write(payload).ok());
+                auto example = engine::data::decodeExample(payload);
+                QVERIFY(example.ok());
+                QVERIFY(example->find("label") != nullptr);
+                if (record == 3) example->features["label"] = engine::data::Feature::ofInt64s({7});
+                QVERIFY((*oddWriter)->write(engine::data::encodeExample(*example)).ok());
+            }
+            QVERIFY((*goodWriter)->close().ok() && (*oddWriter)->close().ok());
+        }
+        EvaluateView view;
+        view.resize(1200, 700);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setProject(m_records, m_recordsPath);
+        view.setWeights(m_recordsRun);
+        auto* split = view.findChild<QComboBox*>(QStringLiteral("evalSplit"));
+        auto* path = view.findChild<QLineEdit*>(QStringLiteral("evalDataPath"));
+        QVERIFY(split && path);
+        split->setFocus();
+        QTest::keyClick(split, Qt::Key_End);  // other data
+        QTest::keyClicks(path, good);
+        QString error;
+        QVERIFY2(evaluateWithClick(view, &error), qPrintable(error));
+        QCOMPARE(view.sampleModel()->rowCount(), 15);
+
+        path->clear();
+        QTest::keyClicks(path, odd);
+        QVERIFY(!evaluateWithClick(view, &error));
+        QVERIFY2(error.startsWith(odd + QStringLiteral(": ")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("Record 3 (byte offset ")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("the label 7 (feature \"label\")")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("0 dark, 1 grey, 2 light")), qPrintable(error));
+        QCOMPARE(view.sampleModel()->rowCount(), 0);
+
+        engine::api::EvaluationOptions options;
+        options.weights = m_recordsRun.toStdString();
+        options.split = odd.toStdString();
+        auto p = engine::api::predict(m_records, m_recordsPath.toStdString(), options);
+        QVERIFY(!p.ok());
+        QCOMPARE(p.error().code, engine::ErrorCode::DataError);
+        QCOMPARE(p.error().file, odd.toStdString());
+        QCOMPARE(p.error().param("record"), std::string("3"));
+        QCOMPARE(p.error().param("label"), std::string("7"));
+        QVERIFY(!p.error().param("offset").empty() && p.error().param("offset") != "0");
+        options.split = good.toStdString();
+        auto all = engine::api::predict(m_records, m_recordsPath.toStdString(), options);
+        QVERIFY2(all.ok(), all.ok() ? "" : all.error().toString().c_str());
+        QCOMPARE(all->samples, int64_t(15));
     }
 
     // Overlays of selected samples into a folder, with the index CSV.
