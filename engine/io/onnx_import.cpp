@@ -594,7 +594,8 @@ private:
         // A rank-4 input read by a channel-first op, directly or through a Pad (as exporters
         // write "same" padding), is NCHW; Kiln's Input is its NHWC form.
         auto channelFirstReader = [](const std::string& op) {
-            return op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "BatchNormalization";
+            return op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
+                   op == "BatchNormalization";
         };
         bool cf = false;
         if (shape.size() == 3) {
@@ -1693,6 +1694,16 @@ private:
 };
 
 }  // namespace
+
+const std::vector<std::string>& onnxOpsRead() {
+    static const std::vector<std::string> ops{
+        "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant", "Conv",
+        "Dropout", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
+        "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "MatMul", "MaxPool", "Mul", "Pad",
+        "ReduceMax", "ReduceMean", "Relu", "Reshape", "Resize", "Sigmoid", "Softmax", "Sub",
+        "Sum", "Tanh", "Transpose", "Unsqueeze"};
+    return ops;
+}
 
 const char* mappingKindName(NodeMapping::Kind kind) {
     switch (kind) {
