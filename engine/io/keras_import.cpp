@@ -468,17 +468,35 @@ private:
             unknown = unknown || m_unknown.count(i);
         }
         for (const auto& w : weights) addWeight(c.name, w.name.empty() || std::isdigit(static_cast<unsigned char>(w.name[0])) ? "weight_" + w.name : w.name, w.array);
-        bool known = !unknown && c.outputHint && !c.outputHint->empty();
+        // The output shape: what the file records for the tensor the layer makes, else the
+        // output_shape a Lambda layer declares (a list of sizes after the batch).
+        std::optional<std::vector<int64_t>> shape = c.outputHint;
+        if ((!shape || shape->empty()) && c.cfg && c.cfg->is_object()) {
+            const json& os = c.cfg->value("output_shape", json());
+            if (os.is_array() && !os.empty() && std::all_of(os.begin(), os.end(), [](const json& d) { return d.is_number_integer(); }))
+                shape = os.get<std::vector<int64_t>>();
+        }
+        bool known = shape && !shape->empty();
         if (known) {
             int64_t numel = 1;
-            for (int64_t d : *c.outputHint) {
+            for (int64_t d : *shape) {
                 known = known && d > 0 && d <= kMaxDim;
                 if (known) numel *= d;
                 known = known && numel <= kMaxElements;
             }
         }
+        if (known && unknown) {
+            // It reads a value of unknown shape, but its own is known: the layers after it map.
+            n.attrs.set("output_shape", *shape);
+            std::vector<int64_t> full{Shape::kBatch};
+            full.insert(full.end(), shape->begin(), shape->end());
+            m_out.graph.nodes.push_back(std::move(n));
+            m_shapes.emplace_back(full);
+            m_out.placeholders.push_back(c.name);
+            return static_cast<int>(m_out.graph.nodes.size()) - 1;
+        }
         if (known) {
-            n.attrs.set("output_shape", *c.outputHint);
+            n.attrs.set("output_shape", *shape);
             auto idx = addNode(n);
             if (idx.ok()) {
                 m_out.placeholders.push_back(c.name);
@@ -1041,49 +1059,100 @@ private:
             return r;
         }
         if (cls == "Normalization") {
-            // Keras's preprocessing layer: (x - mean) / max(sqrt(variance), epsilon) per channel,
-            // with the statistics from its config (mean=, variance=) or its weights (after adapt()).
+            // Keras's preprocessing layer: (x - mean) / max(sqrt(variance), epsilon), with the
+            // statistics from its config (mean=, variance=) or its weights (after adapt()), kept
+            // per index of the axes it names (default -1: per channel).
             // axis=None (Keras 3 writes an empty list) keeps one mean and variance for every value:
             // Kiln's per-channel statistics get that number in each channel. invert=True computes
             // mean + x * max(sqrt(variance), epsilon), the same per-channel affine map as a
             // normalisation with mean' = -mean / std and variance' = 1 / std^2, which Kiln's
             // Normalization is given.
+            // Other axes (axis=1 of an image, a tuple such as (1, 2)): Kiln's Normalization keeps
+            // statistics along the last axis, so the values from the first kept axis on are
+            // flattened into that last axis, normalised with the statistics repeated over the
+            // axes Keras does not keep, and reshaped back: the same numbers, one value per element.
             KILN_TRY(oneInput(c));
             KILN_ASSIGN(bool invert, boolean(cfg, "invert", jp, false));
-            const int64_t rank = inShape(c).rank();
+            const Shape in = inShape(c);  // a copy: adding nodes moves the shapes
+            const int64_t rank = in.rank();
             auto axisIt = cfg.find("axis");
             const bool scalar = axisIt == cfg.end() ? false : (axisIt->is_null() || (axisIt->is_array() && axisIt->empty()));
-            if (axisIt == cfg.end()) {
-                // Keras's default axis is -1.
-            } else if (!scalar) {
-                const json& ax = axisIt->is_array() && axisIt->size() == 1 ? (*axisIt)[0] : *axisIt;
-                if (!ax.is_number_integer()) return unsupported(c, "statistics over more than one axis");
-                const int64_t axis = ax.get<int64_t>();
-                if (axis != -1 && axis != rank - 1) return unsupported(c, "axis " + std::to_string(axis) + " (Kiln keeps statistics per channel, the last axis)");
+            std::vector<int64_t> keep{rank - 1};  // Keras's default axis is -1
+            if (axisIt != cfg.end() && !scalar) {
+                keep.clear();
+                const json one = axisIt->is_array() ? *axisIt : json::array({*axisIt});
+                for (const auto& ax : one) {
+                    if (!ax.is_number_integer()) return configError(jp + ".axis", "expected an axis number, a list of them, or null");
+                    int64_t axis = ax.get<int64_t>();
+                    if (axis < 0) axis += rank;
+                    if (axis <= 0 || axis >= rank)
+                        return configError(jp + ".axis", "axis " + std::to_string(ax.get<int64_t>()) + " is not a dimension of the input " + in.toString() + " after the batch");
+                    if (std::find(keep.begin(), keep.end(), axis) != keep.end()) return configError(jp + ".axis", "axis " + std::to_string(axis) + " is named twice");
+                    keep.push_back(axis);
+                }
+                std::sort(keep.begin(), keep.end());  // Keras keeps the statistics in axis order
             }
-            const int64_t n = inShape(c)[rank - 1];
-            KILN_ASSIGN(r.output, simple(c, "Normalization", a));
+            const bool lastAxis = scalar || keep == std::vector<int64_t>{rank - 1};
+            // Statistics as the file holds them: one per index of the kept axes.
+            std::vector<int64_t> statDims;
+            int64_t statCount = 1;
+            for (int64_t k : keep) {
+                statDims.push_back(in[k]);
+                statCount *= in[k];
+            }
+            if (scalar) {
+                statDims = {in[rank - 1]};
+                statCount = in[rank - 1];
+            }
+            // Kiln's statistics: one per index of the last axis of the (flattened) values.
+            const int64_t first = lastAxis ? rank - 1 : keep.front();
+            int64_t n = 1;
+            for (int64_t k = first; k < rank; ++k) n *= in[k];
+            if (n > kMaxElements) return unsupported(c, "statistics over more than " + std::to_string(kMaxElements) + " values");
             Hdf5Array mean, var;
             const auto meanIt = cfg.find("mean");
             const auto varIt = cfg.find("variance");
             if (meanIt != cfg.end() && !meanIt->is_null()) {
-                KILN_ASSIGN(mean, statistic(c, "mean", n));
-                KILN_ASSIGN(var, statistic(c, "variance", n));
+                KILN_ASSIGN(mean, statistic(c, "mean", statCount));
+                KILN_ASSIGN(var, statistic(c, "variance", statCount));
             } else {
                 if (varIt != cfg.end() && !varIt->is_null()) return configError(jp + ".mean", "variance is given without mean");
                 KILN_ASSIGN(auto w, weightsFor(c, 3));  // mean, variance, count
-                if (c.shared) return r;
-                for (size_t k = 0; k < 2; ++k) {
-                    Hdf5Array& t = k == 0 ? mean : var;
-                    t = w[k].array;
-                    const bool one = t.values.size() == 1 && (t.dims.empty() || t.dims == std::vector<int64_t>{1});
-                    if (scalar && one) {
-                        t.dims = {n};
-                        t.values.assign(static_cast<size_t>(n), t.values[0]);
-                    } else {
-                        KILN_TRY(checkShape(c, w[k], {n}));
+                if (!c.shared) {
+                    for (size_t k = 0; k < 2; ++k) {
+                        Hdf5Array& t = k == 0 ? mean : var;
+                        t = w[k].array;
+                        const bool one = t.values.size() == 1 && (t.dims.empty() || t.dims == std::vector<int64_t>{1});
+                        if (scalar && one) {
+                            t.dims = {statCount};
+                            t.values.assign(static_cast<size_t>(statCount), t.values[0]);
+                        } else {
+                            KILN_TRY(checkShape(c, w[k], statDims));
+                            t.dims = {statCount};
+                        }
                     }
                 }
+            }
+            // The Kiln nodes: Normalization on the last axis, or reshapes around it.
+            if (lastAxis) {
+                KILN_ASSIGN(r.output, simple(c, "Normalization", a));
+            } else {
+                std::vector<int64_t> flat(in.dims().begin() + 1, in.dims().begin() + first);
+                flat.push_back(n);
+                AttrMap ra;
+                ra.set("target_shape", flat);
+                KILN_ASSIGN(int f, simple(c, "Reshape", ra, uniqueName(c.name + "_flatten")));
+                Node nn;
+                nn.name = c.name;
+                nn.op = "Normalization";
+                nn.inputs = {kname(f)};
+                KILN_ASSIGN(int normalised, addNode(std::move(nn)));
+                Node back;
+                back.name = uniqueName(c.name + "_restore");
+                back.op = "Reshape";
+                back.inputs = {kname(normalised)};
+                back.attrs.set("target_shape", std::vector<int64_t>(in.dims().begin() + 1, in.dims().end()));
+                KILN_ASSIGN(r.output, addNode(std::move(back)));
             }
             if (c.shared) return r;
             if (invert) {
@@ -1096,6 +1165,34 @@ private:
                 r.reason = "invert=True: mean + x * std as Kiln's Normalization with mean -mean/std and variance 1/std^2";
             }
             if (scalar) r.reason += std::string(r.reason.empty() ? "" : "; ") + "axis None: the one mean and variance in every channel";
+            if (!lastAxis) {
+                // Spread the statistics of the kept axes over every index from the first kept axis
+                // on (row-major, the last axis fastest): Kiln's statistic j holds Keras's statistic
+                // at the kept coordinates of j.
+                Hdf5Array m2, v2;
+                m2.dims = v2.dims = {n};
+                m2.values.resize(static_cast<size_t>(n));
+                v2.values.resize(static_cast<size_t>(n));
+                for (int64_t j = 0; j < n; ++j) {
+                    int64_t rest = j, stat = 0, stride = 1;
+                    for (int64_t k = rank - 1; k >= first; --k) {
+                        const int64_t coord = rest % in[k];
+                        rest /= in[k];
+                        if (std::find(keep.begin(), keep.end(), k) != keep.end()) {
+                            stat += coord * stride;
+                            stride *= in[k];
+                        }
+                    }
+                    m2.values[static_cast<size_t>(j)] = mean.values[static_cast<size_t>(stat)];
+                    v2.values[static_cast<size_t>(j)] = var.values[static_cast<size_t>(stat)];
+                }
+                mean = std::move(m2);
+                var = std::move(v2);
+                std::string axes;
+                for (int64_t k : keep) axes += (axes.empty() ? "" : ", ") + std::to_string(k);
+                r.reason += std::string(r.reason.empty() ? "" : "; ") + "axis (" + axes + "): values flattened from axis " + std::to_string(first) +
+                            " on, statistics repeated over the other axes, then reshaped back";
+            }
             addWeight(c.name, "mean", mean);
             addWeight(c.name, "variance", var);
             return r;

@@ -269,6 +269,30 @@ private:
             for (const auto& v : g->value_info()) take(v);
             for (const auto& v : g->output()) take(v);
         }
+        // An operation that keeps its input's shape reveals that shape through its output's: the
+        // value an unknown custom operation makes gets a shape when the file states the shape of
+        // an activation or normalisation that reads it. Walked from the last node back, so that
+        // it carries through a chain of them.
+        static const std::set<std::string> keepsShape{
+            "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish",
+            "Tanh", "Softplus", "Softsign", "Gelu", "Erf", "Abs", "Neg", "Exp", "Log",
+            "Sqrt", "Reciprocal", "Clip", "Dropout", "Identity", "Softmax", "LogSoftmax", "BatchNormalization",
+            "InstanceNormalization", "LpNormalization", "Mish", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign"};
+        auto complete = [](const std::vector<int64_t>& d) {
+            return d.size() >= 2 && std::all_of(d.begin() + 1, d.end(), [](int64_t x) { return x > 0; });
+        };
+        const auto& nodes = m.graph().node();
+        for (int k = nodes.size() - 1; k >= 0; --k) {
+            const auto& n = nodes[k];
+            if (!(n.domain().empty() || n.domain() == "ai.onnx") || !keepsShape.count(n.op_type())) continue;
+            if (n.input_size() < 1 || n.output_size() < 1 || n.input(0).empty()) continue;
+            auto out = m_valueDims.find(n.output(0));
+            if (out == m_valueDims.end() || !complete(out->second)) continue;
+            auto in = m_valueDims.find(n.input(0));
+            if (in != m_valueDims.end() && complete(in->second)) continue;
+            if (in != m_valueDims.end() && in->second.size() != out->second.size()) continue;  // the file says otherwise
+            m_valueDims[n.input(0)] = out->second;
+        }
     }
 
     bool readsUnknown(const onnx::NodeProto& n) const {
@@ -337,9 +361,12 @@ private:
         if (!constInputs.empty()) node.extra["onnx_constant_inputs"] = constInputs;
         node.extra["onnx_input_shapes"] = inputShapes;
         // The output shape in Kiln's layout: a 4-D result of a channel-first input is channel-first.
+        // A placeholder that reads a value of unknown shape still takes the shape the file states
+        // for its output, so that the nodes after it map.
         std::vector<int64_t> out;
         Layout layout = Layout::Same;
-        if (auto it = m_valueDims.find(n.output(0)); !unknown && it != m_valueDims.end() && it->second.size() >= 2) {
+        const bool channelFirstIn = first && (first->layout == Layout::ChannelFirst || m_unknownChannelFirst.count(first->node));
+        if (auto it = m_valueDims.find(n.output(0)); it != m_valueDims.end() && it->second.size() >= 2) {
             const auto& d = it->second;
             int64_t numel = 1;
             bool ok = true;
@@ -350,7 +377,7 @@ private:
             }
             if (ok) {
                 out.assign(d.begin() + 1, d.end());
-                if (first && first->layout == Layout::ChannelFirst && d.size() == 4) {
+                if (channelFirstIn && d.size() == 4) {
                     out = {d[2], d[3], d[1]};
                     layout = Layout::ChannelFirst;
                 }
@@ -358,14 +385,24 @@ private:
         }
         const std::string name = node.name;
         int idx = -1;
-        if (!out.empty()) {
+        if (!out.empty() && !unknown) {
             node.attrs.set("output_shape", out);
             KILN_ASSIGN(idx, addNode(std::move(node)));
+        } else if (!out.empty()) {
+            // Its inputs' shapes are unknown, so Kiln's shape rule cannot run; the shape is the file's.
+            node.attrs.set("output_shape", out);
+            std::vector<int64_t> full{Shape::kBatch};
+            full.insert(full.end(), out.begin(), out.end());
+            m_out.graph.nodes.push_back(std::move(node));
+            m_shapes.emplace_back(full);
+            idx = static_cast<int>(m_out.graph.nodes.size()) - 1;
         } else {
             m_out.graph.nodes.push_back(std::move(node));
             m_shapes.emplace_back();
             idx = static_cast<int>(m_out.graph.nodes.size()) - 1;
             m_unknown.insert(idx);
+            // Its values keep the channel order of its input, as far as a later shape can tell.
+            if (channelFirstIn) m_unknownChannelFirst.insert(idx);
         }
         map.kind = NodeMapping::Kind::Placeholder;
         map.kilnNodes = {name};
@@ -557,7 +594,8 @@ private:
         // A rank-4 input read by a channel-first op, directly or through a Pad (as exporters
         // write "same" padding), is NCHW; Kiln's Input is its NHWC form.
         auto channelFirstReader = [](const std::string& op) {
-            return op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "BatchNormalization";
+            return op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
+                   op == "BatchNormalization";
         };
         bool cf = false;
         if (shape.size() == 3) {
@@ -1647,6 +1685,7 @@ private:
     ImportedModel m_out;
     std::vector<Shape> m_shapes;
     std::set<int> m_unknown;  // placeholder nodes whose output shape is unknown
+    std::set<int> m_unknownChannelFirst;  // those of them reading a channel-first value
     std::map<std::string, std::vector<int64_t>> m_valueDims;
     std::map<std::string, Ref> m_values;
     std::map<std::string, Const> m_consts;
@@ -1655,6 +1694,16 @@ private:
 };
 
 }  // namespace
+
+const std::vector<std::string>& onnxOpsRead() {
+    static const std::vector<std::string> ops{
+        "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant", "Conv",
+        "Dropout", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
+        "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "MatMul", "MaxPool", "Mul", "Pad",
+        "ReduceMax", "ReduceMean", "Relu", "Reshape", "Resize", "Sigmoid", "Softmax", "Sub",
+        "Sum", "Tanh", "Transpose", "Unsqueeze"};
+    return ops;
+}
 
 const char* mappingKindName(NodeMapping::Kind kind) {
     switch (kind) {

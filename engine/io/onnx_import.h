@@ -59,6 +59,10 @@ struct ImportedModel {
 Result<ImportedModel> importOnnx(std::string_view bytes, const std::string& file = {}, const ImportOptions& options = {});
 Result<ImportedModel> loadOnnx(const std::string& path, const ImportOptions& options = {});
 
+// The default-domain ONNX operations the reader maps to Kiln nodes (or folds, or passes through),
+// each in the forms docs/transfer.md describes; others are errors or placeholders.
+const std::vector<std::string>& onnxOpsRead();
+
 // Copies the imported weights into parameters created for the imported graph.
 Status applyWeights(const ImportedModel& model, exec::ParamStore& params);
 

@@ -50,9 +50,10 @@ Graph graphFromJson(const std::string& nodesJson, const std::string& outputs) {
     return p->graph;
 }
 
-// A small NCHW model as other tools write it: Conv (+bias) -> Relu -> OP -> GlobalAveragePool ->
-// Flatten -> Gemm, where OP is an operation Kiln does not compute.
-onnx::ModelProto foreignModel(const std::string& op, const std::string& domain) {
+// A small NCHW model as other tools write it: Conv (+bias) -> Relu -> OP [-> AFTER] ->
+// GlobalAveragePool -> Flatten -> Gemm, where OP is an operation Kiln does not compute and AFTER
+// an optional one-input operation.
+onnx::ModelProto foreignModel(const std::string& op, const std::string& domain, const std::string& after = {}) {
     onnx::ModelProto m;
     m.set_ir_version(8);
     m.set_producer_name("handmade");
@@ -105,7 +106,8 @@ onnx::ModelProto foreignModel(const std::string& op, const std::string& domain) 
     alpha->set_name("strength");
     alpha->set_type(onnx::AttributeProto::FLOAT);
     alpha->set_f(0.5f);
-    node("GlobalAveragePool", {"e"}, "p", "pool");
+    if (!after.empty()) node(after.c_str(), {"e"}, "s", "after");
+    node("GlobalAveragePool", {after.empty() ? "e" : "s"}, "p", "pool");
     node("Flatten", {"p"}, "f", "flatten");
     auto* gemm = node("Gemm", {"f", "FC", "FB"}, "y", "/head/classifier/Gemm");  // as PyTorch names nodes
     auto* tb = gemm->add_attribute();
@@ -548,6 +550,53 @@ private slots:
         QCOMPARE(info.error().node, std::string("mystery"));
         QVERIFY2(info.error().message.find("com.example.Mystery") != std::string::npos, info.error().message.c_str());
         QVERIFY2(info.error().message.find("unknown") != std::string::npos, info.error().message.c_str());
+    }
+
+    // A custom-domain operation whose output shape the file does not state, followed by nodes
+    // whose shapes it does (value_info, as exporters write it): only that operation is a
+    // placeholder when its shape follows from what the file says; the nodes after it map.
+    void placeholderTakesTheShapesTheFileStates() {
+        auto valueInfo = [](onnx::ModelProto& m, const char* name, std::vector<int64_t> dims) {
+            auto* v = m.mutable_graph()->add_value_info();
+            v->set_name(name);
+            auto* tt = v->mutable_type()->mutable_tensor_type();
+            tt->set_elem_type(onnx::TensorProto::FLOAT);
+            tt->mutable_shape()->add_dim()->set_dim_param("batch");
+            for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+        };
+        io::ImportOptions opts;
+        opts.readableNames = true;
+        opts.placeholders = true;
+
+        // The activation after it keeps its shape, and the file states the activation's shape.
+        onnx::ModelProto m = foreignModel("Mystery", "com.example", "Sigmoid");
+        valueInfo(m, "s", {4, 6, 6});
+        auto imported = io::importOnnx(m.SerializeAsString(), "custom.onnx", opts);
+        QVERIFY2(imported.ok(), imported.ok() ? "" : imported.error().toString().c_str());
+        QCOMPARE(imported->placeholders, std::vector<std::string>{"mystery"});
+        QCOMPARE(imported->graph.node("mystery")->attrs.getInts("output_shape"), (std::vector<int64_t>{6, 6, 4}));
+        QCOMPARE(imported->graph.node("sigmoid")->op, std::string("Sigmoid"));
+        QCOMPARE(imported->graph.node("dense")->op, std::string("Dense"));
+        auto info = ops::analyzeModel(imported->graph);
+        QVERIFY2(info.ok(), info.ok() ? "" : info.error().toString().c_str());
+        QCOMPARE(info->info("dense").output.toString(), Shape({Shape::kBatch, 2}).toString());
+        auto params = exec::ParamStore::create(*info, 0);
+        QVERIFY(io::applyWeights(*imported, params).ok());
+
+        // Only the pooled value's shape is stated: the pooling that reads the unknown value stays
+        // a placeholder with that shape (channels-last), and what follows it maps.
+        onnx::ModelProto pooled = foreignModel("Mystery", "com.example");
+        valueInfo(pooled, "p", {4, 1, 1});
+        imported = io::importOnnx(pooled.SerializeAsString(), "custom.onnx", opts);
+        QVERIFY2(imported.ok(), imported.ok() ? "" : imported.error().toString().c_str());
+        QCOMPARE(imported->placeholders, (std::vector<std::string>{"mystery", "global_average_pool"}));
+        QVERIFY(!imported->graph.node("mystery")->attrs.values().count("output_shape"));
+        QCOMPARE(imported->graph.node("global_average_pool")->attrs.getInts("output_shape"), (std::vector<int64_t>{1, 1, 4}));
+        QCOMPARE(imported->graph.node("dense")->op, std::string("Dense"));
+        // The graph still waits for the unknown one, and says so by name.
+        info = ops::analyzeModel(imported->graph);
+        QVERIFY(!info.ok());
+        QCOMPARE(info.error().node, std::string("mystery"));
     }
 
     // Keras models through kiln-import: the project, the weights and a report naming Keras layers;

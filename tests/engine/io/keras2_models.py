@@ -46,7 +46,30 @@ def oplambda_unknown():
     return keras.Model(x, layers.Dense(2, name="out")(h), name="oplambda_unknown")
 
 
-BUILDERS = {"oplambda": oplambda, "oplambda_unknown": oplambda_unknown}
+def cumsum_rows(t):
+    return tf.math.cumsum(t, axis=1)
+
+
+def lambda_middle():
+    # A Lambda layer (Kiln cannot run its Python function) in the middle of a functional model:
+    # its declared output_shape is the only shape the file holds for it (Keras 2 records none
+    # elsewhere), so the layers after it still map.
+    x = keras.Input((6, 6, 3), name="image")
+    h = layers.Conv2D(4, 3, padding="same", name="conv")(x)
+    h = layers.Lambda(cumsum_rows, output_shape=(6, 6, 4), name="rows")(h)
+    h = layers.Conv2D(5, 3, name="conv2")(h)
+    h = layers.GlobalAveragePooling2D(name="gap")(h)
+    return keras.Model(x, layers.Dense(2, name="out")(h), name="lambda_middle")
+
+
+def lambda_sequential():
+    return keras.Sequential([keras.Input((8,), name="series"), layers.Dense(6, name="dense"),
+                             layers.Lambda(cumsum_rows, output_shape=(6,), name="running"),
+                             layers.Dense(3, activation="relu", name="out")], name="lambda_sequential")
+
+
+BUILDERS = {"oplambda": oplambda, "oplambda_unknown": oplambda_unknown, "lambda_middle": lambda_middle,
+            "lambda_sequential": lambda_sequential}
 
 
 def main():

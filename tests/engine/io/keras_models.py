@@ -141,6 +141,18 @@ def normalizers():
     return keras.Model(x, layers.Flatten(name="flat")(h), name="normalizers")
 
 
+def normalizer_axes():
+    # Normalization on axes other than the channels: rows of an image (adapted statistics, one
+    # per row), (row, column) positions (from the config), and rows and channels, inverted.
+    x = keras.Input((6, 5, 3), name="image")
+    h = layers.Normalization(axis=1, name="norm_rows")(x)
+    mean = np.linspace(-1.0, 1.0, 30).reshape(6, 5)
+    var = np.linspace(0.25, 4.0, 30).reshape(6, 5)
+    h = layers.Normalization(axis=(1, 2), mean=mean.tolist(), variance=var.tolist(), name="norm_cells")(h)
+    h = layers.Normalization(axis=(-3, -1), invert=True, name="denorm_rows_channels")(h)
+    return keras.Model(x, layers.Dense(2, name="out")(layers.Flatten(name="flat")(h)), name="normalizer_axes")
+
+
 def stochastic_depth():
     # EfficientNet's stochastic depth (whole samples of a residual branch dropped while training)
     # and a per-channel dropout: the identity at inference.
@@ -176,7 +188,7 @@ def mobilenet_v3_small():
 
 BUILDERS = {"cnn": cnn, "two_inputs": two_inputs, "separable": separable, "embedding": embedding,
             "nested": nested, "shared": shared, "unknown": unknown, "mobilenet_v2": mobilenet,
-            "normalizers": normalizers, "stochastic_depth": stochastic_depth, "resnet50": resnet50, "efficientnet_b0": efficientnet_b0, "mobilenet_v3_small": mobilenet_v3_small}
+            "normalizers": normalizers, "normalizer_axes": normalizer_axes, "stochastic_depth": stochastic_depth, "resnet50": resnet50, "efficientnet_b0": efficientnet_b0, "mobilenet_v3_small": mobilenet_v3_small}
 
 
 KERAS2_STYLE = ("cnn", "two_inputs", "nested", "separable")

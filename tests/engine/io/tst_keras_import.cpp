@@ -157,7 +157,7 @@ private slots:
     void predictionsMatchKeras_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("ext");
-        for (const char* name : {"cnn", "two_inputs", "separable", "embedding", "nested", "shared", "mobilenet_v2", "normalizers", "stochastic_depth"})
+        for (const char* name : {"cnn", "two_inputs", "separable", "embedding", "nested", "shared", "mobilenet_v2", "normalizers", "normalizer_axes", "stochastic_depth"})
             for (const char* ext : {"keras", "h5"}) QTest::newRow(qPrintable(QStringLiteral("%1.%2").arg(name, ext))) << QString(name) << QString(ext);
         // The legacy layout of Keras 2 / tf.keras.
         for (const char* name : {"cnn", "two_inputs", "nested"})
@@ -279,6 +279,78 @@ private slots:
         for (const auto& map : nm->mapping)
             if (map.sourceName == "denorm_all") noted = map.reason.find("invert=True") != std::string::npos && map.reason.find("axis None") != std::string::npos;
         QVERIFY(noted);
+    }
+
+    // Normalization over rows, (row, column) cells, and rows and channels of an image: Kiln's
+    // per-channel Normalization on the values flattened from the first kept axis on, with the
+    // statistics repeated over the other axes (the numbers are checked in predictionsMatchKeras).
+    void normalizationOnOtherAxes_data() {
+        QTest::addColumn<QString>("ext");
+        QTest::newRow("keras") << QStringLiteral("keras");
+        QTest::newRow("h5") << QStringLiteral("h5");
+    }
+    void normalizationOnOtherAxes() {
+        QFETCH(QString, ext);
+        auto m = io::loadKeras(path("normalizer_axes." + ext).toStdString());
+        QVERIFY2(m.ok(), m.ok() ? "" : m.error().toString().c_str());
+        QVERIFY(m->placeholders.empty());
+        const io::NodeMapping* rows = nullptr;
+        for (const auto& map : m->mapping)
+            if (map.sourceName == "norm_rows") rows = &map;
+        QVERIFY(rows);
+        QCOMPARE(rows->kilnNodes, (std::vector<std::string>{"norm_rows_flatten", "norm_rows", "norm_rows_restore"}));
+        QVERIFY2(rows->reason.find("axis (1)") != std::string::npos, rows->reason.c_str());
+        QCOMPARE(m->graph.node("norm_rows_flatten")->attrs.getInts("target_shape"), std::vector<int64_t>{90});
+        QCOMPARE(m->graph.node("norm_rows_restore")->attrs.getInts("target_shape"), (std::vector<int64_t>{6, 5, 3}));
+        // One statistic per value of a sample; row r's statistic in each of its 15 values.
+        const Tensor* mean = nullptr;
+        for (const auto& w : m->weights)
+            if (w.name == "norm_rows/mean") mean = &w.tensor;
+        QVERIFY(mean);
+        QCOMPARE(mean->shape(), Shape({90}));
+        for (int r = 0; r < 6; ++r)
+            for (int k = 1; k < 15; ++k) QCOMPARE(mean->data<float>()[r * 15 + k], mean->data<float>()[r * 15]);
+        QVERIFY(mean->data<float>()[0] != mean->data<float>()[15]);
+        // The cells' statistics from the config: mean of cell (row 1, column 2) is the 8th of 30.
+        const Tensor* cells = nullptr;
+        for (const auto& w : m->weights)
+            if (w.name == "norm_cells/mean") cells = &w.tensor;
+        QVERIFY(cells);
+        QCOMPARE(cells->shape(), Shape({90}));
+        const float want = static_cast<float>(-1.0 + 7 * 2.0 / 29);
+        for (int ch = 0; ch < 3; ++ch) QVERIFY(std::fabs(cells->data<float>()[(1 * 5 + 2) * 3 + ch] - want) < 1e-6f);
+    }
+
+    // A layer Kiln cannot run in the middle of a Keras 2 model, whose config declares its output
+    // shape (Lambda's output_shape): only that layer is a placeholder; the layers after it map and
+    // the graph analyses.
+    void placeholderInTheMiddle_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("layer");
+        QTest::addColumn<QString>("after");
+        QTest::addColumn<QString>("afterOp");
+        QTest::newRow("functional") << QStringLiteral("lambda_middle") << QStringLiteral("rows") << QStringLiteral("conv2") << QStringLiteral("Conv2D");
+        QTest::newRow("sequential") << QStringLiteral("lambda_sequential") << QStringLiteral("running") << QStringLiteral("out") << QStringLiteral("Dense");
+    }
+    void placeholderInTheMiddle() {
+        if (!m_keras2Skip.isEmpty()) QSKIP(qPrintable(m_keras2Skip));
+        QFETCH(QString, name);
+        QFETCH(QString, layer);
+        QFETCH(QString, after);
+        QFETCH(QString, afterOp);
+        io::ImportOptions opt;
+        opt.placeholders = true;
+        auto m = io::loadKeras(path("tf_keras/" + name + ".tf_keras.h5").toStdString(), opt);
+        QVERIFY2(m.ok(), m.ok() ? "" : m.error().toString().c_str());
+        QCOMPARE(m->placeholders, std::vector<std::string>{layer.toStdString()});
+        const Node* ph = m->graph.node(layer.toStdString());
+        QCOMPARE(ph->attrs.getString("keras_class"), std::string("Lambda"));
+        QCOMPARE(m->graph.node(after.toStdString())->op, afterOp.toStdString());
+        auto info = ops::analyzeModel(m->graph);
+        QVERIFY2(info.ok(), info.ok() ? "" : info.error().toString().c_str());
+        // The weights of the layers after it are there, with their shapes.
+        auto params = exec::ParamStore::create(*info, 1);
+        QVERIFY(io::applyWeights(*m, params).ok());
     }
 
     void tfOpLambdaLayers() {
