@@ -2144,10 +2144,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>变换：%1</translation>
     </message>
     <message>
-        <source>Cannot read %1: %2</source>
-        <translation>无法读取 %1：%2</translation>
-    </message>
-    <message>
         <source>Transforms, applied from top to bottom:</source>
         <translation>变换（从上到下依次应用）：</translation>
     </message>
