@@ -23,6 +23,7 @@
 
 #include "engine/core/allocator.h"
 #include "engine/ops/kernels/tile_kernels.h"
+#include "engine/ops/kernels/tile_vectors_isa.h"
 
 // GCC notes that passing vector types by value depends on the ISA; these helpers are file-local.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -47,51 +48,6 @@ namespace {
 // filter rows x V output-channel vectors, reduced over output pixels in fixed chunks of output
 // rows whose partial sums are added in chunk order. Every reduction order depends only on the
 // geometry, never on the thread count.
-
-#if defined(KILN_ISA_AVX512)
-// 32 registers of 16 floats; masked loads and stores are single instructions.
-constexpr int kLanes = 16;
-typedef float Vec __attribute__((vector_size(64)));
-using Mask = __mmask16;
-inline Mask laneMask(int64_t n) {
-    return n >= kLanes ? Mask(0xFFFF) : Mask((1u << n) - 1u);
-}
-inline Vec loadMasked(const float* p, Mask m) {
-    return _mm512_maskz_loadu_ps(m, p);
-}
-inline void storeMasked(float* p, Vec v, Mask m) {
-    _mm512_mask_storeu_ps(p, m, v);
-}
-inline Vec splat(float s) {
-    return _mm512_set1_ps(s);  // folds into the FMA as an embedded broadcast
-}
-#else
-// 16 registers of 8 floats; a mask is a vector whose valid lanes have the sign bit set.
-constexpr int kLanes = 8;
-typedef float Vec __attribute__((vector_size(32)));
-using Mask = __m256i;
-inline Mask laneMask(int64_t n) {
-    const int64_t k = n >= kLanes ? kLanes : n;
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(k)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-inline Vec loadMasked(const float* p, Mask m) {
-    return _mm256_maskload_ps(p, m);
-}
-inline void storeMasked(float* p, Vec v, Mask m) {
-    _mm256_maskstore_ps(p, m, v);
-}
-inline Vec splat(float s) {
-    return _mm256_set1_ps(s);
-}
-#endif
-inline Vec loadVec(const float* p) {
-    Vec v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-inline void storeVec(float* p, Vec v) {
-    std::memcpy(p, &v, sizeof v);
-}
 
 int64_t roundUpLanes(int64_t n) {
     return (n + kLanes - 1) / kLanes * kLanes;

@@ -35,6 +35,7 @@
 #include <utility>
 
 #include "engine/ops/kernels/tile_kernels.h"
+#include "engine/ops/kernels/tile_vectors_isa.h"
 
 // GCC notes that passing vector types by value depends on the ISA; these helpers are file-local.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -43,58 +44,17 @@ namespace kiln::engine::kernels::KILN_ISA_NS {
 namespace {
 
 #if defined(KILN_ISA_AVX512)
-constexpr int kLanes = 16;
-typedef float Vec __attribute__((vector_size(64)));
-using Mask = __mmask16;
-inline Mask laneMask(int64_t n) {
-    return n >= kLanes ? Mask(0xFFFF) : n <= 0 ? Mask(0)
-                                               : Mask((1u << n) - 1u);
-}
-inline Vec loadMasked(const float* p, Mask m) {
-    return _mm512_maskz_loadu_ps(m, p);
-}
-inline void storeMasked(float* p, Vec v, Mask m) {
-    _mm512_mask_storeu_ps(p, m, v);
-}
-inline Vec splat(float s) {
-    return _mm512_set1_ps(s);
-}
 // GEMM register tiles: R tiles x V vectors of output channels (R*V accumulators, V filter
 // vectors; the broadcast folds into the FMA), within 32 registers.
 constexpr int kMaxV = 4;
 constexpr int kMaxR = 14;
 constexpr int kRows[kMaxV + 1] = {0, 14, 12, 7, 6};
 #else
-constexpr int kLanes = 8;
-typedef float Vec __attribute__((vector_size(32)));
-using Mask = __m256i;
-inline Mask laneMask(int64_t n) {
-    const int64_t k = n >= kLanes ? kLanes : n <= 0 ? 0
-                                                    : n;
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(k)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-inline Vec loadMasked(const float* p, Mask m) {
-    return _mm256_maskload_ps(p, m);
-}
-inline void storeMasked(float* p, Vec v, Mask m) {
-    _mm256_maskstore_ps(p, m, v);
-}
-inline Vec splat(float s) {
-    return _mm256_set1_ps(s);
-}
 // R*V accumulators, V filter vectors and one broadcast within 16 registers.
 constexpr int kMaxV = 2;
 constexpr int kMaxR = 12;
 constexpr int kRows[kMaxV + 1] = {0, 12, 6};
 #endif
-inline Vec loadVec(const float* p) {
-    Vec v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-inline void storeVec(float* p, Vec v) {
-    std::memcpy(p, &v, sizeof v);
-}
 
 int64_t ceilDiv(int64_t a, int64_t b) {
     return (a + b - 1) / b;
