@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -23,9 +24,9 @@ namespace fs = std::filesystem;
 namespace {
 
 bool looksLikePicture(const std::string& b) {
-    auto starts = [&](const char* p, size_t n) { return b.size() >= n && std::memcmp(b.data(), p, n) == 0; };
-    return starts("\xFF\xD8\xFF", 3) || starts("\x89PNG", 4) || starts("BM", 2) || starts("II*\0", 4) ||
-           starts("MM\0*", 4);
+    using namespace std::string_view_literals;
+    auto starts = [&](std::string_view magic) { return std::string_view(b).substr(0, magic.size()) == magic; };
+    return starts("\xFF\xD8\xFF"sv) || starts("\x89PNG"sv) || starts("BM"sv) || starts("II*\0"sv) || starts("MM\0*"sv);
 }
 
 std::string lower(std::string s) {

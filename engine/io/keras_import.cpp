@@ -1478,7 +1478,7 @@ private:
     Result<std::vector<int>> functional(const json& cfg, const std::string& jp, const std::string& prefix, const std::vector<std::string>& path,
                                         const std::vector<int>& feed, int depth) {
         const json& layers = cfg["layers"];
-        const std::string scope = prefix;
+        const std::string& scope = prefix;
         KILN_ASSIGN(std::vector<TensorRef> inputLayers, layerList(cfg.value("input_layers", json::array()), jp + ".input_layers"));
         KILN_ASSIGN(std::vector<TensorRef> outputLayers, layerList(cfg.value("output_layers", json::array()), jp + ".output_layers"));
         if (outputLayers.empty()) return configError(jp + ".output_layers", "the model has no outputs");
