@@ -291,7 +291,7 @@ private slots:
         const QString root = nodeCasesDir();
         if (root.isEmpty()) QSKIP("no ONNX backend node tests (libonnx-testdata, KILN_ONNX_TESTDATA or the Python environment's onnx)");
         qInfo("node cases: %s", qPrintable(root));
-        const std::vector<std::string> claimed = io::onnxOpsRead();
+        const std::vector<std::string>& claimed = io::onnxOpsRead();
         const std::set<std::string> claimedSet(claimed.begin(), claimed.end());
         // Claimed operations no standalone case can show, and why.
         // The reader takes these only in the forms real networks use them in (docs/transfer.md);

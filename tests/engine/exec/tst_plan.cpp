@@ -32,6 +32,8 @@
 // Every allocation function of the C library and every replaceable operator new is defined here,
 // forwarding to glibc's internal allocator. While g_counting is set, each call is counted, from any
 // thread (the pool's workers included); t_allocations counts the calling thread's share.
+// glibc's own allocator entry points, which the counting functions below forward to.
+// NOLINTBEGIN(bugprone-reserved-identifier)
 extern "C" {
 void* __libc_malloc(size_t);
 void* __libc_calloc(size_t, size_t);
@@ -39,6 +41,7 @@ void* __libc_realloc(void*, size_t);
 void __libc_free(void*);
 void* __libc_memalign(size_t, size_t);
 }
+// NOLINTEND(bugprone-reserved-identifier)
 
 namespace {
 std::atomic<bool> g_counting{false};

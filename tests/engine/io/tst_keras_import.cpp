@@ -308,8 +308,8 @@ private slots:
             if (w.name == "norm_rows/mean") mean = &w.tensor;
         QVERIFY(mean);
         QCOMPARE(mean->shape(), Shape({90}));
-        for (int r = 0; r < 6; ++r)
-            for (int k = 1; k < 15; ++k) QCOMPARE(mean->data<float>()[r * 15 + k], mean->data<float>()[r * 15]);
+        for (int64_t r = 0; r < 6; ++r)
+            for (int64_t k = 1; k < 15; ++k) QCOMPARE(mean->data<float>()[r * 15 + k], mean->data<float>()[r * 15]);
         QVERIFY(mean->data<float>()[0] != mean->data<float>()[15]);
         // The cells' statistics from the config: mean of cell (row 1, column 2) is the 8th of 30.
         const Tensor* cells = nullptr;

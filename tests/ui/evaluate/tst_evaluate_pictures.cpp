@@ -567,7 +567,7 @@ private slots:
             QImage image = QImage(file).convertToFormat(QImage::Format_RGB888);
             std::vector<uint8_t> out;
             for (int y = 0; y < image.height(); ++y)
-                out.insert(out.end(), image.constScanLine(y), image.constScanLine(y) + image.width() * 3);
+                out.insert(out.end(), image.constScanLine(y), image.constScanLine(y) + qsizetype{image.width()} * 3);
             return out;
         };
         int differing = 0;

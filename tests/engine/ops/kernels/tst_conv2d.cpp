@@ -21,6 +21,8 @@
 
 // ---- Heap interposition: every allocation by any thread of this process is counted, so the
 // test can prove that warm conv2d calls never touch the heap.
+// glibc's own allocator entry points, which the counting functions below forward to.
+// NOLINTBEGIN(bugprone-reserved-identifier)
 extern "C" {
 void* __libc_malloc(size_t);
 void* __libc_calloc(size_t, size_t);
@@ -28,6 +30,7 @@ void* __libc_realloc(void*, size_t);
 void* __libc_memalign(size_t, size_t);
 void __libc_free(void*);
 }
+// NOLINTEND(bugprone-reserved-identifier)
 namespace {
 std::atomic<long> g_heapCalls{0};
 void countHeapCall() {

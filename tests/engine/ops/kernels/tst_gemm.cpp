@@ -25,6 +25,8 @@
 // The test executable defines the C allocation entry points itself (forwarding to glibc's
 // __libc_* implementations) so that every allocation made by any thread in this process is
 // counted, including ones Eigen or libstdc++ would make internally.
+// glibc's own allocator entry points, which the counting functions below forward to.
+// NOLINTBEGIN(bugprone-reserved-identifier)
 extern "C" {
 void* __libc_malloc(size_t);
 void* __libc_calloc(size_t, size_t);
@@ -32,6 +34,7 @@ void* __libc_realloc(void*, size_t);
 void* __libc_memalign(size_t, size_t);
 void __libc_free(void*);
 }
+// NOLINTEND(bugprone-reserved-identifier)
 
 namespace {
 std::atomic<long> g_heapCalls{0};
