@@ -52,6 +52,17 @@ using kiln::test::clickCell;
 using kiln::test::evaluateWithClick;
 
 namespace {
+// Chooses "Other data…" (the split box's last entry) with the keyboard and types `file` into the
+// path field; returns that field, or nullptr when the view lacks either control.
+QLineEdit* chooseOtherData(QWidget& view, const QString& file) {
+    auto* split = view.findChild<QComboBox*>(QStringLiteral("evalSplit"));
+    auto* path = view.findChild<QLineEdit*>(QStringLiteral("evalDataPath"));
+    if (!split || !path) return nullptr;
+    split->setFocus();
+    QTest::keyClick(split, Qt::Key_End);
+    QTest::keyClicks(path, file);
+    return path;
+}
 
 const char* const kClasses[3] = {"dark", "grey", "light"};
 const int kLevels[3] = {50, 128, 205};
@@ -321,12 +332,8 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         view.setProject(project, projectPath);
         view.setWeights(run);
-        auto* split = view.findChild<QComboBox*>(QStringLiteral("evalSplit"));
-        auto* path = view.findChild<QLineEdit*>(QStringLiteral("evalDataPath"));
-        QVERIFY(split && path);
-        split->setFocus();
-        QTest::keyClick(split, Qt::Key_End);  // other data
-        QTest::keyClicks(path, m_dir.filePath(QStringLiteral("other.csv")));
+        QLineEdit* path = chooseOtherData(view, m_dir.filePath(QStringLiteral("other.csv")));
+        QVERIFY(path);
         QString error;
         QVERIFY2(evaluateWithClick(view, &error), qPrintable(error));
         QCOMPARE(view.sampleModel()->rowCount(), 6);
@@ -419,12 +426,8 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         view.setProject(m_records, m_recordsPath);
         view.setWeights(m_recordsRun);
-        auto* split = view.findChild<QComboBox*>(QStringLiteral("evalSplit"));
-        auto* path = view.findChild<QLineEdit*>(QStringLiteral("evalDataPath"));
-        QVERIFY(split && path);
-        split->setFocus();
-        QTest::keyClick(split, Qt::Key_End);  // other data
-        QTest::keyClicks(path, good);
+        QLineEdit* path = chooseOtherData(view, good);
+        QVERIFY(path);
         QString error;
         QVERIFY2(evaluateWithClick(view, &error), qPrintable(error));
         QCOMPARE(view.sampleModel()->rowCount(), 15);
@@ -553,14 +556,14 @@ private slots:
         std::map<int64_t, std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> expected;  // Grad-CAM, saliency
         const auto status = engine::api::forEachSample(m_folder, m_folderPath.toStdString(), options,
                                                        [&](const engine::api::SampleInput& s) -> engine::Result<bool> {
-            if (samples.contains(s.index)) {
-                const auto picture = engine::api::pictureRgb(s.data.data(), 8, 8, 3);
-                KILN_ASSIGN(auto g, (*explainer)->explain(s.data.data(), engine::api::ExplainMethod::GradCam, "conv"));
-                KILN_ASSIGN(auto v, (*explainer)->explain(s.data.data(), engine::api::ExplainMethod::Saliency));
-                expected[s.index] = {engine::api::overlayRgb(picture, g, 0.5f), engine::api::overlayRgb(picture, v, 0.5f)};
-            }
-            return s.index < samples.last();
-        });
+                                                           if (samples.contains(s.index)) {
+                                                               const auto picture = engine::api::pictureRgb(s.data.data(), 8, 8, 3);
+                                                               KILN_ASSIGN(auto g, (*explainer)->explain(s.data.data(), engine::api::ExplainMethod::GradCam, "conv"));
+                                                               KILN_ASSIGN(auto v, (*explainer)->explain(s.data.data(), engine::api::ExplainMethod::Saliency));
+                                                               expected[s.index] = {engine::api::overlayRgb(picture, g, 0.5f), engine::api::overlayRgb(picture, v, 0.5f)};
+                                                           }
+                                                           return s.index < samples.last();
+                                                       });
         QVERIFY2(status.ok(), status.ok() ? "" : status.error().toString().c_str());
         QCOMPARE(expected.size(), size_t(3));
         auto rgb = [](const QString& file) {
