@@ -69,11 +69,21 @@ rm -rf "$reports"
 mkdir -p "$reports"
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:exitcode=99:log_path=$reports/report:log_exe_name=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 # Leaks inside system libraries that Kiln cannot free, each named with its reason (Open MPI).
-export LSAN_OPTIONS="suppressions=$PWD/tools/sanitizer/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+# LeakSanitizer writes a table of the suppressions it used to the log file even when nothing is
+# left to report; print_suppressions=0 keeps that table out, so a file there is always a report.
+export LSAN_OPTIONS="suppressions=$PWD/tools/sanitizer/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=99${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 status=0
 ctest --test-dir "$dir" --output-on-failure -j2 -L fast -E "$exclude" "$@" || status=$?
-mapfile -t found < <(find "$reports" -type f | sort)
+# A file holding nothing but a table of used suppressions (should a caller's LSAN_OPTIONS turn
+# print_suppressions back on) is not a report.
+is_report() {
+    grep -qvE '^(-+|Suppressions used:| +count +bytes +template| +[0-9]+ +[0-9]+ .*|)$' "$1"
+}
+found=()
+while IFS= read -r f; do
+    is_report "$f" && found+=("$f")
+done < <(find "$reports" -type f | sort)
 if ((${#found[@]} > 0)); then
     echo "sanitizer_lane.sh: ${#found[@]} sanitizer report(s) in $reports:"
     for f in "${found[@]}"; do
