@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Screenshot of the texture transfer-learning example for docs/transfer.md:
-# docs/images/texture_transfer_train_en.png, 1600x1000, from a real X server (Xvfb) with
+# docs/images/texture_transfer_train_en.png and texture_transfer_train_zh_CN.png, 1600x1000, from a real X server (Xvfb) with
 # ImageMagick's `import`. The example is copied to a scratch folder and trained there once with
 # kiln-train from EfficientNet-Lite0's weights (both stages), so that the Train workspace shows a
 # real staged run with its stage marker.
@@ -32,14 +32,15 @@ mkdir -p "$scratch/project"
 cp "$root/resources/examples/texture_transfer.kiln" "$project"
 (cd "$scratch/project" && KILN_DATA="$data_dir" nice -n 10 "$train" texture_transfer.kiln --weights "$weights" --weights-partial --quiet)
 
-for workspace in train; do
-    png="$out/texture_transfer_${workspace}_en.png"
-    home="$scratch/home-$workspace"
+workspace=train
+for lang in en zh_CN; do
+    png="$out/texture_transfer_${workspace}_${lang}.png"
+    home="$scratch/home-$lang"
     mkdir -p "$home/config" "$home/data"
     cat >"$scratch/run.sh" <<INNER
 #!/usr/bin/env bash
 set -eu
-"$kiln" --lang en --theme light --size 1600x1000 --workspace $workspace "$project" &
+"$kiln" --lang $lang --theme light --size 1600x1000 --workspace $workspace "$project" &
 pid=\$!
 sleep "\${KILN_SHOT_WAIT:-12}"
 import -window root "$png"

@@ -687,6 +687,12 @@ void TrainingPanel::overlayRun(qint64 runId)
     if (key == m_liveKey && m_session->isActive()) {
         return;  // already live
     }
+    // The run list does not carry the last step and epoch (the store counts them per run on
+    // request), so they are asked for here.
+    auto counted = store->run(runId);
+    if (counted.ok()) {
+        run = &*counted;
+    }
     m_charts->removeRun(key);
     m_charts->setRun(key, QString::fromStdString(run->name), charts::runColour(int(runId)));
     // Steps are stored per step and validation per epoch: the run's steps per epoch place each on

@@ -364,6 +364,16 @@ void TestTrainingPanel::runHistoryRenameFilterCompareCloneDelete()
     // Both runs are overlaid in the charts.
     QVERIFY(panel.charts()->chart(QStringLiteral("loss")));
     QCOMPARE(panel.charts()->chart(QStringLiteral("loss"))->runs().size(), 2);
+    // Each run's validation loss (one value per epoch) sits at its epoch's last step, where the
+    // run's training steps end, not at the epoch's number.
+    for (const QString& key : panel.charts()->chart(QStringLiteral("loss"))->runs()) {
+        const auto* train = panel.charts()->chart(QStringLiteral("loss"))->series(key, ui::charts::Split::Train);
+        const auto* validation = panel.charts()->chart(QStringLiteral("loss"))->series(key, ui::charts::Split::Validation);
+        QVERIFY(train && !train->empty() && validation && validation->size() == 1);
+        QVERIFY2(train->step(train->size() - 1) > 1, qPrintable(key));
+        QCOMPARE(validation->step(0), train->step(train->size() - 1));
+        QCOMPARE(validation->epoch(0), 1.0);
+    }
 
     // Clone the first run's configuration (learning rate 0.01) into the project.
     view->clearSelection();
