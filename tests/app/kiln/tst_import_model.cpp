@@ -4,14 +4,19 @@
 // Fashion-MNIST CNN example, exported to ONNX) shows the report's summary, and Open Project
 // loads the imported project into the editor, laid out. A Keras model (made by Keras when the
 // Python environment has it) goes the same way, its unknown layer shown as a placeholder card.
+// tools/import_screenshot.sh runs `screenshot` under Xvfb with KILN_SCREENSHOT_DIR set: the canvas
+// around an imported placeholder, in English and in Chinese (import_placeholder_{en,zh_CN}.png).
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_shell kiln_ui_all kiln_app_common
 #include <QAction>
 #include <QApplication>
+#include <QDir>
 #include <QLineEdit>
 #include <QMenu>
+#include <QPixmap>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -25,6 +30,7 @@
 #include "engine/io/onnx_export.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
+#include "ui/common/language.h"
 #include "ui/graph_editor/editor_document.h"
 #include "ui/graph_editor/graph_editor_widget.h"
 #include "ui/graph_editor/graph_items.h"
@@ -41,6 +47,67 @@ class TestImportModel : public QObject {
 
 private:
     QTemporaryDir m_dir;
+
+    // x (3×32×32, NCHW) → Conv 8 3×3 → Erf → Add(conv, erf) → pooled: an op Kiln cannot compute between
+    // two it can, with the shapes declared so that they flow past the placeholder.
+    static onnx::ModelProto convErfAdd() {
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(17);
+        auto* g = m.mutable_graph();
+        const auto tensorInfo = [](onnx::ValueInfoProto* v, const char* name, int channels) {
+            v->set_name(name);
+            auto* t = v->mutable_type()->mutable_tensor_type();
+            t->set_elem_type(onnx::TensorProto::FLOAT);
+            t->mutable_shape()->add_dim()->set_dim_param("batch");
+            for (int d : {channels, 32, 32}) t->mutable_shape()->add_dim()->set_dim_value(d);
+        };
+        tensorInfo(g->add_input(), "image", 3);
+        auto* w = g->add_initializer();
+        w->set_name("conv2d/kernel");
+        w->set_data_type(onnx::TensorProto::FLOAT);
+        for (int d : {8, 3, 3, 3}) w->add_dims(d);
+        for (int k = 0; k < 8 * 3 * 3 * 3; ++k) w->add_float_data(0.01f * float(k % 7 - 3));
+        auto* conv = g->add_node();
+        conv->set_op_type("Conv");
+        conv->set_name("conv2d");
+        conv->add_input("image");
+        conv->add_input("conv2d/kernel");
+        conv->add_output("c");
+        auto* pads = conv->add_attribute();
+        pads->set_name("pads");
+        pads->set_type(onnx::AttributeProto::INTS);
+        for (int k = 0; k < 4; ++k) pads->add_ints(1);
+        auto* erf = g->add_node();
+        erf->set_op_type("Erf");
+        erf->set_name("erf");
+        erf->add_input("c");
+        erf->add_output("e");
+        auto* add = g->add_node();
+        add->set_op_type("Add");
+        add->set_name("add");
+        add->add_input("c");
+        add->add_input("e");
+        add->add_output("a");
+        auto* pool = g->add_node();
+        pool->set_op_type("GlobalAveragePool");
+        pool->set_name("pool");
+        pool->add_input("a");
+        pool->add_output("p");
+        auto* flat = g->add_node();
+        flat->set_op_type("Flatten");
+        flat->set_name("flatten");
+        flat->add_input("p");
+        flat->add_output("y");
+        tensorInfo(g->add_value_info(), "e", 8);
+        auto* out = g->add_output();
+        out->set_name("y");
+        auto* outType = out->mutable_type()->mutable_tensor_type();
+        outType->set_elem_type(onnx::TensorProto::FLOAT);
+        outType->mutable_shape()->add_dim()->set_dim_param("batch");
+        outType->mutable_shape()->add_dim()->set_dim_value(8);
+        return m;
+    }
 
 private slots:
     void initTestCase() {
@@ -215,6 +282,39 @@ private slots:
         QVERIFY(!again->succeeded());
         QVERIFY2(again->summaryText().contains("bad_field.keras") && again->summaryText().contains("config.layers[1].config.filters"),
                  qPrintable(again->summaryText()));
+    }
+
+    // The documentation's pictures of a placeholder card, from a real window (see the top).
+    void screenshot() {
+        const QString dir = qEnvironmentVariable("KILN_SCREENSHOT_DIR");
+        if (dir.isEmpty()) QSKIP("takes the documentation's screenshots when KILN_SCREENSHOT_DIR names the folder");
+        const QString onnxPath = m_dir.filePath("conv_erf_add.onnx");
+        std::ofstream(onnxPath.toStdString(), std::ios::binary) << convErfAdd().SerializeAsString();
+        for (const QString& lang : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
+            QVERIFY(Language::apply(lang));
+            const QString project = m_dir.filePath(QStringLiteral("shot_%1/conv_erf_add.kiln").arg(lang));
+            QVERIFY(QDir().mkpath(QFileInfo(project).absolutePath()));
+            MainWindow win(m_dir.filePath("recovery-shot-" + lang));
+            win.resize(1200, 800);
+            win.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&win));
+            ImportDialog* dialog = win.openImportDialog();
+            dialog->setModelPath(onnxPath);
+            dialog->setProjectPath(project);
+            QTest::mouseClick(dialog->importButton(), Qt::LeftButton);
+            QTRY_VERIFY_WITH_TIMEOUT(!dialog->isImporting() && !dialog->summaryText().isEmpty(), 60000);
+            QVERIFY2(dialog->succeeded(), qPrintable(dialog->summaryText()));
+            QTest::mouseClick(dialog->openButton(), Qt::LeftButton);
+            QTRY_COMPARE(win.document()->filePath(), QFileInfo(project).absoluteFilePath());
+            QVERIFY(win.editor()->findNode(QStringLiteral("erf")));
+            QTest::qWait(500);
+            QWidget* view = win.editor()->view();
+            const QPoint at = view->mapTo(&win, QPoint(0, 0));
+            const QPixmap shot = win.screen()->grabWindow(win.winId(), at.x(), at.y(), view->width(), view->height());
+            QVERIFY(!shot.isNull());
+            QVERIFY(shot.save(QDir(dir).filePath(QStringLiteral("import_placeholder_%1.png").arg(lang))));
+        }
+        QVERIFY(Language::apply(QStringLiteral("en")));
     }
 };
 
