@@ -5,6 +5,8 @@
 // dialogs are measured from inside their own event loop and then closed. Qt's own dialogs (the file
 // dialog, the About box) are checked too: they follow the studio's palette. With
 // KILN_SCREENSHOT_DIR set, each dialog's picture is saved there as dialog_<name>_<theme>.png.
+// The light theme is measured again in Chinese (dialog_<name>_light_zh_CN.png): other words,
+// other widths, the same rule.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_shell kiln_ui_all kiln_app_common
 // kiln-test-timeout: 600
@@ -30,12 +32,14 @@
 #include "app/kiln/main_window.h"
 #include "tests/app/kiln/contrast_checker.h"
 #include "tests/app/kiln/trained_project.h"
+#include "ui/common/language.h"
 #include "ui/common/theme.h"
 #include "ui/dataset_browser/dataset_browser_widget.h"
 #include "ui/graph_editor/editor_document.h"
 
 using kiln::app::MainWindow;
 using kiln::test::Checker;
+using kiln::ui::Language;
 using kiln::ui::Theme;
 using kiln::ui::ThemeChoice;
 using nlohmann::json;
@@ -182,18 +186,26 @@ private slots:
         QVERIFY2(trained.isEmpty(), qPrintable(trained));
     }
 
-    void cleanupTestCase() { Theme::instance().apply(ThemeChoice::Light); }
+    void cleanupTestCase() {
+        Theme::instance().apply(ThemeChoice::Light);
+        Language::apply(QStringLiteral("en"));
+    }
 
     void dialogsMeetAA_data() {
         QTest::addColumn<ThemeChoice>("theme");
-        QTest::newRow("dark") << ThemeChoice::Dark;
-        QTest::newRow("light") << ThemeChoice::Light;
+        QTest::addColumn<QString>("language");
+        QTest::newRow("dark") << ThemeChoice::Dark << QStringLiteral("en");
+        QTest::newRow("light") << ThemeChoice::Light << QStringLiteral("en");
+        QTest::newRow("light_zh_CN") << ThemeChoice::Light << QStringLiteral("zh_CN");
     }
 
     void dialogsMeetAA() {
         QFETCH(ThemeChoice, theme);
+        QFETCH(QString, language);
         Theme::instance().apply(theme);
-        const QString themeName = Theme::id(theme);
+        QVERIFY(Language::apply(language));
+        const QString themeName =
+            language == QLatin1String("en") ? Theme::id(theme) : Theme::id(theme) + QLatin1Char('_') + language;
         MainWindow w(m_dir.filePath(QStringLiteral("recovery-") + themeName));
         w.resize(1600, 1000);
         w.show();
