@@ -687,7 +687,7 @@ private:
             return acts.count(k.attrs.getString("activation")) != 0;
         if (k.op == "Clip") return k.attrs.getFloat("min") >= 0.0;
         if ((k.op == "MaxPooling2D" || k.op == "ZeroPadding2D" || k.op == "UpSampling2D" || k.op == "GlobalMaxPooling2D") && depth < 8 &&
-            k.inputs.size() == 1)
+            k.inputs.size() == 1 && m_out.graph.find(k.inputs[0]) >= 0)
             return nonNegative(m_out.graph.find(k.inputs[0]), depth + 1);
         return false;
     }
