@@ -1132,7 +1132,7 @@ private:
         return flattenRef(n, x);
     }
     Status flattenRef(const onnx::NodeProto& n, const Ref& x) {
-        const Shape& s = kshape(x.node);
+        const Shape s = kshape(x.node);  // a copy: adding the Flatten node below may move the shapes
         if (x.layout == Layout::Vector) return setOutput(n, Ref{x.node, Layout::Same, {}});
         if (x.layout == Layout::Pooled11 || x.layout == Layout::FlatChannelFirst || (x.layout == Layout::Same && s.rank() == 2))
             return setOutput(n, Ref{x.node, x.layout == Layout::FlatChannelFirst ? x.layout : Layout::Same, x.cfDims});
