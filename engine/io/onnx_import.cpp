@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // ONNX → Kiln graph. Every ONNX value maps to a Kiln node plus a layout tag saying how the ONNX
 // tensor relates to the Kiln (channels-last) tensor: the same, channel-first (a transpose of it),
-// [N,C,1,1] for a pooled [N,C], or a channel-first flatten (rows of a following Gemm permuted).
-// Transposes only move tags; no Kiln node is made for them.
+// [N,C,1,1] for a pooled [N,C], a channel-first flatten (rows of a following Gemm permuted), or
+// [N] with no dimension besides the batch (Kiln's [N,1]). Transposes only move tags; no Kiln node
+// is made for them.
 #include "engine/io/onnx_import.h"
 
 #include <onnx/onnx_pb.h>
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -27,7 +29,11 @@ namespace {
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 constexpr int64_t kMaxElements = int64_t{1} << 28;
 
-enum class Layout { Same, ChannelFirst, Pooled11, FlatChannelFirst };
+enum class Layout { Same,
+                    ChannelFirst,
+                    Pooled11,
+                    FlatChannelFirst,
+                    Vector };
 
 struct Ref {
     int node = -1;
@@ -516,6 +522,7 @@ private:
         case Layout::ChannelFirst: return toFirst(d);
         case Layout::Pooled11: return {d[0], d[1], 1, 1};
         case Layout::FlatChannelFirst: return d;
+        case Layout::Vector: return {d[0]};
         }
         return d;
     }
@@ -583,19 +590,26 @@ private:
             return unsupported(in.name(), "graph input \"" + in.name() + "\" has element type " + std::to_string(et) + "; Kiln reads float and integer inputs");
         if (!tt.has_shape()) return unsupported(in.name(), "graph input \"" + in.name() + "\" has no shape");
         const auto& dims = tt.shape().dim();
-        if (dims.size() < 2 || dims.size() > 6)
-            return unsupported(in.name(), "graph input \"" + in.name() + "\" must have a batch and 1 to 5 more dimensions");
+        if (dims.size() < 1 || dims.size() > 6)
+            return unsupported(in.name(), "graph input \"" + in.name() + "\" must have a batch and at most 5 more dimensions");
         std::vector<int64_t> shape;
         for (int k = 1; k < dims.size(); ++k) {
             if (!dims[k].has_dim_value() || dims[k].dim_value() <= 0 || dims[k].dim_value() > kMaxDim)
                 return unsupported(in.name(), "graph input \"" + in.name() + "\" needs fixed positive sizes after the batch dimension");
             shape.push_back(dims[k].dim_value());
         }
-        // A rank-4 input read by a channel-first op, directly or through a Pad (as exporters
-        // write "same" padding), is NCHW; Kiln's Input is its NHWC form.
+        // The batch size the file fixes, when every input that fixes one agrees: exporters write
+        // it literally into reshapes ([1, -1] for a model exported with batch 1).
+        if (dims[0].has_dim_value() && dims[0].dim_value() > 0) {
+            if (m_batch == 0) m_batch = dims[0].dim_value();
+            else if (m_batch != dims[0].dim_value()) m_batch = -1;
+        }
+        // A rank-4 input read by a channel-first op (or a Resize), directly or through a Pad (as
+        // exporters write "same" padding), is NCHW; Kiln's Input is its NHWC form. So is one whose
+        // Pad leaves the batch and the second axis alone and pads the last: NCHW height and width.
         auto channelFirstReader = [](const std::string& op) {
             return op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
-                   op == "BatchNormalization";
+                   op == "BatchNormalization" || op == "Resize";
         };
         bool cf = false;
         if (shape.size() == 3) {
@@ -606,9 +620,16 @@ private:
                 if (n.input_size() == 0 || n.input(0) != in.name()) continue;
                 if (channelFirstReader(n.op_type()) || (n.op_type() == "Pad" && n.output_size() > 0 && readChannelFirst.count(n.output(0))))
                     cf = true;
+                if (n.op_type() == "Pad") {
+                    auto p = padsOf(n);
+                    if (p && p->size() == 8 && !(*p)[0] && !(*p)[1] && !(*p)[4] && !(*p)[5] && ((*p)[3] || (*p)[7])) cf = true;
+                }
             }
         }
         if (cf) shape = {shape[1], shape[2], shape[0]};
+        // [N] (one number per sample) is Kiln's [N, 1].
+        const bool vector = shape.empty();
+        if (vector) shape = {1};
         if (m_names.count(in.name())) return parseError("graph input \"" + in.name() + "\" is declared twice");
         m_names.insert(in.name());
         Node node;
@@ -617,10 +638,58 @@ private:
         node.attrs.set("shape", shape);
         if (ints) node.attrs.set("dtype", std::string("int32"));
         KILN_ASSIGN(int idx, addNode(std::move(node)));
-        m_values[in.name()] = Ref{idx, cf ? Layout::ChannelFirst : Layout::Same, {}};
+        m_values[in.name()] = Ref{idx, cf ? Layout::ChannelFirst : vector ? Layout::Vector
+                                                                          : Layout::Same,
+                                  {}};
         m_out.inputs.push_back(in.name());
         m_out.inputChannelFirst.push_back(cf);
         return {};
+    }
+
+    // The pads of a Pad node over all `rank` axes (begins, then ends), from its constant pads
+    // input (opset 11 on, with the axes input of opset 18) or its attribute; nullopt when they are
+    // not constant or do not fit `rank`.
+    std::optional<std::vector<int64_t>> padsOf(const onnx::NodeProto& n, size_t rank = 4) const {
+        std::vector<int64_t> p;
+        if (n.input_size() > 1 && !n.input(1).empty()) {
+            const Const* c = constant(n, 1);
+            if (!c || !c->isInt) return std::nullopt;
+            p = c->i;
+        } else {
+            const auto* a = attr(n, "pads");
+            if (!a || a->ints_size() > 16) return std::nullopt;
+            p.assign(a->ints().begin(), a->ints().end());
+        }
+        if (n.input_size() > 3 && !n.input(3).empty()) {
+            const Const* ax = constant(n, 3);
+            if (!ax || !ax->isInt || p.size() != 2 * ax->i.size()) return std::nullopt;
+            std::vector<int64_t> full(2 * rank, 0);
+            const size_t m = ax->i.size();
+            for (size_t k = 0; k < m; ++k) {
+                int64_t a = ax->i[k] < 0 ? ax->i[k] + static_cast<int64_t>(rank) : ax->i[k];
+                if (a < 0 || a >= static_cast<int64_t>(rank)) return std::nullopt;
+                full[static_cast<size_t>(a)] = p[k];
+                full[static_cast<size_t>(a) + rank] = p[k + m];
+            }
+            p = std::move(full);
+        }
+        if (p.size() != 2 * rank) return std::nullopt;
+        return p;
+    }
+
+    // Whether every value the Kiln node `node` gives is >= 0: an activation that cannot go below
+    // zero (also folded into a convolution or Dense), or pooling, padding and upsampling of such.
+    bool nonNegative(int node, int depth = 0) const {
+        const Node& k = m_out.graph.nodes[static_cast<size_t>(node)];
+        static const std::set<std::string> acts{"relu", "relu6", "sigmoid", "softmax"};
+        if (k.op == "ReLU" || k.op == "ReLU6" || k.op == "Sigmoid" || k.op == "HardSigmoid" || k.op == "Softmax") return true;
+        if ((k.op == "Conv2D" || k.op == "DepthwiseConv2D" || k.op == "Dense") && k.attrs.has("activation"))
+            return acts.count(k.attrs.getString("activation")) != 0;
+        if (k.op == "Clip") return k.attrs.getFloat("min") >= 0.0;
+        if ((k.op == "MaxPooling2D" || k.op == "ZeroPadding2D" || k.op == "UpSampling2D" || k.op == "GlobalMaxPooling2D") && depth < 8 &&
+            k.inputs.size() == 1 && m_out.graph.find(k.inputs[0]) >= 0)
+            return nonNegative(m_out.graph.find(k.inputs[0]), depth + 1);
+        return false;
     }
 
     // Folds an activation into the Dense/Conv2D that produced `r` when nothing else reads it.
@@ -679,8 +748,39 @@ private:
         return v;
     }
 
+    // A 1x1 Conv of a pooled [N,C,1,1] value (squeeze-and-excitation): a Dense of [N,C].
+    Status pooledConv(const onnx::NodeProto& n, const Ref& x) {
+        KILN_ASSIGN(const Const* w, needConst(n, 1, "the weight"));
+        const int64_t C = kshape(x.node)[1];
+        KILN_ASSIGN(int64_t group, attrInt(n, "group", 1));
+        if (w->isInt || w->dims.size() != 4 || w->dims[1] != C || w->dims[2] != 1 || w->dims[3] != 1 || group != 1 || w->dims[0] <= 0)
+            return unsupported(n.name(), "a Conv of a pooled [N, C, 1, 1] value is supported as a 1x1 convolution with one group");
+        KILN_ASSIGN(auto pads, attrInts(n, "pads", {0, 0, 0, 0}));
+        for (int64_t p : pads)
+            if (p != 0) return unsupported(n.name(), "a Conv of a pooled [N, C, 1, 1] value is supported without padding");
+        const int64_t M = w->dims[0];
+        const Const* b = constant(n, 2);
+        if (n.input_size() > 2 && !n.input(2).empty() && (!b || b->numel() != M || b->isInt))
+            return unsupported(n.name(), "Conv bias must be a constant of " + std::to_string(M) + " values");
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Dense";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("units", M);
+        node.attrs.set("use_bias", b != nullptr);
+        const std::string name = node.name;
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        std::vector<float> kernel(static_cast<size_t>(C * M));
+        for (int64_t o = 0; o < M; ++o)
+            for (int64_t c = 0; c < C; ++c) kernel[static_cast<size_t>(c * M + o)] = w->f[static_cast<size_t>(o * C + c)];
+        addWeight(name, "kernel", Shape{C, M}, kernel);
+        if (b) addWeight(name, "bias", Shape{M}, b->f);
+        return setOutput(n, Ref{idx, Layout::Pooled11, {}});
+    }
+
     Status conv(const onnx::NodeProto& n) {
         KILN_ASSIGN(Ref x, ref(n, 0));
+        if (x.layout == Layout::Pooled11) return pooledConv(n, x);
         if (x.layout != Layout::ChannelFirst || kshape(x.node).rank() != 4)
             return unsupported(n.name(), "Conv needs a channel-first 4-D input");
         KILN_ASSIGN(const Const* w, needConst(n, 1, "the weight"));
@@ -767,15 +867,38 @@ private:
         KILN_ASSIGN(int64_t ceil, attrInt(n, "ceil_mode", 0));
         if (ceil != 0) return unsupported(n.name(), "ceil_mode = 1 is not supported");
         const Shape& xs = kshape(x.node);
-        KILN_ASSIGN(std::string pad, paddingMode(n, {xs[1], xs[2]}, k, s, d));
-        if (!isMax && pad == "same") {
-            KILN_ASSIGN(int64_t cip, attrInt(n, "count_include_pad", 0));
-            if (cip != 0) return unsupported(n.name(), "average pooling that counts padding is not supported");
+        KILN_ASSIGN(int64_t cip, attrInt(n, "count_include_pad", 0));
+        auto mode = paddingMode(n, {xs[1], xs[2]}, k, s, d);
+        int input = x.node;
+        std::string pad;
+        if (mode.ok()) {
+            pad = *mode;
+            if (!isMax && pad == "same" && cip != 0) return unsupported(n.name(), "average pooling that counts padding is not supported");
+        } else {
+            // Explicit pads (PyTorch's MaxPool2d(3, 2, padding=1) of ResNet's stem): zero padding
+            // in front of a "valid" pooling is exact for the maximum of values that are never
+            // negative (behind a ReLU) and for an average that counts the padding.
+            if (mode.error().code != ErrorCode::Unsupported) return mode.error();
+            KILN_ASSIGN(auto pads, attrInts(n, "pads", {0, 0, 0, 0}));
+            bool fits = pads.size() == 4 && (isMax ? nonNegative(x.node) : cip != 0);
+            for (int64_t p : pads) fits = fits && p >= 0 && p < k[0] + k[1];
+            if (!fits)
+                return unsupported(n.name(), mode.error().message + (isMax ? " (other pads are read for a maximum of values that are never negative)"
+                                                                           : " (other pads are read for an average that counts the padding)"));
+            Node padNode;
+            padNode.name = uniqueName((!n.name().empty() ? n.name() : n.output_size() ? n.output(0)
+                                                                                      : n.op_type()) +
+                                      "_pad");
+            padNode.op = "ZeroPadding2D";
+            padNode.inputs = {kname(x.node)};
+            padNode.attrs.set("padding", std::vector<int64_t>{pads[0], pads[2], pads[1], pads[3]});
+            KILN_ASSIGN(input, addNode(std::move(padNode)));
+            pad = "valid";
         }
         Node node;
         node.name = nameFor(n);
         node.op = isMax ? "MaxPooling2D" : "AveragePooling2D";
-        node.inputs = {kname(x.node)};
+        node.inputs = {kname(input)};
         node.attrs.set("pool_size", k);
         node.attrs.set("strides", s);
         node.attrs.set("padding", pad);
@@ -1009,7 +1132,8 @@ private:
         return flattenRef(n, x);
     }
     Status flattenRef(const onnx::NodeProto& n, const Ref& x) {
-        const Shape& s = kshape(x.node);
+        const Shape s = kshape(x.node);  // a copy: adding the Flatten node below may move the shapes
+        if (x.layout == Layout::Vector) return setOutput(n, Ref{x.node, Layout::Same, {}});
         if (x.layout == Layout::Pooled11 || x.layout == Layout::FlatChannelFirst || (x.layout == Layout::Same && s.rank() == 2))
             return setOutput(n, Ref{x.node, x.layout == Layout::FlatChannelFirst ? x.layout : Layout::Same, x.cfDims});
         Node node;
@@ -1032,7 +1156,9 @@ private:
             return unsupported(n.name(), "Reshape needs a constant 1-D integer shape of 1 to 8 entries");
         auto in = onnxDims(x);
         std::vector<int64_t> t = sc->i;
-        if (t[0] != 0 && t[0] != -1) return unsupported(n.name(), "Reshape must keep the batch dimension (0 or -1 first)");
+        // The batch stays first: 0 (copied), -1, or the batch size the model's inputs fix.
+        if (t[0] != 0 && t[0] != -1 && !(m_batch > 0 && t[0] == m_batch))
+            return unsupported(n.name(), "Reshape must keep the batch dimension (0, -1 or the inputs' batch size first)");
         std::vector<int64_t> dims;
         int64_t known = 1;
         int unknown = -1;
@@ -1061,6 +1187,17 @@ private:
         } else if (known != total) {
             return Error(ErrorCode::ShapeMismatch, "Reshape changes the number of values per sample");
         }
+        if (dims.empty()) {
+            // [N, 1, ...] to [N]: Kiln's [N, 1].
+            if (kshape(x.node).rank() == 2 && x.layout != Layout::FlatChannelFirst) return setOutput(n, Ref{x.node, Layout::Vector, {}});
+            Node node;
+            node.name = nameFor(n);
+            node.op = "Reshape";
+            node.inputs = {kname(x.node)};
+            node.attrs.set("target_shape", std::vector<int64_t>{1});
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            return setOutput(n, Ref{idx, Layout::Vector, {}});
+        }
         if (dims.size() == 1) return flattenRef(n, x);
         if (x.layout == Layout::ChannelFirst && !spatialOnes(x))
             return unsupported(n.name(), "Reshape of a channel-first value to rank > 2 is not supported");
@@ -1068,7 +1205,7 @@ private:
         full.insert(full.end(), dims.begin(), dims.end());
         std::vector<int64_t> current = kshape(x.node).dims();
         current[0] = -1;
-        if (full == current && x.layout == Layout::Same) return setOutput(n, x);
+        if (full == current && (x.layout == Layout::Same || x.layout == Layout::Vector)) return setOutput(n, Ref{x.node, Layout::Same, {}});
         Node node;
         node.name = nameFor(n);
         node.op = "Reshape";
@@ -1078,32 +1215,276 @@ private:
         return setOutput(n, Ref{idx, Layout::Same, {}});
     }
 
-    // Unsqueeze of an [N,C] value to a 4-D per-channel scale: [N,C,1,1] (axes 2, 3) is the pooled
-    // channel-first form; [N,1,1,C] (axes 1, 2) a Reshape.
+    // Unsqueeze of an [N,C] value to a 4-D per-channel scale [N,C,1,1] (axes 2, 3) is the pooled
+    // channel-first form; other axes after the batch of a channels-last value are a Reshape.
     Status unsqueeze(const onnx::NodeProto& n) {
         KILN_ASSIGN(Ref x, ref(n, 0));
         std::vector<int64_t> axes;
-        if (const Const* c = constant(n, 1)) {
+        if (n.input_size() > 1 && !n.input(1).empty()) {
+            const Const* c = constant(n, 1);
+            if (!c) return unsupported(n.name(), "Unsqueeze axes must be a constant");
             if (!c->isInt) return parseError("Unsqueeze axes must be integers");
             axes = c->i;
         } else {
             KILN_ASSIGN(axes, attrInts(n, "axes", {}));
         }
-        for (auto& a : axes)
-            if (a < 0) a += 4;
+        const std::vector<int64_t> in = onnxDims(x);
+        const int64_t outRank = static_cast<int64_t>(in.size() + axes.size());
+        if (axes.empty() || outRank > 8) return parseError("Unsqueeze needs 1 to " + std::to_string(8 - in.size()) + " axes");
+        for (auto& a : axes) {
+            if (a < 0) a += outRank;
+            if (a < 0 || a >= outRank) return parseError("Unsqueeze has an axis out of range");
+        }
         std::sort(axes.begin(), axes.end());
-        if (x.layout != Layout::Same || kshape(x.node).rank() != 2)
-            return unsupported(n.name(), "Unsqueeze is supported only from an [N,C] value to 4 dimensions");
-        if (axes == std::vector<int64_t>{2, 3}) return setOutput(n, Ref{x.node, Layout::Pooled11, {}});
-        if (axes != std::vector<int64_t>{1, 2})
-            return unsupported(n.name(), "Unsqueeze is supported only with axes [1, 2] or [2, 3]");
+        if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return parseError("Unsqueeze names an axis twice");
+        if (x.layout == Layout::Same && kshape(x.node).rank() == 2 && axes == std::vector<int64_t>{2, 3})
+            return setOutput(n, Ref{x.node, Layout::Pooled11, {}});
+        if (axes[0] == 0) return unsupported(n.name(), "Unsqueeze of axis 0 puts a dimension before the batch; Kiln keeps the batch first");
+        if (x.layout != Layout::Same && x.layout != Layout::Vector)
+            return unsupported(n.name(), "Unsqueeze is supported on channels-last values (and [N, C] to [N, C, 1, 1])");
+        std::vector<int64_t> target;
+        for (int64_t k = 1, j = 1; k < outRank; ++k) target.push_back(std::binary_search(axes.begin(), axes.end(), k) ? 1 : in[static_cast<size_t>(j++)]);
+        std::vector<int64_t> current = kshape(x.node).dims();
+        current.erase(current.begin());
+        if (target == current) return setOutput(n, Ref{x.node, Layout::Same, {}});
         Node node;
         node.name = nameFor(n);
         node.op = "Reshape";
         node.inputs = {kname(x.node)};
-        node.attrs.set("target_shape", std::vector<int64_t>{1, 1, kshape(x.node)[1]});
+        node.attrs.set("target_shape", target);
         KILN_ASSIGN(int idx, addNode(std::move(node)));
         return setOutput(n, Ref{idx, Layout::Same, {}});
+    }
+
+    // ReduceMean / ReduceMax. Over height and width of an image: global pooling (the pooled
+    // [N,C,1,1] form with keepdims). Over other axes after the batch that lie next to each other in
+    // Kiln's channels-last order: a Reshape to [before, reduced, after], pooling over the middle
+    // axis, and a Reshape to the result's shape.
+    Status reduce(const onnx::NodeProto& n, bool isMax) {
+        const std::string& op = n.op_type();
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        std::vector<int64_t> axes;
+        if (n.input_size() > 1 && !n.input(1).empty()) {
+            const Const* c = constant(n, 1);
+            if (!c) return unsupported(n.name(), op + " axes must be a constant");
+            if (!c->isInt) return parseError(op + " axes must be integers");
+            axes = c->i;
+        } else {
+            KILN_ASSIGN(axes, attrInts(n, "axes", {}));
+        }
+        KILN_ASSIGN(int64_t keep, attrInt(n, "keepdims", 1));
+        KILN_ASSIGN(int64_t noop, attrInt(n, "noop_with_empty_axes", 0));
+        if (x.layout == Layout::FlatChannelFirst || x.layout == Layout::Pooled11 || x.layout == Layout::Vector)
+            return unsupported(n.name(), op + " of a flattened, pooled or one-number value is not supported");
+        const std::vector<int64_t> od = onnxDims(x);
+        const int rank = static_cast<int>(od.size());
+        if (axes.empty()) {
+            if (noop) return setOutput(n, x);
+            for (int a = 0; a < rank; ++a) axes.push_back(a);
+        }
+        std::set<int64_t> ax;
+        for (int64_t a : axes) {
+            if (a < 0) a += rank;
+            if (a < 0 || a >= rank) return parseError(op + " has an axis out of range");
+            ax.insert(a);
+        }
+        const bool nhwc = x.layout == Layout::Same && rank == 4 && ax == std::set<int64_t>{1, 2};
+        const bool nchw = x.layout == Layout::ChannelFirst && rank == 4 && ax == std::set<int64_t>{2, 3};
+        if (nchw || (nhwc && !keep)) {
+            Node node;
+            node.name = nameFor(n);
+            node.op = isMax ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D";
+            node.inputs = {kname(x.node)};
+            KILN_ASSIGN(int idx, addNode(std::move(node)));
+            return setOutput(n, Ref{idx, keep ? Layout::Pooled11 : Layout::Same, {}});
+        }
+        if (ax.count(0)) return unsupported(n.name(), op + " over the batch axis is not supported; Kiln computes each sample apart");
+        // The reduced axes in Kiln's order (channel-first: ONNX axis 1 is Kiln's last).
+        const bool cf = x.layout == Layout::ChannelFirst;
+        std::set<int64_t> kax;
+        for (int64_t a : ax) kax.insert(!cf ? a : a == 1 ? rank - 1
+                                                         : a - 1);
+        const int64_t lo = *kax.begin(), hi = *kax.rbegin();
+        if (hi - lo + 1 != static_cast<int64_t>(kax.size()))
+            return unsupported(n.name(), op + " over axes that are not next to each other in Kiln's channels-last order is not supported");
+        const std::vector<int64_t> kd = kshape(x.node).dims();
+        int64_t before = 1, reduced = 1, after = 1;
+        for (int64_t k = 1; k < rank; ++k) (k < lo ? before : k <= hi ? reduced
+                                                                      : after) *= kd[static_cast<size_t>(k)];
+        // The result in Kiln's order, and its layout.
+        std::vector<int64_t> target;
+        Layout layout = Layout::Same;
+        if (keep) {
+            for (int64_t k = 1; k < rank; ++k) target.push_back(kax.count(k) ? 1 : kd[static_cast<size_t>(k)]);
+            layout = x.layout;
+        } else {
+            for (int64_t k = 1; k < rank; ++k)
+                if (!kax.count(k)) target.push_back(kd[static_cast<size_t>(k)]);
+            // A channel-first value keeps its channels last in Kiln when they are not reduced.
+            if (cf && !ax.count(1) && target.size() >= 2) layout = Layout::ChannelFirst;
+        }
+        if (target.empty()) {
+            target = {1};
+            layout = Layout::Vector;
+        }
+        const std::string base = !n.name().empty() ? n.name() : n.output_size() ? n.output(0)
+                                                                                : op;
+        Node shape;
+        shape.name = uniqueName(base + "_reshape");
+        shape.op = "Reshape";
+        shape.inputs = {kname(x.node)};
+        shape.attrs.set("target_shape", std::vector<int64_t>{before, reduced, after});
+        KILN_ASSIGN(int in, addNode(std::move(shape)));
+        Node pool;
+        pool.name = nameFor(n);
+        pool.inputs = {kname(in)};
+        if (before == 1) {
+            pool.op = isMax ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D";  // [N, after]
+        } else {
+            pool.op = isMax ? "MaxPooling2D" : "AveragePooling2D";  // [N, before, 1, after]
+            pool.attrs.set("pool_size", std::vector<int64_t>{1, reduced});
+            pool.attrs.set("strides", std::vector<int64_t>{1, reduced});
+            pool.attrs.set("padding", std::string("valid"));
+        }
+        KILN_ASSIGN(int idx, addNode(std::move(pool)));
+        std::vector<int64_t> got = kshape(idx).dims();
+        got.erase(got.begin());
+        if (got != target) {
+            Node back;
+            back.name = uniqueName(base + "_result");
+            back.op = "Reshape";
+            back.inputs = {kname(idx)};
+            back.attrs.set("target_shape", target);
+            KILN_ASSIGN(idx, addNode(std::move(back)));
+        }
+        return setOutput(n, Ref{idx, layout, {}});
+    }
+
+    // Pad in constant mode of height and width of a 4-D image: a ZeroPadding2D. Another constant
+    // value v pads x - v with zeros and adds v back (Rescaling layers on both sides).
+    Status padNode(const onnx::NodeProto& n) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        KILN_ASSIGN(std::string mode, attrString(n, "mode", "constant"));
+        if (mode != "constant") return unsupported(n.name(), "Pad is supported only in constant mode");
+        float value = 0.f;
+        if (n.input_size() > 2 && !n.input(2).empty()) {
+            const Const* v = constant(n, 2);
+            if (!v) return unsupported(n.name(), "the Pad value must be a constant");
+            if (v->f.size() != 1) return parseError("the Pad value must be one number");
+            value = v->f[0];
+        } else {
+            KILN_ASSIGN(value, attrFloat(n, "value", 0.f));
+        }
+        if (!std::isfinite(value) || std::fabs(value) > 1e30f) return unsupported(n.name(), "Pad is supported with a finite value");
+        if (n.input_size() > 1 && !n.input(1).empty() && !constant(n, 1)) return unsupported(n.name(), "the pads of Pad must be a constant");
+        const bool cf = x.layout == Layout::ChannelFirst, nhwc = x.layout == Layout::Same;
+        if (kshape(x.node).rank() != 4 || !(cf || nhwc)) return unsupported(n.name(), "Pad is supported on 4-D images only");
+        const auto pads = padsOf(n, 4);
+        if (!pads) return parseError("Pad needs integer pads, two per axis of its 4-D input");
+        const auto& p = *pads;
+        // Spatial axes of the value's layout: 2, 3 channel-first, 1, 2 channels-last.
+        const size_t ay = cf ? 2 : 1, ax = cf ? 3 : 2, ac = cf ? 1 : 3;
+        if (p[0] || p[4] || p[ac] || p[ac + 4]) return unsupported(n.name(), "Pad of the batch or channel axis is not supported");
+        for (int64_t v : p) {
+            if (v < 0) return unsupported(n.name(), "Pad with negative pads (cropping) is not supported");
+            if (v > kMaxDim) return parseError("Pad has an invalid pad " + std::to_string(v));
+        }
+        const std::string base = !n.name().empty() ? n.name() : n.output_size() ? n.output(0)
+                                                                                : n.op_type();
+        int input = x.node;
+        if (value != 0.f) {
+            Node shift;
+            shift.name = uniqueName(base + "_shift");
+            shift.op = "Rescaling";
+            shift.inputs = {kname(x.node)};
+            shift.attrs.set("scale", 1.0);
+            shift.attrs.set("offset", -static_cast<double>(value));
+            KILN_ASSIGN(input, addNode(std::move(shift)));
+        }
+        Node node;
+        node.name = nameFor(n);
+        node.op = "ZeroPadding2D";
+        node.inputs = {kname(input)};
+        node.attrs.set("padding", std::vector<int64_t>{p[ay], p[ay + 4], p[ax], p[ax + 4]});
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        if (value != 0.f) {
+            Node back;
+            back.name = uniqueName(base + "_value");
+            back.op = "Rescaling";
+            back.inputs = {kname(idx)};
+            back.attrs.set("scale", 1.0);
+            back.attrs.set("offset", static_cast<double>(value));
+            KILN_ASSIGN(idx, addNode(std::move(back)));
+        }
+        return setOutput(n, Ref{idx, x.layout, {}});
+    }
+
+    // Resize of a channel-first image by whole factors of height and width (scales, or sizes that
+    // are multiples of the input's): UpSampling2D. Kiln's nearest takes pixel floor(y / factor),
+    // which ONNX gives with asymmetric coordinates and floor, with half_pixel coordinates rounding
+    // to the nearest pixel, and with tf_half_pixel_for_nn and floor; Kiln's bilinear is ONNX's
+    // linear with half_pixel (or pytorch_half_pixel) coordinates.
+    Status resize(const onnx::NodeProto& n) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        if (x.layout != Layout::ChannelFirst || kshape(x.node).rank() != 4)
+            return unsupported(n.name(), "Resize needs a channel-first 4-D input");
+        if (m_out.opset < 11) return unsupported(n.name(), "Resize is supported from opset 11 on");
+        KILN_ASSIGN(auto axesAttr, attrInts(n, "axes", {0, 1, 2, 3}));
+        KILN_ASSIGN(std::string policy, attrString(n, "keep_aspect_ratio_policy", "stretch"));
+        KILN_ASSIGN(std::string coord, attrString(n, "coordinate_transformation_mode", "half_pixel"));
+        if (coord == "tf_crop_and_resize") return unsupported(n.name(), "Resize with tf_crop_and_resize is not supported");
+        if (policy != "stretch") return unsupported(n.name(), "Resize is supported with keep_aspect_ratio_policy stretch");
+        const std::vector<int64_t> in = onnxDims(x);
+        std::vector<double> factor(4, 1.0);
+        std::vector<int64_t> axes;
+        for (int64_t a : axesAttr) axes.push_back(a < 0 ? a + 4 : a);
+        for (int64_t a : axes)
+            if (a < 0 || a > 3) return parseError("Resize has an axis out of range");
+        const Const* scales = constant(n, 2);
+        const Const* sizes = constant(n, 3);
+        const bool hasScales = n.input_size() > 2 && !n.input(2).empty(), hasSizes = n.input_size() > 3 && !n.input(3).empty();
+        if ((hasScales && !scales) || (hasSizes && !sizes)) return unsupported(n.name(), "Resize scales and sizes must be constants");
+        if (scales && !scales->f.empty()) {
+            if (scales->f.size() != axes.size()) return parseError("Resize has " + std::to_string(scales->f.size()) + " scales for " + std::to_string(axes.size()) + " axes");
+            for (size_t k = 0; k < axes.size(); ++k) factor[static_cast<size_t>(axes[k])] = scales->f[k];
+        } else if (sizes && !sizes->i.empty()) {
+            if (sizes->i.size() != axes.size()) return parseError("Resize has " + std::to_string(sizes->i.size()) + " sizes for " + std::to_string(axes.size()) + " axes");
+            for (size_t k = 0; k < axes.size(); ++k) {
+                const int64_t a = axes[k], want = sizes->i[k], have = in[static_cast<size_t>(a)];
+                if (a == 0) {  // the batch: its size in the file, when the file fixes one
+                    if (m_batch > 0 && want != m_batch) return unsupported(n.name(), "Resize of the batch axis is not supported");
+                    continue;
+                }
+                if (want <= 0 || want % have) return unsupported(n.name(), "Resize is supported to sizes that are whole multiples of the input's");
+                factor[static_cast<size_t>(a)] = static_cast<double>(want / have);
+            }
+        } else {
+            return parseError("Resize needs scales or sizes");
+        }
+        const double fh = factor[2], fw = factor[3];
+        if (factor[0] != 1.0 || factor[1] != 1.0 || fh < 1.0 || fw < 1.0 || fh != std::floor(fh) || fw != std::floor(fw) || fh > 64.0 || fw > 64.0)
+            return unsupported(n.name(), "Resize is supported as upsampling of height and width by whole factors");
+        KILN_ASSIGN(std::string mode, attrString(n, "mode", "nearest"));
+        KILN_ASSIGN(std::string nearest, attrString(n, "nearest_mode", "round_prefer_floor"));
+        const bool halfPixel = coord == "half_pixel" || coord == "pytorch_half_pixel";
+        const bool rounding = nearest == "round_prefer_floor" || nearest == "round_prefer_ceil";
+        std::string interpolation;
+        if (mode == "nearest" && ((coord == "asymmetric" && nearest == "floor") || (halfPixel && rounding) ||
+                                  (coord == "tf_half_pixel_for_nn" && nearest == "floor")))
+            interpolation = "nearest";
+        else if (mode == "linear" && halfPixel)
+            interpolation = "bilinear";
+        else
+            return unsupported(n.name(), "Resize is supported as nearest (asymmetric with floor, half_pixel with rounding) or linear (half_pixel)");
+        if (fh == 1.0 && fw == 1.0) return setOutput(n, x);
+        Node node;
+        node.name = nameFor(n);
+        node.op = "UpSampling2D";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("size", std::vector<int64_t>{static_cast<int64_t>(fh), static_cast<int64_t>(fw)});
+        node.attrs.set("interpolation", interpolation);
+        KILN_ASSIGN(int idx, addNode(std::move(node)));
+        return setOutput(n, Ref{idx, Layout::ChannelFirst, {}});
     }
 
     Status transpose(const onnx::NodeProto& n) {
@@ -1474,6 +1855,15 @@ private:
             return setOutput(n, r);
         }
         if (allInputsConstant(n) && foldable(op)) return foldConstant(n);
+        // A value with no dimension besides the batch ([N], Kiln's [N, 1]) goes only through
+        // element-by-element operations and shape changes.
+        static const std::set<std::string> takesVector{"Identity", "Dropout", "Cast", "Relu", "Sigmoid", "Tanh", "LeakyRelu", "Clip",
+                                                       "HardSigmoid", "HardSwish", "Gelu", "Add", "Sum", "Sub", "Mul", "Reshape",
+                                                       "Flatten", "Unsqueeze"};
+        if (!takesVector.count(op))
+            for (const auto& s : n.input())
+                if (auto it = m_values.find(s); it != m_values.end() && it->second.layout == Layout::Vector)
+                    return unsupported(n.name(), op + " of a value with no dimension besides the batch is not supported");
         if (op == "Conv") return conv(n);
         if (op == "MaxPool") return pool(n, true);
         if (op == "AveragePool") return pool(n, false);
@@ -1575,58 +1965,8 @@ private:
             KILN_ASSIGN(int idx, addNode(std::move(node)));
             return setOutput(n, Ref{idx, Layout::Pooled11, {}});
         }
-        if (op == "Pad") {
-            KILN_ASSIGN(Ref x, ref(n, 0));
-            KILN_ASSIGN(std::string mode, attrString(n, "mode", "constant"));
-            if (mode != "constant") return unsupported(n.name(), "Pad is supported only in constant mode");
-            if (const Const* v = constant(n, 2); v && (v->f.size() != 1 || v->f[0] != 0.f))
-                return unsupported(n.name(), "Pad is supported only with the value 0");
-            if (n.input_size() > 3 && !n.input(3).empty()) return unsupported(n.name(), "Pad with axes is not supported");
-            KILN_ASSIGN(const Const* pc, needConst(n, 1, "the pads"));
-            const auto& p = pc->i;
-            const bool cf = x.layout == Layout::ChannelFirst, nhwc = x.layout == Layout::Same;
-            if (kshape(x.node).rank() != 4 || p.size() != 8 || !(cf || nhwc))
-                return unsupported(n.name(), "Pad is supported on 4-D images only");
-            // Spatial axes of the value's layout: 2, 3 channel-first, 1, 2 channels-last.
-            const size_t ay = cf ? 2 : 1, ax = cf ? 3 : 2, ac = cf ? 1 : 3;
-            if (p[0] || p[4] || p[ac] || p[ac + 4]) return unsupported(n.name(), "Pad of the batch or channel axis is not supported");
-            for (int64_t v : p)
-                if (v < 0) return unsupported(n.name(), "Pad with negative pads (cropping) is not supported");
-            Node node;
-            node.name = nameFor(n);
-            node.op = "ZeroPadding2D";
-            node.inputs = {kname(x.node)};
-            node.attrs.set("padding", std::vector<int64_t>{p[ay], p[ay + 4], p[ax], p[ax + 4]});
-            KILN_ASSIGN(int idx, addNode(std::move(node)));
-            return setOutput(n, Ref{idx, x.layout, {}});
-        }
-        if (op == "Resize") {
-            KILN_ASSIGN(Ref x, ref(n, 0));
-            if (x.layout != Layout::ChannelFirst || kshape(x.node).rank() != 4)
-                return unsupported(n.name(), "Resize needs a channel-first 4-D input");
-            if (n.input_size() > 3 && !n.input(3).empty()) return unsupported(n.name(), "Resize with sizes is not supported; give scales");
-            KILN_ASSIGN(const Const* sc, needConst(n, 2, "the scales"));
-            const auto& f = sc->f;
-            if (f.size() != 4 || f[0] != 1.f || f[1] != 1.f || f[2] < 1.f || f[3] < 1.f || f[2] != std::floor(f[2]) ||
-                f[3] != std::floor(f[3]) || f[2] > 64.f || f[3] > 64.f)
-                return unsupported(n.name(), "Resize is supported as upsampling of height and width by whole factors");
-            KILN_ASSIGN(std::string mode, attrString(n, "mode", "nearest"));
-            KILN_ASSIGN(std::string coord, attrString(n, "coordinate_transformation_mode", "half_pixel"));
-            KILN_ASSIGN(std::string nearest, attrString(n, "nearest_mode", "round_prefer_floor"));
-            std::string interpolation;
-            if (mode == "nearest" && (coord == "asymmetric" && nearest == "floor")) interpolation = "nearest";
-            else if (mode == "linear" && (coord == "half_pixel" || coord == "pytorch_half_pixel")) interpolation = "bilinear";
-            else
-                return unsupported(n.name(), "Resize is supported as nearest (asymmetric, floor) or linear (half_pixel)");
-            Node node;
-            node.name = nameFor(n);
-            node.op = "UpSampling2D";
-            node.inputs = {kname(x.node)};
-            node.attrs.set("size", std::vector<int64_t>{static_cast<int64_t>(f[2]), static_cast<int64_t>(f[3])});
-            node.attrs.set("interpolation", interpolation);
-            KILN_ASSIGN(int idx, addNode(std::move(node)));
-            return setOutput(n, Ref{idx, Layout::ChannelFirst, {}});
-        }
+        if (op == "Pad") return padNode(n);
+        if (op == "Resize") return resize(n);
         if (op == "GlobalMaxPool") {
             KILN_ASSIGN(Ref x, ref(n, 0));
             if (x.layout != Layout::ChannelFirst || kshape(x.node).rank() != 4)
@@ -1638,29 +1978,7 @@ private:
             KILN_ASSIGN(int idx, addNode(std::move(node)));
             return setOutput(n, Ref{idx, Layout::Pooled11, {}});
         }
-        if (op == "ReduceMean" || op == "ReduceMax") {
-            const bool isMax = op == "ReduceMax";
-            KILN_ASSIGN(Ref x, ref(n, 0));
-            std::vector<int64_t> axes;
-            if (const Const* c = constant(n, 1)) axes = c->i;
-            else { KILN_ASSIGN(axes, attrInts(n, "axes", {})); }
-            KILN_ASSIGN(int64_t keep, attrInt(n, "keepdims", 1));
-            int rank = kshape(x.node).rank();
-            for (auto& a : axes) if (a < 0) a += rank;
-            std::set<int64_t> ax(axes.begin(), axes.end());
-            bool nhwc = x.layout == Layout::Same && rank == 4 && ax == std::set<int64_t>{1, 2};
-            bool nchw = x.layout == Layout::ChannelFirst && rank == 4 && ax == std::set<int64_t>{2, 3};
-            if (!nhwc && !nchw)
-                return unsupported(n.name(), op + " is supported as a global " + (isMax ? "maximum" : "average") +
-                                                 " over height and width");
-            if (keep && nhwc) return unsupported(n.name(), op + " with keepdims over channels-last is not supported");
-            Node node;
-            node.name = nameFor(n);
-            node.op = isMax ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D";
-            node.inputs = {kname(x.node)};
-            KILN_ASSIGN(int idx, addNode(std::move(node)));
-            return setOutput(n, Ref{idx, keep ? Layout::Pooled11 : Layout::Same, {}});
-        }
+        if (op == "ReduceMean" || op == "ReduceMax") return reduce(n, op == "ReduceMax");
         if (op == "Gather") {
             KILN_ASSIGN(const Const* table, needConst(n, 0, "the table"));
             KILN_ASSIGN(Ref ids, ref(n, 1));
@@ -1691,6 +2009,7 @@ private:
     std::map<std::string, Const> m_consts;
     std::map<std::string, int> m_uses;
     std::set<std::string> m_names;
+    int64_t m_batch = 0;  // the batch size the graph inputs fix; 0 none, -1 they disagree
 };
 
 }  // namespace

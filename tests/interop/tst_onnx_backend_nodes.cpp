@@ -294,18 +294,11 @@ private slots:
         const std::vector<std::string>& claimed = io::onnxOpsRead();
         const std::set<std::string> claimedSet(claimed.begin(), claimed.end());
         // Claimed operations no standalone case can show, and why.
-        // The reader takes these only in the forms real networks use them in (docs/transfer.md);
-        // the cases test other forms, which it refuses with the reasons the log lists.
         const std::map<std::string, std::string> noStandaloneCase{
             {"Constant", "every case ends in a Constant, which Kiln folds away: a graph of no node"},
-            {"Gather", "read as an embedding lookup (a constant 2-D table, axis 0); the cases gather from 3-D tables or along axis 1"},
-            {"Pad", "read as zero padding; the cases pad with another value or mode"},
-            {"ReduceMax", "read as global pooling over height and width of an image; the cases reduce other axes"},
-            {"ReduceMean", "read as global pooling over height and width of an image; the cases reduce other axes"},
-            {"Reshape", "reshapes that keep the batch; the cases reshape the first dimension too"},
-            {"Resize", "read on channel-first images inside an NCHW network; a case's lone 4-D input is not known to be one"},
-            {"Sum", "the cases add 1-D values, with no dimension besides Kiln's batch"},
-            {"Unsqueeze", "read as [N, C] to [N, C, 1, 1]; the cases unsqueeze other axes"},
+            {"Gather",
+             "read as an embedding lookup in a constant 2-D table; the cases gather from their tensor input, which Kiln has no "
+             "operation for"},
         };
         ThreadPool pool(2);
         std::map<std::string, int> passedBy, casesOf;
