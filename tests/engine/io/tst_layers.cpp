@@ -263,6 +263,88 @@ private slots:
         QVERIFY2(wm.error().toString().find("ir/add") != std::string::npos, wm.error().toString().c_str());
     }
 
+    // Squeeze-and-excitation from the library: the global average, a ReLU bottleneck and a sigmoid
+    // give per-channel weights that scale the input through Multiply's broadcast. A network with it
+    // trains (its loss falls and the excitation's weights move, so gradients reach them through the
+    // broadcast) and exports to ONNX with the same outputs.
+    void bundledSqueezeExcitation() {
+        const std::string nodes = std::string("[") + kImage + R"(,
+          {"name": "stem", "op": "ConvBNReLU", "inputs": ["image"], "attrs": {"filters": 8}},
+          {"name": "se", "op": "SqueezeExcitation", "inputs": ["stem"], "attrs": {"filters": 8, "reduced_filters": 2}},
+          {"name": "pool", "op": "GlobalAveragePooling2D", "inputs": ["se"]},
+          {"name": "logits", "op": "Dense", "inputs": ["pool"], "attrs": {"units": 2}}])";
+        Graph g = expanded(projectText("", nodes));
+        QCOMPARE(names(g), (std::vector<std::string>{"image", "stem/conv", "stem/bn", "stem/relu", "se/squeeze", "se/reduce",
+                                                     "se/excite", "se/scale", "pool", "logits"}));
+        QCOMPARE(g.node("se/scale")->op, std::string("Multiply"));
+        QCOMPARE(g.node("se/scale")->inputs, (std::vector<std::string>{"stem/relu", "se/excite"}));
+        QCOMPARE(g.node("se/reduce")->attrs.getString("activation"), std::string("relu"));
+        QCOMPARE(g.node("se/excite")->attrs.getString("activation"), std::string("sigmoid"));
+        auto m = ops::analyzeModel(g);
+        QVERIFY2(m.ok(), m.ok() ? "" : m.error().toString().c_str());
+        QCOMPARE(m->info("se/squeeze").output, (Shape{-1, 8}));
+        QCOMPARE(m->info("se/reduce").output, (Shape{-1, 2}));
+        QCOMPARE(m->info("se/excite").output, (Shape{-1, 8}));
+        QCOMPARE(m->info("se/scale").output, (Shape{-1, 6, 6, 8}));
+        exec::ParamStore params = exec::ParamStore::create(*m, 3);
+        std::set<std::string> pnames;
+        for (const auto& q : params.params())
+            if (q.name.starts_with("se/")) pnames.insert(q.name);
+        QCOMPARE(pnames, (std::set<std::string>{"se/reduce/kernel", "se/reduce/bias", "se/excite/kernel", "se/excite/bias"}));
+
+        // Training: the mean loss of the last epoch is well below the first's, and the
+        // excitation's weights after 6 epochs differ from those after 1.
+        const char* config = R"({"epochs": %1, "batch_size": 16, "seed": 7,
+            "optimizer": {"type": "adam", "learning_rate": 0.01},
+            "loss": {"type": "SparseCategoricalCrossentropy", "from_logits": true}})";
+        const std::string six = QString::fromLatin1(config).arg(6).toStdString();
+        const std::string one = QString::fromLatin1(config).arg(1).toStdString();
+        TrainRun run = trainGraph(g, images(64, 1), six.c_str());
+        QCOMPARE(run.stepLosses.size(), size_t{24});  // 6 epochs of 64 / 16
+        double first = 0, last = 0;
+        for (size_t i = 0; i < 4; ++i) {
+            first += run.stepLosses[i] / 4;
+            last += run.stepLosses[20 + i] / 4;
+        }
+        qInfo("squeeze-and-excitation network: mean loss %.4f in epoch 1, %.4f in epoch 6", first, last);
+        QVERIFY2(std::isfinite(last) && last < 0.8 * first, qPrintable(QString("%1 -> %2").arg(first).arg(last)));
+        TrainRun early = trainGraph(g, images(64, 1), one.c_str());
+        auto weightsOf = [](const TrainRun& r, const std::string& name) {
+            for (const auto& [n, v] : r.weights)
+                if (n == name) return v;
+            return std::vector<float>{};
+        };
+        for (const char* name : {"se/reduce/kernel", "se/excite/kernel", "se/excite/bias"}) {
+            const auto a = weightsOf(early, name), b = weightsOf(run, name);
+            QVERIFY2(!a.empty() && a.size() == b.size(), name);
+            QVERIFY2(a != b, name);
+        }
+
+        // ONNX: the exported model computes what Kiln computes, with the trained weights.
+        for (auto& p : params.params()) {
+            const auto v = weightsOf(run, p.name);
+            QVERIFY2(v.size() == static_cast<size_t>(p.value.numel()), p.name.c_str());
+            std::copy(v.begin(), v.end(), p.value.data<float>());
+        }
+        auto bytes = exportOnnx(*m, params, ModelMetadata{"se", {}, "{}", "0.1.0"});
+        QVERIFY2(bytes.ok(), bytes.ok() ? "" : bytes.error().toString().c_str());
+        ThreadPool pool(2);
+        auto r = checkOnnxParity(*m, params, *bytes, syntheticInputs(*m, 4, 5), pool);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        QVERIFY2(r->passed, std::to_string(r->maxAbsDiff).c_str());
+        auto back = importOnnx(*bytes);
+        QVERIFY(back.ok());
+        std::set<std::string> inFile;
+        for (const auto& w : back->weights) inFile.insert(w.name);
+        QVERIFY(inFile.count("se/excite/kernel"));
+        QVERIFY(inFile.count("se/reduce/bias"));
+
+        // The scale needs `filters` channels in: another width is refused at the multiply.
+        Error e = expansionError("", std::string("[") + kImage + R"(,
+          {"name": "se", "op": "SqueezeExcitation", "inputs": ["image"], "attrs": {"filters": 8}}])");
+        QVERIFY2(e.toString().find("se/scale") != std::string::npos, e.toString().c_str());
+    }
+
     // The two-tower model of the library: two inputs, a Dense tower each, Concatenate and a Dense
     // head, with the attributes' defaults and values, readable weight names, the input count
     // checked, and training that matches the nodes the studio's former two-tower template
