@@ -880,7 +880,7 @@ void MainWindow::rebuildRecentMenu() {
     m_recentMenu->clear();
     const QStringList recent = ui::AppSettings::recentProjects();
     for (int i = 0; i < recent.size(); ++i) {
-        const QString path = recent[i];
+        const QString& path = recent[i];
         QAction* a = m_recentMenu->addAction(QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(QFileInfo(path).fileName()));
         a->setToolTip(path);
         a->setStatusTip(path);

@@ -86,27 +86,27 @@ inline GroupNormWeights writeGroupNormWeights(const QString& plugin, const std::
 // The model's outputs [n, 2] for inputs x [n, 3, 4], from group normalisation's formula in double
 // precision, then the Dense layer.
 inline std::vector<double> groupNormReference(const GroupNormWeights& w, const std::vector<float>& x, int n) {
-    const int perGroup = kChannels / kGroups;
+    const size_t positions = kPositions, channels = kChannels, perGroup = channels / kGroups, units = kUnits;
     std::vector<double> out;
-    for (int s = 0; s < n; ++s) {
-        std::vector<double> y(static_cast<size_t>(kPositions * kChannels));
-        auto at = [&](int p, int c) { return static_cast<size_t>((s * kPositions + p) * kChannels + c); };
-        for (int g = 0; g < kGroups; ++g) {
+    for (size_t s = 0; s < static_cast<size_t>(n); ++s) {
+        const float* sample = x.data() + s * positions * channels;
+        std::vector<double> y(positions * channels);
+        for (size_t first = 0; first < channels; first += perGroup) {
             double sum = 0, sq = 0;
-            for (int p = 0; p < kPositions; ++p)
-                for (int c = g * perGroup; c < (g + 1) * perGroup; ++c) sum += x[at(p, c)];
-            const double count = kPositions * perGroup, mean = sum / count;
-            for (int p = 0; p < kPositions; ++p)
-                for (int c = g * perGroup; c < (g + 1) * perGroup; ++c) sq += (x[at(p, c)] - mean) * (x[at(p, c)] - mean);
+            for (size_t p = 0; p < positions; ++p)
+                for (size_t c = first; c < first + perGroup; ++c) sum += sample[p * channels + c];
+            const double count = static_cast<double>(positions * perGroup), mean = sum / count;
+            for (size_t p = 0; p < positions; ++p)
+                for (size_t c = first; c < first + perGroup; ++c)
+                    sq += (sample[p * channels + c] - mean) * (sample[p * channels + c] - mean);
             const double invStd = 1.0 / std::sqrt(sq / count + kEpsilon);
-            for (int p = 0; p < kPositions; ++p)
-                for (int c = g * perGroup; c < (g + 1) * perGroup; ++c)
-                    y[static_cast<size_t>(p * kChannels + c)] = (x[at(p, c)] - mean) * invStd * w.gamma[static_cast<size_t>(c)] +
-                                                                w.beta[static_cast<size_t>(c)];
+            for (size_t p = 0; p < positions; ++p)
+                for (size_t c = first; c < first + perGroup; ++c)
+                    y[p * channels + c] = (sample[p * channels + c] - mean) * invStd * w.gamma[c] + w.beta[c];
         }
-        for (int j = 0; j < kUnits; ++j) {
-            double v = w.bias[static_cast<size_t>(j)];
-            for (size_t k = 0; k < y.size(); ++k) v += y[k] * w.kernel[k * kUnits + static_cast<size_t>(j)];
+        for (size_t j = 0; j < units; ++j) {
+            double v = w.bias[j];
+            for (size_t k = 0; k < y.size(); ++k) v += y[k] * w.kernel[k * units + j];
             out.push_back(v);
         }
     }

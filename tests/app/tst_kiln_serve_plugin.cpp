@@ -38,9 +38,12 @@ int freePort() {
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     addr.sin_port = 0;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
     socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        ::close(fd);
+        return 0;
+    }
     ::close(fd);
     return ntohs(addr.sin_port);
 }
@@ -163,7 +166,10 @@ private slots:
     void predictRunsThePlugin() {
         constexpr int n = 3, per = kiln::test::kPositions * kiln::test::kChannels;
         std::vector<float> x = kiln::test::sampleValues(n * per, 4);
-        for (size_t i = 0; i < x.size(); ++i) x[i] = x[i] * (1.0f + static_cast<float>(i % 4)) + static_cast<float>(i / per);
+        for (size_t i = 0; i < x.size(); ++i) {
+            const size_t sample = i / per;
+            x[i] = x[i] * (1.0f + static_cast<float>(i % 4)) + static_cast<float>(sample);
+        }
         json instances = json::array();
         for (int s = 0; s < n; ++s) {
             json rows = json::array();

@@ -148,7 +148,7 @@ QModelIndex PaletteModel::index(int row, int column, const QModelIndex& parent) 
     if (!parent.isValid()) return row < m_sections.size() ? createIndex(row, 0, kSectionId) : QModelIndex();
     if (parent.internalId() != kSectionId || parent.row() >= m_sections.size()) return {};
     const auto& s = m_sections[parent.row()];
-    return row < s.entries.size() ? createIndex(row, 0, static_cast<quintptr>(parent.row() + 1))
+    return row < s.entries.size() ? createIndex(row, 0, static_cast<quintptr>(parent.row()) + 1)
                                   : QModelIndex();
 }
 
