@@ -148,7 +148,6 @@ MainWindow::MainWindow(const QString& recoveryDirectory, QWidget* parent)
             [this](const QString& runDir, const QString& name) { m_preview->setWeights(runDir, name); });
     connect(m_editor, &ui::GraphEditorWidget::analysisUpdated, m_summary, &ui::SummaryWidget::setAnalysis);
     connect(m_palette, &ui::PaletteWidget::opActivated, m_editor, &ui::GraphEditorWidget::addOpAtCenter);
-    connect(m_palette, &ui::PaletteWidget::templateActivated, m_editor, &ui::GraphEditorWidget::addTemplateAtCenter);
     // Composite layers: the project's and the user's library in the palette; "Save Layer to
     // Library" writes to <AppDataLocation>/layers.
     auto* layerLibrary = new ui::UserLayerLibrary({}, this);
@@ -881,7 +880,7 @@ void MainWindow::rebuildRecentMenu() {
     m_recentMenu->clear();
     const QStringList recent = ui::AppSettings::recentProjects();
     for (int i = 0; i < recent.size(); ++i) {
-        const QString path = recent[i];
+        const QString& path = recent[i];
         QAction* a = m_recentMenu->addAction(QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(QFileInfo(path).fileName()));
         a->setToolTip(path);
         a->setStatusTip(path);

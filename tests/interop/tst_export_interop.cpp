@@ -56,13 +56,15 @@ private slots:
                                     "cov.kiln");
         QVERIFY2(cov.ok(), cov.ok() ? "" : cov.error().toString().c_str());
         graphs.emplace_back("coverage", cov->graph);
-        // Composite layers export inline, with their expanded names ("res/conv1").
+        // Composite layers export inline, with their expanded names ("res/conv1"); squeeze-and-
+        // excitation scales channels through Multiply's broadcast.
         auto blocks = io::parseProject(R"({"format":"kiln-project","version":2,"name":"blocks","graph":{"nodes":[
           {"name":"x","op":"Input","attrs":{"shape":[8,8,3]}},
           {"name":"stem","op":"ConvBNReLU","inputs":["x"],"attrs":{"filters":6}},
           {"name":"res","op":"ResidualBlock","inputs":["stem"],"attrs":{"filters":6}},
           {"name":"down","op":"ResidualProjectionBlock","inputs":["res"],"attrs":{"filters":8}},
-          {"name":"pool","op":"GlobalAveragePooling2D","inputs":["down"]},
+          {"name":"se","op":"SqueezeExcitation","inputs":["down"],"attrs":{"filters":8,"reduced_filters":2}},
+          {"name":"pool","op":"GlobalAveragePooling2D","inputs":["se"]},
           {"name":"head","op":"DenseBNReLU","inputs":["pool"],"attrs":{"units":5}},
           {"name":"out","op":"Dense","inputs":["head"],"attrs":{"units":2}}],"outputs":["out"]}})",
                                        "blocks.kiln");

@@ -145,8 +145,6 @@ public:
 
     // ---- edits (undoable: each pushes one command) -----------------------------------------
     ItemId addNode(const std::string& op, QPointF pos);
-    // Inserts a template ("conv_bn_relu", "residual_block", "two_tower") at pos.
-    QVector<ItemId> addTemplate(const QString& templateId, QPointF pos);
     // Producer `from` feeds input `port` of `to` (port == inputs().size() appends). Refused
     // (nothing pushed) with the reason when the engine's rules forbid it.
     engine::Status connectNodes(ItemId from, ItemId to, int port);

@@ -551,12 +551,6 @@ void GraphEditorWidget::addOpAtCenter(const QString& op) {
     if (ItemId id = m_document->addNode(op.toStdString(), c)) selectNodes({id});
 }
 
-void GraphEditorWidget::addTemplateAtCenter(const QString& templateId) {
-    QPointF c =
-        m_view->mapToScene(m_view->viewport()->rect().center()) - QPointF(nodeWidth() / 2, nodeHeight() / 2);
-    selectNodes(m_document->addTemplate(templateId, c));
-}
-
 void GraphEditorWidget::addLayerAtCenter(const QByteArray& payload) {
     QPointF c =
         m_view->mapToScene(m_view->viewport()->rect().center()) - QPointF(nodeWidth() / 2, nodeHeight() / 2);

@@ -86,9 +86,8 @@ public:
     // learning), unfreeze all, and the edit actions. Owned by `parent`.
     QMenu* nodeMenu(ItemId node, QWidget* parent);
 
-    // Adds an op or a template (mime data from the palette) at the view's centre.
+    // Adds an op (mime data from the palette) at the view's centre.
     void addOpAtCenter(const QString& op);
-    void addTemplateAtCenter(const QString& templateId);
     // Adds an instance of a palette layer (a layerPayload()) at the view's centre.
     void addLayerAtCenter(const QByteArray& payload);
 

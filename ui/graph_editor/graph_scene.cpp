@@ -622,7 +622,7 @@ void GraphView::keyReleaseEvent(QKeyEvent* event) {
 
 namespace {
 bool paletteMime(const QMimeData* mime) {
-    return mime->hasFormat(kOpMimeType) || mime->hasFormat(kTemplateMimeType) || mime->hasFormat(kLayerMimeType);
+    return mime->hasFormat(kOpMimeType) || mime->hasFormat(kLayerMimeType);
 }
 }  // namespace
 
@@ -647,11 +647,6 @@ void GraphView::dropEvent(QDropEvent* event) {
         QString op = QString::fromUtf8(mime->data(kOpMimeType));
         m_scene->document()->addNode(op.toStdString(), pos);
         emit opDropped(op, pos);
-        event->acceptProposedAction();
-    } else if (mime->hasFormat(kTemplateMimeType)) {
-        QString id = QString::fromUtf8(mime->data(kTemplateMimeType));
-        m_scene->document()->addTemplate(id, pos);
-        emit templateDropped(id, pos);
         event->acceptProposedAction();
     } else if (mime->hasFormat(kLayerMimeType)) {
         auto r = addLayerFromPayload(m_scene->document(), mime->data(kLayerMimeType), pos);

@@ -109,7 +109,6 @@ public:
 
 signals:
     void opDropped(const QString& op, QPointF scenePos);
-    void templateDropped(const QString& templateId, QPointF scenePos);
     // The visible part of the scene moved or changed scale.
     void viewChanged();
 

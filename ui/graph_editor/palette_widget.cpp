@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Palette model (categories from the engine's op table, templates and composite layers) and its
-// searchable view.
+// Palette model (categories from the engine's op table and composite layers) and its searchable
+// view.
 #include "ui/graph_editor/palette_widget.h"
 
 #include <QHeaderView>
@@ -51,17 +51,6 @@ QString categoryLabel(engine::ops::Category c) {
 
 }  // namespace
 
-QStringList PaletteModel::templateIds() {
-    return {QStringLiteral("conv_bn_relu"), QStringLiteral("residual_block"), QStringLiteral("two_tower")};
-}
-
-QString PaletteModel::templateName(const QString& id) {
-    if (id == QLatin1String("conv_bn_relu")) return tr("Conv-BN-ReLU");
-    if (id == QLatin1String("residual_block")) return tr("Residual block");
-    if (id == QLatin1String("two_tower")) return tr("Two-tower model");
-    return id;
-}
-
 PaletteModel::PaletteModel(QObject* parent) : QAbstractItemModel(parent) {
     using C = engine::ops::Category;
     for (C c : {C::Input, C::Core, C::Convolution, C::Pooling, C::Normalization, C::Regularization, C::Merge,
@@ -82,16 +71,6 @@ PaletteModel::PaletteModel(QObject* parent) : QAbstractItemModel(parent) {
         }
         m_sections.push_back(s);
     }
-    Section t{tr("Templates"), {}};
-    t.entries.push_back({QStringLiteral("conv_bn_relu"), templateName(QStringLiteral("conv_bn_relu")),
-                         tr("Conv2D, BatchNormalization and ReLU in a row"), QStringLiteral("template")});
-    t.entries.push_back({QStringLiteral("residual_block"), templateName(QStringLiteral("residual_block")),
-                         tr("Two convolutions with batch normalization and a skip connection"),
-                         QStringLiteral("template")});
-    t.entries.push_back({QStringLiteral("two_tower"), templateName(QStringLiteral("two_tower")),
-                         tr("Two inputs, one dense tower each, joined by a concatenation"),
-                         QStringLiteral("template")});
-    m_sections.push_back(t);
     m_sections.push_back(Section{tr("Layers"), {}});
     setLayers({}, nullptr);
 }
@@ -116,8 +95,8 @@ void PaletteModel::refreshPlugins() {
         if (m_sections[i].label == label) at = i;
     if (at < 0) {
         if (fresh.entries.isEmpty()) return;
-        // The section goes after the built-in categories, before Templates and Layers.
-        const int row = static_cast<int>(m_sections.size()) - 2;
+        // The section goes after the built-in categories, before Layers.
+        const int row = static_cast<int>(m_sections.size()) - 1;
         beginInsertRows({}, row, row);
         m_sections.insert(row, fresh);
         endInsertRows();
@@ -169,7 +148,7 @@ QModelIndex PaletteModel::index(int row, int column, const QModelIndex& parent) 
     if (!parent.isValid()) return row < m_sections.size() ? createIndex(row, 0, kSectionId) : QModelIndex();
     if (parent.internalId() != kSectionId || parent.row() >= m_sections.size()) return {};
     const auto& s = m_sections[parent.row()];
-    return row < s.entries.size() ? createIndex(row, 0, static_cast<quintptr>(parent.row() + 1))
+    return row < s.entries.size() ? createIndex(row, 0, static_cast<quintptr>(parent.row()) + 1)
                                   : QModelIndex();
 }
 
@@ -225,7 +204,7 @@ Qt::ItemFlags PaletteModel::flags(const QModelIndex& index) const {
 }
 
 QStringList PaletteModel::mimeTypes() const {
-    return {QString::fromLatin1(kOpMimeType), QString::fromLatin1(kTemplateMimeType), QString::fromLatin1(kLayerMimeType)};
+    return {QString::fromLatin1(kOpMimeType), QString::fromLatin1(kLayerMimeType)};
 }
 
 QMimeData* PaletteModel::mimeData(const QModelIndexList& indexes) const {
@@ -239,7 +218,7 @@ QMimeData* PaletteModel::mimeData(const QModelIndexList& indexes) const {
             mime->setText(QString::fromUtf8(id));
             return mime;
         }
-        mime->setData(kind == QLatin1String("op") ? kOpMimeType : kTemplateMimeType, id);
+        mime->setData(kOpMimeType, id);
         mime->setText(QString::fromUtf8(id));
         return mime;
     }
@@ -279,8 +258,6 @@ PaletteWidget::PaletteWidget(QWidget* parent) : QWidget(parent) {
         const QString id = idx.data(PaletteModel::IdRole).toString();
         if (kind == QLatin1String("op"))
             emit opActivated(id);
-        else if (kind == QLatin1String("template"))
-            emit templateActivated(id);
         else if (kind == QLatin1String("layer"))
             emit layerActivated(idx.data(PaletteModel::PayloadRole).toByteArray());
     });

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The palette: every op of the engine's table by category, templates, and composite layers (the
-// project's, the bundled library's and the user's library's); searchable; drag an entry onto
-// the canvas or double-click it to add it.
+// The palette: every op of the engine's table by category, and composite layers (the project's,
+// the bundled library's and the user's library's); searchable; drag an entry onto the canvas or
+// double-click it to add it.
 #pragma once
 
 #include <QAbstractItemModel>
@@ -17,19 +17,18 @@ class QSortFilterProxyModel;
 
 namespace kiln::ui {
 
-// Mime types carried by palette drags: the op name, or a template id.
+// Mime types carried by palette drags: the op name.
 inline constexpr const char* kOpMimeType = "application/x-kiln-op";
-inline constexpr const char* kTemplateMimeType = "application/x-kiln-template";
 // A composite layer: a layerPayload() (its name, and definitions to copy into the project).
 inline constexpr const char* kLayerMimeType = "application/x-kiln-layer";
 
 class UserLayerLibrary;
 
-// Two levels: categories (Input, Core, ..., Loss, Templates, Layers) and their entries.
+// Two levels: categories (Input, Core, ..., Loss, Plugins, Layers) and their entries.
 class PaletteModel : public QAbstractItemModel {
     Q_OBJECT
 public:
-    // KindRole: "op", "template", "layer", "category". SourceRole (layers): "project",
+    // KindRole: "op", "layer", "category". SourceRole (layers): "project",
     // "bundled" or "library"; PayloadRole (layers): the drag payload.
     enum Role { KindRole = Qt::UserRole + 1, IdRole, SourceRole, PayloadRole };
     explicit PaletteModel(QObject* parent = nullptr);
@@ -43,10 +42,6 @@ public:
     QStringList mimeTypes() const override;
     QMimeData* mimeData(const QModelIndexList& indexes) const override;
     Qt::DropActions supportedDragActions() const override { return Qt::CopyAction; }
-
-    // Template ids and their display names.
-    static QStringList templateIds();
-    static QString templateName(const QString& id);
 
     // Fills the "Layers" section: the project's layers, the bundled ones the project does not
     // replace, and the user library's that neither has.
@@ -86,7 +81,6 @@ public:
 
 signals:
     void opActivated(const QString& op);
-    void templateActivated(const QString& templateId);
     void layerActivated(const QByteArray& payload);
 
 private:

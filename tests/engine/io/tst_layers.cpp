@@ -109,15 +109,39 @@ struct TrainRun {
     std::vector<std::pair<std::string, std::vector<float>>> weights;  // name and values after training
 };
 
-TrainRun trainGraph(const Graph& g) {
+// Two towers of 4 features each and a 0/1 label that depends on both.
+data::InMemoryDataset towers(int64_t n, uint64_t stream) {
+    data::Column a, b, y;
+    a.name = "tower_a";
+    b.name = "tower_b";
+    a.sampleShape = b.sampleShape = Shape{4};
+    y.name = "label";
+    y.sampleShape = Shape{1};
+    for (int64_t i = 0; i < n; ++i) {
+        float s = 0;
+        for (int64_t e = 0; e < 4; ++e) {
+            a.values.push_back(rng::normal(stream, 1, static_cast<uint64_t>(i * 4 + e)));
+            b.values.push_back(rng::normal(stream, 2, static_cast<uint64_t>(i * 4 + e)));
+            s += a.values.back() - 0.5f * b.values.back();
+        }
+        y.values.push_back(s > 0 ? 1.0f : 0.0f);
+    }
+    auto set = data::InMemoryDataset::create(n, {std::move(a), std::move(b), std::move(y)});
+    if (!set.ok()) qFatal("dataset: %s", set.error().toString().c_str());
+    return std::move(set).value();
+}
+
+const char* kClassifierConfig = R"({"epochs": 2, "batch_size": 16, "seed": 7,
+    "optimizer": {"type": "adam", "learning_rate": 0.01},
+    "loss": {"type": "SparseCategoricalCrossentropy", "from_logits": true}})";
+
+TrainRun trainGraph(const Graph& g, data::InMemoryDataset set, const char* config) {
     auto m = ops::analyzeModel(g);
     if (!m.ok()) qFatal("analyzeModel: %s", m.error().toString().c_str());
-    auto c = train::parseTrainingConfig(json::parse(R"({"epochs": 2, "batch_size": 16, "seed": 7,
-        "optimizer": {"type": "adam", "learning_rate": 0.01},
-        "loss": {"type": "SparseCategoricalCrossentropy", "from_logits": true}})"), m->graph);
+    auto c = train::parseTrainingConfig(json::parse(config), m->graph);
     if (!c.ok()) qFatal("config: %s", c.error().toString().c_str());
     train::DataBundle b;
-    b.train = images(64, 1);
+    b.train = std::move(set);
     ThreadPool pool(2);
     auto t = train::Trainer::create(*m, *c, std::move(b), pool);
     if (!t.ok()) qFatal("Trainer::create: %s", t.error().toString().c_str());
@@ -132,6 +156,8 @@ TrainRun trainGraph(const Graph& g) {
     }
     return run;
 }
+
+TrainRun trainGraph(const Graph& g) { return trainGraph(g, images(64, 1), kClassifierConfig); }
 
 }  // namespace
 
@@ -235,6 +261,179 @@ private slots:
         auto wm = ops::analyzeModel(*wg);
         QVERIFY(!wm.ok());
         QVERIFY2(wm.error().toString().find("ir/add") != std::string::npos, wm.error().toString().c_str());
+    }
+
+    // Squeeze-and-excitation from the library: the global average, a ReLU bottleneck and a sigmoid
+    // give per-channel weights that scale the input through Multiply's broadcast. A network with it
+    // trains (its loss falls and the excitation's weights move, so gradients reach them through the
+    // broadcast) and exports to ONNX with the same outputs.
+    void bundledSqueezeExcitation() {
+        const std::string nodes = std::string("[") + kImage + R"(,
+          {"name": "stem", "op": "ConvBNReLU", "inputs": ["image"], "attrs": {"filters": 8}},
+          {"name": "se", "op": "SqueezeExcitation", "inputs": ["stem"], "attrs": {"filters": 8, "reduced_filters": 2}},
+          {"name": "pool", "op": "GlobalAveragePooling2D", "inputs": ["se"]},
+          {"name": "logits", "op": "Dense", "inputs": ["pool"], "attrs": {"units": 2}}])";
+        Graph g = expanded(projectText("", nodes));
+        QCOMPARE(names(g), (std::vector<std::string>{"image", "stem/conv", "stem/bn", "stem/relu", "se/squeeze", "se/reduce",
+                                                     "se/excite", "se/scale", "pool", "logits"}));
+        QCOMPARE(g.node("se/scale")->op, std::string("Multiply"));
+        QCOMPARE(g.node("se/scale")->inputs, (std::vector<std::string>{"stem/relu", "se/excite"}));
+        QCOMPARE(g.node("se/reduce")->attrs.getString("activation"), std::string("relu"));
+        QCOMPARE(g.node("se/excite")->attrs.getString("activation"), std::string("sigmoid"));
+        auto m = ops::analyzeModel(g);
+        QVERIFY2(m.ok(), m.ok() ? "" : m.error().toString().c_str());
+        QCOMPARE(m->info("se/squeeze").output, (Shape{-1, 8}));
+        QCOMPARE(m->info("se/reduce").output, (Shape{-1, 2}));
+        QCOMPARE(m->info("se/excite").output, (Shape{-1, 8}));
+        QCOMPARE(m->info("se/scale").output, (Shape{-1, 6, 6, 8}));
+        exec::ParamStore params = exec::ParamStore::create(*m, 3);
+        std::set<std::string> pnames;
+        for (const auto& q : params.params())
+            if (q.name.starts_with("se/")) pnames.insert(q.name);
+        QCOMPARE(pnames, (std::set<std::string>{"se/reduce/kernel", "se/reduce/bias", "se/excite/kernel", "se/excite/bias"}));
+
+        // Training: the mean loss of the last epoch is well below the first's, and the
+        // excitation's weights after 6 epochs differ from those after 1.
+        const char* config = R"({"epochs": %1, "batch_size": 16, "seed": 7,
+            "optimizer": {"type": "adam", "learning_rate": 0.01},
+            "loss": {"type": "SparseCategoricalCrossentropy", "from_logits": true}})";
+        const std::string six = QString::fromLatin1(config).arg(6).toStdString();
+        const std::string one = QString::fromLatin1(config).arg(1).toStdString();
+        TrainRun run = trainGraph(g, images(64, 1), six.c_str());
+        QCOMPARE(run.stepLosses.size(), size_t{24});  // 6 epochs of 64 / 16
+        double first = 0, last = 0;
+        for (size_t i = 0; i < 4; ++i) {
+            first += run.stepLosses[i] / 4;
+            last += run.stepLosses[20 + i] / 4;
+        }
+        qInfo("squeeze-and-excitation network: mean loss %.4f in epoch 1, %.4f in epoch 6", first, last);
+        QVERIFY2(std::isfinite(last) && last < 0.8 * first, qPrintable(QString("%1 -> %2").arg(first).arg(last)));
+        TrainRun early = trainGraph(g, images(64, 1), one.c_str());
+        auto weightsOf = [](const TrainRun& r, const std::string& name) {
+            for (const auto& [n, v] : r.weights)
+                if (n == name) return v;
+            return std::vector<float>{};
+        };
+        for (const char* name : {"se/reduce/kernel", "se/excite/kernel", "se/excite/bias"}) {
+            const auto a = weightsOf(early, name), b = weightsOf(run, name);
+            QVERIFY2(!a.empty() && a.size() == b.size(), name);
+            QVERIFY2(a != b, name);
+        }
+
+        // ONNX: the exported model computes what Kiln computes, with the trained weights.
+        for (auto& p : params.params()) {
+            const auto v = weightsOf(run, p.name);
+            QVERIFY2(v.size() == static_cast<size_t>(p.value.numel()), p.name.c_str());
+            std::copy(v.begin(), v.end(), p.value.data<float>());
+        }
+        auto bytes = exportOnnx(*m, params, ModelMetadata{"se", {}, "{}", "0.1.0"});
+        QVERIFY2(bytes.ok(), bytes.ok() ? "" : bytes.error().toString().c_str());
+        ThreadPool pool(2);
+        auto r = checkOnnxParity(*m, params, *bytes, syntheticInputs(*m, 4, 5), pool);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        QVERIFY2(r->passed, std::to_string(r->maxAbsDiff).c_str());
+        auto back = importOnnx(*bytes);
+        QVERIFY(back.ok());
+        std::set<std::string> inFile;
+        for (const auto& w : back->weights) inFile.insert(w.name);
+        QVERIFY(inFile.count("se/excite/kernel"));
+        QVERIFY(inFile.count("se/reduce/bias"));
+
+        // The scale needs `filters` channels in: another width is refused at the multiply.
+        Error e = expansionError("", std::string("[") + kImage + R"(,
+          {"name": "se", "op": "SqueezeExcitation", "inputs": ["image"], "attrs": {"filters": 8}}])");
+        QVERIFY2(e.toString().find("se/scale") != std::string::npos, e.toString().c_str());
+    }
+
+    // The two-tower model of the library: two inputs, a Dense tower each, Concatenate and a Dense
+    // head, with the attributes' defaults and values, readable weight names, the input count
+    // checked, and training that matches the nodes the studio's former two-tower template
+    // inserted (written out flat under the instance's name).
+    void bundledTwoTower() {
+        const std::string inputs = R"({"name": "tower_a", "op": "Input", "attrs": {"shape": [4]}},
+          {"name": "tower_b", "op": "Input", "attrs": {"shape": [4]}})";
+        const std::string composite = "[" + inputs + R"(,
+          {"name": "tt", "op": "TwoTower", "inputs": ["tower_a", "tower_b"], "attrs": {"units": 8}}])";
+        Graph g = expanded(projectText("", composite));
+        QCOMPARE(names(g), (std::vector<std::string>{"tower_a", "tower_b", "tt/dense_a", "tt/dense_b", "tt/concat", "tt/head"}));
+        QCOMPARE(g.node("tt/dense_b")->inputs, (std::vector<std::string>{"tower_b"}));
+        QCOMPARE(g.node("tt/concat")->inputs, (std::vector<std::string>{"tt/dense_a", "tt/dense_b"}));
+        QCOMPARE(g.node("tt/dense_a")->attrs.getString("activation"), std::string("relu"));  // the default
+        QCOMPARE(g.node("tt/head")->attrs.getInt("units"), int64_t{1});
+        QCOMPARE(g.node("tt/head")->attrs.getString("activation"), std::string("linear"));
+        auto m = ops::analyzeModel(g);
+        QVERIFY2(m.ok(), m.ok() ? "" : m.error().toString().c_str());
+        QCOMPARE(m->info("tt/concat").output, (Shape{-1, 16}));
+        QCOMPARE(m->info("tt/head").output, (Shape{-1, 1}));
+        exec::ParamStore params = exec::ParamStore::create(*m, 1);
+        std::set<std::string> pnames;
+        for (const auto& q : params.params()) pnames.insert(q.name);
+        QCOMPARE(pnames, (std::set<std::string>{"tt/dense_a/kernel", "tt/dense_a/bias", "tt/dense_b/kernel", "tt/dense_b/bias",
+                                                "tt/head/kernel", "tt/head/bias"}));
+        // Instance values reach the nodes.
+        Graph tanh = expanded(projectText("", "[" + inputs + R"(,
+          {"name": "tt", "op": "TwoTower", "inputs": ["tower_a", "tower_b"],
+           "attrs": {"activation": "tanh", "head_units": 3, "head_activation": "softmax"}}])"));
+        QCOMPARE(tanh.node("tt/dense_a")->attrs.getInt("units"), int64_t{64});
+        QCOMPARE(tanh.node("tt/dense_b")->attrs.getString("activation"), std::string("tanh"));
+        QCOMPARE(tanh.node("tt/head")->attrs.getInt("units"), int64_t{3});
+        QCOMPARE(tanh.node("tt/head")->attrs.getString("activation"), std::string("softmax"));
+
+        // The same network as the template's nodes, flat, trains to the same numbers.
+        const std::string flat = "[" + inputs + R"(,
+          {"name": "tt/dense_a", "op": "Dense", "inputs": ["tower_a"], "attrs": {"units": 8, "activation": "relu"}},
+          {"name": "tt/dense_b", "op": "Dense", "inputs": ["tower_b"], "attrs": {"units": 8, "activation": "relu"}},
+          {"name": "tt/concat", "op": "Concatenate", "inputs": ["tt/dense_a", "tt/dense_b"]},
+          {"name": "tt/head", "op": "Dense", "inputs": ["tt/concat"], "attrs": {"units": 1}}])";
+        const char* config = R"({"epochs": 2, "batch_size": 16, "seed": 7,
+            "optimizer": {"type": "adam", "learning_rate": 0.01},
+            "loss": {"type": "BinaryCrossentropy", "from_logits": true}})";
+        TrainRun a = trainGraph(g, towers(64, 3), config);
+        TrainRun b = trainGraph(expanded(projectText("", flat)), towers(64, 3), config);
+        QCOMPARE(a.stepLosses.size(), size_t{8});
+        QVERIFY(a.stepLosses.back() != a.stepLosses.front());
+        for (size_t i = 0; i < a.stepLosses.size(); ++i) QCOMPARE(a.stepLosses[i], b.stepLosses[i]);
+        QCOMPARE(a.weights.size(), b.weights.size());
+        for (size_t i = 0; i < a.weights.size(); ++i) {
+            QCOMPARE(a.weights[i].first, b.weights[i].first);
+            QVERIFY2(a.weights[i].second == b.weights[i].second, a.weights[i].first.c_str());
+        }
+
+        // Both towers must be fed.
+        Error e = expansionError("", "[" + inputs + R"(, {"name": "tt", "op": "TwoTower", "inputs": ["tower_a"]}])");
+        QVERIFY2(e.toString().find("TwoTower \"tt\" takes 2 input(s) (a, b) but has 1") != std::string::npos,
+                 e.toString().c_str());
+    }
+
+    // A project saved with the studio's former two-tower template holds plain nodes: it reads,
+    // analyses and writes back as before, and its weights keep their names.
+    void templateProjectsStayFlat() {
+        const std::string text = projectText("", R"([
+          {"name": "tower_a", "op": "Input", "attrs": {"shape": [16]}},
+          {"name": "dense_a", "op": "Dense", "inputs": ["tower_a"], "attrs": {"units": 64, "activation": "relu"}},
+          {"name": "tower_b", "op": "Input", "attrs": {"shape": [16]}},
+          {"name": "dense_b", "op": "Dense", "inputs": ["tower_b"], "attrs": {"units": 64, "activation": "relu"}},
+          {"name": "concat", "op": "Concatenate", "inputs": ["dense_a", "dense_b"]},
+          {"name": "head", "op": "Dense", "inputs": ["concat"], "attrs": {"units": 1}}])");
+        Project p = parsed(text);
+        QVERIFY(p.layers.empty());
+        Graph g = expanded(text);
+        QCOMPARE(names(g), (std::vector<std::string>{"tower_a", "dense_a", "tower_b", "dense_b", "concat", "head"}));
+        for (size_t i = 0; i < g.nodes.size(); ++i) {  // nothing to expand
+            QCOMPARE(g.nodes[i].op, p.graph.nodes[i].op);
+            QCOMPARE(g.nodes[i].inputs, p.graph.nodes[i].inputs);
+            QCOMPARE(g.nodes[i].attrs, p.graph.nodes[i].attrs);
+        }
+        auto m = ops::analyzeModel(g);
+        QVERIFY(m.ok());
+        QCOMPARE(m->info("head").output, (Shape{-1, 1}));
+        exec::ParamStore params = exec::ParamStore::create(*m, 1);
+        std::set<std::string> pnames;
+        for (const auto& q : params.params()) pnames.insert(q.name);
+        QCOMPARE(pnames, (std::set<std::string>{"dense_a/kernel", "dense_a/bias", "dense_b/kernel", "dense_b/bias",
+                                                "head/kernel", "head/bias"}));
+        QCOMPARE(serializeProject(parsed(serializeProject(p))), serializeProject(p));
+        QVERIFY(!json::parse(serializeProject(p)).contains("layers"));
     }
 
     void projectLayerReplacesBundledOne() {

@@ -216,8 +216,7 @@ private slots:
             ++checked;
         };
         roundTrip.operator()<AddNodesCommand>("add node", [&] { doc.addNode("Dropout", QPointF(0, 900)); });
-        roundTrip.operator()<AddNodesCommand>("template",
-                                              [&] { doc.addTemplate("residual_block", QPointF(800, 0)); });
+        roundTrip.operator()<AddNodesCommand>("layer instance", [&] { doc.addNode("TwoTower", QPointF(800, 0)); });
         roundTrip.operator()<ConnectCommand>(
             "connect", [&] { QVERIFY(doc.connectNodes(id(doc, "logits"), id(doc, "dropout"), 0).ok()); });
         roundTrip.operator()<DisconnectCommand>("disconnect", [&] { doc.disconnect(id(doc, "skip"), 1); });

@@ -119,8 +119,9 @@ private slots:
         for (const auto& def : kiln::engine::ops::opTable())
             if (def.kind != kiln::engine::ops::OpKind::Placeholder && def.kind != kiln::engine::ops::OpKind::Plugin)
                 QVERIFY2(ops.contains(QString::fromUtf8(def.name.data(), int(def.name.size()))), def.name.data());
-        for (const auto& t : PaletteModel::templateIds()) QVERIFY(ops.contains(t));
-        QCOMPARE(m->rowCount(), 11);  // nine categories (no Plugins without plugins), the templates and the layers
+        // The former templates are bundled layers.
+        for (const char* layer : {"ConvBNReLU", "ResidualBlock", "TwoTower"}) QVERIFY2(ops.contains(layer), layer);
+        QCOMPARE(m->rowCount(), 10);  // nine categories (no Plugins without plugins) and the layers
         // Typing in the search field filters recursively.
         QTest::keyClicks(palette.searchField(), "pool");
         auto* view = palette.view()->model();
@@ -159,14 +160,16 @@ private slots:
         QPointF centre = added->pos + QPointF(nodeWidth() / 2, nodeHeight() / 2);
         QVERIFY((f.toView(centre) - at).manhattanLength() <= 2);
         QVERIFY(f.scene->nodeItem(added->id));
-        // A template drops as several nodes; undo removes them in one step.
-        std::unique_ptr<QMimeData> tmpl(palette.mimeDataFor("conv_bn_relu"));
-        QDragEnterEvent enter2(at, Qt::CopyAction, tmpl.get(), Qt::LeftButton, Qt::NoModifier);
+        // A bundled layer drops as one instance node; undo removes it.
+        std::unique_ptr<QMimeData> layer(palette.mimeDataFor("ConvBNReLU"));
+        QVERIFY(layer);
+        QDragEnterEvent enter2(at, Qt::CopyAction, layer.get(), Qt::LeftButton, Qt::NoModifier);
         QApplication::sendEvent(f.view->viewport(), &enter2);
         QVERIFY(enter2.isAccepted());
-        QDropEvent drop2(QPointF(at), Qt::CopyAction, tmpl.get(), Qt::LeftButton, Qt::NoModifier);
+        QDropEvent drop2(QPointF(at), Qt::CopyAction, layer.get(), Qt::LeftButton, Qt::NoModifier);
         QApplication::sendEvent(f.view->viewport(), &drop2);
-        QCOMPARE(f.doc.nodes().size(), size_t(9));
+        QCOMPARE(f.doc.nodes().size(), size_t(7));
+        QCOMPARE(f.doc.nodes().back().node.op, std::string("ConvBNReLU"));
         f.doc.undoStack()->undo();
         QCOMPARE(f.doc.nodes().size(), size_t(6));
     }

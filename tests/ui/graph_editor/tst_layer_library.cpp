@@ -2,14 +2,17 @@
 // The user's layer library and the palette's "Layers" section: a layer made in one project is
 // saved with "Save Layer to Library", shows in a second project's palette, is dropped onto its
 // canvas (copying the definition in, one undo step), and bundled layers analyse through their
-// expansion. Library files of a later version or broken JSON are skipped with a message that
+// expansion; the two-tower model drops as one two-input instance with the layer's inspector, and a
+// project made with the former two-tower template opens unchanged. Library files of a later version or broken JSON are skipped with a message that
 // names the file.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_graph_editor
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QComboBox>
 #include <QFile>
 #include <QGraphicsView>
+#include <QLineEdit>
 #include <QMimeData>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -25,6 +28,7 @@
 #include "ui/graph_editor/graph_editor_widget.h"
 #include "ui/graph_editor/graph_items.h"
 #include "ui/graph_editor/graph_scene.h"
+#include "ui/graph_editor/inspector_widget.h"
 #include "ui/graph_editor/layer_library.h"
 #include "ui/graph_editor/palette_widget.h"
 
@@ -193,6 +197,115 @@ private slots:
         a = analyzeGraph(g, 1, &lib);
         QVERIFY(!a.find(doc.node(id.value())->node.name)->error.empty());
         QVERIFY(a.modelError);
+    }
+
+    // The two-tower model is a bundled layer: dropped from the palette it is one instance with two
+    // input ports, its inspector is the layer's attributes, and it analyses through its expansion.
+    void twoTowerFromThePaletteIsOneInstance() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("towers.kiln");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"format": "kiln-project", "version": 2, "name": "towers", "graph": {"nodes": [
+            {"name": "left", "op": "Input", "attrs": {"shape": [15]}},
+            {"name": "right", "op": "Input", "attrs": {"shape": [15]}}]}})");
+        f.close();
+        EditorDocument doc;
+        QVERIFY(doc.load(path).ok());
+        GraphEditorWidget editor(&doc);
+        editor.resize(900, 700);
+        editor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&editor));
+        PaletteWidget palette;
+        const QModelIndex entry = layerEntry(palette.model(), "TwoTower");
+        QVERIFY(entry.isValid());
+        QCOMPARE(entry.data(PaletteModel::SourceRole).toString(), QStringLiteral("bundled"));
+        QCOMPARE(entry.parent().data().toString(), PaletteModel::tr("Layers"));
+        std::unique_ptr<QMimeData> mime(palette.mimeDataFor("TwoTower"));
+        QVERIFY(mime && mime->hasFormat(kLayerMimeType));
+        dropOn(editor.view(), mime.get(), editor.view()->viewport()->rect().center());
+        QCOMPARE(doc.nodes().size(), size_t(3));
+        const ItemId inst = doc.nodes().back().id;
+        QCOMPARE(doc.node(inst)->node.op, std::string("TwoTower"));
+        QVERIFY(doc.content().layers.empty());  // bundled layers are not copied
+        auto* card = editor.scene()->nodeItem(inst);
+        QVERIFY(card);
+        QCOMPARE(card->inputPortCount(), 2);
+
+        // The inspector: one field per exposed attribute, checked by the layer's schema.
+        InspectorWidget inspector(&doc);
+        inspector.show();
+        inspector.setNode(inst);
+        auto* units = qobject_cast<QLineEdit*>(inspector.editorFor("units"));
+        auto* headUnits = qobject_cast<QLineEdit*>(inspector.editorFor("head_units"));
+        auto* activation = qobject_cast<QComboBox*>(inspector.editorFor("activation"));
+        QVERIFY(units && headUnits && activation && inspector.editorFor("head_activation"));
+        QVERIFY(!inspector.editorFor("filters"));
+        QCOMPARE(units->placeholderText(), QStringLiteral("64"));
+        QCOMPARE(activation->currentText(), QStringLiteral("relu"));
+        units->clear();
+        QTest::keyClicks(units, "0");
+        QTest::keyClick(units, Qt::Key_Return);
+        QVERIFY2(inspector.lastError().contains("at least 1"), qPrintable(inspector.lastError()));
+        units->clear();
+        QTest::keyClicks(units, "32");
+        QTest::keyClick(units, Qt::Key_Return);
+        QVERIFY2(inspector.lastError().isEmpty(), qPrintable(inspector.lastError()));
+        QCOMPARE(std::get<int64_t>(doc.node(inst)->node.attrs.values().at("units")), int64_t{32});
+        activation->setFocus();
+        QTest::keyClick(activation, Qt::Key_Down);  // relu -> relu6
+        QCOMPARE(std::get<std::string>(doc.node(inst)->node.attrs.values().at("activation")), std::string("relu6"));
+
+        // Fed by both inputs it analyses as the expanded towers, head and all.
+        QVERIFY(doc.connectNodes(doc.idOf("left"), inst, 0).ok());
+        QVERIFY(doc.connectNodes(doc.idOf("right"), inst, 1).ok());
+        editor.analysis()->waitForIdle();
+        const auto* r = editor.analysis()->latest().find(doc.node(inst)->node.name);
+        QVERIFY(r && r->hasShape && r->error.empty());
+        QCOMPARE(r->output.toString(), std::string("[N,1]"));
+        QCOMPARE(r->params, int64_t{2 * (15 * 32 + 32) + (64 + 1)});
+        // One undo step per edit: the two connections, the two attributes, the drop.
+        for (int i = 0; i < 5; ++i) doc.undoStack()->undo();
+        QCOMPARE(doc.nodes().size(), size_t(2));
+    }
+
+    // A project written by an earlier Kiln with the two-tower template holds plain nodes: it
+    // opens unmodified, stays plain (no instance appears) and saves the same graph.
+    void twoTowerTemplateProjectOpensUnchanged() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("old_towers.kiln");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"format": "kiln-project", "version": 2, "name": "old_towers", "graph": {"nodes": [
+            {"name": "tower_a", "op": "Input", "attrs": {"shape": [16]}},
+            {"name": "dense_a", "op": "Dense", "inputs": ["tower_a"], "attrs": {"units": 64, "activation": "relu"}},
+            {"name": "tower_b", "op": "Input", "attrs": {"shape": [16]}},
+            {"name": "dense_b", "op": "Dense", "inputs": ["tower_b"], "attrs": {"units": 64, "activation": "relu"}},
+            {"name": "concat", "op": "Concatenate", "inputs": ["dense_a", "dense_b"]},
+            {"name": "head", "op": "Dense", "inputs": ["concat"], "attrs": {"units": 1}}]}})");
+        f.close();
+        EditorDocument doc;
+        QVERIFY(doc.load(path).ok());
+        QVERIFY(!doc.isModified());
+        QCOMPARE(doc.undoStack()->count(), 0);
+        QVERIFY(doc.content().layers.empty());
+        std::vector<std::string> ops;
+        for (const auto& n : doc.nodes()) ops.push_back(n.node.op);
+        QCOMPARE(ops, (std::vector<std::string>{"Input", "Dense", "Input", "Dense", "Concatenate", "Dense"}));
+        engine::Graph g;
+        for (const auto& n : doc.nodes()) g.nodes.push_back(n.node);
+        const auto lib = doc.layerLibrary();
+        GraphAnalysis a = analyzeGraph(g, 1, &lib);
+        QVERIFY(!a.modelError);
+        QCOMPARE(a.find("head")->output.toString(), std::string("[N,1]"));
+        QCOMPARE(a.summary->trainableParams, int64_t{2 * (16 * 64 + 64) + 128 + 1});
+        const QString again = dir.filePath("saved.kiln");
+        QVERIFY(doc.save(again).ok());
+        auto before = engine::readJsonFileChecked(path.toStdString());
+        auto after = engine::readJsonFileChecked(again.toStdString());
+        QVERIFY(before.ok() && after.ok());
+        QCOMPARE(after.value()["graph"]["nodes"], before.value()["graph"]["nodes"]);
+        QVERIFY(!after.value().contains("layers"));
     }
 
     void copyPasteCarriesTheDefinition() {
