@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <optional>
 
 #include "app/common/cli.h"
 #include "app/common/error_text.h"
@@ -317,14 +318,25 @@ int main(int argc, char** argv) {
         auto report = api::evaluate(*predictions, int(bins));
         if (!report.ok()) return fail(report.error());
 
+        // Table data: the samples' feature values go with their records (file values, in the
+        // model inputs' column order).
+        std::optional<eval::SampleFeatures> features;
+        if (parser.isSet(csvOpt) || parser.isSet(jsonOpt)) {
+            auto read = api::tableFeatures(*project, projectPath, options);
+            if (!read.ok()) return fail(read.error(), &project.value());
+            features = std::move(read.value());
+        }
+        const eval::SampleFeatures* shownFeatures = features ? &*features : nullptr;
         if (parser.isSet(csvOpt)) {
             const auto& records = report->classification ? report->classification->records : report->regression->records;
             const auto& names = report->classification ? report->classification->classNames : std::vector<std::string>{};
             const std::string path = parser.value(csvOpt).toStdString();
-            if (Status st = io::writeFileAtomic(path, eval::recordsCsv(records, names)); !st.ok()) return fail(st.error());
+            if (Status st = io::writeFileAtomic(path, eval::recordsCsv(records, names, shownFeatures)); !st.ok())
+                return fail(st.error());
         }
         if (parser.isSet(jsonOpt)) {
-            nlohmann::json out = report->classification ? eval::reportJson(*report->classification) : eval::reportJson(*report->regression);
+            nlohmann::json out = report->classification ? eval::reportJson(*report->classification, 20, shownFeatures)
+                                                        : eval::reportJson(*report->regression, 20, shownFeatures);
             out["split"] = predictions->split;
             out["weights"] = predictions->weightsPath;
             out["loss"] = predictions->loss;

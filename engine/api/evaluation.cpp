@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
+#include <set>
 
 #include "engine/api/training_setup.h"
 #include "engine/core/thread_pool.h"
 #include "engine/data/data_config.h"
+#include "engine/train/config.h"
 #include "engine/train/trainer.h"
 #include "engine/train/weights.h"
 
@@ -212,6 +215,94 @@ Status forEachSample(const io::Project& project, const std::string& projectPath,
     };
     KILN_TRY(runSplit(project, projectPath, options, observer, &classNames));
     return {};
+}
+
+Result<std::optional<eval::SampleFeatures>> tableFeatures(const io::Project& project, const std::string& projectPath,
+                                                          const EvaluationOptions& options) {
+    const bool table = project.data.is_object() && project.data.value("format", std::string()) == "csv";
+    std::string split = options.split == "val" ? "validation" : options.split;
+    if (!table || !options.imageFiles.empty() || (split != "test" && split != "validation" && split != "train"))
+        return std::optional<eval::SampleFeatures>();
+    // The seed splits the table; the losses' targets are not inputs.
+    KILN_ASSIGN(PreparedModel model, prepareModel(project, projectPath, PrepareOptions{}));
+    nlohmann::json raw = project.data;
+    raw["standardize"] = false;  // the split does not depend on it: the same rows, as in the file
+    auto bundle = train::loadData(raw, projectPath, model.config.seed);
+    if (!bundle.ok()) return bundle.error().file.empty() ? bundle.error().withFile(projectPath) : bundle.error();
+    const data::InMemoryDataset* set = split == "train"        ? &bundle->train
+                                       : split == "validation" ? (bundle->validation ? &*bundle->validation : nullptr)
+                                                               : (bundle->test ? &*bundle->test : nullptr);
+    if (set == nullptr) return splitError("the project's data has no " + split + " split");
+
+    // The data column of each Input node, chosen as the Trainer chooses it.
+    std::set<std::string> targets;
+    for (const auto& l : model.config.losses) targets.insert(l.target);
+    std::vector<const data::Column*> columns;
+    for (int i : model.model.inputs) {
+        const std::string& node = model.model.graph.nodes[static_cast<size_t>(i)].name;
+        std::string name;
+        if (auto it = bundle->inputs.find(node); it != bundle->inputs.end()) {
+            name = it->second;
+        } else {
+            std::vector<std::string> candidates;
+            for (const auto& c : set->columnData())
+                if (!targets.count(c.name)) candidates.push_back(c.name);
+            name = model.model.inputs.size() == 1 && candidates.size() == 1 ? candidates[0] : node;
+        }
+        const data::Column* column = set->column(name);
+        if (column != nullptr && std::find(columns.begin(), columns.end(), column) == columns.end())
+            columns.push_back(column);
+    }
+
+    // Features: runs of elements from one file column; a one-hot run is one feature.
+    struct Feature {
+        const data::Column* column;
+        size_t first, count;  // elements [first, first + count) of the column
+        bool categorical;
+    };
+    eval::SampleFeatures out;
+    std::vector<Feature> features;
+    for (const data::Column* c : columns) {
+        const auto width = static_cast<size_t>(c->sampleSize());
+        const bool described = c->elementColumns.size() == width && c->elementCategories.size() == width &&
+                               c->elementNames.size() == width;
+        for (size_t e = 0; e < width;) {
+            size_t end = e + 1;
+            const bool categorical = described && !c->elementCategories[e].empty();
+            if (categorical)
+                while (end < width && c->elementColumns[end] == c->elementColumns[e] && !c->elementCategories[end].empty())
+                    ++end;
+            features.push_back({c, e, end - e, categorical});
+            std::string name = c->elementNames.size() == width ? c->elementNames[e] : c->name + "[" + std::to_string(e) + "]";
+            std::vector<std::string> categories;
+            if (categorical) {
+                // The element is named "<column>=<category>".
+                name.resize(name.size() - std::min(name.size(), c->elementCategories[e].size() + 1));
+                categories.assign(c->elementCategories.begin() + static_cast<std::ptrdiff_t>(e),
+                                  c->elementCategories.begin() + static_cast<std::ptrdiff_t>(end));
+            }
+            out.names.push_back(std::move(name));
+            out.categories.push_back(std::move(categories));
+            e = end;
+        }
+    }
+    out.samples = set->count();
+    out.values.resize(static_cast<size_t>(out.samples) * features.size());
+    for (int64_t s = 0; s < out.samples; ++s) {
+        float* row = out.values.data() + static_cast<size_t>(s) * features.size();
+        for (size_t f = 0; f < features.size(); ++f) {
+            const Feature& feature = features[f];
+            const auto sample = feature.column->sample(s);
+            if (!feature.categorical) {
+                row[f] = sample[feature.first];
+                continue;
+            }
+            row[f] = std::numeric_limits<float>::quiet_NaN();
+            for (size_t k = 0; k < feature.count; ++k)
+                if (sample[feature.first + k] > 0.5f) row[f] = static_cast<float>(k);
+        }
+    }
+    return std::optional<eval::SampleFeatures>(std::move(out));
 }
 
 Result<Evaluation> evaluate(const Predictions& p, int calibrationBins) {

@@ -83,6 +83,15 @@ struct SampleInput {
 Status forEachSample(const io::Project& project, const std::string& projectPath, const EvaluationOptions& options,
                      const std::function<Result<bool>(const SampleInput&)>& visit);
 
+// The feature values of the samples predict() runs for a split of table data (data.format
+// "csv"), indexed as its samples: every file column the model's inputs read, in the order of the
+// inputs and their columns, with the values the file holds (the standardisation training applies
+// is left out, and a one-hot column is one feature holding its category). The split is read again
+// for this, as training reads it; `options` as for predict(). std::nullopt for data that is not a
+// table (pictures, IDX, streamed formats).
+Result<std::optional<eval::SampleFeatures>> tableFeatures(const io::Project& project, const std::string& projectPath,
+                                                          const EvaluationOptions& options);
+
 struct Evaluation {
     std::optional<eval::ClassificationReport> classification;
     std::optional<eval::RegressionReport> regression;

@@ -287,9 +287,15 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
         col.name = groupName;
         for (int64_t c : cols) {
             if (categorical.count(c)) {
-                for (const auto& v : categories[c]) col.elementNames.push_back(columnTitle(c) + "=" + v);
+                for (const auto& v : categories[c]) {
+                    col.elementNames.push_back(columnTitle(c) + "=" + v);
+                    col.elementColumns.push_back(c);
+                    col.elementCategories.push_back(v);
+                }
             } else {
                 col.elementNames.push_back(columnTitle(c));
+                col.elementColumns.push_back(c);
+                col.elementCategories.emplace_back();
             }
         }
         const auto featureCount = static_cast<int64_t>(col.elementNames.size());

@@ -100,6 +100,8 @@ Result<InMemoryDataset> InMemoryDataset::subset(std::span<const int64_t> indices
         dst.sampleShape = src.sampleShape;
         dst.elementNames = src.elementNames;
         dst.classNames = src.classNames;
+        dst.elementColumns = src.elementColumns;
+        dst.elementCategories = src.elementCategories;
         const auto n = static_cast<size_t>(src.sampleSize());
         dst.values.resize(indices.size() * n);
         float* to = dst.values.data();

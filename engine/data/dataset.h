@@ -25,6 +25,11 @@ struct Column {
     // one-hot element), or one name per class for a label column ("malignant", "benign").
     std::vector<std::string> elementNames;
     std::vector<std::string> classNames;
+    // Optional, for showing samples as their file holds them: per element, the file column it
+    // comes from (0-based) and, for a one-hot element, the category it stands for ("" for a
+    // number). A CSV table fills both; other readers leave them empty.
+    std::vector<int64_t> elementColumns;
+    std::vector<std::string> elementCategories;
 
     int64_t sampleSize() const { return sampleShape.numel(); }
     std::span<const float> sample(int64_t index) const;

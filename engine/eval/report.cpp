@@ -4,6 +4,7 @@
 #include "engine/eval/report.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -342,6 +343,23 @@ std::vector<double> toProbabilities(std::span<const float> outputs, int64_t widt
         }
     }
     return out;
+}
+
+float SampleFeatures::value(int64_t index, size_t f) const {
+    if (index < 0 || index >= samples || f >= names.size()) return std::numeric_limits<float>::quiet_NaN();
+    return values[static_cast<size_t>(index) * names.size() + f];
+}
+
+std::string SampleFeatures::text(int64_t index, size_t f) const {
+    const float v = value(index, f);
+    if (std::isnan(v)) return {};
+    if (f < categories.size() && !categories[f].empty()) {
+        const auto k = static_cast<size_t>(v);
+        return v >= 0 && k < categories[f].size() ? categories[f][k] : std::string();
+    }
+    char buffer[32];
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+    return std::string(buffer, end);
 }
 
 }  // namespace kiln::engine::eval

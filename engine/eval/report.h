@@ -141,6 +141,23 @@ Result<RegressionReport> evaluateRegression(std::span<const double> predictions,
 // decreasing loss. Regression (all trueClass == -1): by decreasing loss. Ties keep index order.
 void sortRecords(std::vector<SampleRecord>& records);
 
+// The input values of evaluated samples of a table, for showing beside their records: one value
+// per feature (a column of the file the model reads), as the file holds it (before any
+// standardisation). A categorical column is one feature whose value is the index of its category.
+struct SampleFeatures {
+    std::vector<std::string> names;                    // one per feature, in the model inputs' order
+    std::vector<std::vector<std::string>> categories;  // per feature: its categories (empty for numbers)
+    std::vector<float> values;                         // [samples, names.size()]; NaN: missing
+    int64_t samples = 0;
+
+    size_t count() const { return names.size(); }
+    // The value of feature f of sample `index` (the record's index); NaN when out of range.
+    float value(int64_t index, size_t f) const;
+    // As text: the shortest form that reads back as the same float ("17.99"), the category's
+    // name, or "" for a missing value.
+    std::string text(int64_t index, size_t f) const;
+};
+
 // Turns raw model outputs into class probabilities: `width` > 1 rows get softmax when
 // `fromLogits`, else are used as they are; width 1 (a binary head) becomes [1 - p, p] with
 // p = sigmoid(x) when `fromLogits`, else x. Rows are [samples, width] floats.

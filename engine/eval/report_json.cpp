@@ -3,6 +3,7 @@
 #include "engine/eval/report_json.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -41,9 +42,29 @@ std::string formatDouble(double v) {
     return buffer;
 }
 
+json featureNames(const SampleFeatures& features) { return features.names; }
+
+json featureValues(const SampleFeatures& features, int64_t index) {
+    json out = json::array();
+    for (size_t f = 0; f < features.count(); ++f) {
+        const float v = features.value(index, f);
+        if (std::isnan(v)) out.push_back(nullptr);
+        else if (f < features.categories.size() && !features.categories[f].empty()) out.push_back(features.text(index, f));
+        else {
+            // The float's shortest decimal form read back as a double, so that 17.99 prints as
+            // 17.99, not as the float's exact binary value (17.989999771118164).
+            const std::string text = features.text(index, f);
+            double d = v;
+            std::from_chars(text.data(), text.data() + text.size(), d);
+            out.push_back(number(d));
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
-json recordJson(const SampleRecord& r, const std::vector<std::string>& classNames) {
+json recordJson(const SampleRecord& r, const std::vector<std::string>& classNames, const SampleFeatures* features) {
     json out = {{"index", r.index}, {"source", r.source}, {"loss", number(r.loss)}};
     if (r.trueClass >= 0) {
         auto name = [&](int64_t c) {
@@ -55,10 +76,11 @@ json recordJson(const SampleRecord& r, const std::vector<std::string>& className
         out["confidence"] = number(r.confidence);
         out["correct"] = r.correct();
     }
+    if (features != nullptr && features->count() > 0) out["features"] = featureValues(*features, r.index);
     return out;
 }
 
-json reportJson(const ClassificationReport& r, size_t records) {
+json reportJson(const ClassificationReport& r, size_t records, const SampleFeatures* features) {
     json out;
     out["task"] = "classification";
     out["samples"] = r.samples;
@@ -97,12 +119,13 @@ json reportJson(const ClassificationReport& r, size_t records) {
     out["calibration"] = {{"bins", bins}, {"ece", r.expectedCalibrationError}};
     out["log_loss"] = number(r.logLoss);
     json worst = json::array();
-    for (size_t i = 0; i < std::min(records, r.records.size()); ++i) worst.push_back(recordJson(r.records[i], r.classNames));
+    for (size_t i = 0; i < std::min(records, r.records.size()); ++i) worst.push_back(recordJson(r.records[i], r.classNames, features));
     out["samples_most_confidently_wrong"] = worst;
+    if (features != nullptr && features->count() > 0) out["feature_names"] = featureNames(*features);
     return out;
 }
 
-json reportJson(const RegressionReport& r, size_t records) {
+json reportJson(const RegressionReport& r, size_t records, const SampleFeatures* features) {
     json out;
     out["task"] = "regression";
     out["samples"] = r.samples;
@@ -119,13 +142,18 @@ json reportJson(const RegressionReport& r, size_t records) {
                                                                  r.residuals.begin() + static_cast<std::ptrdiff_t>(i + w))));
     out["residuals"] = residuals;
     json worst = json::array();
-    for (size_t i = 0; i < std::min(records, r.records.size()); ++i) worst.push_back(recordJson(r.records[i], {}));
+    for (size_t i = 0; i < std::min(records, r.records.size()); ++i) worst.push_back(recordJson(r.records[i], {}, features));
     out["largest_errors"] = worst;
+    if (features != nullptr && features->count() > 0) out["feature_names"] = featureNames(*features);
     return out;
 }
 
-std::string recordsCsv(const std::vector<SampleRecord>& records, const std::vector<std::string>& classNames) {
-    std::string out = "index,source,true,predicted,confidence,loss,correct\n";
+std::string recordsCsv(const std::vector<SampleRecord>& records, const std::vector<std::string>& classNames,
+                       const SampleFeatures* features) {
+    const size_t featureCount = features != nullptr ? features->count() : 0;
+    std::string out = "index,source,true,predicted,confidence,loss,correct";
+    for (size_t f = 0; f < featureCount; ++f) out += "," + csvField(features->names[f]);
+    out += "\n";
     auto name = [&](int64_t c) {
         if (c < 0) return std::string();
         return static_cast<size_t>(c) < classNames.size() ? classNames[static_cast<size_t>(c)] : std::to_string(c);
@@ -134,7 +162,9 @@ std::string recordsCsv(const std::vector<SampleRecord>& records, const std::vect
         const bool classified = r.trueClass >= 0;
         out += std::to_string(r.index) + "," + csvField(r.source) + "," + csvField(name(r.trueClass)) + "," +
                csvField(name(r.predicted)) + "," + (classified ? formatDouble(r.confidence) : std::string()) + "," +
-               formatDouble(r.loss) + "," + (classified ? (r.correct() ? "1" : "0") : "") + "\n";
+               formatDouble(r.loss) + "," + (classified ? (r.correct() ? "1" : "0") : "");
+        for (size_t f = 0; f < featureCount; ++f) out += "," + csvField(features->text(r.index, f));
+        out += "\n";
     }
     return out;
 }

@@ -5,7 +5,8 @@
 // and on another folder, and its pictures are predicted. The JSON report's structure and its
 // consistency (accuracy is the confusion matrix's trace over its total, supports are row sums,
 // loss equals log loss) are checked, as are a TFRecord project and the exit code and message of
-// bad input. Stored predictions: a second evaluation reads them and prints the same report;
+// bad input; a table project's records carry their feature values. Stored predictions: a second
+// evaluation reads them and prints the same report;
 // --no-cache, touched weights, a picture rewritten in place or added make it run the model again.
 #include <QtTest>
 
@@ -353,6 +354,56 @@ private slots:
         Run noInput = run("kiln-predict", {m_project, QStringLiteral("--weights"), m_runDir, m_dir.filePath(QStringLiteral("absent.png"))});
         QCOMPARE(noInput.exitCode, 2);
         QVERIFY(noInput.err.contains(QStringLiteral("absent.png")));
+    }
+
+    // A table (data.format "csv", standardised): the JSON records and the CSV lines carry each
+    // sample's feature values as the file holds them, named by the header, a category by name.
+    void tableRecordsCarryFeatures() {
+        QByteArray table = "size,shade,label\n";
+        for (int i = 0; i < 60; ++i)
+            table += QByteArray::number(10 + i) + (i % 2 ? ",dark," : ",light,") + QByteArray::number(i % 2) + "\n";
+        writeFile(m_dir.filePath(QStringLiteral("table/table.csv")), table);
+        const QByteArray project =
+            "{\"format\": \"kiln-project\", \"version\": 2,\n"
+            " \"graph\": {\"nodes\": [\n"
+            "  {\"name\": \"x\", \"op\": \"Input\", \"attrs\": {\"shape\": [3]}},\n"
+            "  {\"name\": \"logits\", \"op\": \"Dense\", \"inputs\": [\"x\"], \"attrs\": {\"units\": 2}}]},\n"
+            " \"data\": {\"format\": \"csv\", \"path\": \"table.csv\", \"header\": true, \"label_column\": \"label\",\n"
+            "          \"categorical_columns\": [\"shade\"], \"standardize\": true, \"split\": {\"test\": 0.25}},\n"
+            " \"training\": {\"epochs\": 2, \"batch_size\": 8, \"seed\": 2, \"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.05},\n"
+            "   \"loss\": {\"type\": \"SparseCategoricalCrossentropy\", \"from_logits\": true}}}\n";
+        const QString path = m_dir.filePath(QStringLiteral("table/table.kiln"));
+        writeFile(path, project);
+        const QString runDir = m_dir.filePath(QStringLiteral("table/run"));
+        Run t = run("kiln-train", {path, QStringLiteral("--quiet"), QStringLiteral("--run-dir"), runDir, QStringLiteral("--run-store"),
+                                   QStringLiteral("none")});
+        QVERIFY2(t.exitCode == 0, qPrintable(t.err));
+        const QString csvPath = m_dir.filePath(QStringLiteral("table/samples.csv"));
+        Run r = run("kiln-eval", {path, QStringLiteral("--weights"), runDir, QStringLiteral("--json"), QStringLiteral("--samples-csv"), csvPath});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = parse(r);
+        QCOMPARE(j.value(QStringLiteral("feature_names")).toArray(), (QJsonArray{QStringLiteral("size"), QStringLiteral("shade")}));
+        const QJsonArray records = j.value(QStringLiteral("samples_most_confidently_wrong")).toArray();
+        QCOMPARE(records.size(), 15);
+        for (const auto& record : records) {
+            const QJsonArray f = record.toObject().value(QStringLiteral("features")).toArray();
+            QCOMPARE(f.size(), 2);
+            const int size = f[0].toInt(-1);  // 10..69 as in the file, not standardised
+            QVERIFY2(size >= 10 && size < 70 && f[0].toDouble() == size, qPrintable(r.out));
+            QCOMPARE(f[1].toString(), QLatin1String(size % 2 ? "dark" : "light"));
+            QCOMPARE(record.toObject().value(QStringLiteral("true")).toString(), QString::number(size % 2));
+        }
+        QFile csv(csvPath);
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 16);
+        QCOMPARE(lines[0], QStringLiteral("index,source,true,predicted,confidence,loss,correct,size,shade"));
+        for (int l = 1; l < lines.size(); ++l) {
+            const QStringList cells = lines[l].split(QLatin1Char(','));
+            QCOMPARE(cells.size(), 9);
+            QCOMPARE(cells[8], QLatin1String(cells[7].toInt() % 2 ? "dark" : "light"));
+            QCOMPARE(cells[2], QString::number(cells[7].toInt() % 2));
+        }
     }
 
 private:

@@ -21,6 +21,7 @@
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QStyledItemDelegate>
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -65,7 +66,27 @@ struct EvaluateView::Outcome {
     bool ranModel = false;  // the model ran (the results were not read from a stored evaluation)
     int64_t cachedAtMs = 0; // read from a stored evaluation computed then (ms since the epoch)
     QString storeError;     // why the results could not be stored ("" when they were)
+    // Table data: the samples' feature values (null otherwise), or why they could not be read.
+    std::shared_ptr<const engine::eval::SampleFeatures> features;
+    QString featuresError;
 };
+
+namespace {
+
+// Feature values read from their first character: a long value list is cut at its end, unlike the
+// table's sources, which keep their file names.
+class FeatureDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->textElideMode = Qt::ElideRight;
+    }
+};
+
+}  // namespace
 
 EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
@@ -189,6 +210,7 @@ EvaluateView::EvaluateView(QWidget* parent) : QWidget(parent) {
     m_sampleView->setWordWrap(false);
     m_sampleView->setTextElideMode(Qt::ElideLeft);  // a long source keeps its file name
     m_sampleView->setColumnHidden(SampleTableModel::Picture, true);
+    m_featureDelegate = new FeatureDelegate(m_sampleView);
     m_defaultRowHeight = m_sampleView->verticalHeader()->defaultSectionSize();
     m_tabs->addTab(m_confusionView, QString());
     m_tabs->addTab(m_classView, QString());
@@ -378,6 +400,12 @@ void EvaluateView::start(bool useCache) {
                 out->error = app::ErrorText::describe(e.error());
                 return out;
             }
+            // Table data: each sample's values as its file holds them, read here too, off the GUI
+            // thread (the stored results keep the model's outputs only).
+            if (auto features = engine::api::tableFeatures(project, path, options); !features.ok())
+                out->featuresError = app::ErrorText::describe(engine::io::locate(features.error(), project));
+            else if (features->has_value() && (*features)->samples == p->samples)
+                out->features = std::make_shared<const engine::eval::SampleFeatures>(std::move(**features));
             out->predictions = std::move(p.value());
             out->evaluation = std::move(e.value());
             out->ok = true;
@@ -429,7 +457,7 @@ bool EvaluateView::exportSamples(const QString& path, QString* error) {
     shown.reserve(size_t(m_sampleProxy->rowCount()));
     for (int row = 0; row < m_sampleProxy->rowCount(); ++row)
         shown.push_back(m_samples->record(m_sampleProxy->mapToSource(m_sampleProxy->index(row, 0)).row()));
-    const engine::Status st = engine::io::writeFileAtomic(path.toStdString(), engine::eval::recordsCsv(shown, m_shownClasses));
+    const engine::Status st = engine::io::writeFileAtomic(path.toStdString(), engine::eval::recordsCsv(shown, m_shownClasses, m_samples->features()));
     if (!st.ok()) {
         if (error != nullptr) *error = app::ErrorText::describe(st.error());
         return false;
@@ -581,7 +609,7 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
         const auto& r = *e.classification;
         m_confusion->set(&r);
         m_classes->set(&r);
-        m_samples->set(r.records, r.classNames);
+        m_samples->set(r.records, r.classNames, outcome.features);
         m_shownClasses = r.classNames;
         fillClassFilters();
         setClassFilter(-1, -1);
@@ -660,7 +688,7 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
         const auto& r = *e.regression;
         m_confusion->set(nullptr);
         m_classes->set(nullptr);
-        m_samples->set(r.records, {});
+        m_samples->set(r.records, {}, outcome.features);
         m_lastSummary = tr("%1 samples of %2: MAE %3, MSE %4, RMSE %5, R² %6")
                             .arg(r.samples)
                             .arg(splitInSentence(outcome.predictions.split))
@@ -698,14 +726,31 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
         zero->setPen(QPen(Qt::gray, 1, Qt::DashLine));
         showClassificationTabs(false);
     }
+    showFeatureColumns();
     m_sampleView->sortByColumn(-1, Qt::AscendingOrder);
     m_sampleProxy->sort(-1);
     if (m_shownFromCache)
         m_lastSummary = tr("%1 — cached from %2").arg(m_lastSummary, QLocale().toString(m_shownCachedAt.toLocalTime(), QLocale::ShortFormat));
     else if (!outcome.storeError.isEmpty())
         m_lastSummary = tr("%1 (not stored for next time: %2)").arg(m_lastSummary, outcome.storeError);
+    if (!outcome.featuresError.isEmpty())
+        m_lastSummary = tr("%1 (feature values not shown: %2)").arg(m_lastSummary, outcome.featuresError);
     m_status->setText(m_lastSummary);
     for (QCustomPlot* plot : {m_roc, m_pr, m_calibration, m_regression, m_residuals}) plot->replot();
+}
+
+void EvaluateView::showFeatureColumns() {
+    // Each feature column as wide as its name (numbers are short); the one compact column takes
+    // the rest of the row.
+    const int columns = m_samples->featureColumns();
+    for (int k = 0; k < columns; ++k) {
+        const int column = SampleTableModel::ColumnCount + k;
+        m_sampleView->setItemDelegateForColumn(column, m_featureDelegate);
+        if (!m_samples->compactFeatures()) {
+            const QString name = m_samples->headerData(column, Qt::Horizontal).toString();
+            m_sampleView->setColumnWidth(column, std::clamp(m_sampleView->fontMetrics().horizontalAdvance(name) + 28, 64, 160));
+        }
+    }
 }
 
 void EvaluateView::changeEvent(QEvent* event) {

@@ -29,6 +29,7 @@ class QProgressDialog;
 class QPushButton;
 class QSortFilterProxyModel;
 class QSplitter;
+class QStyledItemDelegate;
 class QTabWidget;
 class QTableView;
 
@@ -134,6 +135,7 @@ private:
     void showOutcome(const Outcome& outcome);
     void explainRecord(const engine::eval::SampleRecord& record);
     void fillClassFilters();
+    void showFeatureColumns();
 
     engine::io::Project m_project;
     QString m_projectPath;
@@ -159,6 +161,7 @@ private:
     QTableView* m_confusionView = nullptr;
     QTableView* m_classView = nullptr;
     QTableView* m_sampleView = nullptr;
+    QStyledItemDelegate* m_featureDelegate = nullptr;  // the feature columns, cut at their end
     QCustomPlot* m_roc = nullptr;
     QCustomPlot* m_pr = nullptr;
     QCustomPlot* m_calibration = nullptr;

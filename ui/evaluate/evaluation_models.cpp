@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ui/common/contrast.h"
 #include "ui/common/theme.h"
@@ -161,10 +162,12 @@ QVariant ClassFiguresModel::headerData(int section, Qt::Orientation orientation,
     }
 }
 
-void SampleTableModel::set(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames) {
+void SampleTableModel::set(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames,
+                           std::shared_ptr<const engine::eval::SampleFeatures> features) {
     beginResetModel();
     m_records = std::move(records);
     m_names = std::move(classNames);
+    m_features = features && features->count() > 0 ? std::move(features) : nullptr;
     m_rowOfSample.clear();
     for (size_t row = 0; row < m_records.size(); ++row) m_rowOfSample.insert(m_records[row].index, int(row));
     endResetModel();
@@ -192,7 +195,59 @@ void SampleTableModel::pictureReady(qint64 sampleIndex) {
 }
 
 int SampleTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_records.size()); }
-int SampleTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int SampleTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount + featureColumns(); }
+
+int SampleTableModel::featureColumns() const {
+    if (!m_features) return 0;
+    return compactFeatures() ? 1 : int(m_features->count());
+}
+
+bool SampleTableModel::compactFeatures() const { return m_features && m_features->count() > kMaxFeatureColumns; }
+
+QString SampleTableModel::featureText(int64_t sample, size_t feature) const {
+    const std::string text = m_features->text(sample, feature);
+    return text.empty() && std::isnan(m_features->value(sample, feature)) ? QStringLiteral("—") : QString::fromStdString(text);
+}
+
+QVariant SampleTableModel::featureSortValue(int64_t sample, size_t feature) const {
+    if (feature < m_features->categories.size() && !m_features->categories[feature].empty())
+        return QString::fromStdString(m_features->text(sample, feature));
+    // A missing value sorts below every number (NaN would not sort at all).
+    const float v = m_features->value(sample, feature);
+    return std::isnan(v) ? -std::numeric_limits<double>::infinity() : double(v);
+}
+
+QVariant SampleTableModel::featureData(const engine::eval::SampleRecord& r, int column, int role) const {
+    const engine::eval::SampleFeatures& f = *m_features;
+    if (compactFeatures()) {
+        switch (role) {
+        case Qt::DisplayRole: {
+            QStringList pairs;
+            for (size_t k = 0; k < kCompactFeatures; ++k)
+                pairs << tr("%1=%2", "a feature's name and value").arg(QString::fromStdString(f.names[k]), featureText(r.index, k));
+            return tr("%1, …", "the first features of a sample; more follow").arg(pairs.join(tr(", ", "between features")));
+        }
+        case Qt::ToolTipRole: {
+            QStringList lines;
+            for (size_t k = 0; k < f.count(); ++k)
+                lines << tr("%1 = %2", "a feature's name and value, in a list").arg(QString::fromStdString(f.names[k]), featureText(r.index, k));
+            return lines.join(QLatin1Char('\n'));
+        }
+        case SortRole: return featureSortValue(r.index, 0);
+        default: return {};
+        }
+    }
+    const auto k = size_t(column - ColumnCount);
+    const bool number = k >= f.categories.size() || f.categories[k].empty();
+    switch (role) {
+    case Qt::DisplayRole: return featureText(r.index, k);
+    case Qt::ToolTipRole:
+        return tr("%1 = %2", "a feature's name and value, in a list").arg(QString::fromStdString(f.names[k]), featureText(r.index, k));
+    case Qt::TextAlignmentRole: return number ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+    case SortRole: return featureSortValue(r.index, k);
+    default: return {};
+    }
+}
 
 QString SampleTableModel::className(int64_t c) const {
     if (c < 0) return {};
@@ -221,6 +276,7 @@ QVariant SampleTableModel::data(const QModelIndex& index, int role) const {
         return placeholder;
     }
     if (role == Qt::ForegroundRole && r.trueClass >= 0 && !r.correct()) return Theme::instance().colors().errorText;
+    if (index.column() >= ColumnCount) return m_features ? featureData(r, index.column(), role) : QVariant();
     if (role == SortRole) {
         switch (index.column()) {
         case Index: return QVariant::fromValue<qlonglong>(r.index);
@@ -245,7 +301,23 @@ QVariant SampleTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant SampleTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    if (orientation != Qt::Horizontal) return {};
+    if (section >= ColumnCount && m_features && section < columnCount()) {
+        if (compactFeatures()) {
+            if (role == Qt::DisplayRole) return tr("Features");
+            if (role == Qt::ToolTipRole)
+                return tr("The sample's first %1 of %2 feature values, as the file holds them; a sample's tooltip "
+                          "lists them all. A click sorts by the first feature.")
+                    .arg(kCompactFeatures)
+                    .arg(m_features->count());
+            return {};
+        }
+        const QString name = QString::fromStdString(m_features->names[size_t(section - ColumnCount)]);
+        if (role == Qt::DisplayRole) return name;
+        if (role == Qt::ToolTipRole) return tr("%1, as the file holds it").arg(name);
+        return {};
+    }
+    if (role != Qt::DisplayRole) return {};
     switch (section) {
     case Picture: return tr("Picture");
     case Index: return tr("#");

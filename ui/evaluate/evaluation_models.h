@@ -10,6 +10,7 @@
 #include <QSortFilterProxyModel>
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "engine/api/evaluation.h"
@@ -64,20 +65,33 @@ private:
 // raw value of a column for a QSortFilterProxyModel; DisplayRole the text. For picture data the
 // Picture column's DecorationRole is the sample's thumbnail from a ThumbnailCache (the gallery's):
 // asked for only when a row is painted, decoded on the cache's threads, a placeholder until then.
+// For table data the columns after Loss show each sample's feature values (as its file holds
+// them): one column per feature when there are at most kMaxFeatureColumns, else one Features
+// column with the first kCompactFeatures "name=value" pairs whose tooltip lists them all. Texts
+// are made when a row is painted; the values were read off the GUI thread.
 class SampleTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { Picture, Index, Source, True, Predicted, Confidence, Loss, ColumnCount };
     enum Role { SortRole = Qt::UserRole + 1, CorrectRole };
+    static constexpr size_t kMaxFeatureColumns = 8;
+    static constexpr size_t kCompactFeatures = 4;
     using QAbstractTableModel::QAbstractTableModel;
     // Where a sample's picture file is ("" while it is being drawn; pictureReady() follows).
     using PictureLookup = std::function<QString(const engine::eval::SampleRecord&)>;
-    void set(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames);
+    // `features`, for table data, holds the values of every sample a record's index names.
+    void set(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames,
+             std::shared_ptr<const engine::eval::SampleFeatures> features = {});
     // Thumbnails for the Picture column, or none (null cache) for data that are not pictures.
     void setPictures(ThumbnailCache* thumbnails, PictureLookup lookup);
     bool hasPictures() const;
     // The picture of sample `index` can now be read (or its thumbnail decoded): its row repaints.
     void pictureReady(qint64 sampleIndex);
+    // The feature values shown (null for data that are not tables), how many columns they take
+    // (after Loss) and whether that is the one compact Features column.
+    const engine::eval::SampleFeatures* features() const { return m_features.get(); }
+    int featureColumns() const;
+    bool compactFeatures() const;
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
@@ -86,8 +100,12 @@ public:
 
 private:
     QString className(int64_t c) const;
+    QVariant featureData(const engine::eval::SampleRecord& record, int column, int role) const;
+    QString featureText(int64_t sample, size_t feature) const;
+    QVariant featureSortValue(int64_t sample, size_t feature) const;
     std::vector<engine::eval::SampleRecord> m_records;
     std::vector<std::string> m_names;
+    std::shared_ptr<const engine::eval::SampleFeatures> m_features;
     QHash<qint64, int> m_rowOfSample;  // sample index -> row
     QPointer<ThumbnailCache> m_thumbnails;
     QMetaObject::Connection m_ready, m_failed;

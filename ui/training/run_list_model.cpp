@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// RunListModel: RunStore rows for the runs list.
+// RunListModel: the run history's rows for the runs list.
 #include "ui/training/run_list_model.h"
 
 #include <QDateTime>
@@ -10,7 +10,7 @@
 
 namespace kiln::ui::training {
 
-using engine::store::RunStatus;
+using engine::api::RunStatus;
 
 RunListModel::RunListModel(QObject* parent) : QAbstractTableModel(parent) {}
 RunListModel::~RunListModel() = default;
@@ -19,20 +19,20 @@ bool RunListModel::open(const QString& storePath, QString* error)
 {
     beginResetModel();
     m_runs.clear();
-    m_store.reset();
+    m_history.reset();
     m_path = storePath;
     bool ok = true;
     if (!storePath.isEmpty()) {
-        auto store = engine::store::RunStore::open(storePath.toStdString());
-        if (store.ok()) {
-            m_store = std::move(store.value());
-            if (auto runs = m_store->listRuns(); runs.ok()) {
+        auto history = engine::api::RunHistory::open(storePath.toStdString());
+        if (history.ok()) {
+            m_history = std::move(history.value());
+            if (auto runs = m_history->runs(); runs.ok()) {
                 m_runs = std::move(runs.value());
             }
         } else {
             ok = false;
             if (error) {
-                *error = app::ErrorText::describe(store.error());
+                *error = app::ErrorText::describe(history.error());
             }
         }
     }
@@ -42,10 +42,10 @@ bool RunListModel::open(const QString& storePath, QString* error)
 
 void RunListModel::refresh()
 {
-    if (!m_store) {
+    if (!m_history) {
         return;
     }
-    auto runs = m_store->listRuns();
+    auto runs = m_history->runs();
     if (!runs.ok()) {
         return;
     }
@@ -54,8 +54,7 @@ void RunListModel::refresh()
     endResetModel();
 }
 
-const engine::store::RunInfo* RunListModel::runAt(int row) const
-{
+const engine::api::RunInfo* RunListModel::runAt(int row) const {
     return row >= 0 && row < int(m_runs.size()) ? &m_runs[size_t(row)] : nullptr;
 }
 
@@ -72,10 +71,10 @@ int RunListModel::rowOf(qint64 runId) const
 bool RunListModel::removeRun(qint64 runId, QString* error)
 {
     const int row = rowOf(runId);
-    if (row < 0 || !m_store) {
+    if (row < 0 || !m_history) {
         return false;
     }
-    if (auto st = m_store->deleteRun(runId); !st.ok()) {
+    if (auto st = m_history->remove(runId); !st.ok()) {
         if (error) {
             *error = app::ErrorText::describe(st.error());
         }
@@ -175,7 +174,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const
 
 bool RunListModel::setData(const QModelIndex& index, const QVariant& value, int role)
 {
-    if (!index.isValid() || index.column() != Name || role != Qt::EditRole || !m_store) {
+    if (!index.isValid() || index.column() != Name || role != Qt::EditRole || !m_history) {
         return false;
     }
     const QString name = value.toString().trimmed();
@@ -183,7 +182,7 @@ bool RunListModel::setData(const QModelIndex& index, const QVariant& value, int 
         return false;
     }
     auto& run = m_runs[size_t(index.row())];
-    if (!m_store->rename(run.id, name.toStdString()).ok()) {
+    if (!m_history->rename(run.id, name.toStdString()).ok()) {
         return false;
     }
     run.name = name.toStdString();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The runs of a project's RunStore as a table: name (editable), status, created, epochs, final
-// loss and validation loss. Renaming writes through to the store.
+// The runs of a project's run history as a table: name (editable), status, created, epochs, final
+// loss and validation loss. Renaming writes through to the run store.
 #pragma once
 
 #include <memory>
@@ -24,10 +24,10 @@ public:
     // Opens (or creates) the store; empty path closes it. False with `error` naming the file.
     bool open(const QString& storePath, QString* error = nullptr);
     QString storePath() const { return m_path; }
-    engine::store::RunStore* store() const { return m_store.get(); }
+    engine::api::RunHistory* history() const { return m_history.get(); }
     void refresh();
 
-    const engine::store::RunInfo* runAt(int row) const;
+    const engine::api::RunInfo* runAt(int row) const;
     int rowOf(qint64 runId) const;
     bool removeRun(qint64 runId, QString* error = nullptr);
 
@@ -38,12 +38,12 @@ public:
     Qt::ItemFlags flags(const QModelIndex& index) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    static QString statusText(engine::store::RunStatus status);
+    static QString statusText(engine::api::RunStatus status);
 
 private:
     QString m_path;
-    std::unique_ptr<engine::store::RunStore> m_store;
-    std::vector<engine::store::RunInfo> m_runs;
+    std::unique_ptr<engine::api::RunHistory> m_history;
+    std::vector<engine::api::RunInfo> m_runs;
 };
 
 }  // namespace kiln::ui::training

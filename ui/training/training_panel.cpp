@@ -210,7 +210,7 @@ TrainingPanel::TrainingPanel(QWidget* parent) : QWidget(parent)
     });
     connect(m_session, &TrainingSession::prepared, this, [this](const QString& runDir, qint64 runId, qint64) {
         m_liveKey = runId > 0 ? QStringLiteral("run-%1").arg(runId) : runDir;
-        const QString name = runId > 0 && m_runs->store() ? tr("Run %1").arg(runId) : QStringLiteral("live");
+        const QString name = runId > 0 && m_runs->history() ? tr("Run %1").arg(runId) : QStringLiteral("live");
         m_charts->setRun(m_liveKey, name, charts::runColour(int(runId)));
         m_histograms->clear(runId > 0 ? tr("Run %1, live").arg(runId) : tr("This run, live"));
         m_runs->refresh();
@@ -308,7 +308,7 @@ void TrainingPanel::setProject(const engine::io::Project& project, const QString
         qint64 newestMs = 0;
         for (int row = 0; row < m_runs->rowCount(); ++row) {
             const auto* run = m_runs->runAt(row);
-            if (run && run->status != engine::store::RunStatus::Running && (newest < 0 || run->createdMs > newestMs)) {
+            if (run && run->status != engine::api::RunStatus::Running && (newest < 0 || run->createdMs > newestMs)) {
                 newest = run->id;
                 newestMs = run->createdMs;
             }
@@ -676,12 +676,11 @@ QList<qint64> TrainingPanel::selectedRuns() const
 
 void TrainingPanel::overlayRun(qint64 runId)
 {
-    auto* store = m_runs->store();
+    auto* history = m_runs->history();
     const int row = m_runs->rowOf(runId);
-    if (!store || row < 0) {
+    if (!history || row < 0) {
         return;
     }
-    (void)store->flush();
     const auto* run = m_runs->runAt(row);
     const QString key = QStringLiteral("run-%1").arg(runId);
     if (key == m_liveKey && m_session->isActive()) {
@@ -689,7 +688,7 @@ void TrainingPanel::overlayRun(qint64 runId)
     }
     // The run list does not carry the last step and epoch (the store counts them per run on
     // request), so they are asked for here.
-    auto counted = store->run(runId);
+    auto counted = history->run(runId);
     if (counted.ok()) {
         run = &*counted;
     }
@@ -698,13 +697,13 @@ void TrainingPanel::overlayRun(qint64 runId)
     // Steps are stored per step and validation per epoch: the run's steps per epoch place each on
     // both axes (a validation value at its epoch's last step, a step at its fraction of epochs).
     const double stepsPerEpoch = run->lastEpoch > 0 ? double(run->lastStep) / run->lastEpoch : 0.0;
-    auto addSeries = [&](engine::store::MetricScope scope, Split split, const std::string& name, const QString& metric) {
-        auto points = store->series(runId, scope, name);
+    auto addSeries = [&](engine::api::MetricScope scope, Split split, const std::string& name, const QString& metric) {
+        auto points = history->series(runId, scope, name);
         if (!points.ok()) {
             return;
         }
         for (const auto& p : *points) {
-            if (scope == engine::store::MetricScope::Epoch) {
+            if (scope == engine::api::MetricScope::Epoch) {
                 const auto step = stepsPerEpoch > 0 ? int64_t(std::llround(double(p.step) * stepsPerEpoch)) : p.step;
                 m_charts->append(metric, key, split, step, double(p.step), p.wallTime, p.value);
             } else {
@@ -713,16 +712,16 @@ void TrainingPanel::overlayRun(qint64 runId)
             }
         }
     };
-    if (auto names = store->metricNames(runId, engine::store::MetricScope::Step); names.ok()) {
+    if (auto names = history->metricNames(runId, engine::api::MetricScope::Step); names.ok()) {
         for (const auto& n : *names) {
-            addSeries(engine::store::MetricScope::Step, Split::Train, n, QString::fromStdString(n));
+            addSeries(engine::api::MetricScope::Step, Split::Train, n, QString::fromStdString(n));
         }
     }
     // Validation values are recorded per epoch ("val_<metric>") and share the metric's chart.
-    if (auto names = store->metricNames(runId, engine::store::MetricScope::Epoch); names.ok()) {
+    if (auto names = history->metricNames(runId, engine::api::MetricScope::Epoch); names.ok()) {
         for (const auto& n : *names) {
             if (n.rfind("val_", 0) == 0) {
-                addSeries(engine::store::MetricScope::Epoch, Split::Validation, n, QString::fromStdString(n.substr(4)));
+                addSeries(engine::api::MetricScope::Epoch, Split::Validation, n, QString::fromStdString(n.substr(4)));
             }
         }
     }
@@ -736,13 +735,13 @@ QString TrainingPanel::runForEvaluation() const
             return QString::fromStdString(run->runDir);
         }
     }
-    const engine::store::RunInfo* newest = nullptr;
+    const engine::api::RunInfo* newest = nullptr;
     for (int row = 0; row < m_runs->rowCount(); ++row) {
         const auto* run = m_runs->runAt(row);
         if (!run || run->runDir.empty()) {
             continue;
         }
-        if (run->status != engine::store::RunStatus::Completed && run->status != engine::store::RunStatus::Stopped) {
+        if (run->status != engine::api::RunStatus::Completed && run->status != engine::api::RunStatus::Stopped) {
             continue;
         }
         if (!newest || run->createdMs > newest->createdMs) {

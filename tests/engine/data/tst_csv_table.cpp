@@ -164,6 +164,12 @@ private slots:
         QCOMPARE(f->elementNames,
                  (std::vector<std::string>{"column 1", "column 2=blue", "column 2=green", "column 2=red",
                                            "column 3=1", "column 3=2", "column 3=10"}));
+        // Each element's file column and category, for showing a sample as the file holds it.
+        QCOMPARE(f->elementColumns, (std::vector<int64_t>{0, 1, 1, 1, 2, 2, 2}));
+        QCOMPARE(f->elementCategories, (std::vector<std::string>{"", "blue", "green", "red", "1", "2", "10"}));
+        auto part = set->subset(std::vector<int64_t>{0});
+        QVERIFY(part.ok());
+        QCOMPARE(part->column("features")->elementCategories, f->elementCategories);
         QCOMPARE(f->values, floats({1, 0, 0, 1, 0, 0, 1,  //
                                     2, 0, 1, 0, 0, 1, 0,  //
                                     3, 1, 0, 0, 1, 0, 0,  //

@@ -146,6 +146,33 @@ private slots:
         QCOMPARE(j["samples_most_confidently_wrong"][0]["true"].get<std::string>(), std::string("c"));
         const std::string csv = recordsCsv(r->records, r->classNames);
         QVERIFY(csv.rfind("index,source,true,predicted,confidence,loss,correct\n3,s3,c,a,0.80000000000000004,", 0) == 0);
+
+        // Table data: the features follow each record, in the sample's own row (by index), as
+        // their shortest decimal form, category names, and empty / null when missing.
+        SampleFeatures features;
+        features.names = {"width, cm", "colour"};
+        features.categories = {{}, {"blue", "red"}};
+        features.samples = 5;
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        features.values = {0.5f, 0, 1.25f, 1, 17.99f, 0, nan, 1, -3e-7f, nan};
+        QCOMPARE(features.text(3, 0), std::string());
+        QCOMPARE(features.text(2, 0), std::string("17.99"));
+        QCOMPARE(features.text(3, 1), std::string("red"));
+        QCOMPARE(features.text(4, 0), std::string("-3e-07"));
+        QVERIFY(std::isnan(features.value(5, 0)));  // no such sample
+        const std::string withFeatures = recordsCsv(r->records, r->classNames, &features);
+        QVERIFY(withFeatures.rfind("index,source,true,predicted,confidence,loss,correct,\"width, cm\",colour\n3,s3,c,a,", 0) == 0);
+        QVERIFY(withFeatures.find(",0,,red\n2,") != std::string::npos);  // sample 3 (wrong), then sample 2
+        QVERIFY(withFeatures.find(",17.99,blue\n") != std::string::npos);
+        QVERIFY(withFeatures.find(",-3e-07,\n") != std::string::npos);
+        const auto withJson = reportJson(*r, 20, &features);
+        QCOMPARE(withJson["feature_names"], nlohmann::json({"width, cm", "colour"}));
+        const auto& first = withJson["samples_most_confidently_wrong"][0];  // sample 3
+        QVERIFY(first["features"][0].is_null());
+        QCOMPARE(first["features"][1].get<std::string>(), std::string("red"));
+        QCOMPARE(withJson["samples_most_confidently_wrong"][1]["features"][0].get<double>(), 17.99);  // sample 2
+        QVERIFY(!reportJson(*r).contains("feature_names"));
+        QVERIFY(!reportJson(*r)["samples_most_confidently_wrong"][0].contains("features"));
     }
 
     void zeroDivisionAndAbsentClasses() {

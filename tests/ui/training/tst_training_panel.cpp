@@ -128,7 +128,7 @@ void TestTrainingPanel::clickTrainPauseResumeStopOnFashionCnn()
              "Stop saves the full training state");
     // The run is in the history, stopped.
     QTRY_COMPARE(panel.runs()->rowCount(), 1);
-    QCOMPARE(panel.runs()->runAt(0)->status, engine::store::RunStatus::Stopped);
+    QCOMPARE(panel.runs()->runAt(0)->status, engine::api::RunStatus::Stopped);
     QVERIFY(train->isEnabled());
 }
 
@@ -328,7 +328,7 @@ void TestTrainingPanel::runHistoryRenameFilterCompareCloneDelete()
     RunListModel* runs = panel.runs();
     QAbstractItemModelTester tester(runs, QAbstractItemModelTester::FailureReportingMode::QtTest);
     QCOMPARE(runs->rowCount(), 2);
-    QCOMPARE(runs->runAt(0)->status, engine::store::RunStatus::Completed);
+    QCOMPARE(runs->runAt(0)->status, engine::api::RunStatus::Completed);
     // Rename through the model writes to the store.
     QVERIFY(runs->setData(runs->index(0, RunListModel::Name), QStringLiteral("baseline")));
     runs->refresh();

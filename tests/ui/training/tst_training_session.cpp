@@ -72,7 +72,7 @@ private slots:
         QVERIFY(errorNotice);
         // The run's record says it failed.
         QTRY_COMPARE(panel.runs()->rowCount(), 1);
-        QCOMPARE(panel.runs()->runAt(0)->status, engine::store::RunStatus::Failed);
+        QCOMPARE(panel.runs()->runAt(0)->status, engine::api::RunStatus::Failed);
 
         // Alive: the same window trains the project once its loss is a built-in one.
         project.training["loss"] = {{"type", "SparseCategoricalCrossentropy"}, {"from_logits", true}};
