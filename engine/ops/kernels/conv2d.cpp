@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Conv2D kernels. Ungrouped convolutions (the common case) run on direct register-tile kernels
 // that read the NHWC tensors in place (tile_kernels_isa.cpp, one variant per instruction set);
-// the forward and backward-data passes of 3x3 unit-stride ones on Winograd F(2x2, 3x3) kernels
-// (winograd_isa.cpp).
+// the forward, backward-data and filter-gradient passes of 3x3 unit-stride ones on Winograd
+// F(2x2, 3x3) kernels (winograd_isa.cpp).
 // Grouped ones: pointwise convs are one GEMM per group, depthwise convs (one input channel per group) a direct loop vectorised
 // over channels, everything else im2col tiles + GEMM.
 #include "engine/ops/kernels/conv2d.h"
@@ -36,6 +36,11 @@ constexpr int64_t kWinogradMinChannelsAvx512 = 32;
 // ... and at most this many: one tile's transformed input and products (16 x (c + oc) floats,
 // rounded to whole vectors) must fit the kernels' per-task block buffer (winograd_isa.cpp).
 constexpr int64_t kWinogradMaxChannels = 1000;
+// The filter gradient of such layers runs on the Winograd kernels from 16 channels on both sides
+// with either instruction set, as long as c x oc (oc rounded up to 16) is at most this: its
+// partial sums (16 x c x oc floats per chunk of tiles) then fit in at least 4 chunks.
+constexpr int64_t kWinogradGradMinChannels = 16;
+constexpr int64_t kWinogradGradMaxProduct = 65536;
 
 enum class Path { Direct, Pointwise, Depthwise, Im2col };
 
@@ -297,8 +302,9 @@ void depthwiseBackwardFilter(const Conv2DGeom& g, const float* x, const float* d
 size_t directWorkspace(const Conv2DGeom& g) {
     return cpuIsa() == CpuIsa::Avx512 ? avx512::directWorkspaceFloats(g) : avx2::directWorkspaceFloats(g);
 }
-// The Winograd kernels' scratch follows the direct kernels' in the workspace (the filter
-// gradient still runs on the direct kernels, after backward-data).
+// The Winograd kernels' scratch follows the direct kernels' in the workspace (the direct
+// kernels may still run the bias gradient, and backward-data where only the filter gradient
+// takes Winograd).
 size_t winogradWorkspace(const Conv2DGeom& g) {
     return cpuIsa() == CpuIsa::Avx512 ? avx512::winogradWorkspaceFloats(g) : avx2::winogradWorkspaceFloats(g);
 }
@@ -319,15 +325,25 @@ void directForward(const Conv2DGeom& g, const float* x, const float* w, const fl
 }
 void directBackward(const Conv2DGeom& g, const float* x, const float* w, const float* dy, float* dx,
                     float* dw, float* db, float* workspace, ThreadPool& pool, bool overwriteDx) {
+    // Backward-data first: its transformed filter and the filter gradient's partial sums share
+    // the Winograd part of the workspace.
     if (dx && conv2dUsesWinograd(g)) {
         float* ws = workspace + directWorkspace(g);
         if (cpuIsa() == CpuIsa::Avx512)
             avx512::winogradConvBackwardData(g, w, dy, dx, ws, pool, overwriteDx);
         else
             avx2::winogradConvBackwardData(g, w, dy, dx, ws, pool, overwriteDx);
-        dx = nullptr;  // the filter gradient below stays on the direct kernels
-        if (!dw && !db) return;
+        dx = nullptr;
     }
+    if (dw && conv2dUsesWinogradFilterGrad(g)) {
+        float* ws = workspace + directWorkspace(g);
+        if (cpuIsa() == CpuIsa::Avx512)
+            avx512::winogradConvBackwardFilter(g, x, dy, dw, ws, pool);
+        else
+            avx2::winogradConvBackwardFilter(g, x, dy, dw, ws, pool);
+        dw = nullptr;
+    }
+    if (!dx && !dw && !db) return;  // the rest (the bias gradient at least) on the direct kernels
     if (cpuIsa() == CpuIsa::Avx512)
         avx512::directConvBackward(g, x, w, dy, dx, dw, db, workspace, pool, overwriteDx);
     else
@@ -383,6 +399,13 @@ bool conv2dUsesWinograd(const Conv2DGeom& g) {
            g.c <= kWinogradMaxChannels && g.oc <= kWinogradMaxChannels;
 }
 
+bool conv2dUsesWinogradFilterGrad(const Conv2DGeom& g) {
+    return pathOf(g) == Path::Direct && g.kh == 3 && g.kw == 3 && g.strideH == 1 && g.strideW == 1 &&
+           g.dilationH == 1 && g.dilationW == 1 && g.c >= kWinogradGradMinChannels &&
+           g.oc >= kWinogradGradMinChannels && g.c <= kWinogradMaxChannels && g.oc <= kWinogradMaxChannels &&
+           g.c * ((g.oc + 15) / 16 * 16) <= kWinogradGradMaxProduct;
+}
+
 bool conv2dGeomIsValid(const Conv2DGeom& g) {
     return g.n > 0 && g.h > 0 && g.w > 0 && g.c > 0 && g.kh > 0 && g.kw > 0 && g.oc > 0 && g.strideH > 0 &&
            g.strideW > 0 && g.dilationH > 0 && g.dilationW > 0 && g.padTop >= 0 && g.padLeft >= 0 &&
@@ -421,7 +444,8 @@ size_t conv2dWorkspaceFloats(const Conv2DGeom& g) {
     size_t need = biasGradWorkspaceFloats(rows, g.oc);
     switch (pathOf(g)) {
     case Path::Direct:
-        return directWorkspace(g) + (conv2dUsesWinograd(g) ? winogradWorkspace(g) : 0);
+        return directWorkspace(g) +
+               (conv2dUsesWinograd(g) || conv2dUsesWinogradFilterGrad(g) ? winogradWorkspace(g) : 0);
     case Path::Pointwise:
         break;
     case Path::Depthwise:

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // 2-D convolution on NHWC float32 tensors with Keras HWIO weights: forward and accumulating
 // backward. Ungrouped convolutions use direct register-tile kernels (AVX2 or AVX-512, chosen at
-// run time), and Winograd F(2x2, 3x3) for the forward and backward-data passes of 3x3
-// unit-stride layers; grouped ones pointwise (GEMM), depthwise (direct) and im2col+GEMM paths.
+// run time), and Winograd F(2x2, 3x3) for the forward, backward-data and filter-gradient
+// passes of 3x3 unit-stride layers; grouped ones pointwise (GEMM), depthwise (direct) and
+// im2col+GEMM paths.
 #pragma once
 
 #include <cstddef>
@@ -51,9 +52,14 @@ bool conv2dGeomIsValid(const Conv2DGeom& g);
 // True when conv2dForward and the dx part of conv2dBackward use the Winograd F(2x2, 3x3)
 // kernels for this geometry (ungrouped 3x3, unit stride and dilation, enough channels on both
 // sides for the instruction set in use: 16 with AVX2, 32 with AVX-512), whose results differ
-// from the direct kernels' by rounding only. The filter gradient
-// always runs on the direct kernels.
+// from the direct kernels' by rounding only.
 bool conv2dUsesWinograd(const Conv2DGeom& g);
+
+// True when the dw part of conv2dBackward uses the Winograd F(2x2, 3x3) kernels: the same
+// layers, from 16 channels on both sides with either instruction set, as long as c x oc (oc
+// rounded up to 16) is at most 65536. Its results differ from the direct kernels' by rounding
+// only and do not depend on the thread count.
+bool conv2dUsesWinogradFilterGrad(const Conv2DGeom& g);
 
 // Scratch floats needed by conv2dForward and conv2dBackward (the same buffer serves both; its
 // contents need not survive between calls). Depends only on the geometry, never on the thread

@@ -13,9 +13,16 @@
 // processed in blocks whose transformed inputs and products live in a stack buffer, so the
 // transforms run while the block is in cache and nothing is allocated.
 //
+// The filter gradient of such a layer has the same structure: per tile, the input patch's
+// transform V = B^T d B and the 2x2 block of dy's transform Z = A dY A^T (4x4, additions only)
+// are multiplied position by position, S[xi] += V[xi]^T Z[xi] summed over all tiles (16 small
+// GEMMs over a block of tiles, reducing over the tiles), and dw = G^T S G at the end: again 16
+// multiplications per tile and channel pair instead of 36.
+//
 // Every output sums its terms in an order fixed by the geometry (the GEMM over input channels
-// in order, the transforms in a fixed expression), so results do not depend on the thread count;
-// they differ from the direct kernels' in rounding only.
+// in order, the filter gradient over fixed chunks of tiles added in chunk order, the transforms
+// in a fixed expression), so results do not depend on the thread count; they differ from the
+// direct kernels' in rounding only.
 #ifndef KILN_ISA_NS
 #error "winograd_isa.cpp is compiled through a per-ISA wrapper that defines KILN_ISA_NS"
 #endif
@@ -75,8 +82,24 @@ constexpr int64_t kMaxBlockTiles = 32;
 // Floats added to the stride between transformed positions (one cache line).
 constexpr int64_t kXiSkew = 16;
 
+// The stride between transformed positions for `floats` floats per position: whole cache lines,
+// an odd number of them, so that the 16 positions of a tile fall into 16 different L1 sets (a
+// multiple of 4 KiB put them all into one). At most floats + 2 * kXiSkew.
+int64_t xiStride(int64_t floats) {
+    return (ceilDiv(floats, 16) | 1) * 16;
+}
+
+// Tiles ahead whose pixels the transforms prefetch into L1.
+constexpr int64_t kPrefetchTiles = 2;
+
+// Prefetches the cache lines of floats [p, p + n) into L1.
+inline void prefetchSpan(const float* p, int64_t n) {
+    const char* c = reinterpret_cast<const char*>(p);
+    for (int64_t b = 0; b < n * int64_t{sizeof(float)}; b += 64) _mm_prefetch(c + b, _MM_HINT_T0);
+}
+
 int64_t blockTiles(int64_t cinPad, int64_t coutPad) {
-    return std::clamp<int64_t>((kBlockFloats - 2 * kXi * kXiSkew) / (kXi * (cinPad + coutPad)), 1, kMaxBlockTiles);
+    return std::clamp<int64_t>((kBlockFloats - 4 * kXi * kXiSkew) / (kXi * (cinPad + coutPad)), 1, kMaxBlockTiles);
 }
 
 // m[j, :] = sum over k < K, in order, of v[j*vStride + k] * u[k*uStride + :], for R rows and V
@@ -215,80 +238,110 @@ inline void inputTransform(const Vec d[4][4], float* out, int64_t xiStride) {
     }
 }
 
+// Image, tile row and tile column of consecutive tiles (2x2 output blocks, tw per row, th per
+// image), advanced as counters (no division per tile).
+struct TileCursor {
+    int64_t th = 0, tw = 0, b = 0, y = 0, x = 0;
+    TileCursor(int64_t tilesH, int64_t tilesW, int64_t t) : th(tilesH), tw(tilesW) {
+        b = t / (th * tw);
+        y = t % (th * tw) / tw;
+        x = t % tw;
+    }
+    // Writes the next nb tiles' coordinates and advances past them.
+    void take(int64_t nb, int64_t* tileB, int64_t* tileY, int64_t* tileX) {
+        for (int64_t j = 0; j < nb; ++j) {
+            tileB[j] = b;
+            tileY[j] = y;
+            tileX[j] = x;
+            if (++x == tw) {
+                x = 0;
+                if (++y == th) {
+                    y = 0;
+                    ++b;
+                }
+            }
+        }
+    }
+};
+
+// B^T d B of the 4x4 input patches of nb tiles: the patch of tile j starts at input row
+// 2*tileY[j] - padT and column 2*tileX[j] - padL of image tileB[j] of src [n, ih, iw, cin];
+// pixels outside read as zero. Channel c of position xi goes to V[xi*vXi + j*cinPad + c], and
+// lanes from cin to cinPad are zero.
+void transformInputs(const float* src, int64_t ih, int64_t iw, int64_t cin, int64_t padT, int64_t padL,
+                     int64_t nb, const int64_t* tileB, const int64_t* tileY, const int64_t* tileX, float* V,
+                     int64_t vXi) {
+    const int64_t cinPad = roundUpLanes(cin), rowIn = iw * cin;
+    for (int64_t j = 0; j < nb; ++j) {
+        if (j + kPrefetchTiles < nb) {
+            // The two columns the tile ahead reads beyond its left neighbour's (the whole
+            // patch at a row's start is mostly in cache from the row above).
+            const int64_t a = j + kPrefetchTiles, py = 2 * tileY[a] - padT, px = 2 * tileX[a] - padL + 2;
+            const int64_t x0 = std::max<int64_t>(px, 0), x1 = std::min<int64_t>(px + 2, iw);
+            for (int r = 0; r < 4 && x0 < x1; ++r)
+                if (py + r >= 0 && py + r < ih)
+                    prefetchSpan(src + ((tileB[a] * ih + py + r) * iw + x0) * cin, (x1 - x0) * cin);
+        }
+        const int64_t iy0 = 2 * tileY[j] - padT, ix0 = 2 * tileX[j] - padL;
+        const float* img = src + tileB[j] * ih * rowIn;
+        float* vj = V + j * cinPad;
+        if (iy0 >= 0 && iy0 + 4 <= ih && ix0 >= 0 && ix0 + 4 <= iw) {
+            const float* p = img + iy0 * rowIn + ix0 * cin;
+            int64_t c = 0;
+            for (; c + kLanes <= cin; c += kLanes) {
+                Vec d[4][4];
+#pragma GCC unroll 4
+                for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+                    for (int q = 0; q < 4; ++q) d[r][q] = loadVec(p + r * rowIn + q * cin + c);
+                inputTransform(d, vj + c, vXi);
+            }
+            if (c < cin) {
+                const Mask m = laneMask(cin - c);
+                Vec d[4][4];
+                for (int r = 0; r < 4; ++r)
+                    for (int q = 0; q < 4; ++q) d[r][q] = loadMasked(p + r * rowIn + q * cin + c, m);
+                inputTransform(d, vj + c, vXi);
+            }
+            continue;
+        }
+        // A tile on the border: pixels outside the input read as zero.
+        const float* rowP[4];
+        bool colOk[4];
+        for (int r = 0; r < 4; ++r) rowP[r] = iy0 + r >= 0 && iy0 + r < ih ? img + (iy0 + r) * rowIn : nullptr;
+        for (int q = 0; q < 4; ++q) colOk[q] = ix0 + q >= 0 && ix0 + q < iw;
+        for (int64_t c = 0; c < cinPad; c += kLanes) {
+            const Mask m = laneMask(cin - c);
+            const bool full = c + kLanes <= cin;
+            Vec d[4][4];
+            for (int r = 0; r < 4; ++r)
+                for (int q = 0; q < 4; ++q) {
+                    d[r][q] = Vec{};
+                    if (!rowP[r] || !colOk[q]) continue;
+                    const float* e = rowP[r] + (ix0 + q) * cin + c;
+                    d[r][q] = full ? loadVec(e) : loadMasked(e, m);
+                }
+            inputTransform(d, vj + c, vXi);
+        }
+    }
+}
+
 void runProblem(const Problem& P, ThreadPool& pool) {
     const int64_t th = ceilDiv(P.oh, 2), tw = ceilDiv(P.ow, 2), perImage = th * tw, tiles = P.n * perImage;
     const int64_t cinPad = roundUpLanes(P.cin), coutPad = roundUpLanes(P.cout);
     const int64_t tb = blockTiles(cinPad, coutPad);
-    // Floats between positions xi: one cache line more than the block's rows, so that the 16
-    // positions of a tile do not fall into the same few L1 sets (a power-of-two stride did).
-    const int64_t vXi = tb * cinPad + kXiSkew, mXi = tb * coutPad + kXiSkew;
-    const int64_t rowIn = P.iw * P.cin, rowOut = P.ow * P.cout;
+    const int64_t vXi = xiStride(tb * cinPad), mXi = xiStride(tb * coutPad);
+    const int64_t rowOut = P.ow * P.cout;
     pool.parallelFor(tiles, tb, [&](int64_t t0, int64_t t1) {
         alignas(64) float buf[kBlockFloats];
         float* V = buf;
         float* M = buf + kXi * vXi;
         int64_t tileB[kMaxBlockTiles], tileY[kMaxBlockTiles], tileX[kMaxBlockTiles];
-        // Image, tile row and tile column of tile t0, then advanced as counters.
-        int64_t cb = t0 / perImage, cy = t0 % perImage / tw, cx = t0 % tw;
+        TileCursor cursor(th, tw, t0);
         for (int64_t s0 = t0; s0 < t1; s0 += tb) {
             const int64_t nb = std::min(tb, t1 - s0);
-            for (int64_t j = 0; j < nb; ++j) {
-                tileB[j] = cb;
-                tileY[j] = cy;
-                tileX[j] = cx;
-                if (++cx == tw) {
-                    cx = 0;
-                    if (++cy == th) {
-                        cy = 0;
-                        ++cb;
-                    }
-                }
-            }
-            // Transformed inputs of the block's tiles.
-            for (int64_t j = 0; j < nb; ++j) {
-                const int64_t iy0 = 2 * tileY[j] - P.padT, ix0 = 2 * tileX[j] - P.padL;
-                const float* img = P.src + tileB[j] * P.ih * rowIn;
-                float* vj = V + j * cinPad;
-                if (iy0 >= 0 && iy0 + 4 <= P.ih && ix0 >= 0 && ix0 + 4 <= P.iw) {
-                    const float* p = img + iy0 * rowIn + ix0 * P.cin;
-                    int64_t c = 0;
-                    for (; c + kLanes <= P.cin; c += kLanes) {
-                        Vec d[4][4];
-#pragma GCC unroll 4
-                        for (int r = 0; r < 4; ++r)
-#pragma GCC unroll 4
-                            for (int q = 0; q < 4; ++q) d[r][q] = loadVec(p + r * rowIn + q * P.cin + c);
-                        inputTransform(d, vj + c, vXi);
-                    }
-                    if (c < P.cin) {
-                        const Mask m = laneMask(P.cin - c);
-                        Vec d[4][4];
-                        for (int r = 0; r < 4; ++r)
-                            for (int q = 0; q < 4; ++q) d[r][q] = loadMasked(p + r * rowIn + q * P.cin + c, m);
-                        inputTransform(d, vj + c, vXi);
-                    }
-                    continue;
-                }
-                // A tile on the border: pixels outside the input read as zero.
-                const float* rowP[4];
-                bool colOk[4];
-                for (int r = 0; r < 4; ++r)
-                    rowP[r] = iy0 + r >= 0 && iy0 + r < P.ih ? img + (iy0 + r) * rowIn : nullptr;
-                for (int q = 0; q < 4; ++q) colOk[q] = ix0 + q >= 0 && ix0 + q < P.iw;
-                for (int64_t c = 0; c < cinPad; c += kLanes) {
-                    const Mask m = laneMask(P.cin - c);
-                    const bool full = c + kLanes <= P.cin;
-                    Vec d[4][4];
-                    for (int r = 0; r < 4; ++r)
-                        for (int q = 0; q < 4; ++q) {
-                            d[r][q] = Vec{};
-                            if (!rowP[r] || !colOk[q]) continue;
-                            const float* e = rowP[r] + (ix0 + q) * P.cin + c;
-                            d[r][q] = full ? loadVec(e) : loadMasked(e, m);
-                        }
-                    inputTransform(d, vj + c, vXi);
-                }
-            }
+            cursor.take(nb, tileB, tileY, tileX);
+            transformInputs(P.src, P.ih, P.iw, P.cin, P.padT, P.padL, nb, tileB, tileY, tileX, V, vXi);
             // M[xi] = V[xi] U[xi] on register tiles, rows split as evenly as possible.
             for (int xi = 0; xi < kXi; ++xi) {
                 const float* v = V + xi * vXi;
@@ -350,10 +403,158 @@ void runProblem(const Problem& P, ThreadPool& pool) {
     });
 }
 
+// ---- filter gradient -------------------------------------------------------------------------
+
+#if defined(KILN_ISA_AVX512)
+// R input channels x V vectors of output channels per register tile (R*V accumulators and V
+// vectors of Z; the broadcast folds into the FMA).
+constexpr int kWgMaxV = 4;
+constexpr int kWgMaxR = 24;
+constexpr int kWgRows[kWgMaxV + 1] = {0, 24, 12, 7, 6};
+#else
+constexpr int kWgMaxV = 2;
+constexpr int kWgMaxR = 12;
+constexpr int kWgRows[kWgMaxV + 1] = {0, 12, 6};
+#endif
+// Fixed chunks of tiles whose partial sums S are added in chunk order: at most this many, at
+// least this many tiles each, and all partial sums within kWgPartialFloats (conv2d.cpp takes
+// the direct kernels where even 4 chunks would not fit).
+constexpr int64_t kWgMaxChunks = 16;
+constexpr int64_t kWgMinChunkTiles = 16;
+constexpr int64_t kWgPartialFloats = int64_t{1} << 22;
+// Floats of one task's stack buffer (the block's transformed inputs and dy, [16][tiles][cPad]
+// each), and most tiles per block: the GEMM's reduction length between loads and stores of the
+// partial sums, which with 64-channel layers cost as much as the products at 15 tiles per block.
+constexpr int64_t kWgBlockFloats = 65536;
+constexpr int64_t kWgMaxBlockTiles = 64;
+
+int64_t wgChunks(const Conv2DGeom& g) {
+    const int64_t tiles = g.n * ceilDiv(g.oh, 2) * ceilDiv(g.ow, 2);
+    const int64_t fit = kWgPartialFloats / std::max<int64_t>(1, kXi * g.c * roundUpLanes(g.oc));
+    return std::clamp<int64_t>(std::min(tiles / kWgMinChunkTiles, fit), 1, kWgMaxChunks);
+}
+
+int64_t wgBlockTiles(int64_t cinPad, int64_t coutPad) {
+    return std::clamp<int64_t>((kWgBlockFloats - 4 * kXi * kXiSkew) / (kXi * (cinPad + coutPad)), 1,
+                               kWgMaxBlockTiles);
+}
+
+// s[j, :] (+)= sum over k < K, in order, of v[k*vStride + j] * z[k*zStride + :] for R input
+// channels j and V vectors of output channels; the sum continues from s unless zeroInit.
+template <int R, int V, bool ZeroInit>
+void wgradTile(const float* v, int64_t vStride, const float* z, int64_t zStride, int64_t K, float* s,
+               int64_t sStride) {
+    Vec acc[R][V];
+#pragma GCC unroll 32
+    for (int j = 0; j < R; ++j)
+#pragma GCC unroll 32
+        for (int q = 0; q < V; ++q) acc[j][q] = ZeroInit ? Vec{} : loadVec(s + j * sStride + q * kLanes);
+    for (int64_t k = 0; k < K; ++k, v += vStride, z += zStride) {
+        Vec zv[V];
+#pragma GCC unroll 32
+        for (int q = 0; q < V; ++q) zv[q] = loadVec(z + q * kLanes);
+#pragma GCC unroll 32
+        for (int j = 0; j < R; ++j) {
+            const Vec a = splat(v[j]);
+#pragma GCC unroll 32
+            for (int q = 0; q < V; ++q) acc[j][q] += a * zv[q];
+        }
+    }
+#pragma GCC unroll 32
+    for (int j = 0; j < R; ++j)
+#pragma GCC unroll 32
+        for (int q = 0; q < V; ++q) storeVec(s + j * sStride + q * kLanes, acc[j][q]);
+}
+
+using WgradFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t);
+template <int V, int Limit, bool ZeroInit, int... R>
+constexpr std::array<WgradFn, sizeof...(R)> wgradFns(std::integer_sequence<int, R...>) {
+    return {(R < Limit ? &wgradTile<(R < Limit ? R + 1 : 1), V, ZeroInit> : nullptr)...};
+}
+template <bool ZeroInit, int... V>
+constexpr std::array<std::array<WgradFn, kWgMaxR>, kWgMaxV> wgradTable(std::integer_sequence<int, V...>) {
+    return {wgradFns<V + 1, kWgRows[V + 1], ZeroInit>(std::make_integer_sequence<int, kWgMaxR>{})...};
+}
+// [the first block of a chunk: start from zero]
+constexpr std::array<std::array<std::array<WgradFn, kWgMaxR>, kWgMaxV>, 2> kWgradFns = {
+    wgradTable<false>(std::make_integer_sequence<int, kWgMaxV>{}),
+    wgradTable<true>(std::make_integer_sequence<int, kWgMaxV>{})};
+
+// Z = A dY A^T of the 2x2 blocks of dy [n, oh, ow, oc] of nb tiles (rows and columns past oh / ow
+// read as zero), A = [1 0; 1 1; 1 -1; 0 -1]: channel o of position xi goes to
+// Z[xi*zXi + j*ocPad + o], zero from oc to ocPad.
+void transformGrads(const float* dy, int64_t oh, int64_t ow, int64_t oc, int64_t nb, const int64_t* tileB,
+                    const int64_t* tileY, const int64_t* tileX, float* Z, int64_t zXi) {
+    const int64_t ocPad = roundUpLanes(oc), rowOut = ow * oc;
+    for (int64_t j = 0; j < nb; ++j) {
+        if (j + kPrefetchTiles < nb) {
+            const int64_t a = j + kPrefetchTiles, py = 2 * tileY[a], px = 2 * tileX[a];
+            const int64_t n = (std::min<int64_t>(px + 2, ow) - px) * oc;
+            for (int64_t r = py; r < std::min<int64_t>(py + 2, oh); ++r)
+                prefetchSpan(dy + ((tileB[a] * oh + r) * ow + px) * oc, n);
+        }
+        const int64_t oy = 2 * tileY[j], ox = 2 * tileX[j];
+        const bool row1 = oy + 1 < oh, col1 = ox + 1 < ow;
+        const float* p = dy + ((tileB[j] * oh + oy) * ow + ox) * oc;
+        float* zj = Z + j * ocPad;
+        for (int64_t c = 0; c < ocPad; c += kLanes) {
+            const Mask m = laneMask(oc - c);
+            const bool full = c + kLanes <= oc;
+            auto load = [&](const float* e) { return full ? loadVec(e + c) : loadMasked(e + c, m); };
+            Vec d[2][2];
+            d[0][0] = load(p);
+            d[0][1] = col1 ? load(p + oc) : Vec{};
+            d[1][0] = row1 ? load(p + rowOut) : Vec{};
+            d[1][1] = row1 && col1 ? load(p + rowOut + oc) : Vec{};
+            // T = A dY (4x2), then Z = T A^T (4x4).
+            Vec t[4][2];
+#pragma GCC unroll 2
+            for (int q = 0; q < 2; ++q) {
+                t[0][q] = d[0][q];
+                t[1][q] = d[0][q] + d[1][q];
+                t[2][q] = d[0][q] - d[1][q];
+                t[3][q] = -d[1][q];
+            }
+#pragma GCC unroll 4
+            for (int r = 0; r < 4; ++r) {
+                float* out = zj + c + 4 * r * zXi;
+                storeVec(out, t[r][0]);
+                storeVec(out + zXi, t[r][0] + t[r][1]);
+                storeVec(out + 2 * zXi, t[r][0] - t[r][1]);
+                storeVec(out + 3 * zXi, -t[r][1]);
+            }
+        }
+    }
+}
+
+// dg = G^T s G for one 4x4 block of sums (vectors of output channels), G as in filterTransform.
+inline void gradTransform(const Vec s[4][4], Vec dg[3][3]) {
+    const Vec half = splat(0.5f);
+    Vec p[3][4];
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+        const Vec a = s[1][c] + s[2][c], d = s[1][c] - s[2][c];
+        p[0][c] = s[0][c] + a * half;
+        p[1][c] = d * half;
+        p[2][c] = a * half + s[3][c];
+    }
+#pragma GCC unroll 3
+    for (int r = 0; r < 3; ++r) {
+        const Vec a = p[r][1] + p[r][2], d = p[r][1] - p[r][2];
+        dg[r][0] = p[r][0] + a * half;
+        dg[r][1] = d * half;
+        dg[r][2] = a * half + p[r][3];
+    }
+}
+
 }  // namespace
 
 size_t winogradWorkspaceFloats(const Conv2DGeom& g) {
-    return static_cast<size_t>(kXi * std::max(g.c * roundUpLanes(g.oc), g.oc * roundUpLanes(g.c)));
+    // The transformed filter (forward, backward-data) or the filter gradient's partial sums,
+    // which are never needed at the same time.
+    const int64_t filter = kXi * std::max(g.c * roundUpLanes(g.oc), g.oc * roundUpLanes(g.c));
+    const int64_t partials = wgChunks(g) * kXi * g.c * roundUpLanes(g.oc);
+    return static_cast<size_t>(std::max(filter, partials));
 }
 
 void winogradConvForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
@@ -397,6 +598,77 @@ void winogradConvBackwardData(const Conv2DGeom& g, const float* w, const float* 
     P.u = workspace;
     P.accumulate = !overwriteDx;
     runProblem(P, pool);
+}
+
+void winogradConvBackwardFilter(const Conv2DGeom& g, const float* x, const float* dy, float* dw, float* workspace,
+                                ThreadPool& pool) {
+    const int64_t th = ceilDiv(g.oh, 2), tw = ceilDiv(g.ow, 2), tiles = g.n * th * tw;
+    const int64_t cinPad = roundUpLanes(g.c), ocPad = roundUpLanes(g.oc);
+    const int64_t chunks = wgChunks(g), tb = wgBlockTiles(cinPad, ocPad);
+    const int64_t vXi = xiStride(tb * cinPad), zXi = xiStride(tb * ocPad);
+    // Partial sums of chunk k: S[xi][ci][ocPad] at workspace + k * partFloats.
+    const int64_t sXi = g.c * ocPad, partFloats = kXi * sXi;
+    pool.parallelFor(chunks, 1, [&](int64_t k0, int64_t k1) {
+        alignas(64) float buf[kWgBlockFloats];
+        float* V = buf;
+        float* Z = buf + kXi * vXi;
+        int64_t tileB[kWgMaxBlockTiles], tileY[kWgMaxBlockTiles], tileX[kWgMaxBlockTiles];
+        for (int64_t k = k0; k < k1; ++k) {
+            const int64_t c0 = tiles * k / chunks, c1 = tiles * (k + 1) / chunks;
+            float* part = workspace + k * partFloats;
+            if (c0 == c1) {
+                std::memset(part, 0, sizeof(float) * static_cast<size_t>(partFloats));
+                continue;
+            }
+            // Blocks of the chunk as even as possible; each continues the sums of the one before.
+            const int64_t blocks = ceilDiv(c1 - c0, tb);
+            TileCursor cursor(th, tw, c0);
+            for (int64_t bi = 0, s0 = c0; bi < blocks; ++bi) {
+                const int64_t nb = (c1 - c0) / blocks + (bi < (c1 - c0) % blocks ? 1 : 0);
+                cursor.take(nb, tileB, tileY, tileX);
+                transformInputs(x, g.h, g.w, g.c, g.padTop, g.padLeft, nb, tileB, tileY, tileX, V, vXi);
+                transformGrads(dy, g.oh, g.ow, g.oc, nb, tileB, tileY, tileX, Z, zXi);
+                const bool zeroInit = s0 == c0;
+                s0 += nb;
+                for (int xi = 0; xi < kXi; ++xi) {
+                    const float* v = V + xi * vXi;
+                    const float* z = Z + xi * zXi;
+                    float* sp = part + xi * sXi;
+                    for (int64_t o = 0; o < ocPad; o += kWgMaxV * kLanes) {
+                        const int Vb = static_cast<int>(std::min<int64_t>(kWgMaxV, (ocPad - o) / kLanes));
+                        const int64_t parts = ceilDiv(g.c, kWgRows[Vb]);
+                        for (int64_t i = 0, ci = 0; i < parts; ++i) {
+                            const int64_t r = g.c / parts + (i < g.c % parts ? 1 : 0);
+                            kWgradFns[zeroInit][Vb - 1][r - 1](v + ci, cinPad, z + o, ocPad, nb, sp + ci * ocPad + o,
+                                                               ocPad);
+                            ci += r;
+                        }
+                    }
+                }
+            }
+        }
+    });
+    // dw[ky, kx, ci, :] += (G^T S G)[ky, kx], S summed over the chunks in chunk order from zero.
+    pool.parallelFor(g.c, 1, [&](int64_t ci0, int64_t ci1) {
+        for (int64_t ci = ci0; ci < ci1; ++ci)
+            for (int64_t o = 0; o < ocPad; o += kLanes) {
+                const Mask m = laneMask(g.oc - o);
+                Vec sv[4][4];
+#pragma GCC unroll 16
+                for (int xi = 0; xi < kXi; ++xi) {
+                    const float* src = workspace + xi * sXi + ci * ocPad + o;
+                    Vec acc{};
+                    for (int64_t k = 0; k < chunks; ++k) acc += loadVec(src + k * partFloats);
+                    sv[xi / 4][xi % 4] = acc;
+                }
+                Vec dg[3][3];
+                gradTransform(sv, dg);
+                for (int t = 0; t < 9; ++t) {
+                    float* d = dw + (t * g.c + ci) * g.oc + o;
+                    storeMasked(d, loadMasked(d, m) + dg[t / 3][t % 3], m);
+                }
+            }
+    });
 }
 
 }  // namespace kiln::engine::kernels::KILN_ISA_NS

@@ -591,7 +591,8 @@ void TestConv2D::noAllocationAfterWarmup() {
 
 // 3x3 unit-stride layers that take the Winograd kernels: ResNet-8's shapes (small batches),
 // odd sizes (tiles cut by the bottom and right edges), 'valid' padding, channel counts that
-// leave part of the last vector empty, and more rows than one block of tiles.
+// leave part of the last vector empty, more rows than one block of tiles, and filter-gradient
+// chunks of more than one block.
 const Spec kWinogradSpecs[] = {
     {"s1 16->16 same", 3, 32, 32, 16, 3, 3, 16, 1, 1, 1, 1, true, 1, false},
     {"s2 32->32 same", 2, 16, 16, 32, 3, 3, 32, 1, 1, 1, 1, true, 1, true},
@@ -602,6 +603,9 @@ const Spec kWinogradSpecs[] = {
     {"valid 9x6 40->36", 2, 9, 6, 40, 3, 3, 36, 1, 1, 1, 1, false, 1, true},
     {"one column 5x1 32->48 same", 2, 5, 1, 32, 3, 3, 48, 1, 1, 1, 1, true, 1, true},
     {"tails 3x5 36->80 same", 3, 3, 5, 36, 3, 3, 80, 1, 1, 1, 1, true, 1, false},
+    // Filter-gradient chunks of tiles that span more than one block of tiles.
+    {"many tiles 40x40 16->16 same", 4, 40, 40, 16, 3, 3, 16, 1, 1, 1, 1, true, 1, false},
+    {"wide 16x16 128->128 same", 2, 16, 16, 128, 3, 3, 128, 1, 1, 1, 1, true, 1, true},
 };
 
 // The direct kernels of this process's instruction set, bypassing the Winograd choice.
@@ -619,6 +623,13 @@ void directBackwardDataOnly(const Conv2DGeom& g, const float* w, const float* dy
     else
         avx2::directConvBackward(g, nullptr, w, dy, dx, nullptr, nullptr, ws, pool, overwrite);
 }
+void directBackwardFilterOnly(const Conv2DGeom& g, const float* x, const float* dy, float* dw, float* ws,
+                              ThreadPool& pool) {
+    if (cpuIsa() == CpuIsa::Avx512)
+        avx512::directConvBackward(g, x, nullptr, dy, nullptr, dw, nullptr, ws, pool, false);
+    else
+        avx2::directConvBackward(g, x, nullptr, dy, nullptr, dw, nullptr, ws, pool, false);
+}
 
 void TestConv2D::winogradMatchesDirect_data() {
     QTest::addColumn<int>("spec");
@@ -627,27 +638,49 @@ void TestConv2D::winogradMatchesDirect_data() {
 
 void TestConv2D::winogradMatchesDirect() {
     // Winograd F(2x2, 3x3) sums in another order than the direct kernels: forward (with bias and
-    // the fused ReLU) and backward-data (overwriting and accumulating) agree with them, and with
-    // the double-precision reference, to 1e-5 of the largest output (max |a - b| / max |b|).
-    // The filter gradient is the direct kernels' own, so it is compared bit for bit.
+    // the fused ReLU), backward-data (overwriting and accumulating) and the filter gradient agree
+    // with them, and with the double-precision reference, to 1e-5 of the largest output
+    // (max |a - b| / max |b|), and give the same bits with 1, 2 and 3 threads.
     constexpr double kTol = 1e-5;
     QFETCH(int, spec);
     const Spec& s = kWinogradSpecs[spec];
     Fixture f(s, 90 + spec);
-    if (cpuIsa() == CpuIsa::Avx512 && (s.c < 32 || s.oc < 32)) {
-        QVERIFY(!conv2dUsesWinograd(f.g));
-        QSKIP("fewer than 32 channels: the direct kernels with AVX-512");
-    }
-    QVERIFY(conv2dUsesWinograd(f.g));
+    // From 16 channels on both sides, the filter gradient takes Winograd with either instruction set.
+    QVERIFY(conv2dUsesWinogradFilterGrad(f.g));
     ThreadPool pool(2);
     std::vector<float> ws(f.ws.size());
-    const float* bias = f.biasPtr(s);
     double worst = 0.0;
     auto check = [&](const char* what, double err) {
         worst = std::max(worst, err);
         if (err > kTol) qWarning("%s: rel err %g", what, err);
         return err <= kTol;
     };
+    std::vector<double> rdx, rdw, rdb;
+    refBackward(f.g, f.x, f.w, f.dy, rdx, rdw, rdb);
+    {
+        // The filter gradient accumulates: dw += dL/dw onto a random start.
+        const std::vector<float> start = randomVector(f.w.size(), 8);
+        std::vector<float> dw(start), dwd(start);
+        conv2dBackward(f.g, f.x.data(), nullptr, f.dy.data(), nullptr, dw.data(), nullptr, f.ws.data(), pool);
+        QVERIFY(f.guardIntact());
+        directBackwardFilterOnly(f.g, f.x.data(), f.dy.data(), dwd.data(), ws.data(), pool);
+        QVERIFY(check("dw vs direct", relErr(dw, dwd)));
+        std::vector<double> expect(rdw);
+        for (size_t i = 0; i < expect.size(); ++i) expect[i] += start[i];
+        QVERIFY(check("dw vs reference", relErr(dw, expect)));
+        for (int threads : {1, 3}) {
+            ThreadPool other(threads);
+            std::vector<float> dwt(start);
+            conv2dBackward(f.g, f.x.data(), nullptr, f.dy.data(), nullptr, dwt.data(), nullptr, f.ws.data(), other);
+            QVERIFY(std::memcmp(dwt.data(), dw.data(), dw.size() * sizeof(float)) == 0);
+        }
+    }
+    if (cpuIsa() == CpuIsa::Avx512 && (s.c < 32 || s.oc < 32)) {
+        QVERIFY(!conv2dUsesWinograd(f.g));
+        QSKIP("fewer than 32 channels: forward and backward-data on the direct kernels with AVX-512");
+    }
+    QVERIFY(conv2dUsesWinograd(f.g));
+    const float* bias = f.biasPtr(s);
     for (bool relu : {false, true}) {
         std::vector<float> y(f.dy.size(), NAN), yd(f.dy.size(), NAN);
         conv2dForward(f.g, f.x.data(), f.w.data(), bias, y.data(), f.ws.data(), pool, relu);
@@ -658,8 +691,6 @@ void TestConv2D::winogradMatchesDirect() {
         if (relu)
             for (float v : y) QVERIFY(v >= 0.0f);
     }
-    std::vector<double> rdx, rdw, rdb;
-    refBackward(f.g, f.x, f.w, f.dy, rdx, rdw, rdb);
     const std::vector<float> start = randomVector(f.x.size(), 7);
     for (bool overwrite : {true, false}) {
         std::vector<float> dx(start), dxd(start);
@@ -673,7 +704,7 @@ void TestConv2D::winogradMatchesDirect() {
             for (size_t i = 0; i < expect.size(); ++i) expect[i] += start[i];
         QVERIFY(check("dx vs reference", relErr(dx, expect)));
     }
-    // dx and dw together: dw is the direct kernels' (same bits as alone).
+    // dx and dw together: the same bits as each alone.
     std::vector<float> dx(f.x.size(), 0.0f), dw(f.w.size(), 0.0f), db(f.bias.size(), 0.0f);
     std::vector<float> dw1(f.w.size(), 0.0f), db1(f.bias.size(), 0.0f);
     conv2dBackward(f.g, f.x.data(), f.w.data(), f.dy.data(), dx.data(), dw.data(), db.data(), f.ws.data(), pool);
@@ -699,6 +730,16 @@ void TestConv2D::winogradOnlyWhereItApplies() {
     QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 3, 1, 16, 1, 1, 1, 1, true)));
     QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 3, 3, 3, 16, 1, 1, 1, 1, true)));
     QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 3, 3, 8, 1, 1, 1, 1, true)));
+    // The filter gradient: from 16 channels with either instruction set, up to c x oc = 65536.
+    QVERIFY(conv2dUsesWinogradFilterGrad(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 1, 1, 1, 1, true)));
+    QVERIFY(conv2dUsesWinogradFilterGrad(makeConv2DGeom(1, 8, 8, 256, 3, 3, 256, 1, 1, 1, 1, true)));
+    QVERIFY(!conv2dUsesWinogradFilterGrad(makeConv2DGeom(1, 8, 8, 256, 3, 3, 257, 1, 1, 1, 1, true)));
+    QVERIFY(!conv2dUsesWinogradFilterGrad(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 2, 2, 1, 1, true)));
+    QVERIFY(!conv2dUsesWinogradFilterGrad(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 1, 1, 2, 2, true)));
+    QVERIFY(!conv2dUsesWinogradFilterGrad(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 1, 1, 1, 1, true, 2)));
+    QVERIFY(!conv2dUsesWinogradFilterGrad(makeConv2DGeom(1, 8, 8, 16, 5, 5, 16, 1, 1, 1, 1, true)));
+    QVERIFY(!conv2dUsesWinogradFilterGrad(makeConv2DGeom(1, 8, 8, 3, 3, 3, 16, 1, 1, 1, 1, true)));
+    QVERIFY(!conv2dUsesWinogradFilterGrad(makeConv2DGeom(1, 8, 8, 16, 3, 3, 8, 1, 1, 1, 1, true)));
 }
 
 void TestConv2D::throughput() {
