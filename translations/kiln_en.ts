@@ -2437,10 +2437,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Insert %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>The node no longer exists.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -3927,34 +3923,6 @@ min %3 · max %4</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Conv-BN-ReLU</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Residual block</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Two-tower model</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Templates</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Conv2D, BatchNormalization and ReLU in a row</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Two convolutions with batch normalization and a skip connection</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Two inputs, one dense tower each, joined by a concatenation</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Layers</source>
         <translation type="unfinished"></translation>
     </message>
@@ -5281,6 +5249,10 @@ step %3 · epoch %4
         <source>Run the model again instead of showing the stored results</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>%1 (feature values not shown: %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::ExplanationDialog</name>
@@ -5471,6 +5443,38 @@ Loss: %6</source>
     </message>
     <message>
         <source>Picture</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1=%2</source>
+        <comment>a feature&apos;s name and value</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1, …</source>
+        <comment>the first features of a sample; more follow</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, </source>
+        <comment>between features</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 = %2</source>
+        <comment>a feature&apos;s name and value, in a list</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Features</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The sample&apos;s first %1 of %2 feature values, as the file holds them; a sample&apos;s tooltip lists them all. A click sorts by the first feature.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1, as the file holds it</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

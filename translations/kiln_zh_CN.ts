@@ -2435,10 +2435,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>添加 %1</translation>
     </message>
     <message>
-        <source>Insert %1</source>
-        <translation>插入 %1</translation>
-    </message>
-    <message>
         <source>The node no longer exists.</source>
         <translation>该节点已不存在。</translation>
     </message>
@@ -3908,34 +3904,6 @@ min %3 · max %4</source>
         <translation>损失</translation>
     </message>
     <message>
-        <source>Conv-BN-ReLU</source>
-        <translation>Conv-BN-ReLU</translation>
-    </message>
-    <message>
-        <source>Residual block</source>
-        <translation>残差块</translation>
-    </message>
-    <message>
-        <source>Two-tower model</source>
-        <translation>双塔模型</translation>
-    </message>
-    <message>
-        <source>Templates</source>
-        <translation>模板</translation>
-    </message>
-    <message>
-        <source>Conv2D, BatchNormalization and ReLU in a row</source>
-        <translation>依次连接的 Conv2D、BatchNormalization 和 ReLU</translation>
-    </message>
-    <message>
-        <source>Two convolutions with batch normalization and a skip connection</source>
-        <translation>两个带批归一化的卷积，外加一个跳跃连接</translation>
-    </message>
-    <message>
-        <source>Two inputs, one dense tower each, joined by a concatenation</source>
-        <translation>两个输入，各接一个全连接塔，再通过拼接合并</translation>
-    </message>
-    <message>
         <source>Layers</source>
         <translation>层</translation>
     </message>
@@ -5259,6 +5227,10 @@ step %3 · epoch %4
         <source>Run the model again instead of showing the stored results</source>
         <translation>重新运行模型，而不是显示已保存的结果</translation>
     </message>
+    <message>
+        <source>%1 (feature values not shown: %2)</source>
+        <translation>%1（未显示特征值：%2）</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::evaluate::ExplanationDialog</name>
@@ -5455,6 +5427,38 @@ Loss: %6</source>
     <message>
         <source>Picture</source>
         <translation>图片</translation>
+    </message>
+    <message>
+        <source>%1=%2</source>
+        <comment>a feature&apos;s name and value</comment>
+        <translation>%1=%2</translation>
+    </message>
+    <message>
+        <source>%1, …</source>
+        <comment>the first features of a sample; more follow</comment>
+        <translation>%1，…</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <comment>between features</comment>
+        <translation>，</translation>
+    </message>
+    <message>
+        <source>%1 = %2</source>
+        <comment>a feature&apos;s name and value, in a list</comment>
+        <translation>%1 = %2</translation>
+    </message>
+    <message>
+        <source>Features</source>
+        <translation>特征</translation>
+    </message>
+    <message>
+        <source>The sample&apos;s first %1 of %2 feature values, as the file holds them; a sample&apos;s tooltip lists them all. A click sorts by the first feature.</source>
+        <translation>样本 %2 个特征值中的前 %1 个，与文件中的值相同；样本的提示列出全部特征值。点击表头按第一个特征排序。</translation>
+    </message>
+    <message>
+        <source>%1, as the file holds it</source>
+        <translation>%1（文件中的原值）</translation>
     </message>
 </context>
 <context>
