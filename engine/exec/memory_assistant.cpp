@@ -161,17 +161,22 @@ Result<MemoryEstimate> estimateMemory(const ops::ModelInfo& model, const MemoryO
     // and saved state are fp32 at every precision.
     ThreadPool pool(1);
     const int64_t b1 = 2, b2 = 4;
+    // The kernel scratch is taken out before extrapolating: it does not grow in proportion to the
+    // batch (the Winograd filter gradient's partial sums stop growing at a fixed number of
+    // chunks), so the CPU arena gets the scratch of the batch itself added back.
     KILN_ASSIGN(uint64_t a1, arenaBytes(model, store, o, b1, pool));
     KILN_ASSIGN(uint64_t a2, arenaBytes(model, store, o, b2, pool));
-    if (o.cuda) {
-        KILN_ASSIGN(uint64_t w1, cpuWorkspaceBytes(model, b1));
-        KILN_ASSIGN(uint64_t w2, cpuWorkspaceBytes(model, b2));
-        a1 -= std::min(a1, w1);
-        a2 -= std::min(a2, w2);
-    }
+    KILN_ASSIGN(uint64_t w1, cpuWorkspaceBytes(model, b1));
+    KILN_ASSIGN(uint64_t w2, cpuWorkspaceBytes(model, b2));
+    a1 -= std::min(a1, w1);
+    a2 -= std::min(a2, w2);
     const double perSample = std::max(0.0, (double(a2) - double(a1)) / double(b2 - b1));
     const double fixed = std::max(0.0, double(a1) - perSample * double(b1));
-    const double act = fixed + perSample * double(o.batch);
+    double act = fixed + perSample * double(o.batch);
+    if (!o.cuda) {
+        KILN_ASSIGN(uint64_t w, cpuWorkspaceBytes(model, o.batch));
+        act += double(w);
+    }
     e.bytesPerSample = perSample;
     if (!o.cuda) {
         e.activations = static_cast<uint64_t>(act);
@@ -206,14 +211,49 @@ Result<int64_t> largestBatch(const ops::ModelInfo& model, MemoryOptions o, uint6
     const double room = double(budget) - double(one.totalWithConvWorkspace());
     int64_t b = 1 + static_cast<int64_t>(room / one.bytesPerSample);
     b = std::clamp<int64_t>(b, 1, maxBatch);
-    // The linear estimate is exact up to rounding; step down if rounding crossed the budget.
-    for (;;) {
-        o.batch = b;
+    // The linear guess is close but not exact (kernel scratch does not grow in proportion to the
+    // batch): the need grows with the batch, so the largest batch that fits lies between a batch
+    // that fits and one that does not, found from the guess in growing steps and then halved.
+    auto fits = [&](int64_t batch) -> Result<bool> {
+        o.batch = batch;
         KILN_ASSIGN(MemoryEstimate e, estimateMemory(model, o));
-        if (e.totalWithConvWorkspace() <= budget || b == 1) break;
-        b = std::max<int64_t>(1, b - std::max<int64_t>(1, b / 64));
+        return e.totalWithConvWorkspace() <= budget;
+    };
+    int64_t lo = 1, hi = 0;  // lo fits (a batch of one does, see above); hi, when set, does not
+    int64_t step = std::max<int64_t>(1, b / 64);
+    KILN_ASSIGN(bool guessFits, fits(b));
+    if (guessFits) {
+        lo = b;
+        while (lo < maxBatch) {
+            const int64_t next = std::min(maxBatch, lo + step);
+            KILN_ASSIGN(bool ok, fits(next));
+            if (!ok) {
+                hi = next;
+                break;
+            }
+            lo = next;
+            step *= 2;
+        }
+        if (hi == 0) return lo;  // maxBatch fits
+    } else {
+        hi = b;
+        while (hi > 1) {
+            const int64_t next = std::max<int64_t>(1, hi - step);
+            KILN_ASSIGN(bool ok, fits(next));
+            if (ok) {
+                lo = next;
+                break;
+            }
+            hi = next;
+            step *= 2;
+        }
     }
-    return b;
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        KILN_ASSIGN(bool ok, fits(mid));
+        (ok ? lo : hi) = mid;
+    }
+    return lo;
 }
 
 std::string formatBytes(uint64_t bytes) {
