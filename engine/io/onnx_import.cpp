@@ -1456,7 +1456,7 @@ private:
                     continue;
                 }
                 if (want <= 0 || want % have) return unsupported(n.name(), "Resize is supported to sizes that are whole multiples of the input's");
-                factor[static_cast<size_t>(a)] = static_cast<double>(want / have);
+                factor[static_cast<size_t>(a)] = static_cast<double>(want) / static_cast<double>(have);  // a whole number
             }
         } else {
             return parseError("Resize needs scales or sizes");

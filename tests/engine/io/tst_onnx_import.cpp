@@ -147,7 +147,7 @@ private slots:
                     for (int dy = -1; dy <= 1; ++dy)
                         for (int dx = -1; dx <= 1; ++dx) {
                             const int iy = oy * 2 + dy, ix = ox * 2 + dx;
-                            if (iy >= 0 && ix >= 0 && iy < 6 && ix < 6) want = std::max(want, std::max(x[size_t(iy * 6 + ix)], 0.f));
+                            if (iy >= 0 && ix >= 0 && iy < 6 && ix < 6) want = std::max(want, std::max(x[size_t(iy) * 6 + size_t(ix)], 0.f));
                         }
                     QCOMPARE(y[size_t(oy * 3 + ox)], want);
                 }
@@ -184,8 +184,8 @@ private slots:
             float s = b1[size_t(o)];
             for (int c = 0; c < C; ++c) {
                 float mean = 0.f;
-                for (int p = 0; p < H * W; ++p) mean += x[size_t(p * C + c)] / float(H * W);
-                s += w1[size_t(o * C + c)] * mean;
+                for (int p = 0; p < H * W; ++p) mean += x[size_t(p) * size_t(C) + size_t(c)] / float(H * W);
+                s += w1[size_t(o) * size_t(C) + size_t(c)] * mean;
             }
             QVERIFY(std::fabs(y[size_t(o)] - 1.f / (1.f + std::exp(-s))) < 1e-6f);
         }
@@ -253,7 +253,7 @@ private slots:
         for (int i = 0; i < 3; ++i)
             for (int k = 0; k < 2; ++k) {
                 float want = -INFINITY;
-                for (int j = 0; j < 4; ++j) want = std::max(want, x[size_t((i * 4 + j) * 2 + k)]);
+                for (int j = 0; j < 4; ++j) want = std::max(want, x[(size_t(i) * 4 + size_t(j)) * 2 + size_t(k)]);
                 QCOMPARE(y[size_t(i * 2 + k)], want);
             }
 
