@@ -510,7 +510,7 @@ void TrainingPanel::onEvents(const std::vector<TrainEvent>& events)
             if (e.stage >= 0 && e.stage != m_markedStage) {
                 // Stages begin at epoch boundaries: the marker sits where the stage's first step was.
                 m_markedStage = e.stage;
-                const double stageEpoch = e.stepsPerEpoch > 0 ? double(e.stageStartStep / e.stepsPerEpoch) : e.epoch - 1;
+                const double stageEpoch = e.stepsPerEpoch > 0 ? double(e.stageStartStep) / double(e.stepsPerEpoch) : e.epoch - 1;
                 m_charts->addMarker(m_liveKey, e.stageStartStep, stageEpoch, now,
                                     tr("Stage %1: %2").arg(e.stage + 1).arg(QString::fromStdString(e.stageName)));
             }
