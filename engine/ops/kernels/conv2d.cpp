@@ -2,7 +2,7 @@
 // Conv2D kernels. Ungrouped convolutions (the common case) run on direct register-tile kernels
 // that read the NHWC tensors in place (tile_kernels_isa.cpp, one variant per instruction set);
 // the forward, backward-data and filter-gradient passes of 3x3 unit-stride ones on Winograd
-// F(2x2, 3x3) kernels (winograd_isa.cpp).
+// F(4x4, 3x3) or F(2x2, 3x3) kernels (winograd_isa.cpp).
 // Grouped ones: pointwise convs are one GEMM per group, depthwise convs (one input channel per group) a direct loop vectorised
 // over channels, everything else im2col tiles + GEMM.
 #include "engine/ops/kernels/conv2d.h"
@@ -36,6 +36,12 @@ constexpr int64_t kWinogradMinChannelsAvx512 = 32;
 // ... and at most this many: one tile's transformed input and products (16 x (c + oc) floats,
 // rounded to whole vectors) must fit the kernels' per-task block buffer (winograd_isa.cpp).
 constexpr int64_t kWinogradMaxChannels = 1000;
+// Forward and backward-data take F(4x4, 3x3) instead, with either instruction set, for 16 to 64
+// channels on both sides and outputs of at least 8x8 pixels: the range measured faster than
+// F(2x2, 3x3) and the direct kernels (ResNet-8's 3x3 unit-stride layers, bench/RESULTS.md).
+constexpr int64_t kWinograd4MinChannels = 16;
+constexpr int64_t kWinograd4MaxChannels = 64;
+constexpr int64_t kWinograd4MinSize = 8;
 // The filter gradient of such layers runs on the Winograd kernels from 16 channels on both sides
 // with either instruction set, as long as c x oc (oc rounded up to 16) is at most this: its
 // partial sums (16 x c x oc floats per chunk of tiles) then fit in at least 4 chunks.
@@ -306,16 +312,18 @@ size_t directWorkspace(const Conv2DGeom& g) {
 // kernels may still run the bias gradient, and backward-data where only the filter gradient
 // takes Winograd).
 size_t winogradWorkspace(const Conv2DGeom& g) {
-    return cpuIsa() == CpuIsa::Avx512 ? avx512::winogradWorkspaceFloats(g) : avx2::winogradWorkspaceFloats(g);
+    const int tile = std::max(conv2dWinogradTile(g), 2);
+    return cpuIsa() == CpuIsa::Avx512 ? avx512::winogradWorkspaceFloats(g, tile)
+                                      : avx2::winogradWorkspaceFloats(g, tile);
 }
 void directForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
                    float* workspace, ThreadPool& pool, bool relu) {
-    if (conv2dUsesWinograd(g)) {
+    if (const int tile = conv2dWinogradTile(g)) {
         float* ws = workspace + directWorkspace(g);
         if (cpuIsa() == CpuIsa::Avx512)
-            avx512::winogradConvForward(g, x, w, bias, y, ws, pool, relu);
+            avx512::winogradConvForward(g, tile, x, w, bias, y, ws, pool, relu);
         else
-            avx2::winogradConvForward(g, x, w, bias, y, ws, pool, relu);
+            avx2::winogradConvForward(g, tile, x, w, bias, y, ws, pool, relu);
         return;
     }
     if (cpuIsa() == CpuIsa::Avx512)
@@ -327,12 +335,12 @@ void directBackward(const Conv2DGeom& g, const float* x, const float* w, const f
                     float* dw, float* db, float* workspace, ThreadPool& pool, bool overwriteDx) {
     // Backward-data first: its transformed filter and the filter gradient's partial sums share
     // the Winograd part of the workspace.
-    if (dx && conv2dUsesWinograd(g)) {
+    if (const int tile = dx ? conv2dWinogradTile(g) : 0) {
         float* ws = workspace + directWorkspace(g);
         if (cpuIsa() == CpuIsa::Avx512)
-            avx512::winogradConvBackwardData(g, w, dy, dx, ws, pool, overwriteDx);
+            avx512::winogradConvBackwardData(g, tile, w, dy, dx, ws, pool, overwriteDx);
         else
-            avx2::winogradConvBackwardData(g, w, dy, dx, ws, pool, overwriteDx);
+            avx2::winogradConvBackwardData(g, tile, w, dy, dx, ws, pool, overwriteDx);
         dx = nullptr;
     }
     if (dw && conv2dUsesWinogradFilterGrad(g)) {
@@ -392,11 +400,21 @@ Conv2DGeom makeConv2DGeom(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh
     return g;
 }
 
-bool conv2dUsesWinograd(const Conv2DGeom& g) {
+int conv2dWinogradTile(const Conv2DGeom& g) {
     const int64_t minChannels = cpuIsa() == CpuIsa::Avx512 ? kWinogradMinChannelsAvx512 : kWinogradMinChannelsAvx2;
-    return pathOf(g) == Path::Direct && g.kh == 3 && g.kw == 3 && g.strideH == 1 && g.strideW == 1 &&
-           g.dilationH == 1 && g.dilationW == 1 && g.c >= minChannels && g.oc >= minChannels &&
-           g.c <= kWinogradMaxChannels && g.oc <= kWinogradMaxChannels;
+    const bool unit = pathOf(g) == Path::Direct && g.kh == 3 && g.kw == 3 && g.strideH == 1 && g.strideW == 1 &&
+                      g.dilationH == 1 && g.dilationW == 1;
+    if (unit && g.c >= kWinograd4MinChannels && g.oc >= kWinograd4MinChannels && g.c <= kWinograd4MaxChannels &&
+        g.oc <= kWinograd4MaxChannels && std::min(g.oh, g.ow) >= kWinograd4MinSize)
+        return 4;
+    if (!unit || g.c < minChannels || g.oc < minChannels || g.c > kWinogradMaxChannels ||
+        g.oc > kWinogradMaxChannels)
+        return 0;
+    return 2;
+}
+
+bool conv2dUsesWinograd(const Conv2DGeom& g) {
+    return conv2dWinogradTile(g) != 0;
 }
 
 bool conv2dUsesWinogradFilterGrad(const Conv2DGeom& g) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // 2-D convolution on NHWC float32 tensors with Keras HWIO weights: forward and accumulating
 // backward. Ungrouped convolutions use direct register-tile kernels (AVX2 or AVX-512, chosen at
-// run time), and Winograd F(2x2, 3x3) for the forward, backward-data and filter-gradient
+// run time), and Winograd F(2x2, 3x3) or F(4x4, 3x3) for the forward, backward-data and filter-gradient
 // passes of 3x3 unit-stride layers; grouped ones pointwise (GEMM), depthwise (direct) and
 // im2col+GEMM paths.
 #pragma once
@@ -49,11 +49,17 @@ Conv2DGeom makeConv2DGeom(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh
 // The kernels below assume a valid geometry; ops validate shapes before calling them.
 bool conv2dGeomIsValid(const Conv2DGeom& g);
 
-// True when conv2dForward and the dx part of conv2dBackward use the Winograd F(2x2, 3x3)
-// kernels for this geometry (ungrouped 3x3, unit stride and dilation, enough channels on both
-// sides for the instruction set in use: 16 with AVX2, 32 with AVX-512), whose results differ
-// from the direct kernels' by rounding only.
+// True when conv2dForward and the dx part of conv2dBackward use Winograd kernels for this
+// geometry (ungrouped 3x3, unit stride and dilation): F(4x4, 3x3) for 16 to 64 channels on both
+// sides and outputs of at least 8x8 with either instruction set, otherwise F(2x2, 3x3) with
+// enough channels on both sides for the instruction set in use (16 with AVX2, 32 with AVX-512).
+// Their results differ from the direct kernels' by rounding only (F(4x4) by up to about 1e-5
+// of the largest output, F(2x2) about 1e-6).
 bool conv2dUsesWinograd(const Conv2DGeom& g);
+
+// The output tile of the Winograd kernels conv2dForward and the dx part of conv2dBackward use for
+// this geometry: 2 for F(2x2, 3x3), 4 for F(4x4, 3x3), 0 where they use the direct kernels.
+int conv2dWinogradTile(const Conv2DGeom& g);
 
 // True when the dw part of conv2dBackward uses the Winograd F(2x2, 3x3) kernels: the same
 // layers, from 16 channels on both sides with either instruction set, as long as c x oc (oc

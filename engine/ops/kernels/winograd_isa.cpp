@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// Winograd F(2x2, 3x3) convolution for ungrouped 3x3 layers with unit stride and dilation:
-// the forward pass and backward-data (which, for such a layer, is itself a 3x3 unit-stride
-// convolution of dy with the filter rotated by 180 degrees and its channel axes swapped).
-// Compiled once per instruction set like tile_kernels_isa.cpp (a wrapper defines KILN_ISA_NS).
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) convolution for ungrouped 3x3 layers with unit stride
+// and dilation: the forward pass and backward-data (which, for such a layer, is itself a 3x3
+// unit-stride convolution of dy with the filter rotated by 180 degrees and its channel axes
+// swapped), and F(2x2, 3x3) for the filter gradient. Compiled once per instruction set like
+// tile_kernels_isa.cpp (a wrapper defines KILN_ISA_NS).
 //
 // Each 2x2 block of output pixels (a tile) reads a 4x4 patch of input pixels. Per tile and
 // input channel the patch is transformed (B^T d B, additions only) into 16 values, one per
 // transformed position xi; the filter is transformed once per call (G g G^T) into 16 matrices
 // U[xi] [cin][cout]; the 16 products M[xi] = V[xi] U[xi] (one small GEMM per xi over a block
 // of tiles) replace the 9 taps' products, and A^T M A (additions only) gives the 2x2 outputs.
-// That is 16 multiplications per tile and channel pair instead of 36 (2.25x fewer). Tiles are
-// processed in blocks whose transformed inputs and products live in a stack buffer, so the
-// transforms run while the block is in cache and nothing is allocated.
+// That is 16 multiplications per tile and channel pair instead of 36 (2.25x fewer). F(4x4, 3x3)
+// is the same with 4x4 output tiles, 6x6 input patches and 36 transformed positions (whose
+// transforms need multiplications by small constants): 36 multiplications per 16 outputs
+// instead of 144 (4x fewer), at the price of larger rounding errors (the transforms' constants
+// range from 1/24 to 8). Tiles are processed in blocks whose transformed inputs and products
+// live in a stack buffer, so the transforms run while the block is in cache and nothing is
+// allocated.
 //
 // The filter gradient of such a layer has the same structure: per tile, the input patch's
 // transform V = B^T d B and the 2x2 block of dy's transform Z = A dY A^T (4x4, additions only)
@@ -70,11 +75,18 @@ int64_t roundUpLanes(int64_t n) {
     return ceilDiv(n, kLanes) * kLanes;
 }
 
-// Transformed positions per tile.
+// Transformed positions per tile of F(2x2, 3x3) (the filter gradient's only tile size).
 constexpr int kXi = 16;
-// Floats of one task's stack buffer: the block's transformed inputs [16][tiles][cinPad] and
-// products [16][tiles][coutPad]. At least one tile must fit: conv2d.cpp limits the channels.
-constexpr int64_t kBlockFloats = 32768;
+// F(M x M, 3x3), M = 2 or 4: the input patch's edge and the transformed positions per tile.
+template <int M>
+constexpr int kPatch = M + 2;
+template <int M>
+constexpr int kPositions = (M + 2) * (M + 2);
+// Floats of one task's stack buffer: the block's transformed inputs [positions][tiles][cinPad]
+// and products [positions][tiles][coutPad]. At least one tile must fit: conv2d.cpp limits the
+// channels. F(4x4) has 36 positions and gets twice the buffer (256 KiB).
+template <int M>
+constexpr int64_t kBlockFloats = M == 2 ? 32768 : 65536;
 // Most tiles per block: more only lengthens the GEMM's rows past what one filter matrix's reuse
 // needs, and spreads a block's transformed inputs over more of L2.
 constexpr int64_t kMaxBlockTiles = 32;
@@ -98,8 +110,10 @@ inline void prefetchSpan(const float* p, int64_t n) {
     for (int64_t b = 0; b < n * int64_t{sizeof(float)}; b += 64) _mm_prefetch(c + b, _MM_HINT_T0);
 }
 
+template <int M>
 int64_t blockTiles(int64_t cinPad, int64_t coutPad) {
-    return std::clamp<int64_t>((kBlockFloats - 4 * kXi * kXiSkew) / (kXi * (cinPad + coutPad)), 1, kMaxBlockTiles);
+    constexpr int64_t xi = kPositions<M>;
+    return std::clamp<int64_t>((kBlockFloats<M> - 4 * xi * kXiSkew) / (xi * (cinPad + coutPad)), 1, kMaxBlockTiles);
 }
 
 // m[j, :] = sum over k < K, in order, of v[j*vStride + k] * u[k*uStride + :], for R rows and V
@@ -140,30 +154,51 @@ constexpr std::array<std::array<GemmFn, kMaxR>, kMaxV> gemmTable(std::integer_se
 }
 constexpr auto kGemmFns = gemmTable(std::make_integer_sequence<int, kMaxV>{});
 
-// U = G g G^T for one 3x3 filter g (vectors of channels), G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1].
-inline void filterTransform(const Vec g[3][3], Vec u[4][4]) {
-    const Vec half = splat(0.5f);
-    Vec t[4][3];
-#pragma GCC unroll 4
-    for (int c = 0; c < 3; ++c) {
-        t[0][c] = g[0][c];
-        t[1][c] = (g[0][c] + g[1][c] + g[2][c]) * half;
-        t[2][c] = (g[0][c] - g[1][c] + g[2][c]) * half;
-        t[3][c] = g[2][c];
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r) {
-        u[r][0] = t[r][0];
-        u[r][1] = (t[r][0] + t[r][1] + t[r][2]) * half;
-        u[r][2] = (t[r][0] - t[r][1] + t[r][2]) * half;
-        u[r][3] = t[r][2];
+// G g of one column (g0, g1, g2) of a filter: F(2x2) G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
+// F(4x4) G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1].
+template <int M>
+inline void filterColumn(Vec g0, Vec g1, Vec g2, Vec* o) {
+    if constexpr (M == 2) {
+        const Vec half = splat(0.5f);
+        o[0] = g0;
+        o[1] = (g0 + g1 + g2) * half;
+        o[2] = (g0 - g1 + g2) * half;
+        o[3] = g2;
+    } else {
+        const Vec a = (g0 + g2) * splat(1.0f / 6.0f), b = g1 * splat(1.0f / 6.0f);
+        const Vec c = g0 * splat(1.0f / 24.0f) + g2 * splat(1.0f / 6.0f), d = g1 * splat(1.0f / 12.0f);
+        o[0] = g0 * splat(0.25f);
+        o[1] = Vec{} - a - b;
+        o[2] = b - a;
+        o[3] = c + d;
+        o[4] = c - d;
+        o[5] = g2;
     }
 }
 
-// The filter of the convolution computed, transformed: u [16][cin][coutPad], zero past cout.
+// U = G g G^T for one 3x3 filter g (vectors of channels).
+template <int M>
+inline void filterTransform(const Vec g[3][3], Vec u[kPatch<M>][kPatch<M>]) {
+    constexpr int T = kPatch<M>;
+    Vec t[T][3];
+#pragma GCC unroll 4
+    for (int c = 0; c < 3; ++c) {
+        Vec o[T];
+        filterColumn<M>(g[0][c], g[1][c], g[2][c], o);
+#pragma GCC unroll 6
+        for (int r = 0; r < T; ++r) t[r][c] = o[r];
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < T; ++r) filterColumn<M>(t[r][0], t[r][1], t[r][2], u[r]);
+}
+
+// The filter of the convolution computed, transformed for F(M x M, 3x3): u [positions][cin][coutPad],
+// zero past cout.
 // Forward: cin = c, cout = oc, filter (ky, kx, ci, o) = w[ky, kx, ci, o]. Backward-data:
 // cin = oc, cout = c, filter (ky, kx, o, ci) = w[2 - ky, 2 - kx, ci, o].
+template <int M>
 void transformFilter(const Conv2DGeom& g, const float* w, bool backward, float* u, ThreadPool& pool) {
+    constexpr int T = kPatch<M>, kPos = kPositions<M>;
     const int64_t cin = backward ? g.oc : g.c, cout = backward ? g.c : g.oc, coutPad = roundUpLanes(cout);
     const int64_t xiStride = cin * coutPad;
     if (!backward) {
@@ -172,11 +207,11 @@ void transformFilter(const Conv2DGeom& g, const float* w, bool backward, float* 
             for (int64_t ci = c0; ci < c1; ++ci)
                 for (int64_t o = 0; o < coutPad; o += kLanes) {
                     const Mask m = laneMask(cout - o);
-                    Vec gv[3][3], uv[4][4];
+                    Vec gv[3][3], uv[T][T];
                     for (int k = 0; k < 9; ++k) gv[k / 3][k % 3] = loadMasked(w + (k * g.c + ci) * g.oc + o, m);
-                    filterTransform(gv, uv);
+                    filterTransform<M>(gv, uv);
                     float* d = u + ci * coutPad + o;
-                    for (int xi = 0; xi < kXi; ++xi) storeVec(d + xi * xiStride, uv[xi / 4][xi % 4]);
+                    for (int xi = 0; xi < kPos; ++xi) storeVec(d + xi * xiStride, uv[xi / T][xi % T]);
                 }
         });
         return;
@@ -184,21 +219,21 @@ void transformFilter(const Conv2DGeom& g, const float* w, bool backward, float* 
     // Vectors along w's contiguous o (the transform's input channel), transposed on the way out:
     // u[xi][o][ci]. Rows of u are padded from c to coutPad with zeros.
     pool.parallelFor(g.c, 4, [&](int64_t c0, int64_t c1) {
-        alignas(64) float lanes[kXi][kLanes];
+        alignas(64) float lanes[kPos][kLanes];
         for (int64_t ci = c0; ci < c1; ++ci)
             for (int64_t o = 0; o < g.oc; o += kLanes) {
                 const Mask m = laneMask(g.oc - o);
-                Vec gv[3][3], uv[4][4];
+                Vec gv[3][3], uv[T][T];
                 for (int k = 0; k < 9; ++k) gv[k / 3][k % 3] = loadMasked(w + ((8 - k) * g.c + ci) * g.oc + o, m);
-                filterTransform(gv, uv);
-                for (int xi = 0; xi < kXi; ++xi) storeVec(lanes[xi], uv[xi / 4][xi % 4]);
+                filterTransform<M>(gv, uv);
+                for (int xi = 0; xi < kPos; ++xi) storeVec(lanes[xi], uv[xi / T][xi % T]);
                 const int64_t n = std::min<int64_t>(kLanes, g.oc - o);
-                for (int xi = 0; xi < kXi; ++xi)
+                for (int xi = 0; xi < kPos; ++xi)
                     for (int64_t l = 0; l < n; ++l) u[xi * xiStride + (o + l) * coutPad + ci] = lanes[xi][l];
             }
     });
     if (coutPad > cout)
-        pool.parallelFor(kXi * cin, 64, [&](int64_t r0, int64_t r1) {
+        pool.parallelFor(kPos * cin, 64, [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r)
                 std::memset(u + r * coutPad + cout, 0, sizeof(float) * static_cast<size_t>(coutPad - cout));
         });
@@ -218,28 +253,55 @@ struct Problem {
     bool relu = false;
 };
 
-// B^T d B of one 4x4 patch (vectors of channels), B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1];
-// position xi = 4*row + col is stored at out + xi*xiStride.
-inline void inputTransform(const Vec d[4][4], float* out, int64_t xiStride) {
-    Vec t[4][4];
-#pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) {
-        t[0][c] = d[0][c] - d[2][c];
-        t[1][c] = d[1][c] + d[2][c];
-        t[2][c] = d[2][c] - d[1][c];
-        t[3][c] = d[1][c] - d[3][c];
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r) {
-        storeVec(out + (4 * r + 0) * xiStride, t[r][0] - t[r][2]);
-        storeVec(out + (4 * r + 1) * xiStride, t[r][1] + t[r][2]);
-        storeVec(out + (4 * r + 2) * xiStride, t[r][2] - t[r][1]);
-        storeVec(out + (4 * r + 3) * xiStride, t[r][1] - t[r][3]);
+// B^T d of one column d[0 .. T) of a patch. F(2x2): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0;
+// 0 1 0 -1]. F(4x4): B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0;
+// 0 2 -1 -2 1 0; 0 4 0 -5 0 1].
+template <int M>
+inline void inputColumn(const Vec* d, Vec* o) {
+    if constexpr (M == 2) {
+        o[0] = d[0] - d[2];
+        o[1] = d[1] + d[2];
+        o[2] = d[2] - d[1];
+        o[3] = d[1] - d[3];
+    } else {
+        const Vec four = splat(4.0f), five = splat(5.0f), two = splat(2.0f);
+        const Vec a = d[4] - four * d[2], b = d[3] - four * d[1];
+        const Vec c = d[4] - d[2], e = (d[3] - d[1]) * two;
+        o[0] = four * d[0] - five * d[2] + d[4];
+        o[1] = a + b;
+        o[2] = a - b;
+        o[3] = c + e;
+        o[4] = c - e;
+        o[5] = four * d[1] - five * d[3] + d[5];
     }
 }
 
-// Image, tile row and tile column of consecutive tiles (2x2 output blocks, tw per row, th per
-// image), advanced as counters (no division per tile).
+// B^T d B of one patch whose pixel (r, q) is load(r, q) (vectors of channels); position
+// xi = T*row + col is stored at out + xi*xiStride.
+template <int M, typename Load>
+inline void inputTransform(Load&& load, float* out, int64_t xiStride) {
+    constexpr int T = kPatch<M>;
+    Vec t[T][T];
+#pragma GCC unroll 6
+    for (int c = 0; c < T; ++c) {
+        Vec d[T], o[T];
+#pragma GCC unroll 6
+        for (int r = 0; r < T; ++r) d[r] = load(r, c);
+        inputColumn<M>(d, o);
+#pragma GCC unroll 6
+        for (int r = 0; r < T; ++r) t[r][c] = o[r];
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < T; ++r) {
+        Vec o[T];
+        inputColumn<M>(t[r], o);
+#pragma GCC unroll 6
+        for (int q = 0; q < T; ++q) storeVec(out + (T * r + q) * xiStride, o[q]);
+    }
+}
+
+// Image, tile row and tile column of consecutive tiles (output blocks, tw per row, th per image),
+// advanced as counters (no division per tile).
 struct TileCursor {
     int64_t th = 0, tw = 0, b = 0, y = 0, x = 0;
     TileCursor(int64_t tilesH, int64_t tilesW, int64_t t) : th(tilesH), tw(tilesW) {
@@ -264,89 +326,99 @@ struct TileCursor {
     }
 };
 
-// B^T d B of the 4x4 input patches of nb tiles: the patch of tile j starts at input row
-// 2*tileY[j] - padT and column 2*tileX[j] - padL of image tileB[j] of src [n, ih, iw, cin];
+// B^T d B of the T x T input patches of nb tiles: the patch of tile j starts at input row
+// M*tileY[j] - padT and column M*tileX[j] - padL of image tileB[j] of src [n, ih, iw, cin];
 // pixels outside read as zero. Channel c of position xi goes to V[xi*vXi + j*cinPad + c], and
 // lanes from cin to cinPad are zero.
+template <int M>
 void transformInputs(const float* src, int64_t ih, int64_t iw, int64_t cin, int64_t padT, int64_t padL,
                      int64_t nb, const int64_t* tileB, const int64_t* tileY, const int64_t* tileX, float* V,
                      int64_t vXi) {
+    constexpr int T = kPatch<M>;
     const int64_t cinPad = roundUpLanes(cin), rowIn = iw * cin;
     for (int64_t j = 0; j < nb; ++j) {
         if (j + kPrefetchTiles < nb) {
-            // The two columns the tile ahead reads beyond its left neighbour's (the whole
-            // patch at a row's start is mostly in cache from the row above).
-            const int64_t a = j + kPrefetchTiles, py = 2 * tileY[a] - padT, px = 2 * tileX[a] - padL + 2;
-            const int64_t x0 = std::max<int64_t>(px, 0), x1 = std::min<int64_t>(px + 2, iw);
-            for (int r = 0; r < 4 && x0 < x1; ++r)
+            // The M columns the tile ahead reads beyond its left neighbour's (the whole patch at
+            // a row's start is mostly in cache from the row above).
+            const int64_t a = j + kPrefetchTiles, py = M * tileY[a] - padT, px = M * tileX[a] - padL + 2;
+            const int64_t x0 = std::max<int64_t>(px, 0), x1 = std::min<int64_t>(px + M, iw);
+            for (int r = 0; r < T && x0 < x1; ++r)
                 if (py + r >= 0 && py + r < ih)
                     prefetchSpan(src + ((tileB[a] * ih + py + r) * iw + x0) * cin, (x1 - x0) * cin);
         }
-        const int64_t iy0 = 2 * tileY[j] - padT, ix0 = 2 * tileX[j] - padL;
+        const int64_t iy0 = M * tileY[j] - padT, ix0 = M * tileX[j] - padL;
         const float* img = src + tileB[j] * ih * rowIn;
         float* vj = V + j * cinPad;
-        if (iy0 >= 0 && iy0 + 4 <= ih && ix0 >= 0 && ix0 + 4 <= iw) {
+        if (iy0 >= 0 && iy0 + T <= ih && ix0 >= 0 && ix0 + T <= iw) {
             const float* p = img + iy0 * rowIn + ix0 * cin;
             int64_t c = 0;
-            for (; c + kLanes <= cin; c += kLanes) {
-                Vec d[4][4];
-#pragma GCC unroll 4
-                for (int r = 0; r < 4; ++r)
-#pragma GCC unroll 4
-                    for (int q = 0; q < 4; ++q) d[r][q] = loadVec(p + r * rowIn + q * cin + c);
-                inputTransform(d, vj + c, vXi);
-            }
+            for (; c + kLanes <= cin; c += kLanes)
+                inputTransform<M>([&](int r, int q) { return loadVec(p + r * rowIn + q * cin + c); }, vj + c, vXi);
             if (c < cin) {
                 const Mask m = laneMask(cin - c);
-                Vec d[4][4];
-                for (int r = 0; r < 4; ++r)
-                    for (int q = 0; q < 4; ++q) d[r][q] = loadMasked(p + r * rowIn + q * cin + c, m);
-                inputTransform(d, vj + c, vXi);
+                inputTransform<M>([&](int r, int q) { return loadMasked(p + r * rowIn + q * cin + c, m); }, vj + c,
+                                  vXi);
             }
             continue;
         }
         // A tile on the border: pixels outside the input read as zero.
-        const float* rowP[4];
-        bool colOk[4];
-        for (int r = 0; r < 4; ++r) rowP[r] = iy0 + r >= 0 && iy0 + r < ih ? img + (iy0 + r) * rowIn : nullptr;
-        for (int q = 0; q < 4; ++q) colOk[q] = ix0 + q >= 0 && ix0 + q < iw;
+        const float* rowP[T];
+        bool colOk[T];
+        for (int r = 0; r < T; ++r) rowP[r] = iy0 + r >= 0 && iy0 + r < ih ? img + (iy0 + r) * rowIn : nullptr;
+        for (int q = 0; q < T; ++q) colOk[q] = ix0 + q >= 0 && ix0 + q < iw;
         for (int64_t c = 0; c < cinPad; c += kLanes) {
             const Mask m = laneMask(cin - c);
             const bool full = c + kLanes <= cin;
-            Vec d[4][4];
-            for (int r = 0; r < 4; ++r)
-                for (int q = 0; q < 4; ++q) {
-                    d[r][q] = Vec{};
-                    if (!rowP[r] || !colOk[q]) continue;
+            inputTransform<M>(
+                [&](int r, int q) {
+                    if (!rowP[r] || !colOk[q]) return Vec{};
                     const float* e = rowP[r] + (ix0 + q) * cin + c;
-                    d[r][q] = full ? loadVec(e) : loadMasked(e, m);
-                }
-            inputTransform(d, vj + c, vXi);
+                    return full ? loadVec(e) : loadMasked(e, m);
+                },
+                vj + c, vXi);
         }
     }
 }
 
+// A^T m of one column m[0 .. T) of a tile's products. F(2x2): A^T = [1 1 1 0; 0 1 -1 -1].
+// F(4x4): A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1].
+template <int M>
+inline void outputColumn(const Vec* m, Vec* o) {
+    if constexpr (M == 2) {
+        o[0] = m[0] + m[1] + m[2];
+        o[1] = m[1] - m[2] - m[3];
+    } else {
+        const Vec a = m[1] + m[2], b = m[1] - m[2], c = m[3] + m[4], d = m[3] - m[4];
+        o[0] = m[0] + a + c;
+        o[1] = b + d * splat(2.0f);
+        o[2] = a + c * splat(4.0f);
+        o[3] = b + d * splat(8.0f) + m[5];
+    }
+}
+
+template <int M>
 void runProblem(const Problem& P, ThreadPool& pool) {
-    const int64_t th = ceilDiv(P.oh, 2), tw = ceilDiv(P.ow, 2), perImage = th * tw, tiles = P.n * perImage;
+    constexpr int T = kPatch<M>, kPos = kPositions<M>;
+    const int64_t th = ceilDiv(P.oh, M), tw = ceilDiv(P.ow, M), perImage = th * tw, tiles = P.n * perImage;
     const int64_t cinPad = roundUpLanes(P.cin), coutPad = roundUpLanes(P.cout);
-    const int64_t tb = blockTiles(cinPad, coutPad);
+    const int64_t tb = blockTiles<M>(cinPad, coutPad);
     const int64_t vXi = xiStride(tb * cinPad), mXi = xiStride(tb * coutPad);
     const int64_t rowOut = P.ow * P.cout;
     pool.parallelFor(tiles, tb, [&](int64_t t0, int64_t t1) {
-        alignas(64) float buf[kBlockFloats];
+        alignas(64) float buf[kBlockFloats<M>];
         float* V = buf;
-        float* M = buf + kXi * vXi;
+        float* Mp = buf + kPos * vXi;
         int64_t tileB[kMaxBlockTiles], tileY[kMaxBlockTiles], tileX[kMaxBlockTiles];
         TileCursor cursor(th, tw, t0);
         for (int64_t s0 = t0; s0 < t1; s0 += tb) {
             const int64_t nb = std::min(tb, t1 - s0);
             cursor.take(nb, tileB, tileY, tileX);
-            transformInputs(P.src, P.ih, P.iw, P.cin, P.padT, P.padL, nb, tileB, tileY, tileX, V, vXi);
+            transformInputs<M>(P.src, P.ih, P.iw, P.cin, P.padT, P.padL, nb, tileB, tileY, tileX, V, vXi);
             // M[xi] = V[xi] U[xi] on register tiles, rows split as evenly as possible.
-            for (int xi = 0; xi < kXi; ++xi) {
+            for (int xi = 0; xi < kPos; ++xi) {
                 const float* v = V + xi * vXi;
                 const float* u = P.u + xi * P.cin * coutPad;
-                float* mm = M + xi * mXi;
+                float* mm = Mp + xi * mXi;
                 for (int64_t o = 0; o < coutPad; o += kMaxV * kLanes) {
                     const int Vb = static_cast<int>(std::min<int64_t>(kMaxV, (coutPad - o) / kLanes));
                     const int64_t parts = ceilDiv(nb, kRows[Vb]);
@@ -358,36 +430,31 @@ void runProblem(const Problem& P, ThreadPool& pool) {
                     }
                 }
             }
-            // A^T M A, A^T = [1 1 1 0; 0 1 -1 -1], then bias or accumulate, ReLU, store.
+            // A^T M A, then bias or accumulate, ReLU, store.
             for (int64_t j = 0; j < nb; ++j) {
-                const int64_t b = tileB[j], oy = 2 * tileY[j], ox = 2 * tileX[j];
-                const bool two[2] = {true, ox + 1 < P.ow};
-                const bool rows[2] = {true, oy + 1 < P.oh};
+                const int64_t b = tileB[j], oy = M * tileY[j], ox = M * tileX[j];
+                const int64_t nRows = std::min<int64_t>(M, P.oh - oy), nCols = std::min<int64_t>(M, P.ow - ox);
                 float* out = P.dst + (b * P.oh + oy) * rowOut + ox * P.cout;
                 for (int64_t c = 0; c < coutPad; c += kLanes) {
                     const Mask mk = laneMask(P.cout - c);
                     const bool full = c + kLanes <= P.cout;
-                    const float* mp = M + j * coutPad + c;
-                    Vec m[4][4];
-#pragma GCC unroll 16
-                    for (int xi = 0; xi < kXi; ++xi) m[xi / 4][xi % 4] = loadVec(mp + xi * mXi);
-                    Vec s[2][4];
+                    const float* mp = Mp + j * coutPad + c;
+                    Vec s[M][T];
+#pragma GCC unroll 6
+                    for (int q = 0; q < T; ++q) {
+                        Vec m[T], o[M];
+#pragma GCC unroll 6
+                        for (int r = 0; r < T; ++r) m[r] = loadVec(mp + (T * r + q) * mXi);
+                        outputColumn<M>(m, o);
 #pragma GCC unroll 4
-                    for (int q = 0; q < 4; ++q) {
-                        s[0][q] = m[0][q] + m[1][q] + m[2][q];
-                        s[1][q] = m[1][q] - m[2][q] - m[3][q];
+                        for (int r = 0; r < M; ++r) s[r][q] = o[r];
                     }
-                    Vec y[2][2];
-#pragma GCC unroll 2
-                    for (int r = 0; r < 2; ++r) {
-                        y[r][0] = s[r][0] + s[r][1] + s[r][2];
-                        y[r][1] = s[r][1] - s[r][2] - s[r][3];
-                    }
+                    Vec y[M][M];
+#pragma GCC unroll 4
+                    for (int r = 0; r < M; ++r) outputColumn<M>(s[r], y[r]);
                     const Vec base = !P.accumulate && P.bias ? loadMasked(P.bias + c, mk) : Vec{};
-                    for (int r = 0; r < 2; ++r) {
-                        if (!rows[r]) continue;
-                        for (int q = 0; q < 2; ++q) {
-                            if (!two[q]) continue;
+                    for (int r = 0; r < nRows; ++r) {
+                        for (int q = 0; q < nCols; ++q) {
                             float* yp = out + r * rowOut + q * P.cout + c;
                             Vec v = (P.accumulate ? (full ? loadVec(yp) : loadMasked(yp, mk)) : base) + y[r][q];
                             if (P.relu) v = v < 0.0f ? Vec{} : v;  // keeps NaN, like the ReLU kernel
@@ -549,17 +616,21 @@ inline void gradTransform(const Vec s[4][4], Vec dg[3][3]) {
 
 }  // namespace
 
-size_t winogradWorkspaceFloats(const Conv2DGeom& g) {
+size_t winogradWorkspaceFloats(const Conv2DGeom& g, int tile) {
     // The transformed filter (forward, backward-data) or the filter gradient's partial sums,
     // which are never needed at the same time.
-    const int64_t filter = kXi * std::max(g.c * roundUpLanes(g.oc), g.oc * roundUpLanes(g.c));
+    const int64_t positions = tile == 4 ? kPositions<4> : kPositions<2>;
+    const int64_t filter = positions * std::max(g.c * roundUpLanes(g.oc), g.oc * roundUpLanes(g.c));
     const int64_t partials = wgChunks(g) * kXi * g.c * roundUpLanes(g.oc);
     return static_cast<size_t>(std::max(filter, partials));
 }
 
-void winogradConvForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
+void winogradConvForward(const Conv2DGeom& g, int tile, const float* x, const float* w, const float* bias, float* y,
                          float* workspace, ThreadPool& pool, bool relu) {
-    transformFilter(g, w, false, workspace, pool);
+    if (tile == 4)
+        transformFilter<4>(g, w, false, workspace, pool);
+    else
+        transformFilter<2>(g, w, false, workspace, pool);
     Problem P;
     P.src = x;
     P.n = g.n;
@@ -575,14 +646,20 @@ void winogradConvForward(const Conv2DGeom& g, const float* x, const float* w, co
     P.u = workspace;
     P.bias = bias;
     P.relu = relu;
-    runProblem(P, pool);
+    if (tile == 4)
+        runProblem<4>(P, pool);
+    else
+        runProblem<2>(P, pool);
 }
 
-void winogradConvBackwardData(const Conv2DGeom& g, const float* w, const float* dy, float* dx, float* workspace,
-                              ThreadPool& pool, bool overwriteDx) {
+void winogradConvBackwardData(const Conv2DGeom& g, int tile, const float* w, const float* dy, float* dx,
+                              float* workspace, ThreadPool& pool, bool overwriteDx) {
     // dx[iy, ix] = sum over (ky, kx) of dy[iy + padTop - ky, ix + padLeft - kx] w[ky, kx]^T: with
     // ky' = 2 - ky, a convolution of dy padded by 2 - padTop (2 - padLeft) with the rotated filter.
-    transformFilter(g, w, true, workspace, pool);
+    if (tile == 4)
+        transformFilter<4>(g, w, true, workspace, pool);
+    else
+        transformFilter<2>(g, w, true, workspace, pool);
     Problem P;
     P.src = dy;
     P.n = g.n;
@@ -597,7 +674,10 @@ void winogradConvBackwardData(const Conv2DGeom& g, const float* w, const float* 
     P.cout = g.c;
     P.u = workspace;
     P.accumulate = !overwriteDx;
-    runProblem(P, pool);
+    if (tile == 4)
+        runProblem<4>(P, pool);
+    else
+        runProblem<2>(P, pool);
 }
 
 void winogradConvBackwardFilter(const Conv2DGeom& g, const float* x, const float* dy, float* dw, float* workspace,
@@ -626,7 +706,7 @@ void winogradConvBackwardFilter(const Conv2DGeom& g, const float* x, const float
             for (int64_t bi = 0, s0 = c0; bi < blocks; ++bi) {
                 const int64_t nb = (c1 - c0) / blocks + (bi < (c1 - c0) % blocks ? 1 : 0);
                 cursor.take(nb, tileB, tileY, tileX);
-                transformInputs(x, g.h, g.w, g.c, g.padTop, g.padLeft, nb, tileB, tileY, tileX, V, vXi);
+                transformInputs<2>(x, g.h, g.w, g.c, g.padTop, g.padLeft, nb, tileB, tileY, tileX, V, vXi);
                 transformGrads(dy, g.oh, g.ow, g.oc, nb, tileB, tileY, tileX, Z, zXi);
                 const bool zeroInit = s0 == c0;
                 s0 += nb;
