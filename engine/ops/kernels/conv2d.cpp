@@ -47,6 +47,10 @@ constexpr int64_t kWinograd4MinSize = 8;
 // partial sums (16 x c x oc floats per chunk of tiles) then fit in at least 4 chunks.
 constexpr int64_t kWinogradGradMinChannels = 16;
 constexpr int64_t kWinogradGradMaxProduct = 65536;
+// The filter gradient takes F(4x4, 3x3) where forward does and both channel counts are at most
+// this: ResNet-8's 16- and 32-channel layers measured faster on it, its 64-channel 8x8 layer
+// slower (bench/RESULTS.md).
+constexpr int64_t kWinograd4GradMaxChannels = 32;
 
 enum class Path { Direct, Pointwise, Depthwise, Im2col };
 
@@ -345,10 +349,11 @@ void directBackward(const Conv2DGeom& g, const float* x, const float* w, const f
     }
     if (dw && conv2dUsesWinogradFilterGrad(g)) {
         float* ws = workspace + directWorkspace(g);
+        const int gradTile = conv2dWinogradFilterGradTile(g);
         if (cpuIsa() == CpuIsa::Avx512)
-            avx512::winogradConvBackwardFilter(g, x, dy, dw, ws, pool);
+            avx512::winogradConvBackwardFilter(g, gradTile, x, dy, dw, ws, pool);
         else
-            avx2::winogradConvBackwardFilter(g, x, dy, dw, ws, pool);
+            avx2::winogradConvBackwardFilter(g, gradTile, x, dy, dw, ws, pool);
         dw = nullptr;
     }
     if (!dx && !dw && !db) return;  // the rest (the bias gradient at least) on the direct kernels
@@ -417,11 +422,17 @@ bool conv2dUsesWinograd(const Conv2DGeom& g) {
     return conv2dWinogradTile(g) != 0;
 }
 
+int conv2dWinogradFilterGradTile(const Conv2DGeom& g) {
+    const bool winograd = pathOf(g) == Path::Direct && g.kh == 3 && g.kw == 3 && g.strideH == 1 &&
+                          g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 && g.c >= kWinogradGradMinChannels &&
+                          g.oc >= kWinogradGradMinChannels && g.c <= kWinogradMaxChannels &&
+                          g.oc <= kWinogradMaxChannels && g.c * ((g.oc + 15) / 16 * 16) <= kWinogradGradMaxProduct;
+    if (!winograd) return 0;
+    return conv2dWinogradTile(g) == 4 && g.c <= kWinograd4GradMaxChannels && g.oc <= kWinograd4GradMaxChannels ? 4 : 2;
+}
+
 bool conv2dUsesWinogradFilterGrad(const Conv2DGeom& g) {
-    return pathOf(g) == Path::Direct && g.kh == 3 && g.kw == 3 && g.strideH == 1 && g.strideW == 1 &&
-           g.dilationH == 1 && g.dilationW == 1 && g.c >= kWinogradGradMinChannels &&
-           g.oc >= kWinogradGradMinChannels && g.c <= kWinogradMaxChannels && g.oc <= kWinogradMaxChannels &&
-           g.c * ((g.oc + 15) / 16 * 16) <= kWinogradGradMaxProduct;
+    return conv2dWinogradFilterGradTile(g) != 0;
 }
 
 bool conv2dGeomIsValid(const Conv2DGeom& g) {

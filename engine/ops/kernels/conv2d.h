@@ -67,6 +67,11 @@ int conv2dWinogradTile(const Conv2DGeom& g);
 // only and do not depend on the thread count.
 bool conv2dUsesWinogradFilterGrad(const Conv2DGeom& g);
 
+// The output tile of the Winograd filter gradient for this geometry: 4 (F(4x4, 3x3)) where
+// conv2dWinogradTile is 4 and both channel counts are at most 32, else 2 where
+// conv2dUsesWinogradFilterGrad holds, else 0.
+int conv2dWinogradFilterGradTile(const Conv2DGeom& g);
+
 // Scratch floats needed by conv2dForward and conv2dBackward (the same buffer serves both; its
 // contents need not survive between calls). Depends only on the geometry, never on the thread
 // count, so a plan can size it once. May be 0.

@@ -39,12 +39,12 @@ KILN_CONV2D_DIRECT_DECLARE(avx512)
 // Winograd kernels (winograd_isa.cpp) for ungrouped 3x3 convolutions with unit stride and
 // dilation (any padding): winogradConvForward has conv2dForward's contract,
 // winogradConvBackwardData conv2dBackward's for dx alone (dx += dL/dx, or = with overwriteDx),
-// both on F(tile x tile, 3x3) with tile 2 or 4 (any other value means 2; at most 1000 channels
-// on either side with tile 2, 512 with tile 4), and winogradConvBackwardFilter its contract for
-// dw alone (dw += dL/dw, F(2x2, 3x3); at most 1000 channels on either side). Each needs
+// and winogradConvBackwardFilter its contract for dw alone (dw += dL/dw), all on
+// F(tile x tile, 3x3) with tile 2 or 4 (any other value means 2; at most 1000 channels on either
+// side with tile 2, 512 with tile 4). Each needs
 // winogradWorkspaceFloats(g, tile) floats of scratch (the transformed filter, rebuilt on every
-// call, or the filter gradient's partial sums) and never allocates. Results match the direct
-// kernels up to rounding.
+// call, or the filter gradient's partial sums; with tile 4, enough for the filter gradient on
+// either tile) and never allocates. Results match the direct kernels up to rounding.
 #define KILN_CONV2D_WINOGRAD_DECLARE(isa)                                                                      \
     namespace isa {                                                                                            \
     size_t winogradWorkspaceFloats(const Conv2DGeom& g, int tile);                                             \
@@ -52,7 +52,7 @@ KILN_CONV2D_DIRECT_DECLARE(avx512)
                              float* y, float* workspace, ThreadPool& pool, bool relu);                         \
     void winogradConvBackwardData(const Conv2DGeom& g, int tile, const float* w, const float* dy, float* dx,   \
                                   float* workspace, ThreadPool& pool, bool overwriteDx);                       \
-    void winogradConvBackwardFilter(const Conv2DGeom& g, const float* x, const float* dy, float* dw,           \
+    void winogradConvBackwardFilter(const Conv2DGeom& g, int tile, const float* x, const float* dy, float* dw, \
                                     float* workspace, ThreadPool& pool);                                       \
     }
 KILN_CONV2D_WINOGRAD_DECLARE(avx2)

@@ -495,14 +495,17 @@ constexpr int64_t kWgPartialFloats = int64_t{1} << 22;
 constexpr int64_t kWgBlockFloats = 65536;
 constexpr int64_t kWgMaxBlockTiles = 64;
 
+template <int M>
 int64_t wgChunks(const Conv2DGeom& g) {
-    const int64_t tiles = g.n * ceilDiv(g.oh, 2) * ceilDiv(g.ow, 2);
-    const int64_t fit = kWgPartialFloats / std::max<int64_t>(1, kXi * g.c * roundUpLanes(g.oc));
+    const int64_t tiles = g.n * ceilDiv(g.oh, M) * ceilDiv(g.ow, M);
+    const int64_t fit = kWgPartialFloats / std::max<int64_t>(1, kPositions<M> * g.c * roundUpLanes(g.oc));
     return std::clamp<int64_t>(std::min(tiles / kWgMinChunkTiles, fit), 1, kWgMaxChunks);
 }
 
+template <int M>
 int64_t wgBlockTiles(int64_t cinPad, int64_t coutPad) {
-    return std::clamp<int64_t>((kWgBlockFloats - 4 * kXi * kXiSkew) / (kXi * (cinPad + coutPad)), 1,
+    constexpr int64_t xi = kPositions<M>;
+    return std::clamp<int64_t>((kWgBlockFloats - 4 * xi * kXiSkew) / (xi * (cinPad + coutPad)), 1,
                                kWgMaxBlockTiles);
 }
 
@@ -547,71 +550,107 @@ constexpr std::array<std::array<std::array<WgradFn, kWgMaxR>, kWgMaxV>, 2> kWgra
     wgradTable<false>(std::make_integer_sequence<int, kWgMaxV>{}),
     wgradTable<true>(std::make_integer_sequence<int, kWgMaxV>{})};
 
-// Z = A dY A^T of the 2x2 blocks of dy [n, oh, ow, oc] of nb tiles (rows and columns past oh / ow
-// read as zero), A = [1 0; 1 1; 1 -1; 0 -1]: channel o of position xi goes to
-// Z[xi*zXi + j*ocPad + o], zero from oc to ocPad.
+// A y of one column y[0 .. M) of a dy block (A = (A^T)^T, A^T as in outputColumn).
+template <int M>
+inline void gradColumn(const Vec* y, Vec* z) {
+    if constexpr (M == 2) {
+        z[0] = y[0];
+        z[1] = y[0] + y[1];
+        z[2] = y[0] - y[1];
+        z[3] = -y[1];
+    } else {
+        const Vec a = y[0] + y[2], b = y[1] + y[3];
+        const Vec c = y[0] + y[2] * splat(4.0f), d = y[1] * splat(2.0f) + y[3] * splat(8.0f);
+        z[0] = y[0];
+        z[1] = a + b;
+        z[2] = a - b;
+        z[3] = c + d;
+        z[4] = c - d;
+        z[5] = y[3];
+    }
+}
+
+// Z = A dY A^T of the M x M blocks of dy [n, oh, ow, oc] of nb tiles (rows and columns past oh /
+// ow read as zero): channel o of position xi goes to Z[xi*zXi + j*ocPad + o], zero from oc to
+// ocPad.
+template <int M>
 void transformGrads(const float* dy, int64_t oh, int64_t ow, int64_t oc, int64_t nb, const int64_t* tileB,
                     const int64_t* tileY, const int64_t* tileX, float* Z, int64_t zXi) {
+    constexpr int T = kPatch<M>;
     const int64_t ocPad = roundUpLanes(oc), rowOut = ow * oc;
     for (int64_t j = 0; j < nb; ++j) {
         if (j + kPrefetchTiles < nb) {
-            const int64_t a = j + kPrefetchTiles, py = 2 * tileY[a], px = 2 * tileX[a];
-            const int64_t n = (std::min<int64_t>(px + 2, ow) - px) * oc;
-            for (int64_t r = py; r < std::min<int64_t>(py + 2, oh); ++r)
+            const int64_t a = j + kPrefetchTiles, py = M * tileY[a], px = M * tileX[a];
+            const int64_t n = (std::min<int64_t>(px + M, ow) - px) * oc;
+            for (int64_t r = py; r < std::min<int64_t>(py + M, oh); ++r)
                 prefetchSpan(dy + ((tileB[a] * oh + r) * ow + px) * oc, n);
         }
-        const int64_t oy = 2 * tileY[j], ox = 2 * tileX[j];
-        const bool row1 = oy + 1 < oh, col1 = ox + 1 < ow;
+        const int64_t oy = M * tileY[j], ox = M * tileX[j];
+        const int64_t nRows = std::min<int64_t>(M, oh - oy), nCols = std::min<int64_t>(M, ow - ox);
         const float* p = dy + ((tileB[j] * oh + oy) * ow + ox) * oc;
         float* zj = Z + j * ocPad;
         for (int64_t c = 0; c < ocPad; c += kLanes) {
             const Mask m = laneMask(oc - c);
             const bool full = c + kLanes <= oc;
-            auto load = [&](const float* e) { return full ? loadVec(e + c) : loadMasked(e + c, m); };
-            Vec d[2][2];
-            d[0][0] = load(p);
-            d[0][1] = col1 ? load(p + oc) : Vec{};
-            d[1][0] = row1 ? load(p + rowOut) : Vec{};
-            d[1][1] = row1 && col1 ? load(p + rowOut + oc) : Vec{};
-            // T = A dY (4x2), then Z = T A^T (4x4).
-            Vec t[4][2];
-#pragma GCC unroll 2
-            for (int q = 0; q < 2; ++q) {
-                t[0][q] = d[0][q];
-                t[1][q] = d[0][q] + d[1][q];
-                t[2][q] = d[0][q] - d[1][q];
-                t[3][q] = -d[1][q];
-            }
+            // T = A dY (T x M), then Z = T A^T (T x T).
+            Vec t[T][M];
 #pragma GCC unroll 4
-            for (int r = 0; r < 4; ++r) {
-                float* out = zj + c + 4 * r * zXi;
-                storeVec(out, t[r][0]);
-                storeVec(out + zXi, t[r][0] + t[r][1]);
-                storeVec(out + 2 * zXi, t[r][0] - t[r][1]);
-                storeVec(out + 3 * zXi, -t[r][1]);
+            for (int q = 0; q < M; ++q) {
+                Vec d[M], o[T];
+#pragma GCC unroll 4
+                for (int r = 0; r < M; ++r) {
+                    const float* e = p + r * rowOut + q * oc + c;
+                    d[r] = r < nRows && q < nCols ? (full ? loadVec(e) : loadMasked(e, m)) : Vec{};
+                }
+                gradColumn<M>(d, o);
+#pragma GCC unroll 6
+                for (int r = 0; r < T; ++r) t[r][q] = o[r];
+            }
+#pragma GCC unroll 6
+            for (int r = 0; r < T; ++r) {
+                Vec o[T];
+                gradColumn<M>(t[r], o);
+#pragma GCC unroll 6
+                for (int q = 0; q < T; ++q) storeVec(zj + c + (T * r + q) * zXi, o[q]);
             }
         }
     }
 }
 
-// dg = G^T s G for one 4x4 block of sums (vectors of output channels), G as in filterTransform.
-inline void gradTransform(const Vec s[4][4], Vec dg[3][3]) {
+// G^T s of one column s[0 .. T) of summed products (G as in filterColumn).
+template <int M>
+inline void sumColumn(const Vec* s, Vec* p) {
     const Vec half = splat(0.5f);
-    Vec p[3][4];
-#pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c) {
-        const Vec a = s[1][c] + s[2][c], d = s[1][c] - s[2][c];
-        p[0][c] = s[0][c] + a * half;
-        p[1][c] = d * half;
-        p[2][c] = a * half + s[3][c];
+    if constexpr (M == 2) {
+        const Vec a = s[1] + s[2], d = s[1] - s[2];
+        p[0] = s[0] + a * half;
+        p[1] = d * half;
+        p[2] = a * half + s[3];
+    } else {
+        const Vec a = s[1] + s[2], d = s[1] - s[2], b = s[3] + s[4], e = s[3] - s[4];
+        const Vec sixth = splat(1.0f / 6.0f);
+        p[0] = s[0] * splat(0.25f) - a * sixth + b * splat(1.0f / 24.0f);
+        p[1] = e * splat(1.0f / 12.0f) - d * sixth;
+        p[2] = (b - a) * sixth + s[5];
+    }
+}
+
+// dg = G^T s G for one T x T block of sums (vectors of output channels).
+template <int M>
+inline void gradTransform(const Vec s[kPatch<M>][kPatch<M>], Vec dg[3][3]) {
+    constexpr int T = kPatch<M>;
+    Vec p[3][T];
+#pragma GCC unroll 6
+    for (int c = 0; c < T; ++c) {
+        Vec col[T], o[3];
+#pragma GCC unroll 6
+        for (int r = 0; r < T; ++r) col[r] = s[r][c];
+        sumColumn<M>(col, o);
+#pragma GCC unroll 3
+        for (int r = 0; r < 3; ++r) p[r][c] = o[r];
     }
 #pragma GCC unroll 3
-    for (int r = 0; r < 3; ++r) {
-        const Vec a = p[r][1] + p[r][2], d = p[r][1] - p[r][2];
-        dg[r][0] = p[r][0] + a * half;
-        dg[r][1] = d * half;
-        dg[r][2] = a * half + p[r][3];
-    }
+    for (int r = 0; r < 3; ++r) sumColumn<M>(p[r], dg[r]);
 }
 
 }  // namespace
@@ -621,7 +660,9 @@ size_t winogradWorkspaceFloats(const Conv2DGeom& g, int tile) {
     // which are never needed at the same time.
     const int64_t positions = tile == 4 ? kPositions<4> : kPositions<2>;
     const int64_t filter = positions * std::max(g.c * roundUpLanes(g.oc), g.oc * roundUpLanes(g.c));
-    const int64_t partials = wgChunks(g) * kXi * g.c * roundUpLanes(g.oc);
+    // With tile 4, room for the filter gradient on either tile size (conv2d.cpp picks it apart).
+    const int64_t partials = std::max(wgChunks<2>(g) * kPositions<2>, tile == 4 ? wgChunks<4>(g) * kPositions<4> : 0) *
+                             g.c * roundUpLanes(g.oc);
     return static_cast<size_t>(std::max(filter, partials));
 }
 
@@ -680,18 +721,21 @@ void winogradConvBackwardData(const Conv2DGeom& g, int tile, const float* w, con
         runProblem<2>(P, pool);
 }
 
-void winogradConvBackwardFilter(const Conv2DGeom& g, const float* x, const float* dy, float* dw, float* workspace,
-                                ThreadPool& pool) {
-    const int64_t th = ceilDiv(g.oh, 2), tw = ceilDiv(g.ow, 2), tiles = g.n * th * tw;
+namespace {
+
+template <int M>
+void backwardFilter(const Conv2DGeom& g, const float* x, const float* dy, float* dw, float* workspace, ThreadPool& pool) {
+    constexpr int T = kPatch<M>, kPos = kPositions<M>;
+    const int64_t th = ceilDiv(g.oh, M), tw = ceilDiv(g.ow, M), tiles = g.n * th * tw;
     const int64_t cinPad = roundUpLanes(g.c), ocPad = roundUpLanes(g.oc);
-    const int64_t chunks = wgChunks(g), tb = wgBlockTiles(cinPad, ocPad);
+    const int64_t chunks = wgChunks<M>(g), tb = wgBlockTiles<M>(cinPad, ocPad);
     const int64_t vXi = xiStride(tb * cinPad), zXi = xiStride(tb * ocPad);
     // Partial sums of chunk k: S[xi][ci][ocPad] at workspace + k * partFloats.
-    const int64_t sXi = g.c * ocPad, partFloats = kXi * sXi;
+    const int64_t sXi = g.c * ocPad, partFloats = kPos * sXi;
     pool.parallelFor(chunks, 1, [&](int64_t k0, int64_t k1) {
         alignas(64) float buf[kWgBlockFloats];
         float* V = buf;
-        float* Z = buf + kXi * vXi;
+        float* Z = buf + kPos * vXi;
         int64_t tileB[kWgMaxBlockTiles], tileY[kWgMaxBlockTiles], tileX[kWgMaxBlockTiles];
         for (int64_t k = k0; k < k1; ++k) {
             const int64_t c0 = tiles * k / chunks, c1 = tiles * (k + 1) / chunks;
@@ -706,11 +750,11 @@ void winogradConvBackwardFilter(const Conv2DGeom& g, const float* x, const float
             for (int64_t bi = 0, s0 = c0; bi < blocks; ++bi) {
                 const int64_t nb = (c1 - c0) / blocks + (bi < (c1 - c0) % blocks ? 1 : 0);
                 cursor.take(nb, tileB, tileY, tileX);
-                transformInputs<2>(x, g.h, g.w, g.c, g.padTop, g.padLeft, nb, tileB, tileY, tileX, V, vXi);
-                transformGrads(dy, g.oh, g.ow, g.oc, nb, tileB, tileY, tileX, Z, zXi);
+                transformInputs<M>(x, g.h, g.w, g.c, g.padTop, g.padLeft, nb, tileB, tileY, tileX, V, vXi);
+                transformGrads<M>(dy, g.oh, g.ow, g.oc, nb, tileB, tileY, tileX, Z, zXi);
                 const bool zeroInit = s0 == c0;
                 s0 += nb;
-                for (int xi = 0; xi < kXi; ++xi) {
+                for (int xi = 0; xi < kPos; ++xi) {
                     const float* v = V + xi * vXi;
                     const float* z = Z + xi * zXi;
                     float* sp = part + xi * sXi;
@@ -733,22 +777,32 @@ void winogradConvBackwardFilter(const Conv2DGeom& g, const float* x, const float
         for (int64_t ci = ci0; ci < ci1; ++ci)
             for (int64_t o = 0; o < ocPad; o += kLanes) {
                 const Mask m = laneMask(g.oc - o);
-                Vec sv[4][4];
-#pragma GCC unroll 16
-                for (int xi = 0; xi < kXi; ++xi) {
+                Vec sv[T][T];
+#pragma GCC unroll 36
+                for (int xi = 0; xi < kPos; ++xi) {
                     const float* src = workspace + xi * sXi + ci * ocPad + o;
                     Vec acc{};
                     for (int64_t k = 0; k < chunks; ++k) acc += loadVec(src + k * partFloats);
-                    sv[xi / 4][xi % 4] = acc;
+                    sv[xi / T][xi % T] = acc;
                 }
                 Vec dg[3][3];
-                gradTransform(sv, dg);
+                gradTransform<M>(sv, dg);
                 for (int t = 0; t < 9; ++t) {
                     float* d = dw + (t * g.c + ci) * g.oc + o;
                     storeMasked(d, loadMasked(d, m) + dg[t / 3][t % 3], m);
                 }
             }
     });
+}
+
+}  // namespace
+
+void winogradConvBackwardFilter(const Conv2DGeom& g, int tile, const float* x, const float* dy, float* dw,
+                                float* workspace, ThreadPool& pool) {
+    if (tile == 4)
+        backwardFilter<4>(g, x, dy, dw, workspace, pool);
+    else
+        backwardFilter<2>(g, x, dy, dw, workspace, pool);
 }
 
 }  // namespace kiln::engine::kernels::KILN_ISA_NS

@@ -732,6 +732,13 @@ void winograd4Forward(const Conv2DGeom& g, const float* x, const float* w, const
     else
         avx2::winogradConvForward(g, 4, x, w, bias, y, ws, pool, relu);
 }
+void winograd4BackwardFilter(const Conv2DGeom& g, const float* x, const float* dy, float* dw, float* ws,
+                             ThreadPool& pool) {
+    if (cpuIsa() == CpuIsa::Avx512)
+        avx512::winogradConvBackwardFilter(g, 4, x, dy, dw, ws, pool);
+    else
+        avx2::winogradConvBackwardFilter(g, 4, x, dy, dw, ws, pool);
+}
 void winograd4BackwardData(const Conv2DGeom& g, const float* w, const float* dy, float* dx, float* ws,
                            ThreadPool& pool, bool overwrite) {
     if (cpuIsa() == CpuIsa::Avx512)
@@ -748,7 +755,8 @@ void TestConv2D::winograd4x4MatchesDirect_data() {
 void TestConv2D::winograd4x4MatchesDirect() {
     // F(4x4, 3x3) on every Winograd shape (edges that cut 4x4 tiles, 'valid' padding, partial
     // vectors, images smaller than a tile's patch), called directly: forward (with bias and the
-    // fused ReLU) and backward-data (overwriting and accumulating) agree with the direct kernels
+    // fused ReLU), backward-data (overwriting and accumulating) and the filter gradient
+    // (accumulating; several chunks of tiles and blocks per chunk) agree with the direct kernels
     // and the double-precision reference to 2e-5 of the largest output, and give the same bits
     // with 1, 2 and 3 threads. Its transforms' constants (1/24 to 8) round more than F(2x2)'s
     // (at most about 1e-5 here, against about 1e-6).
@@ -817,7 +825,26 @@ void TestConv2D::winograd4x4MatchesDirect() {
             QVERIFY(same(dxt, dx));
         }
     }
-    qInfo("largest relative difference: %.3g", worst);
+    const double worstForwardDx = worst;
+    worst = 0.0;
+    {
+        const std::vector<float> dwStart = randomVector(f.w.size(), 8);
+        std::vector<float> dw(dwStart), dwd(dwStart);
+        winograd4BackwardFilter(f.g, f.x.data(), f.dy.data(), dw.data(), ws.data(), pool);
+        QVERIFY(guardIntact());
+        directBackwardFilterOnly(f.g, f.x.data(), f.dy.data(), dwd.data(), wsd.data(), pool);
+        QVERIFY(check("dw vs direct", relErr(dw, dwd)));
+        std::vector<double> expect(rdw);
+        for (size_t i = 0; i < expect.size(); ++i) expect[i] += dwStart[i];
+        QVERIFY(check("dw vs reference", relErr(dw, expect)));
+        for (int threads : {1, 3}) {
+            ThreadPool other(threads);
+            std::vector<float> dwt(dwStart);
+            winograd4BackwardFilter(f.g, f.x.data(), f.dy.data(), dwt.data(), ws.data(), other);
+            QVERIFY(same(dwt, dw));
+        }
+    }
+    qInfo("largest relative difference: forward and dx %.3g, dw %.3g", worstForwardDx, worst);
 }
 
 void TestConv2D::winogradOnlyWhereItApplies() {
@@ -837,6 +864,12 @@ void TestConv2D::winogradOnlyWhereItApplies() {
              cpuIsa() == CpuIsa::Avx2 ? 2 : 0);
     QCOMPARE(conv2dWinogradTile(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 2, 2, 1, 1, true)), 0);
     QCOMPARE(conv2dWinogradTile(makeConv2DGeom(1, 8, 8, 8, 3, 3, 16, 1, 1, 1, 1, true)), 0);
+    // The filter gradient: F(4x4) where forward takes it, up to 32 channels.
+    QCOMPARE(conv2dWinogradFilterGradTile(makeConv2DGeom(1, 32, 32, 16, 3, 3, 16, 1, 1, 1, 1, true)), 4);
+    QCOMPARE(conv2dWinogradFilterGradTile(makeConv2DGeom(1, 16, 16, 32, 3, 3, 32, 1, 1, 1, 1, true)), 4);
+    QCOMPARE(conv2dWinogradFilterGradTile(makeConv2DGeom(1, 8, 8, 64, 3, 3, 64, 1, 1, 1, 1, true)), 2);
+    QCOMPARE(conv2dWinogradFilterGradTile(makeConv2DGeom(1, 7, 8, 32, 3, 3, 32, 1, 1, 1, 1, true)), 2);
+    QCOMPARE(conv2dWinogradFilterGradTile(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 2, 2, 1, 1, true)), 0);
     QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 32, 3, 3, 1001, 1, 1, 1, 1, true)));
     QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 2, 2, 1, 1, true)));
     QVERIFY(!conv2dUsesWinograd(makeConv2DGeom(1, 8, 8, 16, 3, 3, 16, 1, 1, 2, 2, true)));
