@@ -316,9 +316,9 @@ size_t directWorkspace(const Conv2DGeom& g) {
 // kernels may still run the bias gradient, and backward-data where only the filter gradient
 // takes Winograd).
 size_t winogradWorkspace(const Conv2DGeom& g) {
-    const int tile = std::max(conv2dWinogradTile(g), 2);
-    return cpuIsa() == CpuIsa::Avx512 ? avx512::winogradWorkspaceFloats(g, tile)
-                                      : avx2::winogradWorkspaceFloats(g, tile);
+    const int tile = std::max(conv2dWinogradTile(g), 2), gradTile = std::max(conv2dWinogradFilterGradTile(g), 2);
+    return cpuIsa() == CpuIsa::Avx512 ? avx512::winogradWorkspaceFloats(g, tile, gradTile)
+                                      : avx2::winogradWorkspaceFloats(g, tile, gradTile);
 }
 void directForward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y,
                    float* workspace, ThreadPool& pool, bool relu) {

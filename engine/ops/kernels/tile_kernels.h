@@ -42,12 +42,12 @@ KILN_CONV2D_DIRECT_DECLARE(avx512)
 // and winogradConvBackwardFilter its contract for dw alone (dw += dL/dw), all on
 // F(tile x tile, 3x3) with tile 2 or 4 (any other value means 2; at most 1000 channels on either
 // side with tile 2, 512 with tile 4). Each needs
-// winogradWorkspaceFloats(g, tile) floats of scratch (the transformed filter, rebuilt on every
-// call, or the filter gradient's partial sums; with tile 4, enough for the filter gradient on
-// either tile) and never allocates. Results match the direct kernels up to rounding.
+// winogradWorkspaceFloats(g, tile, gradTile) floats of scratch (the transformed filter for
+// forward and backward-data on `tile`, rebuilt on every call, or the partial sums of the filter
+// gradient on `gradTile`) and never allocates. Results match the direct kernels up to rounding.
 #define KILN_CONV2D_WINOGRAD_DECLARE(isa)                                                                      \
     namespace isa {                                                                                            \
-    size_t winogradWorkspaceFloats(const Conv2DGeom& g, int tile);                                             \
+    size_t winogradWorkspaceFloats(const Conv2DGeom& g, int tile, int gradTile);                               \
     void winogradConvForward(const Conv2DGeom& g, int tile, const float* x, const float* w, const float* bias, \
                              float* y, float* workspace, ThreadPool& pool, bool relu);                         \
     void winogradConvBackwardData(const Conv2DGeom& g, int tile, const float* w, const float* dy, float* dx,   \

@@ -655,14 +655,12 @@ inline void gradTransform(const Vec s[kPatch<M>][kPatch<M>], Vec dg[3][3]) {
 
 }  // namespace
 
-size_t winogradWorkspaceFloats(const Conv2DGeom& g, int tile) {
+size_t winogradWorkspaceFloats(const Conv2DGeom& g, int tile, int gradTile) {
     // The transformed filter (forward, backward-data) or the filter gradient's partial sums,
     // which are never needed at the same time.
     const int64_t positions = tile == 4 ? kPositions<4> : kPositions<2>;
     const int64_t filter = positions * std::max(g.c * roundUpLanes(g.oc), g.oc * roundUpLanes(g.c));
-    // With tile 4, room for the filter gradient on either tile size (conv2d.cpp picks it apart).
-    const int64_t partials = std::max(wgChunks<2>(g) * kPositions<2>, tile == 4 ? wgChunks<4>(g) * kPositions<4> : 0) *
-                             g.c * roundUpLanes(g.oc);
+    const int64_t partials = (gradTile == 4 ? wgChunks<4>(g) * kPositions<4> : wgChunks<2>(g) * kPositions<2>)*g.c * roundUpLanes(g.oc);
     return static_cast<size_t>(std::max(filter, partials));
 }
 

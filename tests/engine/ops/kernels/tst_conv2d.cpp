@@ -723,7 +723,8 @@ void TestConv2D::winogradMatchesDirect() {
 
 // F(4x4, 3x3) of this process's instruction set, whatever conv2d would pick for the geometry.
 size_t winograd4Workspace(const Conv2DGeom& g) {
-    return cpuIsa() == CpuIsa::Avx512 ? avx512::winogradWorkspaceFloats(g, 4) : avx2::winogradWorkspaceFloats(g, 4);
+    return cpuIsa() == CpuIsa::Avx512 ? avx512::winogradWorkspaceFloats(g, 4, 4)
+                                      : avx2::winogradWorkspaceFloats(g, 4, 4);
 }
 void winograd4Forward(const Conv2DGeom& g, const float* x, const float* w, const float* bias, float* y, float* ws,
                       ThreadPool& pool, bool relu) {
