@@ -61,10 +61,10 @@ bool conv2dUsesWinograd(const Conv2DGeom& g);
 // this geometry: 2 for F(2x2, 3x3), 4 for F(4x4, 3x3), 0 where they use the direct kernels.
 int conv2dWinogradTile(const Conv2DGeom& g);
 
-// True when the dw part of conv2dBackward uses the Winograd F(2x2, 3x3) kernels: the same
-// layers, from 16 channels on both sides with either instruction set, as long as c x oc (oc
-// rounded up to 16) is at most 65536. Its results differ from the direct kernels' by rounding
-// only and do not depend on the thread count.
+// True when the dw part of conv2dBackward uses the Winograd kernels (F(2x2, 3x3) or F(4x4, 3x3),
+// see conv2dWinogradFilterGradTile): the same layers, from 16 channels on both sides with either
+// instruction set, as long as c x oc (oc rounded up to 16) is at most 65536. Its results differ
+// from the direct kernels' by rounding only and do not depend on the thread count.
 bool conv2dUsesWinogradFilterGrad(const Conv2DGeom& g);
 
 // The output tile of the Winograd filter gradient for this geometry: 4 (F(4x4, 3x3)) where
