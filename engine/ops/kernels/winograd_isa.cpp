@@ -2,7 +2,7 @@
 // Winograd F(2x2, 3x3) and F(4x4, 3x3) convolution for ungrouped 3x3 layers with unit stride
 // and dilation: the forward pass and backward-data (which, for such a layer, is itself a 3x3
 // unit-stride convolution of dy with the filter rotated by 180 degrees and its channel axes
-// swapped), and F(2x2, 3x3) for the filter gradient. Compiled once per instruction set like
+// swapped), and the filter gradient. Compiled once per instruction set like
 // tile_kernels_isa.cpp (a wrapper defines KILN_ISA_NS).
 //
 // Each 2x2 block of output pixels (a tile) reads a 4x4 patch of input pixels. Per tile and
@@ -22,7 +22,8 @@
 // transform V = B^T d B and the 2x2 block of dy's transform Z = A dY A^T (4x4, additions only)
 // are multiplied position by position, S[xi] += V[xi]^T Z[xi] summed over all tiles (16 small
 // GEMMs over a block of tiles, reducing over the tiles), and dw = G^T S G at the end: again 16
-// multiplications per tile and channel pair instead of 36.
+// multiplications per tile and channel pair instead of 36. With F(4x4) the 4x4 block of dy is
+// transformed to 6x6 and there are 36 positions.
 //
 // Every output sums its terms in an order fixed by the geometry (the GEMM over input channels
 // in order, the filter gradient over fixed chunks of tiles added in chunk order, the transforms
