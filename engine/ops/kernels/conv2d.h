@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // 2-D convolution on NHWC float32 tensors with Keras HWIO weights: forward and accumulating
 // backward. Ungrouped convolutions use direct register-tile kernels (AVX2 or AVX-512, chosen at
-// run time), and Winograd F(2x2, 3x3) or F(4x4, 3x3) for the forward, backward-data and filter-gradient
-// passes of 3x3 unit-stride layers; grouped ones pointwise (GEMM), depthwise (direct) and
-// im2col+GEMM paths.
+// run time), and Winograd F(2x2, 3x3) or F(4x4, 3x3) for the forward, backward-data and
+// filter-gradient passes of 3x3 unit-stride layers; grouped ones pointwise (GEMM), depthwise
+// (direct) and im2col+GEMM paths.
 #pragma once
 
 #include <cstddef>
