@@ -1535,12 +1535,13 @@ private:
 
     // ---- constant folding --------------------------------------------------------------------
     // Exporters often compute padding amounts and shapes with small integer subgraphs
-    // (Shape, ConstantOfShape, Concat, Gather, Reshape, Slice, Transpose...); they are evaluated
-    // while reading. A shape read with Shape keeps the batch size as a marked element (Const::batch)
+    // (Shape, ConstantOfShape, Concat, Gather, Reshape, Slice, Transpose, arithmetic...); they are
+    // evaluated while reading. A shape read with Shape keeps the batch size as a marked element (Const::batch)
     // when the inputs leave it open; the data of these operations may hold it, their other inputs
     // (shapes, indices, axes) may not.
     static bool foldable(const std::string& op) {
-        static const std::set<std::string> ops{"ConstantOfShape", "Concat", "Gather", "Reshape", "Slice", "Transpose", "Unsqueeze", "Squeeze"};
+        static const std::set<std::string> ops{"ConstantOfShape", "Concat", "Gather", "Reshape", "Slice", "Transpose", "Unsqueeze", "Squeeze",
+                                               "Add", "Sub", "Mul", "Div"};
         return ops.count(op) != 0;
     }
     bool allInputsConstant(const onnx::NodeProto& n) const {
@@ -1723,6 +1724,48 @@ private:
                     for (int64_t e = 0; e < inner; ++e) src.push_back((o * dim + row) * inner + e);
                 }
             out = gather(x, dims, src);
+        } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+            // Element by element with NumPy's broadcasting; integers stay integers (Div truncates).
+            const Const* y = constant(n, 1);
+            if (n.input_size() != 2 || !y) return parseError(op + " needs two inputs");
+            if (x.dependsOnBatch()) return unsupported(n.name(), op + " of the batch size is not supported; Kiln needs it fixed when reading");
+            if (x.isInt != y->isInt) return parseError(op + " of an integer and a floating-point constant");
+            const size_t rank = std::max(x.dims.size(), y->dims.size());
+            std::vector<int64_t> dims(rank), ax(rank, 1), ay(rank, 1);
+            for (size_t k = 0; k < rank; ++k) {
+                if (k + x.dims.size() >= rank) ax[k] = x.dims[k + x.dims.size() - rank];
+                if (k + y->dims.size() >= rank) ay[k] = y->dims[k + y->dims.size() - rank];
+                if (ax[k] != ay[k] && ax[k] != 1 && ay[k] != 1) return Error(ErrorCode::ShapeMismatch, op + " of constants whose shapes do not broadcast");
+                dims[k] = ax[k] == 1 ? ay[k] : ax[k];
+            }
+            int64_t numel = 1;
+            for (int64_t d : dims) numel *= d;
+            const auto so = strides(dims), sx = strides(ax), sy = strides(ay);
+            out.dims = dims;
+            out.isInt = x.isInt;
+            for (int64_t e = 0; e < numel; ++e) {
+                int64_t rest = e, ix = 0, iy = 0;
+                for (size_t k = 0; k < rank; ++k) {
+                    const int64_t idx = rest / so[k];
+                    rest %= so[k];
+                    if (ax[k] != 1) ix += idx * sx[k];
+                    if (ay[k] != 1) iy += idx * sy[k];
+                }
+                if (out.isInt) {
+                    const int64_t a = x.i[static_cast<size_t>(ix)], b = y->i[static_cast<size_t>(iy)];
+                    if (op == "Div" && b == 0) return parseError("Div of integer constants divides by zero");
+                    const int64_t r = op == "Add" ? a + b : op == "Sub" ? a - b
+                                                        : op == "Mul"   ? a * b
+                                                                        : a / b;
+                    out.i.push_back(r);
+                    out.f.push_back(static_cast<float>(r));
+                } else {
+                    const float a = x.f[static_cast<size_t>(ix)], b = y->f[static_cast<size_t>(iy)];
+                    out.f.push_back(op == "Add" ? a + b : op == "Sub" ? a - b
+                                                      : op == "Mul"   ? a * b
+                                                                      : a / b);
+                }
+            }
         } else {  // Slice (opset 10+: starts, ends, axes, steps as inputs)
             const Const* st = constant(n, 1);
             const Const* en = constant(n, 2);
@@ -1958,7 +2001,30 @@ private:
             if (const Const* c = batchConstant(n, 0)) {
                 if (n.output_size() < 1 || n.output(0).empty()) return parseError(op + " has no output");
                 if (m_values.count(n.output(0)) || m_consts.count(n.output(0))) return parseError("value \"" + n.output(0) + "\" is produced twice");
-                m_consts[n.output(0)] = *c;
+                Const out = *c;
+                if (op == "Cast") {
+                    // Shape arithmetic casts between integers and floats: an integer keeps the
+                    // whole part (toward zero); other types keep the numbers as they are.
+                    using T = onnx::TensorProto;
+                    KILN_ASSIGN(int64_t to, attrInt(n, "to", T::FLOAT));
+                    const bool toInt = to == T::INT64 || to == T::INT32 || to == T::INT16 || to == T::INT8 || to == T::UINT8 ||
+                                       to == T::UINT16 || to == T::UINT32 || to == T::UINT64;
+                    const bool toFloat = to == T::FLOAT || to == T::DOUBLE || to == T::FLOAT16 || to == T::BFLOAT16;
+                    if (toInt && !out.isInt) {
+                        out.i.clear();
+                        for (float v : out.f) {
+                            if (!std::isfinite(v) || std::fabs(v) > 9.0e18f) return parseError("Cast of a constant out of the integer range");
+                            out.i.push_back(static_cast<int64_t>(v));
+                        }
+                        out.f.assign(out.i.begin(), out.i.end());
+                        out.isInt = true;
+                    } else if (toFloat && out.isInt) {
+                        if (out.dependsOnBatch()) return unsupported(n.name(), "Cast of the batch size is not supported; Kiln needs it fixed when reading");
+                        out.i.clear();
+                        out.isInt = false;
+                    }
+                }
+                m_consts[n.output(0)] = std::move(out);
                 return {};
             }
             KILN_ASSIGN(Ref r, ref(n, 0));

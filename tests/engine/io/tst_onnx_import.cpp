@@ -309,10 +309,11 @@ private slots:
     // Shapes computed from the input's own, as exporters write a flatten that keeps the batch:
     // PyTorch's x.view(x.size(0), -1) (Shape, Gather of index 0, Unsqueeze, Concat with -1) and
     // Paddle's (Shape, Slice 0:1, Concat with -1); Shape's start and end with a negative Gather
-    // index for [batch, 4, 6]. They fold while reading, leaving the batch open: the models run at
-    // any batch size and give the input's values in the new shape.
+    // index for [batch, 4, 6]; arithmetic on the sizes (Cast, Mul, Div) for [batch, 3, 8]. They
+    // fold while reading, leaving the batch open: the models run at any batch size and give the
+    // input's values in the new shape.
     void shapeArithmeticForReshape() {
-        for (const char* form : {"torch", "paddle", "start_end"}) {
+        for (const char* form : {"torch", "paddle", "start_end", "arithmetic"}) {
             Builder b(15);
             b.input("x", {-1, 6, 4});
             b.ints("minus_one", {-1});
@@ -331,6 +332,21 @@ private slots:
                 b.ints("axes0", {0});
                 b.node("Slice", {"s", "starts", "ends", "axes0"}, "n1");
                 Builder::attr(b.node("Concat", {"n1", "minus_one"}, "target"), "axis", int64_t{0});
+            } else if (f == "arithmetic") {
+                // [0, 6 / 2, 4 * 2], the half computed through floats as PyTorch writes it.
+                b.node("Shape", {"x"}, "s");
+                b.ints("one", {1});
+                b.ints("two", {2});
+                b.ints("zero", {0});
+                b.node("Gather", {"s", "one"}, "c");
+                Builder::attr(b.node("Cast", {"c"}, "cf"), "to", int64_t{onnx::TensorProto::FLOAT});
+                b.floats("half", {1}, {0.5f});
+                b.node("Mul", {"cf", "half"}, "hf");
+                Builder::attr(b.node("Cast", {"hf"}, "h"), "to", int64_t{onnx::TensorProto::INT64});
+                b.node("Gather", {"s", "two"}, "w");
+                b.node("Mul", {"w", "two"}, "w2");
+                b.node("Div", {"w2", "one"}, "w3");
+                Builder::attr(b.node("Concat", {"zero", "h", "w3"}, "target"), "axis", int64_t{0});
             } else {
                 auto* tail = b.node("Shape", {"x"}, "tail");  // [6, 4]
                 Builder::attr(tail, "start", int64_t{1});
@@ -346,7 +362,8 @@ private slots:
             QVERIFY2(im.ok(), im.ok() ? "" : (std::string(form) + ": " + im.error().toString()).c_str());
             auto info = ops::analyzeModel(im->graph);
             QVERIFY(info.ok());
-            const Shape want = f == "start_end" ? Shape({Shape::kBatch, 4, 6}) : Shape({Shape::kBatch, 24});
+            const Shape want = f == "start_end" ? Shape({Shape::kBatch, 4, 6}) : f == "arithmetic" ? Shape({Shape::kBatch, 3, 8})
+                                                                                                   : Shape({Shape::kBatch, 24});
             QCOMPARE(info->nodes[size_t(info->outputs[0])].output, want);
             for (int64_t batch : {1, 3}) {
                 std::vector<float> x(size_t(batch) * 24);
@@ -357,15 +374,16 @@ private slots:
     }
 
     // What a shape holding the batch size cannot do is refused with the reason: the batch after the
-    // first entry of a Reshape, ConstantOfShape of it, a graph output that is only a shape; a
-    // Gather index out of range is an error naming the index.
+    // first entry of a Reshape, ConstantOfShape of it, arithmetic on it, a graph output that is only
+    // a shape; a Gather index out of range is an error naming the index.
     void shapeArithmeticRefused() {
         struct Case {
             const char* what;
             const char* message;
         };
         for (const Case& c : {Case{"batch_last", "batch size after the first"}, Case{"constant_of_shape", "holds the batch size"},
-                              Case{"shape_output", "is a constant"}, Case{"gather_range", "index 3 is out of range"}}) {
+                              Case{"shape_output", "is a constant"}, Case{"gather_range", "index 3 is out of range"},
+                              Case{"batch_times_two", "Mul of the batch size"}}) {
             Builder b(15);
             b.input("x", {-1, 6, 4});
             const std::string w = c.what;
@@ -379,6 +397,12 @@ private slots:
                 b.node("Add", {"x", "z"}, "y");
             } else if (w == "shape_output") {
                 b.node("Identity", {"s"}, "y");
+            } else if (w == "batch_times_two") {
+                b.ints("idx", {0});
+                b.node("Gather", {"s", "idx"}, "n");
+                b.ints("two", {2, 1, 1});
+                b.node("Mul", {"n", "two"}, "t");
+                b.node("Reshape", {"x", "t"}, "y");
             } else {
                 b.ints("idx", {3});
                 b.node("Gather", {"s", "idx"}, "g");
