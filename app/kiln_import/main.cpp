@@ -144,12 +144,12 @@ int main(int argc, char** argv) {
         if (!ok || timeoutS < 0 || timeoutS > kMaxTimeoutS)
             return usage(Cli::tr("--timeout must be a whole number of seconds from 0 to %1, not \"%2\"").arg(QString::number(kMaxTimeoutS), parser.value(timeoutOpt)));
     }
-    // A Keras file goes to a child process (see the top of this file); ONNX is read here.
-    if (qEnvironmentVariableIsEmpty(kChildVariable)) {
-        auto format = engine::io::detectModelFile(req.model);
-        if (format.ok() && *format != engine::io::ModelFileFormat::Onnx) return importInChild(QString::fromStdString(req.model), timeoutS);
-    }
     try {
+        // A Keras file goes to a child process (see the top of this file); ONNX is read here.
+        if (qEnvironmentVariableIsEmpty(kChildVariable)) {
+            auto format = engine::io::detectModelFile(req.model);
+            if (format.ok() && *format != engine::io::ModelFileFormat::Onnx) return importInChild(QString::fromStdString(req.model), timeoutS);
+        }
         auto result = app::runImportJob(req);
         if (!result.ok()) {
             const engine::Error& e = result.error();

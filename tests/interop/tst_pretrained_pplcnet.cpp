@@ -83,7 +83,7 @@ std::vector<float> preprocess(const cv::Mat& bgr) {
     for (int y = 0; y < kSize; ++y)
         for (int x = 0; x < kSize; ++x)
             for (int c = 0; c < 3; ++c)
-                out[size_t((y * kSize + x) * 3 + c)] = (float(rgb.at<cv::Vec3b>(y, x)[c]) / 255.0f - mean[c]) / stdev[c];
+                out[(size_t(y) * kSize + size_t(x)) * 3 + size_t(c)] = (float(rgb.at<cv::Vec3b>(y, x)[c]) / 255.0f - mean[c]) / stdev[c];
     return out;
 }
 
@@ -180,7 +180,7 @@ private slots:
         for (int b = 0; b < n; ++b)
             for (int c = 0; c < 3; ++c)
                 for (int i = 0; i < kSize * kSize; ++i)
-                    nchw[size_t((b * 3 + c) * kSize * kSize + i)] = batch[size_t((b * kSize * kSize + i) * 3 + c)];
+                    nchw[(size_t(b) * 3 + size_t(c)) * kSize * kSize + size_t(i)] = batch[(size_t(b) * kSize * kSize + size_t(i)) * 3 + size_t(c)];
         const QString inPath = m_dir.filePath("x.f32"), outPath = m_dir.filePath("y.f32");
         {
             std::ofstream f(inPath.toStdString(), std::ios::binary);
