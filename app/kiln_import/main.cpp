@@ -3,8 +3,15 @@
 // (safetensors, Kiln names "<node>/<param>") and an import report. Exit 0 on success, 2 when the
 // model file cannot be read (the message names the file and the ONNX node, or the Keras config's
 // JSON path or the HDF5 path), 1 on other failures (writing).
+//
+// Keras files are read with the HDF5 C library (legacy .h5, and the weights inside a .keras
+// archive), which can crash or run for hours on some damaged files. So kiln-import reads them in
+// a child process of itself (the same program and arguments, KILN_IMPORT_CHILD set) and waits at
+// most --timeout seconds: a child that crashes or runs out of time ends the import with an error
+// naming the file, exit 2.
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QProcess>
 
 #include <cstdio>
 #include <exception>
@@ -12,6 +19,7 @@
 #include "app/common/cli.h"
 #include "app/common/error_text.h"
 #include "app/kiln_import/import_job.h"
+#include "engine/io/keras_import.h"
 
 namespace {
 using namespace kiln;
@@ -28,6 +36,38 @@ QString joined(const std::vector<std::string>& names) {
 
 using app::printErr;
 using app::printOut;
+
+constexpr int kDefaultTimeoutS = 300;
+constexpr int kMaxTimeoutS = 7 * 24 * 3600;
+const char* const kChildVariable = "KILN_IMPORT_CHILD";
+
+// Runs this program again on the same arguments as a child and waits for it (at most `timeoutS`
+// seconds, 0 without limit); its output goes straight to ours. Returns the exit status to end with.
+int importInChild(const QString& model, int timeoutS) {
+    QProcess child;
+    child.setProcessChannelMode(QProcess::ForwardedChannels);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QString::fromLatin1(kChildVariable), QStringLiteral("1"));
+    child.setProcessEnvironment(env);
+    child.start(QCoreApplication::applicationFilePath(), QCoreApplication::arguments().mid(1));
+    if (!child.waitForStarted(60000)) {
+        printErr(Cli::tr("kiln-import: could not start the process that reads %1: %2").arg(model, child.errorString()));
+        return 1;
+    }
+    if (!child.waitForFinished(timeoutS > 0 ? timeoutS * 1000 : -1)) {
+        child.kill();
+        child.waitForFinished(30000);
+        printErr(Cli::tr("kiln-import: %1: reading the model did not finish within %2 s; the file is probably damaged (the HDF5 library "
+                         "does not stop on some damage). --timeout SECONDS sets the limit")
+                     .arg(model, QString::number(timeoutS)));
+        return 2;
+    }
+    if (child.exitStatus() == QProcess::CrashExit) {
+        printErr(Cli::tr("kiln-import: %1: the HDF5 library crashed reading the model; the file is damaged").arg(model));
+        return 2;
+    }
+    return child.exitCode();
+}
 
 }  // namespace
 
@@ -57,7 +97,12 @@ int main(int argc, char** argv) {
     QCommandLineOption dropoutOpt(QStringLiteral("dropout"),
                                   Cli::tr("Dropout rate of the new head, at least 0 and below 1; 0 leaves the Dropout layer out (default 0.2)."),
                                   QStringLiteral("RATE"));
-    parser.addOptions({outOpt, weightsOpt, reportOpt, jsonOpt, headOpt, classesOpt, dropoutOpt});
+    QCommandLineOption timeoutOpt(QStringLiteral("timeout"),
+                                  Cli::tr("Seconds a Keras model (read with the HDF5 library) may take before it counts as damaged "
+                                          "(default %1; 0: no limit).")
+                                      .arg(kDefaultTimeoutS),
+                                  QStringLiteral("SECONDS"));
+    parser.addOptions({outOpt, weightsOpt, reportOpt, jsonOpt, headOpt, classesOpt, dropoutOpt, timeoutOpt});
     // ONNX nodes of a loaded plugin operation's custom domain import as that operation.
     const QCommandLineOption pluginOpt = app::pluginOption();
     parser.addOption(pluginOpt);
@@ -92,7 +137,19 @@ int main(int argc, char** argv) {
     } else if (parser.isSet(classesOpt) || parser.isSet(dropoutOpt)) {
         return usage(Cli::tr("--classes and --dropout describe the new head: give them with --replace-head-after NODE"));
     }
+    int timeoutS = kDefaultTimeoutS;
+    if (parser.isSet(timeoutOpt)) {
+        bool ok = false;
+        timeoutS = parser.value(timeoutOpt).toInt(&ok);
+        if (!ok || timeoutS < 0 || timeoutS > kMaxTimeoutS)
+            return usage(Cli::tr("--timeout must be a whole number of seconds from 0 to %1, not \"%2\"").arg(QString::number(kMaxTimeoutS), parser.value(timeoutOpt)));
+    }
     try {
+        // A Keras file goes to a child process (see the top of this file); ONNX is read here.
+        if (qEnvironmentVariableIsEmpty(kChildVariable)) {
+            auto format = engine::io::detectModelFile(req.model);
+            if (format.ok() && *format != engine::io::ModelFileFormat::Onnx) return importInChild(QString::fromStdString(req.model), timeoutS);
+        }
         auto result = app::runImportJob(req);
         if (!result.ok()) {
             const engine::Error& e = result.error();

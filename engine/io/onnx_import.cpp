@@ -45,7 +45,11 @@ struct Const {
     std::vector<int64_t> dims;
     std::vector<float> f;    // float data (always filled for numeric tensors)
     std::vector<int64_t> i;  // integer data (filled for integer tensors)
+    // Per element, 1 where the value is the batch size, which is known only when the model runs
+    // (a Shape of a value whose batch the inputs leave open; `i` holds -1 there). Empty when none.
+    std::vector<uint8_t> batch;
     bool isInt = false;
+    bool dependsOnBatch() const { return std::find(batch.begin(), batch.end(), 1) != batch.end(); }
     int64_t numel() const {
         int64_t n = 1;
         for (int64_t d : dims) n *= d;
@@ -235,6 +239,8 @@ public:
         std::set<int> seen;
         for (const auto& o : g.output()) {
             auto it = m_values.find(o.name());
+            if (it == m_values.end() && m_consts.count(o.name()))
+                return unsupported(o.name(), "graph output \"" + o.name() + "\" is a constant, computed while reading; Kiln's outputs are computed from the inputs");
             if (it == m_values.end()) return parseError("graph output \"" + o.name() + "\" is not produced by any node");
             const Ref& r = it->second;
             if (r.layout == Layout::ChannelFirst || r.layout == Layout::FlatChannelFirst)
@@ -498,19 +504,31 @@ private:
             return parseError(n.op_type() + " needs input " + std::to_string(k + 1));
         auto it = m_values.find(n.input(k));
         if (it == m_values.end()) {
-            if (m_consts.count(n.input(k)))
-                return unsupported(n.name(), "input \"" + n.input(k) + "\" of " + n.op_type() + " is a constant, which Kiln cannot use there");
+            if (auto c = m_consts.find(n.input(k)); c != m_consts.end())
+                return unsupported(n.name(), "input \"" + n.input(k) + "\" of " + n.op_type() +
+                                                 (c->second.dependsOnBatch() ? " is computed from the batch size, which Kiln cannot use there"
+                                                                             : " is a constant, which Kiln cannot use there"));
             return parseError("input \"" + n.input(k) + "\" of " + n.op_type() + " is not produced by an earlier node");
         }
         return it->second;
     }
+    // A constant input: an initializer, a Constant or a value folded while reading. Its values are
+    // plain numbers: one that holds the batch size (batchConstant) is not returned.
     const Const* constant(const onnx::NodeProto& n, int k) const {
+        const Const* c = batchConstant(n, k);
+        return c && !c->dependsOnBatch() ? c : nullptr;
+    }
+    // A constant input, also one holding the batch size (a shape read with Shape): only constant
+    // folding and Reshape take those.
+    const Const* batchConstant(const onnx::NodeProto& n, int k) const {
         if (k >= n.input_size() || n.input(k).empty()) return nullptr;
         auto it = m_consts.find(n.input(k));
         return it == m_consts.end() ? nullptr : &it->second;
     }
     Result<const Const*> needConst(const onnx::NodeProto& n, int k, const std::string& what) const {
         const Const* c = constant(n, k);
+        if (!c && batchConstant(n, k))
+            return unsupported(n.name(), what + " of " + n.op_type() + " is computed from the batch size; Kiln needs it fixed when reading");
         if (!c) return unsupported(n.name(), what + " of " + n.op_type() + " must be a constant (initializer)");
         return c;
     }
@@ -1151,11 +1169,21 @@ private:
 
     Status reshape(const onnx::NodeProto& n) {
         KILN_ASSIGN(Ref x, ref(n, 0));
-        KILN_ASSIGN(const Const* sc, needConst(n, 1, "the shape"));
+        const Const* sc = batchConstant(n, 1);
+        if (!sc) {
+            KILN_ASSIGN(sc, needConst(n, 1, "the shape"));
+        }
         if (!sc->isInt || sc->dims.size() != 1 || sc->i.empty() || sc->i.size() > 8)
             return unsupported(n.name(), "Reshape needs a constant 1-D integer shape of 1 to 8 entries");
         auto in = onnxDims(x);
         std::vector<int64_t> t = sc->i;
+        // A shape computed from the input's own (Shape, Slice or Gather, Concat: "[batch, -1]") may
+        // hold the batch size first, which is what 0 says; anywhere else Kiln cannot follow it.
+        if (sc->dependsOnBatch()) {
+            if (std::find(sc->batch.begin() + 1, sc->batch.end(), 1) != sc->batch.end())
+                return unsupported(n.name(), "Reshape to a shape with the batch size after the first dimension is not supported");
+            t[0] = 0;
+        }
         // The batch stays first: 0 (copied), -1, or the batch size the model's inputs fix.
         if (t[0] != 0 && t[0] != -1 && !(m_batch > 0 && t[0] == m_batch))
             return unsupported(n.name(), "Reshape must keep the batch dimension (0, -1 or the inputs' batch size first)");
@@ -1507,9 +1535,13 @@ private:
 
     // ---- constant folding --------------------------------------------------------------------
     // Exporters often compute padding amounts and shapes with small integer subgraphs
-    // (ConstantOfShape, Concat, Reshape, Slice, Transpose...); they are evaluated while reading.
+    // (Shape, ConstantOfShape, Concat, Gather, Reshape, Slice, Transpose, arithmetic...); they are
+    // evaluated while reading. A shape read with Shape keeps the batch size as a marked element (Const::batch)
+    // when the inputs leave it open; the data of these operations may hold it, their other inputs
+    // (shapes, indices, axes) may not.
     static bool foldable(const std::string& op) {
-        static const std::set<std::string> ops{"ConstantOfShape", "Concat", "Reshape", "Slice", "Transpose", "Unsqueeze", "Squeeze"};
+        static const std::set<std::string> ops{"ConstantOfShape", "Concat", "Gather", "Reshape", "Slice", "Transpose", "Unsqueeze", "Squeeze",
+                                               "Add", "Sub", "Mul", "Div"};
         return ops.count(op) != 0;
     }
     bool allInputsConstant(const onnx::NodeProto& n) const {
@@ -1527,6 +1559,8 @@ private:
         for (int64_t s : src) c.f.push_back(in.f[static_cast<size_t>(s)]);
         if (in.isInt)
             for (int64_t s : src) c.i.push_back(in.i[static_cast<size_t>(s)]);
+        if (!in.batch.empty())
+            for (int64_t s : src) c.batch.push_back(in.batch[static_cast<size_t>(s)]);
         return c;
     }
     static std::vector<int64_t> strides(const std::vector<int64_t>& dims) {
@@ -1538,7 +1572,12 @@ private:
         const std::string& op = n.op_type();
         if (n.output_size() < 1 || n.output(0).empty()) return parseError(op + " has no output");
         if (m_values.count(n.output(0)) || m_consts.count(n.output(0))) return parseError("value \"" + n.output(0) + "\" is produced twice");
-        const Const& x = *constant(n, 0);
+        const Const& x = *batchConstant(n, 0);
+        for (int k = 1; k < n.input_size() && op != "Concat"; ++k)
+            if (const Const* c = batchConstant(n, k); c && c->dependsOnBatch())
+                return unsupported(n.name(), "input " + std::to_string(k + 1) + " of " + op + " is computed from the batch size; Kiln needs it fixed when reading");
+        if (op == "ConstantOfShape" && x.dependsOnBatch())
+            return unsupported(n.name(), "ConstantOfShape of a shape that holds the batch size is not supported");
         auto axisOf = [&](int64_t a, size_t rank) -> Result<size_t> {
             if (a < 0) a += static_cast<int64_t>(rank);
             if (a < 0 || a >= static_cast<int64_t>(std::max<size_t>(rank, 1))) return parseError(op + " has an axis out of range");
@@ -1571,13 +1610,15 @@ private:
             KILN_ASSIGN(int64_t a, attrInt(n, "axis", 0));
             KILN_ASSIGN(size_t axis, axisOf(a, x.dims.size()));
             std::vector<const Const*> parts;
+            bool marked = false;
             for (int k = 0; k < n.input_size(); ++k) {
-                const Const* c = constant(n, k);
+                const Const* c = batchConstant(n, k);
                 if (!c) continue;
                 if (c->dims.size() != x.dims.size() || c->isInt != x.isInt) return parseError("Concat inputs differ in rank or type");
                 for (size_t d = 0; d < x.dims.size(); ++d)
                     if (d != axis && c->dims[d] != x.dims[d]) return parseError("Concat inputs differ in shape");
                 parts.push_back(c);
+                marked = marked || c->dependsOnBatch();
             }
             out.dims = x.dims;
             out.dims[axis] = 0;
@@ -1591,6 +1632,9 @@ private:
                     const int64_t run = c->dims[axis] * inner;
                     out.f.insert(out.f.end(), c->f.begin() + o * run, c->f.begin() + (o + 1) * run);
                     if (out.isInt) out.i.insert(out.i.end(), c->i.begin() + o * run, c->i.begin() + (o + 1) * run);
+                    if (!marked) continue;
+                    if (c->batch.empty()) out.batch.insert(out.batch.end(), static_cast<size_t>(run), 0);
+                    else out.batch.insert(out.batch.end(), c->batch.begin() + o * run, c->batch.begin() + (o + 1) * run);
                 }
         } else if (op == "Reshape" || op == "Unsqueeze" || op == "Squeeze") {
             std::vector<int64_t> dims;
@@ -1654,6 +1698,74 @@ private:
                 src[static_cast<size_t>(e)] = s;
             }
             out = gather(x, dims, src);
+        } else if (op == "Gather") {
+            const Const* idx = constant(n, 1);
+            if (!idx || !idx->isInt) return parseError("Gather needs integer indices");
+            if (x.dims.empty()) return parseError("Gather of a scalar");
+            KILN_ASSIGN(int64_t a, attrInt(n, "axis", 0));
+            KILN_ASSIGN(size_t axis, axisOf(a, x.dims.size()));
+            std::vector<int64_t> dims(x.dims.begin(), x.dims.begin() + static_cast<std::ptrdiff_t>(axis));
+            dims.insert(dims.end(), idx->dims.begin(), idx->dims.end());
+            dims.insert(dims.end(), x.dims.begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.dims.end());
+            if (dims.size() > 8) return unsupported(n.name(), "Gather gives more than 8 dimensions");
+            int64_t outer = 1, inner = 1;
+            for (size_t d = 0; d < axis; ++d) outer *= x.dims[d];
+            for (size_t d = axis + 1; d < x.dims.size(); ++d) inner *= x.dims[d];
+            const int64_t dim = x.dims[axis];
+            if (outer * idx->numel() * inner > kMaxElements) return parseError("Gather gives too many values");
+            std::vector<int64_t> src;
+            src.reserve(static_cast<size_t>(outer * idx->numel() * inner));
+            for (int64_t o = 0; o < outer; ++o)
+                for (int64_t j : idx->i) {
+                    // Negative indices count from the end.
+                    if (j < -dim || j >= dim)
+                        return parseError("Gather index " + std::to_string(j) + " is out of range for a dimension of " + std::to_string(dim));
+                    const int64_t row = j < 0 ? j + dim : j;
+                    for (int64_t e = 0; e < inner; ++e) src.push_back((o * dim + row) * inner + e);
+                }
+            out = gather(x, dims, src);
+        } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+            // Element by element with NumPy's broadcasting; integers stay integers (Div truncates).
+            const Const* y = constant(n, 1);
+            if (n.input_size() != 2 || !y) return parseError(op + " needs two inputs");
+            if (x.dependsOnBatch()) return unsupported(n.name(), op + " of the batch size is not supported; Kiln needs it fixed when reading");
+            if (x.isInt != y->isInt) return parseError(op + " of an integer and a floating-point constant");
+            const size_t rank = std::max(x.dims.size(), y->dims.size());
+            std::vector<int64_t> dims(rank), ax(rank, 1), ay(rank, 1);
+            for (size_t k = 0; k < rank; ++k) {
+                if (k + x.dims.size() >= rank) ax[k] = x.dims[k + x.dims.size() - rank];
+                if (k + y->dims.size() >= rank) ay[k] = y->dims[k + y->dims.size() - rank];
+                if (ax[k] != ay[k] && ax[k] != 1 && ay[k] != 1) return Error(ErrorCode::ShapeMismatch, op + " of constants whose shapes do not broadcast");
+                dims[k] = ax[k] == 1 ? ay[k] : ax[k];
+            }
+            int64_t numel = 1;
+            for (int64_t d : dims) numel *= d;
+            const auto so = strides(dims), sx = strides(ax), sy = strides(ay);
+            out.dims = dims;
+            out.isInt = x.isInt;
+            for (int64_t e = 0; e < numel; ++e) {
+                int64_t rest = e, ix = 0, iy = 0;
+                for (size_t k = 0; k < rank; ++k) {
+                    const int64_t idx = rest / so[k];
+                    rest %= so[k];
+                    if (ax[k] != 1) ix += idx * sx[k];
+                    if (ay[k] != 1) iy += idx * sy[k];
+                }
+                if (out.isInt) {
+                    const int64_t a = x.i[static_cast<size_t>(ix)], b = y->i[static_cast<size_t>(iy)];
+                    if (op == "Div" && b == 0) return parseError("Div of integer constants divides by zero");
+                    const int64_t r = op == "Add" ? a + b : op == "Sub" ? a - b
+                                                        : op == "Mul"   ? a * b
+                                                                        : a / b;
+                    out.i.push_back(r);
+                    out.f.push_back(static_cast<float>(r));
+                } else {
+                    const float a = x.f[static_cast<size_t>(ix)], b = y->f[static_cast<size_t>(iy)];
+                    out.f.push_back(op == "Add" ? a + b : op == "Sub" ? a - b
+                                                      : op == "Mul"   ? a * b
+                                                                      : a / b);
+                }
+            }
         } else {  // Slice (opset 10+: starts, ends, axes, steps as inputs)
             const Const* st = constant(n, 1);
             const Const* en = constant(n, 2);
@@ -1698,6 +1810,47 @@ private:
             out = gather(x, dims, src);
         }
         m_consts[n.output(0)] = std::move(out);
+        return {};
+    }
+
+    // Shape: the ONNX dimensions of its input as a constant, from `start` to `end` (opset 15).
+    // The batch is the inputs' batch size when they fix one; otherwise the element is marked as the
+    // batch size, which a later Reshape takes as "keep the batch".
+    Status shapeOf(const onnx::NodeProto& n) {
+        if (n.output_size() < 1 || n.output(0).empty()) return parseError("Shape has no output");
+        if (m_values.count(n.output(0)) || m_consts.count(n.output(0))) return parseError("value \"" + n.output(0) + "\" is produced twice");
+        std::vector<int64_t> dims;
+        std::vector<uint8_t> batch;
+        if (const Const* c = batchConstant(n, 0)) {
+            dims = c->dims;
+            batch.assign(dims.size(), 0);
+        } else {
+            KILN_ASSIGN(Ref x, ref(n, 0));
+            dims = onnxDims(x);
+            batch.assign(dims.size(), 0);
+            if (!dims.empty() && dims[0] == Shape::kBatch) {
+                if (m_batch > 0) dims[0] = m_batch;
+                else batch[0] = 1;
+            }
+        }
+        const auto rank = static_cast<int64_t>(dims.size());
+        KILN_ASSIGN(int64_t start, attrInt(n, "start", 0));
+        KILN_ASSIGN(int64_t end, attrInt(n, "end", rank));
+        // Negative positions count from the end; both are clamped to [0, rank].
+        if (start < 0) start += rank;
+        if (end < 0) end += rank;
+        start = std::clamp<int64_t>(start, 0, rank);
+        end = std::clamp<int64_t>(end, 0, rank);
+        Const c;
+        c.isInt = true;
+        for (int64_t k = start; k < end; ++k) {
+            c.i.push_back(dims[static_cast<size_t>(k)]);
+            c.batch.push_back(batch[static_cast<size_t>(k)]);
+        }
+        c.f.assign(c.i.begin(), c.i.end());
+        c.dims = {static_cast<int64_t>(c.i.size())};
+        if (!c.dependsOnBatch()) c.batch.clear();
+        m_consts[n.output(0)] = std::move(c);
         return {};
     }
 
@@ -1843,17 +1996,41 @@ private:
                 const Const* tm = constant(n, 2);
                 if (!tm || (!tm->f.empty() && tm->f[0] != 0.f)) return unsupported(n.name(), "Dropout in training mode is not supported");
             }
-            if (op == "Cast") {
-                // Casts of constants fold; casts of values pass through (Kiln computes in float32).
-                if (const Const* c = constant(n, 0)) {
-                    if (n.output_size() < 1) return parseError("Cast has no output");
-                    m_consts[n.output(0)] = *c;
-                    return {};
+            // Of a constant these fold (a Cast too: Kiln keeps constants as numbers); of a value
+            // they pass it through (Kiln computes in float32).
+            if (const Const* c = batchConstant(n, 0)) {
+                if (n.output_size() < 1 || n.output(0).empty()) return parseError(op + " has no output");
+                if (m_values.count(n.output(0)) || m_consts.count(n.output(0))) return parseError("value \"" + n.output(0) + "\" is produced twice");
+                Const out = *c;
+                if (op == "Cast") {
+                    // Shape arithmetic casts between integers and floats: an integer keeps the
+                    // whole part (toward zero); other types keep the numbers as they are.
+                    using T = onnx::TensorProto;
+                    KILN_ASSIGN(int64_t to, attrInt(n, "to", T::FLOAT));
+                    const bool toInt = to == T::INT64 || to == T::INT32 || to == T::INT16 || to == T::INT8 || to == T::UINT8 ||
+                                       to == T::UINT16 || to == T::UINT32 || to == T::UINT64;
+                    const bool toFloat = to == T::FLOAT || to == T::DOUBLE || to == T::FLOAT16 || to == T::BFLOAT16;
+                    if (toInt && !out.isInt) {
+                        out.i.clear();
+                        for (float v : out.f) {
+                            if (!std::isfinite(v) || std::fabs(v) > 9.0e18f) return parseError("Cast of a constant out of the integer range");
+                            out.i.push_back(static_cast<int64_t>(v));
+                        }
+                        out.f.assign(out.i.begin(), out.i.end());
+                        out.isInt = true;
+                    } else if (toFloat && out.isInt) {
+                        if (out.dependsOnBatch()) return unsupported(n.name(), "Cast of the batch size is not supported; Kiln needs it fixed when reading");
+                        out.i.clear();
+                        out.isInt = false;
+                    }
                 }
+                m_consts[n.output(0)] = std::move(out);
+                return {};
             }
             KILN_ASSIGN(Ref r, ref(n, 0));
             return setOutput(n, r);
         }
+        if (op == "Shape") return shapeOf(n);
         if (allInputsConstant(n) && foldable(op)) return foldConstant(n);
         // A value with no dimension besides the batch ([N], Kiln's [N, 1]) goes only through
         // element-by-element operations and shape changes.
@@ -2019,7 +2196,7 @@ const std::vector<std::string>& onnxOpsRead() {
         "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant", "Conv",
         "Dropout", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
         "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "MatMul", "MaxPool", "Mul", "Pad",
-        "ReduceMax", "ReduceMean", "Relu", "Reshape", "Resize", "Sigmoid", "Softmax", "Sub",
+        "ReduceMax", "ReduceMean", "Relu", "Reshape", "Resize", "Shape", "Sigmoid", "Softmax", "Sub",
         "Sum", "Tanh", "Transpose", "Unsqueeze"};
     return ops;
 }

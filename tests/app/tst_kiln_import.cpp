@@ -3,9 +3,11 @@
 // with readable names, a layout and a complete report; bad files exit 2 naming the file and the
 // ONNX node and write nothing; unsupported operations become Placeholder nodes that survive
 // save/load and make training, running and export refuse, naming each of them. Keras files
-// (.keras and legacy .h5, made by Keras when the Python environment has it) go the same way.
+// (.keras and legacy .h5, made by Keras when the Python environment has it) go the same way, and
+// .h5 files on which the HDF5 library crashes or runs without end stop with exit 2 in time.
 #include <QtTest>
 
+#include <QElapsedTimer>
 #include <QTemporaryDir>
 
 #include <onnx/onnx_pb.h>
@@ -663,6 +665,36 @@ private slots:
             QVERIFY(!QFile::exists(tmp.filePath("bad.kiln")));
             QVERIFY(!QFile::exists(tmp.filePath("bad.safetensors")));
         }
+    }
+
+    // Two legacy .h5 files of the "separable" model of tests/engine/io/keras_models.py, each with
+    // one byte changed: the size of an object in the global heap (the HDF5 library of Debian 12,
+    // 1.10.8, reads past its buffer and crashes on the model_config attribute) and the length of
+    // a layer's weight name (the library fills memory for hours). kiln-import reads Keras files in
+    // a child process: both end with exit 2 and an error naming the file, within the --timeout
+    // given (a library that refuses them cleanly gives exit 2 as well), and nothing is written.
+    void damagedHdf5EndsInTime() {
+        for (const char* file : {"heap_object_size.h5", "string_length.h5"}) {
+            QTemporaryDir tmp;
+            const QString path = QStringLiteral(KILN_SOURCE_DIR "/tests/app/data/damaged_hdf5/") + file;
+            QVERIFY2(QFile::exists(path), qPrintable(path));
+            QElapsedTimer clock;
+            clock.start();
+            auto run = kiln::test::runProgram("kiln-import", {path, "-o", tmp.filePath("bad.kiln"), "--timeout", "5"}, 120000);
+            const double seconds = double(clock.elapsed()) / 1000.0;
+            qInfo("%s: exit %d after %.1f s: %s", file, run.exitCode, seconds, qPrintable(run.err.trimmed()));
+            QVERIFY2(run.exitCode == 2, qPrintable(QString("%1: exit %2: %3").arg(file).arg(run.exitCode).arg(run.err)));
+            QVERIFY2(run.err.contains(file), qPrintable(run.err));
+            QVERIFY2(seconds < 60.0, qPrintable(QString::number(seconds)));
+            QVERIFY(!QFile::exists(tmp.filePath("bad.kiln")));
+            QVERIFY(!QFile::exists(tmp.filePath("bad.safetensors")));
+        }
+        // A bad limit is a usage error.
+        QTemporaryDir tmp;
+        auto bad = kiln::test::runProgram("kiln-import", {QStringLiteral(KILN_SOURCE_DIR "/tests/app/data/damaged_hdf5/string_length.h5"), "-o",
+                                                          tmp.filePath("bad.kiln"), "--timeout", "-1"});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.contains("--timeout"), qPrintable(bad.err));
     }
 };
 

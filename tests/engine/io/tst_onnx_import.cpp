@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Kiln's ONNX reader on the forms exporters write beyond plain layers: explicit pads of a max
 // pooling behind a ReLU, squeeze-and-excitation on a pooled value, a reshape written with the
-// literal batch size, [N] values, reductions over other axes, Pad with another value and Resize
-// with sizes. Each model is built here, read, run by Kiln and checked against a direct computation;
-// the forms the reader cannot take must be refused with a reason.
+// literal batch size, [N] values, reductions over other axes, Pad with another value, Resize
+// with sizes, and shapes computed from the input's own (Shape, Slice, Gather, Concat) for a Reshape.
+// Each model is built here, read, run by Kiln and checked against a direct computation; the forms
+// the reader cannot take must be refused with a reason.
 #include <QtTest>
 
 #include <onnx/onnx_pb.h>
@@ -58,6 +59,12 @@ struct Builder {
         t->set_data_type(onnx::TensorProto::INT64);
         t->add_dims(static_cast<int64_t>(v.size()));
         for (int64_t x : v) t->add_int64_data(x);
+    }
+    void scalarInt(const std::string& name, int64_t v) {
+        auto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::INT64);
+        t->add_int64_data(v);
     }
     onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& ins, const std::string& out) {
         auto* n = g->add_node();
@@ -297,6 +304,115 @@ private slots:
         QCOMPARE(y.size(), size_t{24});
         for (int yy = 0; yy < 4; ++yy)
             for (int xx = 0; xx < 6; ++xx) QVERIFY(std::fabs(y[size_t(yy * 6 + xx)] - padded[size_t((yy / 2) * 3 + xx / 2)]) < 1e-6f);
+    }
+
+    // Shapes computed from the input's own, as exporters write a flatten that keeps the batch:
+    // PyTorch's x.view(x.size(0), -1) (Shape, Gather of index 0, Unsqueeze, Concat with -1) and
+    // Paddle's (Shape, Slice 0:1, Concat with -1); Shape's start and end with a negative Gather
+    // index for [batch, 4, 6]; arithmetic on the sizes (Cast, Mul, Div) for [batch, 3, 8]. They
+    // fold while reading, leaving the batch open: the models run at any batch size and give the
+    // input's values in the new shape.
+    void shapeArithmeticForReshape() {
+        for (const char* form : {"torch", "paddle", "start_end", "arithmetic"}) {
+            Builder b(15);
+            b.input("x", {-1, 6, 4});
+            b.ints("minus_one", {-1});
+            const std::string f = form;
+            if (f == "torch") {
+                b.node("Shape", {"x"}, "s");
+                b.scalarInt("zero", 0);
+                b.node("Gather", {"s", "zero"}, "n");
+                b.ints("axes0", {0});
+                b.node("Unsqueeze", {"n", "axes0"}, "n1");
+                Builder::attr(b.node("Concat", {"n1", "minus_one"}, "target"), "axis", int64_t{0});
+            } else if (f == "paddle") {
+                b.node("Shape", {"x"}, "s");
+                b.ints("starts", {0});
+                b.ints("ends", {1});
+                b.ints("axes0", {0});
+                b.node("Slice", {"s", "starts", "ends", "axes0"}, "n1");
+                Builder::attr(b.node("Concat", {"n1", "minus_one"}, "target"), "axis", int64_t{0});
+            } else if (f == "arithmetic") {
+                // [0, 6 / 2, 4 * 2], the half computed through floats as PyTorch writes it.
+                b.node("Shape", {"x"}, "s");
+                b.ints("one", {1});
+                b.ints("two", {2});
+                b.ints("zero", {0});
+                b.node("Gather", {"s", "one"}, "c");
+                Builder::attr(b.node("Cast", {"c"}, "cf"), "to", int64_t{onnx::TensorProto::FLOAT});
+                b.floats("half", {1}, {0.5f});
+                b.node("Mul", {"cf", "half"}, "hf");
+                Builder::attr(b.node("Cast", {"hf"}, "h"), "to", int64_t{onnx::TensorProto::INT64});
+                b.node("Gather", {"s", "two"}, "w");
+                b.node("Mul", {"w", "two"}, "w2");
+                b.node("Div", {"w2", "one"}, "w3");
+                Builder::attr(b.node("Concat", {"zero", "h", "w3"}, "target"), "axis", int64_t{0});
+            } else {
+                auto* tail = b.node("Shape", {"x"}, "tail");  // [6, 4]
+                Builder::attr(tail, "start", int64_t{1});
+                b.ints("last", {-1});
+                b.node("Gather", {"tail", "last"}, "four");
+                auto* first = b.node("Shape", {"x"}, "first");  // [batch]
+                Builder::attr(first, "end", int64_t{-2});
+                Builder::attr(b.node("Concat", {"first", "four", "minus_one"}, "target"), "axis", int64_t{0});
+            }
+            b.node("Reshape", {"x", "target"}, "y");
+            b.output("y");
+            auto im = b.read();
+            QVERIFY2(im.ok(), im.ok() ? "" : (std::string(form) + ": " + im.error().toString()).c_str());
+            auto info = ops::analyzeModel(im->graph);
+            QVERIFY(info.ok());
+            const Shape want = f == "start_end" ? Shape({Shape::kBatch, 4, 6}) : f == "arithmetic" ? Shape({Shape::kBatch, 3, 8})
+                                                                                                   : Shape({Shape::kBatch, 24});
+            QCOMPARE(info->nodes[size_t(info->outputs[0])].output, want);
+            for (int64_t batch : {1, 3}) {
+                std::vector<float> x(size_t(batch) * 24);
+                for (size_t k = 0; k < x.size(); ++k) x[k] = wave(k);
+                QCOMPARE(run(*im, batch, {x}), x);
+            }
+        }
+    }
+
+    // What a shape holding the batch size cannot do is refused with the reason: the batch after the
+    // first entry of a Reshape, ConstantOfShape of it, arithmetic on it, a graph output that is only
+    // a shape; a Gather index out of range is an error naming the index.
+    void shapeArithmeticRefused() {
+        struct Case {
+            const char* what;
+            const char* message;
+        };
+        for (const Case& c : {Case{"batch_last", "batch size after the first"}, Case{"constant_of_shape", "holds the batch size"},
+                              Case{"shape_output", "is a constant"}, Case{"gather_range", "index 3 is out of range"},
+                              Case{"batch_times_two", "Mul of the batch size"}}) {
+            Builder b(15);
+            b.input("x", {-1, 6, 4});
+            const std::string w = c.what;
+            b.node("Shape", {"x"}, "s");
+            if (w == "batch_last") {
+                b.ints("idx", {2, 1, 0});
+                b.node("Gather", {"s", "idx"}, "t");
+                b.node("Reshape", {"x", "t"}, "y");
+            } else if (w == "constant_of_shape") {
+                b.node("ConstantOfShape", {"s"}, "z");
+                b.node("Add", {"x", "z"}, "y");
+            } else if (w == "shape_output") {
+                b.node("Identity", {"s"}, "y");
+            } else if (w == "batch_times_two") {
+                b.ints("idx", {0});
+                b.node("Gather", {"s", "idx"}, "n");
+                b.ints("two", {2, 1, 1});
+                b.node("Mul", {"n", "two"}, "t");
+                b.node("Reshape", {"x", "t"}, "y");
+            } else {
+                b.ints("idx", {3});
+                b.node("Gather", {"s", "idx"}, "g");
+                b.node("Reshape", {"x", "g"}, "y");
+            }
+            b.output("y");
+            auto im = b.read();
+            QVERIFY2(!im.ok(), c.what);
+            QVERIFY2(im.error().message.find(c.message) != std::string::npos, (std::string(c.what) + ": " + im.error().message).c_str());
+        }
     }
 };
 
