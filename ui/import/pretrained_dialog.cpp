@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The "New from Pretrained" dialog: catalogue table, form, and engine::io::createPretrainedProject
+// The "New from Pretrained" dialog: catalogue table, form, and engine::api::createPretrainedProject
 // run on a worker thread.
 #include "ui/import/pretrained_dialog.h"
 
@@ -35,7 +35,7 @@ QString fromStd(const std::string& s) {
 
 }  // namespace
 
-PretrainedDialog::BackboneTexts PretrainedDialog::backboneTexts(const engine::io::Backbone& b) {
+PretrainedDialog::BackboneTexts PretrainedDialog::backboneTexts(const engine::api::Backbone& b) {
     BackboneTexts t{fromStd(b.dataset), fromStd(b.preprocessing.formula), fromStd(b.licence), fromStd(b.weightsOrigin),
                     fromStd(b.note)};
     const QString yourWeights = tr("ImageNet-1k (your file's weights)");
@@ -71,7 +71,7 @@ PretrainedDialog::BackboneTexts PretrainedDialog::backboneTexts(const engine::io
 }
 
 PretrainedDialog::PretrainedDialog(QWidget* parent, const QString& dataDir)
-    : QDialog(parent), m_dataDir(dataDir.isEmpty() ? fromStd(engine::io::defaultDataDir()) : dataDir) {
+    : QDialog(parent), m_dataDir(dataDir.isEmpty() ? fromStd(engine::api::defaultDataDir()) : dataDir) {
     setObjectName(QStringLiteral("pretrainedDialog"));
     setWindowTitle(tr("New from Pretrained"));
     resize(900, 620);
@@ -183,13 +183,13 @@ PretrainedDialog::~PretrainedDialog() {
 }
 
 void PretrainedDialog::fillTable() {
-    const auto& list = engine::io::backboneCatalogue();
+    const auto& list = engine::api::backboneCatalogue();
     m_availability.clear();
     m_table->setRowCount(static_cast<int>(list.size()));
     const QLocale locale;
     for (size_t i = 0; i < list.size(); ++i) {
         const auto& b = list[i];
-        const auto a = engine::io::backboneAvailability(b, m_dataDir.toStdString());
+        const auto a = engine::api::backboneAvailability(b, m_dataDir.toStdString());
         m_availability.push_back(a);
         const auto& pre = b.preprocessing;
         const int row = static_cast<int>(i);
@@ -206,7 +206,7 @@ void PretrainedDialog::fillTable() {
         set(ParametersColumn, a.parameters >= 0 ? tr("%1 M").arg(locale.toString(double(a.parameters) / 1e6, 'f', 2))
                                                 : tr("from your file"));
         set(LicenceColumn, texts.licence);
-        if (b.source == engine::io::BackboneSource::UserFile) set(AvailabilityColumn, tr("Template: needs your model file"));
+        if (b.source == engine::api::BackboneSource::UserFile) set(AvailabilityColumn, tr("Template: needs your model file"));
         else set(AvailabilityColumn, a.available ? tr("On this machine") : tr("Not downloaded"));
     }
 }
@@ -218,17 +218,17 @@ QString PretrainedDialog::selectedBackbone() const {
 }
 
 bool PretrainedDialog::backboneUsable() const {
-    const auto* b = engine::io::findBackbone(selectedBackbone().toStdString());
+    const auto* b = engine::api::findBackbone(selectedBackbone().toStdString());
     if (!b) return false;
-    if (b->source == engine::io::BackboneSource::UserFile) return !m_modelFile->text().trimmed().isEmpty();
-    const auto& list = engine::io::backboneCatalogue();
+    if (b->source == engine::api::BackboneSource::UserFile) return !m_modelFile->text().trimmed().isEmpty();
+    const auto& list = engine::api::backboneCatalogue();
     for (size_t i = 0; i < list.size(); ++i)
         if (list[i].id == b->id) return m_availability[i].available;
     return false;
 }
 
 void PretrainedDialog::selectionChanged() {
-    const auto* b = engine::io::findBackbone(selectedBackbone().toStdString());
+    const auto* b = engine::api::findBackbone(selectedBackbone().toStdString());
     if (!b) {
         m_details->clear();
         m_missing->hide();
@@ -240,9 +240,9 @@ void PretrainedDialog::selectionChanged() {
     QString details = tr("%1, trained on %2. Weights: %3.").arg(fromStd(b->name), texts.dataset, texts.origin);
     if (!texts.note.isEmpty()) details += QLatin1Char(' ') + texts.note;
     m_details->setText(details);
-    const bool isTemplate = b->source == engine::io::BackboneSource::UserFile;
+    const bool isTemplate = b->source == engine::api::BackboneSource::UserFile;
     m_modelRow->setEnabled(isTemplate);
-    const auto& list = engine::io::backboneCatalogue();
+    const auto& list = engine::api::backboneCatalogue();
     bool missing = false;
     for (size_t i = 0; i < list.size(); ++i)
         if (list[i].id == b->id && !isTemplate && !m_availability[i].available) {
@@ -284,7 +284,7 @@ QString PretrainedDialog::statusText() const {
 
 void PretrainedDialog::create() {
     if (m_watcher.isRunning() || !backboneUsable()) return;
-    engine::io::PretrainedProjectRequest req;
+    engine::api::PretrainedProjectRequest req;
     req.backbone = selectedBackbone().toStdString();
     req.dataDir = m_dataDir.toStdString();
     req.projectPath = m_project->text().trimmed().toStdString();
@@ -293,7 +293,7 @@ void PretrainedDialog::create() {
     req.dataFolder = m_dataFolder->text().trimmed().toStdString();
     if (m_modelRow->isEnabled()) req.modelFile = m_modelFile->text().trimmed().toStdString();
     m_status->setText(tr("Creating the project…"));
-    m_watcher.setFuture(QtConcurrent::run([req] { return engine::io::createPretrainedProject(req); }));
+    m_watcher.setFuture(QtConcurrent::run([req] { return engine::api::createPretrainedProject(req); }));
     updateButtons();
 }
 

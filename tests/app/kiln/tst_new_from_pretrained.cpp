@@ -30,6 +30,7 @@
 
 #include "app/kiln/main_window.h"
 #include "app/kiln/welcome_page.h"
+#include "engine/api/pretrained.h"
 #include "engine/io/model_zoo.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
@@ -89,7 +90,7 @@ private slots:
         QTRY_VERIFY(dialog->isVisible());
         auto* table = dialog->table();
         QAbstractItemModelTester tester(table->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QCOMPARE(table->rowCount(), int(io::backboneCatalogue().size()));
+        QCOMPARE(table->rowCount(), int(api::backboneCatalogue().size()));
 
         const int eff = rowOf(table, QStringLiteral("efficientnet-lite0"));
         clickRow(table, eff);
@@ -241,7 +242,7 @@ private slots:
     // Chinese translated (names, formulas and licence identifiers stay as they are).
     void catalogueTextsFollowTheLanguage() {
         QVERIFY(Language::apply(QStringLiteral("en")));
-        for (const auto& b : kiln::engine::io::backboneCatalogue()) {
+        for (const auto& b : kiln::engine::api::backboneCatalogue()) {
             const auto t = kiln::ui::PretrainedDialog::backboneTexts(b);
             QCOMPARE(t.dataset, QString::fromStdString(b.dataset));
             QCOMPARE(t.formula, QString::fromStdString(b.preprocessing.formula));
@@ -250,14 +251,14 @@ private slots:
             QCOMPARE(t.note, QString::fromStdString(b.note));
         }
         QVERIFY(Language::apply(QStringLiteral("zh_CN")));
-        for (const auto& b : kiln::engine::io::backboneCatalogue()) {
+        for (const auto& b : kiln::engine::api::backboneCatalogue()) {
             const auto t = kiln::ui::PretrainedDialog::backboneTexts(b);
             const auto differs = [](const QString& zh, const std::string& en) {
                 return en.empty() ? zh.isEmpty() : zh != QString::fromStdString(en);
             };
             QVERIFY2(differs(t.origin, b.weightsOrigin), qPrintable(t.origin));
             QVERIFY2(differs(t.note, b.note), qPrintable(t.note));
-            if (b.source == kiln::engine::io::BackboneSource::UserFile) {
+            if (b.source == kiln::engine::api::BackboneSource::UserFile) {
                 QVERIFY2(differs(t.dataset, b.dataset), qPrintable(t.dataset));
                 QVERIFY2(differs(t.licence, b.licence), qPrintable(t.licence));
             }
@@ -269,7 +270,7 @@ private slots:
         const QString dir = qEnvironmentVariable("KILN_SCREENSHOT_DIR");
         if (dir.isEmpty()) QSKIP("takes the documentation's screenshots when KILN_SCREENSHOT_DIR names the folder");
         const QString data = qEnvironmentVariable("KILN_REAL_DATA", QDir::homePath() + QStringLiteral("/.cache/kiln/data"));
-        if (!io::backboneAvailability(*io::findBackbone("efficientnet-lite0"), data.toStdString()).available)
+        if (!api::backboneAvailability(*api::findBackbone("efficientnet-lite0"), data.toStdString()).available)
             QSKIP("EfficientNet-Lite0 is not cached (tools/fetch_pretrained.sh)");
         qputenv("KILN_DATA", data.toUtf8());
         for (const QString lang : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
