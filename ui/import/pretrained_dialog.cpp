@@ -3,6 +3,9 @@
 // run on a worker thread.
 #include "ui/import/pretrained_dialog.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -15,8 +18,10 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QPushButton>
+#include <QScreen>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QStyle>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent>
@@ -32,6 +37,10 @@ enum Column { NameColumn, InputColumn, PreprocessingColumn, ParametersColumn, Li
 QString fromStd(const std::string& s) {
     return QString::fromStdString(s);
 }
+
+// A cell's text wraps onto more lines beyond this many average characters (the licence, the
+// preprocessing formula); no column is made narrower than its longest word.
+constexpr int kWrapChars = 30;
 
 }  // namespace
 
@@ -91,8 +100,16 @@ PretrainedDialog::PretrainedDialog(QWidget* parent, const QString& dataDir)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Columns are sized once from their texts (fitColumns), long texts wrap and rows grow to show
+    // every line; the user may still drag a column narrower (then the text is elided, and every
+    // cell's tooltip holds its whole text) and scrolls sideways when the columns do not fit.
+    m_table->setWordWrap(true);
+    m_table->setTextElideMode(Qt::ElideRight);
+    m_table->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
+    m_table->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     layout->addWidget(m_table, 1);
 
     m_details = new QLabel(this);
@@ -167,6 +184,15 @@ PretrainedDialog::PretrainedDialog(QWidget* parent, const QString& dataDir)
     connect(&m_watcher, &QFutureWatcherBase::finished, this, &PretrainedDialog::finished);
 
     fillTable();
+    fitColumns();
+    // Wide enough for every column when the window (or, without one, the screen) allows it;
+    // otherwise the table scrolls sideways.
+    ensurePolished();
+    const QMargins m = layout->contentsMargins();
+    const int wanted = m_table->horizontalHeader()->length() + 2 * m_table->frameWidth() + m.left() + m.right();
+    const QWidget* host = parent ? parent->window() : nullptr;
+    const int room = (host ? host->width() : screen()->availableGeometry().width()) * 9 / 10;
+    resize(std::max(640, std::min(wanted, room)), 620);
     // The first backbone that is here, else the first one.
     int row = 0;
     for (size_t i = 0; i < m_availability.size(); ++i)
@@ -208,6 +234,28 @@ void PretrainedDialog::fillTable() {
         set(LicenceColumn, texts.licence);
         if (b.source == engine::api::BackboneSource::UserFile) set(AvailabilityColumn, tr("Template: needs your model file"));
         else set(AvailabilityColumn, a.available ? tr("On this machine") : tr("Not downloaded"));
+    }
+}
+
+void PretrainedDialog::fitColumns() {
+    m_table->ensurePolished();
+    auto* header = m_table->horizontalHeader();
+    const QFontMetrics fm(m_table->font());
+    const QFontMetricsF exact(m_table->font());
+    // The item delegate keeps a margin on both sides of a cell's text, the grid takes a pixel, and
+    // the delegate's text layout may round a line's width up by a pixel.
+    const int padding = 2 * (m_table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, m_table) + 1) + 2;
+    const int wrapAt = fm.averageCharWidth() * kWrapChars;
+    for (int column = 0; column < ColumnCount; ++column) {
+        int width = header->sectionSizeHint(column);
+        for (int row = 0; row < m_table->rowCount(); ++row) {
+            const QString text = m_table->item(row, column)->text();
+            const int line = static_cast<int>(std::ceil(exact.horizontalAdvance(text)));
+            // The widest piece the text cannot be broken in (a word, a formula without spaces).
+            const int piece = fm.boundingRect(QRect(0, 0, 1, 1 << 20), Qt::TextWordWrap, text).width();
+            width = std::max(width, std::max(std::min(line, wrapAt), piece) + padding);
+        }
+        header->resizeSection(column, width);
     }
 }
 

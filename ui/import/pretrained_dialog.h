@@ -57,6 +57,8 @@ public slots:
 
 private:
     void fillTable();
+    // Each column as wide as its header and its texts, long texts wrapped at about 30 characters.
+    void fitColumns();
     void selectionChanged();
     void updateButtons();
     void finished();
