@@ -21,20 +21,8 @@ else()
   message(FATAL_ERROR "CheckUiBoundary: pass SOURCE_DIR (the source tree) or UI_DIR (one folder) (got \"${SOURCE_DIR}${UI_DIR}\")")
 endif()
 
-# The vocabulary: value types and pure functions that describe the document the studio edits. Keep
-# this list short; anything that does work belongs behind an engine/api call.
-set(KILN_UI_VOCABULARY
-  engine/core/error.h         # Error and Result, which every api call returns
-  engine/core/json_checked.h  # reading user JSON with errors that name the file and line
-  engine/graph/graph.h        # the graph the editor edits
-  engine/graph/attr.h         # node attribute values
-  engine/io/project.h         # the project document (graph, data, training sections)
-  engine/io/layers.h          # composite layer definitions the palette offers
-  engine/ops/op_table.h       # the op table: palette, inspector, node cards
-  engine/ops/plugin_ops.h     # the op table's plugin rows
-  engine/ops/model.h          # shape inference over a graph, shown live by the editor
-  engine/ops/summary.h        # per-node parameters, MACs and memory from that analysis
-)
+# The vocabulary: value types and pure functions that describe the document the studio edits.
+include("${CMAKE_CURRENT_LIST_DIR}/KilnEngineVocabulary.cmake")
 
 set(sources "")
 foreach(dir ${KILN_STUDIO_DIRS})

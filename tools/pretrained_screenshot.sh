@@ -11,6 +11,6 @@ out="$PWD/docs/images"
 mkdir -p "$out"
 command -v xvfb-run >/dev/null || { echo "pretrained_screenshot: xvfb-run is missing (apt-get install xvfb xauth)" >&2; exit 1; }
 env -u LC_ALL KILN_SCREENSHOT_DIR="$out" KILN_REAL_DATA="${KILN_DATA:-$HOME/.cache/kiln/data}" QT_QPA_PLATFORM=xcb \
-    LANG=en_US.UTF-8 xvfb-run -a -s "-screen 0 1400x1000x24" \
+    LANG=en_US.UTF-8 xvfb-run -a -s "-screen 0 1680x1050x24" \
     "$build/tests/tst_new_from_pretrained" screenshot
 echo "wrote $out/new_from_pretrained_en.png and $out/new_from_pretrained_zh_CN.png"

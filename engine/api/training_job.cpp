@@ -12,6 +12,7 @@
 #include "engine/api/run_location.h"
 #include "engine/api/run_summary.h"
 #include "engine/api/training_setup.h"
+#include "engine/store/run_store.h"
 #include "engine/train/weights.h"
 
 namespace kiln::engine::api {

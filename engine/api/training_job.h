@@ -16,9 +16,13 @@
 #include "engine/api/devices.h"
 #include "engine/core/thread_pool.h"
 #include "engine/io/project.h"
-#include "engine/store/run_store.h"
 #include "engine/train/trainer.h"
 #include "engine/train/weights.h"
+
+// The run's record is kept through engine/store's RunStore, which stays inside the engine.
+namespace kiln::engine::store {
+class RunStore;
+}
 
 namespace kiln::engine::api {
 
@@ -60,7 +64,9 @@ std::string runStorePath(const std::string& projectPath);
 // Where a Stop command leaves the full training state inside a run folder.
 std::string stopStateDir(const std::string& runDir);
 
-struct TrainingOutcome {
+// nlohmann::json's move constructor is noexcept; clang-tidy 14 follows into its body and reports
+// a throw from there for any struct that holds a json and is moved.
+struct TrainingOutcome {  // NOLINT(bugprone-exception-escape)
     train::FitResult fit;
     std::string runDir;
     int64_t runId = 0;       // 0 when the run is not recorded

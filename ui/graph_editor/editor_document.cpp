@@ -689,10 +689,10 @@ int EditorDocument::freezeUpTo(ItemId id) {
 engine::Result<QVector<ItemId>> EditorDocument::replaceHead(ItemId id, int64_t classes, double dropout) {
     const auto* target = node(id);
     if (!target) return refused(ErrorCode::DanglingInput, tr("The node no longer exists."));
-    engine::io::HeadOptions options;
+    engine::api::HeadOptions options;
     options.classes = classes;
     options.dropout = dropout;
-    KILN_ASSIGN(engine::io::HeadReplacement r, engine::io::replaceHead(project(), target->node.name, options));
+    KILN_ASSIGN(engine::api::HeadReplacement r, engine::api::replaceHead(project(), target->node.name, options));
 
     DocumentContent after = m_content;
     QSet<ItemId> removed;

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The "New from Pretrained" dialog: catalogue table, form, and engine::io::createPretrainedProject
+// The "New from Pretrained" dialog: catalogue table, form, and engine::api::createPretrainedProject
 // run on a worker thread.
 #include "ui/import/pretrained_dialog.h"
+
+#include <algorithm>
+#include <cmath>
 
 #include <QDialogButtonBox>
 #include <QDir>
@@ -15,8 +18,10 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QPushButton>
+#include <QScreen>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QStyle>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent>
@@ -33,9 +38,13 @@ QString fromStd(const std::string& s) {
     return QString::fromStdString(s);
 }
 
+// A cell's text wraps onto more lines beyond this many average characters (the licence, the
+// preprocessing formula); no column is made narrower than its longest word.
+constexpr int kWrapChars = 30;
+
 }  // namespace
 
-PretrainedDialog::BackboneTexts PretrainedDialog::backboneTexts(const engine::io::Backbone& b) {
+PretrainedDialog::BackboneTexts PretrainedDialog::backboneTexts(const engine::api::Backbone& b) {
     BackboneTexts t{fromStd(b.dataset), fromStd(b.preprocessing.formula), fromStd(b.licence), fromStd(b.weightsOrigin),
                     fromStd(b.note)};
     const QString yourWeights = tr("ImageNet-1k (your file's weights)");
@@ -71,7 +80,7 @@ PretrainedDialog::BackboneTexts PretrainedDialog::backboneTexts(const engine::io
 }
 
 PretrainedDialog::PretrainedDialog(QWidget* parent, const QString& dataDir)
-    : QDialog(parent), m_dataDir(dataDir.isEmpty() ? fromStd(engine::io::defaultDataDir()) : dataDir) {
+    : QDialog(parent), m_dataDir(dataDir.isEmpty() ? fromStd(engine::api::defaultDataDir()) : dataDir) {
     setObjectName(QStringLiteral("pretrainedDialog"));
     setWindowTitle(tr("New from Pretrained"));
     resize(900, 620);
@@ -91,8 +100,16 @@ PretrainedDialog::PretrainedDialog(QWidget* parent, const QString& dataDir)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Columns are sized once from their texts (fitColumns), long texts wrap and rows grow to show
+    // every line; the user may still drag a column narrower (then the text is elided, and every
+    // cell's tooltip holds its whole text) and scrolls sideways when the columns do not fit.
+    m_table->setWordWrap(true);
+    m_table->setTextElideMode(Qt::ElideRight);
+    m_table->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
+    m_table->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     layout->addWidget(m_table, 1);
 
     m_details = new QLabel(this);
@@ -167,6 +184,15 @@ PretrainedDialog::PretrainedDialog(QWidget* parent, const QString& dataDir)
     connect(&m_watcher, &QFutureWatcherBase::finished, this, &PretrainedDialog::finished);
 
     fillTable();
+    fitColumns();
+    // Wide enough for every column when the window (or, without one, the screen) allows it;
+    // otherwise the table scrolls sideways.
+    ensurePolished();
+    const QMargins m = layout->contentsMargins();
+    const int wanted = m_table->horizontalHeader()->length() + 2 * m_table->frameWidth() + m.left() + m.right();
+    const QWidget* host = parent ? parent->window() : nullptr;
+    const int room = (host ? host->width() : screen()->availableGeometry().width()) * 9 / 10;
+    resize(std::max(640, std::min(wanted, room)), 620);
     // The first backbone that is here, else the first one.
     int row = 0;
     for (size_t i = 0; i < m_availability.size(); ++i)
@@ -183,13 +209,13 @@ PretrainedDialog::~PretrainedDialog() {
 }
 
 void PretrainedDialog::fillTable() {
-    const auto& list = engine::io::backboneCatalogue();
+    const auto& list = engine::api::backboneCatalogue();
     m_availability.clear();
     m_table->setRowCount(static_cast<int>(list.size()));
     const QLocale locale;
     for (size_t i = 0; i < list.size(); ++i) {
         const auto& b = list[i];
-        const auto a = engine::io::backboneAvailability(b, m_dataDir.toStdString());
+        const auto a = engine::api::backboneAvailability(b, m_dataDir.toStdString());
         m_availability.push_back(a);
         const auto& pre = b.preprocessing;
         const int row = static_cast<int>(i);
@@ -206,8 +232,30 @@ void PretrainedDialog::fillTable() {
         set(ParametersColumn, a.parameters >= 0 ? tr("%1 M").arg(locale.toString(double(a.parameters) / 1e6, 'f', 2))
                                                 : tr("from your file"));
         set(LicenceColumn, texts.licence);
-        if (b.source == engine::io::BackboneSource::UserFile) set(AvailabilityColumn, tr("Template: needs your model file"));
+        if (b.source == engine::api::BackboneSource::UserFile) set(AvailabilityColumn, tr("Template: needs your model file"));
         else set(AvailabilityColumn, a.available ? tr("On this machine") : tr("Not downloaded"));
+    }
+}
+
+void PretrainedDialog::fitColumns() {
+    m_table->ensurePolished();
+    auto* header = m_table->horizontalHeader();
+    const QFontMetrics fm(m_table->font());
+    const QFontMetricsF exact(m_table->font());
+    // The item delegate keeps a margin on both sides of a cell's text, the grid takes a pixel, and
+    // the delegate's text layout may round a line's width up by a pixel.
+    const int padding = 2 * (m_table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, m_table) + 1) + 2;
+    const int wrapAt = fm.averageCharWidth() * kWrapChars;
+    for (int column = 0; column < ColumnCount; ++column) {
+        int width = header->sectionSizeHint(column);
+        for (int row = 0; row < m_table->rowCount(); ++row) {
+            const QString text = m_table->item(row, column)->text();
+            const int line = static_cast<int>(std::ceil(exact.horizontalAdvance(text)));
+            // The widest piece the text cannot be broken in (a word, a formula without spaces).
+            const int piece = fm.boundingRect(QRect(0, 0, 1, 1 << 20), Qt::TextWordWrap, text).width();
+            width = std::max(width, std::max(std::min(line, wrapAt), piece) + padding);
+        }
+        header->resizeSection(column, width);
     }
 }
 
@@ -218,17 +266,17 @@ QString PretrainedDialog::selectedBackbone() const {
 }
 
 bool PretrainedDialog::backboneUsable() const {
-    const auto* b = engine::io::findBackbone(selectedBackbone().toStdString());
+    const auto* b = engine::api::findBackbone(selectedBackbone().toStdString());
     if (!b) return false;
-    if (b->source == engine::io::BackboneSource::UserFile) return !m_modelFile->text().trimmed().isEmpty();
-    const auto& list = engine::io::backboneCatalogue();
+    if (b->source == engine::api::BackboneSource::UserFile) return !m_modelFile->text().trimmed().isEmpty();
+    const auto& list = engine::api::backboneCatalogue();
     for (size_t i = 0; i < list.size(); ++i)
         if (list[i].id == b->id) return m_availability[i].available;
     return false;
 }
 
 void PretrainedDialog::selectionChanged() {
-    const auto* b = engine::io::findBackbone(selectedBackbone().toStdString());
+    const auto* b = engine::api::findBackbone(selectedBackbone().toStdString());
     if (!b) {
         m_details->clear();
         m_missing->hide();
@@ -240,9 +288,9 @@ void PretrainedDialog::selectionChanged() {
     QString details = tr("%1, trained on %2. Weights: %3.").arg(fromStd(b->name), texts.dataset, texts.origin);
     if (!texts.note.isEmpty()) details += QLatin1Char(' ') + texts.note;
     m_details->setText(details);
-    const bool isTemplate = b->source == engine::io::BackboneSource::UserFile;
+    const bool isTemplate = b->source == engine::api::BackboneSource::UserFile;
     m_modelRow->setEnabled(isTemplate);
-    const auto& list = engine::io::backboneCatalogue();
+    const auto& list = engine::api::backboneCatalogue();
     bool missing = false;
     for (size_t i = 0; i < list.size(); ++i)
         if (list[i].id == b->id && !isTemplate && !m_availability[i].available) {
@@ -284,7 +332,7 @@ QString PretrainedDialog::statusText() const {
 
 void PretrainedDialog::create() {
     if (m_watcher.isRunning() || !backboneUsable()) return;
-    engine::io::PretrainedProjectRequest req;
+    engine::api::PretrainedProjectRequest req;
     req.backbone = selectedBackbone().toStdString();
     req.dataDir = m_dataDir.toStdString();
     req.projectPath = m_project->text().trimmed().toStdString();
@@ -293,7 +341,7 @@ void PretrainedDialog::create() {
     req.dataFolder = m_dataFolder->text().trimmed().toStdString();
     if (m_modelRow->isEnabled()) req.modelFile = m_modelFile->text().trimmed().toStdString();
     m_status->setText(tr("Creating the project…"));
-    m_watcher.setFuture(QtConcurrent::run([req] { return engine::io::createPretrainedProject(req); }));
+    m_watcher.setFuture(QtConcurrent::run([req] { return engine::api::createPretrainedProject(req); }));
     updateButtons();
 }
 

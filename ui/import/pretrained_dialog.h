@@ -34,7 +34,7 @@ public:
     struct BackboneTexts {
         QString dataset, formula, licence, origin, note;
     };
-    static BackboneTexts backboneTexts(const engine::io::Backbone& backbone);
+    static BackboneTexts backboneTexts(const engine::api::Backbone& backbone);
 
     QTableWidget* table() const { return m_table; }
     QPushButton* createButton() const { return m_create; }
@@ -57,6 +57,8 @@ public slots:
 
 private:
     void fillTable();
+    // Each column as wide as its header and its texts, long texts wrapped at about 30 characters.
+    void fitColumns();
     void selectionChanged();
     void updateButtons();
     void finished();
@@ -65,7 +67,7 @@ private:
     void browseModel();
 
     QString m_dataDir;
-    std::vector<engine::io::BackboneAvailability> m_availability;  // catalogue order
+    std::vector<engine::api::BackboneAvailability> m_availability;  // catalogue order
     QTableWidget* m_table = nullptr;
     QLabel* m_details = nullptr;
     QLabel* m_missing = nullptr;
@@ -77,7 +79,7 @@ private:
     QLineEdit* m_project = nullptr;
     QLabel* m_status = nullptr;
     QPushButton* m_create = nullptr;
-    QFutureWatcher<engine::Result<engine::io::PretrainedProject>> m_watcher;
+    QFutureWatcher<engine::Result<engine::api::PretrainedProject>> m_watcher;
     bool m_projectEdited = false;
 };
 

@@ -360,7 +360,7 @@ void TrainingPanel::applyPretrained(bool otherProject)
     // An example opened in place has no folder of its own; a backbone the catalogue caches is then
     // found in the data folder, as New from Pretrained finds it.
     if (otherProject) {
-        const auto w = engine::io::pretrainedWeights(m_project, m_sourcePath.toStdString());
+        const auto w = engine::api::pretrainedWeights(m_project, m_sourcePath.toStdString());
         if (!w.path.empty()) {
             setStartWeights(QDir::toNativeSeparators(QString::fromStdString(w.path)), true);
             if (!w.exists && w.backbone && !w.backbone->fetchCommand.empty())
@@ -372,17 +372,17 @@ void TrainingPanel::applyPretrained(bool otherProject)
     }
     // Data prepared otherwise than the backbone was trained with: said once per new difference.
     QStringList lines;
-    for (const auto& m : engine::io::preprocessingMismatches(m_project)) {
+    for (const auto& m : engine::api::preprocessingMismatches(m_project)) {
         const QString backbone = QString::fromStdString(m.backbone), formula = QString::fromStdString(m.formula);
         switch (m.kind) {
-        case engine::io::PreprocessingMismatch::Kind::Size:
+        case engine::api::PreprocessingMismatch::Kind::Size:
             lines << tr("The data transforms make %1×%2 pictures, but %3 was trained on %4×%5.")
                          .arg(m.height).arg(m.width).arg(backbone).arg(m.wantHeight).arg(m.wantWidth);
             break;
-        case engine::io::PreprocessingMismatch::Kind::Normalization:
+        case engine::api::PreprocessingMismatch::Kind::Normalization:
             lines << tr("The data transforms normalise the pictures otherwise than %1 expects (%2).").arg(backbone, formula);
             break;
-        case engine::io::PreprocessingMismatch::Kind::NoNormalization:
+        case engine::api::PreprocessingMismatch::Kind::NoNormalization:
             lines << tr("The data transforms do not normalise the pictures, but %1 expects %2.").arg(backbone, formula);
             break;
         }

@@ -8,6 +8,8 @@
 // the data normalisation afterwards raises a notice naming the backbone's.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_shell kiln_ui_all kiln_app_common
+#include <algorithm>
+
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
@@ -18,18 +20,22 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QMenu>
+#include <QHeaderView>
 #include <QPixmap>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QScreen>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QStyle>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "app/kiln/main_window.h"
 #include "app/kiln/welcome_page.h"
+#include "engine/api/pretrained.h"
 #include "engine/io/model_zoo.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
@@ -55,6 +61,37 @@ int rowOf(QTableWidget* table, const QString& id) {
 void clickRow(QTableWidget* table, int row) {
     const QRect rect = table->visualItemRect(table->item(row, 0));
     QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, rect.center());
+}
+
+// Every header label and cell text of the table that its section or cell does not show whole, as
+// "row 1, column Licence: <text>": a text must fit its cell's width and height as the item delegate
+// lays it out (word-wrapped, inside the delegate's margins).
+QStringList cutOff(QTableWidget* table) {
+    QStringList problems;
+    auto* header = table->horizontalHeader();
+    const QFontMetrics fm(table->font());
+    const int margin = table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, table) + 1;
+    for (int c = 0; c < table->columnCount(); ++c) {
+        const QString column = table->horizontalHeaderItem(c)->text();
+        if (header->sectionSizeHint(c) > header->sectionSize(c))
+            problems << QStringLiteral("header of column %1: %2 < %3 px").arg(column).arg(header->sectionSize(c)).arg(header->sectionSizeHint(c));
+        for (int r = 0; r < table->rowCount(); ++r) {
+            const QString text = table->item(r, c)->text();
+            const QRect cell = table->visualRect(table->model()->index(r, c)).adjusted(margin, 0, -margin, 0);
+            const QRect need = fm.boundingRect(QRect(0, 0, cell.width(), 1 << 20), Qt::TextWordWrap, text);
+            if (need.width() > cell.width() || need.height() > cell.height())
+                problems << QStringLiteral("row %1, column %2: %3x%4 px in %5x%6: %7")
+                                .arg(r)
+                                .arg(column)
+                                .arg(need.width())
+                                .arg(need.height())
+                                .arg(cell.width())
+                                .arg(cell.height())
+                                .arg(text);
+            if (table->item(r, c)->toolTip() != text) problems << QStringLiteral("row %1, column %2: no tooltip").arg(r).arg(column);
+        }
+    }
+    return problems;
 }
 
 }  // namespace
@@ -89,7 +126,7 @@ private slots:
         QTRY_VERIFY(dialog->isVisible());
         auto* table = dialog->table();
         QAbstractItemModelTester tester(table->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QCOMPARE(table->rowCount(), int(io::backboneCatalogue().size()));
+        QCOMPARE(table->rowCount(), int(api::backboneCatalogue().size()));
 
         const int eff = rowOf(table, QStringLiteral("efficientnet-lite0"));
         clickRow(table, eff);
@@ -116,6 +153,53 @@ private slots:
         QVERIFY(dialog->isVisible());
         QVERIFY(!QFile::exists(m_dir.filePath("t.kiln")));
         dialog->reject();
+    }
+
+    // In a 1600x1000 window the dialog opens wide enough for every column, in English and in
+    // Chinese: no header or cell is cut off and nothing needs scrolling. Made narrower, the table
+    // scrolls sideways to its last column and still cuts nothing off.
+    void columnsFitAtANormalWindow_data() {
+        QTest::addColumn<QString>("language");
+        QTest::newRow("en") << QStringLiteral("en");
+        QTest::newRow("zh_CN") << QStringLiteral("zh_CN");
+    }
+
+    void columnsFitAtANormalWindow() {
+        QFETCH(QString, language);
+        QVERIFY(Language::apply(language));
+        qputenv("KILN_DATA", m_dir.filePath("empty-data").toUtf8());
+        MainWindow w(m_dir.filePath("recovery-columns-" + language));
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.findChild<QAction*>(QStringLiteral("actionNewFromPretrained"))->trigger();
+        auto* dialog = w.findChild<PretrainedDialog*>(QStringLiteral("pretrainedDialog"));
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->isVisible());
+        QVERIFY(QTest::qWaitForWindowExposed(dialog));
+        auto* table = dialog->table();
+        QVERIFY(table->rowCount() >= 3);
+        auto* header = table->horizontalHeader();
+        QVERIFY2(header->length() <= table->viewport()->width(),
+                 qPrintable(QStringLiteral("columns %1 px in a %2 px table of a %3 px dialog")
+                                .arg(header->length())
+                                .arg(table->viewport()->width())
+                                .arg(dialog->width())));
+        QVERIFY(!table->horizontalScrollBar()->isVisible());
+        const QStringList wide = cutOff(table);
+        QVERIFY2(wide.isEmpty(), qPrintable(wide.join(QLatin1Char('\n'))));
+        // Long texts wrap rather than make the licence column as wide as its longest text.
+        int tallest = 0;
+        for (int r = 0; r < table->rowCount(); ++r) tallest = std::max(tallest, table->rowHeight(r));
+        QVERIFY(tallest > table->fontMetrics().height() * 2);
+
+        dialog->resize(520, dialog->height());
+        QTRY_VERIFY(table->horizontalScrollBar()->isVisible());
+        QTRY_COMPARE(table->horizontalScrollBar()->maximum(), header->length() - table->viewport()->width());
+        const QStringList narrow = cutOff(table);
+        QVERIFY2(narrow.isEmpty(), qPrintable(narrow.join(QLatin1Char('\n'))));
+        dialog->reject();
+        QVERIFY(Language::apply(QStringLiteral("en")));
     }
 
     void createFromTheFileMenu() {
@@ -241,7 +325,7 @@ private slots:
     // Chinese translated (names, formulas and licence identifiers stay as they are).
     void catalogueTextsFollowTheLanguage() {
         QVERIFY(Language::apply(QStringLiteral("en")));
-        for (const auto& b : kiln::engine::io::backboneCatalogue()) {
+        for (const auto& b : kiln::engine::api::backboneCatalogue()) {
             const auto t = kiln::ui::PretrainedDialog::backboneTexts(b);
             QCOMPARE(t.dataset, QString::fromStdString(b.dataset));
             QCOMPARE(t.formula, QString::fromStdString(b.preprocessing.formula));
@@ -250,14 +334,14 @@ private slots:
             QCOMPARE(t.note, QString::fromStdString(b.note));
         }
         QVERIFY(Language::apply(QStringLiteral("zh_CN")));
-        for (const auto& b : kiln::engine::io::backboneCatalogue()) {
+        for (const auto& b : kiln::engine::api::backboneCatalogue()) {
             const auto t = kiln::ui::PretrainedDialog::backboneTexts(b);
             const auto differs = [](const QString& zh, const std::string& en) {
                 return en.empty() ? zh.isEmpty() : zh != QString::fromStdString(en);
             };
             QVERIFY2(differs(t.origin, b.weightsOrigin), qPrintable(t.origin));
             QVERIFY2(differs(t.note, b.note), qPrintable(t.note));
-            if (b.source == kiln::engine::io::BackboneSource::UserFile) {
+            if (b.source == kiln::engine::api::BackboneSource::UserFile) {
                 QVERIFY2(differs(t.dataset, b.dataset), qPrintable(t.dataset));
                 QVERIFY2(differs(t.licence, b.licence), qPrintable(t.licence));
             }
@@ -269,13 +353,13 @@ private slots:
         const QString dir = qEnvironmentVariable("KILN_SCREENSHOT_DIR");
         if (dir.isEmpty()) QSKIP("takes the documentation's screenshots when KILN_SCREENSHOT_DIR names the folder");
         const QString data = qEnvironmentVariable("KILN_REAL_DATA", QDir::homePath() + QStringLiteral("/.cache/kiln/data"));
-        if (!io::backboneAvailability(*io::findBackbone("efficientnet-lite0"), data.toStdString()).available)
+        if (!api::backboneAvailability(*api::findBackbone("efficientnet-lite0"), data.toStdString()).available)
             QSKIP("EfficientNet-Lite0 is not cached (tools/fetch_pretrained.sh)");
         qputenv("KILN_DATA", data.toUtf8());
-        for (const QString lang : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
+        for (const QString& lang : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
             QVERIFY(Language::apply(lang));
             MainWindow w(m_dir.filePath("recovery-shot-" + lang));
-            w.resize(1200, 800);
+            w.resize(1600, 1000);
             w.show();
             QVERIFY(QTest::qWaitForWindowExposed(&w));
             w.findChild<QAction*>(QStringLiteral("actionNewFromPretrained"))->trigger();
@@ -283,7 +367,6 @@ private slots:
             QVERIFY(dialog);
             QTRY_VERIFY(dialog->isVisible());
             QVERIFY(QTest::qWaitForWindowExposed(dialog));
-            dialog->resize(1180, 620);  // wide enough for the licence column
             clickRow(dialog->table(), rowOf(dialog->table(), QStringLiteral("efficientnet-lite0")));
             auto* classes = dialog->findChild<QSpinBox*>(QStringLiteral("pretrainedClasses"));
             classes->findChild<QLineEdit*>()->selectAll();

@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: Apache-2.0
+# What an engine/api header may include of the engine (docs/architecture.md, "The api's own
+# types"): other engine/api headers, the vocabulary the studio may use itself and a few engine/core
+# basics (cmake/KilnEngineVocabulary.cmake). Any other engine header would hand the studio the
+# engine's internal types through the api, so the api declares its own and converts in its .cpp.
+# Run as a test:
+#   cmake -DSOURCE_DIR=<source> -P cmake/CheckApiHeaders.cmake   (checks <source>/engine/api/*.h)
+#   cmake -DAPI_DIR=<folder> -P cmake/CheckApiHeaders.cmake      (checks one folder, as the fixture test does)
+# It prints every offending include as "file:line: ..." and fails when there is one.
+
+include("${CMAKE_CURRENT_LIST_DIR}/KilnEngineVocabulary.cmake")
+
+# Headers that still expose engine types and are yet to get their own: "<api header>:<include>".
+# The check fails when one of these lines is gone, so that the list only ever shrinks.
+set(KILN_API_NOT_YET_OWN
+  datasets.h:engine/data/csv_table.h
+  datasets.h:engine/data/dataset_index.h
+  datasets.h:engine/data/example.h
+  datasets.h:engine/data/pipeline.h
+  datasets.h:engine/data/sample.h
+  datasets.h:engine/data/sources.h
+  datasets.h:engine/data/tfrecord.h
+  datasets.h:engine/data/transforms.h
+  devices.h:engine/exec/backend.h
+  devices.h:engine/train/config.h
+  evaluation.h:engine/eval/report.h
+  evaluation.h:engine/eval/report_json.h
+  explanation.h:engine/exec/param_store.h
+  explanation.h:engine/exec/plan.h
+  histogram_log.h:engine/train/trainer.h
+  learning_rate_finder.h:engine/train/lr_finder.h
+  node_preview.h:engine/exec/param_store.h
+  node_preview.h:engine/exec/plan.h
+  plugins.h:engine/ops/plugin_check.h
+  plugins.h:engine/ops/plugin_registry.h
+  quantization.h:engine/io/quantize.h
+  run_summary.h:engine/train/trainer.h
+  training_config.h:engine/train/config.h
+  training_job.h:engine/train/trainer.h
+  training_job.h:engine/train/weights.h
+  training_preflight.h:engine/exec/memory_assistant.h
+  training_setup.h:engine/data/data_config.h
+  training_setup.h:engine/train/trainer.h
+)
+
+if(SOURCE_DIR)
+  if(NOT IS_DIRECTORY "${SOURCE_DIR}/engine/api")
+    message(FATAL_ERROR "CheckApiHeaders: SOURCE_DIR must name Kiln's source tree (got \"${SOURCE_DIR}\")")
+  endif()
+  set(apiDir "${SOURCE_DIR}/engine/api")
+  set(root "${SOURCE_DIR}")
+  set(checkStale TRUE)
+elseif(API_DIR AND IS_DIRECTORY "${API_DIR}")
+  set(apiDir "${API_DIR}")
+  get_filename_component(root "${API_DIR}/.." ABSOLUTE)
+  set(checkStale FALSE)
+else()
+  message(FATAL_ERROR "CheckApiHeaders: pass SOURCE_DIR (the source tree) or API_DIR (one folder) (got \"${SOURCE_DIR}${API_DIR}\")")
+endif()
+
+file(GLOB headers LIST_DIRECTORIES false "${apiDir}/*.h")
+list(SORT headers)
+set(violations 0)
+set(seen "")
+foreach(header ${headers})
+  get_filename_component(name "${header}" NAME)
+  file(RELATIVE_PATH rel "${root}" "${header}")
+  file(STRINGS "${header}" lines)
+  set(lineNo 0)
+  foreach(line IN LISTS lines)
+    math(EXPR lineNo "${lineNo} + 1")
+    if(NOT line MATCHES "^[ \t]*#[ \t]*include[ \t]*[\"<](engine/[^\">]+)[\">]")
+      continue()
+    endif()
+    set(included "${CMAKE_MATCH_1}")
+    if(included MATCHES "^engine/api/")
+      continue()
+    endif()
+    list(FIND KILN_UI_VOCABULARY "${included}" inVocabulary)
+    list(FIND KILN_API_CORE_BASICS "${included}" inBasics)
+    if(NOT inVocabulary EQUAL -1 OR NOT inBasics EQUAL -1)
+      continue()
+    endif()
+    list(FIND KILN_API_NOT_YET_OWN "${name}:${included}" pending)
+    if(NOT pending EQUAL -1)
+      list(APPEND seen "${name}:${included}")
+      continue()
+    endif()
+    message(NOTICE "${rel}:${lineNo}: includes ${included}, which an api header may not include: declare the "
+                   "api's own types in the header and convert in its .cpp (docs/architecture.md, \"The api's own types\")")
+    math(EXPR violations "${violations} + 1")
+  endforeach()
+endforeach()
+
+if(checkStale)
+  foreach(entry ${KILN_API_NOT_YET_OWN})
+    list(FIND seen "${entry}" at)
+    if(at EQUAL -1)
+      message(NOTICE "cmake/CheckApiHeaders.cmake: ${entry} is no longer included: take it off KILN_API_NOT_YET_OWN")
+      math(EXPR violations "${violations} + 1")
+    endif()
+  endforeach()
+endif()
+
+if(violations GREATER 0)
+  message(FATAL_ERROR "CheckApiHeaders: ${violations} problem(s) with engine/api's includes")
+endif()
+list(LENGTH headers count)
+list(LENGTH KILN_API_NOT_YET_OWN pendingCount)
+message(STATUS "CheckApiHeaders: ${count} api headers checked; ${pendingCount} includes of engine internals are "
+               "still listed in KILN_API_NOT_YET_OWN")
