@@ -206,6 +206,20 @@ private slots:
             QVERIFY2(ascending ? a <= b : a >= b, qPrintable(QStringLiteral("%1 then %2").arg(a).arg(b)));
         }
 
+        // A click on the Source header sorts by file line as a number (line 9 before line 10).
+        QVERIFY(!table->isColumnHidden(SampleTableModel::Source));
+        table->scrollTo(proxy->index(0, SampleTableModel::Source));
+        const int source = SampleTableModel::Source;
+        QTest::mouseClick(header->viewport(), Qt::LeftButton, {},
+                          QPoint(header->sectionViewportPosition(source) + header->sectionSize(source) / 2, header->height() / 2));
+        QCOMPARE(header->sortIndicatorSection(), source);
+        const bool up = header->sortIndicatorOrder() == Qt::AscendingOrder;
+        for (int r = 1; r < proxy->rowCount(); ++r) {
+            const int a = proxy->index(r - 1, source).data().toString().section(QLatin1Char(':'), -1).toInt();
+            const int b = proxy->index(r, source).data().toString().section(QLatin1Char(':'), -1).toInt();
+            QVERIFY2(up ? a < b : a > b, qPrintable(QStringLiteral("line %1 then %2").arg(a).arg(b)));
+        }
+
         // The export writes the table as shown, with the features after kiln-eval's columns.
         const QString csvPath = m_dir.filePath(QStringLiteral("named_samples.csv"));
         QVERIFY(view.exportSamples(csvPath));
