@@ -38,7 +38,9 @@ struct Predictions {
     int64_t width = 0;
     std::vector<float> targets;  // [samples, targetWidth]: class indices (sparse), one-hot rows or values
     int64_t targetWidth = 0;
-    std::vector<std::string> sources;  // per sample: the file (streamed data) or "row N" of the set
+    // Per sample: the file (or file@offset) of streamed data, "FILE:LINE" of a CSV table's row, or
+    // "row N" of other in-memory data.
+    std::vector<std::string> sources;
     std::vector<std::string> classNames;
     std::string lossType;  // "SparseCategoricalCrossentropy", "MeanSquaredError", ...
     bool fromLogits = false;
