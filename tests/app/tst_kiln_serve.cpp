@@ -45,7 +45,7 @@ json image28(const std::vector<float>& x) {
     json img = json::array();
     for (int r = 0; r < 28; ++r) {
         json row = json::array();
-        for (int c = 0; c < 28; ++c) row.push_back(json::array({x[static_cast<size_t>(r * 28 + c)]}));
+        for (int c = 0; c < 28; ++c) row.push_back(json::array({x[static_cast<size_t>(r) * 28 + static_cast<size_t>(c)]}));
         img.push_back(row);
     }
     return img;
