@@ -113,8 +113,11 @@ class TestEvaluateTableFeatures : public QObject {
 private:
     QTemporaryDir m_dir;
 
-    // Trains the project saved in `folder` and evaluates its test split in `view`.
+    // Shows `view`, trains the project saved in `folder` and evaluates its test split in the view.
     bool trainAndEvaluate(EvaluateView& view, const engine::io::Project& project, const QString& folder, QString* runDir) {
+        view.resize(1000, 600);
+        view.show();
+        if (!QTest::qWaitForWindowExposed(&view)) return false;
         const QString path = QDir(folder).filePath(QStringLiteral("project.kiln"));
         if (!engine::io::saveProject(project, path.toStdString()).ok()) return false;
         *runDir = test::trainRun(project, path, QDir(folder).filePath(QStringLiteral("runs/first")), "first");
@@ -154,9 +157,6 @@ private slots:
         QVERIFY(!project.graph.nodes.empty());
 
         EvaluateView view;
-        view.resize(1000, 600);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
         QAbstractItemModelTester tester(view.sampleProxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
         QString runDir;
         QVERIFY(trainAndEvaluate(view, project, folder, &runDir));
@@ -282,9 +282,6 @@ private slots:
         QVERIFY(!project.graph.nodes.empty());
 
         EvaluateView view;
-        view.resize(1000, 600);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
         QString runDir;
         QVERIFY(trainAndEvaluate(view, project, folder, &runDir));
 
@@ -365,9 +362,6 @@ private slots:
         QVERIFY(!project.graph.nodes.empty());
 
         EvaluateView view;
-        view.resize(1000, 600);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
         QString runDir;
         QVERIFY(trainAndEvaluate(view, project, folder, &runDir));
 
