@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <memory>
 #include <set>
 
 #include "engine/api/training_setup.h"
 #include "engine/core/thread_pool.h"
+#include "engine/data/batch_stream.h"
 #include "engine/data/data_config.h"
 #include "engine/train/config.h"
 #include "engine/train/trainer.h"
@@ -217,14 +220,101 @@ Status forEachSample(const io::Project& project, const std::string& projectPath,
     return {};
 }
 
+namespace {
+
+// The data column each Input node of `model` reads, chosen as the Trainer chooses it: the data
+// section's `inputs` map, else the one column that no loss reads when the model has one input,
+// else the column named like the node. `columns` are the data's column names.
+std::vector<std::string> inputColumns(const PreparedModel& model, const std::map<std::string, std::string>& inputs,
+                                      const std::vector<std::string>& columns) {
+    std::set<std::string> targets;
+    for (const auto& l : model.config.losses) targets.insert(l.target);
+    std::vector<std::string> out;
+    for (int i : model.model.inputs) {
+        const std::string& node = model.model.graph.nodes[static_cast<size_t>(i)].name;
+        std::string name;
+        if (auto it = inputs.find(node); it != inputs.end()) {
+            name = it->second;
+        } else {
+            std::vector<std::string> candidates;
+            for (const auto& c : columns)
+                if (!targets.count(c)) candidates.push_back(c);
+            name = model.model.inputs.size() == 1 && candidates.size() == 1 ? candidates[0] : node;
+        }
+        if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+    return out;
+}
+
+// Feature values of streamed data whose model inputs are all numbers (scalars or vectors, no
+// pictures): TFRecord Examples with float or int64 features, numeric columns of a CSV index. The
+// split is streamed again in predict()'s order without the transforms, so the values are those
+// the file holds; a vector column's elements are named "<column>[i]". std::nullopt when an input
+// is not a number column (a picture, a matrix).
+Result<std::optional<eval::SampleFeatures>> streamedFeatures(const io::Project& project, const std::string& projectPath,
+                                                             const std::string& split, const PreparedModel& model) {
+    // A model that takes pictures (or matrices) does not read a table: nothing to open.
+    for (int i : model.model.inputs)
+        if (model.model.nodes[static_cast<size_t>(i)].output.rank() > 2) return std::optional<eval::SampleFeatures>();
+    data::TestReplacement replacement;
+    if (split == "train") replacement.trainingSplit = true;
+    else if (split != "test" && split != "validation") replacement.path = io::resolveDataPath(split, projectPath);
+    nlohmann::json raw = project.data;
+    raw["transforms"] = nlohmann::json::array();  // the values as the file holds them
+    raw["eval_transforms"] = nlohmann::json::array();
+    raw.erase("cache");
+    auto bundle = train::openData(raw, projectPath, model.config.seed, model.config.batchSize, false, replacement);
+    if (!bundle.ok()) return bundle.error().file.empty() ? bundle.error().withFile(projectPath) : bundle.error();
+    const std::shared_ptr<data::BatchStream>& stream = split == "validation" ? bundle->validationStream : bundle->testStream;
+    if (!stream) return splitError("the project's data has no " + split + " split");
+
+    const std::vector<std::string> columns = inputColumns(model, bundle->inputs, stream->outputNames());
+    eval::SampleFeatures out;
+    for (const std::string& name : columns) {
+        const auto& names = stream->outputNames();
+        const auto it = std::find(names.begin(), names.end(), name);
+        if (it == names.end()) return std::optional<eval::SampleFeatures>();
+        const Shape& shape = stream->outputShapes()[static_cast<size_t>(it - names.begin())];
+        if (shape.rank() > 1) return std::optional<eval::SampleFeatures>();  // pictures, matrices: not a table
+        const int64_t width = shape.numel();
+        for (int64_t e = 0; e < width; ++e) {
+            out.names.push_back(shape.rank() == 0 ? name : name + "[" + std::to_string(e) + "]");
+            out.categories.emplace_back();
+        }
+    }
+    if (out.names.empty()) return std::optional<eval::SampleFeatures>();
+    KILN_TRY(stream->startEpoch(0));
+    data::Batch batch;
+    for (;;) {
+        KILN_ASSIGN(bool more, stream->next(batch));
+        if (!more) break;
+        for (int64_t s = 0; s < batch.size; ++s)
+            for (const std::string& name : columns) {
+                const int c = batch.column(name);
+                if (c < 0) return Error(ErrorCode::Internal, "a batch of the split lacks the column " + name);
+                const auto width = static_cast<size_t>(batch.shapes[static_cast<size_t>(c)].numel());
+                const float* v = batch.columns[static_cast<size_t>(c)].data() + static_cast<size_t>(s) * width;
+                out.values.insert(out.values.end(), v, v + width);
+            }
+        out.samples += batch.size;
+    }
+    return std::optional<eval::SampleFeatures>(std::move(out));
+}
+
+}  // namespace
+
 Result<std::optional<eval::SampleFeatures>> tableFeatures(const io::Project& project, const std::string& projectPath,
                                                           const EvaluationOptions& options) {
-    const bool table = project.data.is_object() && project.data.value("format", std::string()) == "csv";
+    const std::string format = project.data.is_object() ? project.data.value("format", std::string()) : std::string();
+    const bool table = format == "csv";
+    const bool streamedNumbers = format == "tfrecord" || format == "csv_index";
     std::string split = options.split == "val" ? "validation" : options.split;
-    if (!table || !options.imageFiles.empty() || (split != "test" && split != "validation" && split != "train"))
+    const bool named = split == "test" || split == "validation" || split == "train";
+    if (!options.imageFiles.empty() || !(table || streamedNumbers) || (table && !named))
         return std::optional<eval::SampleFeatures>();
     // The seed splits the table; the losses' targets are not inputs.
     KILN_ASSIGN(PreparedModel model, prepareModel(project, projectPath, PrepareOptions{}));
+    if (streamedNumbers) return streamedFeatures(project, projectPath, split, model);
     nlohmann::json raw = project.data;
     raw["standardize"] = false;  // the split does not depend on it: the same rows, as in the file
     auto bundle = train::loadData(raw, projectPath, model.config.seed);
@@ -235,24 +325,11 @@ Result<std::optional<eval::SampleFeatures>> tableFeatures(const io::Project& pro
     if (set == nullptr) return splitError("the project's data has no " + split + " split");
 
     // The data column of each Input node, chosen as the Trainer chooses it.
-    std::set<std::string> targets;
-    for (const auto& l : model.config.losses) targets.insert(l.target);
+    std::vector<std::string> names;
+    for (const auto& c : set->columnData()) names.push_back(c.name);
     std::vector<const data::Column*> columns;
-    for (int i : model.model.inputs) {
-        const std::string& node = model.model.graph.nodes[static_cast<size_t>(i)].name;
-        std::string name;
-        if (auto it = bundle->inputs.find(node); it != bundle->inputs.end()) {
-            name = it->second;
-        } else {
-            std::vector<std::string> candidates;
-            for (const auto& c : set->columnData())
-                if (!targets.count(c.name)) candidates.push_back(c.name);
-            name = model.model.inputs.size() == 1 && candidates.size() == 1 ? candidates[0] : node;
-        }
-        const data::Column* column = set->column(name);
-        if (column != nullptr && std::find(columns.begin(), columns.end(), column) == columns.end())
-            columns.push_back(column);
-    }
+    for (const std::string& name : inputColumns(model, bundle->inputs, names))
+        if (const data::Column* column = set->column(name); column != nullptr) columns.push_back(column);
 
     // Features: runs of elements from one file column; a one-hot run is one feature.
     struct Feature {

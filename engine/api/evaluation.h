@@ -38,7 +38,9 @@ struct Predictions {
     int64_t width = 0;
     std::vector<float> targets;  // [samples, targetWidth]: class indices (sparse), one-hot rows or values
     int64_t targetWidth = 0;
-    std::vector<std::string> sources;  // per sample: the file (streamed data) or "row N" of the set
+    // Per sample: the file (or file@offset) of streamed data, "FILE:LINE" of a CSV table's row, or
+    // "row N" of other in-memory data.
+    std::vector<std::string> sources;
     std::vector<std::string> classNames;
     std::string lossType;  // "SparseCategoricalCrossentropy", "MeanSquaredError", ...
     bool fromLogits = false;
@@ -83,12 +85,16 @@ struct SampleInput {
 Status forEachSample(const io::Project& project, const std::string& projectPath, const EvaluationOptions& options,
                      const std::function<Result<bool>(const SampleInput&)>& visit);
 
-// The feature values of the samples predict() runs for a split of table data (data.format
-// "csv"), indexed as its samples: every file column the model's inputs read, in the order of the
-// inputs and their columns, with the values the file holds (the standardisation training applies
-// is left out, and a one-hot column is one feature holding its category). The split is read again
-// for this, as training reads it; `options` as for predict(). std::nullopt for data that is not a
-// table (pictures, IDX, streamed formats).
+// The feature values of the samples predict() runs for a split of table data, indexed as its
+// samples, with the values the file holds (the transforms training applies, standardisation
+// among them, are left out):
+// - data.format "csv": every file column the model's inputs read, in the order of the inputs and
+//   their columns (a one-hot column is one feature holding its category), the split read again
+//   as training reads it (named splits only);
+// - data.format "tfrecord" or "csv_index" when every model input reads a number column (scalars
+//   or vectors, no pictures): each input column's elements ("x", or "x[0]", "x[1]", ... for a
+//   vector), the split (or other data, `options.split` a path) streamed again in order.
+// `options` as for predict(). std::nullopt for data that is not a table (pictures, IDX).
 Result<std::optional<eval::SampleFeatures>> tableFeatures(const io::Project& project, const std::string& projectPath,
                                                           const EvaluationOptions& options);
 

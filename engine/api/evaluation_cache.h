@@ -34,8 +34,9 @@ struct EvaluationCacheKey {
 constexpr uintmax_t kHashedBytes = uintmax_t(64) << 20;
 constexpr size_t kHashedFiles = 20000;
 
-// The format version written by storeEvaluation; files of other versions are not read.
-constexpr int kEvaluationCacheVersion = 1;
+// The format version written by storeEvaluation; files of other versions are not read. Version 2:
+// samples of CSV tables are named by their file and line ("table.csv:17") instead of "row N".
+constexpr int kEvaluationCacheVersion = 2;
 
 // The key of evaluating `options` (weights and split; picture lists are not cached). Reads the
 // whole weights file to hash it. Errors as resolveWeights (the weights file is named).

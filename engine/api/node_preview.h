@@ -24,7 +24,7 @@ namespace kiln::engine::api {
 // Input nodes see it, after decoding and preprocessing, read the way training reads it.
 struct PreviewSample {
     std::string split;   // "validation" or "train"
-    std::string source;  // the sample's file (streamed data) or "row N" of the set
+    std::string source;  // the sample's file (streamed data), "FILE:LINE" (a CSV table) or "row N"
     std::vector<std::string> inputNames;     // the model's Input nodes, in model order
     std::vector<std::vector<float>> inputs;  // per Input node, one sample's values
 };

@@ -358,7 +358,12 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
         }
         columns.push_back(std::move(label));
     }
-    return InMemoryDataset::create(count, std::move(columns));
+    KILN_ASSIGN(InMemoryDataset set, InMemoryDataset::create(count, std::move(columns)));
+    std::vector<int64_t> lines;
+    lines.reserve(static_cast<size_t>(count));
+    for (size_t r = first; r < records.size(); ++r) lines.push_back(records[r].line);
+    KILN_TRY(set.setSourceLines(path, std::move(lines)));
+    return set;
 }
 
 Result<std::vector<CsvRecord>> tokenizeCsv(std::string_view text, const std::string& path, char delimiter) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,54 @@ Result<std::string> pathAt(const json& data, const char* key, const PathResolver
         return fieldError(std::string("data.") + key, "needs a path");
     return resolve(data[key].get<std::string>());
 }
+
+// The training records of a TFRecord source as a random-access source, for fitting
+// standardisation on them: every record is read once, front to back, and only the columns that
+// a standardize transform names are kept (pictures and other columns are not).
+class FittingRecords : public SampleSource {
+public:
+    static Result<std::shared_ptr<FittingRecords>> read(const RecordSource& source, const TransformList& train,
+                                                        const TransformList& eval) {
+        auto out = std::make_shared<FittingRecords>();
+        out->m_specs = source.columnSpecs();
+        std::vector<bool> keep(out->m_specs.size(), false);
+        for (const TransformList* list : {&train, &eval})
+            for (const Transform& t : list->items())
+                if (t.kind == TransformKind::Standardize)
+                    for (size_t c = 0; c < out->m_specs.size(); ++c)
+                        if (out->m_specs[c].name == t.column && !out->m_specs[c].image) keep[c] = true;
+        Sample sample;
+        for (int f = 0; f < source.fileCount(); ++f) {
+            KILN_ASSIGN(auto reader, source.openFile(f));
+            for (;;) {
+                KILN_ASSIGN(bool more, reader->next(sample));
+                if (!more) break;
+                Sample kept;
+                kept.index = static_cast<int64_t>(out->m_samples.size());
+                kept.origin = sample.origin;
+                kept.values.resize(sample.values.size());
+                for (size_t c = 0; c < sample.values.size() && c < keep.size(); ++c)
+                    if (keep[c]) kept.values[c] = std::move(sample.values[c]);
+                out->m_samples.push_back(std::move(kept));
+            }
+        }
+        return out;
+    }
+
+    std::string kind() const override { return "tfrecord"; }
+    std::vector<ColumnSpec> columnSpecs() const override { return m_specs; }
+    int64_t size() const override { return static_cast<int64_t>(m_samples.size()); }
+    Status load(int64_t index, Sample& out) const override {
+        if (index < 0 || index >= size())
+            return Error(ErrorCode::InvalidArgument, "Sample " + std::to_string(index) + " is out of range.");
+        out = m_samples[static_cast<size_t>(index)];
+        return okStatus();
+    }
+
+private:
+    std::vector<ColumnSpec> m_specs;
+    std::vector<Sample> m_samples;
+};
 
 Result<TransformList> transformsAt(const json& data, const char* key) {
     if (!data.contains(key)) return TransformList();
@@ -188,6 +237,15 @@ Result<DataPipelines> openDataPipelines(const json& data, const PathResolver& re
             // and record.
             if (k == 2 && replace && !replacement.trainingSplit)
                 KILN_TRY(src->checkClassLabels(replacement.labelColumn, replacement.classes, out.classNames));
+            // Standardisation is fitted on the training records (read once for it), before any
+            // pipeline takes the transforms.
+            if (k == 0 && (train.needsFit() || eval.needsFit())) {
+                KILN_ASSIGN(auto records, FittingRecords::read(*src, train, eval));
+                std::vector<int64_t> all(static_cast<size_t>(records->size()));
+                for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+                if (train.needsFit()) KILN_TRY(train.fit(*records, all));
+                if (eval.needsFit()) KILN_TRY(eval.fit(*records, all));
+            }
             KILN_ASSIGN(auto p, Pipeline::create(std::shared_ptr<const RecordSource>(src),
                                                  k == 0 ? train : eval, k == 0 ? options : evalOptions));
             (k == 0 ? out.train : k == 1 ? out.validation : out.test) = std::move(p);

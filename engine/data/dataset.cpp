@@ -111,7 +111,31 @@ Result<InMemoryDataset> InMemoryDataset::subset(std::span<const int64_t> indices
         }
         out.m_columns.push_back(std::move(dst));
     }
+    if (hasSourceLines()) {
+        out.m_sourceFile = m_sourceFile;
+        out.m_sourceLines.reserve(indices.size());
+        for (int64_t i : indices) out.m_sourceLines.push_back(m_sourceLines[static_cast<size_t>(i)]);
+    }
     return out;
+}
+
+Status InMemoryDataset::setSourceLines(std::string file, std::vector<int64_t> lines) {
+    if (static_cast<int64_t>(lines.size()) != m_count)
+        return Error(ErrorCode::InvalidArgument, std::to_string(lines.size()) + " source lines given for " +
+                                                     std::to_string(m_count) + " samples.");
+    m_sourceFile = std::move(file);
+    m_sourceLines = std::move(lines);
+    return okStatus();
+}
+
+int64_t InMemoryDataset::sourceLine(int64_t index) const {
+    if (index < 0 || static_cast<size_t>(index) >= m_sourceLines.size()) return 0;
+    return m_sourceLines[static_cast<size_t>(index)];
+}
+
+std::string InMemoryDataset::sourceOf(int64_t index) const {
+    const int64_t line = sourceLine(index);
+    return line > 0 ? m_sourceFile + ":" + std::to_string(line) : std::string();
 }
 
 std::vector<std::pair<std::string, Shape>> InMemoryDataset::columns() const {

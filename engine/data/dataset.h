@@ -75,8 +75,20 @@ public:
     // Appends a column; its name must be new and it must hold count() samples.
     Status addColumn(Column column);
 
-    // The samples `indices` (in that order, repeats allowed) as a new data set.
+    // The samples `indices` (in that order, repeats allowed) as a new data set, with their
+    // source lines.
     Result<InMemoryDataset> subset(std::span<const int64_t> indices) const;
+
+    // Optional: where each sample stands in the file it was read from, so that reports can name
+    // it. A CSV table sets its path and the 1-based line where each row starts; subset() keeps
+    // every line with its sample. InvalidArgument unless there is one line per sample.
+    Status setSourceLines(std::string file, std::vector<int64_t> lines);
+    bool hasSourceLines() const { return !m_sourceLines.empty(); }
+    const std::string& sourceFile() const { return m_sourceFile; }
+    // The line of sample `index`, 0 when unknown.
+    int64_t sourceLine(int64_t index) const;
+    // "FILE:LINE" for sample `index`, "" when unknown.
+    std::string sourceOf(int64_t index) const;
 
     // DataSource
     int64_t size() const override { return m_count; }
@@ -87,6 +99,8 @@ public:
 private:
     int64_t m_count = 0;
     std::vector<Column> m_columns;
+    std::string m_sourceFile;
+    std::vector<int64_t> m_sourceLines;  // empty, or one per sample
 };
 
 // Number of samples per class in a label column: result[k] counts the samples whose label is k.

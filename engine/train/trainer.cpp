@@ -551,6 +551,7 @@ Result<EvalResult> Trainer::evaluateImpl(const data::InMemoryDataset* set, data:
     KILN_TRY(makeMetrics(metrics));
     const int64_t b = m_config.batchSize;
     std::vector<int64_t> idx(static_cast<size_t>(b));
+    std::vector<std::string> rowOrigins;  // in-memory data with source lines: this batch's
     double lossSum = 0;
     const auto& first = m_losses.front();
     const bool sparse = first.type == "SparseCategoricalCrossentropy";
@@ -597,7 +598,13 @@ Result<EvalResult> Trainer::evaluateImpl(const data::InMemoryDataset* set, data:
             seen.targets = runner->target(0);
             seen.targetWidth = m_losses.front().targetShape.numel();
             seen.sourceIndices = stream ? &m_batch.indices : nullptr;
-            seen.origins = stream ? &m_batch.origins : nullptr;
+            if (stream) {
+                seen.origins = &m_batch.origins;
+            } else if (set->hasSourceLines()) {
+                rowOrigins.resize(static_cast<size_t>(size));
+                for (int64_t i = 0; i < size; ++i) rowOrigins[static_cast<size_t>(i)] = set->sourceOf(start + i);
+                seen.origins = &rowOrigins;
+            }
             seen.firstRow = stream ? 0 : start;
             for (size_t k = 0; k < m_model.inputs.size(); ++k) seen.inputs.push_back(runner->input(k));
             KILN_TRY(observer(seen));

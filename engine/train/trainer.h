@@ -123,7 +123,9 @@ struct EvalBatch {
     // Streamed data: the source index of each sample; in-memory data: null, the samples are
     // rows firstRow, firstRow + 1, ... of the set.
     const std::vector<int64_t>* sourceIndices = nullptr;
-    const std::vector<std::string>* origins = nullptr;  // streamed data: the file of each sample
+    // Where each sample came from: its file (or file@offset) for streamed data, "FILE:LINE" for
+    // in-memory data that knows its lines (a CSV table); null otherwise.
+    const std::vector<std::string>* origins = nullptr;
     int64_t firstRow = 0;
     // The batch as the model saw it, per Input node: [size, ...] host memory (explanations).
     std::vector<const float*> inputs;

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shared by the tests that run Kiln's programs: running one and collecting its output, and small
-// test pictures.
+// Shared by the tests that run Kiln's programs: running one and collecting its output (also in an
+// environment without the user's plugins), writing input files, and small test pictures.
 #pragma once
 
 #include <QByteArray>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
+#include <QtTest>
 
 #include <algorithm>
 
@@ -23,19 +28,46 @@ inline QString program(const char* name) {
     return QStringLiteral(KILN_BINARY_DIR "/app/%1").arg(QLatin1String(name));
 }
 
-// Runs a program of this build to the end (at most `timeoutMs`) and returns its status and output.
-inline Run runProgram(const char* name, const QStringList& args, int timeoutMs = 300000) {
+// Runs a program of this build to the end (at most `timeoutMs`) and returns its status and output;
+// in `environment` when one is given, else in this process's.
+inline Run runProgram(const char* name, const QStringList& args, int timeoutMs = 300000,
+                      const QProcessEnvironment& environment = QProcessEnvironment()) {
     QProcess p;
+    if (!environment.isEmpty()) p.setProcessEnvironment(environment);
     p.start(program(name), args);
     Run r;
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
+        p.waitForFinished(5000);
         return r;
     }
     r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
     r.out = QString::fromLocal8Bit(p.readAllStandardOutput());
     r.err = QString::fromLocal8Bit(p.readAllStandardError());
     return r;
+}
+
+// An environment in which a program finds no plugin of the user's: the plugin folder is inside
+// `home` (an empty or missing folder) and KILN_PLUGIN_PATH is unset.
+inline QProcessEnvironment isolatedPluginEnvironment(const QString& home) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("XDG_DATA_HOME"), home);
+    env.remove(QStringLiteral("KILN_PLUGIN_PATH"));
+    return env;
+}
+
+// runProgram() in that environment: the program sees only the plugins its arguments name.
+inline Run runIsolated(const char* name, const QStringList& args, const QString& home, int timeoutMs = 300000) {
+    return runProgram(name, args, timeoutMs, isolatedPluginEnvironment(home));
+}
+
+// Writes `bytes` to `path`, making its folder first; the test fails when the file cannot be
+// written.
+inline void writeFile(const QString& path, const QByteArray& bytes) {
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    QVERIFY2(f.open(QIODevice::WriteOnly), qPrintable(path));
+    QVERIFY2(f.write(bytes) == bytes.size(), qPrintable(path));
 }
 
 // An 8x8 24-bit BMP of grey `level`, with a texture of +-`spread` that depends on `seed`.

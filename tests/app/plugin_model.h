@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shared by the tests that run Kiln's programs with the example GroupNorm plugin: a small model
 // whose example.GroupNorm node feeds a Dense layer, weights for it with parameters away from the
-// plugin's identity start, its outputs recomputed from the formula (without the plugin), and a
-// way to run a program that sees no plugin but those it is given.
+// plugin's identity start and its outputs recomputed from the formula (without the plugin).
+// app_test_util.h runs a program that sees no plugin but those it is given.
 #pragma once
 
 #include <QProcess>
@@ -111,32 +111,6 @@ inline std::vector<double> groupNormReference(const GroupNormWeights& w, const s
         }
     }
     return out;
-}
-
-// An environment in which a program finds no plugin of the user's: the plugin folder is inside
-// `home` (empty) and KILN_PLUGIN_PATH is unset.
-inline QProcessEnvironment isolatedPluginEnvironment(const QString& home) {
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("XDG_DATA_HOME"), home);
-    env.remove(QStringLiteral("KILN_PLUGIN_PATH"));
-    return env;
-}
-
-// runProgram() in that environment.
-inline Run runIsolated(const char* name, const QStringList& args, const QString& home, int timeoutMs = 300000) {
-    QProcess p;
-    p.setProcessEnvironment(isolatedPluginEnvironment(home));
-    p.start(program(name), args);
-    Run r;
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished(5000);
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = QString::fromLocal8Bit(p.readAllStandardOutput());
-    r.err = QString::fromLocal8Bit(p.readAllStandardError());
-    return r;
 }
 
 }  // namespace kiln::test

@@ -5,8 +5,9 @@
 // and on another folder, and its pictures are predicted. The JSON report's structure and its
 // consistency (accuracy is the confusion matrix's trace over its total, supports are row sums,
 // loss equals log loss) are checked, as are a TFRecord project and the exit code and message of
-// bad input; a table project's records carry their feature values. Stored predictions: a second
-// evaluation reads them and prints the same report;
+// bad input; a table project's records carry their feature values and their file's line, and so
+// do those of a TFRecord project whose Examples hold numbers and of a CSV index of numbers.
+// Stored predictions: a second evaluation reads them and prints the same report;
 // --no-cache, touched weights, a picture rewritten in place or added make it run the model again.
 #include <QtTest>
 
@@ -16,26 +17,23 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 #include <algorithm>
 #include <cmath>
 
 #include "app_test_util.h"
+#include "engine/data/example.h"
+#include "engine/data/tfrecord.h"
 
 namespace {
 
 using kiln::test::program;
 using kiln::test::Run;
+using kiln::test::writeFile;
 
 Run run(const char* name, const QStringList& args) {
     return kiln::test::runProgram(name, args);
-}
-
-void writeFile(const QString& path, const QByteArray& bytes) {
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(bytes);
 }
 
 QByteArray bmp(int level, int seed) {
@@ -47,6 +45,17 @@ const int kLevels[3] = {40, 128, 215};
 
 QJsonObject parse(const Run& r) {
     return QJsonDocument::fromJson(r.out.trimmed().toUtf8()).object();
+}
+
+// Writes `project` to `path`, trains it for a run beside it (run/) and evaluates its test split
+// with kiln-eval --json --samples-csv `csvPath` into `evaluated`.
+void trainAndEvaluate(const QString& path, const QByteArray& project, const QString& csvPath, Run& evaluated) {
+    writeFile(path, project);
+    const QString runDir = QFileInfo(path).dir().filePath(QStringLiteral("run"));
+    Run t = run("kiln-train", {path, QStringLiteral("--quiet"), QStringLiteral("--run-dir"), runDir, QStringLiteral("--run-store"),
+                               QStringLiteral("none")});
+    QVERIFY2(t.exitCode == 0, qPrintable(t.err));
+    evaluated = run("kiln-eval", {path, QStringLiteral("--weights"), runDir, QStringLiteral("--json"), QStringLiteral("--samples-csv"), csvPath});
 }
 
 }  // namespace
@@ -316,6 +325,7 @@ private slots:
         QCOMPARE(j.value(QStringLiteral("samples")).toInt(), 15);
         QVERIFY(std::abs(j.value(QStringLiteral("accuracy")).toDouble() - trained.value(QStringLiteral("test_accuracy")).toDouble()) < 1e-9);
         QVERIFY(j.value(QStringLiteral("samples_most_confidently_wrong")).toArray().first().toObject().value(QStringLiteral("source")).toString().contains(QStringLiteral("test.tfrecord@")));
+        QVERIFY(!j.contains(QStringLiteral("feature_names")));  // pictures are not a table
         Run p = run("kiln-predict", {path, QStringLiteral("--weights"), runDir, m_dir.filePath(QStringLiteral("test.tfrecord")), QStringLiteral("--json")});
         QVERIFY2(p.exitCode == 0, qPrintable(p.err));
         QCOMPARE(parse(p).value(QStringLiteral("predictions")).toArray().size(), 15);
@@ -357,12 +367,14 @@ private slots:
     }
 
     // A table (data.format "csv", standardised): the JSON records and the CSV lines carry each
-    // sample's feature values as the file holds them, named by the header, a category by name.
+    // sample's feature values as the file holds them, named by the header, a category by name, and
+    // name the sample by the file and the line of its row.
     void tableRecordsCarryFeatures() {
         QByteArray table = "size,shade,label\n";
         for (int i = 0; i < 60; ++i)
             table += QByteArray::number(10 + i) + (i % 2 ? ",dark," : ",light,") + QByteArray::number(i % 2) + "\n";
         writeFile(m_dir.filePath(QStringLiteral("table/table.csv")), table);
+        const QString tableFile = QFileInfo(m_dir.filePath(QStringLiteral("table/table.csv"))).canonicalFilePath();
         const QByteArray project =
             "{\"format\": \"kiln-project\", \"version\": 2,\n"
             " \"graph\": {\"nodes\": [\n"
@@ -372,14 +384,9 @@ private slots:
             "          \"categorical_columns\": [\"shade\"], \"standardize\": true, \"split\": {\"test\": 0.25}},\n"
             " \"training\": {\"epochs\": 2, \"batch_size\": 8, \"seed\": 2, \"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.05},\n"
             "   \"loss\": {\"type\": \"SparseCategoricalCrossentropy\", \"from_logits\": true}}}\n";
-        const QString path = m_dir.filePath(QStringLiteral("table/table.kiln"));
-        writeFile(path, project);
-        const QString runDir = m_dir.filePath(QStringLiteral("table/run"));
-        Run t = run("kiln-train", {path, QStringLiteral("--quiet"), QStringLiteral("--run-dir"), runDir, QStringLiteral("--run-store"),
-                                   QStringLiteral("none")});
-        QVERIFY2(t.exitCode == 0, qPrintable(t.err));
         const QString csvPath = m_dir.filePath(QStringLiteral("table/samples.csv"));
-        Run r = run("kiln-eval", {path, QStringLiteral("--weights"), runDir, QStringLiteral("--json"), QStringLiteral("--samples-csv"), csvPath});
+        Run r;
+        trainAndEvaluate(m_dir.filePath(QStringLiteral("table/table.kiln")), project, csvPath, r);
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const QJsonObject j = parse(r);
         QCOMPARE(j.value(QStringLiteral("feature_names")).toArray(), (QJsonArray{QStringLiteral("size"), QStringLiteral("shade")}));
@@ -392,6 +399,10 @@ private slots:
             QVERIFY2(size >= 10 && size < 70 && f[0].toDouble() == size, qPrintable(r.out));
             QCOMPARE(f[1].toString(), QLatin1String(size % 2 ? "dark" : "light"));
             QCOMPARE(record.toObject().value(QStringLiteral("true")).toString(), QString::number(size % 2));
+            // The source names the file and the line of the sample's row (the header is line 1).
+            const QString source = record.toObject().value(QStringLiteral("source")).toString();
+            QCOMPARE(source.section(QLatin1Char(':'), -1).toInt(), size - 8);
+            QCOMPARE(QFileInfo(source.section(QLatin1Char(':'), 0, -2)).canonicalFilePath(), tableFile);
         }
         QFile csv(csvPath);
         QVERIFY(csv.open(QIODevice::ReadOnly));
@@ -403,6 +414,114 @@ private slots:
             QCOMPARE(cells.size(), 9);
             QCOMPARE(cells[8], QLatin1String(cells[7].toInt() % 2 ? "dark" : "light"));
             QCOMPARE(cells[2], QString::number(cells[7].toInt() % 2));
+            QCOMPARE(cells[1].section(QLatin1Char(':'), -1).toInt(), cells[7].toInt() - 8);
+            QCOMPARE(QFileInfo(cells[1].section(QLatin1Char(':'), 0, -2)).canonicalFilePath(), tableFile);
+        }
+    }
+
+    // TFRecord Examples of numbers (a float vector and an int64 label) are a table too: the
+    // records carry the values as the files hold them (not standardised), named "x[i]", and
+    // each sample's values are its own (the first element is the record's id, whose parity is
+    // its label).
+    void tfrecordTableRecordsCarryFeatures() {
+        auto writeRecords = [&](const QString& path, int first, int count) {
+            auto writer = kiln::engine::data::TfRecordWriter::create(path.toStdString());
+            QVERIFY2(writer.ok(), writer.ok() ? "" : writer.error().toString().c_str());
+            for (int i = first; i < first + count; ++i) {
+                kiln::engine::data::Example e;
+                e.features["x"] = kiln::engine::data::Feature::ofFloats({float(i), float(i % 2) * 2.0f + 0.1f * float(i % 5), 0.25f * float(i)});
+                e.features["label"] = kiln::engine::data::Feature::ofInt64s({i % 2});
+                QVERIFY((*writer)->write(kiln::engine::data::encodeExample(e)).ok());
+            }
+            QVERIFY((*writer)->close().ok());
+        };
+        QVERIFY(QDir().mkpath(m_dir.filePath(QStringLiteral("numbers"))));
+        writeRecords(m_dir.filePath(QStringLiteral("numbers/train.tfrecord")), 500, 48);
+        writeRecords(m_dir.filePath(QStringLiteral("numbers/test.tfrecord")), 600, 16);
+        const QByteArray project =
+            "{\"format\": \"kiln-project\", \"version\": 2,\n"
+            " \"graph\": {\"nodes\": [\n"
+            "  {\"name\": \"x\", \"op\": \"Input\", \"attrs\": {\"shape\": [3]}},\n"
+            "  {\"name\": \"logits\", \"op\": \"Dense\", \"inputs\": [\"x\"], \"attrs\": {\"units\": 2}}]},\n"
+            " \"data\": {\"format\": \"tfrecord\", \"train\": \"train.tfrecord\", \"test\": \"test.tfrecord\",\n"
+            "          \"features\": {\"x\": {\"type\": \"float\", \"shape\": [3]}, \"label\": {\"type\": \"int64\", \"shape\": []}},\n"
+            "          \"transforms\": [{\"type\": \"standardize\", \"column\": \"x\"}]},\n"
+            " \"training\": {\"epochs\": 2, \"batch_size\": 8, \"seed\": 4, \"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.05},\n"
+            "   \"loss\": {\"type\": \"SparseCategoricalCrossentropy\", \"from_logits\": true}}}\n";
+        const QString csvPath = m_dir.filePath(QStringLiteral("numbers/samples.csv"));
+        Run r;
+        trainAndEvaluate(m_dir.filePath(QStringLiteral("numbers/numbers.kiln")), project, csvPath, r);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = parse(r);
+        QCOMPARE(j.value(QStringLiteral("samples")).toInt(), 16);
+        QCOMPARE(j.value(QStringLiteral("feature_names")).toArray(),
+                 (QJsonArray{QStringLiteral("x[0]"), QStringLiteral("x[1]"), QStringLiteral("x[2]")}));
+        const QJsonArray records = j.value(QStringLiteral("samples_most_confidently_wrong")).toArray();
+        QCOMPARE(records.size(), 16);
+        QSet<int> ids;
+        for (const auto& record : records) {
+            const QJsonArray f = record.toObject().value(QStringLiteral("features")).toArray();
+            QCOMPARE(f.size(), 3);
+            const int id = f[0].toInt(-1);
+            QVERIFY2(id >= 600 && id < 616 && f[0].toDouble() == id, qPrintable(r.out));
+            QCOMPARE(float(f[1].toDouble()), float(id % 2) * 2.0f + 0.1f * float(id % 5));
+            QCOMPARE(float(f[2].toDouble()), 0.25f * float(id));
+            QCOMPARE(record.toObject().value(QStringLiteral("true")).toString(), QString::number(id % 2));
+            QVERIFY2(record.toObject().value(QStringLiteral("source")).toString().contains(QStringLiteral("test.tfrecord@")), qPrintable(r.out));
+            ids.insert(id);
+        }
+        QCOMPARE(ids.size(), 16);
+        QFile csv(csvPath);
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 17);
+        QCOMPARE(lines[0], QStringLiteral("index,source,true,predicted,confidence,loss,correct,x[0],x[1],x[2]"));
+        for (int l = 1; l < lines.size(); ++l) {
+            const QStringList cells = lines[l].split(QLatin1Char(','));
+            QCOMPARE(cells.size(), 10);
+            QCOMPARE(cells[2], QString::number(cells[7].toInt() % 2));
+            QCOMPARE(cells[9].toFloat(), 0.25f * float(cells[7].toInt()));
+        }
+    }
+
+    // A CSV index of number cells is a table as well: the vector variable `x` (columns x__0 to
+    // x__2, the first a distinct id) gives features "x[0]" to "x[2]" with the file's values (not
+    // standardised), and each sample is named by the index file and its line.
+    void csvIndexTableRecordsCarryFeatures() {
+        QByteArray index = "x__0,x__1,x__2,label,split\n";
+        for (int i = 0; i < 40; ++i)
+            index += QByteArray::number(700 + i) + ',' + QByteArray::number(i % 2 * 3 + i % 7 * 0.25) + ',' + QByteArray::number(i * 0.5) +
+                     ',' + QByteArray::number(i % 2) + (i % 4 == 3 ? ",test\n" : ",train\n");
+        writeFile(m_dir.filePath(QStringLiteral("index/index.csv")), index);
+        const QString indexFile = QFileInfo(m_dir.filePath(QStringLiteral("index/index.csv"))).canonicalFilePath();
+        const QByteArray project =
+            "{\"format\": \"kiln-project\", \"version\": 2,\n"
+            " \"graph\": {\"nodes\": [\n"
+            "  {\"name\": \"x\", \"op\": \"Input\", \"attrs\": {\"shape\": [3]}},\n"
+            "  {\"name\": \"logits\", \"op\": \"Dense\", \"inputs\": [\"x\"], \"attrs\": {\"units\": 2}}]},\n"
+            " \"data\": {\"format\": \"csv_index\", \"path\": \"index.csv\", \"split_column\": \"split\",\n"
+            "          \"transforms\": [{\"type\": \"standardize\", \"column\": \"x\"}]},\n"
+            " \"training\": {\"epochs\": 2, \"batch_size\": 8, \"seed\": 4, \"optimizer\": {\"type\": \"adam\", \"learning_rate\": 0.05},\n"
+            "   \"loss\": {\"type\": \"SparseCategoricalCrossentropy\", \"from_logits\": true}}}\n";
+        const QString csvPath = m_dir.filePath(QStringLiteral("index/samples.csv"));
+        Run r;
+        trainAndEvaluate(m_dir.filePath(QStringLiteral("index/index.kiln")), project, csvPath, r);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = parse(r);
+        QCOMPARE(j.value(QStringLiteral("samples")).toInt(), 10);
+        QCOMPARE(j.value(QStringLiteral("feature_names")).toArray(),
+                 (QJsonArray{QStringLiteral("x[0]"), QStringLiteral("x[1]"), QStringLiteral("x[2]")}));
+        for (const auto& record : j.value(QStringLiteral("samples_most_confidently_wrong")).toArray()) {
+            const QJsonArray f = record.toObject().value(QStringLiteral("features")).toArray();
+            QCOMPARE(f.size(), 3);
+            const int id = f[0].toInt(-1), i = id - 700;
+            QVERIFY2(i >= 0 && i < 40 && i % 4 == 3, qPrintable(r.out));
+            QCOMPARE(float(f[1].toDouble()), float(i % 2 * 3 + i % 7 * 0.25));
+            QCOMPARE(float(f[2].toDouble()), float(i * 0.5));
+            QCOMPARE(record.toObject().value(QStringLiteral("true")).toString(), QString::number(i % 2));
+            const QString source = record.toObject().value(QStringLiteral("source")).toString();
+            QCOMPARE(source.section(QLatin1Char(':'), -1).toInt(), i + 2);
+            QCOMPARE(QFileInfo(source.section(QLatin1Char(':'), 0, -2)).canonicalFilePath(), indexFile);
         }
     }
 

@@ -18,16 +18,10 @@ namespace {
 
 using kiln::test::program;
 using kiln::test::Run;
+using kiln::test::writeFile;
 
 Run run(const char* name, const QStringList& args) {
     return kiln::test::runProgram(name, args);
-}
-
-void writeFile(const QString& path, const QByteArray& bytes) {
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(bytes);
 }
 
 // An 8x8 24-bit BMP, bright on the left half (or the right), dark elsewhere, with a little texture.

@@ -9,11 +9,6 @@
 
 #include <QProcess>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <fstream>
 #include <thread>
@@ -23,25 +18,13 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "engine/serve/serve_test_util.h"
+#include "serve_process.h"
 
+using kiln::test::freePort;
+using kiln::test::serveProgram;
 using nlohmann::json;
 
 namespace {
-QString binary() { return QStringLiteral(KILN_BINARY_DIR "/app/kiln_serve/kiln-serve"); }
-
-int freePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    return ntohs(addr.sin_port);
-}
-
 std::string base64(const std::vector<uint8_t>& bytes) {
     static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     std::string out;
@@ -62,7 +45,7 @@ json image28(const std::vector<float>& x) {
     json img = json::array();
     for (int r = 0; r < 28; ++r) {
         json row = json::array();
-        for (int c = 0; c < 28; ++c) row.push_back(json::array({x[static_cast<size_t>(r * 28 + c)]}));
+        for (int c = 0; c < 28; ++c) row.push_back(json::array({x[static_cast<size_t>(r) * 28 + static_cast<size_t>(c)]}));
         img.push_back(row);
     }
     return img;
@@ -75,7 +58,7 @@ struct Result {
 
 Result runToEnd(const QStringList& args) {
     QProcess p;
-    p.start(binary(), args);
+    p.start(serveProgram(), args);
     p.waitForFinished(30000);
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, QString::fromLocal8Bit(p.readAllStandardError())};
 }
@@ -92,41 +75,17 @@ class TestKilnServe : public QObject {
     Q_OBJECT
 
     QTemporaryDir m_dir;
-    QProcess m_server;
-    int m_port = 0;
-    std::unique_ptr<httplib::Client> m_client;
+    kiln::test::ServeProcess m_server;
 
-    bool startServer(const QStringList& extra) {
-        m_port = freePort();
-        QStringList args = {QStringLiteral("--rest_api_port=%1").arg(m_port), QStringLiteral("--port=0")};
-        args += extra;
-        m_server.setProcessChannelMode(QProcess::ForwardedOutputChannel);
-        m_server.start(binary(), args);
-        if (!m_server.waitForStarted(10000)) return false;
-        m_client = std::make_unique<httplib::Client>("127.0.0.1", m_port);
-        m_client->set_read_timeout(30, 0);
-        for (int i = 0; i < 300; ++i) {
-            if (auto r = m_client->Get("/v1/models/mlp"); r && r->status == 200) return true;
-            if (m_server.state() != QProcess::Running) return false;
-            QTest::qWait(50);
-        }
-        return false;
-    }
-
-    void stopServer() {
-        if (m_server.state() == QProcess::Running) {
-            m_server.terminate();  // SIGTERM
-            m_server.waitForFinished(10000);
-        }
-    }
+    bool startServer(const QStringList& extra) { return m_server.start(extra, "/v1/models/mlp"); }
 
     httplib::Result post(const std::string& path, const std::string& body) {
-        return m_client->Post(path.c_str(), body, "application/json");
+        return m_server.client->Post(path.c_str(), body, "application/json");
     }
 
 private slots:
     void initTestCase() {
-        if (!QFileInfo::exists(binary())) QSKIP("kiln-serve is not built");
+        if (!QFileInfo::exists(serveProgram())) QSKIP("kiln-serve is not built");
         QVERIFY(m_dir.isValid());
         const std::string root = m_dir.path().toStdString();
         QVERIFY(kiln::test::makeVersion("fashion_mlp", root + "/mlp", 1, 7));
@@ -143,12 +102,11 @@ private slots:
     }
 
     void cleanupTestCase() {
-        stopServer();
-        if (m_server.exitStatus() == QProcess::NormalExit && m_client) QCOMPARE(m_server.exitCode(), 0);
+        if (m_server.client) QCOMPARE(m_server.stop(), 0);
     }
 
     void statusAndMetadata() {
-        auto r = m_client->Get("/v1/models/mlp");
+        auto r = m_server.client->Get("/v1/models/mlp");
         QVERIFY(r);
         QCOMPARE(r->status, 200);
         QCOMPARE(r->get_header_value("Content-Type"), std::string("application/json"));
@@ -156,8 +114,8 @@ private slots:
         QCOMPARE(j["model_version_status"][0]["version"], json("1"));
         QCOMPARE(j["model_version_status"][0]["state"], json("AVAILABLE"));
         QCOMPARE(j["model_version_status"][0]["status"]["error_code"], json("OK"));
-        QCOMPARE(m_client->Get("/v1/models/mlp/labels/stable")->status, 200);
-        auto m = m_client->Get("/v1/models/tower/versions/1/metadata");
+        QCOMPARE(m_server.client->Get("/v1/models/mlp/labels/stable")->status, 200);
+        auto m = m_server.client->Get("/v1/models/tower/versions/1/metadata");
         QCOMPARE(m->status, 200);
         j = json::parse(m->body);
         const json& sig = j["metadata"]["signature_def"]["signature_def"]["serving_default"];
@@ -220,19 +178,19 @@ private slots:
             if (text.find(fragment) == std::string::npos) QFAIL(text.c_str());
         };
         check(post("/v1/models/nope:predict", R"({"instances": [1]})"), 404, "Servable not found for request: Latest(nope)");
-        check(m_client->Get("/v1/models/nope"), 404, "Could not find any versions of model nope");
+        check(m_server.client->Get("/v1/models/nope"), 404, "Could not find any versions of model nope");
         check(post("/v1/models/mlp:predict", "{\"instances\": [1,"), 400, "JSON Parse error");
         check(post("/v1/models/tower:predict", R"({"instances": [{"tower_a": [1,2], "tower_b": [3]}]})"), 400,
               "input \"tower_a\" expects shape [15] per instance");
         check(post("/v1/models/mlp:predict", std::string(300000, ' ')), 413, "larger than the limit of 200000 bytes");
-        check(m_client->Get("/v1/models/..%2F..%2Fetc/metadata"), 400, "Malformed request");
-        check(m_client->Get("/v1/models/../metadata"), 400, "");
+        check(m_server.client->Get("/v1/models/..%2F..%2Fetc/metadata"), 400, "Malformed request");
+        check(m_server.client->Get("/v1/models/../metadata"), 400, "");
         check(post("/v1/models/mlp:frobnicate", "{}"), 400, "Malformed request: POST /v1/models/mlp:frobnicate");
-        check(m_client->Delete("/v1/models/mlp"), 400, "Malformed request: DELETE /v1/models/mlp");
+        check(m_server.client->Delete("/v1/models/mlp"), 400, "Malformed request: DELETE /v1/models/mlp");
     }
 
     void metrics() {
-        auto r = m_client->Get("/monitoring/prometheus/metrics");
+        auto r = m_server.client->Get("/monitoring/prometheus/metrics");
         QVERIFY(r);
         QCOMPARE(r->status, 200);
         QVERIFY(r->body.find(":tensorflow:serving:request_count{model_name=\"mlp\",API=\"predict\",entrypoint=\"REST\",status=\"OK\"}") !=
@@ -247,7 +205,7 @@ private slots:
         const float v2 = kiln::test::referenceOutputs("two_tower", 12, {a, b}, 1)[0][0];
         const std::string body = json{{"instances", json::array({{{"tower_a", a}, {"tower_b", b}}})}}.dump();
         std::atomic<int> failures{0}, sawV2{0}, total{0};
-        httplib::Client c("127.0.0.1", m_port);
+        httplib::Client c("127.0.0.1", m_server.port);
         c.set_read_timeout(30, 0);
         kiln::test::LoadThread client([&] {
             auto r = c.Post("/v1/models/tower:predict", body, "application/json");
@@ -266,7 +224,7 @@ private slots:
         QCOMPARE(failures.load(), 0);
         QVERIFY(total > sawV2);
         // latest(1): version 1 ends, version 2 is available.
-        const json j = json::parse(m_client->Get("/v1/models/tower")->body);
+        const json j = json::parse(m_server.client->Get("/v1/models/tower")->body);
         QCOMPARE(j["model_version_status"].size(), size_t(2));
         QCOMPARE(j["model_version_status"][0]["version"], json("2"));
         QCOMPARE(j["model_version_status"][0]["state"], json("AVAILABLE"));

@@ -9,11 +9,6 @@
 
 #include <QProcess>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -23,27 +18,16 @@
 #include <httplib.h>
 
 #include "engine/serve/serve_test_util.h"
+#include "serve_process.h"
 #include "serving_apis.grpc.pb.h"
 
+using kiln::test::freePort;
+using kiln::test::serveProgram;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 namespace tfs = ::tensorflow::serving;
 
 namespace {
-QString binary() { return QStringLiteral(KILN_BINARY_DIR "/app/kiln_serve/kiln-serve"); }
-
-int freePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    return ntohs(addr.sin_port);
-}
-
 constexpr int64_t kRows = 256;
 constexpr uint64_t kRowBytes = (784 + 10) * 4;  // fashion_mlp: 28x28x1 in, 10 scores out
 constexpr uint64_t kRequestBytes = kRows * kRowBytes;
@@ -86,17 +70,17 @@ class TestKilnServeInflight : public QObject {
     Q_OBJECT
 
     QTemporaryDir m_dir;
-    QProcess m_server;
-    int m_restPort = 0, m_grpcPort = 0;
+    kiln::test::ServeProcess m_server;
+    int m_grpcPort = 0;
     std::unique_ptr<tfs::PredictionService::Stub> m_stub;
 
     std::string metrics() {
-        httplib::Client c("127.0.0.1", m_restPort);
+        httplib::Client c("127.0.0.1", m_server.port);
         auto r = c.Get("/monitoring/prometheus/metrics");
         return r && r->status == 200 ? r->body : std::string();
     }
     std::pair<int, std::string> post(const std::string& body) {
-        httplib::Client c("127.0.0.1", m_restPort);
+        httplib::Client c("127.0.0.1", m_server.port);
         c.set_read_timeout(60, 0);
         auto r = c.Post("/v1/models/mlp:predict", body, "application/json");
         return r ? std::make_pair(r->status, r->body) : std::make_pair(-1, std::string());
@@ -111,41 +95,29 @@ class TestKilnServeInflight : public QObject {
 
 private slots:
     void initTestCase() {
-        if (!QFileInfo::exists(binary())) QSKIP("kiln-serve is not built");
+        if (!QFileInfo::exists(serveProgram())) QSKIP("kiln-serve is not built");
         QVERIFY(m_dir.isValid());
         const std::string root = m_dir.path().toStdString();
         QVERIFY(kiln::test::makeVersion("fashion_mlp", root + "/mlp", 1, 7));
         // Requests wait up to 3 s for a batch to fill: long enough to send more meanwhile.
         std::ofstream(root + "/batching.config") << "max_batch_size { value: 4096 }\nbatch_timeout_micros { value: 3000000 }\n";
-        m_restPort = freePort();
-        do m_grpcPort = freePort(); while (m_grpcPort == m_restPort);
-        m_server.setProcessChannelMode(QProcess::ForwardedOutputChannel);
+        m_server.port = freePort();
+        do m_grpcPort = freePort();
+        while (m_grpcPort == m_server.port);
         // The dashed spelling of --max_inflight_bytes, as documented.
-        m_server.start(binary(), {QStringLiteral("--rest_api_port=%1").arg(m_restPort), QStringLiteral("--port=%1").arg(m_grpcPort),
-                                  QStringLiteral("--model_name=mlp"), QStringLiteral("--model_base_path=%1/mlp").arg(m_dir.path()),
-                                  QStringLiteral("--file_system_poll_wait_seconds=0"), QStringLiteral("--enable_batching"),
-                                  QStringLiteral("--batching_parameters_file=%1/batching.config").arg(m_dir.path()),
-                                  QStringLiteral("--max-inflight-bytes=%1").arg(2 * kRequestBytes)});
-        QVERIFY(m_server.waitForStarted(10000));
-        bool up = false;
-        for (int i = 0; i < 400 && !up; ++i) {
-            httplib::Client c("127.0.0.1", m_restPort);
-            if (auto r = c.Get("/v1/models/mlp"); r && r->status == 200) up = true;
-            else QTest::qWait(50);
-            QVERIFY(m_server.state() == QProcess::Running);
-        }
-        QVERIFY(up);
+        QVERIFY(m_server.start({QStringLiteral("--port=%1").arg(m_grpcPort), QStringLiteral("--model_name=mlp"),
+                                QStringLiteral("--model_base_path=%1/mlp").arg(m_dir.path()),
+                                QStringLiteral("--file_system_poll_wait_seconds=0"), QStringLiteral("--enable_batching"),
+                                QStringLiteral("--batching_parameters_file=%1/batching.config").arg(m_dir.path()),
+                                QStringLiteral("--max-inflight-bytes=%1").arg(2 * kRequestBytes)},
+                               "/v1/models/mlp", QProcessEnvironment(), 20000));
         m_stub = tfs::PredictionService::NewStub(
             grpc::CreateChannel("127.0.0.1:" + std::to_string(m_grpcPort), grpc::InsecureChannelCredentials()));
         QVERIFY(metrics().find("kiln_serve_inflight_cap_bytes " + std::to_string(2 * kRequestBytes) + "\n") != std::string::npos);
     }
 
     void cleanupTestCase() {
-        if (m_server.state() == QProcess::Running) {
-            m_server.terminate();
-            QVERIFY(m_server.waitForFinished(10000));
-            QCOMPARE(m_server.exitCode(), 0);
-        }
+        if (m_server.process.state() == QProcess::Running) QCOMPARE(m_server.stop(), 0);
     }
 
     void refusesWhileTheCapIsHeld() {
@@ -213,8 +185,8 @@ private slots:
 
     void badCap() {
         QProcess p;
-        p.start(binary(), {QStringLiteral("--rest_api_port=1"), QStringLiteral("--model_base_path=/nonexistent"),
-                           QStringLiteral("--max_inflight_bytes=lots")});
+        p.start(serveProgram(), {QStringLiteral("--rest_api_port=1"), QStringLiteral("--model_base_path=/nonexistent"),
+                                 QStringLiteral("--max_inflight_bytes=lots")});
         QVERIFY(p.waitForFinished(30000));
         QCOMPARE(p.exitCode(), 2);
         QVERIFY(QString::fromLocal8Bit(p.readAllStandardError()).contains(QStringLiteral("--max_inflight_bytes")));

@@ -10,11 +10,6 @@
 
 #include <QProcess>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 
@@ -22,6 +17,7 @@
 
 #include "engine/serve/serve_test_util.h"
 #include "plugin_model.h"
+#include "serve_process.h"
 
 using nlohmann::json;
 
@@ -30,48 +26,14 @@ namespace {
 const QString kPlugin = QStringLiteral(KILN_TEST_PLUGIN_DIR "/group_norm.so");
 const QString kOtherPlugin = QStringLiteral(KILN_TEST_PLUGIN_DIR "/huber_fbeta.so");
 
-QString binary() { return QStringLiteral(KILN_BINARY_DIR "/app/kiln_serve/kiln-serve"); }
-
-int freePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-        ::close(fd);
-        return 0;
-    }
-    ::close(fd);
-    return ntohs(addr.sin_port);
-}
-
 // One kiln-serve process serving model "gn" from `base`, and a client for it.
-struct Server {
-    QProcess process;
-    int port = 0;
-    std::unique_ptr<httplib::Client> client;
-
-    // Starts it and waits until the model's status answers (loaded or not).
+struct Server : kiln::test::ServeProcess {
+    // Starts it with no plugin of the user's (an empty plugin folder in `home`) and waits until
+    // the model's status answers (loaded or not).
     bool start(const QString& base, const QString& home, const QStringList& extra) {
-        port = freePort();
-        QStringList args = {QStringLiteral("--rest_api_port=%1").arg(port), QStringLiteral("--port=0"),
-                            QStringLiteral("--model_name=gn"), QStringLiteral("--model_base_path=%1").arg(base),
-                            QStringLiteral("--file_system_poll_wait_seconds=0")};
-        process.setProcessEnvironment(kiln::test::isolatedPluginEnvironment(home));
-        process.setProcessChannelMode(QProcess::ForwardedOutputChannel);
-        process.start(binary(), args + extra);
-        if (!process.waitForStarted(10000)) return false;
-        client = std::make_unique<httplib::Client>("127.0.0.1", port);
-        client->set_read_timeout(30, 0);
-        for (int i = 0; i < 600; ++i) {
-            if (auto r = client->Get("/v1/models/gn"); r && r->status == 200) return true;
-            if (process.state() != QProcess::Running) return false;
-            QTest::qWait(50);
-        }
-        return false;
+        const QStringList args = {QStringLiteral("--model_name=gn"), QStringLiteral("--model_base_path=%1").arg(base),
+                                  QStringLiteral("--file_system_poll_wait_seconds=0")};
+        return ServeProcess::start(args + extra, "/v1/models/gn", kiln::test::isolatedPluginEnvironment(home), 30000);
     }
 
     // The state of version 1, once it is no longer loading (or the last seen after 30 s).
@@ -86,14 +48,6 @@ struct Server {
             QTest::qWait(50);
         }
         return v;
-    }
-
-    int stop() {
-        if (process.state() == QProcess::Running) {
-            process.terminate();  // SIGTERM
-            process.waitForFinished(10000);
-        }
-        return process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
     }
 };
 
@@ -117,7 +71,7 @@ class TestKilnServePlugin : public QObject {
 
 private slots:
     void initTestCase() {
-        if (!QFileInfo::exists(binary())) QSKIP("kiln-serve is not built");
+        if (!QFileInfo::exists(kiln::test::serveProgram())) QSKIP("kiln-serve is not built");
         QVERIFY(m_dir.isValid());
         m_home = m_dir.filePath("home");
         QVERIFY(QDir().mkpath(m_home));

@@ -20,13 +20,7 @@ namespace {
 
 using kiln::test::program;
 using kiln::test::Run;
-
-void writeFile(const QString& path, const QByteArray& bytes) {
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(bytes);
-}
+using kiln::test::writeFile;
 
 QByteArray hashOf(const QString& path) {
     QFile f(path);

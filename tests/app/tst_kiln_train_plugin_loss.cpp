@@ -107,12 +107,15 @@ class TestKilnTrainPluginLoss : public QObject {
 
 private:
     QTemporaryDir m_dir;
+    QString m_home;  // holds no plugin folder: programs run in it see only the plugins they are given
     Rows m_rows;
 
 private slots:
     void initTestCase() {
         QVERIFY(m_dir.isValid());
         QVERIFY2(QFileInfo::exists(kPlugin), qPrintable(kPlugin));
+        m_home = m_dir.filePath(QStringLiteral("home"));
+        QVERIFY(QDir().mkpath(m_home));
         QByteArray csv;
         m_rows = makeRows(csv);
         write(m_dir, QStringLiteral("rows.csv"), csv);
@@ -206,22 +209,15 @@ private slots:
         QVERIFY2(bad.out.contains(QStringLiteral("plugin:bad.HalfGradient")) &&
                      bad.out.contains(QStringLiteral("gradient vs finite differences: FAILED (d loss / d prediction [")),
                  qPrintable(bad.out));
-        // No plugin anywhere: an empty user plugin folder and no KILN_PLUGIN_PATH (the program
-        // inherits this process's environment).
-        const QByteArray xdg = qgetenv("XDG_DATA_HOME"), extra = qgetenv("KILN_PLUGIN_PATH");
-        const bool hadXdg = qEnvironmentVariableIsSet("XDG_DATA_HOME"), hadExtra = qEnvironmentVariableIsSet("KILN_PLUGIN_PATH");
-        qputenv("XDG_DATA_HOME", m_dir.filePath(QStringLiteral("empty-data-home")).toLocal8Bit());
-        qunsetenv("KILN_PLUGIN_PATH");
-        Run none = kiln::test::runProgram("kiln-train", {QStringLiteral("--check-plugins")});
-        if (hadXdg) qputenv("XDG_DATA_HOME", xdg); else qunsetenv("XDG_DATA_HOME");
-        if (hadExtra) qputenv("KILN_PLUGIN_PATH", extra);
+        // No plugin anywhere: an empty user plugin folder and no KILN_PLUGIN_PATH.
+        Run none = kiln::test::runIsolated("kiln-train", {QStringLiteral("--check-plugins")}, m_home);
         QCOMPARE(none.exitCode, 2);
         QVERIFY2(none.err.contains(QStringLiteral("no plugin is loaded")), qPrintable(none.err));
     }
 
     void refusesWithoutThePlugin() {
-        Run r = kiln::test::runProgram("kiln-train",
-                                       {m_dir.filePath(QStringLiteral("p.kiln")), QStringLiteral("--quiet")});
+        Run r = kiln::test::runIsolated("kiln-train", {m_dir.filePath(QStringLiteral("p.kiln")), QStringLiteral("--quiet")},
+                                        m_home);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(QStringLiteral("training.loss[0].type")), qPrintable(r.err));
         QVERIFY2(r.err.contains(QStringLiteral("plugin:example.Huber")), qPrintable(r.err));

@@ -25,12 +25,7 @@ namespace {
 using kiln::test::program;
 using kiln::test::Run;
 using kiln::test::runProgram;
-
-void writeFile(const QString& path, const QByteArray& bytes) {
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(bytes);
-}
+using kiln::test::writeFile;
 
 const QByteArray kSpec = R"({
   "parameters": [

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "ui/common/contrast.h"
 #include "ui/common/theme.h"
@@ -20,6 +21,17 @@ namespace kiln::ui::evaluate {
 namespace {
 
 QString figure(double v) { return std::isfinite(v) ? QString::number(v, 'f', 4) : QStringLiteral("—"); }
+
+// The sort key of a source: its text, with a trailing line number ("table.csv:17") or byte offset
+// ("a.tfrecord@4096") padded to a fixed width, so that line 9 comes before line 10.
+QString sourceSortKey(const std::string& source) {
+    const size_t at = source.find_last_of(":@");
+    if (at == std::string::npos || at + 1 >= source.size() ||
+        !std::all_of(source.begin() + static_cast<std::ptrdiff_t>(at) + 1, source.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return QString::fromStdString(source);
+    const std::string number = source.substr(at + 1);
+    return QString::fromStdString(source.substr(0, at + 1) + std::string(number.size() < 20 ? 20 - number.size() : 0, '0') + number);
+}
 
 QColor mix(const QColor& a, const QColor& b, double t) {  // a at t = 0, b at t = 1
     return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * t), float(a.greenF() + (b.greenF() - a.greenF()) * t),
@@ -280,7 +292,7 @@ QVariant SampleTableModel::data(const QModelIndex& index, int role) const {
     if (role == SortRole) {
         switch (index.column()) {
         case Index: return QVariant::fromValue<qlonglong>(r.index);
-        case Source: return QString::fromStdString(r.source);
+        case Source: return sourceSortKey(r.source);
         case True: return className(r.trueClass);
         case Predicted: return className(r.predicted);
         case Confidence: return r.confidence;

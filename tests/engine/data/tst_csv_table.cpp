@@ -153,6 +153,60 @@ private slots:
         QCOMPARE(noEol->count(), int64_t{2});
     }
 
+    // Every row remembers the line where it starts (1-based, counting the skipped line, the
+    // header, blank lines and lines inside quotes), and a subset keeps each line with its sample.
+    void sourceLines() {
+        const std::string text =
+            "summary line\n"
+            "name,value,label\n"
+            "a,1,0\n"
+            "\n"
+            "\"two\nlines\",2,1\n"
+            "c,3,0\n"
+            "\r\n"
+            "d,4,1\n";
+        CsvTableOptions o;
+        o.skipRows = 1;
+        o.hasHeader = true;
+        o.categoricalColumns = {"name"};
+        const std::string path = write(text);
+        auto set = readCsvTable(path, o);
+        QVERIFY2(set.ok(), why(set).c_str());
+        QCOMPARE(set->count(), int64_t{4});
+        QVERIFY(set->hasSourceLines());
+        QCOMPARE(set->sourceFile(), path);
+        QCOMPARE(set->sourceLine(0), int64_t{3});
+        QCOMPARE(set->sourceLine(1), int64_t{5});
+        QCOMPARE(set->sourceLine(2), int64_t{7});
+        QCOMPARE(set->sourceLine(3), int64_t{9});
+        QCOMPARE(set->sourceLine(4), int64_t{0});  // no such sample
+        QCOMPARE(set->sourceOf(2), path + ":7");
+
+        const std::vector<int64_t> picked = {3, 0, 2};
+        auto part = set->subset(picked);
+        QVERIFY(part.ok());
+        QCOMPARE(part->sourceOf(0), path + ":9");
+        QCOMPARE(part->sourceOf(1), path + ":3");
+        QCOMPARE(part->sourceOf(2), path + ":7");
+        // The values travel with their lines: the value column of line 9 is 4.
+        QCOMPARE(part->column("features")->sample(0).back(), 4.0f);
+        QCOMPARE(part->column("label")->values, floats({1, 0, 0}));
+
+        // A gzip-compressed table counts the lines of its text.
+        const std::string gz = write("1,2,0\n\n3,4,1\n", ".csv.gz");
+        auto packed = readCsvTable(gz);
+        QVERIFY2(packed.ok(), why(packed).c_str());
+        QCOMPARE(packed->sourceOf(1), gz + ":3");
+
+        // Lines are one per sample or refused; a data set built from columns has none.
+        InMemoryDataset plain(2);
+        QVERIFY(!plain.hasSourceLines());
+        QCOMPARE(plain.sourceOf(0), std::string());
+        QVERIFY(!plain.setSourceLines("x.csv", {1}).ok());
+        QVERIFY(plain.setSourceLines("x.csv", {4, 2}).ok());
+        QCOMPARE(plain.sourceOf(1), std::string("x.csv:2"));
+    }
+
     void categoricalOneHot() {
         CsvTableOptions o;
         o.categoricalColumns = {1, 2};

@@ -5,6 +5,7 @@
 // transforms, TFRecord parts, and errors naming the field.
 #include <QtTest>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -152,6 +153,43 @@ private slots:
         int64_t n = 0;
         while (d->test->next(b).value()) n += b.size;
         QCOMPARE(n, int64_t(5));
+    }
+
+    // standardize on TFRecord numbers is fitted on the training records and applied to every
+    // split: train holds x = (i, 10 i) for i = 0..4, so mean (2, 20) and std (√2, 10√2).
+    void tfrecordStandardize() {
+        QTemporaryDir tmp;
+        const fs::path root = tmp.path().toStdString();
+        for (const char* part : {"train", "test"}) {
+            auto w = TfRecordWriter::create((root / (std::string(part) + ".tfrecord")).string());
+            QVERIFY(w.ok());
+            for (int i = 0; i < 5; ++i) {
+                Example ex;
+                ex.features["x"] = Feature::ofFloats({float(i), 10.0f * float(i)});
+                ex.features["label"] = Feature::ofInt64s({i % 2});
+                QVERIFY((*w)->write(encodeExample(ex)).ok());
+            }
+            QVERIFY((*w)->close().ok());
+        }
+        const json data = json::parse(R"({"format": "tfrecord", "train": "train.tfrecord", "test": "test.tfrecord",
+            "features": {"x": {"type": "float", "shape": [2]}, "label": {"type": "int64", "shape": []}},
+            "transforms": [{"type": "standardize", "column": "x"}]})");
+        auto d = openDataPipelines(data, in(root), 1, 8);
+        QVERIFY2(d.ok(), d.ok() ? "" : d.error().toString().c_str());
+        for (BatchStream* stream : {d->train.get(), d->test.get()}) {
+            QVERIFY(stream->startEpoch(0).ok());
+            Batch b;
+            auto more = stream->next(b);
+            QVERIFY2(more.ok(), more.ok() ? "" : more.error().toString().c_str());
+            QCOMPARE(b.size, int64_t(5));
+            const float* x = b.data("x");
+            QVERIFY(x != nullptr);
+            for (int i = 0; i < 5; ++i) {
+                const float want = float((i - 2) / std::sqrt(2.0));
+                QVERIFY2(std::abs(x[2 * i] - want) < 1e-5f && std::abs(x[2 * i + 1] - want) < 1e-5f,
+                         qPrintable(QStringLiteral("sample %1: %2, %3").arg(i).arg(x[2 * i]).arg(x[2 * i + 1])));
+            }
+        }
     }
 
     void errorsNameTheField_data() {

@@ -5,8 +5,9 @@
 // category); with many, one Features column with the first pairs and every value in its tooltip,
 // the features in the order of the model's inputs. Every row's values are checked against the
 // file's row they came from (each row has a distinct id), whose label must be the record's true
-// class; the CSV export carries the same values, and a second opening from the stored results
-// shows them too.
+// class, and its source names the file and the line of that row; the CSV export carries the
+// same values, and a second opening from the stored results shows them too. TFRecord Examples
+// of numbers get their values the same way.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_training
 #include <QtTest>
@@ -24,6 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/data/example.h"
+#include "engine/data/tfrecord.h"
 #include "engine/io/project.h"
 #include "tests/ui/evaluate/evaluate_test_util.h"
 #include "ui/evaluate/evaluate_view.h"
@@ -110,8 +113,11 @@ class TestEvaluateTableFeatures : public QObject {
 private:
     QTemporaryDir m_dir;
 
-    // Trains the project saved in `folder` and evaluates its test split in `view`.
+    // Shows `view`, trains the project saved in `folder` and evaluates its test split in the view.
     bool trainAndEvaluate(EvaluateView& view, const engine::io::Project& project, const QString& folder, QString* runDir) {
+        view.resize(1000, 600);
+        view.show();
+        if (!QTest::qWaitForWindowExposed(&view)) return false;
         const QString path = QDir(folder).filePath(QStringLiteral("project.kiln"));
         if (!engine::io::saveProject(project, path.toStdString()).ok()) return false;
         *runDir = test::trainRun(project, path, QDir(folder).filePath(QStringLiteral("runs/first")), "first");
@@ -129,6 +135,7 @@ private slots:
         const QString folder = m_dir.filePath(QStringLiteral("named"));
         QVERIFY(QDir().mkpath(folder));
         const std::map<int, Row> rows = writeNamedTable(QDir(folder).filePath(QStringLiteral("table.csv")));
+        const QString tableFile = QDir(folder).filePath(QStringLiteral("table.csv"));
         QCOMPARE(rows.size(), size_t(120));
         const json j = {
             {"format", "kiln-project"},
@@ -150,9 +157,6 @@ private slots:
         QVERIFY(!project.graph.nodes.empty());
 
         EvaluateView view;
-        view.resize(1000, 600);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
         QAbstractItemModelTester tester(view.sampleProxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
         QString runDir;
         QVERIFY(trainAndEvaluate(view, project, folder, &runDir));
@@ -177,6 +181,9 @@ private slots:
             QCOMPARE(samples->data(samples->index(r, reading)).toString().toFloat(), file[1].toFloat());
             QCOMPARE(samples->data(samples->index(r, colour)).toString(), file[2]);
             QCOMPARE(samples->data(samples->index(r, SampleTableModel::True)).toString(), file[3]);
+            // The source is the file and the line of the row (the header is line 1).
+            QCOMPARE(samples->data(samples->index(r, SampleTableModel::Source)).toString(),
+                     QStringLiteral("%1:%2").arg(tableFile).arg(key - 98));
             QCOMPARE(samples->data(samples->index(r, reading), Qt::ToolTipRole).toString(),
                      QStringLiteral("reading = %1").arg(samples->data(samples->index(r, reading)).toString()));
             seen.insert(key);
@@ -199,6 +206,20 @@ private slots:
             QVERIFY2(ascending ? a <= b : a >= b, qPrintable(QStringLiteral("%1 then %2").arg(a).arg(b)));
         }
 
+        // A click on the Source header sorts by file line as a number (line 9 before line 10).
+        QVERIFY(!table->isColumnHidden(SampleTableModel::Source));
+        table->scrollTo(proxy->index(0, SampleTableModel::Source));
+        const int source = SampleTableModel::Source;
+        QTest::mouseClick(header->viewport(), Qt::LeftButton, {},
+                          QPoint(header->sectionViewportPosition(source) + header->sectionSize(source) / 2, header->height() / 2));
+        QCOMPARE(header->sortIndicatorSection(), source);
+        const bool up = header->sortIndicatorOrder() == Qt::AscendingOrder;
+        for (int r = 1; r < proxy->rowCount(); ++r) {
+            const int a = proxy->index(r - 1, source).data().toString().section(QLatin1Char(':'), -1).toInt();
+            const int b = proxy->index(r, source).data().toString().section(QLatin1Char(':'), -1).toInt();
+            QVERIFY2(up ? a < b : a > b, qPrintable(QStringLiteral("line %1 then %2").arg(a).arg(b)));
+        }
+
         // The export writes the table as shown, with the features after kiln-eval's columns.
         const QString csvPath = m_dir.filePath(QStringLiteral("named_samples.csv"));
         QVERIFY(view.exportSamples(csvPath));
@@ -211,6 +232,7 @@ private slots:
             QCOMPARE(csv[r][8].toFloat(), file[1].toFloat());
             QCOMPARE(csv[r][9], file[2]);
             QCOMPARE(csv[r][2], file[3]);
+            QCOMPARE(csv[r][1], QStringLiteral("%1:%2").arg(tableFile).arg(csv[r][7].toInt() - 98));
             QCOMPARE(csv[r][7], proxy->index(r - 1, id).data().toString());  // the order shown
         }
 
@@ -227,6 +249,8 @@ private slots:
         for (int r = 0; r < again.sampleModel()->rowCount(); ++r) {
             const Row& file = rows.at(again.sampleModel()->data(again.sampleModel()->index(r, id)).toInt());
             QCOMPARE(again.sampleModel()->data(again.sampleModel()->index(r, SampleTableModel::True)).toString(), file[3]);
+            QCOMPARE(again.sampleModel()->data(again.sampleModel()->index(r, SampleTableModel::Source)).toString(),
+                     QStringLiteral("%1:%2").arg(tableFile).arg(file[0].toInt() - 98));
         }
     }
 
@@ -258,9 +282,6 @@ private slots:
         QVERIFY(!project.graph.nodes.empty());
 
         EvaluateView view;
-        view.resize(1000, 600);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
         QString runDir;
         QVERIFY(trainAndEvaluate(view, project, folder, &runDir));
 
@@ -302,6 +323,67 @@ private slots:
             const Row& file = rows.at(csv[r][12].toInt());
             for (int k = 0; k < 10; ++k) QCOMPARE(csv[r][7 + k].toFloat(), file[k < 5 ? k + 5 : k - 5].toFloat());
         }
+    }
+
+    // TFRecord Examples of numbers are a table too: a float vector `x` (its first element the
+    // record's distinct id) gets one column per element, "x[0]" to "x[2]", holding the file's
+    // values (not standardised); each row's id tells its label, the record's true class.
+    void tfrecordNumbersGetFeatureColumns() {
+        const QString folder = m_dir.filePath(QStringLiteral("records"));
+        QVERIFY(QDir().mkpath(folder));
+        auto writeRecords = [&](const QString& name, int first, int count) {
+            auto writer = engine::data::TfRecordWriter::create(QDir(folder).filePath(name).toStdString());
+            QVERIFY2(writer.ok(), writer.ok() ? "" : writer.error().toString().c_str());
+            for (int i = first; i < first + count; ++i) {
+                engine::data::Example e;
+                e.features["x"] = engine::data::Feature::ofFloats({float(i), float(i % 3) * 1.5f + 0.1f * float(i % 4), 0.5f * float(i)});
+                e.features["label"] = engine::data::Feature::ofInt64s({i % 3});
+                QVERIFY((*writer)->write(engine::data::encodeExample(e)).ok());
+            }
+            QVERIFY((*writer)->close().ok());
+        };
+        writeRecords(QStringLiteral("train.tfrecord"), 300, 60);
+        writeRecords(QStringLiteral("test.tfrecord"), 400, 18);
+        const json j = {
+            {"format", "kiln-project"},
+            {"version", 2},
+            {"name", "records"},
+            {"graph",
+             {{"nodes", json::array({{{"name", "x"}, {"op", "Input"}, {"attrs", {{"shape", {3}}}}},
+                                     {{"name", "logits"}, {"op", "Dense"}, {"inputs", {"x"}}, {"attrs", {{"units", 3}}}}})}}},
+            {"data",
+             {{"format", "tfrecord"},
+              {"train", "train.tfrecord"},
+              {"test", "test.tfrecord"},
+              {"features", {{"x", {{"type", "float"}, {"shape", {3}}}}, {"label", {{"type", "int64"}, {"shape", json::array()}}}}},
+              {"transforms", json::array({{{"type", "standardize"}, {"column", "x"}}})}}},
+            {"training", training()}};
+        const engine::io::Project project = parse(j, "records.kiln");
+        QVERIFY(!project.graph.nodes.empty());
+
+        EvaluateView view;
+        QString runDir;
+        QVERIFY(trainAndEvaluate(view, project, folder, &runDir));
+
+        SampleTableModel* samples = view.sampleModel();
+        QCOMPARE(samples->rowCount(), 18);
+        QVERIFY(!samples->compactFeatures());
+        QCOMPARE(samples->columnCount(), SampleTableModel::ColumnCount + 3);
+        const int first = SampleTableModel::ColumnCount;
+        for (int k = 0; k < 3; ++k)
+            QCOMPARE(samples->headerData(first + k, Qt::Horizontal).toString(), QStringLiteral("x[%1]").arg(k));
+        QSet<int> ids;
+        for (int r = 0; r < samples->rowCount(); ++r) {
+            bool ok = false;
+            const int id = samples->data(samples->index(r, first)).toString().toInt(&ok);
+            QVERIFY2(ok && id >= 400 && id < 418, qPrintable(samples->data(samples->index(r, first)).toString()));
+            QCOMPARE(samples->data(samples->index(r, first + 1)).toString().toFloat(), float(id % 3) * 1.5f + 0.1f * float(id % 4));
+            QCOMPARE(samples->data(samples->index(r, first + 2)).toString().toFloat(), 0.5f * float(id));
+            QCOMPARE(samples->data(samples->index(r, SampleTableModel::True)).toString(), QString::number(id % 3));
+            QVERIFY(samples->data(samples->index(r, SampleTableModel::Source)).toString().contains(QStringLiteral("test.tfrecord@")));
+            ids.insert(id);
+        }
+        QCOMPARE(ids.size(), 18);
     }
 };
 

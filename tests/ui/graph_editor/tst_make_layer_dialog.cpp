@@ -13,7 +13,9 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QProcess>
+#include <QPixmap>
 #include <QPushButton>
+#include <QScreen>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QTreeWidget>
@@ -26,6 +28,7 @@
 #include "engine/api/training_job.h"
 #include "engine/ops/model.h"
 #include "engine/ops/op_table.h"
+#include "ui/common/language.h"
 #include "ui/graph_editor/editor_document.h"
 #include "ui/graph_editor/graph_analysis.h"
 #include "ui/graph_editor/graph_editor_widget.h"
@@ -417,6 +420,39 @@ private slots:
         QVERIFY2(r.error().message.find("different types or values") != std::string::npos, r.error().message.c_str());
         QCOMPARE(f.doc.undoStack()->count(), 0);
         QVERIFY(f.doc.content().layers.empty());
+    }
+
+    // docs/custom_layers.md's pictures of the dialog, in English and Simplified Chinese:
+    // tools/layers_screenshot.sh runs this under Xvfb with KILN_SCREENSHOT_DIR set, and it saves
+    // make_layer_dialog_<en|zh_CN>.png there, the dialog alone at its own size (the whole
+    // screen shrinks its text too much): conv1, bn1 and relu1 of the Fashion-MNIST CNN example
+    // made into ConvBlock with `filters` and `strides` exposed. Skipped without KILN_SCREENSHOT_DIR.
+    void screenshot() {
+        const QString dir = qEnvironmentVariable("KILN_SCREENSHOT_DIR");
+        if (dir.isEmpty()) QSKIP("takes the documentation's screenshots when KILN_SCREENSHOT_DIR names the folder");
+        for (const QString& lang : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
+            QVERIFY(Language::apply(lang));
+            Fixture f;
+            QVERIFY(QTest::qWaitForWindowExposed(f.widget.get()));
+            f.settle();
+            f.select({"conv1", "bn1", "relu1"});
+            QAction* make = f.contextAction(GraphEditorWidget::tr("Make La&yer…"));
+            QVERIFY(make);
+            bool saved = false;
+            whenDialogOpens<MakeLayerDialog>([&](MakeLayerDialog* d) {
+                typeName(d, "ConvBlock");
+                d->setExposed("conv1", "filters", true);
+                d->setExposed("conv1", "strides", true);
+                d->docEdit()->setText("Conv2D, BatchNormalization, ReLU");
+                QTest::qWait(500);
+                const QPixmap shot = d->screen()->grabWindow(d->winId());
+                saved = !shot.isNull() && shot.save(QDir(dir).filePath(QStringLiteral("make_layer_dialog_%1.png").arg(lang)));
+                d->reject();
+            });
+            make->trigger();
+            QVERIFY(saved);
+        }
+        QVERIFY(Language::apply(QStringLiteral("en")));
     }
 };
 

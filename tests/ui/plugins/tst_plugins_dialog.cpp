@@ -12,7 +12,9 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMimeData>
+#include <QPixmap>
 #include <QPushButton>
+#include <QScreen>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -23,6 +25,7 @@
 
 #include "engine/ops/plugin_registry.h"
 #include "ui/common/app_settings.h"
+#include "ui/common/language.h"
 #include "ui/graph_editor/editor_document.h"
 #include "ui/graph_editor/inspector_widget.h"
 #include "ui/graph_editor/palette_widget.h"
@@ -49,7 +52,11 @@ private slots:
     void initTestCase() {
         QStandardPaths::setTestModeEnabled(true);  // the remembered plugin paths go to a test profile
         QCoreApplication::setOrganizationName(QStringLiteral("KilnTest"));
-        auto info = engine::ops::PluginRegistry::global().load((kPluginDir + "/group_norm.so").toStdString());
+        // The documentation's pictures show the plugin where a user keeps it, in the plugin folder
+        // (tools/layers_screenshot.sh copies it there), not in the build folder.
+        const QString shown = QStringLiteral("%1/kiln/plugins/group_norm.so").arg(qEnvironmentVariable("XDG_DATA_HOME"));
+        const bool screenshots = !qEnvironmentVariable("KILN_SCREENSHOT_DIR").isEmpty() && QFileInfo::exists(shown);
+        auto info = engine::ops::PluginRegistry::global().load((screenshots ? shown : kPluginDir + "/group_norm.so").toStdString());
         QVERIFY2(info.ok(), info.ok() ? "" : info.error().message.c_str());
     }
 
@@ -213,6 +220,36 @@ private slots:
         QCOMPARE(results->topLevelItem(0)->text(1), QStringLiteral("predictions [4,3], targets [4,3]"));
         QCOMPARE(results->topLevelItem(4)->text(1), QStringLiteral("q=0.9 (predictions [4,3], targets [4,3])"));
         QCOMPARE(dialog.findChild<QLabel*>("checkSummary")->text(), QStringLiteral("8 passed, 0 failed, 0 skipped"));
+    }
+
+    // docs/custom_layers.md's pictures of the dialog, in English and Simplified Chinese:
+    // tools/layers_screenshot.sh runs this under Xvfb with KILN_SCREENSHOT_DIR set, and it saves
+    // plugins_dialog_<en|zh_CN>.png there: the example GroupNorm plugin after Check plugin,
+    // grabbed from the screen. Skipped without KILN_SCREENSHOT_DIR.
+    void screenshot() {
+        const QString dir = qEnvironmentVariable("KILN_SCREENSHOT_DIR");
+        if (dir.isEmpty()) QSKIP("takes the documentation's screenshots when KILN_SCREENSHOT_DIR names the folder");
+        for (const QString& lang : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
+            QVERIFY(Language::apply(lang));
+            PluginsDialog dialog;
+            dialog.resize(900, 560);
+            dialog.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+            QTreeWidget* list = dialog.pluginList();
+            QVERIFY(list->topLevelItemCount() >= 1);
+            QTreeWidgetItem* plugin = list->topLevelItem(0);
+            QVERIFY(plugin->childCount() >= 1);
+            click(list, plugin->child(0));
+            QSignalSpy finished(&dialog, &PluginsDialog::checkFinished);
+            QTest::mouseClick(dialog.checkButton(), Qt::LeftButton);
+            QVERIFY(finished.wait(120000));
+            list->setCurrentItem(plugin);
+            QTest::qWait(300);
+            const QPixmap shot = dialog.screen()->grabWindow(dialog.winId());
+            QVERIFY(!shot.isNull());
+            QVERIFY(shot.save(QDir(dir).filePath(QStringLiteral("plugins_dialog_%1.png").arg(lang))));
+        }
+        QVERIFY(Language::apply(QStringLiteral("en")));
     }
 };
 
