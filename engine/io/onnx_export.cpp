@@ -429,10 +429,17 @@ private:
             if (a.getBool("use_bias")) ins.push_back(paramInit(i, 1));
             bool linear = act == "linear";
             std::string out = linear ? outName(i, false) : fresh(node.name + "__pre");
-            add("Gemm", ins, {out}, node.name);
+            if (ni.inputShapes[0].rank() == 2) {
+                add("Gemm", ins, {out}, node.name);
+            } else {  // along the last axis: MatMul broadcasts the kernel over the leading axes
+                std::string mm = a.getBool("use_bias") ? fresh(node.name + "__matmul") : out;
+                add("MatMul", {ins[0], ins[1]}, {mm}, node.name);
+                if (a.getBool("use_bias")) add("Add", {mm, ins[2]}, {out}, node.name + "/bias");
+            }
             if (!linear) KILN_TRY(activation(act, out, outName(i, false), node.name, false));
             return {};
         }
+        case OpKind::MultiHeadAttention: return emitAttention(i);
         case OpKind::Conv2D:
         case OpKind::DepthwiseConv2D: {
             const Shape& x = ni.inputShapes[0];
@@ -756,6 +763,81 @@ private:
         }
         return Error(ErrorCode::Unsupported, "operation " + node.op + " cannot be exported to ONNX")
             .withNode(node.name).with("what", node.op);
+    }
+
+    // MultiHeadAttention in standard operations on [batch, positions, features] values: MatMul and
+    // Add for the projections (kernels [D, H, K] stored as [D, H·K]), Reshape and Transpose to
+    // [batch, heads, positions, size], MatMul, Mul by 1/sqrt(key_dim), an Add of -1e9 above the
+    // diagonal for the causal mask, Softmax over the last axis, MatMul with the values, and back.
+    // Dropout on the attention weights is a training-time operation and is not exported.
+    Status emitAttention(int i) {
+        const Node& node = gnode(i);
+        const auto& ni = info(i);
+        const auto& a = ni.attrs;
+        const std::string& n = node.name;
+        const int64_t heads = a.getInt("num_heads"), key = a.getInt("key_dim");
+        const int64_t value = a.getInt("value_dim") > 0 ? a.getInt("value_dim") : key;
+        const int64_t d = ni.inputShapes[0][-1], tq = ni.inputShapes[0][1], tv = ni.inputShapes[1][1];
+        const bool bias = a.getBool("use_bias");
+        const std::string q = nhwcOf(ni.inputs[0]), v = nhwcOf(ni.inputs[1]);
+        size_t k = 0;
+        // Projection p of x to [batch, heads, positions, width] (perm {0, 2, 1, 3}) or, for the
+        // keys, [batch, heads, width, positions] (perm {0, 2, 3, 1}).
+        auto project = [&](const std::string& x, const std::string& what, int64_t width,
+                           const std::vector<int64_t>& perm) {
+            const Tensor& w = param(i, k++);
+            std::string y = fresh(n + "__" + what);
+            add("MatMul", {x, initializer(n + "/" + what + "/kernel", {d, heads * width}, w.data<float>())}, {y},
+                n + "/" + what);
+            if (bias) {
+                const Tensor& b = param(i, k++);
+                std::string yb = fresh(n + "__" + what + "_bias");
+                add("Add", {y, initializer(n + "/" + what + "/bias", {heads * width}, b.data<float>())}, {yb},
+                    n + "/" + what + "/bias");
+                y = yb;
+            }
+            std::string r = fresh(n + "__" + what + "_heads");
+            add("Reshape", {y, initializerI64(n + "/" + what + "/shape", {0, 0, heads, width})}, {r},
+                n + "/" + what + "/split");
+            std::string t = fresh(n + "__" + what + "_t");
+            attrInts(add("Transpose", {r}, {t}, n + "/" + what + "/transpose"), "perm", perm);
+            return t;
+        };
+        const std::string qh = project(q, "query", key, {0, 2, 1, 3});
+        const std::string kh = project(v, "key", key, {0, 2, 3, 1});
+        const std::string vh = project(v, "value", value, {0, 2, 1, 3});
+        std::string scores = fresh(n + "__scores");
+        add("MatMul", {qh, kh}, {scores}, n + "/scores");
+        std::string scaled = fresh(n + "__scaled");
+        add("Mul", {scores, scalar(n + "/scale", 1.0f / std::sqrt(static_cast<float>(key)))}, {scaled}, n + "/scale");
+        if (a.getBool("use_causal_mask")) {
+            std::vector<float> mask(static_cast<size_t>(tq * tv), 0.0f);
+            for (int64_t r = 0; r < tq; ++r)
+                for (int64_t c = r + 1; c < tv; ++c) mask[static_cast<size_t>(r * tv + c)] = -1e9f;
+            std::string masked = fresh(n + "__masked");
+            add("Add", {scaled, initializer(n + "/causal_mask", {tq, tv}, mask.data())}, {masked}, n + "/causal_mask");
+            scaled = masked;
+        }
+        std::string probs = fresh(n + "__weights");
+        attrInt(add("Softmax", {scaled}, {probs}, n + "/softmax"), "axis", -1);
+        std::string heads_out = fresh(n + "__context");
+        add("MatMul", {probs, vh}, {heads_out}, n + "/context");
+        std::string back = fresh(n + "__context_t");
+        attrInts(add("Transpose", {heads_out}, {back}, n + "/context/transpose"), "perm", {0, 2, 1, 3});
+        std::string joined = fresh(n + "__context_joined");
+        add("Reshape", {back, initializerI64(n + "/context/shape", {0, 0, heads * value})}, {joined}, n + "/context/join");
+        const Tensor& wo = param(i, k++);
+        const int64_t e = ni.output[-1];
+        const std::string out = outName(i, false);
+        std::string y = bias ? fresh(n + "__output") : out;
+        add("MatMul", {joined, initializer(n + "/attention_output/kernel", {heads * value, e}, wo.data<float>())}, {y},
+            n + "/attention_output");
+        if (bias) {
+            const Tensor& bo = param(i, k++);
+            add("Add", {y, initializer(n + "/attention_output/bias", {e}, bo.data<float>())}, {out},
+                n + "/attention_output/bias");
+        }
+        return {};
     }
 
     // A plugin operation: one node of its custom domain reading the NHWC input(s) and the

@@ -232,6 +232,12 @@ private:
             return {};
         }
         case OpKind::Dense: {
+            if (info.inputShapes[0].rank() != 2)
+                return Error(ErrorCode::Unsupported, "Dense \"" + n.name + "\" reads a rank-" +
+                                                         std::to_string(info.inputShapes[0].rank()) +
+                                                         " input, which cannot be exported to a SavedModel yet (ONNX export can)")
+                    .withNode(n.name)
+                    .with("what", "Dense on a rank-" + std::to_string(info.inputShapes[0].rank()) + " input");
             std::string y = binary("MatMul", n.name + "/matmul", in(0), param(i, 0));
             if (a.getBool("use_bias"))
                 y = node("BiasAdd", n.name + "/bias", {y, param(i, 1)}, {{"T", attrType(DtFloat)}, {"data_format", attrStr("NHWC")}});

@@ -347,6 +347,8 @@ private:
         std::function<int64_t(size_t)> channelOf;
         const float* src = w.data<float>();
         if (kind == OpKind::Dense) {
+            if (info(i).inputShapes[0].rank() != 2)
+                return unsupported(node.name, node.op, "Dense on a rank-" + std::to_string(info(i).inputShapes[0].rank()) + " input");
             const int64_t nin = w.shape()[0], nout = w.shape()[1];
             channels = nout;
             weights.resize(static_cast<size_t>(w.numel()));

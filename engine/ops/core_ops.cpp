@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Core family: Input, Dense, Dropout, Flatten, Reshape, Embedding — attributes, shape rules,
+// Core family: Input, Dense (along the last axis), Dropout, Flatten, Reshape, Embedding — attributes, shape rules,
 // parameters and CPU kernels.
 #include <cstring>
 
@@ -30,21 +30,28 @@ public:
 };
 
 // ---- Dense -------------------------------------------------------------------------------
+// As in Keras, a sequence [B, T, D] is transformed along its last axis into [B, T, units], one
+// kernel for every position. Images (rank 4) are refused with a hint to flatten them first, the
+// common mistake in a classifier head.
 Result<Shape> denseShape(const ShapeContext& c) {
     const Shape& in = c.inputs[0];
-    if (in.rank() != 2)
-        return shapeError(c, "expects a rank-2 input but got " + in.toString() +
-                                 (in.rank() > 2 ? ": add a Flatten before it" : ""));
-    return Shape{in[0], c.attrs.getInt("units")};
+    if (in.rank() != 2 && in.rank() != 3)
+        return shapeError(c, "expects a rank-2 or rank-3 input but got " + in.toString() +
+                                 (in.rank() > 3 ? ": add a Flatten before it" : ""));
+    std::vector<int64_t> dims = in.dims();
+    dims.back() = c.attrs.getInt("units");
+    return Shape(dims);
 }
 
 std::vector<ParamSpec> denseParams(const ShapeContext& c, const Shape&) {
-    std::vector<ParamSpec> p{{"kernel", Shape{c.inputs[0][1], c.attrs.getInt("units")}, Init::GlorotUniform}};
+    std::vector<ParamSpec> p{{"kernel", Shape{c.inputs[0][-1], c.attrs.getInt("units")}, Init::GlorotUniform}};
     if (c.attrs.getBool("use_bias")) p.push_back({"bias", Shape{c.attrs.getInt("units")}, Init::Zeros});
     return p;
 }
 
-int64_t denseMacs(const ShapeContext& c, const Shape&) { return c.inputs[0][1] * c.attrs.getInt("units"); }
+int64_t denseMacs(const ShapeContext& c, const Shape&) {
+    return c.inputs[0].numelFrom(1) * c.attrs.getInt("units");
+}
 
 class DenseKernel final : public CpuKernel {
 public:
@@ -110,7 +117,8 @@ private:
 };
 
 Result<std::unique_ptr<CpuKernel>> denseKernel(const ShapeContext& c, const Shape& out) {
-    return makeKernel<DenseKernel>(c.inputs[0][0], c.inputs[0][1], out[1], c.attrs.getBool("use_bias"),
+    const int64_t in = c.inputs[0][-1];
+    return makeKernel<DenseKernel>(c.inputs[0].numel() / in, in, out[-1], c.attrs.getBool("use_bias"),
                                    activationFromName(c.attrs.getString("activation")));
 }
 
@@ -281,10 +289,7 @@ std::vector<OpDef> coreOps() {
                     {intsAttr("shape", {}, 0, 1, "shape of one sample, without the batch dimension", true),
                      choiceAttr("dtype", "float32", {"float32", "int32"}, "element type of the fed data")},
                     inputShape, nullptr, nullptr, inputKernel, "A model input fed from the data set"});
-    rows.push_back({OpKind::Dense, "Dense", Category::Core, 1, 1,
-                    {requiredInt("units", 1, "number of output units"), activationAttr(),
-                     boolAttr("use_bias", true, "add a learned bias")},
-                    denseShape, denseParams, denseMacs, denseKernel, "Fully connected layer: y = activation(x·W + b)"});
+    rows.push_back({OpKind::Dense, "Dense", Category::Core, 1, 1, {requiredInt("units", 1, "number of output units"), activationAttr(), boolAttr("use_bias", true, "add a learned bias")}, denseShape, denseParams, denseMacs, denseKernel, "Fully connected layer on the last axis: y = activation(x·W + b)"});
     rows.push_back({OpKind::Dropout, "Dropout", Category::Regularization, 1, 1,
                     {floatAttr("rate", 0.5, 0.0, 0.99, "fraction of inputs set to zero while training"),
                      intsAttr("noise_shape", {}, 0, -1,

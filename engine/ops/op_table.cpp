@@ -50,6 +50,7 @@ constexpr std::array<KindName, kOpKindCount> kNames{{
     {OpKind::HardSwish, "HardSwish"},
     {OpKind::Clip, "Clip"},
     {OpKind::Embedding, "Embedding"},
+    {OpKind::MultiHeadAttention, "MultiHeadAttention"},
     {OpKind::SparseCategoricalCrossentropy, "SparseCategoricalCrossentropy"},
     {OpKind::CategoricalCrossentropy, "CategoricalCrossentropy"},
     {OpKind::BinaryCrossentropy, "BinaryCrossentropy"},
@@ -72,7 +73,7 @@ static_assert(static_cast<int>(OpKind::Plugin) + 1 == kOpKindCount, "kOpKindCoun
 
 std::array<OpDef, kOpKindCount> buildTable() {
     std::vector<OpDef> rows;
-    for (auto family : {coreOps, convOps, imageOps, normOps, mergeOps, activationOps, lossOps, placeholderOps, pluginOps})
+    for (auto family : {coreOps, convOps, imageOps, normOps, mergeOps, activationOps, attentionOps, lossOps, placeholderOps, pluginOps})
         for (auto& row : family()) rows.push_back(std::move(row));
     std::array<OpDef, kOpKindCount> table{};
     std::array<bool, kOpKindCount> filled{};

@@ -56,6 +56,7 @@ enum class OpKind : uint8_t {
     HardSwish,
     Clip,
     Embedding,
+    MultiHeadAttention,
     SparseCategoricalCrossentropy,
     CategoricalCrossentropy,
     BinaryCrossentropy,
@@ -67,7 +68,7 @@ enum class OpKind : uint8_t {
     Placeholder,
     Plugin,
 };
-constexpr int kOpKindCount = 43;
+constexpr int kOpKindCount = 44;
 
 enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss, Plugin };
 const char* categoryName(Category c);
@@ -188,6 +189,7 @@ std::vector<OpDef> imageOps();        // ZeroPadding2D, UpSampling2D, Rescaling
 std::vector<OpDef> normOps();         // BatchNormalization, LayerNormalization, Normalization
 std::vector<OpDef> mergeOps();        // Concatenate, Add, Subtract, Multiply
 std::vector<OpDef> activationOps();   // ReLU ... Softmax, SiLU, HardSigmoid, HardSwish, Clip
+std::vector<OpDef> attentionOps();    // MultiHeadAttention
 std::vector<OpDef> lossOps();         // the losses
 std::vector<OpDef> placeholderOps();  // Placeholder (imported operations Kiln cannot compute)
 std::vector<OpDef> pluginOps();       // Plugin (operations from plugin libraries)

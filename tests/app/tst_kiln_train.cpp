@@ -236,9 +236,9 @@ private slots:
 
     void shapeMismatch() {
         QByteArray nodes =
-            "    {\"name\": \"x\", \"op\": \"Input\", \"attrs\": {\"shape\": [2, 2]}},\n"
+            "    {\"name\": \"x\", \"op\": \"Input\", \"attrs\": {\"shape\": [2, 2, 1]}},\n"
             "    {\"name\": \"fc1\", \"op\": \"Dense\", \"inputs\": [\"x\"], \"attrs\": {\"units\": 2}}";
-        expectBadInput(project(nodes), {QStringLiteral("bad.kiln:6:"), QStringLiteral("Dense \"fc1\" expects a rank-2 input but got [N,2,2]"),
+        expectBadInput(project(nodes), {QStringLiteral("bad.kiln:6:"), QStringLiteral("Dense \"fc1\" expects a rank-2 or rank-3 input but got [N,2,2,1]"),
                                         QStringLiteral("add a Flatten before it")});
     }
 

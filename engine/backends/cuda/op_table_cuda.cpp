@@ -1106,6 +1106,7 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::HardSwish, nullptr, actCuda<OpKind::HardSwish>},
         CudaOpRow{OpKind::Clip, nullptr, clipCuda},
         CudaOpRow{OpKind::Embedding, nullptr, embeddingCuda},
+        std::nullopt,  // MultiHeadAttention: runs on the CPU
         CudaOpRow{OpKind::SparseCategoricalCrossentropy, fromLogits, lossCuda<LossKind::Sparse>},
         CudaOpRow{OpKind::CategoricalCrossentropy, fromLogits, lossCuda<LossKind::Categorical>},
         CudaOpRow{OpKind::BinaryCrossentropy, fromLogits, lossCuda<LossKind::Binary>},

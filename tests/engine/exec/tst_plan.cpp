@@ -701,11 +701,22 @@ private slots:
         QTest::addColumn<QString>("net");
         QTest::newRow("mlp") << "mlp";
         QTest::newRow("cnn") << "cnn";
+        QTest::newRow("attention") << "attention";
     }
     void trainingIsBitIdentical() {
         QFETCH(QString, net);
-        const bool cnn = net == "cnn";
-        const ops::ModelInfo m = buildModel(cnn ? R"([
+        const bool cnn = net == "cnn", attention = net == "attention";
+        const ops::ModelInfo m = buildModel(attention ? R"([
+          {"name": "x", "op": "Input", "attrs": {"shape": [6, 8]}},
+          {"name": "mha", "op": "MultiHeadAttention", "inputs": ["x", "x"],
+           "attrs": {"num_heads": 2, "key_dim": 4, "dropout": 0.2}},
+          {"name": "add", "op": "Add", "inputs": ["x", "mha"]},
+          {"name": "ln", "op": "LayerNormalization", "inputs": ["add"]},
+          {"name": "ff", "op": "Dense", "inputs": ["ln"], "attrs": {"units": 8, "activation": "gelu"}},
+          {"name": "flat", "op": "Flatten", "inputs": ["ff"]},
+          {"name": "logits", "op": "Dense", "inputs": ["flat"], "attrs": {"units": 3}}
+        ])"
+                                            : cnn     ? R"([
           {"name": "image", "op": "Input", "attrs": {"shape": [8, 8, 3]}},
           {"name": "conv", "op": "Conv2D", "inputs": ["image"], "attrs": {"filters": 8, "kernel_size": 3, "padding": "same"}},
           {"name": "bn", "op": "BatchNormalization", "inputs": ["conv"]},
@@ -715,7 +726,7 @@ private slots:
           {"name": "drop", "op": "Dropout", "inputs": ["flat"], "attrs": {"rate": 0.3}},
           {"name": "logits", "op": "Dense", "inputs": ["drop"], "attrs": {"units": 3}}
         ])"
-                                                : R"([
+                                                      : R"([
           {"name": "x", "op": "Input", "attrs": {"shape": [12]}},
           {"name": "h", "op": "Dense", "inputs": ["x"], "attrs": {"units": 96, "activation": "relu"}},
           {"name": "bn", "op": "BatchNormalization", "inputs": ["h"]},
@@ -723,7 +734,8 @@ private slots:
           {"name": "h2", "op": "Dense", "inputs": ["drop"], "attrs": {"units": 64, "activation": "gelu"}},
           {"name": "logits", "op": "Dense", "inputs": ["h2"], "attrs": {"units": 3}}
         ])");
-        const Shape sample = cnn ? Shape{8, 8, 3} : Shape{12};
+        const Shape sample = attention ? Shape{6, 8} : cnn ? Shape{8, 8, 3}
+                                                           : Shape{12};
         auto run = [&](uint64_t seed, int threads, std::vector<double>* losses) {
             ThreadPool pool(threads);
             const std::string training = R"({"epochs": 2, "batch_size": 24, "seed": )" + std::to_string(seed) +

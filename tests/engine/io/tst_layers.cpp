@@ -159,6 +159,30 @@ TrainRun trainGraph(const Graph& g, data::InMemoryDataset set, const char* confi
 
 TrainRun trainGraph(const Graph& g) { return trainGraph(g, images(64, 1), kClassifierConfig); }
 
+// Sequences of 8 token ids from a vocabulary of 10; the label is 1 where ids below 5 outnumber the
+// others, so the class depends on every position.
+data::InMemoryDataset sequences(int64_t n, uint64_t stream) {
+    data::Column x;
+    x.name = "tokens";
+    x.sampleShape = Shape{8};
+    data::Column y;
+    y.name = "label";
+    y.sampleShape = Shape{};
+    for (int64_t i = 0; i < n; ++i) {
+        int low = 0;
+        for (int64_t t = 0; t < 8; ++t) {
+            const float u = rng::uniform(stream, 3, static_cast<uint64_t>(i * 8 + t));
+            const int id = std::min(9, static_cast<int>(u * 10.0f));
+            low += id < 5 ? 1 : 0;
+            x.values.push_back(static_cast<float>(id));
+        }
+        y.values.push_back(low > 4 ? 1.0f : 0.0f);
+    }
+    auto set = data::InMemoryDataset::create(n, {std::move(x), std::move(y)});
+    if (!set.ok()) qFatal("dataset: %s", set.error().toString().c_str());
+    return std::move(set).value();
+}
+
 }  // namespace
 
 class TestLayers : public QObject {
@@ -261,6 +285,62 @@ private slots:
         auto wm = ops::analyzeModel(*wg);
         QVERIFY(!wm.ok());
         QVERIFY2(wm.error().toString().find("ir/add") != std::string::npos, wm.error().toString().c_str());
+    }
+
+    // The Transformer encoder from the library in a small sequence classifier: Embedding,
+    // TransformerEncoder (self-attention: both inputs of its MultiHeadAttention read the layer's
+    // input), Flatten and a softmax Dense. It expands into the documented nodes with Keras-named
+    // attention weights, trains on the CPU with its loss falling, and refuses an input whose
+    // features differ from embed_dim at the residual Add.
+    void bundledTransformerEncoder() {
+        const std::string nodes = R"([
+          {"name": "tokens", "op": "Input", "attrs": {"shape": [8], "dtype": "int32"}},
+          {"name": "embed", "op": "Embedding", "inputs": ["tokens"], "attrs": {"input_dim": 10, "output_dim": 16}},
+          {"name": "encoder", "op": "TransformerEncoder", "inputs": ["embed"],
+           "attrs": {"num_heads": 2, "key_dim": 8, "ff_dim": 32, "dropout": 0.1, "embed_dim": 16}},
+          {"name": "flat", "op": "Flatten", "inputs": ["encoder"]},
+          {"name": "probs", "op": "Dense", "inputs": ["flat"], "attrs": {"units": 2, "activation": "softmax"}}])";
+        Graph g = expanded(projectText("", nodes));
+        QCOMPARE(names(g), (std::vector<std::string>{"tokens", "embed", "encoder/attention", "encoder/attention_dropout",
+                                                     "encoder/attention_add", "encoder/attention_norm", "encoder/ff_hidden",
+                                                     "encoder/ff_output", "encoder/ff_dropout", "encoder/ff_add",
+                                                     "encoder/ff_norm", "flat", "probs"}));
+        QCOMPARE(g.node("encoder/attention")->inputs, (std::vector<std::string>{"embed", "embed"}));
+        QCOMPARE(g.node("encoder/ff_hidden")->attrs.getString("activation"), std::string("relu"));
+        QCOMPARE(g.node("encoder/ff_dropout")->attrs.getFloat("rate"), 0.1);
+        auto m = ops::analyzeModel(g);
+        QVERIFY2(m.ok(), m.ok() ? "" : m.error().toString().c_str());
+        QCOMPARE(m->info("encoder/attention").output, (Shape{-1, 8, 16}));
+        QCOMPARE(m->info("encoder/ff_hidden").output, (Shape{-1, 8, 32}));
+        QCOMPARE(m->info("encoder/ff_norm").output, (Shape{-1, 8, 16}));
+        exec::ParamStore params = exec::ParamStore::create(*m, 3);
+        std::set<std::string> pnames;
+        for (const auto& q : params.params())
+            if (q.name.starts_with("encoder/attention/")) pnames.insert(q.name);
+        QCOMPARE(pnames, (std::set<std::string>{"encoder/attention/query/kernel", "encoder/attention/query/bias",
+                                                "encoder/attention/key/kernel", "encoder/attention/key/bias",
+                                                "encoder/attention/value/kernel", "encoder/attention/value/bias",
+                                                "encoder/attention/attention_output/kernel",
+                                                "encoder/attention/attention_output/bias"}));
+
+        const char* config = R"({"epochs": 8, "batch_size": 16, "seed": 7,
+            "optimizer": {"type": "adam", "learning_rate": 0.005},
+            "loss": {"type": "SparseCategoricalCrossentropy"}})";
+        TrainRun run = trainGraph(g, sequences(128, 1), config);
+        QCOMPARE(run.stepLosses.size(), size_t{64});  // 8 epochs of 128 / 16
+        double first = 0, last = 0;
+        for (size_t i = 0; i < 8; ++i) {
+            first += run.stepLosses[i] / 8;
+            last += run.stepLosses[56 + i] / 8;
+        }
+        qInfo("Transformer encoder classifier: mean loss %.4f in epoch 1, %.4f in epoch 8", first, last);
+        QVERIFY2(std::isfinite(last) && last < 0.7 * first, qPrintable(QString("%1 -> %2").arg(first).arg(last)));
+
+        Error e = expansionError("", R"([
+          {"name": "tokens", "op": "Input", "attrs": {"shape": [8], "dtype": "int32"}},
+          {"name": "embed", "op": "Embedding", "inputs": ["tokens"], "attrs": {"input_dim": 10, "output_dim": 12}},
+          {"name": "encoder", "op": "TransformerEncoder", "inputs": ["embed"], "attrs": {"embed_dim": 16}}])");
+        QVERIFY2(e.toString().find("encoder/ff_add") != std::string::npos, e.toString().c_str());
     }
 
     // Squeeze-and-excitation from the library: the global average, a ReLU bottleneck and a sigmoid

@@ -219,7 +219,7 @@ void applyActivation(Ref& r, const std::string& act, std::vector<double>& v, int
 }
 
 void refDense(Ref& r) {
-    const int64_t rows = r.inShapes[0][0], in = r.inShapes[0][1], units = r.outShape[1];
+    const int64_t in = r.inShapes[0][-1], rows = r.inShapes[0].numel() / in, units = r.outShape[-1];
     const auto& w = r.params[0];
     const bool bias = r.attrs.getBool("use_bias");
     r.out.assign(sz(rows * units), 0.0);
@@ -610,6 +610,73 @@ void refEmbedding(Ref& r) {
 }
 
 constexpr double kProbEps = 1e-7;
+// MultiHeadAttention from its definition, in double: per (batch, head) the projections, the
+// scaled scores, the (causal) softmax over the value positions, the weighted values, and the
+// output projection summed over the heads.
+void refMultiHeadAttention(Ref& r) {
+    const Shape& qs = r.inShapes[0];
+    const Shape& vs = r.inShapes[1];
+    const int64_t nb = qs[0], tq = qs[1], tv = vs[1], d = qs[2];
+    const int64_t heads = r.attrs.getInt("num_heads"), kd = r.attrs.getInt("key_dim");
+    const int64_t vd = r.attrs.getInt("value_dim") > 0 ? r.attrs.getInt("value_dim") : kd;
+    const int64_t e = r.outShape[2];
+    const bool bias = r.attrs.getBool("use_bias"), causal = r.attrs.getBool("use_causal_mask");
+    size_t k = 0;
+    auto next = [&]() -> const std::vector<double>& { return r.params[k++]; };
+    const std::vector<double> none;
+    const auto& wq = next();
+    const auto& bq = bias ? next() : none;
+    const auto& wk = next();
+    const auto& bk = bias ? next() : none;
+    const auto& wv = next();
+    const auto& bv = bias ? next() : none;
+    const auto& wo = next();
+    const auto& bo = bias ? next() : none;
+    // x [n, t, d] · w [d, heads, width] (+ b [heads, width]) -> [n, t, heads, width]
+    auto project = [&](const std::vector<double>& x, int64_t t, const std::vector<double>& w,
+                       const std::vector<double>& b, int64_t width) {
+        std::vector<double> y(sz(nb * t * heads * width));
+        for (int64_t i = 0; i < nb * t; ++i)
+            for (int64_t h = 0; h < heads; ++h)
+                for (int64_t c = 0; c < width; ++c) {
+                    double acc = b.empty() ? 0.0 : b[sz(h * width + c)];
+                    for (int64_t j = 0; j < d; ++j) acc += x[sz(i * d + j)] * w[sz((j * heads + h) * width + c)];
+                    y[sz((i * heads + h) * width + c)] = acc;
+                }
+        return y;
+    };
+    const auto q = project(r.in[0], tq, wq, bq, kd);
+    const auto key = project(r.in[1], tv, wk, bk, kd);
+    const auto val = project(r.in[1], tv, wv, bv, vd);
+    std::vector<double> o(sz(nb * tq * heads * vd), 0.0);
+    for (int64_t b = 0; b < nb; ++b)
+        for (int64_t h = 0; h < heads; ++h)
+            for (int64_t i = 0; i < tq; ++i) {
+                std::vector<double> score(sz(tv));
+                const int64_t valid = causal ? i + 1 : tv;
+                for (int64_t j = 0; j < valid; ++j) {
+                    double dot = 0;
+                    for (int64_t c = 0; c < kd; ++c)
+                        dot += q[sz(((b * tq + i) * heads + h) * kd + c)] * key[sz(((b * tv + j) * heads + h) * kd + c)];
+                    score[sz(j)] = dot / std::sqrt(static_cast<double>(kd));
+                }
+                softmaxRows(score, 1, valid);
+                for (int64_t j = 0; j < valid; ++j)
+                    for (int64_t c = 0; c < vd; ++c)
+                        o[sz(((b * tq + i) * heads + h) * vd + c)] +=
+                            score[sz(j)] * val[sz(((b * tv + j) * heads + h) * vd + c)];
+            }
+    r.out.assign(sz(nb * tq * e), 0.0);
+    for (int64_t i = 0; i < nb * tq; ++i)
+        for (int64_t u = 0; u < e; ++u) {
+            double acc = bo.empty() ? 0.0 : bo[sz(u)];
+            for (int64_t h = 0; h < heads; ++h)
+                for (int64_t c = 0; c < vd; ++c)
+                    acc += o[sz((i * heads + h) * vd + c)] * wo[sz((h * vd + c) * e + u)];
+            r.out[sz(i * e + u)] = acc;
+        }
+}
+
 double clampProb(double p) {
     return std::min(std::max(p, kProbEps), 1.0 - kProbEps);
 }
@@ -779,6 +846,9 @@ void reference(OpKind kind, Ref& r) {
         break;
     case OpKind::Embedding:
         refEmbedding(r);
+        break;
+    case OpKind::MultiHeadAttention:
+        refMultiHeadAttention(r);
         break;
     case OpKind::SparseCategoricalCrossentropy:
     case OpKind::CategoricalCrossentropy:
@@ -1152,9 +1222,25 @@ void TestOpHarness::runValid(int index) {
             QVERIFY2(run.inputs()[k].equals(x[k]),
                      qPrintable(q(mode + ": forward modified input " + std::to_string(k))));
         const double rate = c.kind == OpKind::Dropout ? attrs->getFloat("rate") : 0.0;
+        const bool attentionDropout =
+            c.kind == OpKind::MultiHeadAttention && training && attrs->getFloat("dropout") > 0;
         if (c.kind == OpKind::Dropout && training && rate > 0) {
             checkDropoutTraining(c, *attrs, run, x[0]);
             if (QTest::currentTestFailed()) return;
+        } else if (attentionDropout) {
+            // Dropped attention weights: not the reference's output, the same for the same step,
+            // another for the next step. (Inference, below, matches the reference; the gradients
+            // are checked with the mask of one step.)
+            const std::vector<float> first(run.out(), run.out() + outFloats);
+            std::string bad = firstMismatch(run.out(), want.out, kRefRtol, kRefAtol, "dropped");
+            QVERIFY2(!bad.empty(), "attention dropout changed nothing while training");
+            QVERIFY(run.forward(x, p, true).ok());
+            QVERIFY(std::equal(first.begin(), first.end(), run.out()));
+            run.setStep(kStep + 1);
+            QVERIFY(run.forward(x, p, true).ok());
+            run.setStep(kStep);
+            QVERIFY2(!std::equal(first.begin(), first.end(), run.out()), "the attention mask did not change with the step");
+            QVERIFY(run.forward(x, p, true).ok());
         } else {
             std::string bad = firstMismatch(run.out(), want.out, kRefRtol, kRefAtol, mode + " output");
             QVERIFY2(bad.empty(), qPrintable(q(bad)));
@@ -1355,7 +1441,10 @@ void TestOpHarness::checkGradients(const OpCase& c, Runner& run, const std::vect
         bool linearOp = c.kind == OpKind::Conv2D || c.kind == OpKind::DepthwiseConv2D || c.kind == OpKind::Dense;
         for (const auto& [name, value] : c.attrs)
             if (name == "activation" && std::get<std::string>(value) != "linear") linearOp = false;
-        const double step = linearOp ? 2e-2 : kFdEps;
+        // Attention sums many float32 products before and after its softmax; a step of 1e-2 keeps
+        // that rounding noise well below the tolerance while the truncation error stays small.
+        const double step = linearOp ? 2e-2 : c.kind == OpKind::MultiHeadAttention ? 1e-2
+                                                                                   : kFdEps;
         for (size_t i : elements) {
             const float v = target[i];
             const float hi = static_cast<float>(v + step), lo = static_cast<float>(v - step);

@@ -120,7 +120,8 @@ private slots:
             if (def.kind != kiln::engine::ops::OpKind::Placeholder && def.kind != kiln::engine::ops::OpKind::Plugin)
                 QVERIFY2(ops.contains(QString::fromUtf8(def.name.data(), int(def.name.size()))), def.name.data());
         // The former templates are bundled layers.
-        for (const char* layer : {"ConvBNReLU", "ResidualBlock", "TwoTower"}) QVERIFY2(ops.contains(layer), layer);
+        for (const char* layer : {"ConvBNReLU", "ResidualBlock", "TwoTower", "TransformerEncoder"})
+            QVERIFY2(ops.contains(layer), layer);
         QCOMPARE(m->rowCount(), 10);  // nine categories (no Plugins without plugins) and the layers
         // Typing in the search field filters recursively.
         QTest::keyClicks(palette.searchField(), "pool");
