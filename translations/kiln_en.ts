@@ -1195,6 +1195,26 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>--int8-io needs the tflite format</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>kiln-import: could not start the process that reads %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-import: %1: reading the model did not finish within %2 s; the file is probably damaged (the HDF5 library does not stop on some damage). --timeout SECONDS sets the limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-import: %1: the HDF5 library crashed reading the model; the file is damaged</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seconds a Keras model (read with the HDF5 library) may take before it counts as damaged (default %1; 0: no limit).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--timeout must be a whole number of seconds from 0 to %1, not &quot;%2&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>

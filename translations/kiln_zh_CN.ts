@@ -1199,6 +1199,26 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>--int8-io needs the tflite format</source>
         <translation>--int8-io 需要 tflite 格式</translation>
     </message>
+    <message>
+        <source>kiln-import: could not start the process that reads %1: %2</source>
+        <translation>kiln-import：无法启动读取 %1 的进程：%2</translation>
+    </message>
+    <message>
+        <source>kiln-import: %1: reading the model did not finish within %2 s; the file is probably damaged (the HDF5 library does not stop on some damage). --timeout SECONDS sets the limit</source>
+        <translation>kiln-import：%1：读取模型未能在 %2 秒内完成；文件可能已损坏（HDF5 库遇到某些损坏时不会停止）。可用 --timeout SECONDS 设置时限</translation>
+    </message>
+    <message>
+        <source>kiln-import: %1: the HDF5 library crashed reading the model; the file is damaged</source>
+        <translation>kiln-import：%1：HDF5 库在读取模型时崩溃；文件已损坏</translation>
+    </message>
+    <message>
+        <source>Seconds a Keras model (read with the HDF5 library) may take before it counts as damaged (default %1; 0: no limit).</source>
+        <translation>读取 Keras 模型（由 HDF5 库读取）允许的秒数，超时即视为文件损坏（默认 %1；0 表示不限时）。</translation>
+    </message>
+    <message>
+        <source>--timeout must be a whole number of seconds from 0 to %1, not &quot;%2&quot;</source>
+        <translation>--timeout 必须是 0 到 %1 之间的整数秒数，而不是“%2”</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
