@@ -346,7 +346,10 @@ void SampleFilterProxy::setClassFilter(int64_t trueClass, int64_t predicted) {
     if (trueClass == m_true && predicted == m_predicted) return;
     m_true = trueClass;
     m_predicted = predicted;
-    invalidateFilter();
+    // A class filter keeps or drops thousands of scattered rows at once. invalidateFilter() would
+    // announce each run of dropped rows separately (one signal pair per gap, each moving the whole
+    // row mapping); invalidate() rebuilds the mapping once, as one layout change.
+    invalidate();
 }
 
 bool SampleFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex&) const {
