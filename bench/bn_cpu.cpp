@@ -43,9 +43,11 @@ const Layer kLayers[] = {
 };
 
 const char* kUsage =
-    "usage: bn_cpu [--reps N] [--warm]\n"
-    "  --reps N   calls per pass, the fastest counts (default 20)\n"
-    "  --warm     do not evict the caches between calls\n"
+    "usage: bn_cpu [--reps N] [--warm] [--mask-from-output]\n"
+    "  --reps N             calls per pass, the fastest counts (default 20)\n"
+    "  --warm               do not evict the caches between calls\n"
+    "  --mask-from-output   backward of a folded ReLU reads the output for its mask, also\n"
+    "                       without a residual (the plan takes it from x there)\n"
     "KILN_CPU_ISA=avx2 forces the AVX2 kernels on an AVX-512 machine.\n";
 
 double now() {
@@ -57,7 +59,7 @@ double now() {
 
 int main(int argc, char** argv) {
     int reps = 20;
-    bool warm = false;
+    bool warm = false, maskFromOutput = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -66,6 +68,8 @@ int main(int argc, char** argv) {
         }
         if (a == "--warm") {
             warm = true;
+        } else if (a == "--mask-from-output") {
+            maskFromOutput = true;
         } else if (a == "--reps" && i + 1 < argc) {
             char* end = nullptr;
             const long v = std::strtol(argv[++i], &end, 10);
@@ -81,8 +85,9 @@ int main(int argc, char** argv) {
     }
     ThreadPool pool(1);
     std::vector<char> evict(warm ? 0 : size_t(64) << 20);
-    std::printf("Kiln batch normalisation: %s, 1 thread, best of %d calls (thread CPU time, caches %s)\n",
-                std::string(cpuIsaName(cpuIsa())).c_str(), reps, warm ? "warm" : "evicted");
+    std::printf("Kiln batch normalisation: %s, 1 thread, best of %d calls (thread CPU time, caches %s%s)\n",
+                std::string(cpuIsaName(cpuIsa())).c_str(), reps, warm ? "warm" : "evicted",
+                maskFromOutput ? ", ReLU mask from the output" : "");
     std::printf("%-12s %6s %3s %-10s  %10s  %10s\n", "layer", "rows", "c", "fused", "forward ms", "backward ms");
     double total[2] = {0, 0};
     for (const Layer& l : kLayers) {
@@ -103,7 +108,7 @@ int main(int argc, char** argv) {
         bwd.relu = l.relu;
         bwd.out = y.data();
         bwd.overwriteDx = true;
-        bwd.maskFromInput = l.relu && !l.residual;
+        bwd.maskFromInput = l.relu && !l.residual && !maskFromOutput;
         bwd.beta = beta.data();
         if (l.residual) {
             bwd.dResidual = dres.data();
