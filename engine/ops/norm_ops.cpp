@@ -82,6 +82,8 @@ public:
         fusion.relu = m_relu;
         fusion.out = io.out;
         fusion.overwriteDx = overwritesGrad(io, 0);
+        fusion.maskFromInput = m_relu && !m_residual;  // training backward only; the others read out
+        fusion.beta = io.params[1];
         if (m_residual) {
             fusion.dResidual = io.dIn[1];
             fusion.overwriteResidual = overwritesGrad(io, 1);

@@ -42,6 +42,13 @@ struct BatchNormFusion {
     const float* residual = nullptr;
     float* dResidual = nullptr;
     bool overwriteResidual = false;
+    // batchNormBackwardTraining with relu and no residual: take the ReLU's mask from x instead of
+    // reading `out`. The backward pass reads x anyway, and (x - mean) * (invStd * gamma) + beta is
+    // forward's pre-activation bit for bit, so the gradients are the same and one tensor fewer is
+    // read twice. `beta` is the layer's beta as forward used it (null: 0). The other backward
+    // functions read `out`.
+    bool maskFromInput = false;
+    const float* beta = nullptr;
 };
 
 // Training-mode forward: batch statistics per channel, y = (x - mean) * invStd * gamma + beta

@@ -19,6 +19,9 @@
 
 // GCC notes that passing 64-byte vector types by value depends on the ISA; the helpers are local.
 #pragma GCC diagnostic ignored "-Wpsabi"
+// GCC 12 flags a vector inside avx512fintrin.h as maybe uninitialised once relu() is inlined
+// into the row loops (a false positive, as for Eigen's intrinsics in normalization.cpp).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace kiln::engine::kernels::KILN_ISA_NS {
 namespace {
@@ -133,6 +136,21 @@ inline void sumInDouble(const Vf& v, Vd& acc) {
     }
 }
 
+// a * b + c with one rounding, lane by lane. Forward computes its pre-activation with it and
+// backward recomputes the same value from x (BatchNormFusion::maskFromInput), so the two agree bit
+// for bit whatever the compiler would otherwise contract.
+inline Vf fmadd(const Vf& a, const Vf& b, const Vf& c) {
+    Vf r;
+    for (int k = 0; k < kParts; ++k) {
+#if defined(__AVX512F__)
+        r.p[k] = _mm512_fmadd_ps(a.p[k], b.p[k], c.p[k]);
+#else
+        r.p[k] = _mm256_fmadd_ps(a.p[k], b.p[k], c.p[k]);
+#endif
+    }
+    return r;
+}
+
 // One AVX-512 register of floats; the per-block accumulators (doubles) live on the stack.
 constexpr int64_t kChannelBlock = 16;
 // Batch-norm reductions over many rows and few channels also split the rows into at most this
@@ -143,6 +161,14 @@ constexpr int64_t kChannelBlock = 16;
 constexpr int64_t kMaxRowChunks = 16;
 constexpr int64_t kMinChunkRows = 256;
 constexpr int64_t kMaxChunkedChannels = 256;
+// The passes below walk rows in runs of kFloatRun and, within a run, every channel block of the
+// range they were given (at most kMaxBlocks): a run of rows is one contiguous stretch of memory,
+// so wide rows (c = 32, 64, ...) stream instead of being swept once per block at a stride of c.
+constexpr int64_t kMaxBlocks = kMaxChunkedChannels / kChannelBlock;
+// Rows summed in float before a partial sum joins the double accumulators: 16 products change a
+// float sum by at most about 16 ulp, far below what a double total then keeps, and the float
+// adds cost a sixth of the conversions and double adds they replace.
+constexpr int64_t kFloatRun = 16;
 
 // Runs fn(c0, c1) over channel blocks in parallel.
 template <typename Fn>
@@ -158,134 +184,218 @@ int64_t rowChunks(int64_t rows, int64_t c) {
     return std::max<int64_t>(1, std::min(kMaxRowChunks, rows / kMinChunkRows));
 }
 
-// Runs fn(k, r0, r1, c0, c1) for every row chunk k and channel block, in parallel over chunks:
-// one task reads whole rows, so neighbouring channel blocks share its cache lines. With
+// Runs fn(k, r0, r1) for every row chunk k (all channels), in parallel over chunks. With
 // `reverse`, each task walks its chunks last to first: a second pass over the data (same chunk
 // count, so the same static split) then starts with what the first pass left in cache.
 template <typename Fn>
-void forChunks(int64_t rows, int64_t c, int64_t chunks, bool reverse, ThreadPool& pool, Fn&& fn) {
+void forChunks(int64_t rows, int64_t chunks, bool reverse, ThreadPool& pool, Fn&& fn) {
     pool.parallelFor(chunks, 1, [&](int64_t k0, int64_t k1) {
         for (int64_t i = k0; i < k1; ++i) {
             const int64_t k = reverse ? k0 + k1 - 1 - i : i;
-            for (int64_t c0 = 0; c0 < c; c0 += kChannelBlock)
-                fn(k, rows * k / chunks, rows * (k + 1) / chunks, c0, std::min(c, c0 + kChannelBlock));
+            fn(k, rows * k / chunks, rows * (k + 1) / chunks);
         }
     });
 }
 
-// y = (x - mean) * scale + shift per channel, where scale = invStd*gamma, plus res[r, :] with
-// kRes, then max(y, 0) with kRelu; parallel over rows.
-template <bool kFull, bool kRelu, bool kRes>
-void normalizeBlockAs(int64_t r0, int64_t r1, int64_t c, int64_t c0, int64_t nb, const float* x,
-                      const float* gamma, const float* beta, const float* mean, const float* invStd,
-                      const float* res, float* y) {
-    const Vf m = blockOf(mean + c0, nb);
-    Vf s = blockOf(invStd + c0, nb);
-    if (gamma) s *= blockOf(gamma + c0, nb);
-    const Vf b = beta ? blockOf(beta + c0, nb) : Vf{};
-    for (int64_t r = r0; r < r1; ++r) {
-        Vf v = (loadBlock<kFull>(x + r * c + c0, nb) - m) * s + b;
-        if constexpr (kRes) v = v + loadBlock<kFull>(res + r * c + c0, nb);
-        storeBlock<kFull>(y + r * c + c0, kRelu ? relu(v) : v, nb);
+// fn(ra, rb) for rows [r0, r1) in runs of kFloatRun starting at r0.
+template <typename Fn>
+inline void forRuns(int64_t r0, int64_t r1, Fn&& fn) {
+    for (int64_t r = r0; r < r1; r += kFloatRun) fn(r, std::min(r1, r + kFloatRun));
+}
+
+// The channel blocks of a range [c0, c1) with c0 a multiple of 16: `full` blocks of 16 and a last
+// one of `tail` channels (0: none). fn(b, kFull) per block, kFull a std::bool_constant.
+struct BlockRange {
+    int64_t c0, full, tail;
+    BlockRange(int64_t first, int64_t last)
+        : c0(first), full((last - first) / kChannelBlock), tail((last - first) % kChannelBlock) {}
+    int64_t count() const { return full + (tail ? 1 : 0); }
+    template <typename Fn>
+    void each(Fn&& fn) const {
+        for (int64_t b = 0; b < full; ++b) fn(b, std::true_type{});
+        if (tail) fn(full, std::false_type{});
     }
-}
-template <bool kFull>
-void normalizeBlock(int64_t r0, int64_t r1, int64_t c, int64_t c0, int64_t nb, const float* x,
-                    const float* gamma, const float* beta, const float* mean, const float* invStd, float* y,
-                    const BatchNormFusion& fusion) {
-    const float* res = fusion.residual;
-    if (fusion.relu && res)
-        normalizeBlockAs<kFull, true, true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
-    else if (fusion.relu)
-        normalizeBlockAs<kFull, true, false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
-    else if (res)
-        normalizeBlockAs<kFull, false, true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
-    else
-        normalizeBlockAs<kFull, false, false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, res, y);
-}
+    // Per-channel values of block b as a vector (lanes past the range are 0).
+    Vf of(const float* perChannel, int64_t b) const {
+        return loadN(perChannel + c0 + b * kChannelBlock, b < full ? kChannelBlock : tail);
+    }
+};
 
-void normalizeRows(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
-                   const float* mean, const float* invStd, float* y, const BatchNormFusion& fusion,
-                   ThreadPool& pool) {
-    pool.parallelFor(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(c, 1)), [&](int64_t r0, int64_t r1) {
-        for (int64_t c0 = 0; c0 < c; c0 += kChannelBlock) {
-            const int64_t nb = std::min(kChannelBlock, c - c0);
-            if (nb == kChannelBlock)
-                normalizeBlock<true>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y, fusion);
-            else
-                normalizeBlock<false>(r0, r1, c, c0, nb, x, gamma, beta, mean, invStd, y, fusion);
-        }
-    });
-}
-
-// Rows summed in float before a partial sum joins the double accumulators: 16 products change a
-// float sum by at most about 16 ulp, far below what a double total then keeps, and the float
-// adds cost a sixth of the conversions and double adds they replace.
-constexpr int64_t kFloatRun = 16;
-
-
-// Mean and sum of squared deviations of channels [c0, c0 + nb) over rows [r0, r1): two passes
-// over the (cache-resident) chunk, each lane summing its rows in order, in runs of kFloatRun rows
-// summed in float and then added in double.
-template <bool kFull>
-void chunkMoments(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0, int64_t nb, double* mean,
+// Mean and sum of squared deviations of channels [c0, c1) (at most kMaxBlocks blocks) over rows
+// [r0, r1) (a chunk, in L2 for its second sweep), into mean[j] and m2[j] for channel c0 + j: two
+// sweeps, the sums, then the squares of the deviations from the mean rounded to float, each lane
+// summing its rows in order in runs of kFloatRun rows in float, then in double.
+void rangeMoments(const float* x, int64_t c, int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* mean,
                   double* m2) {
-    Vd sum = {};
-    for (int64_t r = r0; r < r1;) {
-        const int64_t end = std::min(r1, r + kFloatRun);
-        Vf run = {};
-        for (; r < end; ++r) run += loadBlock<kFull>(x + r * c + c0, nb);
-        sumInDouble(run, sum);
-    }
+    const BlockRange br(c0, c1);
+    Vd sum[kMaxBlocks], sq[kMaxBlocks];
+    for (int64_t b = 0; b < br.count(); ++b) sum[b] = sq[b] = Vd{};
+    forRuns(r0, r1, [&](int64_t ra, int64_t rb) {
+        br.each([&](int64_t b, auto full) {
+            const float* p = x + c0 + b * kChannelBlock;
+            Vf run = {};
+            for (int64_t r = ra; r < rb; ++r) run += loadBlock<full()>(p + r * c, br.tail);
+            sumInDouble(run, sum[b]);
+        });
+    });
     const double n = static_cast<double>(r1 - r0);
     // The deviations are taken from the mean rounded to float; the sum of squares is corrected
     // for that rounding below (sum (x - m)^2 = sum (x - mf)^2 - n (m - mf)^2).
-    alignas(64) float mfLanes[16];
-    for (int64_t j = 0; j < 16; ++j) mfLanes[j] = static_cast<float>(sum[j] / n);
-    const Vf mf = load16(mfLanes);
-    Vd sq = {};
-    for (int64_t r = r0; r < r1;) {
-        const int64_t end = std::min(r1, r + kFloatRun);
-        Vf run = {};
-        for (; r < end; ++r) {
-            const Vf d = loadBlock<kFull>(x + r * c + c0, nb) - mf;
-            run += d * d;
-        }
-        sumInDouble(run, sq);
-    }
-    for (int64_t j = 0; j < nb; ++j) {
-        const double mu = sum[j] / n;
-        const double e = mu - static_cast<double>(mfLanes[j]);
+    alignas(64) float mf[kMaxBlocks * kChannelBlock];
+    for (int64_t j = 0; j < br.count() * kChannelBlock; ++j)
+        mf[j] = static_cast<float>(sum[j / kChannelBlock][j % kChannelBlock] / n);
+    forRuns(r0, r1, [&](int64_t ra, int64_t rb) {
+        br.each([&](int64_t b, auto full) {
+            const float* p = x + c0 + b * kChannelBlock;
+            const Vf m = load16(mf + b * kChannelBlock);
+            Vf run = {};
+            for (int64_t r = ra; r < rb; ++r) {
+                const Vf d = loadBlock<full()>(p + r * c, br.tail) - m;
+                run += d * d;
+            }
+            sumInDouble(run, sq[b]);
+        });
+    });
+    for (int64_t j = 0; j < c1 - c0; ++j) {
+        const double mu = sum[j / kChannelBlock][j % kChannelBlock] / n;
+        const double e = mu - static_cast<double>(mf[j]);
         mean[j] = mu;
-        m2[j] = std::max(0.0, sq[j] - n * e * e);
+        m2[j] = std::max(0.0, sq[j / kChannelBlock][j % kChannelBlock] - n * e * e);
     }
 }
 
-// sum(dy) and sum(dy * xhat) of channels [c0, c0 + nb) over rows [r0, r1): runs of kFloatRun rows
-// in float, added in double.
-// With kMasked, dy counts only where the forward output `out` is positive (a fused ReLU).
-template <bool kFull, bool kMasked>
-void chunkGradSums(const float* x, const float* dy, const float* out, int64_t c, int64_t r0, int64_t r1,
-                   int64_t c0, int64_t nb, const float* mean, const float* inv, double* sdyOut, double* sdyxOut) {
-    const Vf m = blockOf(mean + c0, nb), iv = blockOf(inv + c0, nb);
-    Vd sdy = {}, sdyx = {};
-    for (int64_t r = r0; r < r1;) {
-        const int64_t end = std::min(r1, r + kFloatRun);
-        Vf runDy = {}, runDyx = {};
-        for (; r < end; ++r) {
-            const Vf xhat = (loadBlock<kFull>(x + r * c + c0, nb) - m) * iv;
-            Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
-            if constexpr (kMasked) d = wherePositive(loadBlock<kFull>(out + r * c + c0, nb), d);
-            runDy += d;
-            runDyx += d * xhat;
+// y = (x - mean) * scale + shift per channel over rows [r0, r1) and channels [c0, c1) (at most
+// kMaxBlocks blocks), where scale = invStd*gamma, plus res[r, :] with kRes, then max(y, 0) with
+// kRelu.
+template <bool kRelu, bool kRes>
+void normalizeRange(int64_t r0, int64_t r1, int64_t c, int64_t c0, int64_t c1, const float* x,
+                    const float* gamma, const float* beta, const float* mean, const float* invStd,
+                    const float* res, float* y) {
+    const BlockRange br(c0, c1);
+    Vf m[kMaxBlocks], s[kMaxBlocks], sh[kMaxBlocks];
+    for (int64_t b = 0; b < br.count(); ++b) {
+        m[b] = br.of(mean, b);
+        s[b] = br.of(invStd, b);
+        if (gamma) s[b] *= br.of(gamma, b);
+        sh[b] = beta ? br.of(beta, b) : Vf{};
+    }
+    forRuns(r0, r1, [&](int64_t ra, int64_t rb) {
+        br.each([&](int64_t b, auto full) {
+            const int64_t off = c0 + b * kChannelBlock;
+            const Vf mb = m[b], sb = s[b], hb = sh[b];
+            for (int64_t r = ra; r < rb; ++r) {
+                Vf v = fmadd(loadBlock<full()>(x + r * c + off, br.tail) - mb, sb, hb);
+                if constexpr (kRes) v = v + loadBlock<full()>(res + r * c + off, br.tail);
+                storeBlock<full()>(y + r * c + off, kRelu ? relu(v) : v, br.tail);
+            }
+        });
+    });
+}
+
+// normalizeRange over all channels, in ranges of at most kMaxBlocks blocks.
+void normalizeRows(int64_t r0, int64_t r1, int64_t c, const float* x, const float* gamma, const float* beta,
+                   const float* mean, const float* invStd, float* y, const BatchNormFusion& fusion) {
+    const float* res = fusion.residual;
+    for (int64_t c0 = 0; c0 < c; c0 += kMaxChunkedChannels) {
+        const int64_t c1 = std::min(c, c0 + kMaxChunkedChannels);
+        if (fusion.relu && res)
+            normalizeRange<true, true>(r0, r1, c, c0, c1, x, gamma, beta, mean, invStd, res, y);
+        else if (fusion.relu)
+            normalizeRange<true, false>(r0, r1, c, c0, c1, x, gamma, beta, mean, invStd, res, y);
+        else if (res)
+            normalizeRange<false, true>(r0, r1, c, c0, c1, x, gamma, beta, mean, invStd, res, y);
+        else
+            normalizeRange<false, false>(r0, r1, c, c0, c1, x, gamma, beta, mean, invStd, res, y);
+    }
+}
+
+// What the backward passes read per channel block: the batch statistics and, for a mask taken from
+// x, forward's scale and shift.
+struct GradConsts {
+    Vf m[kMaxBlocks], iv[kMaxBlocks], s[kMaxBlocks], sh[kMaxBlocks];
+    GradConsts(const BlockRange& br, const float* mean, const float* invStd, const float* gamma, const float* beta,
+               bool maskFromInput) {
+        for (int64_t b = 0; b < br.count(); ++b) {
+            m[b] = br.of(mean, b);
+            iv[b] = br.of(invStd, b);
+            if (maskFromInput) {  // as normalizeRange computes them
+                s[b] = gamma ? iv[b] * br.of(gamma, b) : iv[b];
+                sh[b] = beta ? br.of(beta, b) : Vf{};
+            }
         }
-        sumInDouble(runDy, sdy);
-        sumInDouble(runDyx, sdyx);
     }
-    for (int64_t j = 0; j < nb; ++j) {
-        sdyOut[j] = sdy[j];
-        sdyxOut[j] = sdyx[j];
+};
+
+// The output gradient of rows r of block b as batch norm sees it: dy, masked by a fused ReLU
+// (kMask 1: where `out` is positive; 2: where forward's pre-activation, recomputed from t = x -
+// mean, is positive).
+template <int kMask, bool kFull>
+inline Vf maskedGrad(const float* dy, const float* out, int64_t i, int64_t tail, const Vf& t, const GradConsts& k,
+                     int64_t b) {
+    const Vf d = loadBlock<kFull>(dy + i, tail);
+    if constexpr (kMask == 1) return wherePositive(loadBlock<kFull>(out + i, tail), d);
+    if constexpr (kMask == 2) return wherePositive(fmadd(t, k.s[b], k.sh[b]), d);
+    return d;
+}
+
+// sum(dy) and sum(dy * xhat) of channels [c0, c1) (at most kMaxBlocks blocks) over rows [r0, r1),
+// into sdyOut[j] and sdyxOut[j] for channel c0 + j: runs of kFloatRun rows in float, added in
+// double.
+template <int kMask>
+void rangeGradSums(const float* x, const float* dy, const float* out, int64_t c, int64_t r0, int64_t r1,
+                   const BlockRange& br, const GradConsts& k, double* sdyOut, double* sdyxOut) {
+    Vd sdy[kMaxBlocks], sdyx[kMaxBlocks];
+    for (int64_t b = 0; b < br.count(); ++b) sdy[b] = sdyx[b] = Vd{};
+    forRuns(r0, r1, [&](int64_t ra, int64_t rb) {
+        br.each([&](int64_t b, auto full) {
+            const int64_t off = br.c0 + b * kChannelBlock;
+            const Vf mb = k.m[b], ivb = k.iv[b];
+            Vf runDy = {}, runDyx = {};
+            for (int64_t r = ra; r < rb; ++r) {
+                const Vf t = loadBlock<full()>(x + r * c + off, br.tail) - mb;
+                const Vf xhat = t * ivb;
+                const Vf d = maskedGrad<kMask, full()>(dy, out, r * c + off, br.tail, t, k, b);
+                runDy += d;
+                runDyx += d * xhat;
+            }
+            sumInDouble(runDy, sdy[b]);
+            sumInDouble(runDyx, sdyx[b]);
+        });
+    });
+    for (int64_t j = 0; j < br.full * kChannelBlock + br.tail; ++j) {
+        sdyOut[j] = sdy[j / kChannelBlock][j % kChannelBlock];
+        sdyxOut[j] = sdyx[j / kChannelBlock][j % kChannelBlock];
     }
+}
+
+// dx = gamma * invStd * (d - mean(d) - xhat * mean(d * xhat)) over rows [r0, r1) and the
+// channels of br, = with kOverwrite, else +=; with kRes 1 / 2 the masked gradient d is also
+// stored to / added to dres first (they may alias).
+template <int kMask, bool kOverwrite, int kRes>
+void rangeApplyDx(const float* x, const float* dy, const float* out, int64_t c, int64_t r0, int64_t r1,
+                  const BlockRange& br, const GradConsts& k, const Vf* scale, const Vf* mdy, const Vf* mdyx,
+                  float* dx, float* dres) {
+    forRuns(r0, r1, [&](int64_t ra, int64_t rb) {
+        br.each([&](int64_t b, auto full) {
+            const int64_t off = br.c0 + b * kChannelBlock;
+            const Vf mb = k.m[b], ivb = k.iv[b], sb = scale[b], mdyb = mdy[b], mdyxb = mdyx[b];
+            for (int64_t r = ra; r < rb; ++r) {
+                const int64_t i = r * c + off;
+                const Vf t = loadBlock<full()>(x + i, br.tail) - mb;
+                const Vf xhat = t * ivb;
+                const Vf d = maskedGrad<kMask, full()>(dy, out, i, br.tail, t, k, b);
+                if constexpr (kRes == 1) storeBlock<full()>(dres + i, d, br.tail);
+                if constexpr (kRes == 2) storeBlock<full()>(dres + i, loadBlock<full()>(dres + i, br.tail) + d, br.tail);
+                if (dx) {
+                    const Vf g = sb * (d - mdyb - xhat * mdyxb);
+                    if constexpr (kOverwrite)
+                        storeBlock<full()>(dx + i, g, br.tail);
+                    else
+                        storeBlock<full()>(dx + i, loadBlock<full()>(dx + i, br.tail) + g, br.tail);
+                }
+            }
+        });
+    });
 }
 
 }  // namespace
@@ -309,45 +419,34 @@ void batchNormForwardTraining(int64_t rows, int64_t c, const float* x, const flo
     if (chunks == 1) {
         forChannelBlocks(c, pool, [&](int64_t c0, int64_t c1) {
             double mean[kChannelBlock], m2[kChannelBlock];
-            if (c1 - c0 == kChannelBlock)
-                chunkMoments<true>(x, c, 0, rows, c0, kChannelBlock, mean, m2);
-            else
-                chunkMoments<false>(x, c, 0, rows, c0, c1 - c0, mean, m2);
+            rangeMoments(x, c, 0, rows, c0, c1, mean, m2);
             for (int64_t j = 0; j < c1 - c0; ++j) finish(c0 + j, mean[j], m2[j] / static_cast<double>(rows));
         });
-    } else {
-        // Per-chunk moments, combined in chunk order with the pairwise update of Chan et al.
-        double mean[kMaxRowChunks * kMaxChunkedChannels], m2[kMaxRowChunks * kMaxChunkedChannels];
-        forChunks(rows, c, chunks, false, pool,
-                  [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-                      double* mk = mean + k * c + c0;
-                      double* qk = m2 + k * c + c0;
-                      if (c1 - c0 == kChannelBlock)
-                          chunkMoments<true>(x, c, r0, r1, c0, kChannelBlock, mk, qk);
-                      else
-                          chunkMoments<false>(x, c, r0, r1, c0, c1 - c0, mk, qk);
-                  });
-        for (int64_t ci = 0; ci < c; ++ci) {
-            double n = static_cast<double>(rows / chunks), mu = mean[ci], q = m2[ci];
-            for (int64_t k = 1; k < chunks; ++k) {
-                const double nb = static_cast<double>(rows * (k + 1) / chunks - rows * k / chunks);
-                const double na = static_cast<double>(rows * k / chunks);
-                const double d = mean[k * c + ci] - mu;
-                n = na + nb;
-                mu += d * (nb / n);
-                q += m2[k * c + ci] + d * d * (na * nb / n);
-            }
-            finish(ci, mu, q / static_cast<double>(rows));
-        }
-        forChunks(rows, c, chunks, true, pool, [&](int64_t, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-            if (c1 - c0 == kChannelBlock)
-                normalizeBlock<true>(r0, r1, c, c0, kChannelBlock, x, gamma, beta, saveMean, saveInvStd, y, fusion);
-            else
-                normalizeBlock<false>(r0, r1, c, c0, c1 - c0, x, gamma, beta, saveMean, saveInvStd, y, fusion);
+        pool.parallelFor(rows, std::max<int64_t>(1, 4096 / c), [&](int64_t r0, int64_t r1) {
+            normalizeRows(r0, r1, c, x, gamma, beta, saveMean, saveInvStd, y, fusion);
         });
         return;
     }
-    normalizeRows(rows, c, x, gamma, beta, saveMean, saveInvStd, y, fusion, pool);
+    // Per-chunk moments, combined in chunk order with the pairwise update of Chan et al.
+    double mean[kMaxRowChunks * kMaxChunkedChannels], m2[kMaxRowChunks * kMaxChunkedChannels];
+    forChunks(rows, chunks, false, pool, [&](int64_t k, int64_t r0, int64_t r1) {
+        rangeMoments(x, c, r0, r1, 0, c, mean + k * c, m2 + k * c);
+    });
+    for (int64_t ci = 0; ci < c; ++ci) {
+        double n = static_cast<double>(rows / chunks), mu = mean[ci], q = m2[ci];
+        for (int64_t k = 1; k < chunks; ++k) {
+            const double nb = static_cast<double>(rows * (k + 1) / chunks - rows * k / chunks);
+            const double na = static_cast<double>(rows * k / chunks);
+            const double d = mean[k * c + ci] - mu;
+            n = na + nb;
+            mu += d * (nb / n);
+            q += m2[k * c + ci] + d * d * (na * nb / n);
+        }
+        finish(ci, mu, q / static_cast<double>(rows));
+    }
+    forChunks(rows, chunks, true, pool, [&](int64_t, int64_t r0, int64_t r1) {
+        normalizeRows(r0, r1, c, x, gamma, beta, saveMean, saveInvStd, y, fusion);
+    });
 }
 
 void batchNormForwardInference(int64_t rows, int64_t c, const float* x, const float* gamma, const float* beta,
@@ -373,100 +472,86 @@ void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const fl
                                float* dgamma, float* dbeta, ThreadPool& pool, const BatchNormFusion& fusion) {
     if (rows <= 0 || c <= 0) return;
     const int64_t chunks = rowChunks(rows, c);
-    const float* out = fusion.relu ? fusion.out : nullptr;
-    // Chunk sums [chunks][c], then totals in chunk order.
-    double sdy[kMaxRowChunks * kMaxChunkedChannels], sdyx[kMaxRowChunks * kMaxChunkedChannels];
-    auto gradSums = [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1, double* sd, double* sx) {
-        (void)k;
-        const bool full = c1 - c0 == kChannelBlock;
-        if (full && out)
-            chunkGradSums<true, true>(x, dy, out, c, r0, r1, c0, kChannelBlock, saveMean, saveInvStd, sd, sx);
-        else if (full)
-            chunkGradSums<true, false>(x, dy, out, c, r0, r1, c0, kChannelBlock, saveMean, saveInvStd, sd, sx);
-        else if (out)
-            chunkGradSums<false, true>(x, dy, out, c, r0, r1, c0, c1 - c0, saveMean, saveInvStd, sd, sx);
+    // 0: dy as it is; 1: masked where `out` is positive; 2: masked by forward's pre-activation,
+    // recomputed from x (a ReLU without a residual: x is read anyway, `out` need not be).
+    const int mask = !fusion.relu ? 0 : fusion.maskFromInput && !fusion.residual ? 2
+                                                                                 : 1;
+    const float* out = mask == 1 ? fusion.out : nullptr;
+    auto gradSums = [&](int64_t r0, int64_t r1, const BlockRange& br, const GradConsts& k, double* sd, double* sx) {
+        if (mask == 2)
+            rangeGradSums<2>(x, dy, out, c, r0, r1, br, k, sd, sx);
+        else if (mask == 1)
+            rangeGradSums<1>(x, dy, out, c, r0, r1, br, k, sd, sx);
         else
-            chunkGradSums<false, false>(x, dy, out, c, r0, r1, c0, c1 - c0, saveMean, saveInvStd, sd, sx);
+            rangeGradSums<0>(x, dy, out, c, r0, r1, br, k, sd, sx);
     };
-    // dx for rows [r0, r1) and channels [c0, c1) given the channel totals.
-    auto applyDx = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1, const double* totDy,
+    // dx (and the residual gradient) for rows [r0, r1) and the channels of br given the totals.
+    auto applyDx = [&](int64_t r0, int64_t r1, const BlockRange& br, const GradConsts& k, const double* totDy,
                        const double* totDyx) {
-        const int64_t nb = c1 - c0;
-        float mdyA[kChannelBlock] = {}, mdyxA[kChannelBlock] = {};
-        for (int64_t j = 0; j < nb; ++j) {
-            mdyA[j] = static_cast<float>(totDy[j] / static_cast<double>(rows));
-            mdyxA[j] = static_cast<float>(totDyx[j] / static_cast<double>(rows));
-        }
-        const Vf m = blockOf(saveMean + c0, nb), iv = blockOf(saveInvStd + c0, nb);
-        const Vf k = gamma ? blockOf(gamma + c0, nb) * iv : iv;
-        const Vf mdy = load16(mdyA), mdyx = load16(mdyxA);
-        float* dres = fusion.dResidual;
-        // kRes: 0 no residual gradient, 1 overwrite it, 2 add to it (before dx: they may alias).
-        auto body = [&](auto full, auto masked, auto overwrite, auto res) {
-            constexpr bool kFull = decltype(full)::value;
-            constexpr int kRes = decltype(res)::value;
-            for (int64_t r = r0; r < r1; ++r) {
-                const Vf xhat = (loadBlock<kFull>(x + r * c + c0, nb) - m) * iv;
-                Vf d = loadBlock<kFull>(dy + r * c + c0, nb);
-                if constexpr (decltype(masked)::value) d = wherePositive(loadBlock<kFull>(out + r * c + c0, nb), d);
-                if constexpr (kRes == 1) storeBlock<kFull>(dres + r * c + c0, d, nb);
-                if constexpr (kRes == 2)
-                    storeBlock<kFull>(dres + r * c + c0, loadBlock<kFull>(dres + r * c + c0, nb) + d, nb);
-                if (dx) {
-                    float* dxr = dx + r * c + c0;
-                    const Vf g = k * (d - mdy - xhat * mdyx);
-                    if constexpr (decltype(overwrite)::value)
-                        storeBlock<kFull>(dxr, g, nb);
-                    else
-                        storeBlock<kFull>(dxr, loadBlock<kFull>(dxr, nb) + g, nb);
-                }
+        Vf scale[kMaxBlocks], mdy[kMaxBlocks], mdyx[kMaxBlocks];
+        alignas(64) float mdyA[kChannelBlock], mdyxA[kChannelBlock];
+        for (int64_t b = 0; b < br.count(); ++b) {
+            const int64_t n = b < br.full ? kChannelBlock : br.tail;
+            for (int64_t j = 0; j < kChannelBlock; ++j) {
+                const int64_t jj = b * kChannelBlock + j;
+                mdyA[j] = j < n ? static_cast<float>(totDy[jj] / static_cast<double>(rows)) : 0.0f;
+                mdyxA[j] = j < n ? static_cast<float>(totDyx[jj] / static_cast<double>(rows)) : 0.0f;
             }
-        };
-        auto withRes = [&](auto full, auto masked, auto overwrite) {
+            mdy[b] = load16(mdyA);
+            mdyx[b] = load16(mdyxA);
+            scale[b] = gamma ? br.of(gamma, b) * k.iv[b] : k.iv[b];
+        }
+        float* dres = fusion.dResidual;
+        auto run = [&](auto kMask, auto overwrite) {
+            constexpr int kM = decltype(kMask)::value;
+            constexpr bool kO = decltype(overwrite)::value;
             if (!dres)
-                body(full, masked, overwrite, std::integral_constant<int, 0>{});
+                rangeApplyDx<kM, kO, 0>(x, dy, out, c, r0, r1, br, k, scale, mdy, mdyx, dx, dres);
             else if (fusion.overwriteResidual)
-                body(full, masked, overwrite, std::integral_constant<int, 1>{});
+                rangeApplyDx<kM, kO, 1>(x, dy, out, c, r0, r1, br, k, scale, mdy, mdyx, dx, dres);
             else
-                body(full, masked, overwrite, std::integral_constant<int, 2>{});
+                rangeApplyDx<kM, kO, 2>(x, dy, out, c, r0, r1, br, k, scale, mdy, mdyx, dx, dres);
         };
-        auto withOverwrite = [&](auto full, auto masked) {
+        auto withOverwrite = [&](auto kMask) {
             if (fusion.overwriteDx)
-                withRes(full, masked, std::true_type{});
+                run(kMask, std::true_type{});
             else
-                withRes(full, masked, std::false_type{});
+                run(kMask, std::false_type{});
         };
-        auto withMask = [&](auto full) {
-            if (out)
-                withOverwrite(full, std::true_type{});
-            else
-                withOverwrite(full, std::false_type{});
-        };
-        if (nb == kChannelBlock)
-            withMask(std::true_type{});
+        if (mask == 2)
+            withOverwrite(std::integral_constant<int, 2>{});
+        else if (mask == 1)
+            withOverwrite(std::integral_constant<int, 1>{});
         else
-            withMask(std::false_type{});
+            withOverwrite(std::integral_constant<int, 0>{});
     };
+    const bool fromInput = mask == 2;
     if (chunks == 1) {
         forChannelBlocks(c, pool, [&](int64_t c0, int64_t c1) {
+            const BlockRange br(c0, c1);
+            const GradConsts k(br, saveMean, saveInvStd, gamma, fusion.beta, fromInput);
             double td[kChannelBlock], tx[kChannelBlock];
-            gradSums(0, 0, rows, c0, c1, td, tx);
+            gradSums(0, rows, br, k, td, tx);
             for (int64_t j = 0; j < c1 - c0; ++j) {
                 if (dbeta) dbeta[c0 + j] += static_cast<float>(td[j]);
                 if (dgamma) dgamma[c0 + j] += static_cast<float>(tx[j]);
             }
-            if (dx || fusion.dResidual) applyDx(0, rows, c0, c1, td, tx);
+            if (dx || fusion.dResidual) applyDx(0, rows, br, k, td, tx);
         });
         return;
     }
-    forChunks(rows, c, chunks, false, pool, [&](int64_t k, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-        gradSums(k, r0, r1, c0, c1, sdy + k * c + c0, sdyx + k * c + c0);
+    // Chunk sums [chunks][c], then totals in chunk order.
+    const BlockRange all(0, c);
+    const GradConsts k(all, saveMean, saveInvStd, gamma, fusion.beta, fromInput);
+    double sdy[kMaxRowChunks * kMaxChunkedChannels], sdyx[kMaxRowChunks * kMaxChunkedChannels];
+    forChunks(rows, chunks, false, pool, [&](int64_t ck, int64_t r0, int64_t r1) {
+        gradSums(r0, r1, all, k, sdy + ck * c, sdyx + ck * c);
     });
     for (int64_t ci = 0; ci < c; ++ci) {
         double td = 0.0, tx = 0.0;
-        for (int64_t k = 0; k < chunks; ++k) {
-            td += sdy[k * c + ci];
-            tx += sdyx[k * c + ci];
+        for (int64_t ck = 0; ck < chunks; ++ck) {
+            td += sdy[ck * c + ci];
+            tx += sdyx[ck * c + ci];
         }
         sdy[ci] = td;  // chunk 0's slot now holds the total
         sdyx[ci] = tx;
@@ -474,9 +559,8 @@ void batchNormBackwardTraining(int64_t rows, int64_t c, const float* x, const fl
         if (dgamma) dgamma[ci] += static_cast<float>(tx);
     }
     if (!dx && !fusion.dResidual) return;
-    forChunks(rows, c, chunks, true, pool, [&](int64_t, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-        applyDx(r0, r1, c0, c1, sdy + c0, sdyx + c0);
-    });
+    forChunks(rows, chunks, true, pool,
+              [&](int64_t, int64_t r0, int64_t r1) { applyDx(r0, r1, all, k, sdy, sdyx); });
 }
 
 void batchNormBackwardInference(int64_t rows, int64_t c, const float* x, const float* gamma,

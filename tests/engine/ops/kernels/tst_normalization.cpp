@@ -78,8 +78,7 @@ struct Case {
 
 // The last three have enough rows for batch norm's fixed row chunks (full and partial channel
 // blocks) and, for 300 channels, its channel-block-only path.
-const Case kCases[] = {{5, 1, true},    {7, 3, true},     {75, 20, true},    {200, 33, false}, {1, 5, true},
-                       {64, 128, true}, {3000, 16, true}, {1100, 21, false}, {600, 300, true}};
+const Case kCases[] = {{5, 1, true}, {7, 3, true}, {75, 20, true}, {200, 33, false}, {1, 5, true}, {64, 128, true}, {3000, 16, true}, {1100, 21, false}, {600, 300, true}};
 
 }  // namespace
 
@@ -95,6 +94,8 @@ private slots:
     void layerNorm();
     void batchNormFusedRelu_data();
     void batchNormFusedRelu();
+    void batchNormConstantChannels_data();
+    void batchNormConstantChannels();
 };
 
 static void addCaseRows() {
@@ -227,6 +228,15 @@ void TestNormalization::batchNormTraining() {
     QVERIFY(bitEqual(dx3, dx));
     QVERIFY(bitEqual(dg3, dg));
     QVERIFY(bitEqual(db3, db));
+    // The forward pass does not depend on the thread count either.
+    for (const int threads : {1, 3}) {
+        ThreadPool other(threads);
+        std::vector<float> yT(x.size()), mT(c), iT(c);
+        batchNormForwardTraining(rows, c, x.data(), g, bt, params, yT.data(), mT.data(), iT.data(), nullptr,
+                                 nullptr, other);
+        QVERIFY2(bitEqual(yT, y) && bitEqual(mT, mean) && bitEqual(iT, inv),
+                 qPrintable(QString("forward, %1 threads").arg(threads)));
+    }
     // In-place forward (y aliases x) gives the same result.
     auto xi = x;
     std::vector<float> m4(c), i4(c);
@@ -383,6 +393,69 @@ void TestNormalization::layerNorm() {
     QVERIFY(bitEqual(db3, db));
 }
 
+// Channels that are constant (exactly representable sums and not), and channels with one far
+// outlier in the first row or a large offset: finite statistics, no NaN anywhere, and the
+// moments as accurate as a double-precision reference allows.
+void TestNormalization::batchNormConstantChannels_data() {
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("c");
+    QTest::newRow("chunked rows, 21 channels") << 4096 << 21;
+    QTest::newRow("chunked rows, 64 channels") << 1000 << 64;
+    QTest::newRow("few rows, 21 channels") << 300 << 21;
+    QTest::newRow("wide, 300 channels") << 600 << 300;
+}
+
+void TestNormalization::batchNormConstantChannels() {
+    QFETCH(int, rows);
+    QFETCH(int, c);
+    const size_t n = size_t(rows) * size_t(c);
+    std::vector<float> x = randomVector(n, 31, -1.0f, 1.0f);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < c; ++j) {
+            float& v = x[size_t(r * c + j)];
+            switch (j % 4) {
+            case 0: v = 0.1f; break;                  // constant, its sums round
+            case 1: v = 1000.25f; break;              // constant, exact sums
+            case 2: v = r == 0 ? 1000.0f : v; break;  // one outlier, in the first row
+            default: v = 3000.0f + v; break;          // large offset
+            }
+        }
+    const auto gamma = randomVector(size_t(c), 32, 0.5f, 1.5f), beta = randomVector(size_t(c), 33);
+    const auto dy = randomVector(n, 34);
+    BatchNormParams params;
+    ThreadPool pool(2);
+    std::vector<float> y(n), mean(static_cast<size_t>(c)), inv(static_cast<size_t>(c));
+    batchNormForwardTraining(rows, c, x.data(), gamma.data(), beta.data(), params, y.data(), mean.data(), inv.data(),
+                             nullptr, nullptr, pool);
+    for (int64_t j = 0; j < c; ++j) {
+        double m = 0.0, v = 0.0;
+        for (int64_t r = 0; r < rows; ++r) m += x[size_t(r * c + j)];
+        m /= rows;
+        for (int64_t r = 0; r < rows; ++r) v += std::pow(x[size_t(r * c + j)] - m, 2);
+        v /= rows;
+        const double rinv = 1.0 / std::sqrt(v + params.epsilon);
+        QVERIFY2(std::abs(mean[size_t(j)] - m) <= 1e-6 * std::max(1.0, std::abs(m)),
+                 qPrintable(QString("channel %1: mean %2, reference %3").arg(j).arg(mean[size_t(j)]).arg(m)));
+        QVERIFY2(std::abs(inv[size_t(j)] - rinv) <= 1e-5 * rinv,
+                 qPrintable(QString("channel %1: 1/std %2, reference %3").arg(j).arg(inv[size_t(j)]).arg(rinv)));
+    }
+    for (size_t i = 0; i < n; ++i) QVERIFY(std::isfinite(y[i]));
+    for (int64_t r = 0; r < rows; ++r)  // a constant channel normalises to beta
+        QVERIFY(std::abs(y[size_t(r * c + 1)] - beta[1]) <= 1e-5f && std::abs(y[size_t(r * c)] - beta[0]) <= 1e-4f);
+    for (const bool relu : {false, true}) {
+        BatchNormFusion f;
+        f.relu = relu;
+        f.maskFromInput = relu;
+        f.beta = beta.data();
+        f.overwriteDx = true;
+        std::vector<float> dx(n, std::numeric_limits<float>::quiet_NaN()), dg(size_t(c), 0.0f), db(size_t(c), 0.0f);
+        batchNormBackwardTraining(rows, c, x.data(), gamma.data(), mean.data(), inv.data(), dy.data(), dx.data(),
+                                  dg.data(), db.data(), pool, f);
+        for (size_t i = 0; i < n; ++i) QVERIFY(std::isfinite(dx[i]));
+        for (int64_t j = 0; j < c; ++j) QVERIFY(std::isfinite(dg[size_t(j)]) && std::isfinite(db[size_t(j)]));
+    }
+}
+
 QTEST_APPLESS_MAIN(TestNormalization)
 // A ReLU folded into batch normalisation (BatchNormFusion) gives exactly the separate ReLU's
 // values and gradients, and overwriting dx equals accumulating into zeros: training, inference
@@ -463,6 +536,27 @@ void TestNormalization::batchNormFusedRelu() {
         backward(dy, dx, dg, db, f);
         QVERIFY2(bitEqual(dx, dxRef), qPrintable(QString("form %1: dx").arg(form)));
         QVERIFY2(bitEqual(dg, dgRef) && bitEqual(db, dbRef), qPrintable(QString("form %1: dgamma/dbeta").arg(form)));
+        if (form == 0) {
+            // The mask recomputed from x instead of read from the output: the same bits, and the
+            // output is not read (it is not even given).
+            BatchNormFusion fx = f;
+            fx.out = nullptr;
+            fx.maskFromInput = true;
+            fx.beta = bt;
+            std::vector<float> dxX(n, nan), dgX(size_t(c), 0.0f), dbX(size_t(c), 0.0f);
+            backward(dy, dxX, dgX, dbX, fx);
+            QVERIFY2(bitEqual(dxX, dxRef), "dx, mask from x");
+            QVERIFY2(bitEqual(dgX, dgRef) && bitEqual(dbX, dbRef), "dgamma/dbeta, mask from x");
+            // The same with 1 and 3 threads.
+            for (const int threads : {1, 3}) {
+                ThreadPool other(threads);
+                std::vector<float> dxT(n, nan), dgT(size_t(c), 0.0f), dbT(size_t(c), 0.0f);
+                batchNormBackwardTraining(rows, c, x.data(), g, mean.data(), inv.data(), dy.data(), dxT.data(),
+                                          dgT.data(), dbT.data(), other, fx);
+                QVERIFY2(bitEqual(dxT, dxRef) && bitEqual(dgT, dgRef) && bitEqual(dbT, dbRef),
+                         qPrintable(QString("mask from x, %1 threads").arg(threads)));
+            }
+        }
 
         // A residual taken in as well (Add(BatchNorm(x), r), then the ReLU): the forward adds r
         // before the ReLU; backward passes the masked gradient to dr, overwriting or adding.
@@ -483,6 +577,9 @@ void TestNormalization::batchNormFusedRelu() {
         QVERIFY2(bitEqual(yR, yAdd), qPrintable(QString("form %1: forward with residual").arg(form)));
         fr.out = yR.data();
         fr.overwriteDx = true;
+        // With a residual the mask cannot come from x; maskFromInput is ignored and `out` is read.
+        fr.maskFromInput = true;
+        fr.beta = bt;
         for (const bool overwrite : {true, false}) {
             const auto dres0 = randomVector(n, 18 + index);
             std::vector<float> dxR(n, nan), dgR(size_t(c), 0.0f), dbR(size_t(c), 0.0f);
