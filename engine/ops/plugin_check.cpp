@@ -645,11 +645,12 @@ static std::vector<PluginCheck> checkDeclaredLossCases(const PluginLoss& loss, T
         // `error`: one of Kiln's rules that the case breaks (an EngineError finding); else a
         // ShapeMismatch with the finding's parameters and the case's shapes.
         auto refuse = [&](Finding f, const Params& params, const std::string& why, std::optional<Error> error = std::nullopt) {
-            Error e = error ? checkError(label, name, why, std::move(error))
+            const bool given = error.has_value();
+            Error e = given ? checkError(label, name, why, std::move(error))
                             : caseError(label, name, why)
                                   .with("predictions", shapeText(c->predictions))
                                   .with("targets", shapeText(c->targets));
-            if (!error)
+            if (!given)
                 for (const auto& [k, v] : params)
                     if (e.param(k).empty()) e.with(k, v);
             out.push_back(made(name, PluginCheck::Kind::Shape, PluginCheck::Outcome::Failed, why, 0, std::move(e), f, params));
