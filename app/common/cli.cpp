@@ -7,9 +7,9 @@
 #include <cstdio>
 
 #include "app/common/error_text.h"
+#include "app/common/plugin_check_text.h"
+#include "engine/api/plugins.h"
 #include "engine/io/project.h"
-#include "engine/core/thread_pool.h"
-#include "engine/ops/plugin_check.h"
 #include "engine/ops/plugin_registry.h"
 
 namespace kiln::app {
@@ -48,23 +48,23 @@ int loadPlugins(const QString& program, const QStringList& paths) {
 }
 
 int checkPlugins(const QString& program) {
-    namespace ops = engine::ops;
-    const auto& registry = ops::PluginRegistry::global();
-    if (registry.plugins().empty()) {
+    namespace api = engine::api;
+    const auto plugins = api::loadedPlugins();
+    if (plugins.empty()) {
         printErr(Cli::tr("%1: no plugin is loaded: give --plugin PATH, or put plugins in %2 or KILN_PLUGIN_PATH")
-                     .arg(program, QString::fromStdString(ops::userPluginFolder())));
+                     .arg(program, QString::fromStdString(api::userPluginFolder())));
         return 2;
     }
-    engine::ThreadPool pool;  // every core
     int passed = 0, failed = 0, skipped = 0;
-    auto print = [&](const std::string& name, const std::vector<ops::PluginCheck>& checks) {
-        using K = ops::PluginCheck::Kind;
-        using O = ops::PluginCheck::Outcome;
-        if (checks.empty()) {
-            printOut(Cli::tr("%1: no check cases").arg(QString::fromStdString(name)));
+    auto print = [&](const api::PluginCheckRun& run) {
+        using K = api::PluginCheckKind;
+        using O = api::PluginCheckOutcome;
+        const QString name = QString::fromStdString(run.op);
+        if (run.checks.empty()) {
+            printOut(Cli::tr("%1: no check cases").arg(name));
             ++skipped;
         }
-        for (const auto& c : checks) {
+        for (const auto& c : run.checks) {
             (c.outcome == O::Passed ? passed : c.outcome == O::Failed ? failed : skipped)++;
             const QString kind = c.kind == K::Shape      ? Cli::tr("shape")
                                  : c.kind == K::Forward  ? Cli::tr("forward vs reference")
@@ -73,20 +73,16 @@ int checkPlugins(const QString& program) {
             const QString outcome = c.outcome == O::Passed   ? Cli::tr("passed")
                                     : c.outcome == O::Failed ? Cli::tr("FAILED")
                                                              : Cli::tr("skipped");
+            // The same words as Help > Plugins, composed from the check's finding.
             printOut(QStringLiteral("%1  %2  %3: %4 (%5)")
-                         .arg(QString::fromStdString(name), QString::fromStdString(c.caseName), kind, outcome,
-                              QString::fromStdString(c.detail)));
+                         .arg(name, PluginCheckText::caseText(c), kind, outcome, PluginCheckText::detail(c)));
         }
     };
-    for (const auto& plugin : registry.plugins()) {
+    for (const auto& plugin : plugins) {
         printOut(Cli::tr("Plugin %1 %2 (%3)")
                      .arg(QString::fromStdString(plugin.name), QString::fromStdString(plugin.version),
                           QString::fromStdString(plugin.path)));
-        for (const auto& name : plugin.ops)
-            if (const auto* op = registry.find(name)) print(name, ops::checkPluginOp(*op, pool));
-        for (const auto& name : plugin.losses)
-            if (const auto* loss = registry.findLoss(name))
-                print(std::string(ops::kPluginPrefix) + name, ops::checkPluginLoss(*loss, pool));
+        for (const auto& run : api::checkPlugin(plugin.path, 0)) print(run);  // every core
     }
     printOut(Cli::tr("%1 passed, %2 failed, %3 skipped").arg(passed).arg(failed).arg(skipped));
     return failed > 0 ? 1 : 0;

@@ -27,6 +27,9 @@ constexpr double kFdRtol = 2e-2;
 constexpr double kFdAtol = 5e-4;
 constexpr size_t kFdMaxElements = 64;  // per tensor; larger ones are sampled
 
+using Finding = PluginCheck::Finding;
+using Params = std::vector<std::pair<std::string, std::string>>;
+
 std::string num(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3g", v);
@@ -49,16 +52,44 @@ Result<AttrValue> attrFromJson(const nlohmann::json& v, const std::string& key) 
     return Error(ErrorCode::BadAttribute, "attribute \"" + key + "\" has an unsupported value").with("attribute", key);
 }
 
-// Why a concrete shape cannot be a check case's tensor (a dimension below 1, more than
-// kMaxCheckElements values), or empty.
-std::string sizeProblem(const Shape& s) {
+// Why a concrete shape cannot be a check case's tensor: its finding (DimensionBelowOne,
+// TooManyValues) with the parameter that says by how much, and the English words.
+struct SizeProblem {
+    Finding finding;
+    Params params;
+    std::string text;
+};
+
+std::optional<SizeProblem> sizeProblem(const Shape& s) {
     int64_t n = 1;
     for (int k = 0; k < s.rank(); ++k) {
-        if (s[k] < 1) return "has dimension " + std::to_string(s[k]);
-        if (s[k] > kMaxCheckElements / n) return "holds more than " + std::to_string(kMaxCheckElements) + " values";
+        if (s[k] < 1) return SizeProblem{Finding::DimensionBelowOne, {{"dimension", std::to_string(s[k])}}, "has dimension " + std::to_string(s[k])};
+        if (s[k] > kMaxCheckElements / n)
+            return SizeProblem{Finding::TooManyValues, {{"limit", std::to_string(kMaxCheckElements)}}, "holds more than " + std::to_string(kMaxCheckElements) + " values"};
         n *= s[k];
     }
-    return {};
+    return std::nullopt;
+}
+
+// One check's result; a loss case's name and shapes are set by its checker.
+PluginCheck made(std::string caseName, PluginCheck::Kind kind, PluginCheck::Outcome outcome, std::string detail,
+                 double worst, std::optional<Error> error, Finding finding, Params params) {
+    PluginCheck c;
+    c.caseName = std::move(caseName);
+    c.kind = kind;
+    c.outcome = outcome;
+    c.detail = std::move(detail);
+    c.worstError = worst;
+    c.error = std::move(error);
+    c.finding = finding;
+    c.params = std::move(params);
+    return c;
+}
+
+// `base` followed by `more`.
+Params joined(Params base, const Params& more) {
+    base.insert(base.end(), more.begin(), more.end());
+    return base;
 }
 
 std::string shapeText(const KilnShape& s) {
@@ -129,54 +160,63 @@ public:
         node.op = "Plugin";
         node.attrs.set(kPluginOpAttr, m_op.name);
         nlohmann::json attrs = nlohmann::json::parse(c.attrs_json ? c.attrs_json : "{}", nullptr, false);
-        if (attrs.is_discarded() || !attrs.is_object()) return refuse("its attributes are not a JSON object");
+        if (attrs.is_discarded() || !attrs.is_object())
+            return refuse(Finding::AttributesNotObject, {}, "its attributes are not a JSON object");
         for (auto& [k, v] : attrs.items()) {
             auto a = attrFromJson(v, k);
-            if (!a.ok()) return fail(PluginCheck::Kind::Shape, a.error().message, 0, a.error());
+            if (!a.ok()) return failWith(PluginCheck::Kind::Shape, a.error());
             node.attrs.set(k, *a);
         }
         auto resolved = resolvePluginAttrs(node);
-        if (!resolved.ok()) return fail(PluginCheck::Kind::Shape, resolved.error().message, 0, resolved.error());
-        if (c.input_count < 0 || (c.input_count > 0 && !c.inputs)) return refuse("its input shapes are missing");
+        if (!resolved.ok()) return failWith(PluginCheck::Kind::Shape, resolved.error());
+        if (c.input_count < 0 || (c.input_count > 0 && !c.inputs))
+            return refuse(Finding::InputsMissing, {}, "its input shapes are missing");
         std::vector<Shape> inputs, symbolic;
         for (int32_t k = 0; k < c.input_count; ++k) {
             const KilnShape& s = c.inputs[k];
             const std::string input = "input " + std::to_string(k);
+            const Params named{{"tensor", "input"}, {"input", std::to_string(k)}, {"shape", shapeText(s)}};
             if (s.rank < 1 || s.rank > KILN_PLUGIN_MAX_RANK || s.dims[0] < 1)
-                return refuse(input + " " + shapeText(s) + " needs rank 1 to " + std::to_string(KILN_PLUGIN_MAX_RANK) +
-                                  " and a concrete batch",
-                              {{"input", std::to_string(k)}, {"shape", shapeText(s)}});
+                return refuse(Finding::InputShapeInvalid, joined(named, {{"max_rank", std::to_string(KILN_PLUGIN_MAX_RANK)}}),
+                              input + " " + shapeText(s) + " needs rank 1 to " + std::to_string(KILN_PLUGIN_MAX_RANK) +
+                                  " and a concrete batch");
             inputs.emplace_back(std::vector<int64_t>(s.dims, s.dims + s.rank));
-            if (const std::string why = sizeProblem(inputs.back()); !why.empty())
-                return refuse(input + " " + shapeText(s) + " " + why, {{"input", std::to_string(k)}, {"shape", shapeText(s)}});
+            if (const auto why = sizeProblem(inputs.back()))
+                return refuse(why->finding, joined(named, why->params), input + " " + shapeText(s) + " " + why->text);
             symbolic.push_back(inputs.back().withBatch(Shape::kBatch));
         }
         // Shapes: the same rule with the symbolic batch (the editor) and the concrete one (a plan).
         auto out = PluginCall(m_op, node, *resolved, inputs).shape();
-        if (!out.ok()) return fail(PluginCheck::Kind::Shape, out.error().message, 0, out.error());
+        if (!out.ok()) return failWith(PluginCheck::Kind::Shape, out.error());
         auto outSym = PluginCall(m_op, node, *resolved, symbolic).shape();
         if (!outSym.ok())
-            return fail(PluginCheck::Kind::Shape, "with a symbolic batch: " + outSym.error().message, 0, outSym.error());
+            return fail(PluginCheck::Kind::Shape, Finding::EngineError, {{"when", "symbolic_batch"}, {"message", outSym.error().message}},
+                        "with a symbolic batch: " + outSym.error().message, 0, outSym.error());
         if (outSym->withBatch((*out)[0]) != *out)
-            return fail(PluginCheck::Kind::Shape, "the output is " + out->toString() + " with a batch but " +
-                                                      outSym->toString() + " without");
-        if (const std::string why = sizeProblem(*out); !why.empty())
-            return refuse("the output " + out->toString() + " " + why, {{"shape", out->toString()}});
-        pass(PluginCheck::Kind::Shape, "output " + out->toString(), 0);
+            return fail(PluginCheck::Kind::Shape, Finding::SymbolicShapeDiffers,
+                        {{"shape", out->toString()}, {"symbolic", outSym->toString()}},
+                        "the output is " + out->toString() + " with a batch but " + outSym->toString() + " without");
+        if (const auto why = sizeProblem(*out))
+            return refuse(why->finding, joined({{"tensor", "output"}, {"shape", out->toString()}}, why->params),
+                          "the output " + out->toString() + " " + why->text);
+        pass(PluginCheck::Kind::Shape, Finding::OutputShape, {{"shape", out->toString()}}, "output " + out->toString(), 0);
 
         // Kernel and data.
         const ShapeContext ctx{node, *resolved, inputs};
         const OpDef& def = opDef(OpKind::Plugin);
         const auto specs = def.params(ctx, *out);
         for (const auto& s : specs)
-            if (const std::string why = sizeProblem(s.shape); !why.empty())
-                return refuse("the parameter \"" + s.name + "\" " + s.shape.toString() + " " + why,
-                              {{"parameter", s.name}, {"shape", s.shape.toString()}});
+            if (const auto why = sizeProblem(s.shape))
+                return refuse(why->finding,
+                              joined({{"tensor", "parameter"}, {"parameter", s.name}, {"shape", s.shape.toString()}}, why->params),
+                              "the parameter \"" + s.name + "\" " + s.shape.toString() + " " + why->text);
         auto kernel = def.cpu(ctx, *out);
-        if (!kernel.ok()) return fail(PluginCheck::Kind::Forward, kernel.error().message, 0, kernel.error());
+        if (!kernel.ok()) return failWith(PluginCheck::Kind::Forward, kernel.error());
         if ((*kernel)->workspaceFloats() > static_cast<size_t>(kMaxCheckElements))
-            return refuse("the kernel asks for " + std::to_string((*kernel)->workspaceFloats()) +
-                          " scratch values, more than " + std::to_string(kMaxCheckElements));
+            return refuse(Finding::WorkspaceTooLarge,
+                          {{"values", std::to_string((*kernel)->workspaceFloats())}, {"limit", std::to_string(kMaxCheckElements)}},
+                          "the kernel asks for " + std::to_string((*kernel)->workspaceFloats()) +
+                              " scratch values, more than " + std::to_string(kMaxCheckElements));
         Bench b;
         b.kernel = std::move(*kernel);
         b.pool = &m_pool;
@@ -197,9 +237,9 @@ public:
 
         // Forward against the reference.
         Status st = b.forward(false);
-        if (!st.ok()) return fail(PluginCheck::Kind::Forward, st.error().message);
+        if (!st.ok()) return failWith(PluginCheck::Kind::Forward, st.error(), false);
         if (!m_op.desc->reference_forward) {
-            skip(PluginCheck::Kind::Forward, "the plugin has no reference forward");
+            skip(PluginCheck::Kind::Forward, Finding::NoReference, "the plugin has no reference forward");
         } else {
             std::vector<float> want(b.out.size(), 0.0f);
             if (!reference(node, *resolved, inputs, *out, b, want)) return;
@@ -211,13 +251,17 @@ public:
                 if (!(d <= kRefAtol + kRefRtol * std::fabs(want[i])) && bad == want.size()) bad = i;
             }
             if (bad != want.size())
-                return fail(PluginCheck::Kind::Forward, "element " + std::to_string(bad) + ": kernel " + num(b.out[bad]) +
-                                                            ", reference " + num(want[bad]), worst);
-            pass(PluginCheck::Kind::Forward, std::to_string(want.size()) + " values agree with the reference", worst);
+                return fail(PluginCheck::Kind::Forward, Finding::ForwardMismatch,
+                            {{"element", std::to_string(bad)}, {"kernel", num(b.out[bad])}, {"reference", num(want[bad])}},
+                            "element " + std::to_string(bad) + ": kernel " + num(b.out[bad]) + ", reference " + num(want[bad]),
+                            worst);
+            pass(PluginCheck::Kind::Forward, Finding::ForwardAgrees, {{"count", std::to_string(want.size())}},
+                 std::to_string(want.size()) + " values agree with the reference", worst);
         }
 
         // Gradients against central differences.
-        if (!m_op.desc->cpu_backward) return skip(PluginCheck::Kind::Gradient, "the plugin has no backward kernel");
+        if (!m_op.desc->cpu_backward)
+            return skip(PluginCheck::Kind::Gradient, Finding::NoBackward, "the plugin has no backward kernel");
         gradients(b, specs);
     }
 
@@ -248,7 +292,9 @@ private:
         a.error = err;
         a.error_size = sizeof err;
         if (m_op.desc->reference_forward(&a) != 0) {
-            fail(PluginCheck::Kind::Forward, "the reference forward failed: " + pluginMessage(err, sizeof err));
+            const std::string reason = pluginMessage(err, sizeof err);
+            fail(PluginCheck::Kind::Forward, Finding::ReferenceFailed, {{"reason", reason}},
+                 "the reference forward failed: " + reason);
             return false;
         }
         return true;
@@ -264,7 +310,7 @@ private:
         for (const auto& v : b.x) dIn.emplace_back(v.size(), 0.0f);
         for (const auto& v : b.p) dP.emplace_back(v.size(), 0.0f);
         Status st = b.forward(true);
-        if (!st.ok()) return fail(PluginCheck::Kind::Gradient, st.error().message);
+        if (!st.ok()) return failWith(PluginCheck::Kind::Gradient, st.error(), false);
         std::vector<const float*> in;
         for (auto& v : b.x) in.push_back(v.data());
         std::vector<float*> params, din, dpar;
@@ -282,11 +328,13 @@ private:
         io.training = true;
         io.pool = &m_pool;
         st = b.kernel->backward(io);
-        if (!st.ok()) return fail(PluginCheck::Kind::Gradient, st.error().message);
+        if (!st.ok()) return failWith(PluginCheck::Kind::Gradient, st.error(), false);
 
         double worst = 0;
         size_t checked = 0;
-        auto fd = [&](std::vector<float>& target, const std::vector<float>& analytic, const std::string& what) -> bool {
+        // `tensor` names the input or parameter for the finding, `what` for the English words.
+        auto fd = [&](std::vector<float>& target, const std::vector<float>& analytic, const Params& tensor,
+                      const std::string& what) -> bool {
             std::vector<size_t> elements(target.size());
             std::iota(elements.begin(), elements.end(), size_t{0});
             if (elements.size() > kFdMaxElements) {
@@ -302,7 +350,7 @@ private:
                 auto jm = b.objective(w);
                 target[i] = v;
                 if (!jp.ok() || !jm.ok()) {
-                    fail(PluginCheck::Kind::Gradient, (jp.ok() ? jm.error() : jp.error()).message);
+                    failWith(PluginCheck::Kind::Gradient, jp.ok() ? jm.error() : jp.error(), false);
                     return false;
                 }
                 const double numeric = (*jp - *jm) / (static_cast<double>(hi) - static_cast<double>(lo));
@@ -311,8 +359,10 @@ private:
                 worst = std::max(worst, diff / std::max(scale, 1e-6));
                 ++checked;
                 if (diff > kFdAtol + kFdRtol * scale) {
-                    fail(PluginCheck::Kind::Gradient, what + " element " + std::to_string(i) + ": backward " +
-                                                          num(analytic[i]) + ", finite difference " + num(numeric),
+                    fail(PluginCheck::Kind::Gradient, Finding::GradientMismatch,
+                         joined(tensor, {{"element", std::to_string(i)}, {"backward", num(analytic[i])}, {"numeric", num(numeric)}}),
+                         what + " element " + std::to_string(i) + ": backward " + num(analytic[i]) +
+                             ", finite difference " + num(numeric),
                          worst);
                     return false;
                 }
@@ -320,28 +370,38 @@ private:
             return true;
         };
         for (size_t k = 0; k < b.x.size(); ++k)
-            if (!fd(b.x[k], dIn[k], "d/d input " + std::to_string(k))) return;
+            if (!fd(b.x[k], dIn[k], {{"tensor", "input"}, {"input", std::to_string(k)}}, "d/d input " + std::to_string(k)))
+                return;
         for (size_t k = 0; k < b.p.size(); ++k)
-            if (specs[k].trainable && !fd(b.p[k], dP[k], "d/d " + specs[k].name)) return;
-        pass(PluginCheck::Kind::Gradient,
+            if (specs[k].trainable &&
+                !fd(b.p[k], dP[k], {{"tensor", "parameter"}, {"parameter", specs[k].name}}, "d/d " + specs[k].name))
+                return;
+        pass(PluginCheck::Kind::Gradient, Finding::GradientAgrees, {{"count", std::to_string(checked)}},
              std::to_string(checked) + " gradient values agree with central differences", worst);
     }
 
-    void pass(PluginCheck::Kind k, std::string detail, double worst) {
-        m_results.push_back({m_case, k, PluginCheck::Outcome::Passed, std::move(detail), worst, std::nullopt});
+    void pass(PluginCheck::Kind k, Finding f, Params params, std::string detail, double worst) {
+        m_results.push_back(made(m_case, k, PluginCheck::Outcome::Passed, std::move(detail), worst, std::nullopt, f, std::move(params)));
     }
-    void skip(PluginCheck::Kind k, std::string detail) {
-        m_results.push_back({m_case, k, PluginCheck::Outcome::Skipped, std::move(detail), 0, std::nullopt});
+    void skip(PluginCheck::Kind k, Finding f, std::string detail) {
+        m_results.push_back(made(m_case, k, PluginCheck::Outcome::Skipped, std::move(detail), 0, std::nullopt, f, {}));
     }
-    void fail(PluginCheck::Kind k, std::string detail, double worst = 0, std::optional<Error> error = std::nullopt) {
+    void fail(PluginCheck::Kind k, Finding f, Params params, std::string detail, double worst = 0,
+              std::optional<Error> error = std::nullopt) {
         Error e = checkError(m_op.name, m_case, detail, std::move(error));
-        m_results.push_back({m_case, k, PluginCheck::Outcome::Failed, std::move(detail), worst, std::move(e)});
+        m_results.push_back(made(m_case, k, PluginCheck::Outcome::Failed, std::move(detail), worst, std::move(e), f, std::move(params)));
     }
-    // A case that cannot be made: a failed Shape check with a ShapeMismatch error.
-    void refuse(const std::string& why, const std::vector<std::pair<std::string, std::string>>& params = {}) {
+    // A failed check that an engine error says: with `keep` the error itself (one of Kiln's
+    // rules), else a PluginError whose reason is its message (a call into the plugin that failed).
+    void failWith(PluginCheck::Kind k, const Error& e, bool keep = true) {
+        fail(k, Finding::EngineError, {{"message", e.message}}, e.message, 0, keep ? std::optional<Error>(e) : std::nullopt);
+    }
+    // A case that cannot be made: a failed Shape check with a ShapeMismatch error carrying the
+    // finding's parameters.
+    void refuse(Finding f, const Params& params, const std::string& why) {
         Error e = caseError(m_op.name, m_case, why);
         for (const auto& [k, v] : params) e.with(k, v);
-        fail(PluginCheck::Kind::Shape, why, 0, std::move(e));
+        fail(PluginCheck::Kind::Shape, f, params, why, 0, std::move(e));
     }
 
     const PluginOp& m_op;
@@ -356,8 +416,13 @@ class LossChecker {
 public:
     LossChecker(const PluginLoss& loss, ThreadPool& pool) : m_loss(loss), m_pool(pool) {}
 
-    void run(const std::string& caseName, const AttrMap& attrs, const Shape& predictions, const Shape& targets) {
-        m_case = caseName;
+    // `declared`: the plugin's name for the case, "" for one Kiln made.
+    void run(const std::string& declared, const AttrMap& attrs, const Shape& predictions, const Shape& targets) {
+        const std::string shapes = "predictions " + predictions.toString() + ", targets " + targets.toString();
+        m_case = declared.empty() ? shapes : declared + " (" + shapes + ")";
+        m_declared = declared;
+        m_predShape = predictions.toString();
+        m_targetShape = targets.toString();
         m_label = std::string(kPluginPrefix) + m_loss.name;
         m_attrs = attrs;
         m_batch = predictions[0];
@@ -381,9 +446,9 @@ public:
         const ShapeContext sc{node, m_attrs, inputs};
         const OpDef& def = pluginLossDef();
         auto out = def.shape(sc);
-        if (!out.ok()) return fail(PluginCheck::Kind::Shape, out.error().message);
+        if (!out.ok()) return failWith(PluginCheck::Kind::Shape, out.error());
         auto kernel = def.cpu(sc, *out);
-        if (!kernel.ok()) return fail(PluginCheck::Kind::Value, kernel.error().message);
+        if (!kernel.ok()) return failWith(PluginCheck::Kind::Value, kernel.error());
         m_kernel = std::move(*kernel);
         if (!values()) return;
         gradients();
@@ -430,38 +495,47 @@ private:
 
     bool values() {
         std::vector<float> plain, withGrad, grad;
-        if (Status st = compute(m_pred, plain, nullptr); !st.ok()) return fail(PluginCheck::Kind::Value, st.error().message), false;
+        if (Status st = compute(m_pred, plain, nullptr); !st.ok()) return failWith(PluginCheck::Kind::Value, st.error()), false;
         if (Status st = compute(m_pred, withGrad, &grad); !st.ok())
-            return fail(PluginCheck::Kind::Value, "with gradients: " + st.error().message), false;
+            return fail(PluginCheck::Kind::Value, Finding::EngineError, {{"when", "with_gradients"}, {"message", st.error().message}},
+                        "with gradients: " + st.error().message),
+                   false;
         double sum = 0;
         for (int64_t i = 0; i < m_batch; ++i) {
             const float v = plain[static_cast<size_t>(i)], w = withGrad[static_cast<size_t>(i)];
+            const std::string sample = std::to_string(i);
             if (!std::isfinite(v))
-                return fail(PluginCheck::Kind::Value, "sample " + std::to_string(i) + ": the value is " + num(v) +
-                                                          " for finite predictions and targets"), false;
+                return fail(PluginCheck::Kind::Value, Finding::LossNotFinite, {{"sample", sample}, {"value", num(v)}},
+                            "sample " + sample + ": the value is " + num(v) + " for finite predictions and targets"),
+                       false;
             if (std::fabs(double(v) - w) > kRefAtol + kRefRtol * std::fabs(double(v)))
-                return fail(PluginCheck::Kind::Value, "sample " + std::to_string(i) + ": the value is " + num(v) +
-                                                          " without gradients but " + num(w) + " with them"), false;
+                return fail(PluginCheck::Kind::Value, Finding::LossValueWithGradients,
+                            {{"sample", sample}, {"without", num(v)}, {"with", num(w)}},
+                            "sample " + sample + ": the value is " + num(v) + " without gradients but " + num(w) + " with them"),
+                       false;
             sum += v;
         }
         // Each sample's value depends on that sample only: changing sample 0 leaves the others.
         if (m_batch > 1) {
             std::vector<float> moved = m_pred, after;
             for (int64_t k = 0; k < m_width; ++k) moved[static_cast<size_t>(k)] += 0.5f;
-            if (Status st = compute(moved, after, nullptr); !st.ok()) return fail(PluginCheck::Kind::Value, st.error().message), false;
+            if (Status st = compute(moved, after, nullptr); !st.ok()) return failWith(PluginCheck::Kind::Value, st.error()), false;
             for (int64_t i = 1; i < m_batch; ++i)
                 if (after[static_cast<size_t>(i)] != plain[static_cast<size_t>(i)])
-                    return fail(PluginCheck::Kind::Value, "the value of sample " + std::to_string(i) +
-                                                              " changes when only sample 0's predictions change"), false;
+                    return fail(PluginCheck::Kind::Value, Finding::LossNotPerSample, {{"sample", std::to_string(i)}},
+                                "the value of sample " + std::to_string(i) +
+                                    " changes when only sample 0's predictions change"),
+                           false;
         }
         auto reduced = kernelLoss(m_pred);
-        if (!reduced.ok()) return fail(PluginCheck::Kind::Value, reduced.error().message), false;
+        if (!reduced.ok()) return failWith(PluginCheck::Kind::Value, reduced.error()), false;
         const double mean = sum / static_cast<double>(m_batch);
         const double diff = std::fabs(*reduced - mean);
         if (diff > kRefAtol + kRefRtol * std::fabs(mean))
-            return fail(PluginCheck::Kind::Value, "the loss is " + num(*reduced) + " but the mean of the values " + num(mean),
-                        diff), false;
-        pass(PluginCheck::Kind::Value,
+            return fail(PluginCheck::Kind::Value, Finding::LossMeanMismatch, {{"loss", num(*reduced)}, {"mean", num(mean)}},
+                        "the loss is " + num(*reduced) + " but the mean of the values " + num(mean), diff),
+                   false;
+        pass(PluginCheck::Kind::Value, Finding::LossValuesAgree, {{"count", std::to_string(m_batch)}, {"loss", num(mean)}},
              std::to_string(m_batch) + " per-sample values, finite, the same with and without gradients; loss " + num(mean),
              diff);
         return true;
@@ -482,8 +556,8 @@ private:
         io.training = true;
         io.pool = &m_pool;
         io.gradScale = 1.0f;
-        if (Status st = m_kernel->forward(io); !st.ok()) return fail(PluginCheck::Kind::Gradient, st.error().message);
-        if (Status st = m_kernel->backward(io); !st.ok()) return fail(PluginCheck::Kind::Gradient, st.error().message);
+        if (Status st = m_kernel->forward(io); !st.ok()) return failWith(PluginCheck::Kind::Gradient, st.error());
+        if (Status st = m_kernel->backward(io); !st.ok()) return failWith(PluginCheck::Kind::Gradient, st.error());
         // Numeric: central differences of the mean of the plugin's values, summed in double.
         auto objective = [&](const std::vector<float>& pred) -> Result<double> {
             std::vector<float> v;
@@ -509,7 +583,7 @@ private:
             x[i] = lo;
             auto jm = objective(x);
             x[i] = v;
-            if (!jp.ok() || !jm.ok()) return fail(PluginCheck::Kind::Gradient, (jp.ok() ? jm.error() : jp.error()).message);
+            if (!jp.ok() || !jm.ok()) return failWith(PluginCheck::Kind::Gradient, jp.ok() ? jm.error() : jp.error());
             const double numeric = (*jp - *jm) / (static_cast<double>(hi) - static_cast<double>(lo));
             const double diff = std::fabs(analytic[i] - numeric);
             const double scale = std::max(std::fabs(static_cast<double>(analytic[i])), std::fabs(numeric));
@@ -517,27 +591,40 @@ private:
             if (diff > kFdAtol / static_cast<double>(m_batch) + kFdRtol * scale) {
                 const int64_t sample = static_cast<int64_t>(i) / std::max<int64_t>(m_width, 1);
                 const int64_t k = static_cast<int64_t>(i) % std::max<int64_t>(m_width, 1);
-                return fail(PluginCheck::Kind::Gradient, "d loss / d prediction [" + std::to_string(sample) + "," +
-                                                             std::to_string(k) + "]: gradient " + num(analytic[i]) +
-                                                             ", finite difference " + num(numeric),
+                const std::string index = "[" + std::to_string(sample) + "," + std::to_string(k) + "]";
+                return fail(PluginCheck::Kind::Gradient, Finding::LossGradientMismatch,
+                            {{"sample", std::to_string(sample)},
+                             {"index", std::to_string(k)},
+                             {"gradient", num(analytic[i])},
+                             {"numeric", num(numeric)}},
+                            "d loss / d prediction " + index + ": gradient " + num(analytic[i]) + ", finite difference " +
+                                num(numeric),
                             worst);
             }
         }
-        pass(PluginCheck::Kind::Gradient,
+        pass(PluginCheck::Kind::Gradient, Finding::GradientAgrees, {{"count", std::to_string(elements.size())}},
              std::to_string(elements.size()) + " gradient values agree with central differences", worst);
     }
 
-    void pass(PluginCheck::Kind k, std::string detail, double worst) {
-        m_results.push_back({m_case, k, PluginCheck::Outcome::Passed, std::move(detail), worst, std::nullopt});
+    void pass(PluginCheck::Kind k, Finding f, Params params, std::string detail, double worst) {
+        add(made(m_case, k, PluginCheck::Outcome::Passed, std::move(detail), worst, std::nullopt, f, std::move(params)));
     }
-    void fail(PluginCheck::Kind k, std::string detail, double worst = 0) {
+    void fail(PluginCheck::Kind k, Finding f, Params params, std::string detail, double worst = 0) {
         Error e = checkError(m_label, m_case, detail, std::nullopt);
-        m_results.push_back({m_case, k, PluginCheck::Outcome::Failed, std::move(detail), worst, std::move(e)});
+        add(made(m_case, k, PluginCheck::Outcome::Failed, std::move(detail), worst, std::move(e), f, std::move(params)));
     }
+    void add(PluginCheck c) {
+        c.declaredCase = m_declared;
+        c.predictionsShape = m_predShape;
+        c.targetsShape = m_targetShape;
+        m_results.push_back(std::move(c));
+    }
+    // A failed check that an engine error says (a PluginError whose reason is its message).
+    void failWith(PluginCheck::Kind k, const Error& e) { fail(k, Finding::EngineError, {{"message", e.message}}, e.message); }
 
     const PluginLoss& m_loss;
     ThreadPool& m_pool;
-    std::string m_case, m_label;
+    std::string m_case, m_label, m_declared, m_predShape, m_targetShape;
     AttrMap m_attrs;
     int64_t m_batch = 0, m_width = 0, m_targetWidth = 0;
     std::vector<float> m_pred, m_target;
@@ -555,16 +642,23 @@ static std::vector<PluginCheck> checkDeclaredLossCases(const PluginLoss& loss, T
     for (const KilnLossCheckCase* c : loss.checkCases) {
         const std::string name = c->name ? c->name : "?";
         // A case that cannot be made: a failed Shape check with the error of the rule it breaks.
-        auto refuse = [&](const std::string& why, std::optional<Error> error = std::nullopt) {
-            Error e = error ? checkError(label, name, why, std::move(error))
+        // `error`: one of Kiln's rules that the case breaks (an EngineError finding); else a
+        // ShapeMismatch with the finding's parameters and the case's shapes.
+        auto refuse = [&](Finding f, const Params& params, const std::string& why, std::optional<Error> error = std::nullopt) {
+            const bool given = error.has_value();
+            Error e = given ? checkError(label, name, why, std::move(error))
                             : caseError(label, name, why)
                                   .with("predictions", shapeText(c->predictions))
                                   .with("targets", shapeText(c->targets));
-            out.push_back({name, PluginCheck::Kind::Shape, PluginCheck::Outcome::Failed, why, 0, std::move(e)});
+            if (!given)
+                for (const auto& [k, v] : params)
+                    if (e.param(k).empty()) e.with(k, v);
+            out.push_back(made(name, PluginCheck::Kind::Shape, PluginCheck::Outcome::Failed, why, 0, std::move(e), f, params));
         };
+        auto refuseWith = [&](const Error& e) { refuse(Finding::EngineError, {{"message", e.message}}, e.message, e); };
         nlohmann::json json = nlohmann::json::parse(c->attrs_json ? c->attrs_json : "{}", nullptr, false);
         if (json.is_discarded() || !json.is_object()) {
-            refuse("its attributes are not a JSON object");
+            refuse(Finding::AttributesNotObject, {}, "its attributes are not a JSON object");
             continue;
         }
         AttrMap given;
@@ -572,7 +666,7 @@ static std::vector<PluginCheck> checkDeclaredLossCases(const PluginLoss& loss, T
         for (auto& [k, v] : json.items()) {
             auto a = attrFromJson(v, k);
             if (!a.ok()) {
-                refuse(a.error().message, a.error());
+                refuseWith(a.error());
                 ok = false;
                 break;
             }
@@ -581,38 +675,41 @@ static std::vector<PluginCheck> checkDeclaredLossCases(const PluginLoss& loss, T
         if (!ok) continue;
         auto attrs = resolvePluginLossAttrs(loss, given, label);
         if (!attrs.ok()) {
-            refuse(attrs.error().message, attrs.error());
+            refuseWith(attrs.error());
             continue;
         }
-        // Why `s` cannot be a case's predictions or targets, or empty.
-        auto shapeProblem = [](const KilnShape& s) -> std::string {
-            if (s.rank < 2 || s.rank > KILN_PLUGIN_MAX_RANK)
-                return "has rank " + std::to_string(s.rank) + " (2 to " + std::to_string(KILN_PLUGIN_MAX_RANK) +
-                       ": the batch and at least one more dimension)";
-            return sizeProblem(Shape(std::vector<int64_t>(s.dims, s.dims + s.rank)));
+        // Why `s` cannot be a case's predictions or targets (`tensor`): refused, and true.
+        auto badShape = [&](const KilnShape& s, const std::string& tensor) -> bool {
+            const std::string words = "the " + tensor + "' shape " + shapeText(s) + " ";
+            const Params named{{"tensor", tensor}, {"shape", shapeText(s)}};
+            if (s.rank < 2 || s.rank > KILN_PLUGIN_MAX_RANK) {
+                refuse(Finding::LossShapeRank,
+                       joined(named, {{"rank", std::to_string(s.rank)}, {"max_rank", std::to_string(KILN_PLUGIN_MAX_RANK)}}),
+                       words + "has rank " + std::to_string(s.rank) + " (2 to " + std::to_string(KILN_PLUGIN_MAX_RANK) +
+                           ": the batch and at least one more dimension)");
+                return true;
+            }
+            if (const auto why = sizeProblem(Shape(std::vector<int64_t>(s.dims, s.dims + s.rank)))) {
+                refuse(why->finding, joined(named, why->params), words + why->text);
+                return true;
+            }
+            return false;
         };
-        if (std::string why = shapeProblem(c->predictions); !why.empty()) {
-            refuse("the predictions' shape " + shapeText(c->predictions) + " " + why);
-            continue;
-        }
-        if (std::string why = shapeProblem(c->targets); !why.empty()) {
-            refuse("the targets' shape " + shapeText(c->targets) + " " + why);
-            continue;
-        }
+        if (badShape(c->predictions, "predictions") || badShape(c->targets, "targets")) continue;
         const Shape pred(std::vector<int64_t>(c->predictions.dims, c->predictions.dims + c->predictions.rank));
         const Shape target(std::vector<int64_t>(c->targets.dims, c->targets.dims + c->targets.rank));
         if (pred[0] != target[0]) {
-            refuse("the predictions " + pred.toString() + " and the targets " + target.toString() +
-                   " have different batches");
+            refuse(Finding::BatchesDiffer, {{"predictions", pred.toString()}, {"targets", target.toString()}},
+                   "the predictions " + pred.toString() + " and the targets " + target.toString() + " have different batches");
             continue;
         }
         PluginTermContext symbolic(label, loss.attrs, *attrs, pred.withBatch(Shape::kBatch), target.withBatch(Shape::kBatch));
         if (Status st = symbolic.checkShapes(loss.desc->check_shapes); !st.ok()) {
-            refuse(st.error().message, st.error());
+            refuseWith(st.error());
             continue;
         }
         LossChecker checker(loss, pool);
-        checker.run(name + " (predictions " + pred.toString() + ", targets " + target.toString() + ")", *attrs, pred, target);
+        checker.run(name, *attrs, pred, target);
         for (auto& r : checker.results()) out.push_back(std::move(r));
     }
     return out;
@@ -623,10 +720,10 @@ std::vector<PluginCheck> checkPluginLoss(const PluginLoss& loss, ThreadPool& poo
     constexpr int64_t kBatch = 4;
     auto attrs = resolvePluginLossAttrs(loss, AttrMap{}, std::string(kPluginPrefix) + loss.name);
     if (!attrs.ok())
-        return {{"defaults", PluginCheck::Kind::Shape, PluginCheck::Outcome::Skipped,
-                 "no case can be made from the loss's defaults (" + attrs.error().message +
-                     "); the plugin can declare loss check cases (ABI 1.2)",
-                 0, std::nullopt}};
+        return {made("defaults", PluginCheck::Kind::Shape, PluginCheck::Outcome::Skipped,
+                     "no case can be made from the loss's defaults (" + attrs.error().message +
+                         "); the plugin can declare loss check cases (ABI 1.2)",
+                     0, std::nullopt, Finding::NoDefaultCase, {{"reason", attrs.error().message}})};
     const std::vector<std::pair<Shape, Shape>> pairs{{Shape{kBatch, 3}, Shape{kBatch, 3}},
                                                      {Shape{kBatch, 1}, Shape{kBatch, 1}},
                                                      {Shape{kBatch, 3}, Shape{kBatch, 1}}};
@@ -641,13 +738,20 @@ std::vector<PluginCheck> checkPluginLoss(const PluginLoss& loss, ThreadPool& poo
             continue;
         }
         LossChecker checker(loss, pool);
-        checker.run("predictions " + pred.toString() + ", targets " + target.toString(), *attrs, pred, target);
+        checker.run("", *attrs, pred, target);
         for (auto& r : checker.results()) out.push_back(std::move(r));
     }
     if (out.empty())
-        out.push_back({"shapes", PluginCheck::Kind::Shape, PluginCheck::Outcome::Skipped,
-                       "the loss accepts none of the shapes the check tries: " + refused, 0, std::nullopt});
+        out.push_back(made("shapes", PluginCheck::Kind::Shape, PluginCheck::Outcome::Skipped,
+                           "the loss accepts none of the shapes the check tries: " + refused, 0, std::nullopt,
+                           Finding::NoShapesAccepted, {{"reasons", refused}}));
     return out;
+}
+
+std::string PluginCheck::param(const std::string& key) const {
+    for (const auto& [k, v] : params)
+        if (k == key) return v;
+    return {};
 }
 
 std::vector<PluginCheck> checkPluginOp(const PluginOp& op, ThreadPool& pool) {

@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/core/thread_pool.h"
@@ -26,15 +27,61 @@ struct PluginCheck {
     // for, each depending on its own sample only) and their mean as the trainer takes it.
     enum class Kind { Shape, Forward, Gradient, Value };
     enum class Outcome { Passed, Failed, Skipped };
+    // What the check found, the code from which the studio and kiln-train compose their words
+    // with the parameters in `params` (listed in braces). A tensor is named by "tensor" (input,
+    // output, parameter, predictions or targets) with "input" (its index) or "parameter" (its
+    // name) where there are several.
+    enum class Finding {
+        // Passed.
+        OutputShape,      // {shape}: the output's shape, the same with a symbolic batch
+        ForwardAgrees,    // {count}: values that agree with the reference forward
+        GradientAgrees,   // {count}: gradient values that agree with central differences
+        LossValuesAgree,  // {count, loss}: per-sample values checked; the mean loss
+        // Skipped.
+        NoReference,       // the plugin has no reference forward
+        NoBackward,        // the plugin has no backward kernel
+        NoDefaultCase,     // {reason}: the loss's defaults make no case (a required attribute)
+        NoShapesAccepted,  // {reasons}: the loss refuses every shape pair the check tries
+        // Failed: a case that cannot be made.
+        AttributesNotObject,  // the case's attributes are not a JSON object
+        InputsMissing,        // the case gives no input shapes
+        InputShapeInvalid,    // {input, shape, max_rank}: rank out of 1..max_rank or no concrete batch
+        LossShapeRank,        // {tensor, shape, rank, max_rank}: predictions or targets of rank below 2
+        DimensionBelowOne,    // {tensor, input|parameter, shape, dimension}
+        TooManyValues,        // {tensor, input|parameter, shape, limit}
+        BatchesDiffer,        // {predictions, targets}: a loss case's shapes
+        WorkspaceTooLarge,    // {values, limit}: the kernel's scratch space
+        // Failed: what the check found wrong.
+        EngineError,             // {message, when}: `error` says it (an attribute, a shape rule, a call into the
+                                 // plugin); "when" is "symbolic_batch", "with_gradients" or empty
+        SymbolicShapeDiffers,    // {shape, symbolic}: the output with a concrete and a symbolic batch
+        ReferenceFailed,         // {reason}: the reference forward returned an error, the plugin's words
+        ForwardMismatch,         // {element, kernel, reference}
+        GradientMismatch,        // {tensor, input|parameter, element, backward, numeric}
+        LossNotFinite,           // {sample, value}
+        LossValueWithGradients,  // {sample, without, with}: the value changes when gradients are asked for
+        LossNotPerSample,        // {sample}: its value changes when only sample 0 changes
+        LossMeanMismatch,        // {loss, mean}: Kiln's reduction against the mean of the values
+        LossGradientMismatch,    // {sample, index, gradient, numeric}
+    };
     std::string caseName;  // the plugin's check case; for a loss, its shapes ("predictions [4,3], targets [4,3]")
     Kind kind = Kind::Shape;
     Outcome outcome = Outcome::Passed;
     std::string detail;    // English: what was compared, or what went wrong
     double worstError = 0; // Forward: largest |kernel - reference|; Gradient: largest relative error
     // A failed check's error: its code and parameters ("op", "case", "reason"; the shapes of a
-    // case that cannot be made), from which the studio composes its words; `detail` is its
-    // English message.
+    // case that cannot be made); `detail` is its English message.
     std::optional<Error> error;
+    Finding finding = Finding::OutputShape;
+    std::vector<std::pair<std::string, std::string>> params;
+    // A loss case checked on its shapes: the plugin's name for it ("" for a case Kiln made) and
+    // the shapes, from which `caseName` is made ("q=0.9 (predictions [4,3], targets [4,3])");
+    // all "" otherwise. A loss skipped before any case is "defaults" (NoDefaultCase) or
+    // "shapes" (NoShapesAccepted).
+    std::string declaredCase, predictionsShape, targetsShape;
+
+    // The value of parameter `key`, or "".
+    std::string param(const std::string& key) const;
 };
 
 // Runs every check case of `op` (none when the plugin declares none). Never throws; a plugin

@@ -6,7 +6,8 @@
 // consistency (accuracy is the confusion matrix's trace over its total, supports are row sums,
 // loss equals log loss) are checked, as are a TFRecord project and the exit code and message of
 // bad input; a table project's records carry their feature values and their file's line, and so
-// do those of a TFRecord project whose Examples hold numbers and of a CSV index of numbers.
+// do those of a TFRecord project whose Examples hold numbers and of a CSV index of numbers, whose
+// rows kiln-predict also predicts from a CSV file of their own, as kiln-eval predicted them.
 // Stored predictions: a second evaluation reads them and prints the same report;
 // --no-cache, touched weights, a picture rewritten in place or added make it run the model again.
 #include <QtTest>
@@ -16,6 +17,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMap>
 #include <QProcess>
 #include <QSet>
 #include <QTemporaryDir>
@@ -522,6 +524,47 @@ private slots:
             const QString source = record.toObject().value(QStringLiteral("source")).toString();
             QCOMPARE(source.section(QLatin1Char(':'), -1).toInt(), i + 2);
             QCOMPARE(QFileInfo(source.section(QLatin1Char(':'), 0, -2)).canonicalFilePath(), indexFile);
+        }
+
+        // kiln-predict on CSV rows: the test rows in a file of their own (no split column), each
+        // predicted as kiln-eval predicted it, named by its line, with the two classes and their
+        // probabilities.
+        QMap<int, QString> evaluated;  // feature x[0] (700 + i) -> predicted class
+        {
+            QFile samples(csvPath);
+            QVERIFY(samples.open(QIODevice::ReadOnly | QIODevice::Text));
+            const QStringList header = QString::fromUtf8(samples.readLine()).trimmed().split(QLatin1Char(','));
+            const qsizetype predicted = header.indexOf(QStringLiteral("predicted")), x0 = header.indexOf(QStringLiteral("x[0]"));
+            QVERIFY2(predicted >= 0 && x0 >= 0, qPrintable(header.join(QLatin1Char(','))));
+            while (!samples.atEnd()) {
+                const QStringList cells = QString::fromUtf8(samples.readLine()).trimmed().split(QLatin1Char(','));
+                evaluated[cells.value(x0).toInt()] = cells.value(predicted);
+            }
+        }
+        QCOMPARE(evaluated.size(), 10);
+        QByteArray rows = "x__0,x__1,x__2,label\n";
+        QList<int> ids;
+        for (int i = 3; i < 40; i += 4) {
+            rows += QByteArray::number(700 + i) + ',' + QByteArray::number(i % 2 * 3 + i % 7 * 0.25) + ',' +
+                    QByteArray::number(i * 0.5) + ',' + QByteArray::number(i % 2) + '\n';
+            ids << 700 + i;
+        }
+        const QString rowsPath = m_dir.filePath(QStringLiteral("index/rows.csv"));
+        writeFile(rowsPath, rows);
+        Run p = run("kiln-predict", {m_dir.filePath(QStringLiteral("index/index.kiln")), QStringLiteral("--weights"),
+                                     m_dir.filePath(QStringLiteral("index/run")), rowsPath, QStringLiteral("--top-k"),
+                                     QStringLiteral("2"), QStringLiteral("--csv")});
+        QVERIFY2(p.exitCode == 0, qPrintable(p.err));
+        const QStringList lines = p.out.trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 1 + ids.size());
+        QCOMPARE(lines[0], QStringLiteral("source,class_1,probability_1,class_2,probability_2"));
+        for (qsizetype k = 0; k < ids.size(); ++k) {
+            const QStringList cells = lines[k + 1].split(QLatin1Char(','));
+            QCOMPARE(cells.size(), 5);
+            QCOMPARE(cells[0].section(QLatin1Char(':'), -1).toInt(), int(k) + 2);  // the row's line, after the header
+            QCOMPARE(cells[1], evaluated.value(ids[k]));
+            QVERIFY(cells[2].toDouble() >= cells[4].toDouble());
+            QVERIFY2(std::abs(cells[2].toDouble() + cells[4].toDouble() - 1.0) < 1e-5, qPrintable(lines[k + 1]));
         }
     }
 

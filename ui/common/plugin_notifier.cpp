@@ -14,7 +14,7 @@ PluginNotifier& PluginNotifier::instance() {
 }
 
 PluginNotifier::PluginNotifier() {
-    m_listener = engine::api::pluginRegistry().addListener([this] {
+    m_listener = engine::api::addPluginListener([this] {
         if (QThread::currentThread() == thread())
             emit pluginsChanged();
         else
@@ -23,7 +23,7 @@ PluginNotifier::PluginNotifier() {
 }
 
 PluginNotifier::~PluginNotifier() {
-    engine::api::pluginRegistry().removeListener(m_listener);
+    engine::api::removePluginListener(m_listener);
 }
 
 }  // namespace kiln::ui

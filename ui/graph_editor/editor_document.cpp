@@ -455,7 +455,7 @@ void EditorDocument::setSections(const json& data, const json& training) {
 
 ItemId EditorDocument::addNode(const std::string& op, QPointF pos) {
     // A plugin operation from the palette ("example.GroupNorm") becomes a Plugin node naming it.
-    if (const auto* plugin = engine::api::pluginRegistry().find(op); plugin && !engine::ops::findOp(op)) {
+    if (engine::api::findPluginOp(op) && !engine::ops::findOp(op)) {
         DocumentContent after = m_content;
         engine::Node node = makeNode("Plugin", uniqueName(baseNameForOp(op.substr(op.find('.') + 1))));
         node.attrs.set(engine::ops::kPluginOpAttr, op);

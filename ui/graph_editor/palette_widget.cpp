@@ -79,10 +79,9 @@ PaletteModel::Section PaletteModel::pluginSection() {
     // The operations of the loaded plugins, by their namespaced names; the generic Plugin row
     // itself is not listed (a node needs an operation).
     Section s{categoryLabel(engine::ops::Category::Plugin), {}};
-    for (const auto* op : engine::api::pluginRegistry().ops()) {
-        const QString name = QString::fromStdString(op->name);
-        s.entries.push_back({name, name, QString::fromUtf8(op->desc->doc ? op->desc->doc : ""), QStringLiteral("op"),
-                             QStringLiteral("plugin")});
+    for (const auto& op : engine::api::pluginOps()) {
+        const QString name = QString::fromStdString(op.name);
+        s.entries.push_back({name, name, QString::fromStdString(op.doc), QStringLiteral("op"), QStringLiteral("plugin")});
     }
     return s;
 }

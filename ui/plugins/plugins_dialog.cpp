@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
+#include "app/common/plugin_check_text.h"
 #include "engine/api/plugins.h"
 #include "ui/common/app_settings.h"
 #include "ui/common/theme.h"
@@ -21,8 +22,8 @@ namespace {
 
 constexpr int kPathRole = Qt::UserRole + 1;
 
-QString kindText(engine::ops::PluginCheck::Kind k) {
-    using K = engine::ops::PluginCheck::Kind;
+QString kindText(engine::api::PluginCheckKind k) {
+    using K = engine::api::PluginCheckKind;
     switch (k) {
     case K::Shape: return PluginsDialog::tr("Shape");
     case K::Forward: return PluginsDialog::tr("Forward vs reference");
@@ -32,8 +33,8 @@ QString kindText(engine::ops::PluginCheck::Kind k) {
     return {};
 }
 
-QString outcomeText(engine::ops::PluginCheck::Outcome o) {
-    using O = engine::ops::PluginCheck::Outcome;
+QString outcomeText(engine::api::PluginCheckOutcome o) {
+    using O = engine::api::PluginCheckOutcome;
     switch (o) {
     case O::Passed: return PluginsDialog::tr("passed");
     case O::Failed: return PluginsDialog::tr("FAILED");
@@ -49,7 +50,7 @@ PluginsDialog::PluginsDialog(QWidget* parent) : QDialog(parent) {
     setObjectName(QStringLiteral("pluginsDialog"));
     resize(820, 560);
     auto* layout = new QVBoxLayout(this);
-    const QString folder = QString::fromStdString(engine::ops::userPluginFolder());
+    const QString folder = QString::fromStdString(engine::api::userPluginFolder());
     m_folder = new QLabel(tr("Plugins load at start from %1, from the folders and files in KILN_PLUGIN_PATH, and from "
                              "--plugin options of the command-line programs.")
                               .arg(folder.isEmpty() ? tr("the user's plugin folder") : folder),
@@ -115,37 +116,34 @@ PluginsDialog::~PluginsDialog() {
 
 void PluginsDialog::refresh() {
     m_plugins->clear();
-    const auto& registry = engine::api::pluginRegistry();
-    for (const auto& p : registry.plugins()) {
+    const auto plugins = engine::api::loadedPlugins();
+    auto doc = [](const std::optional<engine::api::PluginEntry>& e) {
+        return e ? QString::fromStdString(e->doc) : QString();
+    };
+    for (const auto& p : plugins) {
         const QString path = QString::fromStdString(p.path);
         auto* item = new QTreeWidgetItem(m_plugins, {QString::fromStdString(p.name + " " + p.version).trimmed(),
-                                                     QString::fromStdString(engine::ops::abiVersionText(p.abiVersion)),
-                                                     path});
+                                                     QString::fromStdString(p.abiVersion), path});
         item->setData(0, kPathRole, path);
         item->setToolTip(2, path);
         for (const auto& name : p.ops) {
-            const auto* op = registry.find(name);
             auto* child = new QTreeWidgetItem(item, {QString::fromStdString(name), QString(),
-                                                     op && op->desc->doc ? QString::fromUtf8(op->desc->doc) : QString()});
+                                                     doc(engine::api::findPluginOp(name))});
             child->setData(0, kPathRole, path);
         }
         // Losses and metrics, as a training config names them.
         for (const auto& name : p.losses) {
-            const auto* loss = registry.findLoss(name);
-            auto* child = new QTreeWidgetItem(
-                item, {QString::fromStdString(std::string(engine::ops::kPluginPrefix) + name), QString(),
-                       tr("Loss: %1").arg(loss && loss->desc->doc ? QString::fromUtf8(loss->desc->doc) : QString())});
+            auto* child = new QTreeWidgetItem(item, {QStringLiteral("plugin:") + QString::fromStdString(name), QString(),
+                                                     tr("Loss: %1").arg(doc(engine::api::findPluginLoss(name)))});
             child->setData(0, kPathRole, path);
         }
         for (const auto& name : p.metrics) {
-            const auto* metric = registry.findMetric(name);
-            auto* child = new QTreeWidgetItem(
-                item, {QString::fromStdString(std::string(engine::ops::kPluginPrefix) + name), QString(),
-                       tr("Metric: %1").arg(metric && metric->desc->doc ? QString::fromUtf8(metric->desc->doc) : QString())});
+            auto* child = new QTreeWidgetItem(item, {QStringLiteral("plugin:") + QString::fromStdString(name), QString(),
+                                                     tr("Metric: %1").arg(doc(engine::api::findPluginMetric(name)))});
             child->setData(0, kPathRole, path);
         }
     }
-    for (const auto& e : registry.failures()) {
+    for (const auto& e : engine::api::pluginLoadFailures()) {
         auto* item = new QTreeWidgetItem(m_plugins, {tr("Not loaded"), QString(), QString::fromStdString(e.message)});
         item->setForeground(0, Theme::instance().colors().errorText);
         item->setToolTip(2, QString::fromStdString(e.message));
@@ -153,7 +151,7 @@ void PluginsDialog::refresh() {
     if (m_plugins->topLevelItemCount() == 0)
         new QTreeWidgetItem(m_plugins, {tr("No plugins are loaded"), QString(), QString()});
     m_plugins->expandAll();
-    if (!registry.plugins().empty()) m_plugins->setCurrentItem(m_plugins->topLevelItem(0));
+    if (!plugins.empty()) m_plugins->setCurrentItem(m_plugins->topLevelItem(0));
     m_check->setEnabled(!selectedPluginPath().isEmpty() && !m_watcher.isRunning());
 }
 
@@ -175,8 +173,8 @@ void PluginsDialog::startCheck() {
     const std::string path = selectedPluginPath().toStdString();
     if (path.empty() || m_watcher.isRunning()) return;
     int count = 0;
-    for (const auto* op : engine::api::pluginRegistry().ops()) count += op->pluginPath == path;
-    for (const auto* loss : engine::api::pluginRegistry().losses()) count += loss->pluginPath == path;
+    for (const auto& op : engine::api::pluginOps()) count += op.pluginPath == path;
+    for (const auto& loss : engine::api::pluginLosses()) count += loss.pluginPath == path;
     m_check->setEnabled(false);
     m_results->clear();
     m_summary->setText(tr("Checking %n operation(s) and loss(es)…", nullptr, count));
@@ -188,17 +186,19 @@ void PluginsDialog::showResults() {
     int passed = 0, failed = 0, skipped = 0;
     for (const auto& run : runs) {
         if (run.checks.empty())
-            new QTreeWidgetItem(m_results, {QString::fromStdString(run.op), QString(), QString(), outcomeText(engine::ops::PluginCheck::Outcome::Skipped),
+            new QTreeWidgetItem(m_results, {QString::fromStdString(run.op), QString(), QString(),
+                                            outcomeText(engine::api::PluginCheckOutcome::Skipped),
                                             tr("The plugin declares no check cases for this operation")});
         for (const auto& c : run.checks) {
-            using O = engine::ops::PluginCheck::Outcome;
+            using O = engine::api::PluginCheckOutcome;
             (c.outcome == O::Passed ? passed : c.outcome == O::Failed ? failed
                                                                       : skipped)++;
-            auto* item = new QTreeWidgetItem(m_results, {QString::fromStdString(run.op), QString::fromStdString(c.caseName),
-                                                         kindText(c.kind), outcomeText(c.outcome),
-                                                         QString::fromStdString(c.detail)});
+            // The words come from the check's finding, in the user's language.
+            const QString detail = app::PluginCheckText::detail(c);
+            auto* item = new QTreeWidgetItem(m_results, {QString::fromStdString(run.op), app::PluginCheckText::caseText(c),
+                                                         kindText(c.kind), outcomeText(c.outcome), detail});
             if (c.outcome == O::Failed) item->setForeground(3, Theme::instance().colors().errorText);
-            item->setToolTip(4, QString::fromStdString(c.detail));
+            item->setToolTip(4, detail);
         }
     }
     for (int c = 0; c < 4; ++c) m_results->resizeColumnToContents(c);

@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 
 #include "engine/ops/op_table.h"
+#include "engine/ops/plugin_ops.h"
 #include "engine/api/plugins.h"
 #include "ui/training/attribute_form.h"
 
@@ -100,15 +101,15 @@ QStringList LossEditor::lossTypes() {
         if (ops::isLoss(row.kind))
             out << QString::fromUtf8(row.name.data(), static_cast<qsizetype>(row.name.size()));
     }
-    for (const auto* loss : engine::api::pluginRegistry().losses()) {
-        out << QString::fromStdString(std::string(ops::kPluginPrefix) + loss->name);
+    for (const auto& loss : engine::api::pluginLosses()) {
+        out << QString::fromStdString(std::string(ops::kPluginPrefix) + loss.name);
     }
     return out;
 }
 
 std::vector<engine::AttrSpec> LossEditor::attributesOf(const std::string& type) {
     if (type.starts_with(ops::kPluginPrefix)) {
-        const auto* loss = engine::api::pluginRegistry().findLoss(ops::pluginTypeName(type));
+        const auto loss = engine::api::findPluginLoss(ops::pluginTypeName(type));
         return loss ? loss->attrs : std::vector<engine::AttrSpec>{};
     }
     const auto* def = ops::findOp(type);

@@ -29,6 +29,7 @@
 #include "engine/api/plugins.h"
 #include "engine/api/training_config.h"
 #include "engine/api/training_setup.h"
+#include "engine/ops/plugin_ops.h"
 #include "ui/common/plugin_notifier.h"
 #include "ui/common/theme.h"
 #include "ui/training/attribute_form.h"
@@ -447,10 +448,10 @@ void TrainingConfigForm::fillMetricList(const QStringList& checked)
     };
     for (const auto& [name, text] : builtIn) add(QLatin1String(name), text);
     QStringList plugin;
-    for (const auto* m : engine::api::pluginRegistry().metrics()) {
-        const QString name = QString::fromStdString(std::string(engine::ops::kPluginPrefix) + m->name);
+    for (const auto& m : engine::api::pluginMetrics()) {
+        const QString name = QString::fromStdString(std::string(engine::ops::kPluginPrefix) + m.name);
         plugin << name;
-        add(name, tr("%1 (plugin): %2").arg(QString::fromStdString(m->name), QString::fromUtf8(m->desc->doc)));
+        add(name, tr("%1 (plugin): %2").arg(QString::fromStdString(m.name), QString::fromStdString(m.doc)));
     }
     // A checked plugin metric whose plugin is not loaded stays listed (and checked).
     for (const QString& name : checked)
@@ -466,8 +467,7 @@ QString TrainingConfigForm::currentPluginMetric() const
     const QListWidgetItem* item = m_metricList->currentItem();
     const QString type = item ? item->data(Qt::UserRole).toString() : QString();
     if (!type.startsWith(QLatin1String("plugin:"))) return {};
-    return engine::api::pluginRegistry().findMetric(engine::ops::pluginTypeName(type.toStdString())) ? type
-                                                                                                     : QString();
+    return engine::api::findPluginMetric(engine::ops::pluginTypeName(type.toStdString())) ? type : QString();
 }
 
 json& TrainingConfigForm::metricSettings(const QString& type)
@@ -485,7 +485,7 @@ void TrainingConfigForm::showMetricSettings()
         m_metricSettings->hide();
         return;
     }
-    const auto* metric = engine::api::pluginRegistry().findMetric(engine::ops::pluginTypeName(type.toStdString()));
+    const auto metric = engine::api::findPluginMetric(engine::ops::pluginTypeName(type.toStdString()));
     const bool on = m_metricList->currentItem()->checkState() == Qt::Checked;
     const auto found = m_metricObjects.find(type.toStdString());
     const json settings = found != m_metricObjects.end() ? found->second : json::object();

@@ -39,9 +39,9 @@ private slots:
         const std::vector<Error> errors = api::loadStartupPlugins({gone, kPluginDir + "/huber_fbeta.so"});
 
         // Everything that could load did, past the failures before it.
-        QVERIFY(api::pluginRegistry().find("example.GroupNorm") != nullptr);
-        QVERIFY(api::pluginRegistry().findLoss("example.Huber") != nullptr);
-        QVERIFY(api::pluginRegistry().findMetric("example.FBeta") != nullptr);
+        QVERIFY(api::findPluginOp("example.GroupNorm").has_value());
+        QVERIFY(api::findPluginLoss("example.Huber").has_value());
+        QVERIFY(api::findPluginMetric("example.FBeta").has_value());
 
         QCOMPARE(errors.size(), size_t{3});
         // Each failure names its library: the one that is gone as not found, the other two as

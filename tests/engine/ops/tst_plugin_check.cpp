@@ -7,8 +7,9 @@
 // does not describe refuses the plugin at load (PluginError naming the case and the loss), and
 // operation and loss cases with wrong shapes (a dimension of 0, no shapes, more values than a
 // check allows, an element count past 64 bits, rank 1, different batches, shapes the loss refuses,
-// attributes that are not an object) each fail with their error's code and parameters, without
-// aborting and without allocating for them.
+// attributes that are not an object) each fail with their error's code and parameters and with
+// their finding (what the studio and kiln-train put into words), without aborting and without
+// allocating for them.
 #include <QtTest>
 
 #include <string>
@@ -24,6 +25,8 @@ namespace {
 // A declared check case that cannot be made, and what its failed Shape check must carry.
 struct FailedCase {
     const char* name;
+    PluginCheck::Finding finding;  // with the parameter "tensor" when `tensor` is not null
+    const char* tensor;
     ErrorCode code;
     const char* detail;  // in the English detail
     const char* param;   // a parameter the error carries...
@@ -43,6 +46,8 @@ void verifyFailedCases(const Found& found, const std::string& op, const std::vec
         QCOMPARE(c.kind, PluginCheck::Kind::Shape);
         QCOMPARE(c.outcome, PluginCheck::Outcome::Failed);
         QVERIFY2(c.detail.find(w.detail) != std::string::npos, c.detail.c_str());
+        QCOMPARE(c.finding, w.finding);
+        if (w.tensor) QCOMPARE(c.param("tensor"), std::string(w.tensor));
         QVERIFY2(c.error.has_value(), w.name);
         QCOMPARE(c.error->code, w.code);
         QCOMPARE(c.error->param("op"), op);
@@ -69,12 +74,22 @@ private slots:
         const auto checks = checkPluginLoss(*huber, pool);
         QCOMPARE(checks.size(), size_t{4});
         for (const auto& c : checks) QVERIFY2(c.outcome == PluginCheck::Outcome::Passed, c.detail.c_str());
+        // Values, then gradient, per case; each with its numbers as parameters.
+        QCOMPARE(checks[0].finding, PluginCheck::Finding::LossValuesAgree);
+        QCOMPARE(checks[0].param("count"), std::string("4"));
+        QVERIFY(!checks[0].param("loss").empty());
+        QCOMPARE(checks[1].finding, PluginCheck::Finding::GradientAgrees);
+        QCOMPARE(checks[0].declaredCase, std::string());
+        QCOMPARE(checks[0].predictionsShape, std::string("[4,3]"));
+        QCOMPARE(checks[0].targetsShape, std::string("[4,3]"));
 
         const PluginLoss* quantile = PluginRegistry::global().findLoss("example.Quantile");
         QVERIFY(quantile && quantile->checkCases.empty());
         const auto skipped = checkPluginLoss(*quantile, pool);
         QCOMPARE(skipped.size(), size_t{1});
         QCOMPARE(skipped[0].outcome, PluginCheck::Outcome::Skipped);
+        QCOMPARE(skipped[0].finding, PluginCheck::Finding::NoDefaultCase);
+        QVERIFY2(skipped[0].param("reason").find("quantile") != std::string::npos, skipped[0].param("reason").c_str());
         QVERIFY2(skipped[0].detail.find("quantile") != std::string::npos &&
                      skipped[0].detail.find("can declare loss check cases (ABI 1.2)") != std::string::npos,
                  skipped[0].detail.c_str());
@@ -120,12 +135,20 @@ private slots:
             QVERIFY2(c.outcome == PluginCheck::Outcome::Passed, c.detail.c_str());
             QVERIFY(!c.error);
         }
+        QCOMPARE(good[0].finding, PluginCheck::Finding::OutputShape);
+        QVERIFY2(good[0].detail == "output " + good[0].param("shape"), good[0].detail.c_str());
+        QCOMPARE(good[1].finding, PluginCheck::Finding::ForwardAgrees);
+        QCOMPARE(good[2].finding, PluginCheck::Finding::GradientAgrees);
+        using F = PluginCheck::Finding;
         const std::vector<FailedCase> wants = {
-            {"zero width", ErrorCode::ShapeMismatch, "input 0 [2,0] has dimension 0", "shape", "[2,0]"},
-            {"no shapes", ErrorCode::ShapeMismatch, "its input shapes are missing", "reason", "its input shapes are missing"},
-            {"huge", ErrorCode::ShapeMismatch, "holds more than 4194304 values", "shape", "[1,1099511627776]"},
-            {"overflow", ErrorCode::ShapeMismatch, "holds more than 4194304 values", "input", "0"},
-            {"attributes not an object", ErrorCode::ShapeMismatch, "its attributes are not a JSON object", "op", "badcase.Double"},
+            {"zero width", F::DimensionBelowOne, "input", ErrorCode::ShapeMismatch, "input 0 [2,0] has dimension 0", "shape", "[2,0]"},
+            {"no shapes", F::InputsMissing, nullptr, ErrorCode::ShapeMismatch, "its input shapes are missing", "reason",
+             "its input shapes are missing"},
+            {"huge", F::TooManyValues, "input", ErrorCode::ShapeMismatch, "holds more than 4194304 values", "shape",
+             "[1,1099511627776]"},
+            {"overflow", F::TooManyValues, "input", ErrorCode::ShapeMismatch, "holds more than 4194304 values", "input", "0"},
+            {"attributes not an object", F::AttributesNotObject, nullptr, ErrorCode::ShapeMismatch,
+             "its attributes are not a JSON object", "op", "badcase.Double"},
         };
         verifyFailedCases(of, "badcase.Double", wants, true);
         if (QTest::currentTestFailed()) return;
@@ -151,15 +174,20 @@ private slots:
         const auto good = of("good");
         QCOMPARE(good.size(), size_t{2});  // values and gradient
         for (const auto& c : good) QVERIFY2(c.outcome == PluginCheck::Outcome::Passed, c.detail.c_str());
+        using F = PluginCheck::Finding;
         const std::vector<FailedCase> wants = {
-            {"rank 1", ErrorCode::ShapeMismatch, "the predictions' shape [4] has rank 1", "predictions", "[4]"},
-            {"batches differ", ErrorCode::ShapeMismatch, "have different batches", "targets", "[5,3]"},
-            {"zero width", ErrorCode::ShapeMismatch, "has dimension 0", "predictions", "[4,0]"},
-            {"huge", ErrorCode::ShapeMismatch, "holds more than 4194304 values", "predictions", "[4,1099511627776]"},
-            {"overflow", ErrorCode::ShapeMismatch, "holds more than 4194304 values", "targets", "[4,4611686018427387904,8]"},
-            {"widths differ", ErrorCode::ShapeMismatch, "the same number of values per sample", "op", "plugin:badcase.Square"},
-            {"attributes not an object", ErrorCode::ShapeMismatch, "its attributes are not a JSON object", "reason",
-             "its attributes are not a JSON object"},
+            {"rank 1", F::LossShapeRank, "predictions", ErrorCode::ShapeMismatch, "the predictions' shape [4] has rank 1",
+             "predictions", "[4]"},
+            {"batches differ", F::BatchesDiffer, nullptr, ErrorCode::ShapeMismatch, "have different batches", "targets", "[5,3]"},
+            {"zero width", F::DimensionBelowOne, "predictions", ErrorCode::ShapeMismatch, "has dimension 0", "predictions", "[4,0]"},
+            {"huge", F::TooManyValues, "predictions", ErrorCode::ShapeMismatch, "holds more than 4194304 values", "predictions",
+             "[4,1099511627776]"},
+            {"overflow", F::TooManyValues, "predictions", ErrorCode::ShapeMismatch, "holds more than 4194304 values", "targets",
+             "[4,4611686018427387904,8]"},
+            {"widths differ", F::EngineError, nullptr, ErrorCode::ShapeMismatch, "the same number of values per sample", "op",
+             "plugin:badcase.Square"},
+            {"attributes not an object", F::AttributesNotObject, nullptr, ErrorCode::ShapeMismatch,
+             "its attributes are not a JSON object", "reason", "its attributes are not a JSON object"},
         };
         verifyFailedCases(of, "plugin:badcase.Square", wants, false);
         if (QTest::currentTestFailed()) return;

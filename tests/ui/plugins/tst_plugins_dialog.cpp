@@ -14,6 +14,7 @@
 #include <QMimeData>
 #include <QPixmap>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScreen>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -94,6 +95,15 @@ private slots:
         }
         QCOMPARE(results->topLevelItem(0)->text(2), QStringLiteral("Shape"));
         QCOMPARE(results->topLevelItem(1)->text(2), QStringLiteral("Forward vs reference"));
+        // The details are composed by the dialog from each check's finding and numbers.
+        QCOMPARE(results->topLevelItem(0)->text(4), QStringLiteral("output [2,4,4,6]"));
+        QVERIFY2(QRegularExpression(QStringLiteral("^\\d+ values agree with the reference$")).match(results->topLevelItem(1)->text(4)).hasMatch(),
+                 qPrintable(results->topLevelItem(1)->text(4)));
+        QVERIFY2(QRegularExpression(QStringLiteral("^\\d+ gradient values agree with central differences$"))
+                     .match(results->topLevelItem(2)->text(4))
+                     .hasMatch(),
+                 qPrintable(results->topLevelItem(2)->text(4)));
+        QCOMPARE(results->topLevelItem(0)->toolTip(4), results->topLevelItem(0)->text(4));
         QCOMPARE(dialog.findChild<QLabel*>("checkSummary")->text(), QStringLiteral("9 passed, 0 failed, 0 skipped"));
         QVERIFY(dialog.checkButton()->isEnabled());
         if (const QString shot = qEnvironmentVariable("KILN_SCREENSHOT"); !shot.isEmpty()) {
