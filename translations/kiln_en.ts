@@ -1475,6 +1475,153 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
 </context>
 <context>
+    <name>PluginCheckText</name>
+    <message>
+        <source>predictions %1, targets %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>defaults</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shapes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>input %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the output</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the parameter &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the predictions&apos; shape</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the targets&apos; shape</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>output %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 values agree with the reference</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 gradient values agree with central differences</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 per-sample values, finite, the same with and without gradients; loss %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the plugin has no reference forward</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the plugin has no backward kernel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no case can be made from the loss&apos;s defaults (%1); the plugin can declare loss check cases (ABI 1.2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the loss accepts none of the shapes the check tries: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>its attributes are not a JSON object</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>its input shapes are missing</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>input %1 %2 needs rank 1 to %3 and a concrete batch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 %2 has rank %3 (2 to %4: the batch and at least one more dimension)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 %2 has dimension %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 %2 holds more than %3 values</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the predictions %1 and the targets %2 have different batches</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the kernel asks for %1 scratch values, more than %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>with a symbolic batch: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>with gradients: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the output is %1 with a batch but %2 without</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the reference forward failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>element %1: kernel %2, reference %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>d/d %1 element %2: backward %3, finite difference %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sample %1: the value is %2 for finite predictions and targets</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sample %1: the value is %2 without gradients but %3 with them</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the value of sample %1 changes when only sample 0&apos;s predictions change</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the loss is %1 but the mean of the values %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>d loss / d prediction [%1,%2]: gradient %3, finite difference %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>QObject</name>
     <message>
         <source>frozen</source>

@@ -1478,6 +1478,153 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
 </context>
 <context>
+    <name>PluginCheckText</name>
+    <message>
+        <source>predictions %1, targets %2</source>
+        <translation>预测 %1，目标 %2</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>defaults</source>
+        <translation>默认值</translation>
+    </message>
+    <message>
+        <source>shapes</source>
+        <translation>形状</translation>
+    </message>
+    <message>
+        <source>input %1</source>
+        <translation>输入 %1</translation>
+    </message>
+    <message>
+        <source>the output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>the parameter &quot;%1&quot;</source>
+        <translation>参数“%1”</translation>
+    </message>
+    <message>
+        <source>the predictions&apos; shape</source>
+        <translation>预测的形状</translation>
+    </message>
+    <message>
+        <source>the targets&apos; shape</source>
+        <translation>目标的形状</translation>
+    </message>
+    <message>
+        <source>output %1</source>
+        <translation>输出 %1</translation>
+    </message>
+    <message>
+        <source>%1 values agree with the reference</source>
+        <translation>%1 个值与参考实现一致</translation>
+    </message>
+    <message>
+        <source>%1 gradient values agree with central differences</source>
+        <translation>%1 个梯度值与中心差分一致</translation>
+    </message>
+    <message>
+        <source>%1 per-sample values, finite, the same with and without gradients; loss %2</source>
+        <translation>%1 个逐样本值，均为有限值，求梯度与否结果相同；损失 %2</translation>
+    </message>
+    <message>
+        <source>the plugin has no reference forward</source>
+        <translation>插件没有参考前向实现</translation>
+    </message>
+    <message>
+        <source>the plugin has no backward kernel</source>
+        <translation>插件没有反向内核</translation>
+    </message>
+    <message>
+        <source>no case can be made from the loss&apos;s defaults (%1); the plugin can declare loss check cases (ABI 1.2)</source>
+        <translation>无法用该损失的默认值构造用例（%1）；插件可以声明损失检查用例（ABI 1.2）</translation>
+    </message>
+    <message>
+        <source>the loss accepts none of the shapes the check tries: %1</source>
+        <translation>该损失不接受检查所尝试的任何形状：%1</translation>
+    </message>
+    <message>
+        <source>its attributes are not a JSON object</source>
+        <translation>其属性不是 JSON 对象</translation>
+    </message>
+    <message>
+        <source>its input shapes are missing</source>
+        <translation>缺少其输入形状</translation>
+    </message>
+    <message>
+        <source>input %1 %2 needs rank 1 to %3 and a concrete batch</source>
+        <translation>输入 %1 %2 的秩须为 1 到 %3，且批大小须为具体值</translation>
+    </message>
+    <message>
+        <source>%1 %2 has rank %3 (2 to %4: the batch and at least one more dimension)</source>
+        <translation>%1 %2 的秩为 %3（应为 2 到 %4：批维度之外至少还有一个维度）</translation>
+    </message>
+    <message>
+        <source>%1 %2 has dimension %3</source>
+        <translation>%1 %2 有大小为 %3 的维度</translation>
+    </message>
+    <message>
+        <source>%1 %2 holds more than %3 values</source>
+        <translation>%1 %2 包含超过 %3 个值</translation>
+    </message>
+    <message>
+        <source>the predictions %1 and the targets %2 have different batches</source>
+        <translation>预测 %1 与目标 %2 的批大小不同</translation>
+    </message>
+    <message>
+        <source>the kernel asks for %1 scratch values, more than %2</source>
+        <translation>内核需要 %1 个临时值，超过上限 %2</translation>
+    </message>
+    <message>
+        <source>with a symbolic batch: %1</source>
+        <translation>批大小为符号时：%1</translation>
+    </message>
+    <message>
+        <source>with gradients: %1</source>
+        <translation>求梯度时：%1</translation>
+    </message>
+    <message>
+        <source>the output is %1 with a batch but %2 without</source>
+        <translation>输出在给定批大小时为 %1，批大小为符号时为 %2</translation>
+    </message>
+    <message>
+        <source>the reference forward failed: %1</source>
+        <translation>参考前向实现失败：%1</translation>
+    </message>
+    <message>
+        <source>element %1: kernel %2, reference %3</source>
+        <translation>元素 %1：内核 %2，参考 %3</translation>
+    </message>
+    <message>
+        <source>d/d %1 element %2: backward %3, finite difference %4</source>
+        <translation>d/d %1 元素 %2：反向 %3，有限差分 %4</translation>
+    </message>
+    <message>
+        <source>sample %1: the value is %2 for finite predictions and targets</source>
+        <translation>样本 %1：预测和目标均为有限值时，值为 %2</translation>
+    </message>
+    <message>
+        <source>sample %1: the value is %2 without gradients but %3 with them</source>
+        <translation>样本 %1：不求梯度时值为 %2，求梯度时为 %3</translation>
+    </message>
+    <message>
+        <source>the value of sample %1 changes when only sample 0&apos;s predictions change</source>
+        <translation>仅改变样本 0 的预测时，样本 %1 的值也随之改变</translation>
+    </message>
+    <message>
+        <source>the loss is %1 but the mean of the values %2</source>
+        <translation>损失为 %1，而各值的平均为 %2</translation>
+    </message>
+    <message>
+        <source>d loss / d prediction [%1,%2]: gradient %3, finite difference %4</source>
+        <translation>d 损失 / d 预测 [%1,%2]：梯度 %3，有限差分 %4</translation>
+    </message>
+</context>
+<context>
     <name>QObject</name>
     <message>
         <source>frozen</source>
