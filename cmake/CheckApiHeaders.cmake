@@ -23,8 +23,6 @@ set(KILN_API_NOT_YET_OWN
   datasets.h:engine/data/transforms.h
   devices.h:engine/exec/backend.h
   devices.h:engine/train/config.h
-  explanation.h:engine/exec/param_store.h
-  explanation.h:engine/exec/plan.h
   histogram_log.h:engine/train/trainer.h
   learning_rate_finder.h:engine/train/lr_finder.h
   node_preview.h:engine/exec/param_store.h
