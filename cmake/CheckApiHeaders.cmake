@@ -25,8 +25,6 @@ set(KILN_API_NOT_YET_OWN
   devices.h:engine/train/config.h
   histogram_log.h:engine/train/trainer.h
   learning_rate_finder.h:engine/train/lr_finder.h
-  node_preview.h:engine/exec/param_store.h
-  node_preview.h:engine/exec/plan.h
   plugins.h:engine/ops/plugin_check.h
   plugins.h:engine/ops/plugin_registry.h
   quantization.h:engine/io/quantize.h
