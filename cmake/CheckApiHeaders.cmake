@@ -24,7 +24,6 @@ set(KILN_API_NOT_YET_OWN
   devices.h:engine/exec/backend.h
   devices.h:engine/train/config.h
   histogram_log.h:engine/train/trainer.h
-  learning_rate_finder.h:engine/train/lr_finder.h
   plugins.h:engine/ops/plugin_check.h
   plugins.h:engine/ops/plugin_registry.h
   quantization.h:engine/io/quantize.h
