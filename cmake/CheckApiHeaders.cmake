@@ -26,7 +26,6 @@ set(KILN_API_NOT_YET_OWN
   histogram_log.h:engine/train/trainer.h
   plugins.h:engine/ops/plugin_check.h
   plugins.h:engine/ops/plugin_registry.h
-  run_summary.h:engine/train/trainer.h
   training_config.h:engine/train/config.h
   training_job.h:engine/train/trainer.h
   training_job.h:engine/train/weights.h
