@@ -29,7 +29,6 @@ set(KILN_API_NOT_YET_OWN
   training_config.h:engine/train/config.h
   training_job.h:engine/train/trainer.h
   training_job.h:engine/train/weights.h
-  training_preflight.h:engine/exec/memory_assistant.h
   training_setup.h:engine/data/data_config.h
   training_setup.h:engine/train/trainer.h
 )
