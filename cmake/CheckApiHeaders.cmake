@@ -21,8 +21,6 @@ set(KILN_API_NOT_YET_OWN
   datasets.h:engine/data/sources.h
   datasets.h:engine/data/tfrecord.h
   datasets.h:engine/data/transforms.h
-  devices.h:engine/exec/backend.h
-  devices.h:engine/train/config.h
   histogram_log.h:engine/train/trainer.h
   plugins.h:engine/ops/plugin_check.h
   plugins.h:engine/ops/plugin_registry.h
