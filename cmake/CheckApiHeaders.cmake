@@ -24,7 +24,6 @@ set(KILN_API_NOT_YET_OWN
   histogram_log.h:engine/train/trainer.h
   plugins.h:engine/ops/plugin_check.h
   plugins.h:engine/ops/plugin_registry.h
-  training_config.h:engine/train/config.h
   training_job.h:engine/train/trainer.h
   training_job.h:engine/train/weights.h
   training_setup.h:engine/data/data_config.h
