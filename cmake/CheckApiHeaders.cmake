@@ -21,22 +21,9 @@ set(KILN_API_NOT_YET_OWN
   datasets.h:engine/data/sources.h
   datasets.h:engine/data/tfrecord.h
   datasets.h:engine/data/transforms.h
-  devices.h:engine/exec/backend.h
-  devices.h:engine/train/config.h
-  evaluation.h:engine/eval/report.h
-  evaluation.h:engine/eval/report_json.h
-  explanation.h:engine/exec/param_store.h
-  explanation.h:engine/exec/plan.h
   histogram_log.h:engine/train/trainer.h
-  learning_rate_finder.h:engine/train/lr_finder.h
-  node_preview.h:engine/exec/param_store.h
-  node_preview.h:engine/exec/plan.h
-  quantization.h:engine/io/quantize.h
-  run_summary.h:engine/train/trainer.h
-  training_config.h:engine/train/config.h
   training_job.h:engine/train/trainer.h
   training_job.h:engine/train/weights.h
-  training_preflight.h:engine/exec/memory_assistant.h
   training_setup.h:engine/data/data_config.h
   training_setup.h:engine/train/trainer.h
 )

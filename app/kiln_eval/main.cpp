@@ -23,7 +23,6 @@
 #include "engine/api/evaluation.h"
 #include "engine/api/evaluation_cache.h"
 #include "engine/api/explanation.h"
-#include "engine/eval/report_json.h"
 #include "engine/io/project.h"
 
 namespace {
@@ -56,7 +55,7 @@ QStringList metricLines(const api::Predictions& p) {
     return {Cli::tr("Loss: %1   Metrics: %2").arg(num(p.loss, 6), parts.join(QStringLiteral("   ")))};
 }
 
-QString classificationText(const eval::ClassificationReport& r, const api::Predictions& p) {
+QString classificationText(const api::ClassificationReport& r, const api::Predictions& p) {
     QStringList lines;
     lines << Cli::tr("Evaluated %1 samples of %2 with %3").arg(r.samples).arg(QString::fromStdString(p.split), QString::fromStdString(p.weightsPath));
     lines << Cli::tr("Accuracy: %1   Log loss: %2   Macro AUC: %3   Calibration error (ECE): %4")
@@ -106,7 +105,7 @@ QString classificationText(const eval::ClassificationReport& r, const api::Predi
     return lines.join(QLatin1Char('\n'));
 }
 
-QString regressionText(const eval::RegressionReport& r, const api::Predictions& p) {
+QString regressionText(const api::RegressionReport& r, const api::Predictions& p) {
     QStringList lines;
     lines << Cli::tr("Evaluated %1 samples of %2 with %3").arg(r.samples).arg(QString::fromStdString(p.split), QString::fromStdString(p.weightsPath));
     lines << Cli::tr("MAE: %1   MSE: %2   RMSE: %3   R2: %4").arg(num(r.mae, 6), num(r.mse, 6), num(r.rmse, 6), num(r.r2, 6));
@@ -320,23 +319,23 @@ int main(int argc, char** argv) {
 
         // Table data: the samples' feature values go with their records (file values, in the
         // model inputs' column order).
-        std::optional<eval::SampleFeatures> features;
+        std::optional<api::SampleFeatures> features;
         if (parser.isSet(csvOpt) || parser.isSet(jsonOpt)) {
             auto read = api::tableFeatures(*project, projectPath, options);
             if (!read.ok()) return fail(read.error(), &project.value());
             features = std::move(read.value());
         }
-        const eval::SampleFeatures* shownFeatures = features ? &*features : nullptr;
+        const api::SampleFeatures* shownFeatures = features ? &*features : nullptr;
         if (parser.isSet(csvOpt)) {
             const auto& records = report->classification ? report->classification->records : report->regression->records;
             const auto& names = report->classification ? report->classification->classNames : std::vector<std::string>{};
             const std::string path = parser.value(csvOpt).toStdString();
-            if (Status st = io::writeFileAtomic(path, eval::recordsCsv(records, names, shownFeatures)); !st.ok())
+            if (Status st = io::writeFileAtomic(path, api::recordsCsv(records, names, shownFeatures)); !st.ok())
                 return fail(st.error());
         }
         if (parser.isSet(jsonOpt)) {
-            nlohmann::json out = report->classification ? eval::reportJson(*report->classification, 20, shownFeatures)
-                                                        : eval::reportJson(*report->regression, 20, shownFeatures);
+            nlohmann::json out = report->classification ? api::reportJson(*report->classification, 20, shownFeatures)
+                                                        : api::reportJson(*report->regression, 20, shownFeatures);
             out["split"] = predictions->split;
             out["weights"] = predictions->weightsPath;
             out["loss"] = predictions->loss;

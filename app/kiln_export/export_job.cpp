@@ -34,6 +34,18 @@ json runMetrics(const std::string& weights) {
     return std::move(j["results"]);
 }
 
+// The api's int8 quantisation as the ONNX and TensorFlow Lite exporters take it.
+io::Int8Quantization exporterQuantization(const api::Int8Quantization& q) {
+    io::Int8Quantization out;
+    for (const auto& [name, p] : q.values) out.values[name] = {p.scale, p.zeroPoint};
+    out.perChannel = q.perChannel;
+    switch (q.scheme) {
+    case api::Int8Scheme::Qdq: out.scheme = io::QuantScheme::Qdq; break;
+    case api::Int8Scheme::FullInteger: out.scheme = io::QuantScheme::FullInteger; break;
+    }
+    return out;
+}
+
 // How raw data becomes model input, as the training pipeline did it.
 json preprocessing(const io::Project& p, uint64_t seed) {
     const json& d = p.data;
@@ -100,7 +112,7 @@ json quantizationJson(const QuantizationSummary& q) {
     json models = json::array();
     for (const auto& f : q.files) {
         const auto& c = f.comparison;
-        const bool qdq = c.scheme == io::QuantScheme::Qdq;
+        const bool qdq = c.scheme == api::Int8Scheme::Qdq;
         json m = {{"format", f.format},
                   {"file", f.file},
                   {"scheme", qdq ? "QDQ: per-channel symmetric int8 weights, per-tensor asymmetric int8 activations"
@@ -259,8 +271,8 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
         qo.percentile = req.calibrationPercentile;
         qo.threads = req.threads;
         qo.schemes.clear();
-        if (formats.onnx) qo.schemes.push_back(io::QuantScheme::Qdq);
-        if (formats.tflite) qo.schemes.push_back(io::QuantScheme::FullInteger);
+        if (formats.onnx) qo.schemes.push_back(api::Int8Scheme::Qdq);
+        if (formats.tflite) qo.schemes.push_back(api::Int8Scheme::FullInteger);
         QuantizationSummary qs;
         KILN_ASSIGN(qs.report, api::quantizeInt8(project, req.project, qo,
                                                  [&](int pct) { step(5 + pct * 55 / 100, "quantize"); }));
@@ -268,18 +280,19 @@ Result<ExportJobResult> runExportJob(const ExportJobRequest& req, const io::Prog
             QuantizedFile f;
             f.comparison = c;
             std::string floatBytes;
-            if (c.scheme == io::QuantScheme::Qdq) {
+            const io::Int8Quantization quantization = exporterQuantization(c.quantization);
+            if (c.scheme == api::Int8Scheme::Qdq) {
                 f.format = "onnx";
                 f.file = "model.int8.onnx";
                 f.floatFile = "model.onnx";
-                KILN_ASSIGN(r.onnxInt8, io::exportOnnx(model, params, r.meta, nullptr, &c.quantization));
+                KILN_ASSIGN(r.onnxInt8, io::exportOnnx(model, params, r.meta, nullptr, &quantization));
                 KILN_ASSIGN(floatBytes, io::exportOnnx(model, params, r.meta));
                 f.int8Bytes = static_cast<int64_t>(r.onnxInt8.size());
             } else {
                 f.format = "tflite";
                 f.file = "model.int8.tflite";
                 f.floatFile = "model.tflite";
-                KILN_ASSIGN(r.tfliteInt8, io::exportTflite(model, params, r.meta, &c.quantization, req.int8Io));
+                KILN_ASSIGN(r.tfliteInt8, io::exportTflite(model, params, r.meta, &quantization, req.int8Io));
                 f.int8Io = req.int8Io;
                 if (req.int8Io) {
                     // The grid of each edge value, as the exporter writes it on the tensor.

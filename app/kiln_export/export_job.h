@@ -40,7 +40,7 @@ struct ExportJobRequest {
 // The int8 grid of one model input or output of a file with int8 inputs and outputs.
 struct EdgeQuantization {
     std::string name;
-    engine::io::QuantParams params;
+    engine::api::Int8Params params;
 };
 
 // One int8 file beside its float twin.

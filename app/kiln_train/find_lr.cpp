@@ -22,7 +22,7 @@ int runFindLr(const engine::io::Project& project, const std::string& projectPath
               const engine::api::LrFinderRequest& request, bool json, bool quiet) {
     using namespace kiln::engine;
     int shown = 0;
-    auto progress = [&](const train::LrFinderPoint& p) {
+    auto progress = [&](const api::LrFinderPoint& p) {
         if (quiet || json) return;
         if (shown++ == 0) printOut(QStringLiteral("%1 %2 %3").arg(FindLr::tr("learning rate"), 14).arg(FindLr::tr("loss"), 12).arg(FindLr::tr("smoothed"), 12));
         printOut(QStringLiteral("%1 %2 %3").arg(rate(p.lr), 14).arg(p.loss, 12, 'f', 5).arg(p.smoothed, 12, 'f', 5));

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The devices this build and machine offer, and the compute backend for a device name. The one
-// place in the engine outside engine/backends that knows whether Kiln was built with the CUDA
-// backend: front ends (kiln-train, the studio, TrainingJob) ask here instead of including
-// engine/backends themselves.
+// The devices this build and machine offer. devices.cpp is the one place in the engine outside
+// engine/backends that knows whether Kiln was built with the CUDA backend: front ends (kiln-train,
+// the studio, TrainingJob) ask here instead of including engine/backends themselves, and it also
+// makes the compute backend for a device name (backendFor, declared in training_setup.h).
 #pragma once
 
 #include <string>
@@ -10,8 +10,6 @@
 
 #include "engine/core/device.h"
 #include "engine/core/error.h"
-#include "engine/exec/backend.h"
-#include "engine/train/config.h"
 
 namespace kiln::engine::api {
 
@@ -38,10 +36,5 @@ GpuSystemInfo gpuSystemInfo();
 // (field "gpus") for text that is not such a list, naming the bad or repeated entry;
 // DeviceUnavailable (device "cuda:N") for the first listed GPU the machine does not have.
 Result<std::vector<int>> selectGpus(const std::string& text);
-
-// The compute backend for training.device (and training.precision, training.memory_limit): the
-// CPU (an empty factory: the Trainer's default), or a CUDA device when this build has the CUDA
-// backend and the machine has the device. Errors name the field.
-Result<exec::BackendFactory> backendFor(const train::TrainingConfig& config);
 
 }  // namespace kiln::engine::api

@@ -13,6 +13,8 @@
 #include "engine/core/thread_pool.h"
 #include "engine/data/batch_stream.h"
 #include "engine/data/data_config.h"
+#include "engine/eval/report.h"
+#include "engine/eval/report_json.h"
 #include "engine/train/config.h"
 #include "engine/train/trainer.h"
 #include "engine/train/weights.h"
@@ -251,11 +253,11 @@ std::vector<std::string> inputColumns(const PreparedModel& model, const std::map
 // split is streamed again in predict()'s order without the transforms, so the values are those
 // the file holds; a vector column's elements are named "<column>[i]". std::nullopt when an input
 // is not a number column (a picture, a matrix).
-Result<std::optional<eval::SampleFeatures>> streamedFeatures(const io::Project& project, const std::string& projectPath,
-                                                             const std::string& split, const PreparedModel& model) {
+Result<std::optional<SampleFeatures>> streamedFeatures(const io::Project& project, const std::string& projectPath,
+                                                       const std::string& split, const PreparedModel& model) {
     // A model that takes pictures (or matrices) does not read a table: nothing to open.
     for (int i : model.model.inputs)
-        if (model.model.nodes[static_cast<size_t>(i)].output.rank() > 2) return std::optional<eval::SampleFeatures>();
+        if (model.model.nodes[static_cast<size_t>(i)].output.rank() > 2) return std::optional<SampleFeatures>();
     data::TestReplacement replacement;
     if (split == "train") replacement.trainingSplit = true;
     else if (split != "test" && split != "validation") replacement.path = io::resolveDataPath(split, projectPath);
@@ -269,20 +271,20 @@ Result<std::optional<eval::SampleFeatures>> streamedFeatures(const io::Project& 
     if (!stream) return splitError("the project's data has no " + split + " split");
 
     const std::vector<std::string> columns = inputColumns(model, bundle->inputs, stream->outputNames());
-    eval::SampleFeatures out;
+    SampleFeatures out;
     for (const std::string& name : columns) {
         const auto& names = stream->outputNames();
         const auto it = std::find(names.begin(), names.end(), name);
-        if (it == names.end()) return std::optional<eval::SampleFeatures>();
+        if (it == names.end()) return std::optional<SampleFeatures>();
         const Shape& shape = stream->outputShapes()[static_cast<size_t>(it - names.begin())];
-        if (shape.rank() > 1) return std::optional<eval::SampleFeatures>();  // pictures, matrices: not a table
+        if (shape.rank() > 1) return std::optional<SampleFeatures>();  // pictures, matrices: not a table
         const int64_t width = shape.numel();
         for (int64_t e = 0; e < width; ++e) {
             out.names.push_back(shape.rank() == 0 ? name : name + "[" + std::to_string(e) + "]");
             out.categories.emplace_back();
         }
     }
-    if (out.names.empty()) return std::optional<eval::SampleFeatures>();
+    if (out.names.empty()) return std::optional<SampleFeatures>();
     KILN_TRY(stream->startEpoch(0));
     data::Batch batch;
     for (;;) {
@@ -298,20 +300,20 @@ Result<std::optional<eval::SampleFeatures>> streamedFeatures(const io::Project& 
             }
         out.samples += batch.size;
     }
-    return std::optional<eval::SampleFeatures>(std::move(out));
+    return std::optional<SampleFeatures>(std::move(out));
 }
 
 }  // namespace
 
-Result<std::optional<eval::SampleFeatures>> tableFeatures(const io::Project& project, const std::string& projectPath,
-                                                          const EvaluationOptions& options) {
+Result<std::optional<SampleFeatures>> tableFeatures(const io::Project& project, const std::string& projectPath,
+                                                    const EvaluationOptions& options) {
     const std::string format = project.data.is_object() ? project.data.value("format", std::string()) : std::string();
     const bool table = format == "csv";
     const bool streamedNumbers = format == "tfrecord" || format == "csv_index";
     std::string split = options.split == "val" ? "validation" : options.split;
     const bool named = split == "test" || split == "validation" || split == "train";
     if (!options.imageFiles.empty() || !(table || streamedNumbers) || (table && !named))
-        return std::optional<eval::SampleFeatures>();
+        return std::optional<SampleFeatures>();
     // The seed splits the table; the losses' targets are not inputs.
     KILN_ASSIGN(PreparedModel model, prepareModel(project, projectPath, PrepareOptions{}));
     if (streamedNumbers) return streamedFeatures(project, projectPath, split, model);
@@ -337,7 +339,7 @@ Result<std::optional<eval::SampleFeatures>> tableFeatures(const io::Project& pro
         size_t first, count;  // elements [first, first + count) of the column
         bool categorical;
     };
-    eval::SampleFeatures out;
+    SampleFeatures out;
     std::vector<Feature> features;
     for (const data::Column* c : columns) {
         const auto width = static_cast<size_t>(c->sampleSize());
@@ -379,7 +381,132 @@ Result<std::optional<eval::SampleFeatures>> tableFeatures(const io::Project& pro
                 if (sample[feature.first + k] > 0.5f) row[f] = static_cast<float>(k);
         }
     }
-    return std::optional<eval::SampleFeatures>(std::move(out));
+    return std::optional<SampleFeatures>(std::move(out));
+}
+
+float SampleFeatures::value(int64_t index, size_t f) const {
+    if (index < 0 || index >= samples || f >= names.size()) return std::numeric_limits<float>::quiet_NaN();
+    return values[static_cast<size_t>(index) * names.size() + f];
+}
+
+std::string SampleFeatures::text(int64_t index, size_t f) const {
+    static const std::vector<std::string> none;
+    return eval::featureText(value(index, f), f < categories.size() ? categories[f] : none);
+}
+
+namespace {
+
+// The report's figures copied between engine/eval's types and the api's, field by field.
+
+EvaluationRecord toApi(const eval::SampleRecord& r) {
+    return {r.index, r.source, r.trueClass, r.predicted, r.confidence, r.loss};
+}
+
+eval::SampleRecord toEval(const EvaluationRecord& r) {
+    return {r.index, r.source, r.trueClass, r.predicted, r.confidence, r.loss};
+}
+
+template <typename To, typename From, typename Convert>
+std::vector<To> convertAll(const std::vector<From>& from, Convert convert) {
+    std::vector<To> out;
+    out.reserve(from.size());
+    for (const From& f : from) out.push_back(convert(f));
+    return out;
+}
+
+ClassificationReport toApi(const eval::ClassificationReport& r) {
+    ClassificationReport out;
+    out.numClasses = r.numClasses;
+    out.samples = r.samples;
+    out.classNames = r.classNames;
+    out.accuracy = r.accuracy;
+    out.confusion = r.confusion;
+    out.perClass = convertAll<ClassFigures>(r.perClass, [](const eval::ClassFigures& c) {
+        return ClassFigures{c.name, c.precision, c.recall, c.f1, c.support};
+    });
+    out.macro = {r.macro.precision, r.macro.recall, r.macro.f1, r.macro.support};
+    out.weighted = {r.weighted.precision, r.weighted.recall, r.weighted.f1, r.weighted.support};
+    out.roc = convertAll<RocCurve>(r.roc, [](const eval::RocCurve& c) {
+        return RocCurve{c.fpr, c.tpr, c.thresholds, c.auc, c.defined};
+    });
+    out.pr = convertAll<PrCurve>(r.pr, [](const eval::PrCurve& c) {
+        return PrCurve{c.precision, c.recall, c.thresholds, c.averagePrecision, c.defined};
+    });
+    out.macroAuc = r.macroAuc;
+    out.calibration = convertAll<CalibrationBin>(r.calibration, [](const eval::CalibrationBin& b) {
+        return CalibrationBin{b.lower, b.upper, b.count, b.meanConfidence, b.accuracy};
+    });
+    out.expectedCalibrationError = r.expectedCalibrationError;
+    out.logLoss = r.logLoss;
+    out.records = convertAll<EvaluationRecord>(r.records, [](const eval::SampleRecord& s) { return toApi(s); });
+    return out;
+}
+
+eval::ClassificationReport toEval(const ClassificationReport& r) {
+    eval::ClassificationReport out;
+    out.numClasses = r.numClasses;
+    out.samples = r.samples;
+    out.classNames = r.classNames;
+    out.accuracy = r.accuracy;
+    out.confusion = r.confusion;
+    out.perClass = convertAll<eval::ClassFigures>(r.perClass, [](const ClassFigures& c) {
+        return eval::ClassFigures{c.name, c.precision, c.recall, c.f1, c.support};
+    });
+    out.macro = {r.macro.precision, r.macro.recall, r.macro.f1, r.macro.support};
+    out.weighted = {r.weighted.precision, r.weighted.recall, r.weighted.f1, r.weighted.support};
+    out.roc = convertAll<eval::RocCurve>(r.roc, [](const RocCurve& c) {
+        return eval::RocCurve{c.fpr, c.tpr, c.thresholds, c.auc, c.defined};
+    });
+    out.pr = convertAll<eval::PrCurve>(r.pr, [](const PrCurve& c) {
+        return eval::PrCurve{c.precision, c.recall, c.thresholds, c.averagePrecision, c.defined};
+    });
+    out.macroAuc = r.macroAuc;
+    out.calibration = convertAll<eval::CalibrationBin>(r.calibration, [](const CalibrationBin& b) {
+        return eval::CalibrationBin{b.lower, b.upper, b.count, b.meanConfidence, b.accuracy};
+    });
+    out.expectedCalibrationError = r.expectedCalibrationError;
+    out.logLoss = r.logLoss;
+    out.records = convertAll<eval::SampleRecord>(r.records, [](const EvaluationRecord& s) { return toEval(s); });
+    return out;
+}
+
+RegressionReport toApi(const eval::RegressionReport& r) {
+    return {r.samples, r.width, r.mae, r.mse, r.rmse, r.r2, r.residuals,
+            convertAll<EvaluationRecord>(r.records, [](const eval::SampleRecord& s) { return toApi(s); })};
+}
+
+eval::RegressionReport toEval(const RegressionReport& r) {
+    return {r.samples, r.width, r.mae, r.mse, r.rmse, r.r2, r.residuals,
+            convertAll<eval::SampleRecord>(r.records, [](const EvaluationRecord& s) { return toEval(s); })};
+}
+
+std::optional<eval::SampleFeatures> toEval(const SampleFeatures* f) {
+    if (f == nullptr) return std::nullopt;
+    eval::SampleFeatures out;
+    out.names = f->names;
+    out.categories = f->categories;
+    out.values = f->values;
+    out.samples = f->samples;
+    return out;
+}
+
+}  // namespace
+
+nlohmann::json reportJson(const ClassificationReport& report, size_t records, const SampleFeatures* features) {
+    const std::optional<eval::SampleFeatures> f = toEval(features);
+    return eval::reportJson(toEval(report), records, f ? &*f : nullptr);
+}
+
+nlohmann::json reportJson(const RegressionReport& report, size_t records, const SampleFeatures* features) {
+    const std::optional<eval::SampleFeatures> f = toEval(features);
+    return eval::reportJson(toEval(report), records, f ? &*f : nullptr);
+}
+
+std::string recordsCsv(const std::vector<EvaluationRecord>& records, const std::vector<std::string>& classNames,
+                       const SampleFeatures* features) {
+    const std::optional<eval::SampleFeatures> f = toEval(features);
+    return eval::recordsCsv(convertAll<eval::SampleRecord>(records, [](const EvaluationRecord& r) { return toEval(r); }),
+                            classNames, f ? &*f : nullptr);
 }
 
 Result<Evaluation> evaluate(const Predictions& p, int calibrationBins) {
@@ -394,7 +521,7 @@ Result<Evaluation> evaluate(const Predictions& p, int calibrationBins) {
         o.calibrationBins = calibrationBins;
         o.sources = p.sources;
         KILN_ASSIGN(auto r, eval::evaluateClassification(p.probabilities(), p.labels(), p.numClasses(), o));
-        e.classification = std::move(r);
+        e.classification = toApi(r);
     } else {
         if (p.targetWidth != p.width)
             return Error(ErrorCode::ShapeMismatch, "the model gives " + std::to_string(p.width) + " values per sample but the targets have " +
@@ -402,7 +529,7 @@ Result<Evaluation> evaluate(const Predictions& p, int calibrationBins) {
                 .with("reason", "outputs and targets differ in size");
         std::vector<double> pred(p.outputs.begin(), p.outputs.end()), truth(p.targets.begin(), p.targets.end());
         KILN_ASSIGN(auto r, eval::evaluateRegression(pred, truth, p.width, p.sources));
-        e.regression = std::move(r);
+        e.regression = toApi(r);
     }
     return e;
 }

@@ -10,6 +10,8 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "engine/api/evaluation.h"
+#include "engine/exec/param_store.h"
+#include "engine/exec/plan.h"
 #include "engine/train/weights.h"
 
 namespace kiln::engine::api {
@@ -43,10 +45,35 @@ Result<std::string> defaultGradCamLayer(const ops::ModelInfo& model) {
     return last;
 }
 
-Explainer::Explainer(ops::ModelInfo model, exec::ParamStore params, ThreadPool& pool)
-    : m_model(std::move(model)), m_params(std::move(params)), m_pool(&pool) {}
+// The model's weights and its compiled probe plans: one per Grad-CAM layer, "" for saliency.
+struct Explainer::Plans {
+    exec::ParamStore params;
+    ThreadPool* pool = nullptr;
+    std::map<std::string, std::unique_ptr<exec::Plan>> byLayer;
 
-Result<std::unique_ptr<Explainer>> Explainer::create(ops::ModelInfo model, exec::ParamStore params, ThreadPool& pool) {
+    Result<exec::Plan*> get(const ops::ModelInfo& model, const std::string& scoreNode, const std::string& layer) {
+        if (auto it = byLayer.find(layer); it != byLayer.end()) return it->second.get();
+        exec::CompileOptions o;
+        o.batch = 1;
+        o.training = false;
+        exec::GradientProbe probe;
+        probe.seeds = {scoreNode};
+        probe.keep = {scoreNode};
+        if (!layer.empty()) probe.keep.push_back(layer);
+        o.probe = probe;
+        KILN_ASSIGN(auto plan, exec::Plan::compile(model, params, o, *pool));
+        exec::Plan* p = plan.get();
+        byLayer.emplace(layer, std::move(plan));
+        return p;
+    }
+};
+
+Explainer::Explainer(ops::ModelInfo model, std::unique_ptr<Plans> plans)
+    : m_model(std::move(model)), m_plans(std::move(plans)) {}
+
+Explainer::~Explainer() = default;
+
+Result<std::unique_ptr<Explainer>> Explainer::make(ops::ModelInfo model, std::unique_ptr<Plans> plans) {
     if (model.inputs.size() != 1)
         return Error(ErrorCode::Unsupported,
                      "explanations need a model with one input, this one has " + std::to_string(model.inputs.size()))
@@ -58,9 +85,10 @@ Result<std::unique_ptr<Explainer>> Explainer::create(ops::ModelInfo model, exec:
             .withNode(model.graph.nodes[static_cast<size_t>(model.inputs[0])].name)
             .with("what", "explanations of inputs that are not pictures");
     if (model.outputs.empty()) return Error(ErrorCode::Internal, "the model has no output");
-    std::unique_ptr<Explainer> e(new Explainer(std::move(model), std::move(params), pool));
+    const Shape inputShape = in.output.withBatch(1);
+    std::unique_ptr<Explainer> e(new Explainer(std::move(model), std::move(plans)));
     const auto& m = e->m_model;
-    e->m_inputShape = in.output.withBatch(1);
+    e->m_inputShape = inputShape;
     // The scores: the logits feeding a final Softmax or Sigmoid, else the output itself.
     int score = m.outputs[0];
     const auto& out = m.nodes[static_cast<size_t>(score)];
@@ -80,30 +108,36 @@ Result<std::unique_ptr<Explainer>> Explainer::create(ops::ModelInfo model, exec:
     return e;
 }
 
+Result<std::unique_ptr<Explainer>> Explainer::create(ops::ModelInfo model, const WeightValues& weights, ThreadPool& pool) {
+    auto plans = std::make_unique<Plans>();
+    plans->params = exec::ParamStore::create(model, weights.seed);
+    plans->pool = &pool;
+    for (const auto& [name, values] : weights.values) {
+        exec::Parameter* p = plans->params.find(name);
+        if (p == nullptr)
+            return Error(ErrorCode::WeightsMismatch, "the model has no parameter named " + name)
+                .with("tensor", name)
+                .with("reason", "no such parameter");
+        if (p->value.numel() != static_cast<int64_t>(values.size()))
+            return Error(ErrorCode::WeightsMismatch, "parameter " + name + " holds " + std::to_string(p->value.numel()) +
+                                                         " values, " + std::to_string(values.size()) + " were given")
+                .with("tensor", name)
+                .with("reason", "wrong number of values");
+        std::copy(values.begin(), values.end(), p->value.data<float>());
+    }
+    return make(std::move(model), std::move(plans));
+}
+
 Result<std::unique_ptr<Explainer>> Explainer::create(const io::Project& project, const std::string& weights,
                                                      ThreadPool& pool) {
     KILN_ASSIGN(std::string file, resolveWeights(weights));
     auto model = ops::analyzeModel(project.graph);
     if (!model.ok()) return io::locate(model.error(), project);
-    exec::ParamStore params = exec::ParamStore::create(*model, 0);
-    KILN_TRY(train::loadWeights(params, file));
-    return create(std::move(model.value()), std::move(params), pool);
-}
-
-Result<exec::Plan*> Explainer::planFor(const std::string& layer) {
-    if (auto it = m_plans.find(layer); it != m_plans.end()) return it->second.get();
-    exec::CompileOptions o;
-    o.batch = 1;
-    o.training = false;
-    exec::GradientProbe probe;
-    probe.seeds = {m_scoreNode};
-    probe.keep = {m_scoreNode};
-    if (!layer.empty()) probe.keep.push_back(layer);
-    o.probe = probe;
-    KILN_ASSIGN(auto plan, exec::Plan::compile(m_model, m_params, o, *m_pool));
-    exec::Plan* p = plan.get();
-    m_plans.emplace(layer, std::move(plan));
-    return p;
+    auto plans = std::make_unique<Plans>();
+    plans->params = exec::ParamStore::create(*model, 0);
+    plans->pool = &pool;
+    KILN_TRY(train::loadWeights(plans->params, file));
+    return make(std::move(model.value()), std::move(plans));
 }
 
 Result<Heatmap> Explainer::explain(const float* input, ExplainMethod method, const std::string& layerName,
@@ -125,7 +159,7 @@ Result<Heatmap> Explainer::explain(const float* input, ExplainMethod method, con
             layer = layerName;
         }
     }
-    KILN_ASSIGN(exec::Plan * plan, planFor(layer));
+    KILN_ASSIGN(exec::Plan * plan, m_plans->get(m_model, m_scoreNode, layer));
     const int64_t h = m_inputShape[1], w = m_inputShape[2], c = m_inputShape[3];
     std::copy(input, input + h * w * c, plan->input(size_t{0}));
     KILN_TRY(plan->forward());

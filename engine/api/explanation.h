@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Explanations of a classifier's decision on one picture: Grad-CAM (class-weighted activations of
 // a convolutional layer) and input-gradient saliency, computed with an inference plan's gradient
-// probes (exec::GradientProbe), and the overlays that show them on the picture.
+// probes (engine/exec's GradientProbe), and the overlays that show them on the picture.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +12,6 @@
 #include <vector>
 
 #include "engine/core/thread_pool.h"
-#include "engine/exec/param_store.h"
-#include "engine/exec/plan.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
 
@@ -44,18 +42,27 @@ struct Heatmap {
     std::vector<float> scores;       // every class's score
 };
 
+// The weights of a model built in code rather than loaded from a file: every parameter starts as
+// the initialiser sets it for `seed` (as training's first step does), then each one named in
+// `values` ("conv/kernel") takes the given values, as many as it holds, in row-major order.
+struct WeightValues {
+    uint64_t seed = 0;
+    std::map<std::string, std::vector<float>> values;
+};
+
 // Explains the decisions of one model with given weights, one picture at a time. Not thread-safe:
 // use one Explainer per thread. The score of a class is the model's first output, or the input of
 // that output when it is a Softmax or Sigmoid node (the logits, as Grad-CAM intends). A binary
 // head (one output) has classes 0 and 1; class 0's score is the negated output.
 class Explainer {
 public:
-    // `params` holds the model's weights (ParamStore::create, then train::loadWeights). Models with
-    // one input of shape [H, W, C].
-    static Result<std::unique_ptr<Explainer>> create(ops::ModelInfo model, exec::ParamStore params, ThreadPool& pool);
+    // A model of one input of shape [H, W, C] with the weights `weights`. WeightsMismatch naming
+    // the tensor for a name the model has no parameter of, or a wrong number of values.
+    static Result<std::unique_ptr<Explainer>> create(ops::ModelInfo model, const WeightValues& weights, ThreadPool& pool);
     // The project's model with the weights in `weights` (a safetensors file or a run folder).
     static Result<std::unique_ptr<Explainer>> create(const io::Project& project, const std::string& weights,
                                                      ThreadPool& pool);
+    ~Explainer();
 
     const ops::ModelInfo& model() const { return m_model; }
     int64_t numClasses() const { return m_classes; }
@@ -69,18 +76,19 @@ public:
                             std::optional<int64_t> cls = std::nullopt);
 
 private:
-    Explainer(ops::ModelInfo model, exec::ParamStore params, ThreadPool& pool);
-    Result<exec::Plan*> planFor(const std::string& layer);
+    struct Plans;  // the weights and one compiled plan per Grad-CAM layer (explanation.cpp)
+
+    Explainer(ops::ModelInfo model, std::unique_ptr<Plans> plans);
+    // Checks the model and finds its class scores.
+    static Result<std::unique_ptr<Explainer>> make(ops::ModelInfo model, std::unique_ptr<Plans> plans);
 
     ops::ModelInfo m_model;
-    exec::ParamStore m_params;
-    ThreadPool* m_pool;
+    std::unique_ptr<Plans> m_plans;
     Shape m_inputShape;
     std::string m_scoreNode;   // where the class scores are read and the gradient seeded
     bool m_scoresAreLogits = false;
     int64_t m_width = 0;       // values at the score node
     int64_t m_classes = 0;
-    std::map<std::string, std::unique_ptr<exec::Plan>> m_plans;  // by Grad-CAM layer ("" saliency)
 };
 
 // Bilinear resize of a [h, w] map to [outH, outW] with half-pixel centres (PyTorch's

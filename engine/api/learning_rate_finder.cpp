@@ -3,15 +3,28 @@
 #include "engine/api/learning_rate_finder.h"
 
 #include "engine/api/training_setup.h"
+#include "engine/train/lr_finder.h"
 #include "engine/train/weights.h"
 
 namespace kiln::engine::api {
 
-Result<train::LrFinderResult> findLearningRate(const io::Project& project, const std::string& projectPath,
-                                               const LrFinderRequest& request,
-                                               const std::function<void(const train::LrFinderPoint&)>& progress,
-                                               const std::atomic<bool>* cancel) {
-    KILN_TRY(train::checkLrFinderOptions(request.finder));
+namespace {
+
+LrFinderPoint toApi(const train::LrFinderPoint& p) { return {p.lr, p.loss, p.smoothed}; }
+
+}  // namespace
+
+Result<LrFinderResult> findLearningRate(const io::Project& project, const std::string& projectPath,
+                                        const LrFinderRequest& request,
+                                        const std::function<void(const LrFinderPoint&)>& progress,
+                                        const std::atomic<bool>* cancel) {
+    train::LrFinderOptions options;
+    options.startLr = request.finder.startLr;
+    options.endLr = request.finder.endLr;
+    options.steps = request.finder.steps;
+    options.divergence = request.finder.divergence;
+    options.smoothing = request.finder.smoothing;
+    KILN_TRY(train::checkLrFinderOptions(options));
     PrepareOptions setup;
     setup.batchSize = request.batchSize;
     setup.seed = request.seed;
@@ -22,7 +35,17 @@ Result<train::LrFinderResult> findLearningRate(const io::Project& project, const
         KILN_TRY(train::loadWeights(trainer->params(), request.weightsPath));
         KILN_TRY(trainer->backend().pushParameters());
     }
-    return train::findLearningRate(*trainer, request.finder, progress, cancel);
+    std::function<void(const train::LrFinderPoint&)> seen;
+    if (progress) seen = [&progress](const train::LrFinderPoint& p) { progress(toApi(p)); };
+    KILN_ASSIGN(train::LrFinderResult found, train::findLearningRate(*trainer, options, seen, cancel));
+    LrFinderResult out;
+    out.points.reserve(found.points.size());
+    for (const auto& p : found.points) out.points.push_back(toApi(p));
+    out.diverged = found.diverged;
+    out.minLossLr = found.minLossLr;
+    out.suggestedLr = found.suggestedLr;
+    out.rule = found.rule;
+    return out;
 }
 
 }  // namespace kiln::engine::api

@@ -8,6 +8,8 @@
 
 #include "engine/api/training_setup.h"
 #include "engine/api/evaluation.h"
+#include "engine/exec/param_store.h"
+#include "engine/exec/plan.h"
 #include "engine/io/layers.h"
 #include "engine/train/config.h"
 #include "engine/train/trainer.h"
@@ -98,14 +100,31 @@ ValueStats statsOf(std::span<const float> values) {
     return s;
 }
 
-NodePreviewer::NodePreviewer(ops::ModelInfo model, exec::ParamStore params, ThreadPool& pool)
-    : m_model(std::move(model)), m_params(std::move(params)), m_pool(&pool) {}
+// The model's weights and one probe plan per node asked for.
+struct NodePreviewer::Plans {
+    exec::ParamStore params;
+    ThreadPool* pool = nullptr;
+    std::map<std::string, std::unique_ptr<exec::Plan>> byNode;
 
-Result<std::unique_ptr<NodePreviewer>> NodePreviewer::create(ops::ModelInfo model, exec::ParamStore params,
-                                                             ThreadPool& pool) {
-    if (model.inputs.empty()) return Error(ErrorCode::Unsupported, "the model has no Input node").with("what", "models without inputs");
-    return std::unique_ptr<NodePreviewer>(new NodePreviewer(std::move(model), std::move(params), pool));
-}
+    Result<exec::Plan*> get(const ops::ModelInfo& model, const std::string& node) {
+        if (auto it = byNode.find(node); it != byNode.end()) return it->second.get();
+        exec::CompileOptions o;
+        o.batch = 1;
+        o.training = false;
+        exec::GradientProbe probe;
+        probe.keep = {node};
+        o.probe = probe;
+        KILN_ASSIGN(auto plan, exec::Plan::compile(model, params, o, *pool));
+        exec::Plan* p = plan.get();
+        byNode.emplace(node, std::move(plan));
+        return p;
+    }
+};
+
+NodePreviewer::NodePreviewer(ops::ModelInfo model, std::unique_ptr<Plans> plans)
+    : m_model(std::move(model)), m_plans(std::move(plans)) {}
+
+NodePreviewer::~NodePreviewer() = default;
 
 Result<std::unique_ptr<NodePreviewer>> NodePreviewer::create(const io::Project& project, const std::string& weights,
                                                              ThreadPool& pool) {
@@ -114,11 +133,13 @@ Result<std::unique_ptr<NodePreviewer>> NodePreviewer::create(const io::Project& 
     // The initial weights are those training starts from: the configured seed (0 without a
     // readable configuration, as a new project trains).
     const uint64_t seed = config.ok() ? config->seed : 0;
-    exec::ParamStore params = exec::ParamStore::create(model, seed);
+    auto plans = std::make_unique<Plans>();
+    plans->params = exec::ParamStore::create(model, seed);
+    plans->pool = &pool;
     PreviewWeights w;
     if (!weights.empty()) {
         KILN_ASSIGN(w.file, resolveWeights(weights));
-        KILN_ASSIGN(auto report, train::loadWeightsByName(params, w.file, true));
+        KILN_ASSIGN(auto report, train::loadWeightsByName(plans->params, w.file, true));
         w.loaded = static_cast<int64_t>(report.loaded.size());
         w.initialised = static_cast<int64_t>(report.initialised.size() + report.mismatched.size());
     }
@@ -131,23 +152,10 @@ Result<std::unique_ptr<NodePreviewer>> NodePreviewer::create(const io::Project& 
             model.graph.find(n.name + "/" + def->outputs[0]) >= 0)
             instances[n.name] = n.name + "/" + def->outputs[0];
     }
-    KILN_ASSIGN(auto p, create(std::move(model), std::move(params), pool));
+    if (model.inputs.empty()) return Error(ErrorCode::Unsupported, "the model has no Input node").with("what", "models without inputs");
+    std::unique_ptr<NodePreviewer> p(new NodePreviewer(std::move(model), std::move(plans)));
     p->m_weights = w;
     p->m_instances = std::move(instances);
-    return p;
-}
-
-Result<exec::Plan*> NodePreviewer::planFor(const std::string& node) {
-    if (auto it = m_plans.find(node); it != m_plans.end()) return it->second.get();
-    exec::CompileOptions o;
-    o.batch = 1;
-    o.training = false;
-    exec::GradientProbe probe;
-    probe.keep = {node};
-    o.probe = probe;
-    KILN_ASSIGN(auto plan, exec::Plan::compile(m_model, m_params, o, *m_pool));
-    exec::Plan* p = plan.get();
-    m_plans.emplace(node, std::move(plan));
     return p;
 }
 
@@ -170,7 +178,7 @@ Result<NodeOutput> NodePreviewer::run(const std::string& shownNode, const Previe
                 .withNode(name)
                 .with("reason", "the data does not fit the input's shape");
     }
-    KILN_ASSIGN(exec::Plan * plan, planFor(node));
+    KILN_ASSIGN(exec::Plan * plan, m_plans->get(m_model, node));
     for (size_t k = 0; k < sample.inputs.size(); ++k)
         std::copy(sample.inputs[k].begin(), sample.inputs[k].end(), plan->input(k));
     KILN_TRY(plan->forward());

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The output of one node of a model on one real sample of its project's data, for the editor's
-// Preview: an inference plan whose gradient probe keeps the node's value (exec::GradientProbe,
-// as explanations use it), run with trained weights or with the initialiser's.
+// Preview: an inference plan whose gradient probe keeps the node's value (engine/exec's
+// GradientProbe, as explanations use it), run with trained weights or with the initialiser's.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +13,6 @@
 
 #include "engine/core/shape.h"
 #include "engine/core/thread_pool.h"
-#include "engine/exec/param_store.h"
-#include "engine/exec/plan.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
 
@@ -59,12 +57,12 @@ struct PreviewWeights {
 // thread-safe: one per thread.
 class NodePreviewer {
 public:
-    static Result<std::unique_ptr<NodePreviewer>> create(ops::ModelInfo model, exec::ParamStore params, ThreadPool& pool);
     // The project's model with the weights of `weights` (a safetensors file or a run folder;
     // tensors matched by name and shape, the rest initialised) or, when empty, the initial
     // weights training starts from.
     static Result<std::unique_ptr<NodePreviewer>> create(const io::Project& project, const std::string& weights,
                                                          ThreadPool& pool);
+    ~NodePreviewer();
 
     const ops::ModelInfo& model() const { return m_model; }
     const PreviewWeights& weights() const { return m_weights; }
@@ -73,14 +71,13 @@ public:
     Result<NodeOutput> run(const std::string& node, const PreviewSample& sample);
 
 private:
-    NodePreviewer(ops::ModelInfo model, exec::ParamStore params, ThreadPool& pool);
-    Result<exec::Plan*> planFor(const std::string& node);
+    struct Plans;  // the weights and one compiled plan per node asked for (node_preview.cpp)
+
+    NodePreviewer(ops::ModelInfo model, std::unique_ptr<Plans> plans);
 
     ops::ModelInfo m_model;
-    exec::ParamStore m_params;
-    ThreadPool* m_pool;
+    std::unique_ptr<Plans> m_plans;
     PreviewWeights m_weights;
-    std::map<std::string, std::unique_ptr<exec::Plan>> m_plans;
     std::map<std::string, std::string> m_instances;  // layer instance -> its expanded output node
 };
 

@@ -11,6 +11,7 @@
 #include "engine/api/evaluation.h"
 #include "engine/core/thread_pool.h"
 #include "engine/data/data_config.h"
+#include "engine/io/quantize.h"
 #include "engine/train/trainer.h"
 #include "engine/train/weights.h"
 
@@ -34,6 +35,30 @@ int64_t trueClass(const float* t, int64_t targetWidth, int64_t width) {
     if (width == 1) return t[0] > 0.5f ? 1 : 0;
     if (targetWidth == 1) return static_cast<int64_t>(t[0]);
     return static_cast<int64_t>(std::max_element(t, t + targetWidth) - t);
+}
+
+io::QuantScheme toIo(Int8Scheme scheme) {
+    switch (scheme) {
+    case Int8Scheme::Qdq: return io::QuantScheme::Qdq;
+    case Int8Scheme::FullInteger: return io::QuantScheme::FullInteger;
+    }
+    return io::QuantScheme::Qdq;
+}
+
+Int8Scheme toApi(io::QuantScheme scheme) {
+    switch (scheme) {
+    case io::QuantScheme::Qdq: return Int8Scheme::Qdq;
+    case io::QuantScheme::FullInteger: return Int8Scheme::FullInteger;
+    }
+    return Int8Scheme::Qdq;
+}
+
+Int8Quantization toApi(const io::Int8Quantization& q) {
+    Int8Quantization out;
+    for (const auto& [name, p] : q.values) out.values[name] = {p.scale, p.zeroPoint};
+    out.perChannel = q.perChannel;
+    out.scheme = toApi(q.scheme);
+    return out;
 }
 
 Error noData(const std::string& reason) {
@@ -88,7 +113,7 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
     std::unique_ptr<io::RangeCollector> collector;  // made for the first (largest) batch
     const int64_t wanted = options.calibrationSamples;
     std::set<std::string> values;  // what every asked layout needs calibrated
-    for (io::QuantScheme s : options.schemes) values.merge(io::quantizedValues(model, s));
+    for (Int8Scheme s : options.schemes) values.merge(io::quantizedValues(model, toIo(s)));
     auto calibrate = [&](const train::EvalBatch& b) -> Status {
         if (!collector) {
             KILN_ASSIGN(collector, io::RangeCollector::create(model, (*calibTrainer)->params(), values, b.size, pool));
@@ -108,12 +133,16 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
     if (!collector || collector->samples() == 0) return noData("the training split holds no samples").withFile(projectPath);
     rep.calibrationSamples = collector->samples();
     rep.percentile = options.percentile;
-    rep.ranges = collector->ranges();
-    for (io::QuantScheme s : options.schemes) {
+    const std::map<std::string, io::ValueRange> ranges = collector->ranges();
+    for (const auto& [name, range] : ranges) rep.ranges[name] = {range.min, range.max};
+    std::vector<io::Int8Quantization> quantizations;  // as rep.models, for the simulators
+    for (Int8Scheme s : options.schemes) {
+        KILN_ASSIGN(io::Int8Quantization q, io::makeQuantization(model, ranges, options.perChannel, toIo(s)));
         Int8Comparison c;
         c.scheme = s;
-        KILN_ASSIGN(c.quantization, io::makeQuantization(model, rep.ranges, options.perChannel, s));
+        c.quantization = toApi(q);
         rep.models.push_back(std::move(c));
+        quantizations.push_back(std::move(q));
     }
     collector.reset();
     calibTrainer->reset();
@@ -157,7 +186,7 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
             auto& sim = sims[m];
             if (!sim || b.size > sim->batch()) {
                 simBatch = std::max(simBatch, b.size);
-                KILN_ASSIGN(sim, io::Int8Simulator::create(model, (*trainer)->params(), rep.models[m].quantization, simBatch, pool));
+                KILN_ASSIGN(sim, io::Int8Simulator::create(model, (*trainer)->params(), quantizations[m], simBatch, pool));
             }
             for (size_t k = 0; k < model.inputs.size(); ++k) {
                 const int64_t per = model.nodes[static_cast<size_t>(model.inputs[k])].output.numelFrom(1);
@@ -208,7 +237,7 @@ Result<QuantizationReport> quantizeInt8(const io::Project& project, const std::s
     return rep;
 }
 
-const Int8Comparison* QuantizationReport::find(io::QuantScheme scheme) const {
+const Int8Comparison* QuantizationReport::find(Int8Scheme scheme) const {
     for (const auto& m : models)
         if (m.scheme == scheme) return &m;
     return nullptr;

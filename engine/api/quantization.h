@@ -14,9 +14,33 @@
 #include <vector>
 
 #include "engine/io/project.h"
-#include "engine/io/quantize.h"
 
 namespace kiln::engine::api {
+
+// Which values an int8 model holds in int8 (engine/io/quantize.h says which per layout).
+enum class Int8Scheme {
+    Qdq,          // ONNX QDQ: the inputs and outputs of Dense, Conv2D and DepthwiseConv2D
+    FullInteger,  // TensorFlow Lite full integer: every value between the model's inputs and outputs
+};
+
+// Smallest and largest value a tensor took over the calibration samples.
+struct CalibrationRange {
+    float min = 0.0f;
+    float max = 0.0f;
+};
+
+// value ≈ (q − zeroPoint) · scale with q an int8.
+struct Int8Params {
+    float scale = 1.0f;
+    int32_t zeroPoint = 0;
+};
+
+// The quantisation of one model: parameters per quantised value and how weights are quantised.
+struct Int8Quantization {
+    std::map<std::string, Int8Params> values;  // node name → parameters of its output
+    bool perChannel = true;
+    Int8Scheme scheme = Int8Scheme::Qdq;
+};
 
 constexpr int64_t kDefaultCalibrationSamples = 200;
 constexpr double kDefaultCalibrationPercentile = 99.99;
@@ -30,20 +54,20 @@ struct QuantizationOptions {
     double percentile = 0.0;
     int threads = 0;                                         // CPU threads; 0: all cores
     // The int8 layouts to make and compare (at least one; each at most once).
-    std::vector<io::QuantScheme> schemes{io::QuantScheme::Qdq};
+    std::vector<Int8Scheme> schemes{Int8Scheme::Qdq};
 };
 
 // One int8 layout against the float model.
 struct Int8Comparison {
-    io::QuantScheme scheme = io::QuantScheme::Qdq;
-    io::Int8Quantization quantization;
+    Int8Scheme scheme = Int8Scheme::Qdq;
+    Int8Quantization quantization;
     double int8Metric = 0.0;
     double agreement = 0.0;      // classification: share of samples with the same top-1 class
     double maxAbsDiff = 0.0;     // largest |float − int8| difference of an output value
 };
 
 struct QuantizationReport {
-    std::map<std::string, io::ValueRange> ranges;  // per calibrated value
+    std::map<std::string, CalibrationRange> ranges;  // per calibrated value
     int64_t calibrationSamples = 0;                // samples actually used (the split may hold fewer)
     double percentile = 0.0;                       // the calibration's percentile; 0: min/max
     std::string split;                             // "validation" or "test": where the models were compared
@@ -53,7 +77,7 @@ struct QuantizationReport {
     double floatMetric = 0.0;
     std::vector<Int8Comparison> models;  // one per requested scheme, in the order asked
     // The comparison of `scheme`, or null when it was not asked for.
-    const Int8Comparison* find(io::QuantScheme scheme) const;
+    const Int8Comparison* find(Int8Scheme scheme) const;
 };
 
 // Calibrates and compares. Errors: ConfigError naming "data" for a project without data (or with

@@ -4,12 +4,16 @@
 
 #include "engine/api/guard.h"
 #include "engine/ops/model.h"
+#include "engine/train/config.h"
 #include "engine/train/stages.h"
 
 namespace kiln::engine::api {
 
-Result<train::TrainingConfig> validateTraining(const nlohmann::json& training, const Graph& graph) {
-    return guarded("checking the training settings", [&] { return train::parseTrainingConfig(training, graph); });
+Status validateTraining(const nlohmann::json& training, const Graph& graph) {
+    return guarded("checking the training settings", [&]() -> Status {
+        KILN_TRY(train::parseTrainingConfig(training, graph));
+        return {};
+    });
 }
 
 Result<std::vector<std::string>> headLayers(const Graph& graph) {

@@ -12,20 +12,19 @@
 
 #include "engine/core/error.h"
 #include "engine/graph/graph.h"
-#include "engine/train/config.h"
 
 namespace kiln::engine::api {
 
 // The training section checked against its graph as a run reads it (every field, loss, metric,
 // callback and stage); errors name the field.
-Result<train::TrainingConfig> validateTraining(const nlohmann::json& training, const Graph& graph);
+Status validateTraining(const nlohmann::json& training, const Graph& graph);
 
 // The nodes a fine-tuning stage with "trainable": "head" trains, in graph order; an error when the
 // graph does not analyse.
 Result<std::vector<std::string>> headLayers(const Graph& graph);
 
 // Lower learning rates for earlier layers: a multiplier per node with parameters, the last block
-// of layers at 1 (train::discriminativeMultipliers with its defaults); an error when the graph
+// of layers at 1 (engine/train's discriminativeMultipliers with its defaults); an error when the graph
 // does not analyse.
 Result<std::map<std::string, double>> discriminativeLearningRates(const Graph& graph);
 

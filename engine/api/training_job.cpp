@@ -10,9 +10,9 @@
 #include "engine/api/guard.h"
 #include "engine/api/histogram_log.h"
 #include "engine/api/run_location.h"
-#include "engine/api/run_summary.h"
 #include "engine/api/training_setup.h"
 #include "engine/store/run_store.h"
+#include "engine/train/run_summary.h"
 #include "engine/train/weights.h"
 
 namespace kiln::engine::api {
@@ -286,23 +286,23 @@ Result<TrainingOutcome> TrainingJob::runUnguarded(const std::function<void(const
     outcome.runDir = m_runDir;
     outcome.runId = m_runId;
     if (!writesFiles()) {
-        outcome.results = resultsJson(*fit);
+        outcome.results = train::resultsJson(*fit);
         outcome.fit = std::move(fit.value());
         return outcome;
     }
     const std::string weights = (fs::path(m_runDir) / "weights.safetensors").string();
     KILN_TRY(train::saveWeights(m_trainer->params(), weights, {{"project", m_projectPath}}));
 
-    json out = resultsJson(*fit);
+    json out = train::resultsJson(*fit);
     if (m_weightsReport) {
         out["weights_report"] = m_weightsReport->toJson();
     }
     if (m_store && m_runId) {
         out["run_id"] = m_runId;
     }
-    RunRecord record{&m_project, m_projectPath, &m_model, &m_config, m_config.device, threads(),
-                     m_trainer->data().classNames};
-    const json runJsonValue = runJson(record, *fit, out);
+    train::RunRecord record{&m_project, m_projectPath, &m_model, &m_config, m_config.device, threads(),
+                            m_trainer->data().classNames};
+    const json runJsonValue = train::runJson(record, *fit, out);
     KILN_TRY(io::writeFileAtomic((fs::path(m_runDir) / "run.json").string(), runJsonValue.dump(2) + "\n"));
 
     if (m_store && m_runId) {

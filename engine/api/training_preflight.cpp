@@ -12,8 +12,11 @@
 #include "engine/api/devices.h"
 #include "engine/api/training_setup.h"
 #include "engine/core/precision.h"
+#include "engine/exec/memory_assistant.h"
 
 namespace kiln::engine::api {
+
+std::string formatBytes(uint64_t bytes) { return exec::formatBytes(bytes); }
 
 uint64_t hostAvailableMemory() {
     std::ifstream in("/proc/meminfo");
@@ -53,7 +56,9 @@ Result<PreflightReport> preflightTraining(const io::Project& project, const std:
     options.cuda = !device->isCpu();
     auto memory = exec::estimateMemory(model, options);
     if (!memory.ok()) return io::locate(memory.error(), project);
-    r.memory = *memory;
+    r.memory = {memory->batch, memory->parameters, memory->lowPrecisionCopy,
+                memory->gradients, memory->optimizerState, memory->activations,
+                memory->workspace, memory->convWorkspaceLimit, memory->bytesPerSample};
     r.peakBytes = options.cuda ? memory->totalWithConvWorkspace() : memory->total();
     if (device->isCpu()) {
         r.budgetBytes = hostAvailableMemory();

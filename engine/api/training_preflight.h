@@ -10,10 +10,30 @@
 #include <optional>
 #include <string>
 
-#include "engine/exec/memory_assistant.h"
 #include "engine/io/project.h"
 
 namespace kiln::engine::api {
+
+// The predicted peak memory of a training run, by part (engine/exec/memory_assistant.h says how
+// each is predicted).
+struct MemoryEstimate {
+    int64_t batch = 0;
+    uint64_t parameters = 0;        // weights as stored (fp32)
+    uint64_t lowPrecisionCopy = 0;  // fp16/bf16 staging of Dense/Conv2D inputs and weights (CUDA workspace)
+    uint64_t gradients = 0;
+    uint64_t optimizerState = 0;
+    uint64_t activations = 0;  // values, gradients of values, saved state, scratch
+    uint64_t workspace = 0;    // CUDA: cuBLASLt workspace and the plan's fp32 kernel workspace
+    // CUDA: the cap on cuDNN's convolution workspace, which cuDNN chooses at run time (not in
+    // total()).
+    uint64_t convWorkspaceLimit = 0;
+    double bytesPerSample = 0;  // the part that grows with the batch, per sample
+
+    uint64_t total() const {
+        return parameters + lowPrecisionCopy + gradients + optimizerState + activations + workspace;
+    }
+    uint64_t totalWithConvWorkspace() const { return total() + convWorkspaceLimit; }
+};
 
 struct PreflightRequest {
     std::optional<int64_t> batchSize;  // instead of training.batch_size
@@ -25,7 +45,7 @@ struct PreflightReport {
     std::string device;     // "cpu", "cuda:0"
     std::string precision;  // as configured
     int64_t batch = 0;
-    exec::MemoryEstimate memory;  // predicted for this device, batch and precision
+    MemoryEstimate memory;        // predicted for this device, batch and precision
     uint64_t peakBytes = 0;       // what is compared with the budget (cuDNN workspace limit included)
     uint64_t budgetBytes = 0;     // free memory of the device (host: MemAvailable); 0 when unknown
     bool fits = true;
@@ -39,6 +59,9 @@ struct PreflightReport {
     int64_t stepsPerEpoch = 0;
     double epochSeconds = 0;      // stepsPerEpoch * secondsPerStep
 };
+
+// A number of bytes as "1.5 GiB", "512 MiB", "900 B".
+std::string formatBytes(uint64_t bytes);
 
 // The memory available to a new process on this machine (/proc/meminfo MemAvailable), 0 when
 // unknown.

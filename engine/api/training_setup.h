@@ -19,6 +19,11 @@
 
 namespace kiln::engine::api {
 
+// The compute backend for training.device (and training.precision, training.memory_limit): the
+// CPU (an empty factory: the Trainer's default), or a CUDA device when this build has the CUDA
+// backend and the machine has the device. Errors name the field. (Defined in devices.cpp.)
+Result<exec::BackendFactory> backendFor(const train::TrainingConfig& config);
+
 // What differs between the users of a project's training; unset fields keep the project's value.
 struct PrepareOptions {
     std::optional<int> epochs;

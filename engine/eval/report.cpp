@@ -351,11 +351,15 @@ float SampleFeatures::value(int64_t index, size_t f) const {
 }
 
 std::string SampleFeatures::text(int64_t index, size_t f) const {
-    const float v = value(index, f);
+    static const std::vector<std::string> none;
+    return featureText(value(index, f), f < categories.size() ? categories[f] : none);
+}
+
+std::string featureText(float v, const std::vector<std::string>& categories) {
     if (std::isnan(v)) return {};
-    if (f < categories.size() && !categories[f].empty()) {
+    if (!categories.empty()) {
         const auto k = static_cast<size_t>(v);
-        return v >= 0 && k < categories[f].size() ? categories[f][k] : std::string();
+        return v >= 0 && k < categories.size() ? categories[k] : std::string();
     }
     char buffer[32];
     const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;

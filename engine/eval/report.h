@@ -158,6 +158,11 @@ struct SampleFeatures {
     std::string text(int64_t index, size_t f) const;
 };
 
+// A feature value as SampleFeatures::text shows it: the name of category `value` when
+// `categories` is not empty ("" for an index outside them), else the shortest form that reads
+// back as the same float; "" for NaN (missing).
+std::string featureText(float value, const std::vector<std::string>& categories);
+
 // Turns raw model outputs into class probabilities: `width` > 1 rows get softmax when
 // `fromLogits`, else are used as they are; width 1 (a binary head) becomes [1 - p, p] with
 // p = sigmoid(x) when `fromLogits`, else x. Rows are [samples, width] floats.

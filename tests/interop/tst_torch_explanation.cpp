@@ -16,6 +16,7 @@
 #include <random>
 
 #include "engine/api/explanation.h"
+#include "engine/exec/param_store.h"
 #include "engine/io/project.h"
 
 using namespace kiln::engine;
@@ -125,7 +126,10 @@ void TestTorchExplanation::matchesPyTorch() {
     const QJsonObject results = QJsonDocument::fromJson(rf.readAll()).object();
 
     ThreadPool pool(2);
-    auto explainer = api::Explainer::create(std::move(model.value()), std::move(params), pool);
+    api::WeightValues weights;
+    for (const auto& p : params.params())
+        weights.values[p.name].assign(p.value.data<float>(), p.value.data<float>() + p.value.numel());
+    auto explainer = api::Explainer::create(std::move(model.value()), weights, pool);
     QVERIFY2(explainer.ok(), explainer.ok() ? "" : explainer.error().toString().c_str());
     QCOMPARE(QString::fromStdString(*api::defaultGradCamLayer((*explainer)->model())), QStringLiteral("c2"));
 

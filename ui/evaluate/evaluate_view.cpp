@@ -67,7 +67,7 @@ struct EvaluateView::Outcome {
     int64_t cachedAtMs = 0; // read from a stored evaluation computed then (ms since the epoch)
     QString storeError;     // why the results could not be stored ("" when they were)
     // Table data: the samples' feature values (null otherwise), or why they could not be read.
-    std::shared_ptr<const engine::eval::SampleFeatures> features;
+    std::shared_ptr<const engine::api::SampleFeatures> features;
     QString featuresError;
 };
 
@@ -405,7 +405,7 @@ void EvaluateView::start(bool useCache) {
             if (auto features = engine::api::tableFeatures(project, path, options); !features.ok())
                 out->featuresError = app::ErrorText::describe(engine::io::locate(features.error(), project));
             else if (features->has_value() && (*features)->samples == p->samples)
-                out->features = std::make_shared<const engine::eval::SampleFeatures>(std::move(**features));
+                out->features = std::make_shared<const engine::api::SampleFeatures>(std::move(**features));
             out->predictions = std::move(p.value());
             out->evaluation = std::move(e.value());
             out->ok = true;
@@ -453,11 +453,11 @@ void EvaluateView::setClassFilter(qint64 trueClass, qint64 predicted) {
 }
 
 bool EvaluateView::exportSamples(const QString& path, QString* error) {
-    std::vector<engine::eval::SampleRecord> shown;
+    std::vector<engine::api::EvaluationRecord> shown;
     shown.reserve(size_t(m_sampleProxy->rowCount()));
     for (int row = 0; row < m_sampleProxy->rowCount(); ++row)
         shown.push_back(m_samples->record(m_sampleProxy->mapToSource(m_sampleProxy->index(row, 0)).row()));
-    const engine::Status st = engine::io::writeFileAtomic(path.toStdString(), engine::eval::recordsCsv(shown, m_shownClasses, m_samples->features()));
+    const engine::Status st = engine::io::writeFileAtomic(path.toStdString(), engine::api::recordsCsv(shown, m_shownClasses, m_samples->features()));
     if (!st.ok()) {
         if (error != nullptr) *error = app::ErrorText::describe(st.error());
         return false;
@@ -560,7 +560,7 @@ void EvaluateView::fillClassFilters() {
     }
 }
 
-void EvaluateView::explainRecord(const engine::eval::SampleRecord& record) {
+void EvaluateView::explainRecord(const engine::api::EvaluationRecord& record) {
     if (m_explanation) m_explanation->close();
     auto* dialog = new ExplanationDialog(m_project, m_projectPath, m_shownOptions, record.index,
                                          QString::fromStdString(record.source.empty() ? std::to_string(record.index) : record.source),
@@ -619,7 +619,7 @@ void EvaluateView::showOutcome(const Outcome& outcome) {
             m_gallery->show();
             // The samples table shows the same thumbnails, from the gallery's cache.
             QPointer<MisclassifiedGallery> gallery = m_gallery;
-            m_samples->setPictures(m_gallery->thumbnails(), [gallery](const engine::eval::SampleRecord& record) {
+            m_samples->setPictures(m_gallery->thumbnails(), [gallery](const engine::api::EvaluationRecord& record) {
                 return gallery ? gallery->pictureFor(record) : QString();
             });
             m_sampleView->setColumnHidden(SampleTableModel::Picture, false);

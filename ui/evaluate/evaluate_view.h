@@ -133,7 +133,7 @@ private:
     void browseData(bool folder);
     void retranslate();
     void showOutcome(const Outcome& outcome);
-    void explainRecord(const engine::eval::SampleRecord& record);
+    void explainRecord(const engine::api::EvaluationRecord& record);
     void fillClassFilters();
     void showFeatureColumns();
 

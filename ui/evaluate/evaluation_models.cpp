@@ -62,7 +62,7 @@ HeatCell heat(const QColor& hue, double strength) {
 
 }  // namespace
 
-void ConfusionMatrixModel::set(const engine::eval::ClassificationReport* report) {
+void ConfusionMatrixModel::set(const engine::api::ClassificationReport* report) {
     beginResetModel();
     m_classes = report ? report->numClasses : 0;
     m_counts = report ? report->confusion : std::vector<int64_t>{};
@@ -118,7 +118,7 @@ QVariant ConfusionMatrixModel::headerData(int section, Qt::Orientation orientati
     return tr("→ %1").arg(wrapped);
 }
 
-void ClassFiguresModel::set(const engine::eval::ClassificationReport* report) {
+void ClassFiguresModel::set(const engine::api::ClassificationReport* report) {
     beginResetModel();
     m_rows.clear();
     if (report) {
@@ -174,8 +174,8 @@ QVariant ClassFiguresModel::headerData(int section, Qt::Orientation orientation,
     }
 }
 
-void SampleTableModel::set(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames,
-                           std::shared_ptr<const engine::eval::SampleFeatures> features) {
+void SampleTableModel::set(std::vector<engine::api::EvaluationRecord> records, std::vector<std::string> classNames,
+                           std::shared_ptr<const engine::api::SampleFeatures> features) {
     beginResetModel();
     m_records = std::move(records);
     m_names = std::move(classNames);
@@ -229,8 +229,8 @@ QVariant SampleTableModel::featureSortValue(int64_t sample, size_t feature) cons
     return std::isnan(v) ? -std::numeric_limits<double>::infinity() : double(v);
 }
 
-QVariant SampleTableModel::featureData(const engine::eval::SampleRecord& r, int column, int role) const {
-    const engine::eval::SampleFeatures& f = *m_features;
+QVariant SampleTableModel::featureData(const engine::api::EvaluationRecord& r, int column, int role) const {
+    const engine::api::SampleFeatures& f = *m_features;
     if (compactFeatures()) {
         switch (role) {
         case Qt::DisplayRole: {

@@ -27,7 +27,7 @@ class ConfusionMatrixModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     using QAbstractTableModel::QAbstractTableModel;
-    void set(const engine::eval::ClassificationReport* report);  // null clears
+    void set(const engine::api::ClassificationReport* report);  // null clears
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
@@ -45,7 +45,7 @@ class ClassFiguresModel : public QAbstractTableModel {
 public:
     enum Column { Class, Precision, Recall, F1, Support, Auc, AveragePrecision, ColumnCount };
     using QAbstractTableModel::QAbstractTableModel;
-    void set(const engine::eval::ClassificationReport* report);
+    void set(const engine::api::ClassificationReport* report);
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
@@ -78,10 +78,10 @@ public:
     static constexpr size_t kCompactFeatures = 4;
     using QAbstractTableModel::QAbstractTableModel;
     // Where a sample's picture file is ("" while it is being drawn; pictureReady() follows).
-    using PictureLookup = std::function<QString(const engine::eval::SampleRecord&)>;
+    using PictureLookup = std::function<QString(const engine::api::EvaluationRecord&)>;
     // `features`, for table data, holds the values of every sample a record's index names.
-    void set(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames,
-             std::shared_ptr<const engine::eval::SampleFeatures> features = {});
+    void set(std::vector<engine::api::EvaluationRecord> records, std::vector<std::string> classNames,
+             std::shared_ptr<const engine::api::SampleFeatures> features = {});
     // Thumbnails for the Picture column, or none (null cache) for data that are not pictures.
     void setPictures(ThumbnailCache* thumbnails, PictureLookup lookup);
     bool hasPictures() const;
@@ -89,23 +89,23 @@ public:
     void pictureReady(qint64 sampleIndex);
     // The feature values shown (null for data that are not tables), how many columns they take
     // (after Loss) and whether that is the one compact Features column.
-    const engine::eval::SampleFeatures* features() const { return m_features.get(); }
+    const engine::api::SampleFeatures* features() const { return m_features.get(); }
     int featureColumns() const;
     bool compactFeatures() const;
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
-    const engine::eval::SampleRecord& record(int row) const { return m_records[size_t(row)]; }
+    const engine::api::EvaluationRecord& record(int row) const { return m_records[size_t(row)]; }
 
 private:
     QString className(int64_t c) const;
-    QVariant featureData(const engine::eval::SampleRecord& record, int column, int role) const;
+    QVariant featureData(const engine::api::EvaluationRecord& record, int column, int role) const;
     QString featureText(int64_t sample, size_t feature) const;
     QVariant featureSortValue(int64_t sample, size_t feature) const;
-    std::vector<engine::eval::SampleRecord> m_records;
+    std::vector<engine::api::EvaluationRecord> m_records;
     std::vector<std::string> m_names;
-    std::shared_ptr<const engine::eval::SampleFeatures> m_features;
+    std::shared_ptr<const engine::api::SampleFeatures> m_features;
     QHash<qint64, int> m_rowOfSample;  // sample index -> row
     QPointer<ThumbnailCache> m_thumbnails;
     QMetaObject::Connection m_ready, m_failed;

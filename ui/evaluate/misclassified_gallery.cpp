@@ -40,13 +40,13 @@ GalleryModel::GalleryModel(ThumbnailCache* thumbnails, QObject* parent) : QAbstr
     }
 }
 
-void GalleryModel::set(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames) {
+void GalleryModel::set(std::vector<engine::api::EvaluationRecord> records, std::vector<std::string> classNames) {
     beginResetModel();
     m_records = std::move(records);
     m_names = std::move(classNames);
     m_paths.clear();
     m_wrong = int(std::count_if(m_records.begin(), m_records.end(),
-                                [](const engine::eval::SampleRecord& r) { return r.trueClass >= 0 && !r.correct(); }));
+                                [](const engine::api::EvaluationRecord& r) { return r.trueClass >= 0 && !r.correct(); }));
     rebuild();
     endResetModel();
 }
@@ -214,7 +214,7 @@ void MisclassifiedGallery::clear() {
     setResults({}, {}, engine::io::Project{}, QString(), engine::api::EvaluationOptions{});
 }
 
-void MisclassifiedGallery::setResults(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames,
+void MisclassifiedGallery::setResults(std::vector<engine::api::EvaluationRecord> records, std::vector<std::string> classNames,
                                       const engine::io::Project& project, const QString& projectPath,
                                       const engine::api::EvaluationOptions& options) {
     // Passes over earlier results stop at their next sample; their pictures are dropped.
@@ -245,7 +245,7 @@ void MisclassifiedGallery::setResults(std::vector<engine::eval::SampleRecord> re
 
 void MisclassifiedGallery::setFilter(int64_t trueClass, int64_t predicted) { m_model->setFilter(trueClass, predicted); }
 
-QString MisclassifiedGallery::pictureFor(const engine::eval::SampleRecord& record) {
+QString MisclassifiedGallery::pictureFor(const engine::api::EvaluationRecord& record) {
     const QString known = m_model->picturePath(record.index);
     if (!known.isEmpty() || m_drawDir.isEmpty()) return known;
     // An image folder's sample is its file: known at once (a file's status, no decoding).

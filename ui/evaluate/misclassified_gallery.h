@@ -41,7 +41,7 @@ public:
     enum Role { SampleIndexRole = Qt::UserRole + 1, TrueClassRole, PredictedRole, ConfidenceRole, CorrectRole };
     explicit GalleryModel(ThumbnailCache* thumbnails, QObject* parent = nullptr);
 
-    void set(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames);
+    void set(std::vector<engine::api::EvaluationRecord> records, std::vector<std::string> classNames);
     // -1: any class.
     void setFilter(int64_t trueClass, int64_t predicted);
     int64_t trueFilter() const { return m_true; }
@@ -52,7 +52,7 @@ public:
     // Samples shown now whose picture is not known yet.
     QSet<qint64> missingPictures() const;
 
-    const engine::eval::SampleRecord& record(int row) const { return m_records[size_t(m_rows[size_t(row)])]; }
+    const engine::api::EvaluationRecord& record(int row) const { return m_records[size_t(m_rows[size_t(row)])]; }
     int wrongCount() const { return m_wrong; }
     int totalCount() const { return int(m_records.size()); }
     QString className(int64_t c) const;
@@ -65,7 +65,7 @@ private:
     void refresh(qint64 sampleIndex);
 
     ThumbnailCache* m_thumbnails;
-    std::vector<engine::eval::SampleRecord> m_records;
+    std::vector<engine::api::EvaluationRecord> m_records;
     std::vector<std::string> m_names;
     std::vector<int> m_rows;              // indices into m_records, as shown
     QHash<qint64, int> m_rowOfSample;     // sample index -> shown row
@@ -82,7 +82,7 @@ public:
 
     // The records of a classification report and how they were evaluated (for the second pass
     // that draws pictures of samples without a picture file). Clears with empty records.
-    void setResults(std::vector<engine::eval::SampleRecord> records, std::vector<std::string> classNames,
+    void setResults(std::vector<engine::api::EvaluationRecord> records, std::vector<std::string> classNames,
                     const engine::io::Project& project, const QString& projectPath,
                     const engine::api::EvaluationOptions& options);
     void clear();
@@ -95,7 +95,7 @@ public:
     // The picture file of a sample of the results shown, for other views of them (the samples
     // table): the file itself for image folders, else a picture drawn from the model's input.
     // "" while it is being drawn; pictureReady(index) follows. Never decodes or reads data here.
-    QString pictureFor(const engine::eval::SampleRecord& record);
+    QString pictureFor(const engine::api::EvaluationRecord& record);
     // Picture-drawing passes queued or running.
     bool drawing() const { return m_drawing > 0; }
     QString drawError() const { return m_drawError; }

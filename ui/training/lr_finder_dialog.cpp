@@ -26,7 +26,7 @@ namespace {
 struct Outcome {
     bool ok = false;
     QString error;
-    engine::train::LrFinderResult result;
+    engine::api::LrFinderResult result;
 };
 }  // namespace
 
@@ -149,7 +149,7 @@ void LrFinderDialog::start() {
     watcher->setFuture(QtConcurrent::run([project, path, request, cancel, self]() {
         auto out = std::make_shared<Outcome>();
         try {
-            auto progress = [self](const engine::train::LrFinderPoint& p) {
+            auto progress = [self](const engine::api::LrFinderPoint& p) {
                 QMetaObject::invokeMethod(
                     qApp, [self, p] { if (self) self->addPoint(p); }, Qt::QueuedConnection);
             };
@@ -167,7 +167,7 @@ void LrFinderDialog::start() {
     }));
 }
 
-void LrFinderDialog::addPoint(const engine::train::LrFinderPoint& p) {
+void LrFinderDialog::addPoint(const engine::api::LrFinderPoint& p) {
     m_loss->addData(p.lr, p.loss);
     m_smoothed->addData(p.lr, p.smoothed);
     if (!m_replot->isActive()) m_replot->start();

@@ -30,7 +30,7 @@ public:
     ~LrFinderDialog() override;
 
     bool running() const { return m_running; }
-    const engine::train::LrFinderResult& result() const { return m_result; }
+    const engine::api::LrFinderResult& result() const { return m_result; }
     QCustomPlot* plot() const { return m_plot; }
 
 public slots:
@@ -46,13 +46,13 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    void addPoint(const engine::train::LrFinderPoint& p);
+    void addPoint(const engine::api::LrFinderPoint& p);
     void retranslate();
 
     engine::io::Project m_project;
     QString m_projectPath;
     std::shared_ptr<std::atomic<bool>> m_cancel;
-    engine::train::LrFinderResult m_result;
+    engine::api::LrFinderResult m_result;
     bool m_running = false;
     QCustomPlot* m_plot = nullptr;
     QCPGraph* m_loss = nullptr;

@@ -17,7 +17,7 @@
 namespace kiln::ui::training {
 
 namespace {
-QString bytes(uint64_t n) { return QString::fromStdString(engine::exec::formatBytes(n)); }
+QString bytes(uint64_t n) { return QString::fromStdString(engine::api::formatBytes(n)); }
 
 // The threads a run in the studio gets: one core is left to the window.
 int trainingThreads() { return std::max(1, QThread::idealThreadCount() - 1); }

@@ -9,6 +9,8 @@
 #include <random>
 
 #include "engine/api/explanation.h"
+#include "engine/exec/param_store.h"
+#include "engine/exec/plan.h"
 #include "engine/io/project.h"
 
 using namespace kiln::engine;
@@ -28,6 +30,13 @@ void setParam(exec::ParamStore& ps, const std::string& name, std::vector<float> 
     exec::Parameter* p = ps.find(name);
     if (!p || p->value.numel() != int64_t(values.size())) qFatal("parameter %s", name.c_str());
     std::copy(values.begin(), values.end(), p->value.data<float>());
+}
+
+// Every parameter of `ps` as the api's weight values.
+api::WeightValues weightsOf(const exec::ParamStore& ps) {
+    api::WeightValues w;
+    for (const auto& p : ps.params()) w.values[p.name].assign(p.value.data<float>(), p.value.data<float>() + p.value.numel());
+    return w;
 }
 
 // Brightness detector: a 1x1 convolution copying the picture, ReLU, global average, and a Dense
@@ -66,7 +75,7 @@ private slots:
         setParam(ps, "logits/kernel", {1.0f, -1.0f});
         setParam(ps, "logits/bias", {0.0f, 0.0f});
         ThreadPool pool(1);
-        auto e = api::Explainer::create(std::move(m), std::move(ps), pool);
+        auto e = api::Explainer::create(std::move(m), weightsOf(ps), pool);
         QVERIFY(e.ok());
         QCOMPARE((*e)->numClasses(), int64_t(2));
         // A dark picture with a bright 2x2 square at rows 5-6, columns 1-2.
@@ -105,7 +114,7 @@ private slots:
             std::copy(src.data<float>(), src.data<float>() + src.numel(), ps2.params()[k].value.data<float>());
         }
         ThreadPool pool(2);
-        auto e = api::Explainer::create(std::move(m), std::move(ps), pool);
+        auto e = api::Explainer::create(std::move(m), weightsOf(ps), pool);
         QVERIFY(e.ok());
         std::vector<float> image(6 * 6 * 2);
         for (auto& v : image) v = u(rng);
@@ -176,7 +185,7 @@ private slots:
         exec::ParamStore ps = exec::ParamStore::create(m, 3);
         QCOMPARE(*api::defaultGradCamLayer(m), std::string("c1"));
         QCOMPARE(api::gradCamLayers(m), (std::vector<std::string>{"c1", "bn", "act", "pool", "drop"}));
-        auto e = api::Explainer::create(std::move(m), std::move(ps), pool);
+        auto e = api::Explainer::create(std::move(m), weightsOf(ps), pool);
         QVERIFY(e.ok());
         std::vector<float> image(72, 0.5f);
         auto r = (*e)->explain(image.data(), api::ExplainMethod::GradCam, "nope");
@@ -207,9 +216,40 @@ private slots:
           {"name": "x", "op": "Input", "attrs": {"shape": [4]}},
           {"name": "y", "op": "Dense", "inputs": ["x"], "attrs": {"units": 2}}])");
         exec::ParamStore vps = exec::ParamStore::create(vec, 1);
-        auto notPicture = api::Explainer::create(std::move(vec), std::move(vps), pool);
+        auto notPicture = api::Explainer::create(std::move(vec), weightsOf(vps), pool);
         QVERIFY(!notPicture.ok());
         QCOMPARE(notPicture.error().node, std::string("x"));
+
+        // Weight values for a parameter the model lacks, or of the wrong size, name the tensor.
+        api::WeightValues unknown{3, {{"c9/kernel", {1.0f}}}};
+        auto noSuch = api::Explainer::create(buildModel(kNet), unknown, pool);
+        QVERIFY(!noSuch.ok());
+        QCOMPARE(noSuch.error().code, ErrorCode::WeightsMismatch);
+        QVERIFY(noSuch.error().params == (std::vector<std::pair<std::string, std::string>>{
+                                             {"tensor", "c9/kernel"}, {"reason", "no such parameter"}}));
+        api::WeightValues shortBias{3, {{"c1/bias", {1.0f, 2.0f}}}};
+        auto wrongSize = api::Explainer::create(buildModel(kNet), shortBias, pool);
+        QVERIFY(!wrongSize.ok());
+        QCOMPARE(wrongSize.error().code, ErrorCode::WeightsMismatch);
+        QVERIFY(QString::fromStdString(wrongSize.error().message).contains("holds 3 values, 2 were given"));
+    }
+
+    void seedOnlyWeightsAreTheInitialisers() {
+        // No values: the weights are those ParamStore::create gives for the seed, so the scores
+        // equal those of an Explainer given every initial value explicitly.
+        ThreadPool pool(1);
+        ops::ModelInfo m = buildModel(kNet);
+        exec::ParamStore ps = exec::ParamStore::create(m, 5);
+        auto explicitValues = api::Explainer::create(m, weightsOf(ps), pool);
+        auto seedOnly = api::Explainer::create(std::move(m), api::WeightValues{5, {}}, pool);
+        QVERIFY(explicitValues.ok() && seedOnly.ok());
+        std::vector<float> image(72);
+        for (size_t i = 0; i < image.size(); ++i) image[i] = std::sin(float(i));
+        auto a = (*explicitValues)->explain(image.data(), api::ExplainMethod::Saliency);
+        auto b = (*seedOnly)->explain(image.data(), api::ExplainMethod::Saliency);
+        QVERIFY(a.ok() && b.ok());
+        QCOMPARE(a->scores, b->scores);
+        QCOMPARE(a->values, b->values);
     }
 
     void probesNeedAnInferencePlan() {

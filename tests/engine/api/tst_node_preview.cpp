@@ -13,6 +13,8 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "engine/api/node_preview.h"
+#include "engine/exec/param_store.h"
+#include "engine/exec/plan.h"
 #include "engine/io/project.h"
 #include "engine/train/weights.h"
 

@@ -19,6 +19,7 @@
 
 #include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
+#include "engine/api/training_setup.h"
 #include "engine/io/project.h"
 #include "engine/store/run_store.h"
 

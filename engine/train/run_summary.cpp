@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Results and run.json of a training run.
-#include "engine/api/run_summary.h"
+#include "engine/train/run_summary.h"
 
 #include "engine/ops/summary.h"
 
-namespace kiln::engine::api {
+namespace kiln::engine::train {
 
 using nlohmann::json;
 
-json evalJson(const train::EvalResult& r, const std::vector<std::string>& classNames)
-{
+json evalJson(const EvalResult& r, const std::vector<std::string>& classNames) {
     json j = {{"loss", r.loss}};
     for (const auto& m : r.metrics) {
         j[m.name] = m.value;
@@ -34,8 +33,7 @@ json evalJson(const train::EvalResult& r, const std::vector<std::string>& classN
     return j;
 }
 
-json resultsJson(const train::FitResult& fit)
-{
+json resultsJson(const FitResult& fit) {
     const auto& hist = fit.history;
     json out = {{"epochs", hist.size()}, {"seconds", fit.seconds}, {"samples_per_s", fit.samplesPerSecond}};
     if (fit.stopped) {
@@ -78,8 +76,7 @@ json resultsJson(const train::FitResult& fit)
     return out;
 }
 
-json runJson(const RunRecord& r, const train::FitResult& fit, const json& results)
-{
+json runJson(const RunRecord& r, const FitResult& fit, const json& results) {
     json history = json::array();
     for (const auto& h : fit.history) {
         json e = {{"epoch", h.epoch}, {"train", evalJson(h.train)}, {"seconds", h.seconds}, {"samples_per_s", h.samplesPerSecond}};
@@ -106,4 +103,4 @@ json runJson(const RunRecord& r, const train::FitResult& fit, const json& result
             {"project_snapshot", json::parse(io::serializeProject(*r.project))}};
 }
 
-}  // namespace kiln::engine::api
+}  // namespace kiln::engine::train
