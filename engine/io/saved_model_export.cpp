@@ -297,6 +297,10 @@ private:
             out = node("Mean", n.name, {in(0), constI32(n.name + "/axes", {1, 2})},
                        {{"T", attrType(DtFloat)}, {"Tidx", attrType(DtInt32)}, {"keep_dims", attrBool(false)}});
             return {};
+        case OpKind::GlobalAveragePooling1D:  // [N,T,D]: the mean over the positions
+            out = node("Mean", n.name, {in(0), constI32(n.name + "/axes", {1})},
+                       {{"T", attrType(DtFloat)}, {"Tidx", attrType(DtInt32)}, {"keep_dims", attrBool(a.getBool("keepdims"))}});
+            return {};
         case OpKind::GlobalMaxPooling2D:
             out = node("Max", n.name, {in(0), constI32(n.name + "/axes", {1, 2})},
                        {{"T", attrType(DtFloat)}, {"Tidx", attrType(DtInt32)}, {"keep_dims", attrBool(false)}});

@@ -82,6 +82,9 @@ private slots:
         QTest::newRow("cross-no-bias") << QString::fromStdString(model(
                                               5, 8, R"({"num_heads": 2, "key_dim": 4, "use_bias": false})", 3))
                                        << 4 << fp32 << 2e-4;
+        QTest::newRow("self-causal-pooled")
+            << QString::fromStdString(model(6, 8, R"({"num_heads": 2, "key_dim": 4, "use_causal_mask": true})", 0, true))
+            << 5 << fp32 << 2e-4;
         QTest::newRow("cross-longer-value")
             << QString::fromStdString(model(3, 8, R"({"num_heads": 1, "key_dim": 8, "value_dim": 2})", 11)) << 2
             << fp32 << 2e-4;

@@ -1328,6 +1328,7 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::AveragePooling2D, nullptr, poolCuda<false>},
         CudaOpRow{OpKind::GlobalAveragePooling2D, gapSupports, gapCuda},
         CudaOpRow{OpKind::GlobalMaxPooling2D, nullptr, gmpCuda},
+        CudaOpRow{OpKind::GlobalAveragePooling1D, nullptr, gapCuda},  // [N,T,D]: T positions, D channels
         CudaOpRow{OpKind::ZeroPadding2D, nullptr, zeroPadCuda},
         CudaOpRow{OpKind::UpSampling2D, nullptr, upsampleCuda},
         CudaOpRow{OpKind::BatchNormalization, bnSupports, bnCuda},

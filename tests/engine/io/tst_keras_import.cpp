@@ -157,7 +157,7 @@ private slots:
     void predictionsMatchKeras_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("ext");
-        for (const char* name : {"cnn", "two_inputs", "separable", "embedding", "nested", "shared", "mobilenet_v2", "normalizers", "normalizer_axes", "stochastic_depth"})
+        for (const char* name : {"cnn", "two_inputs", "separable", "embedding", "sequence_pool", "nested", "shared", "mobilenet_v2", "normalizers", "normalizer_axes", "stochastic_depth"})
             for (const char* ext : {"keras", "h5"}) QTest::newRow(qPrintable(QStringLiteral("%1.%2").arg(name, ext))) << QString(name) << QString(ext);
         // The legacy layout of Keras 2 / tf.keras.
         for (const char* name : {"cnn", "two_inputs", "nested"})
@@ -438,6 +438,22 @@ private slots:
         QVERIFY(!strict.ok());
         QCOMPARE(strict.error().node, std::string("conv1d"));
         QCOMPARE(strict.error().code, ErrorCode::UnknownOp);
+    }
+
+    // GlobalAveragePooling1D after an Embedding with mask_zero: Keras averages the unmasked
+    // positions only, which Kiln cannot; the import refuses, naming the layer.
+    void maskedPoolingRefused_data() {
+        QTest::addColumn<QString>("ext");
+        QTest::newRow("keras") << QStringLiteral("keras");
+        QTest::newRow("h5") << QStringLiteral("h5");
+    }
+    void maskedPoolingRefused() {
+        QFETCH(QString, ext);
+        auto m = io::loadKeras(path("masked_pool." + ext).toStdString());
+        QVERIFY(!m.ok());
+        QCOMPARE(m.error().code, ErrorCode::Unsupported);
+        QCOMPARE(m.error().node, std::string("mean"));
+        QVERIFY2(m.error().message.find("mask_zero=True") != std::string::npos, m.error().toString().c_str());
     }
 
     void damagedFiles() {
