@@ -4,9 +4,11 @@
 // output_dim, head widths that leave a head's columns unaligned, widths the 16-bit products take)
 // on both devices from the same weights and data; outputs, losses and every parameter gradient
 // must agree, in fp32 to fp32 rounding and in fp16/bf16 within their precision. The placement
-// keeps every node on the GPU. Without a GPU the data-driven rows are skipped, visibly.
+// keeps every node on the GPU. Without a GPU those rows are skipped, visibly; every row's model
+// still trains a step on the CPU.
 #include <QtTest>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -98,6 +100,35 @@ private slots:
                                                 5, 7, R"({"num_heads": 3, "key_dim": 3, "use_causal_mask": true})"))
                                          << 3 << static_cast<int>(Precision::Bf16) << 6e-2;
     }
+    // Every row's model analyses and trains a step on the CPU, and the CUDA placement keeps all of it
+    // on the GPU: a broken row shows without a GPU.
+    void modelsTrainOnCpu_data() { matchesCpu_data(); }
+    void modelsTrainOnCpu() {
+        QFETCH(QString, nodes);
+        QFETCH(int, batch);
+        auto m = buildModel(nodes.toStdString());
+        ThreadPool pool(2);
+        auto store = exec::ParamStore::create(m, 5);
+        exec::CompileOptions co;
+        co.batch = batch;
+        co.losses = {lossSpec("MeanSquaredError", "out", Shape({3}))};
+        co.seed = 3;
+        auto cpu = exec::Plan::compile(m, store, co, pool);
+        QVERIFY2(cpu.ok(), cpu.ok() ? "" : cpu.error().toString().c_str());
+        const size_t inFloats = static_cast<size_t>(m.nodes[static_cast<size_t>(m.inputs[0])].output.numelFrom(1) * batch);
+        const auto x = makeData(inFloats, 1);
+        const auto t = makeData(static_cast<size_t>(3 * batch), 2);
+        std::memcpy((*cpu)->input(0), x.data(), x.size() * 4);
+        std::memcpy((*cpu)->target(0), t.data(), t.size() * 4);
+        QVERIFY((*cpu)->trainStep(9).ok());
+        QVERIFY(std::isfinite((*cpu)->loss(0)) && (*cpu)->loss(0) > 0.0f);
+#ifdef KILN_HAVE_CUDA
+        // The placement (pure, no GPU needed) puts every node of it on the GPU.
+        const cuda::Placement place = cuda::placeModel(m);
+        QVERIFY2(place.cpuNodes.empty(), place.report().c_str());
+#endif
+    }
+
     void matchesCpu() {
 #ifdef KILN_HAVE_CUDA
         if (cuda::deviceCount() == 0) QSKIP("no CUDA device");
