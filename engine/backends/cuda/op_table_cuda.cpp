@@ -674,7 +674,7 @@ private:
 Result<std::unique_ptr<CudaKernel>> dropoutCuda(const ShapeContext& c, const Shape& out,
                                                 const CudaBuildOptions&) {
     // The same noise tensor as the CPU kernel (kernels::dropoutNoiseDims), so both keep the same elements.
-    const std::vector<int64_t> dims = out.dims();
+    const std::vector<int64_t>& dims = out.dims();
     const std::vector<int64_t> noise = kernels::dropoutNoiseDims(c.attrs.getInts("noise_shape"), dims);
     std::optional<k::DropoutNoise> g;
     if (!noise.empty()) {
