@@ -893,6 +893,17 @@ private:
             KILN_ASSIGN(r.output, globalPooling(c, cls, a, keepdims));
             return r;
         }
+        if (cls == "GlobalAveragePooling1D") {  // the mean over the positions of [batch, steps, features]
+            KILN_TRY(oneInput(c));
+            KILN_TRY(channelsLast(c));
+            // Keras would average only the unmasked positions; Kiln has no masks.
+            if (m_masked.count(c.inputs[0]))
+                return unsupported(c, "its input is the output of an Embedding with mask_zero=True, whose mask Kiln does not apply");
+            KILN_ASSIGN(bool keepdims, boolean(cfg, "keepdims", jp, false));
+            a.set("keepdims", keepdims);
+            KILN_ASSIGN(r.output, simple(c, cls, a));
+            return r;
+        }
         if (cls == "ZeroPadding2D") {
             KILN_TRY(oneInput(c));
             KILN_TRY(channelsLast(c));
@@ -1254,6 +1265,8 @@ private:
             a.set("input_dim", inDim);
             a.set("output_dim", outDim);
             KILN_ASSIGN(r.output, simple(c, "Embedding", a));
+            KILN_ASSIGN(bool maskZero, boolean(cfg, "mask_zero", jp, false));
+            if (maskZero) m_masked.insert(r.output);
             KILN_ASSIGN(auto w, weightsFor(c, 1));
             if (!c.shared) {
                 KILN_TRY(checkShape(c, w[0], {inDim, outDim}));
@@ -1632,6 +1645,7 @@ private:
     ImportedModel m_out;
     std::vector<Shape> m_shapes;
     std::set<int> m_unknown;  // placeholder nodes of unknown output shape
+    std::set<int> m_masked;   // outputs of Embeddings with mask_zero (a Keras mask Kiln does not apply)
     std::set<std::string> m_names;
     std::set<std::string> m_reserved;  // every Keras layer name in the file (nested ones prefixed)
     std::map<std::string, int> m_values;

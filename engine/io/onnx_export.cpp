@@ -554,6 +554,12 @@ private:
             }
             return {};
         }
+        case OpKind::GlobalAveragePooling1D: {  // [N,T,D]: the mean over the positions
+            auto* n = add("ReduceMean", {nhwcOf(in(0))}, {outName(i, false)}, node.name);
+            attrInts(n, "axes", {1});
+            attrInt(n, "keepdims", a.getBool("keepdims") ? 1 : 0);
+            return {};
+        }
         case OpKind::ZeroPadding2D: {
             const auto& p = a.getInts("padding");  // top, bottom, left, right
             const bool cf = isChannelFirst(in(0));

@@ -297,6 +297,10 @@ private:
             out = node("Mean", n.name, {in(0), constI32(n.name + "/axes", {1, 2})},
                        {{"T", attrType(DtFloat)}, {"Tidx", attrType(DtInt32)}, {"keep_dims", attrBool(false)}});
             return {};
+        case OpKind::GlobalAveragePooling1D:  // [N,T,D]: the mean over the positions
+            out = node("Mean", n.name, {in(0), constI32(n.name + "/axes", {1})},
+                       {{"T", attrType(DtFloat)}, {"Tidx", attrType(DtInt32)}, {"keep_dims", attrBool(a.getBool("keepdims"))}});
+            return {};
         case OpKind::GlobalMaxPooling2D:
             out = node("Max", n.name, {in(0), constI32(n.name + "/axes", {1, 2})},
                        {{"T", attrType(DtFloat)}, {"Tidx", attrType(DtInt32)}, {"keep_dims", attrBool(false)}});
@@ -307,7 +311,7 @@ private:
                                       static_cast<int32_t>(p[2]), static_cast<int32_t>(p[3]), 0, 0};
             Pb t = tensorProto(DtInt32, {4, 2}, pads.data(), pads.size() * 4);
             std::string paddings = node("Const", n.name + "/paddings", {},
-                                        {{"dtype", attrType(DtInt32)}, {"value", Pb().msg(8, std::move(t))}});
+                                        {{"dtype", attrType(DtInt32)}, {"value", Pb().msg(8, t)}});
             out = node("Pad", n.name, {in(0), paddings}, {{"T", attrType(DtFloat)}, {"Tpaddings", attrType(DtInt32)}});
             return {};
         }

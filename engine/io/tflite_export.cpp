@@ -566,6 +566,14 @@ private:
                 [](fb::FlatBufferBuilder& b) { return table(b, [](auto& t) { t.template AddElement<uint8_t>(slot(0), 0, 0); }); });
             return {};
         }
+        case OpKind::GlobalAveragePooling1D: {  // [N,T,D]: the mean over the positions
+            const int32_t axes = ints(node.name + "/axes", {1});
+            const bool keep = a.getBool("keepdims");
+            add(Op::Mean, {in(i, 0), axes}, out(), Opt::Reducer, [keep](fb::FlatBufferBuilder& b) {
+                return table(b, [keep](auto& t) { t.template AddElement<uint8_t>(slot(0), keep ? 1 : 0, 0); });
+            });
+            return {};
+        }
         case OpKind::ZeroPadding2D: {
             const auto& p = a.getInts("padding");  // top, bottom, left, right
             const int32_t pads = constant(node.name + "/paddings", {4, 2},

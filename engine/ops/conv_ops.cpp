@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Convolution and pooling family (NHWC): Conv2D, DepthwiseConv2D, MaxPooling2D, AveragePooling2D,
-// GlobalAveragePooling2D, GlobalMaxPooling2D. Geometry follows Keras/TensorFlow "same"/"valid" padding.
+// GlobalAveragePooling2D, GlobalMaxPooling2D; and GlobalAveragePooling1D over the positions of a
+// sequence [N,T,D]. Geometry follows Keras/TensorFlow "same"/"valid" padding.
 #include <cmath>
 
 #include "engine/ops/kernels/conv2d.h"
@@ -318,6 +319,24 @@ private:
     int64_t m_n, m_h, m_w, m_c;
 };
 
+// GlobalAveragePooling1D: [N,T,D] -> [N,D], or [N,1,D] with keepdims (Keras, channels_last).
+Result<Shape> globalPool1DShape(const ShapeContext& c) {
+    const Shape& in = c.inputs[0];
+    if (in.rank() != 3) {
+        std::string hint;
+        if (in.rank() == 4) hint = ": for an image use GlobalAveragePooling2D";
+        if (in.rank() == 2) hint = ": the input has no positions axis to average over";
+        return shapeError(c, "expects a sequence batch [N,positions,features] but got " + in.toString() + hint);
+    }
+    if (c.attrs.getBool("keepdims")) return Shape{in[0], 1, in[2]};
+    return Shape{in[0], in[2]};
+}
+// The 2-D kernel over a height of T positions and a width of 1.
+Result<std::unique_ptr<CpuKernel>> globalPool1DKernel(const ShapeContext& c, const Shape&) {
+    const Shape& in = c.inputs[0];
+    return makeKernel<GlobalAvgPoolKernel>(in[0], in[1], 1, in[2]);
+}
+
 Result<std::unique_ptr<CpuKernel>> globalMaxPoolKernel(const ShapeContext& c, const Shape&) {
     const Shape& in = c.inputs[0];
     return makeKernel<GlobalMaxPoolKernel>(in[0], in[1], in[2], in[3]);
@@ -359,6 +378,7 @@ std::vector<OpDef> convOps() {
                     globalPoolShape, nullptr, nullptr, globalPoolKernel, "Average over height and width"});
     rows.push_back({OpKind::GlobalMaxPooling2D, "GlobalMaxPooling2D", Category::Pooling, 1, 1, {},
                     globalPoolShape, nullptr, nullptr, globalMaxPoolKernel, "Maximum over height and width"});
+    rows.push_back({OpKind::GlobalAveragePooling1D, "GlobalAveragePooling1D", Category::Pooling, 1, 1, {boolAttr("keepdims", false, "keep the positions axis with length 1: [N,1,features]")}, globalPool1DShape, nullptr, nullptr, globalPool1DKernel, "Average over the positions of a sequence [N,positions,features]"});
     return rows;
 }
 

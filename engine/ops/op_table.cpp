@@ -25,6 +25,7 @@ constexpr std::array<KindName, kOpKindCount> kNames{{
     {OpKind::AveragePooling2D, "AveragePooling2D"},
     {OpKind::GlobalAveragePooling2D, "GlobalAveragePooling2D"},
     {OpKind::GlobalMaxPooling2D, "GlobalMaxPooling2D"},
+    {OpKind::GlobalAveragePooling1D, "GlobalAveragePooling1D"},
     {OpKind::ZeroPadding2D, "ZeroPadding2D"},
     {OpKind::UpSampling2D, "UpSampling2D"},
     {OpKind::BatchNormalization, "BatchNormalization"},

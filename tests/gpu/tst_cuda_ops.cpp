@@ -196,6 +196,24 @@ std::vector<Case> cases() {
           {"name": "out", "op": "Dense", "inputs": ["flat"], "attrs": {"units": 3}}])";
         c.push_back({"embedding", emb.c_str(), "MeanSquaredError", {3}, -9, K::Embedding});
     }
+    {
+        static std::string seq = R"([{"name": "x", "op": "Input", "attrs": {"shape": [5, 6]}},
+          {"name": "pre", "op": "Dense", "inputs": ["x"], "attrs": {"units": 4}},
+          {"name": "op", "op": "GlobalAveragePooling1D", "inputs": ["pre"]},
+          {"name": "keep", "op": "GlobalAveragePooling1D", "inputs": ["pre"], "attrs": {"keepdims": true}},
+          {"name": "flat", "op": "Flatten", "inputs": ["keep"]},
+          {"name": "cat", "op": "Concatenate", "inputs": ["op", "flat"]},
+          {"name": "out", "op": "Dense", "inputs": ["cat"], "attrs": {"units": 3}}])";
+        c.push_back({"global-avg-pool-1d", seq.c_str(), "MeanSquaredError", {3}, 0, K::GlobalAveragePooling1D});
+    }
+    {  // more configurations in tst_cuda_attention
+        static std::string att = R"([{"name": "x", "op": "Input", "attrs": {"shape": [5, 6]}},
+          {"name": "pre", "op": "Dense", "inputs": ["x"], "attrs": {"units": 8}},
+          {"name": "op", "op": "MultiHeadAttention", "inputs": ["pre", "pre"], "attrs": {"num_heads": 2, "key_dim": 3, "use_causal_mask": true, "dropout": 0.2}},
+          {"name": "flat", "op": "Flatten", "inputs": ["op"]},
+          {"name": "out", "op": "Dense", "inputs": ["flat"], "attrs": {"units": 3}}])";
+        c.push_back({"multi-head-attention", att.c_str(), "MeanSquaredError", {3}, 0, K::MultiHeadAttention});
+    }
     auto lossCase = [&](const char* name, const char* loss, std::vector<int64_t> target, int classes, K k) {
         static std::string body = std::string("[") + vec + R"(,
           {"name": "out", "op": "Dense", "inputs": ["pre"], "attrs": {"units": 4}}])";

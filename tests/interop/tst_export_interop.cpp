@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Exported models against the real tools: every bundled example (and an op-coverage model and one
-// built from composite layers) is written to a model repository; onnx.checker (full check), onnxruntime and
+// Exported models against the real tools: every bundled example (and op-coverage models, one of
+// them a sequence averaged over its positions, and one built from composite layers) is written to a model repository; onnx.checker (full check), onnxruntime and
 // tf.saved_model.load(...).signatures["serving_default"] must accept it and reproduce Kiln's
 // outputs within 1e-4.
 #include <QtTest>
@@ -122,6 +122,17 @@ private slots:
                                             "passthrough.kiln");
         QVERIFY2(passthrough.ok(), passthrough.ok() ? "" : passthrough.error().toString().c_str());
         graphs.emplace_back("passthrough", passthrough->graph);
+        // A sequence [6, 4] averaged over its positions, with and without keepdims.
+        auto sequence = io::parseProject(R"({"format":"kiln-project","version":2,"name":"sequence","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[6,4]}},
+          {"name":"mean","op":"GlobalAveragePooling1D","inputs":["x"]},
+          {"name":"keep","op":"GlobalAveragePooling1D","inputs":["x"],"attrs":{"keepdims":true}},
+          {"name":"flat","op":"Flatten","inputs":["keep"]},
+          {"name":"cat","op":"Concatenate","inputs":["mean","flat"]},
+          {"name":"out","op":"Dense","inputs":["cat"],"attrs":{"units":3}}],"outputs":["out","keep"]}})",
+                                         "sequence.kiln");
+        QVERIFY2(sequence.ok(), sequence.ok() ? "" : sequence.error().toString().c_str());
+        graphs.emplace_back("sequence", sequence->graph);
 
         for (auto& [name, graph] : graphs) {
             auto model = ops::analyzeModel(graph);

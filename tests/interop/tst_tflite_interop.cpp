@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// TensorFlow Lite export against the real interpreter: every bundled example and a model covering
-// the other exported operators are written as model.tflite into a model repository;
+// TensorFlow Lite export against the real interpreter: every bundled example and models covering
+// the other exported operators (one of them a sequence averaged over its positions) are written as model.tflite into a model repository;
 // tf.lite.Interpreter (TensorFlow from the test environment) must load each, accept a batch of 3
 // and reproduce Kiln's outputs within 1e-4, each output found under its Kiln node's name (also an
 // Input that is an output, and a Dropout output). Batch normalisation after a convolution must have
@@ -100,6 +100,17 @@ private slots:
                                             "passthrough.kiln");
         QVERIFY2(passthrough.ok(), passthrough.ok() ? "" : passthrough.error().toString().c_str());
         graphs.emplace_back("passthrough", passthrough->graph);
+        // A sequence [6, 4] averaged over its positions, with and without keepdims.
+        auto sequence = io::parseProject(R"({"format":"kiln-project","version":2,"name":"sequence","graph":{"nodes":[
+          {"name":"x","op":"Input","attrs":{"shape":[6,4]}},
+          {"name":"mean","op":"GlobalAveragePooling1D","inputs":["x"]},
+          {"name":"keep","op":"GlobalAveragePooling1D","inputs":["x"],"attrs":{"keepdims":true}},
+          {"name":"flat","op":"Flatten","inputs":["keep"]},
+          {"name":"cat","op":"Concatenate","inputs":["mean","flat"]},
+          {"name":"out","op":"Dense","inputs":["cat"],"attrs":{"units":3}}],"outputs":["out","keep"]}})",
+                                         "sequence.kiln");
+        QVERIFY2(sequence.ok(), sequence.ok() ? "" : sequence.error().toString().c_str());
+        graphs.emplace_back("sequence", sequence->graph);
 
         json manifest = {{"models", json::array()}};
         for (auto& [name, graph] : graphs) {

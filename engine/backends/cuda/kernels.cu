@@ -318,6 +318,34 @@ __global__ void softmaxRowsK(const float* x, float* y, int64_t cols) {
     s = blockSum(s);
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = expf(xr[j] - m) / s;
 }
+// One block per row (blocks stride over the rows); the causal mask keeps the first
+// (row % tq) + 1 scores. Every thread of a block runs the same rows, so the block reductions meet.
+__global__ void attnSoftmaxK(float* p, int64_t rows, int64_t tq, int64_t tv, bool causal) {
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        float* row = p + r * tv;
+        const int64_t valid = causal ? r % tq + 1 : tv;
+        float m = -INFINITY;
+        for (int64_t j = threadIdx.x; j < valid; j += blockDim.x) m = fmaxf(m, row[j]);
+        m = blockMax(m);
+        float s = 0.f;
+        for (int64_t j = threadIdx.x; j < valid; j += blockDim.x) s += expf(row[j] - m);
+        s = blockSum(s);  // every thread has read its entries before any is overwritten
+        const float inv = 1.f / s;
+        for (int64_t j = threadIdx.x; j < tv; j += blockDim.x) row[j] = j < valid ? expf(row[j] - m) * inv : 0.f;
+        __syncthreads();  // the reductions' shared slots are free for the next row
+    }
+}
+__global__ void attnSoftmaxBwdK(const float* p, const float* dp, float* ds, int64_t rows, int64_t tv, float scale) {
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const int64_t off = r * tv;
+        float dot = 0.f;
+        for (int64_t j = threadIdx.x; j < tv; j += blockDim.x) dot += p[off + j] * dp[off + j];
+        dot = blockSum(dot);
+        for (int64_t j = threadIdx.x; j < tv; j += blockDim.x)
+            ds[off + j] = scale * p[off + j] * (dp[off + j] - dot);
+        __syncthreads();
+    }
+}
 
 __global__ void gapK(const float* x, float* y, int64_t n, int64_t hw, int64_t c) {
     KILN_GRID_LOOP(i, n * c) {
@@ -956,6 +984,25 @@ void columnSums(const float* dy, int64_t rows, int64_t cols, float* db, StreamHa
 }
 void softmaxRows(const float* x, float* y, int64_t rows, int64_t cols, StreamHandle s) {
     if (rows > 0) softmaxRowsK<<<static_cast<unsigned>(rows), cols >= 512 ? 512 : 128, 0, s>>>(x, y, cols);
+}
+namespace {
+// Threads per row of a row-wise reduction: a warp for short rows, more for long ones.
+unsigned rowThreads(int64_t cols) {
+    return cols <= 32 ? 32u : cols <= 128 ? 128u
+                                          : 256u;
+}
+unsigned rowBlocks(int64_t rows) {
+    return static_cast<unsigned>(std::min<int64_t>(rows, int64_t{1} << 20));
+}
+}  // namespace
+void attentionSoftmax(float* p, int64_t rows, int64_t tq, int64_t tv, bool causal, StreamHandle s) {
+    if (rows > 0 && tv > 0)
+        attnSoftmaxK<<<rowBlocks(rows), rowThreads(tv), 0, s>>>(p, rows, tq, tv, causal);
+}
+void attentionSoftmaxBackward(const float* p, const float* dp, float* ds, int64_t rows, int64_t tv, float scale,
+                              StreamHandle s) {
+    if (rows > 0 && tv > 0)
+        attnSoftmaxBwdK<<<rowBlocks(rows), rowThreads(tv), 0, s>>>(p, dp, ds, rows, tv, scale);
 }
 void globalAvgPool(const float* x, float* y, int64_t n, int64_t hw, int64_t c, StreamHandle s) {
     gapK<<<blocksFor(n * c), kThreads, 0, s>>>(x, y, n, hw, c);

@@ -45,6 +45,13 @@ void biasActivation(float* y, const float* bias, int64_t rows, int64_t cols, Act
 void columnSums(const float* dy, int64_t rows, int64_t cols, float* db, StreamHandle s);
 // Row softmax over [rows, cols], fp32 (used by the losses; the Softmax op uses cuDNN).
 void softmaxRows(const float* x, float* y, int64_t rows, int64_t cols, StreamHandle s);
+// Attention weights in place over [rows, tv], row r the scores of query position r % tq: the
+// softmax of each row's first tv entries (causal: its first r % tq + 1, the rest set to 0), fp32.
+void attentionSoftmax(float* p, int64_t rows, int64_t tq, int64_t tv, bool causal, StreamHandle s);
+// Its gradient, scaled: ds = scale·p·(dp − Σ_j p·dp) per row (overwrites ds; masked entries have
+// p = 0 and get 0).
+void attentionSoftmaxBackward(const float* p, const float* dp, float* ds, int64_t rows, int64_t tv, float scale,
+                              StreamHandle s);
 
 // Global average pooling over h*w of NHWC [n, hw, c] -> [n, c], and its gradient (accumulating).
 void globalAvgPool(const float* x, float* y, int64_t n, int64_t hw, int64_t c, StreamHandle s);

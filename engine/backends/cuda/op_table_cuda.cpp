@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <sstream>
 
@@ -672,7 +674,7 @@ private:
 Result<std::unique_ptr<CudaKernel>> dropoutCuda(const ShapeContext& c, const Shape& out,
                                                 const CudaBuildOptions&) {
     // The same noise tensor as the CPU kernel (kernels::dropoutNoiseDims), so both keep the same elements.
-    const std::vector<int64_t> dims = out.dims();
+    const std::vector<int64_t>& dims = out.dims();
     const std::vector<int64_t> noise = kernels::dropoutNoiseDims(c.attrs.getInts("noise_shape"), dims);
     std::optional<k::DropoutNoise> g;
     if (!noise.empty()) {
@@ -913,6 +915,255 @@ Result<std::unique_ptr<CudaKernel>> embeddingCuda(const ShapeContext& c, const S
                                  c.attrs.getInt("output_dim"));
 }
 
+// ---- MultiHeadAttention -------------------------------------------------------------------------
+// The CPU kernel's algorithm (engine/ops/attention_ops.cpp) with cuBLASLt: the four projections as
+// whole-batch GEMMs, the per-head products Q·Kᵀ and P·V as one strided-batched GEMM per head over
+// the samples (a head's columns sit inside the rows of [samples, positions, heads·width]), the
+// softmax with its causal mask and its gradient in Kiln's kernels, dropout on the weights with the
+// CPU's mask. 16-bit precisions run the forward products with 16-bit inputs (fp32 accumulation
+// and results), as Dense does; the attention products only where every width is a multiple of 8
+// (otherwise fp32); the backward is fp32.
+struct MhaDims {
+    int64_t batch = 0, tq = 0, tv = 0, d = 0;  // query [batch, tq, d], value [batch, tv, d]
+    int64_t heads = 0, key = 0, value = 0, out = 0;
+};
+class MultiHeadAttentionKernel final : public CudaKernel {
+public:
+    MultiHeadAttentionKernel(MhaDims m, bool bias, bool causal, float rate, const CudaBuildOptions& o)
+        : m_(m), m_bias(bias), m_causal(causal), m_rate(rate), m_type(matType(o.precision)), m_tf32(o.tf32) {
+        m_hk = m.heads * m.key;
+        m_hv = m.heads * m.value;
+        m_nq = m.batch * m.tq;
+        m_nv = m.batch * m.tv;
+        m_np = m.batch * m.heads * m.tq * m.tv;
+        m_scale = 1.0f / std::sqrt(static_cast<float>(m.key));
+        m_halfProducts = m_type != DataType::F32 && m.key % 8 == 0 && m.value % 8 == 0 && m.tv % 8 == 0;
+        // Saved: Q, K, V, the weights P, the dropped weights, O, the keep mask (one byte each).
+        m_offK = f32(m_nq * m_hk);
+        m_offV = m_offK + f32(m_nv * m_hk);
+        m_offP = m_offV + f32(m_nv * m_hv);
+        m_offPd = m_offP + f32(m_np);
+        m_offO = m_offPd + (dropout() ? f32(m_np) : 0);
+        m_offMask = m_offO + f32(m_nq * m_hv);
+        m_saved = m_offMask + (dropout() ? alignUp(size_t(m_np)) : 0);
+        // Backward workspace: dO, dP, dP before the dropout, dS, dQ, dK, dV.
+        m_wdP = f32(m_nq * m_hv);
+        m_wdPd = m_wdP + f32(m_np);
+        m_wdS = m_wdPd + (dropout() ? f32(m_np) : 0);
+        m_wdQ = m_wdS + f32(m_np);
+        m_wdK = m_wdQ + f32(m_nq * m_hk);
+        m_wdV = m_wdK + f32(m_nv * m_hk);
+        m_work = m_wdV + f32(m_nv * m_hv);
+        // Forward workspace in 16-bit precisions: the first and the second operand of each product.
+        if (m_type != DataType::F32) {
+            int64_t a = std::max({m_nq * m.d, m_nv * m.d, m_nq * m_hv}), b = std::max({m.d * m_hk, m.d * m_hv, m_hv * m.out});
+            if (m_halfProducts) {
+                a = std::max({a, m_nq * m_hk, m_np});
+                b = std::max({b, m_nv * m_hk, m_nv * m_hv});
+            }
+            m_halfB = f16(a);
+            m_work = std::max(m_work, f16(a) + f16(b));
+        }
+    }
+    size_t savedBytes() const override { return m_saved; }
+    size_t workspaceBytes() const override { return m_work; }
+
+    Status forward(const CudaIo& io) override {
+        DeviceContext& ctx = *io.ctx;
+        StreamHandle s = ctx.stream();
+        float* Q = savedF(io, 0);
+        float* K = savedF(io, m_offK);
+        float* V = savedF(io, m_offV);
+        float* P = savedF(io, m_offP);
+        float* O = savedF(io, m_offO);
+        KILN_TRY(project(io, io.in[0], m_nq, Wq, Bq, Q, m_hk, m_.d));
+        KILN_TRY(project(io, io.in[1], m_nv, Wk, Bk, K, m_hk, m_.d));
+        KILN_TRY(project(io, io.in[1], m_nv, Wv, Bv, V, m_hv, m_.d));
+
+        // S = Q·Kᵀ / sqrt(key_dim) per (sample, head), into P; then the softmax in place.
+        const void* q = Q;
+        const void* kk = K;
+        DataType t = DataType::F32;
+        if (m_halfProducts) {
+            castHalf(m_type, Q, io.workspace, m_nq * m_hk, s);
+            castHalf(m_type, K, io.workspace + m_halfB, m_nv * m_hk, s);
+            q = io.workspace;
+            kk = io.workspace + m_halfB;
+            t = m_type;
+        }
+        for (int64_t h = 0; h < m_.heads; ++h)
+            KILN_TRY(headProduct(ctx, false, true, m_.tq, m_.tv, m_.key, m_scale, offset(q, t, h * m_.key), m_hk,
+                                 m_.tq * m_hk, offset(kk, t, h * m_.key), m_hk, m_.tv * m_hk, P + h * m_.tq * m_.tv,
+                                 m_.tv, m_.heads * m_.tq * m_.tv, t));
+        k::attentionSoftmax(P, m_.batch * m_.heads * m_.tq, m_.tq, m_.tv, m_causal, s);
+        const float* pd = P;
+        if (io.training && dropout()) {
+            float* Pd = savedF(io, m_offPd);
+            k::dropoutForward(P, Pd, mask(io), m_np, m_rate, io.seed, io.step, s);
+            pd = Pd;
+        }
+
+        // O = P·V per (sample, head), each head into its columns of O [samples, tq, heads·value].
+        const void* pp = pd;
+        const void* vv = V;
+        if (m_halfProducts) {
+            castHalf(m_type, pd, io.workspace, m_np, s);
+            castHalf(m_type, V, io.workspace + m_halfB, m_nv * m_hv, s);
+            pp = io.workspace;
+            vv = io.workspace + m_halfB;
+        }
+        for (int64_t h = 0; h < m_.heads; ++h)
+            KILN_TRY(headProduct(ctx, false, false, m_.tq, m_.value, m_.tv, 1.0f, offset(pp, t, h * m_.tq * m_.tv),
+                                 m_.tv, m_.heads * m_.tq * m_.tv, offset(vv, t, h * m_.value), m_hv, m_.tv * m_hv,
+                                 O + h * m_.value, m_hv, m_.tq * m_hv, t));
+        return project(io, O, m_nq, Wo, Bo, io.out, m_.out, m_hv);
+    }
+
+    Status backward(const CudaIo& io) override {
+        DeviceContext& ctx = *io.ctx;
+        StreamHandle s = ctx.stream();
+        const float* Q = savedF(io, 0);
+        const float* K = savedF(io, m_offK);
+        const float* V = savedF(io, m_offV);
+        const float* P = savedF(io, m_offP);
+        const float* O = savedF(io, m_offO);
+        const bool dropped = io.training && dropout();
+        const float* pd = dropped ? savedF(io, m_offPd) : P;
+        float* dO = work(io, 0);
+        float* dP = work(io, m_wdP);
+        float* dS = work(io, m_wdS);
+        float* dQ = work(io, m_wdQ);
+        float* dK = work(io, m_wdK);
+        float* dV = work(io, m_wdV);
+        const int64_t tq = m_.tq, tv = m_.tv, heads = m_.heads, pStride = heads * tq * tv;
+
+        // Output projection y = O·Wo + bo: dbo, dWo (accumulated) and dO (written).
+        if (float* g = dParam(io, Bo)) k::columnSums(io.dOut, m_nq, m_.out, g, s);
+        KILN_TRY(ctx.memsetAsync(dO, 0, sizeof(float) * size_t(m_nq * m_hv)));
+        KILN_TRY(denseBackward(ctx, O, param(io, Wo), io.dOut, dO, dParam(io, Wo), m_nq, m_hv, m_.out, m_tf32));
+
+        // O = Pd·V: dPd = dO·Vᵀ and dV = Pdᵀ·dO per (sample, head).
+        for (int64_t h = 0; h < heads; ++h) {
+            KILN_TRY(headProduct(ctx, false, true, tq, tv, m_.value, 1.0f, dO + h * m_.value, m_hv, tq * m_hv,
+                                 V + h * m_.value, m_hv, tv * m_hv, dP + h * tq * tv, tv, pStride, DataType::F32));
+            KILN_TRY(headProduct(ctx, true, false, tv, m_.value, tq, 1.0f, pd + h * tq * tv, tv, pStride,
+                                 dO + h * m_.value, m_hv, tq * m_hv, dV + h * m_.value, m_hv, tv * m_hv,
+                                 DataType::F32));
+        }
+        const float* dProb = dP;
+        if (dropped) {
+            float* dPd = work(io, m_wdPd);
+            KILN_TRY(ctx.memsetAsync(dPd, 0, sizeof(float) * size_t(m_np)));
+            k::dropoutBackward(dP, mask(io), dPd, m_np, m_rate, s);
+            dProb = dPd;
+        }
+        // The softmax (masked weights are 0 and get no gradient) and the 1/sqrt(key_dim) scale.
+        k::attentionSoftmaxBackward(P, dProb, dS, m_.batch * heads * tq, tv, m_scale, s);
+        // S = Q·Kᵀ: dQ = dS·K and dK = dSᵀ·Q per (sample, head).
+        for (int64_t h = 0; h < heads; ++h) {
+            KILN_TRY(headProduct(ctx, false, false, tq, m_.key, tv, 1.0f, dS + h * tq * tv, tv, pStride,
+                                 K + h * m_.key, m_hk, tv * m_hk, dQ + h * m_.key, m_hk, tq * m_hk, DataType::F32));
+            KILN_TRY(headProduct(ctx, true, false, tv, m_.key, tq, 1.0f, dS + h * tq * tv, tv, pStride,
+                                 Q + h * m_.key, m_hk, tq * m_hk, dK + h * m_.key, m_hk, tv * m_hk, DataType::F32));
+        }
+        // The input projections. Query and value may be one buffer (self-attention): everything
+        // accumulates. The key bias's gradient is exactly zero (the softmax cancels a constant
+        // added to a row's scores), so nothing is added to it, as on the CPU.
+        if (float* g = dParam(io, Bq)) k::columnSums(dQ, m_nq, m_hk, g, s);
+        KILN_TRY(denseBackward(ctx, io.in[0], param(io, Wq), dQ, io.dIn[0], dParam(io, Wq), m_nq, m_.d, m_hk, m_tf32));
+        KILN_TRY(denseBackward(ctx, io.in[1], param(io, Wk), dK, io.dIn[1], dParam(io, Wk), m_nv, m_.d, m_hk, m_tf32));
+        if (float* g = dParam(io, Bv)) k::columnSums(dV, m_nv, m_hv, g, s);
+        return denseBackward(ctx, io.in[1], param(io, Wv), dV, io.dIn[1], dParam(io, Wv), m_nv, m_.d, m_hv, m_tf32);
+    }
+
+private:
+    enum Which { Wq,
+                 Bq,
+                 Wk,
+                 Bk,
+                 Wv,
+                 Bv,
+                 Wo,
+                 Bo };
+    // Parameter positions in ParamSpec order (no biases without use_bias).
+    size_t index(Which w) const { return m_bias ? static_cast<size_t>(w) : static_cast<size_t>(w) / 2; }
+    const float* param(const CudaIo& io, Which w) const { return io.params[index(w)]; }
+    const float* bias(const CudaIo& io, Which w) const { return m_bias ? io.params[index(w)] : nullptr; }
+    float* dParam(const CudaIo& io, Which w) const {
+        if (!m_bias && (w == Bq || w == Bk || w == Bv || w == Bo)) return nullptr;
+        return io.dParams.empty() ? nullptr : io.dParams[index(w)];
+    }
+    bool dropout() const { return m_rate > 0.0f; }
+    static float* savedF(const CudaIo& io, size_t off) { return reinterpret_cast<float*>(io.saved + off); }
+    static float* work(const CudaIo& io, size_t off) { return reinterpret_cast<float*>(io.workspace + off); }
+    uint8_t* mask(const CudaIo& io) const { return reinterpret_cast<uint8_t*>(io.saved + m_offMask); }
+    static const void* offset(const void* base, DataType t, int64_t elements) {
+        return static_cast<const std::byte*>(base) + elements * (t == DataType::F32 ? 4 : 2);
+    }
+
+    // y[rows, width] = x[rows, in]·W[in, width] + b, in 16 bits where the precision asks for it.
+    Status project(const CudaIo& io, const float* x, int64_t rows, Which w, Which b, float* y, int64_t width,
+                   int64_t in) const {
+        DeviceContext& ctx = *io.ctx;
+        if (m_type == DataType::F32)
+            return denseForward(ctx, x, param(io, w), bias(io, b), y, rows, in, width, DataType::F32, k::Act::Linear,
+                                m_tf32);
+        castHalf(m_type, x, io.workspace, rows * in, ctx.stream());
+        castHalf(m_type, param(io, w), io.workspace + m_halfB, in * width, ctx.stream());
+        return denseForward(ctx, io.workspace, io.workspace + m_halfB, bias(io, b), y, rows, in, width, m_type,
+                            k::Act::Linear, false);
+    }
+    // One head's product for every sample: C = alpha·op(A)·op(B), row-major, batched over the
+    // samples with the given element strides.
+    Status headProduct(DeviceContext& ctx, bool ta, bool tb, int64_t m, int64_t n, int64_t kk, float alpha,
+                       const void* a, int64_t lda, int64_t sa, const void* b, int64_t ldb, int64_t sb, float* c,
+                       int64_t ldc, int64_t sc, DataType t) const {
+        RowGemm r;
+        r.transA = ta;
+        r.transB = tb;
+        r.m = m;
+        r.n = n;
+        r.k = kk;
+        r.lda = lda;
+        r.ldb = ldb;
+        r.ldc = ldc;
+        r.alpha = alpha;
+        r.batch = m_.batch;
+        r.strideA = sa;
+        r.strideB = sb;
+        r.strideC = sc;
+        r.ab = t;
+        r.tf32 = t == DataType::F32 && m_tf32;
+        return gemmRowMajor(ctx, r, a, b, c);
+    }
+
+    MhaDims m_;
+    bool m_bias, m_causal;
+    float m_rate;
+    DataType m_type;
+    bool m_tf32;
+    bool m_halfProducts = false;
+    float m_scale = 1.0f;
+    int64_t m_hk = 0, m_hv = 0, m_nq = 0, m_nv = 0, m_np = 0;
+    size_t m_offK = 0, m_offV = 0, m_offP = 0, m_offPd = 0, m_offO = 0, m_offMask = 0, m_saved = 0;
+    size_t m_wdP = 0, m_wdPd = 0, m_wdS = 0, m_wdQ = 0, m_wdK = 0, m_wdV = 0, m_work = 0;
+    size_t m_halfB = 0;  // 16-bit forward: where the second operand starts in the workspace
+};
+Result<std::unique_ptr<CudaKernel>> mhaCuda(const ShapeContext& c, const Shape& out, const CudaBuildOptions& o) {
+    MhaDims m;
+    m.batch = c.inputs[0][0];
+    m.tq = c.inputs[0][1];
+    m.tv = c.inputs[1][1];
+    m.d = c.inputs[0][2];
+    m.heads = c.attrs.getInt("num_heads");
+    m.key = c.attrs.getInt("key_dim");
+    const int64_t v = c.attrs.getInt("value_dim");
+    m.value = v > 0 ? v : m.key;
+    m.out = out[-1];
+    return make<MultiHeadAttentionKernel>(m, c.attrs.getBool("use_bias"), c.attrs.getBool("use_causal_mask"),
+                                          static_cast<float>(c.attrs.getFloat("dropout")), o);
+}
+
 // ---- Losses -------------------------------------------------------------------------------------
 enum class LossKind { Sparse, Categorical, Binary, Mse, Mae, BinaryFocal, CategoricalFocal, SparseFocal };
 class LossKernel final : public CudaKernel {
@@ -1077,6 +1328,7 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::AveragePooling2D, nullptr, poolCuda<false>},
         CudaOpRow{OpKind::GlobalAveragePooling2D, gapSupports, gapCuda},
         CudaOpRow{OpKind::GlobalMaxPooling2D, nullptr, gmpCuda},
+        CudaOpRow{OpKind::GlobalAveragePooling1D, nullptr, gapCuda},  // [N,T,D]: T positions, D channels
         CudaOpRow{OpKind::ZeroPadding2D, nullptr, zeroPadCuda},
         CudaOpRow{OpKind::UpSampling2D, nullptr, upsampleCuda},
         CudaOpRow{OpKind::BatchNormalization, bnSupports, bnCuda},
@@ -1106,7 +1358,7 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::HardSwish, nullptr, actCuda<OpKind::HardSwish>},
         CudaOpRow{OpKind::Clip, nullptr, clipCuda},
         CudaOpRow{OpKind::Embedding, nullptr, embeddingCuda},
-        std::nullopt,  // MultiHeadAttention: runs on the CPU
+        CudaOpRow{OpKind::MultiHeadAttention, nullptr, mhaCuda},
         CudaOpRow{OpKind::SparseCategoricalCrossentropy, fromLogits, lossCuda<LossKind::Sparse>},
         CudaOpRow{OpKind::CategoricalCrossentropy, fromLogits, lossCuda<LossKind::Categorical>},
         CudaOpRow{OpKind::BinaryCrossentropy, fromLogits, lossCuda<LossKind::Binary>},

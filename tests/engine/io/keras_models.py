@@ -101,6 +101,24 @@ def embedding():
     return keras.Model(ids, out, name="embedding")
 
 
+def sequence_pool():
+    # GlobalAveragePooling1D over an embedded sequence, without and with keepdims.
+    ids = keras.Input((6,), dtype="int32", name="tokens")
+    e = layers.Embedding(20, 8, name="embed")(ids)
+    a = layers.GlobalAveragePooling1D(name="mean")(e)
+    b = layers.Flatten(name="flat")(layers.GlobalAveragePooling1D(keepdims=True, name="mean_keep")(e))
+    out = layers.Dense(4, activation="softmax", name="out")(layers.Concatenate(name="cat")([a, b]))
+    return keras.Model(ids, out, name="sequence_pool")
+
+
+def masked_pool():
+    # Keras averages only the positions whose id is not 0: refused by the import.
+    ids = keras.Input((6,), dtype="int32", name="tokens")
+    e = layers.Embedding(20, 8, mask_zero=True, name="embed")(ids)
+    out = layers.Dense(4, name="out")(layers.GlobalAveragePooling1D(name="mean")(e))
+    return keras.Model(ids, out, name="masked_pool")
+
+
 def nested():
     inner = keras.Sequential([keras.Input((10,)), layers.Dense(8, activation="relu", name="inner_dense"),
                               layers.Dense(6, name="inner_out")], name="block")
@@ -187,7 +205,7 @@ def mobilenet_v3_small():
 
 
 BUILDERS = {"cnn": cnn, "two_inputs": two_inputs, "separable": separable, "embedding": embedding,
-            "nested": nested, "shared": shared, "unknown": unknown, "mobilenet_v2": mobilenet,
+            "sequence_pool": sequence_pool, "masked_pool": masked_pool, "nested": nested, "shared": shared, "unknown": unknown, "mobilenet_v2": mobilenet,
             "normalizers": normalizers, "normalizer_axes": normalizer_axes, "stochastic_depth": stochastic_depth, "resnet50": resnet50, "efficientnet_b0": efficientnet_b0, "mobilenet_v3_small": mobilenet_v3_small}
 
 

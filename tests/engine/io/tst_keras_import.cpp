@@ -157,7 +157,7 @@ private slots:
     void predictionsMatchKeras_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("ext");
-        for (const char* name : {"cnn", "two_inputs", "separable", "embedding", "nested", "shared", "mobilenet_v2", "normalizers", "normalizer_axes", "stochastic_depth"})
+        for (const char* name : {"cnn", "two_inputs", "separable", "embedding", "sequence_pool", "nested", "shared", "mobilenet_v2", "normalizers", "normalizer_axes", "stochastic_depth"})
             for (const char* ext : {"keras", "h5"}) QTest::newRow(qPrintable(QStringLiteral("%1.%2").arg(name, ext))) << QString(name) << QString(ext);
         // The legacy layout of Keras 2 / tf.keras.
         for (const char* name : {"cnn", "two_inputs", "nested"})
@@ -438,6 +438,33 @@ private slots:
         QVERIFY(!strict.ok());
         QCOMPARE(strict.error().node, std::string("conv1d"));
         QCOMPARE(strict.error().code, ErrorCode::UnknownOp);
+    }
+
+    // GlobalAveragePooling1D after an Embedding with mask_zero: Keras averages the unmasked
+    // positions only, which Kiln cannot. Keras 3 writes the mask as a NotEqual layer, which Kiln
+    // has not, so the import fails there; with placeholders for what Kiln cannot compute, the
+    // pooling becomes one too, its reason naming the mask.
+    void maskedPoolingRefused_data() {
+        QTest::addColumn<QString>("ext");
+        QTest::newRow("keras") << QStringLiteral("keras");
+        QTest::newRow("h5") << QStringLiteral("h5");
+    }
+    void maskedPoolingRefused() {
+        QFETCH(QString, ext);
+        auto strict = io::loadKeras(path("masked_pool." + ext).toStdString());
+        QVERIFY(!strict.ok());
+        io::ImportOptions opt;
+        opt.placeholders = true;
+        auto m = io::loadKeras(path("masked_pool." + ext).toStdString(), opt);
+        QVERIFY2(m.ok(), m.ok() ? "" : m.error().toString().c_str());
+        QVERIFY(std::find(m->placeholders.begin(), m->placeholders.end(), "mean") != m->placeholders.end());
+        bool found = false;
+        for (const auto& map : m->mapping)
+            if (map.sourceName == "mean") {
+                found = true;
+                QVERIFY2(map.reason.find("mask_zero=True") != std::string::npos, map.reason.c_str());
+            }
+        QVERIFY(found);
     }
 
     void damagedFiles() {

@@ -289,7 +289,7 @@ private slots:
 
     // The Transformer encoder from the library in a small sequence classifier: Embedding,
     // TransformerEncoder (self-attention: both inputs of its MultiHeadAttention read the layer's
-    // input), Flatten and a softmax Dense. It expands into the documented nodes with Keras-named
+    // input), GlobalAveragePooling1D (the mean over the positions) and a softmax Dense. It expands into the documented nodes with Keras-named
     // attention weights, trains on the CPU with its loss falling, and refuses an input whose
     // features differ from embed_dim at the residual Add.
     void bundledTransformerEncoder() {
@@ -298,13 +298,13 @@ private slots:
           {"name": "embed", "op": "Embedding", "inputs": ["tokens"], "attrs": {"input_dim": 10, "output_dim": 16}},
           {"name": "encoder", "op": "TransformerEncoder", "inputs": ["embed"],
            "attrs": {"num_heads": 2, "key_dim": 8, "ff_dim": 32, "dropout": 0.1, "embed_dim": 16}},
-          {"name": "flat", "op": "Flatten", "inputs": ["encoder"]},
-          {"name": "probs", "op": "Dense", "inputs": ["flat"], "attrs": {"units": 2, "activation": "softmax"}}])";
+          {"name": "pool", "op": "GlobalAveragePooling1D", "inputs": ["encoder"]},
+          {"name": "probs", "op": "Dense", "inputs": ["pool"], "attrs": {"units": 2, "activation": "softmax"}}])";
         Graph g = expanded(projectText("", nodes));
         QCOMPARE(names(g), (std::vector<std::string>{"tokens", "embed", "encoder/attention", "encoder/attention_dropout",
                                                      "encoder/attention_add", "encoder/attention_norm", "encoder/ff_hidden",
                                                      "encoder/ff_output", "encoder/ff_dropout", "encoder/ff_add",
-                                                     "encoder/ff_norm", "flat", "probs"}));
+                                                     "encoder/ff_norm", "pool", "probs"}));
         QCOMPARE(g.node("encoder/attention")->inputs, (std::vector<std::string>{"embed", "embed"}));
         QCOMPARE(g.node("encoder/ff_hidden")->attrs.getString("activation"), std::string("relu"));
         QCOMPARE(g.node("encoder/ff_dropout")->attrs.getFloat("rate"), 0.1);
@@ -313,6 +313,7 @@ private slots:
         QCOMPARE(m->info("encoder/attention").output, (Shape{-1, 8, 16}));
         QCOMPARE(m->info("encoder/ff_hidden").output, (Shape{-1, 8, 32}));
         QCOMPARE(m->info("encoder/ff_norm").output, (Shape{-1, 8, 16}));
+        QCOMPARE(m->info("pool").output, (Shape{-1, 16}));
         exec::ParamStore params = exec::ParamStore::create(*m, 3);
         std::set<std::string> pnames;
         for (const auto& q : params.params())

@@ -308,6 +308,19 @@ inline const std::vector<OpCase>& opCases() {
         invalid(K::GlobalMaxPooling2D, "GlobalMaxPooling2D rank 3 input", {}, {uniform({2, 4, 3})},
                 "expects an image batch"),
 
+        // ---- GlobalAveragePooling1D: [N,T,D] ----
+        valid(K::GlobalAveragePooling1D, "GlobalAveragePooling1D", {}, {uniform({2, 5, 3})}, {2, 3}),
+        valid(K::GlobalAveragePooling1D, "GlobalAveragePooling1D keepdims", {{"keepdims", ab(true)}},
+              {uniform({3, 4, 6})}, {3, 1, 6}),
+        valid(K::GlobalAveragePooling1D, "GlobalAveragePooling1D one position", {}, {uniform({2, 1, 4})}, {2, 4}),
+        valid(K::GlobalAveragePooling1D, "GlobalAveragePooling1D large", {}, {uniform({4, 32, 16})}, {4, 16}),
+        invalid(K::GlobalAveragePooling1D, "GlobalAveragePooling1D image", {}, {uniform({2, 3, 3, 2})},
+                "but got [N,3,3,2]: for an image use GlobalAveragePooling2D"),
+        invalid(K::GlobalAveragePooling1D, "GlobalAveragePooling1D rank 2 input", {}, {uniform({2, 4})},
+                "but got [N,4]: the input has no positions axis"),
+        invalid(K::GlobalAveragePooling1D, "GlobalAveragePooling1D keepdims not bool", {{"keepdims", ai(1)}},
+                {uniform({2, 4, 3})}, "must be true or false"),
+
         // ---- ZeroPadding2D ----
         valid(K::ZeroPadding2D, "ZeroPadding2D default", {}, {uniform({2, 3, 4, 2})}, {2, 5, 6, 2}),
         valid(K::ZeroPadding2D, "ZeroPadding2D asymmetric", {{"padding", al({1, 2, 0, 3})}}, {uniform({1, 4, 5, 3})},

@@ -343,9 +343,11 @@ void refPool(Ref& r, bool isMax) {
                 }
 }
 
+// GlobalAveragePooling2D over [n, h, w, c] and GlobalAveragePooling1D over [n, t, c]: the mean
+// over every axis between the first and the last.
 void refGlobalPool(Ref& r) {
     const Shape& xs = r.inShapes[0];
-    const int64_t n = xs[0], hw = xs[1] * xs[2], c = xs[3];
+    const int64_t n = xs[0], c = xs[-1], hw = xs.numel() / (n * c);
     r.out.assign(sz(n * c), 0.0);
     for (int64_t b = 0; b < n; ++b)
         for (int64_t ch = 0; ch < c; ++ch) {
@@ -789,6 +791,7 @@ void reference(OpKind kind, Ref& r) {
         refPool(r, false);
         break;
     case OpKind::GlobalAveragePooling2D:
+    case OpKind::GlobalAveragePooling1D:
         refGlobalPool(r);
         break;
     case OpKind::GlobalMaxPooling2D:

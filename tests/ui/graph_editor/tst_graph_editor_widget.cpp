@@ -128,7 +128,8 @@ private slots:
         auto* view = palette.view()->model();
         int visible = 0;
         for (int s = 0; s < view->rowCount(); ++s) visible += view->rowCount(view->index(s, 0));
-        QCOMPARE(visible, 4);  // MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D
+        // MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, GlobalAveragePooling1D
+        QCOMPARE(visible, 5);
         // Enter on an entry (as a double-click) emits the op.
         QSignalSpy spy(&palette, &PaletteWidget::opActivated);
         palette.resize(300, 600);
