@@ -56,6 +56,7 @@ enum class OpKind : uint8_t {
     HardSwish,
     Clip,
     Embedding,
+    Gather,
     MultiHeadAttention,
     SparseCategoricalCrossentropy,
     CategoricalCrossentropy,
@@ -68,7 +69,7 @@ enum class OpKind : uint8_t {
     Placeholder,
     Plugin,
 };
-constexpr int kOpKindCount = 44;
+constexpr int kOpKindCount = 45;
 
 enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss, Plugin };
 const char* categoryName(Category c);
@@ -183,7 +184,7 @@ Result<AttrMap> resolveAttrsWith(std::string_view opName, const std::vector<Attr
 
 // Family registration functions (one per family file) return their rows; op_table.cpp puts them
 // in enum order and checks the order at start-up.
-std::vector<OpDef> coreOps();         // Input, Dense, Dropout, Flatten, Reshape, Embedding
+std::vector<OpDef> coreOps();         // Input, Dense, Dropout, Flatten, Reshape, Embedding, Gather
 std::vector<OpDef> convOps();         // Conv2D, DepthwiseConv2D and pooling
 std::vector<OpDef> imageOps();        // ZeroPadding2D, UpSampling2D, Rescaling
 std::vector<OpDef> normOps();         // BatchNormalization, LayerNormalization, Normalization
