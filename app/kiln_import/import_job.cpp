@@ -105,6 +105,20 @@ class ImportText {
 };
 
 QString describeImportError(const engine::Error& e) {
+    // A child process that reads the model (import_process.h) ended without its own error.
+    const QString file = QString::fromStdString(e.file);
+    const std::string reason = e.param("reason");
+    if (e.code == ErrorCode::Cancelled) return ImportText::tr("%1: the import was cancelled; nothing was written").arg(file);
+    if (reason == "timeout")
+        return ImportText::tr(
+                   "%1: reading the model did not finish within %2 s; the file is probably damaged (the HDF5 library "
+                   "does not stop on some damage)")
+            .arg(file, QString::fromStdString(e.param("seconds")));
+    if (reason == "crashed") return ImportText::tr("%1: the HDF5 library crashed reading the model; the file is damaged").arg(file);
+    if (reason == "not started")
+        return ImportText::tr("%1: could not start %2, which reads the model: %3")
+            .arg(file, QString::fromStdString(e.param("program")), QString::fromStdString(e.message));
+    if (reason == "no program") return ImportText::tr("%1: kiln-import, which reads the model, was not found next to Kiln or on PATH").arg(file);
     QString text = ErrorText::describe(e);
     const QString node = QString::fromStdString(e.node);
     if (!node.isEmpty() && !text.contains(QLatin1Char('"') + node + QLatin1Char('"')))

@@ -6,12 +6,12 @@
 //
 // Keras files are read with the HDF5 C library (legacy .h5, and the weights inside a .keras
 // archive), which can crash or run for hours on some damaged files. So kiln-import reads them in
-// a child process of itself (the same program and arguments, KILN_IMPORT_CHILD set) and waits at
-// most --timeout seconds: a child that crashes or runs out of time ends the import with an error
-// naming the file, exit 2.
+// a child process of itself (app::ImportProcess: the same program, KILN_IMPORT_CHILD set, which
+// hands its result back as one JSON line) and waits at most --timeout seconds: a child that
+// crashes or runs out of time ends the import with an error naming the file, exit 2. The studio's
+// File > Import Model runs this program the same way.
 #include <QCommandLineParser>
 #include <QCoreApplication>
-#include <QProcess>
 
 #include <cstdio>
 #include <exception>
@@ -19,6 +19,7 @@
 #include "app/common/cli.h"
 #include "app/common/error_text.h"
 #include "app/kiln_import/import_job.h"
+#include "app/kiln_import/import_process.h"
 #include "engine/io/keras_import.h"
 
 namespace {
@@ -39,34 +40,55 @@ using app::printOut;
 
 constexpr int kDefaultTimeoutS = 300;
 constexpr int kMaxTimeoutS = 7 * 24 * 3600;
-const char* const kChildVariable = "KILN_IMPORT_CHILD";
 
-// Runs this program again on the same arguments as a child and waits for it (at most `timeoutS`
-// seconds, 0 without limit); its output goes straight to ours. Returns the exit status to end with.
-int importInChild(const QString& model, int timeoutS) {
-    QProcess child;
-    child.setProcessChannelMode(QProcess::ForwardedChannels);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QString::fromLatin1(kChildVariable), QStringLiteral("1"));
-    child.setProcessEnvironment(env);
-    child.start(QCoreApplication::applicationFilePath(), QCoreApplication::arguments().mid(1));
-    if (!child.waitForStarted(60000)) {
-        printErr(Cli::tr("kiln-import: could not start the process that reads %1: %2").arg(model, child.errorString()));
-        return 1;
+// What was imported, in the user's words (or the report as one JSON line with --json).
+void printOutcome(const app::ImportOutcome& o, bool asJson) {
+    if (asJson) {
+        printOut(QString::fromStdString(o.report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+        return;
     }
-    if (!child.waitForFinished(timeoutS > 0 ? timeoutS * 1000 : -1)) {
-        child.kill();
-        child.waitForFinished(30000);
-        printErr(Cli::tr("kiln-import: %1: reading the model did not finish within %2 s; the file is probably damaged (the HDF5 library "
-                         "does not stop on some damage). --timeout SECONDS sets the limit")
-                     .arg(model, QString::number(timeoutS)));
-        return 2;
+    const auto& s = o.report["summary"];
+    const bool keras = o.report.value("source_format", std::string()) == "keras";
+    if (keras)
+        printOut(Cli::tr("Imported %1 Keras layers as %2 Kiln nodes (%3 without computation in Kiln)")
+                     .arg(s["keras_layers"].get<int64_t>())
+                     .arg(s["kiln_nodes"].get<int64_t>())
+                     .arg(s["pass_through"].get<int64_t>()));
+    else
+        printOut(Cli::tr("Imported %1 ONNX nodes as %2 Kiln nodes (%3 folded into others, %4 layout-only, %5 constants)")
+                     .arg(s["onnx_nodes"].get<int64_t>())
+                     .arg(s["kiln_nodes"].get<int64_t>())
+                     .arg(s["folded"].get<int64_t>())
+                     .arg(s["pass_through"].get<int64_t>())
+                     .arg(s["constant"].get<int64_t>()));
+    printOut(Cli::tr("Weights: %1 tensors, %2 values in %3")
+                 .arg(s["weight_tensors"].get<int64_t>())
+                 .arg(s["parameters"].get<int64_t>())
+                 .arg(QString::fromStdString(o.weightsPath)));
+    printOut(Cli::tr("Project: %1").arg(QString::fromStdString(o.projectPath)));
+    if (!o.headAdded.empty())
+        printOut(Cli::tr("New head after %1: %2 (removed: %3)")
+                     .arg(QString::fromStdString(o.report["head"]["cut_after"].get<std::string>()), joined(o.headAdded),
+                          o.headRemoved.empty() ? Cli::tr("nothing") : joined(o.headRemoved)));
+    if (!o.reportPath.empty()) printOut(Cli::tr("Report: %1").arg(QString::fromStdString(o.reportPath)));
+    for (const auto& p : o.report["placeholders"]) {
+        const QString node = QString::fromStdString(p["kiln_node"].get<std::string>());
+        if (keras)
+            printOut(Cli::tr("Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export")
+                         .arg(node, QString::fromStdString(p["keras_class"].get<std::string>())));
+        else
+            printOut(Cli::tr("Placeholder: %1 stands for the ONNX operation %2, which Kiln cannot compute; replace it before training or export")
+                         .arg(node, QString::fromStdString(p["onnx_op"].get<std::string>())));
     }
-    if (child.exitStatus() == QProcess::CrashExit) {
-        printErr(Cli::tr("kiln-import: %1: the HDF5 library crashed reading the model; the file is damaged").arg(model));
-        return 2;
-    }
-    return child.exitCode();
+}
+
+int reportImportError(const engine::Error& e) {
+    QString text = QStringLiteral("kiln-import: ") + app::describeImportError(e);
+    if (e.param("reason") == "timeout") text += QLatin1Char(' ') + Cli::tr("(--timeout SECONDS sets the limit)");
+    printErr(text);
+    // Everything that goes wrong while reading concerns the model file: exit 2. Failing to write
+    // the results is the machine's problem: exit 1.
+    return app::importExitCode(e);
 }
 
 }  // namespace
@@ -144,63 +166,39 @@ int main(int argc, char** argv) {
         if (!ok || timeoutS < 0 || timeoutS > kMaxTimeoutS)
             return usage(Cli::tr("--timeout must be a whole number of seconds from 0 to %1, not \"%2\"").arg(QString::number(kMaxTimeoutS), parser.value(timeoutOpt)));
     }
+    const bool child = !qEnvironmentVariableIsEmpty(app::kImportChildVariable);
     try {
+        if (child) {
+            // The child of a kiln-import or of the studio: one result line on stdout, nothing else.
+            const auto result = app::runImportJob(req);
+            printOut(QString::fromStdString(app::childResultLine(result)));
+            return result.ok() ? 0 : app::importExitCode(result.error());
+        }
         // A Keras file goes to a child process (see the top of this file); ONNX is read here.
-        if (qEnvironmentVariableIsEmpty(kChildVariable)) {
-            auto format = engine::io::detectModelFile(req.model);
-            if (format.ok() && *format != engine::io::ModelFileFormat::Onnx) return importInChild(QString::fromStdString(req.model), timeoutS);
-        }
-        auto result = app::runImportJob(req);
-        if (!result.ok()) {
-            const engine::Error& e = result.error();
-            printErr(QStringLiteral("kiln-import: ") + app::describeImportError(e));
-            // Everything that goes wrong while reading concerns the model file: exit 2. Failing to
-            // write the results is the machine's problem: exit 1.
-            return app::importExitCode(e);
-        }
-        if (parser.isSet(jsonOpt)) {
-            printOut(QString::fromStdString(result->report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+        auto format = engine::io::detectModelFile(req.model);
+        if (format.ok() && *format != engine::io::ModelFileFormat::Onnx) {
+            app::ImportProcess process;
+            process.setProgram(QCoreApplication::applicationFilePath());
+            QStringList plugins;
+            for (const QString& p : parser.values(pluginOpt)) plugins << QStringLiteral("--plugin") << p;
+            process.setExtraArguments(plugins);
+            process.setForwardErrors(true);
+            process.start(req, timeoutS);
+            const auto& outcome = process.waitForResult();
+            if (!outcome.ok()) return reportImportError(outcome.error());
+            printOutcome(*outcome, parser.isSet(jsonOpt));
             return 0;
         }
-        const auto& s = result->report["summary"];
-        const bool keras = result->model.format == "keras";
-        if (keras)
-            printOut(Cli::tr("Imported %1 Keras layers as %2 Kiln nodes (%3 without computation in Kiln)")
-                         .arg(s["keras_layers"].get<int64_t>())
-                         .arg(s["kiln_nodes"].get<int64_t>())
-                         .arg(s["pass_through"].get<int64_t>()));
-        else
-            printOut(Cli::tr("Imported %1 ONNX nodes as %2 Kiln nodes (%3 folded into others, %4 layout-only, %5 constants)")
-                         .arg(s["onnx_nodes"].get<int64_t>())
-                         .arg(s["kiln_nodes"].get<int64_t>())
-                         .arg(s["folded"].get<int64_t>())
-                         .arg(s["pass_through"].get<int64_t>())
-                         .arg(s["constant"].get<int64_t>()));
-        printOut(Cli::tr("Weights: %1 tensors, %2 values in %3")
-                     .arg(s["weight_tensors"].get<int64_t>())
-                     .arg(s["parameters"].get<int64_t>())
-                     .arg(QString::fromStdString(result->weightsPath)));
-        printOut(Cli::tr("Project: %1").arg(QString::fromStdString(result->projectPath)));
-        if (!result->headAdded.empty())
-            printOut(Cli::tr("New head after %1: %2 (removed: %3)")
-                         .arg(QString::fromStdString(result->report["head"]["cut_after"].get<std::string>()),
-                              joined(result->headAdded),
-                              result->headRemoved.empty() ? Cli::tr("nothing") : joined(result->headRemoved)));
-        if (!result->reportPath.empty()) printOut(Cli::tr("Report: %1").arg(QString::fromStdString(result->reportPath)));
-        for (const auto& p : result->report["placeholders"]) {
-            const QString node = QString::fromStdString(p["kiln_node"].get<std::string>());
-            if (keras)
-                printOut(Cli::tr("Placeholder: %1 stands for the Keras layer %2, which Kiln cannot compute; replace it before training or export")
-                             .arg(node, QString::fromStdString(p["keras_class"].get<std::string>())));
-            else
-                printOut(Cli::tr("Placeholder: %1 stands for the ONNX operation %2, which Kiln cannot compute; replace it before training or export")
-                             .arg(node, QString::fromStdString(p["onnx_op"].get<std::string>())));
-        }
+        auto result = app::runImportJob(req);
+        if (!result.ok()) return reportImportError(result.error());
+        printOutcome(app::outcomeOf(*result), parser.isSet(jsonOpt));
         return 0;
     } catch (const std::bad_alloc&) {
+        if (child) printOut(QString::fromStdString(app::childResultLine(engine::Error(engine::ErrorCode::OutOfMemory, "out of memory"))));
         printErr(Cli::tr("kiln-import: out of memory"));
         return 1;
     } catch (const std::exception& e) {
+        if (child) printOut(QString::fromStdString(app::childResultLine(engine::Error(engine::ErrorCode::Internal, e.what()))));
         printErr(Cli::tr("kiln-import: internal error: %1").arg(QString::fromUtf8(e.what())));
         return 1;
     }

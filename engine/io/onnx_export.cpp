@@ -96,7 +96,7 @@ public:
             k->set_domain(domain);
             k->set_version(1);
         }
-        if (m_useGelu || m_useGeluTanh) {
+        if (m_useGelu || m_useGeluTanh || m_useKilnDomain) {
             auto* k = m_proto.add_opset_import();
             k->set_domain(kOnnxKilnDomain);
             k->set_version(1);
@@ -763,12 +763,97 @@ private:
             attrInt(n, "axis", 0);
             return {};
         }
+        case OpKind::Gather: return emitGather(i);
         case OpKind::Plugin: return emitPlugin(i);
         default:
             break;
         }
         return Error(ErrorCode::Unsupported, "operation " + node.op + " cannot be exported to ONNX")
             .withNode(node.name).with("what", node.op);
+    }
+
+    // Gather. Constant indices: ONNX Gather with them as an initializer, on the channels-last value.
+    // Per-sample indices: a function of Kiln's domain (addGatherFunction).
+    Status emitGather(int i) {
+        const Node& node = gnode(i);
+        const auto& ni = info(i);
+        const auto& a = ni.attrs;
+        const int64_t rank = ni.inputShapes[0].rank();
+        int64_t axis = a.getInt("axis");
+        if (axis < 0) axis += rank;
+        const std::string data = nhwcOf(ni.inputs[0]);
+        if (ni.inputs.size() == 1) {
+            std::vector<int64_t> dims = a.getInts("indices_shape");
+            const std::vector<int64_t> values = a.getInts("indices");
+            if (dims.size() == 1 && dims[0] == -1) dims = {static_cast<int64_t>(values.size())};
+            std::string idx = fresh(node.name + "/indices");
+            auto* t = m_graph->add_initializer();
+            t->set_name(idx);
+            t->set_data_type(onnx::TensorProto::INT64);
+            for (int64_t d : dims) t->add_dims(d);
+            t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * 8));
+            attrInt(add("Gather", {data, idx}, {outName(i, false)}, node.name), "axis", axis);
+            return {};
+        }
+        // One function of Kiln's domain per form (data rank, gathered axis, indices rank), so that
+        // Kiln's reader reads the node back as this Gather and other runtimes run its body.
+        const int64_t m = ni.inputShapes[1].rank() - 1;
+        const std::string fn = "GatherPerSample_r" + std::to_string(rank) + "_a" + std::to_string(axis) + "_i" + std::to_string(m);
+        if (m_gatherFunctions.insert(fn).second) addGatherFunction(fn, rank, axis, m);
+        m_useKilnDomain = true;
+        auto* n = add(fn, {data, nhwcOf(ni.inputs[1])}, {outName(i, false)}, node.name);
+        n->set_domain(kOnnxKilnDomain);
+        return {};
+    }
+
+    // The body of a per-sample Gather: GatherND with batch_dims 1 picks along the first axis after
+    // the batch, so the gathered axis is moved there first (Transpose) and the indices' axes moved
+    // back to its place after; GatherND takes int64 indices only, so Kiln's (floats, or an int32
+    // input) are cast.
+    void addGatherFunction(const std::string& name, int64_t rank, int64_t axis, int64_t m) {
+        auto* f = m_proto.add_functions();
+        f->set_name(name);
+        f->set_domain(kOnnxKilnDomain);
+        f->set_doc_string("Y[b, ..., j, ...] = X[b, ..., Indices[b, j], ...] along axis " + std::to_string(axis) + " (per-sample gather)");
+        f->add_input("X");
+        f->add_input("Indices");
+        f->add_output("Y");
+        auto* o = f->add_opset_import();
+        o->set_domain("");
+        o->set_version(kOnnxOpset);
+        auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+            auto* n = f->add_node();
+            n->set_op_type(op);
+            for (auto& s : in) n->add_input(s);
+            n->add_output(out);
+            return n;
+        };
+        attrInt(node("Cast", {"Indices"}, "ids"), "to", onnx::TensorProto::INT64);
+        auto* axes = node("Constant", {}, "last");
+        auto* a = axes->add_attribute();
+        a->set_name("value_ints");
+        a->set_type(onnx::AttributeProto::INTS);
+        a->add_ints(-1);
+        node("Unsqueeze", {"ids", "last"}, "ids_last");
+        std::string x = "X";
+        if (axis != 1) {
+            std::vector<int64_t> perm{0, axis};
+            for (int64_t d = 1; d < rank; ++d)
+                if (d != axis) perm.push_back(d);
+            attrInts(node("Transpose", {"X"}, "x_axis_first"), "perm", perm);
+            x = "x_axis_first";
+        }
+        if (axis == 1) {
+            attrInt(node("GatherND", {x, "ids_last"}, "Y"), "batch_dims", 1);
+            return;
+        }
+        attrInt(node("GatherND", {x, "ids_last"}, "picked"), "batch_dims", 1);
+        // picked: [batch, indices (m axes), the axes before the gathered one, those after].
+        std::vector<int64_t> back{0};
+        for (int64_t d = 0; d < axis - 1; ++d) back.push_back(1 + m + d);
+        for (int64_t d = 0; d < m; ++d) back.push_back(1 + d);
+        for (int64_t d = m + axis; d < m + rank - 1; ++d) back.push_back(d);
+        attrInts(node("Transpose", {"picked"}, "Y"), "perm", back);
     }
 
     // MultiHeadAttention in standard operations on [batch, positions, features] values: MatMul and
@@ -908,6 +993,8 @@ private:
     std::map<int, std::string> m_convWeights;
     bool m_useGelu = false;
     bool m_useGeluTanh = false;
+    bool m_useKilnDomain = false;  // functions other than GELU (per-sample Gather)
+    std::set<std::string> m_gatherFunctions;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -2156,6 +2157,8 @@ private:
             return setOutput(n, Ref{idx, Layout::Pooled11, {}});
         }
         if (op == "ReduceMean" || op == "ReduceMax") return reduce(n, op == "ReduceMax");
+        if (kiln && op.rfind("GatherPerSample_", 0) == 0) return gatherPerSample(n);
+        if (op == "Gather" && !batchConstant(n, 0)) return gatherValue(n);
         if (op == "Gather") {
             KILN_ASSIGN(const Const* table, needConst(n, 0, "the table"));
             KILN_ASSIGN(Ref ids, ref(n, 1));
@@ -2174,6 +2177,70 @@ private:
             return setOutput(n, Ref{idx, Layout::Same, {}});
         }
         return Error(ErrorCode::UnknownOp, "ONNX operation " + op + " is not supported by Kiln's reader").with("op", op);
+    }
+
+    // Gather of a computed value by constant indices: Kiln's Gather with the indices as its
+    // attribute. The gathered axis is one of the value's own (never the batch); on a channel-first
+    // image the ONNX axis is moved to Kiln's channels-last one, with one-dimensional indices so that
+    // the image keeps its four axes. Computed indices would pick across the batch (ONNX's indices
+    // are not per sample), which Kiln's per-sample values cannot express.
+    Status gatherValue(const onnx::NodeProto& n) {
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        const Const* idx = constant(n, 1);
+        if (!idx) {
+            if (batchConstant(n, 1)) return unsupported(n.name(), "the indices of Gather are computed from the batch size");
+            return unsupported(n.name(),
+                               "Gather of a computed value by computed indices picks across the batch; Kiln gathers within "
+                               "each sample, by constant indices or (as an embedding lookup) from a constant table");
+        }
+        if (!idx->isInt) return parseError("Gather needs integer indices");
+        const int64_t rank = static_cast<int64_t>(onnxDims(x).size());
+        KILN_ASSIGN(int64_t a, attrInt(n, "axis", 0));
+        if (a < -rank || a >= rank)
+            return parseError("Gather axis " + std::to_string(a) + " is out of range for a value of rank " + std::to_string(rank));
+        if (a < 0) a += rank;
+        if (a == 0) return unsupported(n.name(), "Gather along the batch axis (axis 0) is not supported: Kiln gathers within each sample");
+        int64_t axis = a;
+        Layout layout = Layout::Same;
+        if (x.layout == Layout::ChannelFirst && rank == 4) {
+            if (idx->dims.size() != 1)
+                return unsupported(n.name(), "Gather of a channel-first image is supported with one-dimensional indices");
+            axis = a == 1 ? 3 : a - 1;
+            layout = Layout::ChannelFirst;
+        } else if (x.layout != Layout::Same) {
+            return unsupported(n.name(), "Gather is supported on values Kiln keeps in ONNX's layout and on channel-first images");
+        }
+        if (idx->numel() > kMaxElements) return parseError("Gather has too many indices");
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Gather";
+        node.inputs = {kname(x.node)};
+        node.attrs.set("axis", axis);
+        node.attrs.set("indices", idx->i);
+        node.attrs.set("indices_shape", idx->dims);
+        KILN_ASSIGN(int k, addNode(std::move(node)));
+        return setOutput(n, Ref{k, layout, {}});
+    }
+
+    // Kiln's per-sample Gather as its ONNX export writes it: a function of Kiln's domain named after
+    // its form, "GatherPerSample_r<data rank>_a<axis>_i<indices rank after the batch>".
+    Status gatherPerSample(const onnx::NodeProto& n) {
+        long long rank = 0, axis = 0, indices = 0;
+        if (std::sscanf(n.op_type().c_str(), "GatherPerSample_r%lld_a%lld_i%lld", &rank, &axis, &indices) != 3 || axis < 1 || axis >= rank)
+            return parseError("operation " + n.op_type() + " of Kiln's domain does not name a per-sample Gather");
+        KILN_ASSIGN(Ref x, ref(n, 0));
+        KILN_ASSIGN(Ref ids, ref(n, 1));
+        if (x.layout != Layout::Same || ids.layout != Layout::Same || kshape(x.node).rank() != rank ||
+            kshape(ids.node).rank() != indices + 1)
+            return unsupported(n.name(), n.op_type() + " needs its data of rank " + std::to_string(rank) + " and indices of rank " +
+                                             std::to_string(indices + 1) + " in Kiln's layout");
+        Node node;
+        node.name = nameFor(n);
+        node.op = "Gather";
+        node.inputs = {kname(x.node), kname(ids.node)};
+        node.attrs.set("axis", static_cast<int64_t>(axis));
+        KILN_ASSIGN(int k, addNode(std::move(node)));
+        return setOutput(n, Ref{k, Layout::Same, {}});
     }
 
     ImportOptions m_opt;
@@ -2266,10 +2333,19 @@ std::vector<Tensor> syntheticInputs(const ops::ModelInfo& model, int64_t batch, 
         int i = model.inputs[k];
         Tensor t(model.nodes[static_cast<size_t>(i)].output.withBatch(batch));
         int64_t vocab = 0;
-        for (int c : consumers[static_cast<size_t>(i)])
-            if (model.graph.nodes[static_cast<size_t>(c)].op == "Embedding")
-                vocab = vocab == 0 ? model.nodes[static_cast<size_t>(c)].attrs.getInt("input_dim")
-                                   : std::min(vocab, model.nodes[static_cast<size_t>(c)].attrs.getInt("input_dim"));
+        auto limit = [&vocab](int64_t n) { vocab = vocab == 0 ? n : std::min(vocab, n); };
+        for (int c : consumers[static_cast<size_t>(i)]) {
+            const Node& user = model.graph.nodes[static_cast<size_t>(c)];
+            const auto& info = model.nodes[static_cast<size_t>(c)];
+            if (user.op == "Embedding") limit(info.attrs.getInt("input_dim"));
+            // The indices of a per-sample Gather: rows of the gathered axis.
+            if (user.op == "Gather" && user.inputs.size() == 2 && user.inputs[1] == model.graph.nodes[static_cast<size_t>(i)].name) {
+                const Shape& data = info.inputShapes[0];
+                int64_t axis = info.attrs.getInt("axis");
+                if (axis < 0) axis += data.rank();
+                limit(data[static_cast<int>(axis)]);
+            }
+        }
         float* d = t.data<float>();
         for (int64_t e = 0; e < t.numel(); ++e) {
             float u = rng::uniform(seed, k + 1, static_cast<uint64_t>(e));

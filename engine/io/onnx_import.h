@@ -86,7 +86,8 @@ Result<ParityReport> checkOnnxParity(const ops::ModelInfo& model, exec::ParamSto
                                      ThreadPool& pool);
 
 // Deterministic stand-in inputs (uniform in [-1, 1]; ids in [0, vocabulary) for Embedding
-// inputs) for when no held-out data is available.
+// inputs, and in [0, the axis's size) for the indices of a per-sample Gather) for when no held-out
+// data is available.
 std::vector<Tensor> syntheticInputs(const ops::ModelInfo& model, int64_t batch, uint64_t seed);
 
 }  // namespace kiln::engine::io

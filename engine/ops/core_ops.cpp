@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Core family: Input, Dense (along the last axis), Dropout, Flatten, Reshape, Embedding — attributes, shape rules,
-// parameters and CPU kernels.
+// Core family: Input, Dense (along the last axis), Dropout, Flatten, Reshape, Embedding, Gather — attributes, shape
+// rules, parameters and CPU kernels.
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "engine/ops/kernels/dropout.h"
 #include "engine/ops/kernels/elementwise.h"
 #include "engine/ops/kernels/embedding.h"
+#include "engine/ops/kernels/gather.h"
 #include "engine/ops/kernels/gemm.h"
 #include "engine/ops/op_helpers.h"
 
@@ -279,6 +282,122 @@ Result<std::unique_ptr<CpuKernel>> embeddingKernel(const ShapeContext& c, const 
     return makeKernel<EmbeddingKernel>(c.inputs[0].numel(), c.attrs.getInt("input_dim"), c.attrs.getInt("output_dim"));
 }
 
+// ---- Gather ------------------------------------------------------------------------------
+// Picks entries of one axis of each sample (axis 0, the batch, is never gathered): with a second
+// input each sample by its own indices ([batch, i1, ...], integers stored as floats, as Embedding
+// takes ids), else by the constant `indices` (shaped by `indices_shape`) for every sample. The
+// output has the indices' dimensions where the axis was, as in ONNX Gather and NumPy's take().
+// The gathered axis with a negative one counted from the end; outside [0, rank) when invalid.
+int gatherAxis(const ShapeContext& c) {
+    const int64_t rank = c.inputs[0].rank();
+    int64_t axis = c.attrs.getInt("axis");
+    if (axis < 0) axis += rank;
+    return axis < 0 || axis >= rank ? -1 : static_cast<int>(axis);
+}
+
+std::vector<int64_t> constantIndexDims(const ShapeContext& c) {
+    const std::vector<int64_t> shape = c.attrs.getInts("indices_shape");
+    if (shape.size() == 1 && shape[0] == -1) return {static_cast<int64_t>(c.attrs.getInts("indices").size())};
+    return shape;
+}
+
+Result<Shape> gatherShape(const ShapeContext& c) {
+    const Shape& data = c.inputs[0];
+    const int64_t rank = data.rank();
+    if (rank < 2) return shapeError(c, "expects data with a batch and at least one more dimension, got " + data.toString());
+    const int axis = gatherAxis(c);
+    if (axis == 0)
+        return shapeError(c, "cannot gather along the batch axis (axis 0 of " + data.toString() + "): it gathers within each sample");
+    if (axis < 0)
+        return shapeError(c, "has axis " + std::to_string(c.attrs.getInt("axis")) + ", outside the axes 1.." + std::to_string(rank - 1) +
+                                 " of its data " + data.toString());
+    const int64_t size = data[axis];
+    const std::vector<int64_t> constant = c.attrs.getInts("indices");
+    std::vector<int64_t> indexDims;
+    if (c.inputs.size() == 2) {
+        const Shape& ids = c.inputs[1];
+        if (!constant.empty())
+            return shapeError(c, "takes its indices from its second input or from the attribute indices, not from both");
+        if (ids.rank() < 1 || ids[0] != data[0])
+            return shapeError(c, "expects indices with the data's batch first, got " + ids.toString() + " for data " + data.toString());
+        indexDims.assign(ids.dims().begin() + 1, ids.dims().end());
+    } else {
+        if (constant.empty()) return shapeError(c, "needs indices: a second input (one set per sample) or the attribute indices");
+        for (int64_t v : constant)
+            if (v < -size || v >= size)
+                return shapeError(c, "has index " + std::to_string(v) + ", outside [-" + std::to_string(size) + ", " + std::to_string(size) +
+                                         ") for axis " + std::to_string(axis) + " of " + data.toString());
+        indexDims = constantIndexDims(c);
+        int64_t n = 1;
+        for (int64_t d : indexDims) {
+            if (d <= 0) return shapeError(c, "has a non-positive dimension in indices_shape (use [-1] for one axis of all indices)");
+            n *= d;
+        }
+        if (n != static_cast<int64_t>(constant.size()))
+            return shapeError(c, "has indices_shape holding " + std::to_string(n) + " values for " + std::to_string(constant.size()) +
+                                     " indices");
+    }
+    std::vector<int64_t> dims(data.dims().begin(), data.dims().begin() + axis);
+    dims.insert(dims.end(), indexDims.begin(), indexDims.end());
+    dims.insert(dims.end(), data.dims().begin() + axis + 1, data.dims().end());
+    if (dims.size() > 8) return shapeError(c, "would give " + std::to_string(dims.size()) + " dimensions; Kiln's values have at most 8");
+    return Shape(dims);
+}
+
+// An index as the user wrote it: "3", or "1.5" for one that is not a whole number.
+std::string indexText(float v) {
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15f) return std::to_string(static_cast<int64_t>(v));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+    return buf;
+}
+
+class GatherKernel final : public CpuKernel {
+public:
+    GatherKernel(kernels::GatherDims dims, std::vector<float> constant) : m_d(dims), m_constant(std::move(constant)) {}
+    Status forward(const KernelIo& io) override {
+        auto bad = kernels::gatherForward(io.in[0], indices(io), m_d, io.out, *io.pool);
+        if (!bad.ok())
+            return Error(ErrorCode::DataError, "index " + indexText(bad.value) + " at position " + std::to_string(bad.position) +
+                                                   " is outside [-" + std::to_string(m_d.axis) + ", " + std::to_string(m_d.axis) +
+                                                   ") of the gathered axis")
+                .with("reason", "index out of range")
+                .with("index", indexText(bad.value))
+                .with("position", std::to_string(bad.position))
+                .with("size", std::to_string(m_d.axis));
+        return {};
+    }
+    Status backward(const KernelIo& io) override {
+        if (io.dIn[0]) kernels::gatherBackward(indices(io), io.dOut, m_d, io.dIn[0], *io.pool);
+        return {};
+    }
+
+private:
+    const float* indices(const KernelIo& io) const { return m_d.perSample ? io.in[1] : m_constant.data(); }
+    kernels::GatherDims m_d;
+    std::vector<float> m_constant;
+};
+
+Result<std::unique_ptr<CpuKernel>> gatherKernel(const ShapeContext& c, const Shape&) {
+    const Shape& data = c.inputs[0];
+    const int axis = gatherAxis(c);
+    kernels::GatherDims d;
+    d.batch = data[0];
+    d.outer = 1;
+    for (int k = 1; k < axis; ++k) d.outer *= data[k];
+    d.axis = data[axis];
+    d.inner = data.numelFrom(axis + 1);
+    d.perSample = c.inputs.size() == 2;
+    std::vector<float> constant;
+    if (d.perSample) {
+        d.count = c.inputs[1].numelFrom(1);
+    } else {
+        for (int64_t v : c.attrs.getInts("indices")) constant.push_back(static_cast<float>(v));
+        d.count = static_cast<int64_t>(constant.size());
+    }
+    return makeKernel<GatherKernel>(d, std::move(constant));
+}
+
 Result<std::unique_ptr<CpuKernel>> inputKernel(const ShapeContext&, const Shape&) { return makeKernel<InputKernel>(); }
 
 }  // namespace
@@ -307,6 +426,7 @@ std::vector<OpDef> coreOps() {
                      requiredInt("output_dim", 1, "size of each embedding vector")},
                     embeddingShape, embeddingParams, nullptr, embeddingKernel,
                     "Maps integer ids to learned dense vectors"});
+    rows.push_back({OpKind::Gather, "Gather", Category::Core, 1, 2, {intAttr("axis", 1, std::nullopt, std::nullopt, "axis of the data to pick from (1 is the first after the batch; negative counts from the end)"), intsAttr("indices", {}, 0, std::nullopt, "constant indices for every sample, when there is no second input (negative counts from the end)"), intsAttr("indices_shape", {-1}, 0, -1, "shape of the constant indices: [-1] one axis of all of them, [] a single index (the axis goes)")}, gatherShape, nullptr, nullptr, gatherKernel, "Picks entries along one axis of each sample by indices: its second input's, or constant ones"});
     return rows;
 }
 

@@ -51,6 +51,7 @@ constexpr std::array<KindName, kOpKindCount> kNames{{
     {OpKind::HardSwish, "HardSwish"},
     {OpKind::Clip, "Clip"},
     {OpKind::Embedding, "Embedding"},
+    {OpKind::Gather, "Gather"},
     {OpKind::MultiHeadAttention, "MultiHeadAttention"},
     {OpKind::SparseCategoricalCrossentropy, "SparseCategoricalCrossentropy"},
     {OpKind::CategoricalCrossentropy, "CategoricalCrossentropy"},

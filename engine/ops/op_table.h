@@ -57,6 +57,7 @@ enum class OpKind : uint8_t {
     HardSwish,
     Clip,
     Embedding,
+    Gather,
     MultiHeadAttention,
     SparseCategoricalCrossentropy,
     CategoricalCrossentropy,
@@ -184,7 +185,7 @@ Result<AttrMap> resolveAttrsWith(std::string_view opName, const std::vector<Attr
 
 // Family registration functions (one per family file) return their rows; op_table.cpp puts them
 // in enum order and checks the order at start-up.
-std::vector<OpDef> coreOps();         // Input, Dense, Dropout, Flatten, Reshape, Embedding
+std::vector<OpDef> coreOps();         // Input, Dense, Dropout, Flatten, Reshape, Embedding, Gather
 std::vector<OpDef> convOps();         // Conv2D, DepthwiseConv2D and pooling (GlobalAveragePooling1D too)
 std::vector<OpDef> imageOps();        // ZeroPadding2D, UpSampling2D, Rescaling
 std::vector<OpDef> normOps();         // BatchNormalization, LayerNormalization, Normalization

@@ -214,6 +214,9 @@ std::vector<Case> cases() {
           {"name": "out", "op": "Dense", "inputs": ["flat"], "attrs": {"units": 3}}])";
         c.push_back({"multi-head-attention", att.c_str(), "MeanSquaredError", {3}, 0, K::MultiHeadAttention});
     }
+    // Repeated and negative constant indices: the backward adds several rows into one.
+    c.push_back(vecCase("gather", R"({"name": "op", "op": "Gather", "inputs": ["pre"], "attrs": {"indices": [7, 0, -1, 3, 3]}})",
+                        K::Gather));
     auto lossCase = [&](const char* name, const char* loss, std::vector<int64_t> target, int classes, K k) {
         static std::string body = std::string("[") + vec + R"(,
           {"name": "out", "op": "Dense", "inputs": ["pre"], "attrs": {"units": 4}}])";

@@ -296,9 +296,6 @@ private slots:
         // Claimed operations no standalone case can show, and why.
         const std::map<std::string, std::string> noStandaloneCase{
             {"Constant", "every case ends in a Constant, which Kiln folds away: a graph of no node"},
-            {"Gather",
-             "read as an embedding lookup in a constant 2-D table, or folded while reading when its inputs are constants; the cases "
-             "gather from their tensor input, which Kiln has no operation for"},
             {"Shape",
              "folded while reading into a constant for the shape arithmetic of a Reshape; every case's output is the shape "
              "itself, a constant, not a value Kiln computes"},

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The import dialog: paths, the import job on a worker thread, the report summary, Open.
+// The import dialog: paths and time limit, the import in a kiln-import child process with a busy
+// dialog and Cancel, the report summary or the error, Open.
 #include "ui/import/import_dialog.h"
 
 #include <QDialogButtonBox>
@@ -10,10 +11,15 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QProgressDialog>
 #include <QPushButton>
+#include <QSpinBox>
+#include <QTimer>
 #include <QVBoxLayout>
-#include <QtConcurrent>
+
+#include "engine/api/plugins.h"
 
 namespace kiln::ui {
 
@@ -33,6 +39,14 @@ ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
     };
     form->addRow(tr("Model file:"), pathRow(m_model, "modelPath", tr("Browse…"), &ImportDialog::browseModel));
     form->addRow(tr("Save project as:"), pathRow(m_project, "projectPath", tr("Browse…"), &ImportDialog::browseProject));
+    m_timeLimit = new QSpinBox(this);
+    m_timeLimit->setObjectName(QStringLiteral("timeLimit"));
+    m_timeLimit->setRange(0, 7 * 24 * 3600);
+    m_timeLimit->setValue(300);
+    m_timeLimit->setSuffix(tr(" s"));
+    m_timeLimit->setSpecialValueText(tr("no limit"));
+    m_timeLimit->setToolTip(tr("How long reading the model may take before Kiln counts the file as damaged and stops it."));
+    form->addRow(tr("Time limit:"), m_timeLimit);
     connect(m_model, &QLineEdit::textEdited, this, &ImportDialog::proposeProject);
     connect(m_project, &QLineEdit::textEdited, this, [this] {
         m_projectEdited = true;
@@ -60,7 +74,9 @@ ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
         accept();
     });
     connect(close, &QPushButton::clicked, this, &QDialog::reject);
-    connect(&m_watcher, &QFutureWatcherBase::finished, this, &ImportDialog::finished);
+    m_tick = new QTimer(this);
+    m_tick->setInterval(1000);
+    connect(m_tick, &QTimer::timeout, this, &ImportDialog::updateProgress);
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
@@ -70,7 +86,13 @@ ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
     updateButtons();
 }
 
-ImportDialog::~ImportDialog() { m_watcher.waitForFinished(); }
+// A child still running is ended (ImportProcess's destructor).
+ImportDialog::~ImportDialog() = default;
+
+void ImportDialog::setTimeLimit(int seconds) { m_timeLimit->setValue(seconds); }
+int ImportDialog::timeLimit() const { return m_timeLimit->value(); }
+QProgressDialog* ImportDialog::progressDialog() const { return m_progress; }
+QMessageBox* ImportDialog::errorBox() const { return m_errorBox; }
 
 void ImportDialog::setModelPath(const QString& path) {
     m_model->setText(path);
@@ -113,25 +135,76 @@ void ImportDialog::browseProject() {
 }
 
 void ImportDialog::updateButtons() {
-    const bool busy = m_watcher.isRunning();
+    const bool busy = isImporting();
     m_importButton->setEnabled(!busy && !modelPath().isEmpty() && !projectPath().isEmpty());
     m_openButton->setEnabled(!busy && m_done);
     m_model->setEnabled(!busy);
     m_project->setEnabled(!busy);
+    m_timeLimit->setEnabled(!busy);
 }
 
 void ImportDialog::startImport() {
-    if (m_watcher.isRunning() || modelPath().isEmpty() || projectPath().isEmpty()) return;
+    if (isImporting() || modelPath().isEmpty() || projectPath().isEmpty()) return;
     m_done = false;
+    if (m_errorBox) m_errorBox->close();
     app::ImportJobRequest req;
     req.model = QDir::cleanPath(modelPath()).toStdString();
     req.project = QDir::cleanPath(projectPath()).toStdString();
     const QFileInfo project(projectPath());
     req.reportOut = project.absoluteDir().filePath(project.completeBaseName() + QStringLiteral(".import.json")).toStdString();
-    m_status->setText(tr("Importing %1…").arg(QFileInfo(modelPath()).fileName()));
+    m_importing = QFileInfo(modelPath()).fileName();
+    m_status->setText(tr("Importing %1…").arg(m_importing));
     m_summary->clear();
-    m_watcher.setFuture(QtConcurrent::run([req] { return app::runImportJob(req); }));
+
+    // The child reads the model with the plugins this studio has loaded, so that their ONNX nodes
+    // import as their operations here as in kiln-import --plugin.
+    QStringList extra;
+    for (const auto& plugin : engine::api::pluginRegistry().plugins())
+        if (!plugin.path.empty() && QFileInfo::exists(QString::fromStdString(plugin.path)))
+            extra << QStringLiteral("--plugin") << QString::fromStdString(plugin.path);
+    m_process = std::make_unique<app::ImportProcess>();
+    m_process->setProgram(m_program.isEmpty() ? app::ImportProcess::findProgram() : m_program);
+    m_process->setExtraArguments(extra);
+    // Called from the process's signals; the dialog finishes the import on its next turn of the
+    // event loop, outside the process's own signal handling.
+    m_process->setOnFinished([this] { QMetaObject::invokeMethod(this, &ImportDialog::finished, Qt::QueuedConnection); });
+
+    m_progress = new QProgressDialog(this);
+    m_progress->setObjectName(QStringLiteral("importProgress"));
+    m_progress->setWindowTitle(tr("Import Model"));
+    m_progress->setRange(0, 0);  // busy: a model's reading has no steps to count
+    m_progress->setMinimumDuration(0);
+    m_progress->setAutoClose(false);
+    m_progress->setAutoReset(false);
+    m_progress->setWindowModality(Qt::WindowModal);
+    m_progress->setCancelButtonText(tr("Cancel"));
+    connect(m_progress, &QProgressDialog::canceled, this, [this] {
+        if (m_process) m_process->cancel();
+    });
+    m_clock.start();
+    updateProgress();
+    m_progress->show();
+    m_tick->start();
+    m_process->start(req, m_timeLimit->value());
     updateButtons();
+}
+
+void ImportDialog::updateProgress() {
+    if (!m_progress) return;
+    const qint64 seconds = m_clock.elapsed() / 1000;
+    m_progress->setLabelText(m_timeLimit->value() > 0 ? tr("Importing %1… %2 s (limit %3 s)").arg(m_importing).arg(seconds).arg(m_timeLimit->value())
+                                                      : tr("Importing %1… %2 s").arg(m_importing).arg(seconds));
+}
+
+void ImportDialog::showError(const QString& text) {
+    if (m_errorBox) m_errorBox->close();
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Import Model"), tr("%1 could not be imported.").arg(m_importing),
+                                QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("importError"));
+    box->setInformativeText(text);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    m_errorBox = box;
+    box->open();  // not exec(): the event loop keeps running
 }
 
 QString ImportDialog::describeReport(const nlohmann::json& report) {
@@ -171,10 +244,24 @@ QString ImportDialog::describeReport(const nlohmann::json& report) {
 }
 
 void ImportDialog::finished() {
-    const auto result = m_watcher.result();
+    if (!m_process || m_process->isRunning()) return;
+    m_tick->stop();
+    if (m_progress) {
+        m_progress->disconnect(this);
+        m_progress->close();
+        m_progress->deleteLater();
+    }
+    const std::unique_ptr<app::ImportProcess> process = std::move(m_process);
+    const auto& result = process->result();
     if (!result.ok()) {
-        m_status->setText(tr("The model could not be imported."));
-        m_summary->setPlainText(app::describeImportError(result.error()));
+        const QString text = app::describeImportError(result.error());
+        m_summary->setPlainText(text);
+        if (result.error().code == engine::ErrorCode::Cancelled) {
+            m_status->setText(tr("The import was cancelled."));
+        } else {
+            m_status->setText(tr("The model could not be imported."));
+            showError(text);
+        }
         updateButtons();
         return;
     }

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 
 #include "engine/backends/cuda/kernels.h"
 #include "engine/core/rng.h"
@@ -749,6 +750,41 @@ __global__ void embBwdK(const float* ids, const float* dy, float* dt, int64_t co
     }
 }
 
+// The row a gather index picks, or -1 when it is not an integer in [-axis, axis).
+__device__ int64_t gatherRow(float v, int64_t axis) {
+    const double x = v;
+    if (!(x >= -static_cast<double>(axis) && x < static_cast<double>(axis)) || x != floor(x)) return -1;
+    const int64_t i = static_cast<int64_t>(x);
+    return i < 0 ? i + axis : i;
+}
+__global__ void gatherCheckK(const float* idx, int64_t n, int64_t axis, int* firstBad) {
+    KILN_GRID_LOOP(i, n) {
+        if (gatherRow(idx[i], axis) < 0) atomicMin(firstBad, static_cast<int>(i < INT_MAX - 1 ? i : int64_t{INT_MAX - 1}));
+    }
+}
+__global__ void gatherFwdK(const float* x, const float* idx, float* y, GatherShape g) {
+    KILN_GRID_LOOP(e, g.batch * g.outer * g.count * g.inner) {
+        const int64_t q = e % g.inner, j = (e / g.inner) % g.count, slice = e / (g.inner * g.count);
+        const float* ids = idx + (g.perSample ? (slice / g.outer) * g.count : 0);
+        const int64_t row = gatherRow(ids[j], g.axis);
+        y[e] = row >= 0 ? x[(slice * g.axis + row) * g.inner + q] : 0.f;
+    }
+}
+__global__ void gatherBwdK(const float* idx, const float* dy, float* dx, GatherShape g) {
+    KILN_GRID_LOOP(e, g.batch * g.outer * g.axis * g.inner) {
+        const int64_t q = e % g.inner, row = (e / g.inner) % g.axis, slice = e / (g.inner * g.axis);
+        const float* ids = idx + (g.perSample ? (slice / g.outer) * g.count : 0);
+        float sum = 0.f;
+        bool hit = false;
+        for (int64_t j = 0; j < g.count; ++j)
+            if (gatherRow(ids[j], g.axis) == row) {
+                sum += dy[(slice * g.count + j) * g.inner + q];
+                hit = true;
+            }
+        if (hit) dx[e] += sum;
+    }
+}
+
 __global__ void sgdK(float* w, const float* g, float* mb, int64_t n, float lr, float mom, bool nesterov,
                      float wdLr, float gs) {
     KILN_GRID_LOOP(i, n) {
@@ -1160,6 +1196,17 @@ void embeddingForward(const float* ids, const float* table, float* y, int64_t co
 void embeddingBackward(const float* ids, const float* dy, float* dt, int64_t count, int64_t dim,
                        int64_t vocab, StreamHandle s) {
     embBwdK<<<blocksFor(count * dim), kThreads, 0, s>>>(ids, dy, dt, count, dim, vocab);
+}
+void gatherIndexCheck(const float* indices, int64_t n, int64_t axis, int* firstBad, StreamHandle s) {
+    if (n > 0) gatherCheckK<<<blocksFor(n), kThreads, 0, s>>>(indices, n, axis, firstBad);
+}
+void gatherForward(const float* x, const float* indices, float* y, const GatherShape& g, StreamHandle s) {
+    const int64_t n = g.batch * g.outer * g.count * g.inner;
+    if (n > 0) gatherFwdK<<<blocksFor(n), kThreads, 0, s>>>(x, indices, y, g);
+}
+void gatherBackward(const float* indices, const float* dy, float* dx, const GatherShape& g, StreamHandle s) {
+    const int64_t n = g.batch * g.outer * g.axis * g.inner;
+    if (n > 0) gatherBwdK<<<blocksFor(n), kThreads, 0, s>>>(indices, dy, dx, g);
 }
 void sgdUpdate(float* w, const float* g, float* mb, int64_t n, float lr, float mom, bool nesterov, float wdLr,
                float gs, StreamHandle s) {

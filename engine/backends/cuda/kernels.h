@@ -179,6 +179,20 @@ void embeddingForward(const float* ids, const float* table, float* y, int64_t co
 void embeddingBackward(const float* ids, const float* dy, float* dtable, int64_t count, int64_t dim,
                        int64_t vocab, StreamHandle s);
 
+// Gather (engine/ops/kernels/gather.h's layout: data [batch, outer, axis, inner], output
+// [batch, outer, count, inner]; indices as floats, negative ones counting from the end, [batch,
+// count] when perSample, else `count` for every sample). gatherIndexCheck lowers *firstBad
+// (initialised by the caller to INT_MAX) to the first position of an index that is not an integer
+// in [-axis, axis). The backward gives each element of dx to one thread, which adds its rows' dy in
+// increasing j: deterministic, no atomics.
+struct GatherShape {
+    int64_t batch = 0, outer = 1, axis = 1, inner = 1, count = 0;
+    bool perSample = false;
+};
+void gatherIndexCheck(const float* indices, int64_t n, int64_t axis, int* firstBad, StreamHandle s);
+void gatherForward(const float* x, const float* indices, float* y, const GatherShape& g, StreamHandle s);
+void gatherBackward(const float* indices, const float* dy, float* dx, const GatherShape& g, StreamHandle s);
+
 // Fused optimizer updates (Keras semantics as engine/optim): gradScale multiplies g first
 // (loss-scale unscaling and clipping); wdLr = lr*weightDecay for decoupled decay (0 for none).
 void sgdUpdate(float* w, const float* g, float* momentumBuf, int64_t n, float lr, float momentum,

@@ -4,19 +4,27 @@
 // Fashion-MNIST CNN example, exported to ONNX) shows the report's summary, and Open Project
 // loads the imported project into the editor, laid out. A Keras model (made by Keras when the
 // Python environment has it) goes the same way, its unknown layer shown as a placeholder card.
+// The import runs in a kiln-import child process: a legacy .h5 imports and opens; the damaged
+// .h5 files of tests/app/data/damaged_hdf5 (one crashes the HDF5 library, one never finishes)
+// end with an error box naming the file, within the time limit; Cancel ends the child.
 // tools/import_screenshot.sh runs `screenshot` under Xvfb with KILN_SCREENSHOT_DIR set: the canvas
 // around an imported placeholder, in English and in Chinese (import_placeholder_{en,zh_CN}.png).
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_shell kiln_ui_all kiln_app_common
+#include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QLineEdit>
 #include <QMenu>
+#include <QMessageBox>
 #include <QPixmap>
 #include <QPlainTextEdit>
+#include <QProgressDialog>
 #include <QPushButton>
 #include <QScreen>
+#include <QSpinBox>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -47,6 +55,16 @@ class TestImportModel : public QObject {
 
 private:
     QTemporaryDir m_dir;
+
+    // Closes an import's error box with its OK button, as the user does.
+    static void closeErrorBox(ImportDialog* dialog) {
+        QMessageBox* box = dialog->errorBox();
+        QVERIFY(box);
+        QAbstractButton* ok = box->button(QMessageBox::Ok);
+        QVERIFY(ok);
+        QTest::mouseClick(ok, Qt::LeftButton);
+        QTRY_VERIFY(!dialog->errorBox());
+    }
 
     // x (3×32×32, NCHW) → Conv 8 3×3 → Erf → Add(conv, erf) → pooled: an op Kiln cannot compute between
     // two it can, with the shapes declared so that they flow past the placeholder.
@@ -158,6 +176,10 @@ private slots:
         QVERIFY(!dialog->succeeded());
         QVERIFY(!dialog->openButton()->isEnabled());
         QVERIFY(!QFile::exists(m_dir.filePath("broken.kiln")));
+        // The error box names the file too; the user closes it.
+        QTRY_VERIFY(dialog->errorBox() && dialog->errorBox()->isVisible());
+        QVERIFY2(dialog->errorBox()->text().contains("broken.onnx"), qPrintable(dialog->errorBox()->text()));
+        closeErrorBox(dialog);
 
         // The real model, saved where the user says.
         modelEdit->clear();
@@ -282,6 +304,126 @@ private slots:
         QVERIFY(!again->succeeded());
         QVERIFY2(again->summaryText().contains("bad_field.keras") && again->summaryText().contains("config.layers[1].config.filters"),
                  qPrintable(again->summaryText()));
+        QTRY_VERIFY(again->errorBox() && again->errorBox()->isVisible());
+        QVERIFY2(again->errorBox()->informativeText().contains("config.layers[1].config.filters"),
+                 qPrintable(again->errorBox()->informativeText()));
+        closeErrorBox(again);
+    }
+
+    // A legacy .h5 (Keras's "separable" model, as tst_kiln_import uses) through the child process:
+    // typed in, imported with a click, opened in the editor.
+    void legacyH5ImportsAndOpens() {
+        QString log;
+        switch (kiln::test::makeKerasModels(m_dir.filePath("h5"), {"separable"}, &log)) {
+        case kiln::test::KerasFixtures::NoPython: QSKIP("the Python environment is not available");
+        case kiln::test::KerasFixtures::NoKeras: QSKIP("Keras is not installed in the Python environment");
+        case kiln::test::KerasFixtures::Failed: QFAIL(qPrintable(log));
+        case kiln::test::KerasFixtures::Made: break;
+        }
+        MainWindow win(m_dir.filePath("recovery-h5"));
+        win.resize(1200, 800);
+        win.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&win));
+        ImportDialog* dialog = win.openImportDialog();
+        auto* modelEdit = dialog->findChild<QLineEdit*>(QStringLiteral("modelPath"));
+        QVERIFY(modelEdit);
+        QTest::keyClicks(modelEdit, m_dir.filePath("h5/separable.h5"));
+        QCOMPARE(dialog->projectPath(), m_dir.filePath("h5/separable.kiln"));
+        QTest::mouseClick(dialog->importButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->isImporting() && !dialog->summaryText().isEmpty(), 120000);
+        QVERIFY2(dialog->succeeded(), qPrintable(dialog->summaryText()));
+        QVERIFY2(dialog->summaryText().contains("9 Keras layers became") && dialog->summaryText().contains("Every operation was mapped"),
+                 qPrintable(dialog->summaryText()));
+        QVERIFY(!dialog->errorBox());
+        QTRY_VERIFY(!dialog->progressDialog());
+        QVERIFY(QFile::exists(m_dir.filePath("h5/separable.safetensors")));
+        QVERIFY(QFile::exists(m_dir.filePath("h5/separable.import.json")));
+        QTest::mouseClick(dialog->openButton(), Qt::LeftButton);
+        QTRY_COMPARE(win.document()->filePath(), QFileInfo(m_dir.filePath("h5/separable.kiln")).absoluteFilePath());
+        QVERIFY(win.editor()->findNode(QStringLiteral("sep_depthwise")));
+    }
+
+    // The damaged .h5 files: the error box names the file, nothing is written, the studio goes on.
+    // The one the HDF5 library never finishes ends at the time limit typed into the dialog.
+    void damagedHdf5ShowsError_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("limit");
+        QTest::newRow("crashes the library") << QStringLiteral("heap_object_size.h5") << 300;
+        QTest::newRow("never finishes") << QStringLiteral("string_length.h5") << 3;
+    }
+    void damagedHdf5ShowsError() {
+        QFETCH(QString, file);
+        QFETCH(int, limit);
+        const QString model = QStringLiteral(KILN_SOURCE_DIR "/tests/app/data/damaged_hdf5/") + file;
+        QVERIFY(QFile::exists(model));
+        MainWindow win(m_dir.filePath("recovery-damaged-" + file));
+        win.resize(1200, 800);
+        win.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&win));
+        ImportDialog* dialog = win.openImportDialog();
+        const QString project = m_dir.filePath("damaged/" + QFileInfo(file).completeBaseName() + ".kiln");
+        QVERIFY(QDir().mkpath(m_dir.filePath("damaged")));
+        dialog->setModelPath(model);
+        dialog->setProjectPath(project);
+        auto* limitBox = dialog->findChild<QSpinBox*>(QStringLiteral("timeLimit"));
+        QVERIFY(limitBox);
+        QCOMPARE(limitBox->value(), 300);
+        limitBox->setFocus();
+        limitBox->selectAll();
+        QTest::keyClicks(limitBox, QString::number(limit));
+        QCOMPARE(dialog->timeLimit(), limit);
+        QElapsedTimer clock;
+        clock.start();
+        QTest::mouseClick(dialog->importButton(), Qt::LeftButton);
+        QVERIFY(dialog->isImporting());
+        QVERIFY(dialog->progressDialog());
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->errorBox() && dialog->errorBox()->isVisible(), 120000);
+        const double seconds = double(clock.elapsed()) / 1000.0;
+        const QString text = dialog->errorBox()->text() + "\n" + dialog->errorBox()->informativeText();
+        qInfo("%s: error after %.1f s: %s", qPrintable(file), seconds, qPrintable(text));
+        QVERIFY2(text.contains(file), qPrintable(text));
+        if (limit < 300) QVERIFY2(text.contains(QStringLiteral("did not finish within %1 s").arg(limit)), qPrintable(text));
+        QVERIFY2(seconds < limit + 60.0, qPrintable(QString::number(seconds)));
+        QVERIFY(!dialog->succeeded());
+        QVERIFY(!dialog->openButton()->isEnabled());
+        QVERIFY(!QFile::exists(project));
+        QVERIFY(!QFile::exists(m_dir.filePath("damaged/" + QFileInfo(file).completeBaseName() + ".safetensors")));
+        closeErrorBox(dialog);
+        QVERIFY(dialog->importButton()->isEnabled());  // ready for another file
+    }
+
+    // Cancel on the busy dialog ends the child at once; the studio says so and writes nothing.
+    void cancelEndsTheImport() {
+        const QString model = QStringLiteral(KILN_SOURCE_DIR "/tests/app/data/damaged_hdf5/string_length.h5");
+        MainWindow win(m_dir.filePath("recovery-cancel"));
+        win.resize(1200, 800);
+        win.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&win));
+        ImportDialog* dialog = win.openImportDialog();
+        QVERIFY(QDir().mkpath(m_dir.filePath("cancel")));
+        dialog->setModelPath(model);
+        dialog->setProjectPath(m_dir.filePath("cancel/never.kiln"));
+        QTest::mouseClick(dialog->importButton(), Qt::LeftButton);
+        QProgressDialog* progress = dialog->progressDialog();
+        QVERIFY(progress);
+        QTRY_VERIFY(progress->isVisible());
+        QVERIFY2(progress->labelText().contains("string_length.h5"), qPrintable(progress->labelText()));
+        QTest::qWait(1500);  // the child is reading (and will not stop by itself)
+        QVERIFY(dialog->isImporting());
+        auto* cancel = progress->findChild<QPushButton*>();
+        QVERIFY(cancel);
+        QElapsedTimer clock;
+        clock.start();
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->isImporting() && !dialog->summaryText().isEmpty(), 30000);
+        qInfo("cancelled after %.2f s", double(clock.elapsed()) / 1000.0);
+        QVERIFY(clock.elapsed() < 10000);
+        QVERIFY2(dialog->summaryText().contains("cancelled"), qPrintable(dialog->summaryText()));
+        QVERIFY(!dialog->errorBox());
+        QTRY_VERIFY(!dialog->progressDialog());
+        QVERIFY(!dialog->succeeded());
+        QVERIFY(!QFile::exists(m_dir.filePath("cancel/never.kiln")));
+        QVERIFY(dialog->importButton()->isEnabled());
     }
 
     // The documentation's pictures of a placeholder card, from a real window (see the top).

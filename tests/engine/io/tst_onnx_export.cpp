@@ -171,6 +171,29 @@ private slots:
           {"name":"bn2","op":"BatchNormalization","inputs":["d"]},
           {"name":"out","op":"Dense","inputs":["bn2"],"attrs":{"units":2,"use_bias":false}}
         ])" << R"(["out","d"])";
+        QTest::newRow("gather by constant indices") << R"([
+          {"name":"x","op":"Input","attrs":{"shape":[5,4]}},
+          {"name":"g","op":"Gather","inputs":["x"],"attrs":{"axis":1,"indices":[3,0,-1,3]}},
+          {"name":"g2","op":"Gather","inputs":["x"],"attrs":{"axis":-1,"indices":[1],"indices_shape":[]}},
+          {"name":"d","op":"Dense","inputs":["g2"],"attrs":{"units":3}},
+          {"name":"im","op":"Input","attrs":{"shape":[6,6,4]}},
+          {"name":"c","op":"Conv2D","inputs":["im"],"attrs":{"filters":5,"padding":"same"}},
+          {"name":"ch","op":"Gather","inputs":["c"],"attrs":{"axis":3,"indices":[4,1,1]}},
+          {"name":"gap","op":"GlobalAveragePooling2D","inputs":["ch"]},
+          {"name":"out","op":"Dense","inputs":["gap"],"attrs":{"units":2}}
+        ])"
+                                                    << R"(["g","d","out"])";
+        // Per-sample indices: Kiln's domain function (GatherND inside), read back as the same Gather.
+        QTest::newRow("gather per sample") << R"([
+          {"name":"seq","op":"Input","attrs":{"shape":[6,4]}},
+          {"name":"ids","op":"Input","attrs":{"shape":[3],"dtype":"int32"}},
+          {"name":"pick","op":"Gather","inputs":["seq","ids"]},
+          {"name":"cols","op":"Input","attrs":{"shape":[2,2]}},
+          {"name":"col","op":"Gather","inputs":["seq","cols"],"attrs":{"axis":2}},
+          {"name":"f","op":"Flatten","inputs":["col"]},
+          {"name":"out","op":"Dense","inputs":["f"],"attrs":{"units":2}}
+        ])"
+                                           << R"(["pick","out"])";
         QTest::newRow("mobile activations") << R"([
           {"name":"x","op":"Input","attrs":{"shape":[8,8,3]}},
           {"name":"c","op":"Conv2D","inputs":["x"],"attrs":{"filters":6,"padding":"same"}},

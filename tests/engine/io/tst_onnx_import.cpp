@@ -414,6 +414,101 @@ private slots:
             QVERIFY2(im.error().message.find(c.message) != std::string::npos, (std::string(c.what) + ": " + im.error().message).c_str());
         }
     }
+
+    // Gather of a computed value by constant indices becomes Kiln's Gather (any axis after the
+    // batch, negative and repeated indices, 2-D indices; on a channel-first image the channel axis
+    // is moved to Kiln's last). Along the batch, and by computed indices, it is refused with the reason.
+    void gatherOfValues() {
+        const int64_t batch = 2;
+        {
+            Builder b;
+            b.input("x", {-1, 5, 3});
+            b.ints("idx", {4, -1, 0, 4});
+            Builder::attr(b.node("Gather", {"x", "idx"}, "y"), "axis", int64_t{1});
+            b.output("y");
+            auto im = b.read();
+            QVERIFY2(im.ok(), im.ok() ? "" : im.error().toString().c_str());
+            QCOMPARE(count(*im, "Gather"), 1);
+            std::vector<float> x(batch * 15);
+            for (size_t k = 0; k < x.size(); ++k) x[k] = wave(k);
+            const auto y = run(*im, batch, {x});
+            QCOMPARE(y.size(), size_t(batch * 4 * 3));
+            const int rows[] = {4, 4, 0, 4};
+            for (int64_t n = 0; n < batch; ++n)
+                for (int j = 0; j < 4; ++j)
+                    for (int c = 0; c < 3; ++c) QCOMPARE(y[size_t((n * 4 + j) * 3 + c)], x[size_t((n * 5 + rows[j]) * 3 + c)]);
+        }
+        {
+            Builder b;
+            b.input("x", {-1, 5, 3});
+            auto* t = b.g->add_initializer();
+            t->set_name("idx");
+            t->set_data_type(onnx::TensorProto::INT64);
+            t->add_dims(2);
+            t->add_dims(2);
+            for (int64_t v : {2, 0, -1, 2}) t->add_int64_data(v);
+            Builder::attr(b.node("Gather", {"x", "idx"}, "y"), "axis", int64_t{-1});
+            b.output("y");
+            auto im = b.read();
+            QVERIFY2(im.ok(), im.ok() ? "" : im.error().toString().c_str());
+            std::vector<float> x(batch * 15);
+            for (size_t k = 0; k < x.size(); ++k) x[k] = wave(k + 7);
+            const auto y = run(*im, batch, {x});
+            QCOMPARE(y.size(), size_t(batch * 5 * 4));
+            const int cols[] = {2, 0, 2, 2};
+            for (int64_t r = 0; r < batch * 5; ++r)
+                for (int j = 0; j < 4; ++j) QCOMPARE(y[size_t(r * 4 + j)], x[size_t(r * 3 + cols[j])]);
+        }
+        {
+            // Channels 2 and 0 of a convolved image, then pooled: [N, 2].
+            Builder b;
+            b.input("x", {-1, 3, 4, 4});
+            std::vector<float> w(9, 0.f);
+            for (int c = 0; c < 3; ++c) w[size_t(c * 3 + c)] = 1.f + float(c);
+            b.floats("w", {3, 3, 1, 1}, w);
+            b.node("Conv", {"x", "w"}, "c");
+            b.ints("idx", {2, 0});
+            Builder::attr(b.node("Gather", {"c", "idx"}, "g"), "axis", int64_t{1});
+            b.node("GlobalAveragePool", {"g"}, "p");
+            b.node("Flatten", {"p"}, "y");
+            b.output("y");
+            auto im = b.read();
+            QVERIFY2(im.ok(), im.ok() ? "" : im.error().toString().c_str());
+            QVERIFY(im->inputChannelFirst[0]);
+            std::vector<float> x(batch * 48);  // Kiln's NHWC
+            for (size_t k = 0; k < x.size(); ++k) x[k] = wave(k + 3);
+            const auto y = run(*im, batch, {x});
+            QCOMPARE(y.size(), size_t(batch * 2));
+            const int channels[] = {2, 0};
+            for (int64_t n = 0; n < batch; ++n)
+                for (int j = 0; j < 2; ++j) {
+                    double mean = 0;
+                    for (int p = 0; p < 16; ++p) mean += double(x[size_t((n * 16 + p) * 3 + channels[j])]);
+                    mean = mean / 16.0 * (1.0 + channels[j]);
+                    QVERIFY2(std::fabs(y[size_t(n * 2 + j)] - mean) < 1e-5, qPrintable(QString::number(y[size_t(n * 2 + j)])));
+                }
+        }
+        struct Refused {
+            const char* what;
+            const char* message;
+        };
+        for (const Refused& c : {Refused{"batch", "along the batch axis"}, Refused{"computed", "by computed indices"},
+                                 Refused{"range", "has index 5, outside [-5, 5)"}}) {
+            Builder b;
+            b.input("x", {-1, 5, 3});
+            const std::string w = c.what;
+            if (w == "computed") {
+                b.node("Gather", {"x", "x"}, "y");
+            } else {
+                b.ints("idx", {w == "range" ? 5 : 0});
+                Builder::attr(b.node("Gather", {"x", "idx"}, "y"), "axis", int64_t{w == "batch" ? 0 : 1});
+            }
+            b.output("y");
+            auto im = b.read();
+            QVERIFY2(!im.ok(), c.what);
+            QVERIFY2(im.error().message.find(c.message) != std::string::npos, (std::string(c.what) + ": " + im.error().message).c_str());
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestOnnxImport)

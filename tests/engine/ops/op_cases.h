@@ -612,6 +612,28 @@ inline const std::vector<OpCase>& opCases() {
         invalid(K::Embedding, "Embedding zero output_dim", {{"input_dim", ai(4)}, {"output_dim", ai(0)}},
                 {ids({2, 3}, 4)}, "must be at least 1, got 0"),
 
+        // ---- Gather: data, and indices per sample or constant ----
+        valid(K::Gather, "Gather constant axis 1", {{"indices", al({4, 0, -1, 0})}}, {uniform({2, 5, 3})}, {2, 4, 3}),
+        valid(K::Gather, "Gather constant single index", {{"axis", ai(-1)}, {"indices", al({2})}, {"indices_shape", al({})}},
+              {uniform({3, 4, 6})}, {3, 4}),
+        valid(K::Gather, "Gather constant 2-D indices", {{"axis", ai(2)}, {"indices", al({0, 3, 3, 1, 2, 0})}, {"indices_shape", al({2, 3})}},
+              {uniform({2, 3, 4})}, {2, 3, 2, 3}),
+        valid(K::Gather, "Gather per sample", {}, {uniform({3, 5, 2}), ids({3, 4}, 5)}, {3, 4, 2}),
+        valid(K::Gather, "Gather per sample inner axis", {{"axis", ai(2)}}, {uniform({2, 3, 4, 2}), ids({2, 2, 3}, 4)},
+              {2, 3, 2, 3, 2}),
+        valid(K::Gather, "Gather per sample large", {}, {uniform({8, 40, 24}), ids({8, 60}, 40)}, {8, 60, 24}),
+        invalid(K::Gather, "Gather batch axis", {{"axis", ai(0)}, {"indices", al({0})}}, {uniform({2, 3})},
+                "cannot gather along the batch axis"),
+        invalid(K::Gather, "Gather axis outside", {{"axis", ai(3)}, {"indices", al({0})}}, {uniform({2, 3, 4})},
+                "outside the axes 1..2"),
+        invalid(K::Gather, "Gather index outside", {{"indices", al({1, 5})}}, {uniform({2, 5})}, "has index 5, outside [-5, 5)"),
+        invalid(K::Gather, "Gather negative index outside", {{"indices", al({-6})}}, {uniform({2, 5})}, "has index -6, outside [-5, 5)"),
+        invalid(K::Gather, "Gather without indices", {}, {uniform({2, 5})}, "needs indices"),
+        invalid(K::Gather, "Gather two kinds of indices", {{"indices", al({1})}}, {uniform({2, 5}), ids({2, 1}, 5)}, "not from both"),
+        invalid(K::Gather, "Gather indices_shape count", {{"indices", al({0, 1, 2})}, {"indices_shape", al({2, 2})}}, {uniform({2, 5})},
+                "holding 4 values for 3 indices"),
+        invalid(K::Gather, "Gather scalar data", {{"indices", al({0})}}, {uniform({2})}, "at least one more dimension"),
+
         // ---- MultiHeadAttention: (query, value) ----
         valid(K::MultiHeadAttention, "MultiHeadAttention cross", {{"num_heads", ai(2)}, {"key_dim", ai(3)}},
               {uniform({2, 3, 4}), uniform({2, 5, 4})}, {2, 3, 4}),

@@ -145,6 +145,7 @@ std::vector<float> makeParam(const ParamSpec& p, std::mt19937& gen) {
 // targets alike: the kernels only differentiate the prediction).
 bool differentiableInput(OpKind kind, size_t k) {
     if (kind == OpKind::Embedding) return false;
+    if (kind == OpKind::Gather) return k == 0;  // the indices are integers
     if (isLoss(kind)) return k == 0;
     return true;
 }
@@ -611,6 +612,31 @@ void refEmbedding(Ref& r) {
             r.out.push_back(r.params[0][sz(static_cast<int64_t>(id) * dim + d)]);
 }
 
+// Gather from its definition: per sample and outer position, the rows the indices pick (negative
+// ones counting from the end of the axis).
+void refGather(Ref& r) {
+    const Shape& ds = r.inShapes[0];
+    int axis = static_cast<int>(r.attrs.getInt("axis"));
+    if (axis < 0) axis += static_cast<int>(ds.rank());
+    const int64_t size = ds[axis], inner = ds.numelFrom(axis + 1);
+    int64_t outer = 1;
+    for (int k = 1; k < axis; ++k) outer *= ds[k];
+    const bool perSample = r.inShapes.size() == 2;
+    std::vector<double> idx;
+    if (perSample) idx = r.in[1];
+    else
+        for (int64_t v : r.attrs.getInts("indices")) idx.push_back(static_cast<double>(v));
+    const int64_t count = perSample ? r.inShapes[1].numelFrom(1) : static_cast<int64_t>(idx.size());
+    r.out.clear();
+    for (int64_t b = 0; b < ds[0]; ++b)
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t j = 0; j < count; ++j) {
+                auto row = static_cast<int64_t>(idx[sz((perSample ? b * count : 0) + j)]);
+                if (row < 0) row += size;
+                for (int64_t q = 0; q < inner; ++q) r.out.push_back(r.x()[sz(((b * outer + o) * size + row) * inner + q)]);
+            }
+}
+
 constexpr double kProbEps = 1e-7;
 // MultiHeadAttention from its definition, in double: per (batch, head) the projections, the
 // scaled scores, the (causal) softmax over the value positions, the weighted values, and the
@@ -849,6 +875,9 @@ void reference(OpKind kind, Ref& r) {
         break;
     case OpKind::Embedding:
         refEmbedding(r);
+        break;
+    case OpKind::Gather:
+        refGather(r);
         break;
     case OpKind::MultiHeadAttention:
         refMultiHeadAttention(r);
@@ -1122,6 +1151,39 @@ private slots:
         Status st = run.forward(x, p, true);
         QVERIFY2(!st.ok(), "bad data was accepted");
         QCOMPARE(st.error().code, ErrorCode::DataError);
+        QVERIFY2(q(st.error().message).contains(message), qPrintable(q(st.error().message)));
+    }
+
+    // Gather with per-sample indices: an index outside the axis at run time is a DataError naming
+    // it and its position, not a crash.
+    void gatherIndexErrors_data() {
+        QTest::addColumn<float>("bad");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("index = size") << 5.0f << "index 5 at position 1 is outside [-5, 5)";
+        QTest::newRow("below -size") << -6.0f << "index -6 at position 1 is outside [-5, 5)";
+        QTest::newRow("fractional") << 2.5f << "index 2.5 at position 1 is outside [-5, 5)";
+    }
+    void gatherIndexErrors() {
+        QFETCH(float, bad);
+        QFETCH(QString, message);
+        const OpCase c = valid(OpKind::Gather, "g", {}, {uniform({2, 5, 3}), ids({2, 2}, 5)}, {2, 2, 3});
+        const OpDef& def = opDef(c.kind);
+        const Node node = caseNode(c);
+        auto attrs = resolveAttrs(def, node);
+        QVERIFY(attrs.ok());
+        const std::vector<Shape> inShapes = concreteInputs(c);
+        const ShapeContext ctx{node, *attrs, inShapes};
+        auto kernel = def.cpu(ctx, shapeOf(c.output));
+        QVERIFY(kernel.ok());
+        std::mt19937 gen(3);
+        std::vector<std::vector<float>> x;
+        for (const auto& in : c.inputs) x.push_back(makeInput(in, gen));
+        x.back()[1] = bad;
+        Runner run(**kernel, sz(shapeOf(c.output).numel()), *m_pool);
+        Status st = run.forward(x, {}, true);
+        QVERIFY2(!st.ok(), "a bad index was accepted");
+        QCOMPARE(st.error().code, ErrorCode::DataError);
+        QCOMPARE(st.error().param("reason"), std::string("index out of range"));
         QVERIFY2(q(st.error().message).contains(message), qPrintable(q(st.error().message)));
     }
 
