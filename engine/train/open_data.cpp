@@ -25,13 +25,15 @@ Result<DataBundle> openData(const json& dataJson, const std::string& projectPath
     const std::string format = dataJson.is_object() ? dataJson.value("format", std::string()) : std::string();
     const bool replace = !replacement.path.empty() || !replacement.imageFiles.empty() || replacement.trainingSplit;
     if (format == "idx" || !data::isStreamingFormat(format)) {
-        if (!replacement.path.empty() || !replacement.imageFiles.empty())
+        // Other rows of a csv table are read with the project's table; IDX files are not.
+        if ((format != "csv" && !replacement.path.empty()) || !replacement.imageFiles.empty())
             return Error(ErrorCode::ConfigError,
                          "data.format: other data can be evaluated only for streamed formats (folder, csv_index, "
-                         "tfrecord); \"" + format + "\" is read into memory")
+                         "tfrecord) and csv tables; \"" +
+                             format + "\" is read into memory")
                 .with("field", "data.format")
-                .with("reason", "other data can be evaluated only for folder, csv_index and tfrecord projects");
-        return loadData(dataJson, projectPath, seed);
+                .with("reason", "other data can be evaluated only for folder, csv_index, tfrecord and csv projects");
+        return loadData(dataJson, projectPath, seed, replacement);
     }
     DataBundle b;
     if (dataJson.contains("inputs")) {
