@@ -578,9 +578,7 @@ Result<DataBundle> loadData(const json& dataJson, const std::string& projectPath
     }
     if (format == "idx") {
         if (!replacement.path.empty())
-            return fieldError("data.format",
-                              "other data can be evaluated only for folder, csv_index, tfrecord and csv "
-                              "projects; \"idx\" is read into memory");
+            return fieldError("data.format", "other IDX files are opened by openData");
         if (!f.has("train")) return fieldError("data.train", "is missing");
         KILN_ASSIGN(b.train, loadIdxPart(f.raw("train"), "data.train", projectPath));
         if (f.has("test")) {

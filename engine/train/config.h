@@ -107,8 +107,8 @@ Result<DataBundle> loadData(const nlohmann::json& data, const std::string& proje
 // The same with other rows in the test split's place (data::TestReplacement::path; csv tables
 // only): they are read with the columns and one-hot categories of the project's table
 // (data::readCsvRows) and standardised with the statistics of its training split, as the model
-// was trained. Labels are checked against `replacement.classes` when it is set. ConfigError
-// naming data.format for IDX data.
+// was trained. Labels are checked against `replacement.classes` when it is set. Other IDX files
+// are openData's (ConfigError naming data.format here).
 Result<DataBundle> loadData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed,
                             const data::TestReplacement& replacement);
 
@@ -120,8 +120,9 @@ Result<DataBundle> loadData(const nlohmann::json& data, const std::string& proje
 constexpr int64_t kDefaultShuffleBuffer = 10000;
 Result<DataBundle> openData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed,
                             int64_t batchSize, bool shuffle = true);
-// The same with other data in the test stream's place (streamed formats and csv tables; see
-// data::TestReplacement). ConfigError naming data.format for IDX data.
+// The same with other data in the test stream's place (see data::TestReplacement): streamed
+// formats, rows of a csv table (loadData), or another pair of IDX files read into memory as the
+// project's IDX splits are.
 Result<DataBundle> openData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed,
                             int64_t batchSize, bool shuffle, const data::TestReplacement& replacement);
 
