@@ -218,7 +218,7 @@ Result<LossConfig> parseLoss(const json& j, const Graph& graph, const std::strin
                 lc.spec.weight = static_cast<float>(w);
             } else {
                 // An attribute of the loss op (from_logits, gamma, label_smoothing...).
-                auto spec = std::find_if(specs->begin(), specs->end(), [&](const AttrSpec& a) { return a.name == k; });
+                auto spec = std::find_if(specs->begin(), specs->end(), [&key = k](const AttrSpec& a) { return a.name == key; });
                 if (spec == specs->end()) {
                     std::string known = "type, output, target, weight, name";
                     for (const auto& a : *specs) known += ", " + a.name;
@@ -296,7 +296,7 @@ Result<PluginMetricConfig> parseMetric(const json& j, const std::string& field) 
                 mc.name = v.get<std::string>();
                 continue;
             }
-            auto spec = std::find_if(plugin->attrs.begin(), plugin->attrs.end(), [&](const AttrSpec& a) { return a.name == k; });
+            auto spec = std::find_if(plugin->attrs.begin(), plugin->attrs.end(), [&key = k](const AttrSpec& a) { return a.name == key; });
             if (spec == plugin->attrs.end()) {
                 std::string known = "type, name";
                 for (const auto& a : plugin->attrs) known += ", " + a.name;
