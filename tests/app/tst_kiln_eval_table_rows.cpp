@@ -48,6 +48,7 @@ struct Sample {
     double confidence = 0;
     double loss = 0;
     QString truth;
+    QStringList features;  // the cells after "correct": the row's values as the file holds them
 };
 
 QMap<int, Sample> readSamples(const QString& path) {
@@ -62,6 +63,7 @@ QMap<int, Sample> readSamples(const QString& path) {
         s.predicted = cells.value(3);
         s.confidence = cells.value(4).toDouble();
         s.loss = cells.value(5).toDouble();
+        s.features = cells.mid(7);
         out.insert(cells.value(1).section(QLatin1Char(':'), -1).toInt(), s);
     }
     return out;
@@ -131,6 +133,8 @@ private slots:
             const Sample& want = m_test[m_testLines[k]];
             const Sample& have = got[int(k) + 2];  // the row's line in rows.csv, after the header
             QCOMPARE(have.truth, want.truth);
+            const QStringList row = tableRow(m_testLines[k] - 2);
+            QCOMPARE(have.features, row.mid(0, 3));  // size, shade, weight: not standardised
             QCOMPARE(have.predicted, want.predicted);
             QVERIFY2(std::abs(have.confidence - want.confidence) < 1e-6, qPrintable(QString::number(have.confidence - want.confidence)));
             QVERIFY2(std::abs(have.loss - want.loss) < 1e-5, qPrintable(QString::number(have.loss - want.loss)));
