@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// kiln-predict: runs trained weights of a project on pictures, folders of pictures, a CSV index
-// or TFRecord files, through the project's own evaluation transforms, and prints each sample's
+// kiln-predict: runs trained weights of a project on pictures, folders of pictures, a CSV index,
+// TFRecord files or new rows of a csv table, through the project's own evaluation transforms
+// (a table's columns, categories and standardisation), and prints each sample's
 // top classes (or regression values) as text, --json or --csv. Exit 0 on success, 2 on bad input
 // (the message names the file), 1 on other failures.
 #include <QCommandLineParser>
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("project"), Cli::tr("The project file (*.kiln)."));
     parser.addPositionalArgument(QStringLiteral("inputs"),
-                                 Cli::tr("Pictures or folders of pictures (image folder projects), or one CSV index or TFRecord file or folder."),
+                                 Cli::tr("Pictures or folders of pictures (image folder projects), or one CSV index, TFRecord file or folder, or CSV file of table rows."),
                                  QStringLiteral("INPUTS..."));
     QCommandLineOption weightsOpt(QStringLiteral("weights"), Cli::tr("The weights (safetensors), or a run folder."), QStringLiteral("W"));
     QCommandLineOption topOpt(QStringLiteral("top-k"), Cli::tr("Number of classes listed per sample (default: 1)."), QStringLiteral("K"),
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
             }
         }
         if (!dataPath.empty()) {
-            printErr(Cli::tr("kiln-predict: %1: give one CSV index or TFRecord input at a time").arg(args[i]));
+            printErr(Cli::tr("kiln-predict: %1: give one CSV index, TFRecord or table rows input at a time").arg(args[i]));
             return 2;
         }
         dataPath = args[i].toStdString();
@@ -145,6 +146,7 @@ int main(int argc, char** argv) {
         options.threads = threads;
         if (!pictures.empty()) options.imageFiles = pictures;
         else options.split = std::filesystem::absolute(dataPath).string();
+        options.labelsOptional = true;  // rows of a table are predicted without their label column
         auto p = api::predict(*project, projectPath, options);
         if (!p.ok()) return fail(p.error(), &project.value());
 

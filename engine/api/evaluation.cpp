@@ -101,6 +101,7 @@ Result<SplitRun> runSplit(const io::Project& project, const std::string& project
     const bool named = split == "test" || split == "validation" || split == "train";
     if (split == "train") replacement.trainingSplit = true;
     else if (!named && split != "pictures") replacement.path = io::resolveDataPath(split, projectPath);
+    replacement.labelsOptional = options.labelsOptional;
     out.split = split;
 
     PrepareOptions setup;
@@ -312,14 +313,16 @@ Result<std::optional<SampleFeatures>> tableFeatures(const io::Project& project, 
     const bool streamedNumbers = format == "tfrecord" || format == "csv_index";
     std::string split = options.split == "val" ? "validation" : options.split;
     const bool named = split == "test" || split == "validation" || split == "train";
-    if (!options.imageFiles.empty() || !(table || streamedNumbers) || (table && !named))
-        return std::optional<SampleFeatures>();
+    if (!options.imageFiles.empty() || !(table || streamedNumbers)) return std::optional<SampleFeatures>();
     // The seed splits the table; the losses' targets are not inputs.
     KILN_ASSIGN(PreparedModel model, prepareModel(project, projectPath, PrepareOptions{}));
     if (streamedNumbers) return streamedFeatures(project, projectPath, split, model);
     nlohmann::json raw = project.data;
     raw["standardize"] = false;  // the split does not depend on it: the same rows, as in the file
-    auto bundle = train::loadData(raw, projectPath, model.config.seed);
+    data::TestReplacement replacement;  // other rows, read with the project's table, in the test split's place
+    if (!named) replacement.path = io::resolveDataPath(split, projectPath);
+    replacement.labelsOptional = options.labelsOptional;
+    auto bundle = train::loadData(raw, projectPath, model.config.seed, replacement);
     if (!bundle.ok()) return bundle.error().file.empty() ? bundle.error().withFile(projectPath) : bundle.error();
     const data::InMemoryDataset* set = split == "train"        ? &bundle->train
                                        : split == "validation" ? (bundle->validation ? &*bundle->validation : nullptr)

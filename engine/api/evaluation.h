@@ -23,10 +23,13 @@ struct EvaluationOptions {
     // run). Required.
     std::string weights;
     // "test", "val" / "validation", "train", or the path of other data in the project's format
-    // (an image folder with class subfolders, a CSV index, TFRecord files).
+    // (an image folder with class subfolders, a CSV index, TFRecord files, rows of a csv table).
     std::string split = "test";
     // Pictures to predict (image folder projects); when set, `split` is not used.
     std::vector<std::string> imageFiles;
+    // Other rows of a csv table (`split` a path) may lack the label column: for predictions,
+    // whose targets are then zeros. Evaluation needs it (ParseError naming the file otherwise).
+    bool labelsOptional = false;
     int threads = 0;                 // CPU threads; 0: all cores
     std::optional<int64_t> batchSize;
 };
@@ -107,7 +110,7 @@ struct SampleFeatures {
 // among them, are left out):
 // - data.format "csv": every file column the model's inputs read, in the order of the inputs and
 //   their columns (a one-hot column is one feature holding its category), the split read again
-//   as training reads it (named splits only);
+//   as training reads it (or the other rows, `options.split` a path);
 // - data.format "tfrecord" or "csv_index" when every model input reads a number column (scalars
 //   or vectors, no pictures): each input column's elements ("x", or "x[0]", "x[1]", ... for a
 //   vector), the split (or other data, `options.split` a path) streamed again in order.

@@ -158,9 +158,20 @@ CsvColumnGroup CsvColumnGroup::range(std::string name, int64_t begin, int64_t en
     return g;
 }
 
-Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOptions& options) {
+namespace {
+
+// A file's records after the byte order mark and the skipped lines, with the header split off
+// and every row checked to have `width` fields.
+struct ParsedTable {
+    std::vector<Record> records;
+    size_t first = 0;  // the first data record
+    std::vector<std::string> header;
+    int headerLine = 0;
+    int64_t width = 0;
+};
+
+Result<ParsedTable> parseTable(const std::string& path, const CsvTableOptions& options) {
     KILN_ASSIGN(std::string text, readWholeFile(path));
-    const std::string file = baseName(path);
 
     // Byte order mark, then the skipped physical lines.
     size_t pos = 0;
@@ -175,39 +186,187 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
         }
         ++line;
     }
-    KILN_ASSIGN(std::vector<Record> records,
-                tokenize(std::string_view(text).substr(pos), options.delimiter, line, path));
+    ParsedTable t;
+    KILN_ASSIGN(t.records, tokenize(std::string_view(text).substr(pos), options.delimiter, line, path));
     text = std::string();
 
-    std::vector<std::string> header;
-    size_t first = 0;
     if (options.hasHeader) {
-        if (records.empty())
+        if (t.records.empty())
             return Error(ErrorCode::DataError, "The table has no header row.")
                 .withFile(path)
                 .with("reason", "empty");
-        header = records[0].fields;
-        first = 1;
+        t.header = t.records[0].fields;
+        t.headerLine = t.records[0].line;
+        t.first = 1;
     }
-    if (records.size() <= first)
+    if (t.records.size() <= t.first)
         return Error(ErrorCode::DataError, "The table has no data rows.")
             .withFile(path)
             .with("reason", "empty");
 
-    const auto width = static_cast<int64_t>(header.empty() ? records[first].fields.size() : header.size());
-    for (size_t r = first; r < records.size(); ++r) {
-        const auto found = static_cast<int64_t>(records[r].fields.size());
-        if (found != width)
+    t.width = static_cast<int64_t>(t.header.empty() ? t.records[t.first].fields.size() : t.header.size());
+    for (size_t r = t.first; r < t.records.size(); ++r) {
+        const auto found = static_cast<int64_t>(t.records[r].fields.size());
+        if (found != t.width)
             return csvParseError(
-                path, records[r].line, 0,
-                "Expected " + std::to_string(width) + " columns, found " + std::to_string(found) + ".",
+                path, t.records[r].line, 0,
+                "Expected " + std::to_string(t.width) + " columns, found " + std::to_string(found) + ".",
                 "column count");
     }
+    return t;
+}
 
+// "Column 4" or "Column 4 ("age")" for field `f` (0-based) of a table with `header`.
+std::string columnWhere(const std::vector<std::string>& header, int64_t f) {
+    const std::string number = "Column " + std::to_string(f + 1);
+    return header.empty() || header[static_cast<size_t>(f)].empty() ? number
+                                                                    : number + " (\"" + header[static_cast<size_t>(f)] + "\")";
+}
+
+// The index of `value` among `categories`, -1 when it is none of them. A number also matches a
+// numeric category of the same value ("1.0" is the category "1").
+int64_t categoryIndex(const std::vector<std::string>& categories, std::string_view value) {
+    // Categories are few; a linear search keeps the sorted order authoritative.
+    for (size_t k = 0; k < categories.size(); ++k)
+        if (categories[k] == value) return static_cast<int64_t>(k);
+    float v = 0.0f;
+    if (!parseNumber(value, &v)) return -1;
+    for (size_t k = 0; k < categories.size(); ++k) {
+        float c = 0.0f;
+        if (parseNumber(categories[k], &c) && c == v) return static_cast<int64_t>(k);
+    }
+    return -1;
+}
+
+std::string joined(const std::vector<std::string>& values) {
+    std::string out;
+    for (const auto& v : values) out += (out.empty() ? "" : ", ") + v;
+    return out;
+}
+
+// The data set of `table`'s rows read by `layout`: file column c of the layout is field
+// fieldOf[c] of a row. `withLabel`: the label column is read (its field is known).
+Result<InMemoryDataset> buildTable(const std::string& path, const ParsedTable& table, const CsvTableOptions& options,
+                                   const CsvTableLayout& layout, const std::vector<int64_t>& fieldOf, bool withLabel) {
+    const auto& records = table.records;
+    const size_t first = table.first;
     auto columnTitle = [&](int64_t c) {
-        return header.empty() || header[static_cast<size_t>(c)].empty() ? "column " + std::to_string(c + 1)
-                                                                        : header[static_cast<size_t>(c)];
+        return layout.header.empty() || layout.header[static_cast<size_t>(c)].empty()
+                   ? "column " + std::to_string(c + 1)
+                   : layout.header[static_cast<size_t>(c)];
     };
+    auto isCategorical = [&](int64_t c) {
+        return std::find(layout.categorical.begin(), layout.categorical.end(), c) != layout.categorical.end();
+    };
+    const auto categoriesOf = [&](int64_t c) -> const std::vector<std::string>& { return layout.categories.at(c); };
+    auto unknownCategory = [&](const Record& rec, int64_t field, const std::string& cell, int64_t c) {
+        return csvParseError(path, rec.line, static_cast<int>(field + 1),
+                             columnWhere(table.header, field) + ": \"" + cell +
+                                 "\" is not one of the categories the model was trained with (" + joined(categoriesOf(c)) +
+                                 ").",
+                             "unknown category")
+            .with("value", cell)
+            .with("categories", joined(categoriesOf(c)));
+    };
+
+    const auto count = static_cast<int64_t>(records.size() - first);
+    std::vector<Column> columns;
+    for (const auto& [groupName, cols] : layout.groups) {
+        Column col;
+        col.name = groupName;
+        for (int64_t c : cols) {
+            if (isCategorical(c)) {
+                for (const auto& v : categoriesOf(c)) {
+                    col.elementNames.push_back(columnTitle(c) + "=" + v);
+                    col.elementColumns.push_back(c);
+                    col.elementCategories.push_back(v);
+                }
+            } else {
+                col.elementNames.push_back(columnTitle(c));
+                col.elementColumns.push_back(c);
+                col.elementCategories.emplace_back();
+            }
+        }
+        const auto featureCount = static_cast<int64_t>(col.elementNames.size());
+        col.sampleShape = Shape{featureCount};
+        col.values.assign(static_cast<size_t>(count * featureCount), 0.0f);
+        float* out = col.values.data();
+        for (size_t r = first; r < records.size(); ++r) {
+            const Record& rec = records[r];
+            for (int64_t c : cols) {
+                const int64_t field = fieldOf[static_cast<size_t>(c)];
+                const std::string& cell = rec.fields[static_cast<size_t>(field)];
+                if (isCategorical(c)) {
+                    const int64_t k = categoryIndex(categoriesOf(c), trim(cell));
+                    if (k < 0) return unknownCategory(rec, field, std::string(trim(cell)), c);
+                    out[k] = 1.0f;
+                    out += categoriesOf(c).size();
+                    continue;
+                }
+                float v = 0.0f;
+                if (!parseNumber(cell, &v)) {
+                    const std::string where = columnWhere(table.header, field);
+                    if (trim(cell).empty()) {
+                        if (!options.allowMissing)
+                            return csvParseError(path, rec.line, static_cast<int>(field + 1), where + " is empty.",
+                                                 "empty value");
+                        v = std::numeric_limits<float>::quiet_NaN();
+                    } else {
+                        std::string message = where;
+                        message.append(": \"").append(cell).append("\" is not a number.");
+                        return csvParseError(path, rec.line, static_cast<int>(field + 1), message, "not a number");
+                    }
+                }
+                *out++ = v;
+            }
+        }
+        columns.push_back(std::move(col));
+    }
+
+    const int64_t labelCol = layout.labelColumn;
+    if (labelCol >= 0 && withLabel) {
+        const int64_t field = fieldOf[static_cast<size_t>(labelCol)];
+        Column label;
+        label.name = options.labelName;
+        label.sampleShape = Shape{};
+        label.values.resize(static_cast<size_t>(count));
+        if (options.categoricalLabel) label.classNames = categoriesOf(labelCol);
+        for (size_t r = first; r < records.size(); ++r) {
+            const Record& rec = records[r];
+            const std::string& cell = rec.fields[static_cast<size_t>(field)];
+            float v = 0.0f;
+            if (options.categoricalLabel) {
+                const int64_t k = categoryIndex(categoriesOf(labelCol), trim(cell));
+                if (k < 0) return unknownCategory(rec, field, std::string(trim(cell)), labelCol);
+                v = static_cast<float>(k);
+            } else if (!parseNumber(cell, &v) || !std::isfinite(v)) {
+                const std::string what = trim(cell).empty() ? "is empty" : "\"" + cell + "\" is not a number";
+                return csvParseError(path, rec.line, static_cast<int>(field + 1),
+                                     "Label column " + std::to_string(field + 1) + ": " + what +
+                                         " (set categoricalLabel for class names).",
+                                     "bad label");
+            }
+            label.values[r - first] = v;
+        }
+        columns.push_back(std::move(label));
+    }
+    KILN_ASSIGN(InMemoryDataset set, InMemoryDataset::create(count, std::move(columns)));
+    std::vector<int64_t> lines;
+    lines.reserve(static_cast<size_t>(count));
+    for (size_t r = first; r < records.size(); ++r) lines.push_back(records[r].line);
+    KILN_TRY(set.setSourceLines(path, std::move(lines)));
+    return set;
+}
+
+}  // namespace
+
+Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOptions& options, CsvTableLayout* layoutOut) {
+    KILN_ASSIGN(ParsedTable table, parseTable(path, options));
+    const std::string file = baseName(path);
+    const auto& header = table.header;
+    const int64_t width = table.width;
+    const auto& records = table.records;
+
     auto resolve = [&](const CsvColumnRef& ref, const char* role) -> Result<int64_t> {
         if (ref.byName()) {
             if (header.empty())
@@ -226,15 +385,19 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
         return c;
     };
 
-    int64_t labelCol = -1;
+    CsvTableLayout layout;
+    layout.header = header;
+    layout.width = width;
     if (options.labelColumn) {
-        KILN_ASSIGN(labelCol, resolve(*options.labelColumn, "label"));
+        KILN_ASSIGN(layout.labelColumn, resolve(*options.labelColumn, "label"));
     }
+    const int64_t labelCol = layout.labelColumn;
     std::set<int64_t> categorical;
     for (const auto& ref : options.categoricalColumns) {
         KILN_ASSIGN(int64_t c, resolve(ref, "categorical"));
         categorical.insert(c);
     }
+    layout.categorical.assign(categorical.begin(), categorical.end());
     std::set<int64_t> ignored;
     for (const auto& ref : options.ignoredColumns) {
         KILN_ASSIGN(int64_t c, resolve(ref, "ignored"));
@@ -242,12 +405,11 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
     }
 
     // Groups as lists of file columns.
-    std::vector<std::pair<std::string, std::vector<int64_t>>> groups;
     if (options.groups.empty()) {
         std::vector<int64_t> all;
         for (int64_t c = 0; c < width; ++c)
             if (c != labelCol && !ignored.count(c)) all.push_back(c);
-        groups.emplace_back(options.featuresName, std::move(all));
+        layout.groups.emplace_back(options.featuresName, std::move(all));
     } else {
         for (const auto& g : options.groups) {
             std::vector<int64_t> cols;
@@ -258,112 +420,82 @@ Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOpti
                                                  ref.toString() + ".");
                 cols.push_back(c);
             }
-            groups.emplace_back(g.name, std::move(cols));
+            layout.groups.emplace_back(g.name, std::move(cols));
         }
     }
 
     // Categories of every one-hot column (and of the label when it holds names).
-    std::map<int64_t, std::vector<std::string>> categories;
     auto collect = [&](int64_t c) {
         std::set<std::string> values;
-        for (size_t r = first; r < records.size(); ++r)
+        for (size_t r = table.first; r < records.size(); ++r)
             values.insert(std::string(trim(records[r].fields[static_cast<size_t>(c)])));
-        categories[c] = sortedCategories(values);
+        layout.categories[c] = sortedCategories(values);
     };
     for (int64_t c : categorical) collect(c);
     if (labelCol >= 0 && options.categoricalLabel) collect(labelCol);
-    auto categoryIndex = [&](int64_t c, std::string_view value) -> int64_t {
-        const auto& cats = categories[c];
-        // Categories are few; a linear search keeps the sorted order authoritative.
-        for (size_t k = 0; k < cats.size(); ++k)
-            if (cats[k] == value) return static_cast<int64_t>(k);
-        return -1;
-    };
 
-    const auto count = static_cast<int64_t>(records.size() - first);
-    std::vector<Column> columns;
-    for (const auto& [groupName, cols] : groups) {
-        Column col;
-        col.name = groupName;
-        for (int64_t c : cols) {
-            if (categorical.count(c)) {
-                for (const auto& v : categories[c]) {
-                    col.elementNames.push_back(columnTitle(c) + "=" + v);
-                    col.elementColumns.push_back(c);
-                    col.elementCategories.push_back(v);
-                }
-            } else {
-                col.elementNames.push_back(columnTitle(c));
-                col.elementColumns.push_back(c);
-                col.elementCategories.emplace_back();
-            }
-        }
-        const auto featureCount = static_cast<int64_t>(col.elementNames.size());
-        col.sampleShape = Shape{featureCount};
-        col.values.assign(static_cast<size_t>(count * featureCount), 0.0f);
-        float* out = col.values.data();
-        for (size_t r = first; r < records.size(); ++r) {
-            const Record& rec = records[r];
-            for (int64_t c : cols) {
-                const std::string& cell = rec.fields[static_cast<size_t>(c)];
-                if (categorical.count(c)) {
-                    const int64_t k = categoryIndex(c, trim(cell));
-                    out[k] = 1.0f;
-                    out += categories[c].size();
-                    continue;
-                }
-                float v = 0.0f;
-                if (!parseNumber(cell, &v)) {
-                    const std::string where = header.empty() || header[static_cast<size_t>(c)].empty()
-                                                  ? "Column " + std::to_string(c + 1)
-                                                  : "Column " + std::to_string(c + 1) + " (\"" +
-                                                        header[static_cast<size_t>(c)] + "\")";
-                    if (trim(cell).empty()) {
-                        if (!options.allowMissing)
-                            return csvParseError(path, rec.line, static_cast<int>(c + 1), where + " is empty.",
-                                              "empty value");
-                        v = std::numeric_limits<float>::quiet_NaN();
-                    } else {
-                        std::string message = where;
-                        message.append(": \"").append(cell).append("\" is not a number.");
-                        return csvParseError(path, rec.line, static_cast<int>(c + 1), message, "not a number");
-                    }
-                }
-                *out++ = v;
-            }
-        }
-        columns.push_back(std::move(col));
-    }
-
-    if (labelCol >= 0) {
-        Column label;
-        label.name = options.labelName;
-        label.sampleShape = Shape{};
-        label.values.resize(static_cast<size_t>(count));
-        if (options.categoricalLabel) label.classNames = categories[labelCol];
-        for (size_t r = first; r < records.size(); ++r) {
-            const Record& rec = records[r];
-            const std::string& cell = rec.fields[static_cast<size_t>(labelCol)];
-            float v = 0.0f;
-            if (options.categoricalLabel) {
-                v = static_cast<float>(categoryIndex(labelCol, trim(cell)));
-            } else if (!parseNumber(cell, &v) || !std::isfinite(v)) {
-                const std::string what = trim(cell).empty() ? "is empty" : "\"" + cell + "\" is not a number";
-                return csvParseError(path, rec.line, static_cast<int>(labelCol + 1),
-                                  "Label column " + std::to_string(labelCol + 1) + ": " + what +
-                                      " (set categoricalLabel for class names).",
-                                  "bad label");
-            }
-            label.values[r - first] = v;
-        }
-        columns.push_back(std::move(label));
-    }
-    KILN_ASSIGN(InMemoryDataset set, InMemoryDataset::create(count, std::move(columns)));
-    std::vector<int64_t> lines;
-    lines.reserve(static_cast<size_t>(count));
-    for (size_t r = first; r < records.size(); ++r) lines.push_back(records[r].line);
-    KILN_TRY(set.setSourceLines(path, std::move(lines)));
+    std::vector<int64_t> fieldOf(static_cast<size_t>(width));
+    for (int64_t c = 0; c < width; ++c) fieldOf[static_cast<size_t>(c)] = c;
+    KILN_ASSIGN(InMemoryDataset set, buildTable(path, table, options, layout, fieldOf, true));
+    if (layoutOut != nullptr) *layoutOut = std::move(layout);
     return set;
+}
+
+Result<InMemoryDataset> readCsvRows(const std::string& path, const CsvTableOptions& options, const CsvTableLayout& layout,
+                                    bool requireLabel) {
+    KILN_ASSIGN(ParsedTable table, parseTable(path, options));
+    const std::string file = baseName(path);
+    // The file columns of the layout that are read: the groups' and the label.
+    std::set<int64_t> used;
+    for (const auto& group : layout.groups) used.insert(group.second.begin(), group.second.end());
+    const int64_t labelCol = layout.labelColumn;
+
+    std::vector<int64_t> fieldOf(static_cast<size_t>(layout.width), -1);
+    bool withLabel = labelCol >= 0;
+    if (!layout.header.empty() && table.header != layout.header) {
+        // By name: each column the model reads must be in this header.
+        for (int64_t c = 0; c < layout.width; ++c) {
+            if (!used.count(c) && c != labelCol) continue;
+            const std::string& name = layout.header[static_cast<size_t>(c)];
+            const auto it = name.empty() ? table.header.end() : std::find(table.header.begin(), table.header.end(), name);
+            if (it != table.header.end()) {
+                fieldOf[static_cast<size_t>(c)] = it - table.header.begin();
+                continue;
+            }
+            if (c == labelCol && !requireLabel) {
+                withLabel = false;
+                continue;
+            }
+            const std::string what = name.empty() ? "column " + std::to_string(c + 1) + " (unnamed in the project's table)"
+                                                  : "column \"" + name + "\"";
+            return csvParseError(path, table.headerLine, 0,
+                                 "The header of " + file + " has no " + what +
+                                     (c == labelCol ? ": evaluation needs the label column." : ", which the model reads."),
+                                 c == labelCol ? "missing label column" : "missing column")
+                .with("column_name", name.empty() ? "column " + std::to_string(c + 1) : name);
+        }
+    } else if (table.width == layout.width) {
+        for (int64_t c = 0; c < layout.width; ++c) fieldOf[static_cast<size_t>(c)] = c;
+    } else if (labelCol >= 0 && table.width == layout.width - 1 && layout.header.empty()) {
+        // Every column but the label, in the table's order.
+        if (requireLabel)
+            return csvParseError(path, table.records[table.first].line, 0,
+                                 "Expected " + std::to_string(layout.width) + " columns as in the project's table, found " +
+                                     std::to_string(table.width) + ": evaluation needs the label column " +
+                                     std::to_string(labelCol + 1) + ".",
+                                 "missing label column");
+        for (int64_t c = 0; c < layout.width; ++c)
+            if (c != labelCol) fieldOf[static_cast<size_t>(c)] = c < labelCol ? c : c - 1;
+        withLabel = false;
+    } else {
+        return csvParseError(path, table.records[table.first].line, 0,
+                             "Expected " + std::to_string(layout.width) + " columns as in the project's table" +
+                                 (labelCol >= 0 ? " (or " + std::to_string(layout.width - 1) + " without the label column)"
+                                                : std::string()) +
+                                 ", found " + std::to_string(table.width) + ".",
+                             "column count");
+    }
+    return buildTable(path, table, options, layout, fieldOf, withLabel);
 }
 
 Result<std::vector<CsvRecord>> tokenizeCsv(std::string_view text, const std::string& path, char delimiter) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,12 +68,39 @@ struct CsvTableOptions {
     std::string labelName = "label";
 };
 
+// How readCsvTable made data columns of a table's file columns: kept so that other rows can be
+// read the same way (readCsvRows), into the same elements with the same categories.
+struct CsvTableLayout {
+    std::vector<std::string> header;  // the header row; empty without one
+    int64_t width = 0;                // columns per row
+    int64_t labelColumn = -1;         // 0-based; -1 for a table without labels
+    // The data columns in order: name and the 0-based file columns gathered into it.
+    std::vector<std::pair<std::string, std::vector<int64_t>>> groups;
+    std::vector<int64_t> categorical;  // the one-hot file columns
+    // The sorted categories of every one-hot column (and of the label when it holds names).
+    std::map<int64_t, std::vector<std::string>> categories;
+};
+
 // Reads a table into a data set: one column per group (shape [F]) and the scalar label column.
 // Handles quoted fields (with "" escapes, delimiters and line breaks inside), CRLF line ends, a
 // UTF-8 byte order mark and blank lines. Errors are ParseError with the file, the line and the
 // 1-based column; Error::toString() reads e.g. `breast.csv:17:4: Column 4: "abc" is not a number.`
-// Bad options (an unknown column name, a position past the end) are InvalidArgument.
-Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOptions& options = {});
+// Bad options (an unknown column name, a position past the end) are InvalidArgument. `layout`,
+// when given, receives the columns as resolved.
+Result<InMemoryDataset> readCsvTable(const std::string& path, const CsvTableOptions& options = {},
+                                     CsvTableLayout* layout = nullptr);
+
+// Reads other rows (new samples to predict) the way `layout` of another table was read, with the
+// same `options` (skipped lines, header, delimiter, missing cells): the same data columns of the
+// same elements in the same order, one-hot columns over the categories of `layout`. With a header
+// the columns are found by their names in it, so they may stand in another order and others may
+// be added; without one, a row holds the columns of the table, or all but the label column. The
+// label column is left out when the rows do not have it, unless `requireLabel`. ParseError naming
+// the file, the line and the column for a column that is missing (the header's line), a category
+// that is not one of the layout's (naming the value and the known ones), a cell that is not a
+// number.
+Result<InMemoryDataset> readCsvRows(const std::string& path, const CsvTableOptions& options, const CsvTableLayout& layout,
+                                    bool requireLabel);
 
 // One record of a CSV text: its cells (quotes removed, unquoted cells trimmed) and the 1-based
 // physical line where it starts.

@@ -44,8 +44,12 @@ Result<DataPipelines> openDataPipelines(const nlohmann::json& data, const PathRe
 struct TestReplacement {
     // Opened as the project's format opens it: an image folder with one subfolder per class
     // (classes matched by name to the training classes), a CSV index (all rows), TFRecord files
-    // or a folder of them, an IDX pair.
+    // or a folder of them, an IDX pair, or rows of a CSV table (data.format "csv", read by
+    // train::loadData with the project table's columns, categories and standardisation).
     std::string path;
+    // Rows of a CSV table may lack the label column (for predictions only): zeros stand in for
+    // the labels, so that the model's loss still has its target.
+    bool labelsOptional = false;
     // Or, for image folder projects: pictures whose class is unknown (for predictions only).
     std::vector<std::string> imageFiles;
     // Or the training split itself, in order, with the evaluation transforms (no augmentation).

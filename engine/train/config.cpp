@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "engine/core/device.h"
 #include "engine/data/csv_table.h"
+#include "engine/data/data_config.h"
 #include "engine/data/idx_reader.h"
 #include "engine/data/split.h"
 #include "engine/io/project.h"
@@ -216,7 +218,7 @@ Result<LossConfig> parseLoss(const json& j, const Graph& graph, const std::strin
                 lc.spec.weight = static_cast<float>(w);
             } else {
                 // An attribute of the loss op (from_logits, gamma, label_smoothing...).
-                auto spec = std::find_if(specs->begin(), specs->end(), [&](const AttrSpec& a) { return a.name == k; });
+                auto spec = std::find_if(specs->begin(), specs->end(), [&key = k](const AttrSpec& a) { return a.name == key; });
                 if (spec == specs->end()) {
                     std::string known = "type, output, target, weight, name";
                     for (const auto& a : *specs) known += ", " + a.name;
@@ -294,7 +296,7 @@ Result<PluginMetricConfig> parseMetric(const json& j, const std::string& field) 
                 mc.name = v.get<std::string>();
                 continue;
             }
-            auto spec = std::find_if(plugin->attrs.begin(), plugin->attrs.end(), [&](const AttrSpec& a) { return a.name == k; });
+            auto spec = std::find_if(plugin->attrs.begin(), plugin->attrs.end(), [&key = k](const AttrSpec& a) { return a.name == key; });
             if (spec == plugin->attrs.end()) {
                 std::string known = "type, name";
                 for (const auto& a : plugin->attrs) known += ", " + a.name;
@@ -518,6 +520,37 @@ Result<std::vector<data::CsvColumnRef>> columnList(const json& j, const std::str
     return out;
 }
 
+// Other rows' labels: every one a class of the model (`classes` > 0: a whole number from 0 below
+// it), else it would be counted in a wrong confusion matrix cell, or in none; the row is named by
+// its file and line. Rows without labels get a label column of zeros (predictions only), since
+// every loss of the model reads its target.
+Status checkOtherLabels(data::InMemoryDataset& rows, const std::string& labelName, int64_t classes) {
+    const data::Column* labels = rows.column(labelName);
+    if (labels == nullptr) {
+        data::Column zeros;
+        zeros.name = labelName;
+        zeros.sampleShape = Shape{};
+        zeros.values.assign(static_cast<size_t>(rows.count()), 0.0f);
+        return rows.addColumn(std::move(zeros));
+    }
+    if (classes <= 0) return {};
+    for (int64_t i = 0; i < rows.count(); ++i) {
+        const float v = labels->values[static_cast<size_t>(i)];
+        if (v >= 0 && v < static_cast<float>(classes) && v == std::floor(v)) continue;
+        std::ostringstream text;
+        text << v;
+        const auto line = static_cast<int>(rows.sourceLine(i));
+        return Error(ErrorCode::DataError, "The label " + text.str() + " is not one of the model's classes (0 to " +
+                                               std::to_string(classes - 1) + ").")
+            .withFile(rows.sourceFile(), line)
+            .with("file", rows.sourceFile())
+            .with("line", std::to_string(line))
+            .with("label", text.str())
+            .with("reason", "unknown class");
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<std::map<std::string, std::string>> readInputMap(const json& inputs) {
@@ -531,6 +564,11 @@ Result<std::map<std::string, std::string>> readInputMap(const json& inputs) {
 }
 
 Result<DataBundle> loadData(const json& dataJson, const std::string& projectPath, uint64_t seed) {
+    return loadData(dataJson, projectPath, seed, data::TestReplacement{});
+}
+
+Result<DataBundle> loadData(const json& dataJson, const std::string& projectPath, uint64_t seed,
+                            const data::TestReplacement& replacement) {
     DataBundle b;
     Fields f(dataJson, "data");
     std::string format;
@@ -539,6 +577,8 @@ Result<DataBundle> loadData(const json& dataJson, const std::string& projectPath
         KILN_ASSIGN(b.inputs, readInputMap(f.raw("inputs")));
     }
     if (format == "idx") {
+        if (!replacement.path.empty())
+            return fieldError("data.format", "other IDX files are opened by openData");
         if (!f.has("train")) return fieldError("data.train", "is missing");
         KILN_ASSIGN(b.train, loadIdxPart(f.raw("train"), "data.train", projectPath));
         if (f.has("test")) {
@@ -592,7 +632,8 @@ Result<DataBundle> loadData(const json& dataJson, const std::string& projectPath
             if (valFraction < 0 || testFraction < 0 || valFraction + testFraction >= 1)
                 return fieldError("data.split", "fractions must be non-negative and leave some training data");
         }
-        KILN_ASSIGN(auto all, data::readCsvTable(io::resolveDataPath(path, projectPath), opt));
+        data::CsvTableLayout layout;
+        KILN_ASSIGN(auto all, data::readCsvTable(io::resolveDataPath(path, projectPath), opt, &layout));
         const data::Column* labels = all.column(opt.labelName);
         KILN_ASSIGN(auto parts, data::splitIndices(all.count(), {1.0 - valFraction - testFraction, valFraction, testFraction},
                                                    seed, stratify && labels ? labels->values.data() : nullptr));
@@ -605,8 +646,14 @@ Result<DataBundle> loadData(const json& dataJson, const std::string& projectPath
             KILN_ASSIGN(auto t, all.subset(parts[2]));
             b.test = std::move(t);
         }
+        if (!replacement.path.empty()) {
+            // Other rows, read as the project's table was read, in the test split's place.
+            KILN_ASSIGN(auto rows, data::readCsvRows(replacement.path, opt, layout, !replacement.labelsOptional));
+            if (layout.labelColumn >= 0) KILN_TRY(checkOtherLabels(rows, opt.labelName, replacement.classes));
+            b.test = std::move(rows);
+        }
         if (standardize) {
-            // Fitted on the training split only, then applied to every split.
+            // Fitted on the training split only, then applied to every split (and other rows).
             for (const auto& col : b.train.columnData()) {
                 if (col.name == opt.labelName) continue;
                 KILN_ASSIGN(auto st, data::Standardizer::fit(b.train, col.name));

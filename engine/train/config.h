@@ -104,6 +104,13 @@ Result<std::map<std::string, std::string>> readInputMap(const nlohmann::json& in
 // Loads the "data" section (idx or csv). Relative paths are taken from the project's folder;
 // ${KILN_DATA} expands to the data cache.
 Result<DataBundle> loadData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed);
+// The same with other rows in the test split's place (data::TestReplacement::path; csv tables
+// only): they are read with the columns and one-hot categories of the project's table
+// (data::readCsvRows) and standardised with the statistics of its training split, as the model
+// was trained. Labels are checked against `replacement.classes` when it is set. Other IDX files
+// are openData's (ConfigError naming data.format here).
+Result<DataBundle> loadData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed,
+                            const data::TestReplacement& replacement);
 
 // The data section as training takes it: image folders, CSV indexes and TFRecord files become
 // streaming pipelines (engine/data/data_config.h, batches of `batchSize` unless data.batch_size
@@ -113,8 +120,9 @@ Result<DataBundle> loadData(const nlohmann::json& data, const std::string& proje
 constexpr int64_t kDefaultShuffleBuffer = 10000;
 Result<DataBundle> openData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed,
                             int64_t batchSize, bool shuffle = true);
-// The same with other data in the test stream's place (streamed formats only; see
-// data::TestReplacement). ConfigError naming data.format for in-memory formats.
+// The same with other data in the test stream's place (see data::TestReplacement): streamed
+// formats, rows of a csv table (loadData), or another pair of IDX files read into memory as the
+// project's IDX splits are.
 Result<DataBundle> openData(const nlohmann::json& data, const std::string& projectPath, uint64_t seed,
                             int64_t batchSize, bool shuffle, const data::TestReplacement& replacement);
 

@@ -1,7 +1,8 @@
 // kiln-test-libs: kiln_data
 // SPDX-License-Identifier: Apache-2.0
 // CSV table reader: quoting, CRLF, headers, skipped rows, one-hot columns, column groups,
-// error positions and messages, and the real scikit-learn tables when they are cached.
+// error positions and messages, other rows read with a table's layout, and the real
+// scikit-learn tables when they are cached.
 #include <QtTest>
 
 #include <zlib.h>
@@ -237,6 +238,90 @@ private slots:
         QCOMPARE(iris->column("label")->classNames,
                  (std::vector<std::string>{"setosa", "versicolor", "virginica"}));
         QCOMPARE(iris->column("label")->values, floats({2, 0, 1, 0}));
+    }
+
+    // Other rows read with the layout of a table: the same elements and categories, columns found
+    // by header name (in another order, with extra columns, without the label), or by position
+    // (with or without the label column); bad rows name the file, line and column.
+    void otherRowsByLayout() {
+        CsvTableOptions o;
+        o.hasHeader = true;
+        o.labelColumn = "label";
+        o.categoricalColumns = {"shade", "size"};
+        CsvTableLayout layout;
+        auto set = readCsvTable(write("id,shade,size,w,label\n1,red,10,0.5,0\n2,blue,2,1.5,1\n3,red,1,2.5,1\n"), o, &layout);
+        QVERIFY2(set.ok(), why(set).c_str());
+        QCOMPARE(layout.width, int64_t{5});
+        QCOMPARE(layout.labelColumn, int64_t{4});
+        QCOMPARE(layout.categories.at(2), (std::vector<std::string>{"1", "2", "10"}));
+        const Column* f = set->column("features");
+
+        // Another order, an extra column, no label; "10.0" is the category "10".
+        auto rows = readCsvRows(write("w,note,size,shade,id\n7.5,x,10.0,blue,9\n0.25,y,2,red,8\n"), o, layout, false);
+        QVERIFY2(rows.ok(), why(rows).c_str());
+        QVERIFY(rows->column("label") == nullptr);
+        const Column* g = rows->column("features");
+        QCOMPARE(g->elementNames, f->elementNames);
+        QCOMPARE(g->elementCategories, f->elementCategories);
+        // id | shade=blue shade=red | size=1 size=2 size=10 | w
+        QCOMPARE(g->values, floats({9, 1, 0, 0, 0, 1, 7.5f,  //
+                                    8, 0, 1, 0, 1, 0, 0.25f}));
+        QCOMPARE(rows->sourceLine(1), int64_t{3});
+
+        // The label is required for evaluation: named in the message, the header's line.
+        const std::string unlabelled = write("id,shade,size,w\n1,red,1,0\n");
+        auto noLabel = readCsvRows(unlabelled, o, layout, true);
+        QVERIFY(!noLabel.ok());
+        QCOMPARE(noLabel.error().code, ErrorCode::ParseError);
+        QCOMPARE(noLabel.error().file, unlabelled);
+        QCOMPARE(noLabel.error().line, 1);
+        QVERIFY2(noLabel.error().message.find("\"label\"") != std::string::npos, noLabel.error().message.c_str());
+        QCOMPARE(noLabel.error().param("reason"), std::string("missing label column"));
+
+        // A feature column that is missing.
+        auto noShade = readCsvRows(write("id,size,w,label\n1,1,0,1\n"), o, layout, false);
+        QVERIFY(!noShade.ok());
+        QCOMPARE(noShade.error().line, 1);
+        QCOMPARE(noShade.error().param("column_name"), std::string("shade"));
+        QVERIFY2(noShade.error().message.find("\"shade\", which the model reads") != std::string::npos,
+                 noShade.error().message.c_str());
+
+        // A category the table does not have: the value, the column and the known categories.
+        const std::string green = write("id,shade,size,w,label\n1,red,1,0,1\n2,green,1,0,1\n");
+        auto unknown = readCsvRows(green, o, layout, true);
+        QVERIFY(!unknown.ok());
+        QCOMPARE(unknown.error().line, 3);
+        QCOMPARE(unknown.error().column, 2);
+        QCOMPARE(unknown.error().param("value"), std::string("green"));
+        QCOMPARE(unknown.error().param("reason"), std::string("unknown category"));
+        QVERIFY2(unknown.error().message.find("Column 2 (\"shade\"): \"green\"") != std::string::npos &&
+                     unknown.error().message.find("(blue, red)") != std::string::npos,
+                 unknown.error().message.c_str());
+
+        // A number column holding text.
+        auto text = readCsvRows(write("id,shade,size,w,label\n1,red,1,heavy,1\n"), o, layout, true);
+        QVERIFY(!text.ok());
+        QCOMPARE(text.error().line, 2);
+        QCOMPARE(text.error().column, 4);
+        QCOMPARE(text.error().param("reason"), std::string("not a number"));
+
+        // Without a header: the table's columns, or all but the label (here the first column).
+        CsvTableOptions p;
+        p.labelColumn = 0;
+        CsvTableLayout plain;
+        QVERIFY(readCsvTable(write("0,1,2\n1,3,4\n"), p, &plain).ok());
+        auto full = readCsvRows(write("1,5,6\n"), p, plain, true);
+        QVERIFY2(full.ok(), why(full).c_str());
+        QCOMPARE(full->column("features")->values, floats({5, 6}));
+        QCOMPARE(full->column("label")->values, floats({1}));
+        auto bare = readCsvRows(write("5,6\n7,8\n"), p, plain, false);
+        QVERIFY2(bare.ok(), why(bare).c_str());
+        QCOMPARE(bare->column("features")->values, floats({5, 6, 7, 8}));
+        QVERIFY(bare->column("label") == nullptr);
+        QVERIFY(!readCsvRows(write("5,6\n"), p, plain, true).ok());
+        auto wide = readCsvRows(write("5,6,7,8\n"), p, plain, false);
+        QVERIFY(!wide.ok());
+        QCOMPARE(wide.error().param("reason"), std::string("column count"));
     }
 
     void columnGroups() {

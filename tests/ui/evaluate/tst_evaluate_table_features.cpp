@@ -7,14 +7,16 @@
 // file's row they came from (each row has a distinct id), whose label must be the record's true
 // class, and its source names the file and the line of that row; the CSV export carries the
 // same values, and a second opening from the stored results shows them too. TFRecord Examples
-// of numbers get their values the same way.
+// of numbers get their values the same way, and so do other rows of a table given as other data.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_ui_training
 #include <QtTest>
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QDialog>
 #include <QHeaderView>
+#include <QLineEdit>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -93,6 +95,17 @@ json training() {
             {"optimizer", {{"type", "adam"}, {"learning_rate", 0.05}}},
             {"loss", {{"type", "SparseCategoricalCrossentropy"}, {"from_logits", true}}},
             {"metrics", {"accuracy"}}};
+}
+
+// Chooses Other data in the view's split box and types `file` as its path.
+QLineEdit* chooseOtherData(QWidget& view, const QString& file) {
+    auto* split = view.findChild<QComboBox*>(QStringLiteral("evalSplit"));
+    auto* path = view.findChild<QLineEdit*>(QStringLiteral("evalDataPath"));
+    if (!split || !path) return nullptr;
+    split->setFocus();
+    QTest::keyClick(split, Qt::Key_End);
+    QTest::keyClicks(path, file);
+    return path;
 }
 
 // Reads a CSV file written by the export (no quoted fields in these tables).
@@ -252,6 +265,81 @@ private slots:
             QCOMPARE(again.sampleModel()->data(again.sampleModel()->index(r, SampleTableModel::Source)).toString(),
                      QStringLiteral("%1:%2").arg(tableFile).arg(file[0].toInt() - 98));
         }
+    }
+
+    // Other data of a table project: a CSV file of rows (columns in another order) is evaluated
+    // as typed under Other data, each sample showing its own row's values and named by the file
+    // and line; a row whose category the table does not have is refused, naming file, line and
+    // column, the value and the known categories.
+    void otherRowsShowTheirFeatures() {
+        const QString folder = m_dir.filePath(QStringLiteral("rows"));
+        QVERIFY(QDir().mkpath(folder));
+        const std::map<int, Row> rows = writeNamedTable(QDir(folder).filePath(QStringLiteral("table.csv")));
+        const json j = {
+            {"format", "kiln-project"},
+            {"version", 2},
+            {"name", "rows"},
+            {"graph",
+             {{"nodes", json::array({{{"name", "x"}, {"op", "Input"}, {"attrs", {{"shape", {5}}}}},
+                                     {{"name", "logits"}, {"op", "Dense"}, {"inputs", {"x"}}, {"attrs", {{"units", 3}}}}})}}},
+            {"data",
+             {{"format", "csv"},
+              {"path", "table.csv"},
+              {"header", true},
+              {"label_column", "label"},
+              {"categorical_columns", {"colour"}},
+              {"standardize", true},
+              {"split", {{"test", 0.25}}}}},
+            {"training", training()}};
+        const engine::io::Project project = parse(j, "rows.kiln");
+        QVERIFY(!project.graph.nodes.empty());
+        EvaluateView view;
+        QString runDir;
+        QVERIFY(trainAndEvaluate(view, project, folder, &runDir));
+
+        // Seven rows of the table, the columns in another order.
+        const QString other = QDir(folder).filePath(QStringLiteral("new_rows.csv"));
+        QByteArray text = "label,colour,id,reading\n";
+        for (int id = 150; id < 157; ++id) {
+            const Row& r = rows.at(id);
+            text += (QStringList{r[3], r[2], r[0], r[1]}.join(QLatin1Char(',')) + QLatin1Char('\n')).toUtf8();
+        }
+        {
+            QFile f(other);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text);
+        }
+        QLineEdit* path = chooseOtherData(view, other);
+        QVERIFY(path);
+        QString error;
+        QVERIFY2(test::evaluateWithClick(view, &error), qPrintable(error));
+        SampleTableModel* samples = view.sampleModel();
+        QCOMPARE(samples->rowCount(), 7);
+        const int id = SampleTableModel::ColumnCount, reading = id + 1, colour = id + 2;
+        QCOMPARE(samples->headerData(colour, Qt::Horizontal).toString(), QStringLiteral("colour"));
+        for (int r = 0; r < samples->rowCount(); ++r) {
+            const int key = samples->data(samples->index(r, id)).toString().toInt();
+            QVERIFY2(key >= 150 && key < 157, qPrintable(QString::number(key)));
+            const Row& file = rows.at(key);
+            QCOMPARE(samples->data(samples->index(r, reading)).toString().toFloat(), file[1].toFloat());
+            QCOMPARE(samples->data(samples->index(r, colour)).toString(), file[2]);
+            QCOMPARE(samples->data(samples->index(r, SampleTableModel::True)).toString(), file[3]);
+            QCOMPARE(samples->data(samples->index(r, SampleTableModel::Source)).toString(), QStringLiteral("%1:%2").arg(other).arg(key - 148));
+        }
+
+        const QString purple = QDir(folder).filePath(QStringLiteral("purple.csv"));
+        {
+            QFile f(purple);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("id,reading,colour,label\n1,0.5,red,0\n2,1.5,purple,1\n");
+        }
+        path->clear();
+        QTest::keyClicks(path, purple);
+        QVERIFY(!test::evaluateWithClick(view, &error));
+        QVERIFY2(error.contains(purple + QStringLiteral(":3:3")) && error.contains(QStringLiteral("\"purple\"")) &&
+                     error.contains(QStringLiteral("blue, green, red")),
+                 qPrintable(error));
+        QCOMPARE(view.sampleModel()->rowCount(), 0);
     }
 
     // Ten features over two inputs: one Features column, in the order of the model's inputs (the
