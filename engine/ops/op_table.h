@@ -70,7 +70,7 @@ enum class OpKind : uint8_t {
     Placeholder,
     Plugin,
 };
-constexpr int kOpKindCount = 45;
+constexpr int kOpKindCount = 46;
 
 enum class Category { Input, Core, Convolution, Pooling, Normalization, Regularization, Merge, Activation, Loss, Plugin };
 const char* categoryName(Category c);

@@ -916,6 +916,73 @@ Result<std::unique_ptr<CudaKernel>> embeddingCuda(const ShapeContext& c, const S
                                  c.attrs.getInt("output_dim"));
 }
 
+// ---- Gather -------------------------------------------------------------------------------------
+// Constant indices live in a device buffer made with the kernel. Indices from an input are checked
+// before the gather (one small download per step): a bad one is a DataError naming it, as on the CPU.
+class GatherKernel final : public CudaKernel {
+public:
+    GatherKernel(k::GatherShape g, DeviceBuffer constant) : m_g(g), m_constant(std::move(constant)) {}
+    size_t workspaceBytes() const override { return m_g.perSample ? alignUp(sizeof(int)) : 0; }
+    Status forward(const CudaIo& io) override {
+        const float* idx = indices(io);
+        if (m_g.perSample) {
+            auto* firstBad = reinterpret_cast<int*>(io.workspace);
+            KILN_TRY(io.ctx->memsetAsync(firstBad, 0x7f, sizeof(int)));
+            k::gatherIndexCheck(idx, m_g.batch * m_g.count, m_g.axis, firstBad, io.ctx->stream());
+            int bad = 0;
+            KILN_TRY(io.ctx->download(&bad, firstBad, sizeof(int)));
+            if (bad != 0x7f7f7f7f) {
+                float value = 0.f;
+                KILN_TRY(io.ctx->download(&value, idx + bad, sizeof(float)));
+                char text[32];
+                std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
+                return Error(ErrorCode::DataError, "index " + std::string(text) + " at position " + std::to_string(bad) +
+                                                       " is outside [-" + std::to_string(m_g.axis) + ", " +
+                                                       std::to_string(m_g.axis) + ") of the gathered axis")
+                    .with("reason", "index out of range")
+                    .with("index", text)
+                    .with("position", std::to_string(bad))
+                    .with("size", std::to_string(m_g.axis));
+            }
+        }
+        k::gatherForward(io.in[0], idx, io.out, m_g, io.ctx->stream());
+        return {};
+    }
+    Status backward(const CudaIo& io) override {
+        if (io.dIn[0]) k::gatherBackward(indices(io), io.dOut, io.dIn[0], m_g, io.ctx->stream());
+        return {};
+    }
+
+private:
+    const float* indices(const CudaIo& io) const { return m_g.perSample ? io.in[1] : m_constant.as<float>(); }
+    k::GatherShape m_g;
+    DeviceBuffer m_constant;
+};
+Result<std::unique_ptr<CudaKernel>> gatherCuda(const ShapeContext& c, const Shape&, const CudaBuildOptions& o) {
+    const Shape& data = c.inputs[0];
+    int64_t a = c.attrs.getInt("axis");
+    if (a < 0) a += data.rank();
+    const int axis = static_cast<int>(a);  // the shape rule checked it
+    k::GatherShape g;
+    g.batch = data[0];
+    for (int d = 1; d < axis; ++d) g.outer *= data[d];
+    g.axis = data[axis];
+    g.inner = data.numelFrom(axis + 1);
+    g.perSample = c.inputs.size() == 2;
+    DeviceBuffer constant;
+    if (g.perSample) {
+        g.count = c.inputs[1].numelFrom(1);
+    } else {
+        std::vector<float> values;
+        for (int64_t v : c.attrs.getInts("indices")) values.push_back(static_cast<float>(v));
+        g.count = static_cast<int64_t>(values.size());
+        if (!o.ctx) return Error(ErrorCode::Internal, "the CUDA Gather kernel needs a device context");
+        KILN_ASSIGN(constant, o.ctx->alloc(f32(g.count)));
+        KILN_TRY(o.ctx->upload(constant.get(), values.data(), values.size() * sizeof(float)));
+    }
+    return make<GatherKernel>(g, std::move(constant));
+}
+
 // ---- MultiHeadAttention -------------------------------------------------------------------------
 // The CPU kernel's algorithm (engine/ops/attention_ops.cpp) with cuBLASLt: the four projections as
 // whole-batch GEMMs, the per-head products Q·Kᵀ and P·V as one strided-batched GEMM per head over
@@ -1163,71 +1230,6 @@ Result<std::unique_ptr<CudaKernel>> mhaCuda(const ShapeContext& c, const Shape& 
     m.out = out[-1];
     return make<MultiHeadAttentionKernel>(m, c.attrs.getBool("use_bias"), c.attrs.getBool("use_causal_mask"),
                                           static_cast<float>(c.attrs.getFloat("dropout")), o);
-// ---- Gather -------------------------------------------------------------------------------------
-// Constant indices live in a device buffer made with the kernel. Indices from an input are checked
-// before the gather (one small download per step): a bad one is a DataError naming it, as on the CPU.
-class GatherKernel final : public CudaKernel {
-public:
-    GatherKernel(k::GatherShape g, DeviceBuffer constant) : m_g(g), m_constant(std::move(constant)) {}
-    size_t workspaceBytes() const override { return m_g.perSample ? alignUp(sizeof(int)) : 0; }
-    Status forward(const CudaIo& io) override {
-        const float* idx = indices(io);
-        if (m_g.perSample) {
-            auto* firstBad = reinterpret_cast<int*>(io.workspace);
-            KILN_TRY(io.ctx->memsetAsync(firstBad, 0x7f, sizeof(int)));
-            k::gatherIndexCheck(idx, m_g.batch * m_g.count, m_g.axis, firstBad, io.ctx->stream());
-            int bad = 0;
-            KILN_TRY(io.ctx->download(&bad, firstBad, sizeof(int)));
-            if (bad != 0x7f7f7f7f) {
-                float value = 0.f;
-                KILN_TRY(io.ctx->download(&value, idx + bad, sizeof(float)));
-                char text[32];
-                std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
-                return Error(ErrorCode::DataError, "index " + std::string(text) + " at position " + std::to_string(bad) +
-                                                       " is outside [-" + std::to_string(m_g.axis) + ", " +
-                                                       std::to_string(m_g.axis) + ") of the gathered axis")
-                    .with("reason", "index out of range")
-                    .with("index", text)
-                    .with("position", std::to_string(bad))
-                    .with("size", std::to_string(m_g.axis));
-            }
-        }
-        k::gatherForward(io.in[0], idx, io.out, m_g, io.ctx->stream());
-        return {};
-    }
-    Status backward(const CudaIo& io) override {
-        if (io.dIn[0]) k::gatherBackward(indices(io), io.dOut, io.dIn[0], m_g, io.ctx->stream());
-        return {};
-    }
-
-private:
-    const float* indices(const CudaIo& io) const { return m_g.perSample ? io.in[1] : m_constant.as<float>(); }
-    k::GatherShape m_g;
-    DeviceBuffer m_constant;
-};
-Result<std::unique_ptr<CudaKernel>> gatherCuda(const ShapeContext& c, const Shape&, const CudaBuildOptions& o) {
-    const Shape& data = c.inputs[0];
-    int64_t a = c.attrs.getInt("axis");
-    if (a < 0) a += data.rank();
-    const int axis = static_cast<int>(a);  // the shape rule checked it
-    k::GatherShape g;
-    g.batch = data[0];
-    for (int d = 1; d < axis; ++d) g.outer *= data[d];
-    g.axis = data[axis];
-    g.inner = data.numelFrom(axis + 1);
-    g.perSample = c.inputs.size() == 2;
-    DeviceBuffer constant;
-    if (g.perSample) {
-        g.count = c.inputs[1].numelFrom(1);
-    } else {
-        std::vector<float> values;
-        for (int64_t v : c.attrs.getInts("indices")) values.push_back(static_cast<float>(v));
-        g.count = static_cast<int64_t>(values.size());
-        if (!o.ctx) return Error(ErrorCode::Internal, "the CUDA Gather kernel needs a device context");
-        KILN_ASSIGN(constant, o.ctx->alloc(f32(g.count)));
-        KILN_TRY(o.ctx->upload(constant.get(), values.data(), values.size() * sizeof(float)));
-    }
-    return make<GatherKernel>(g, std::move(constant));
 }
 
 // ---- Losses -------------------------------------------------------------------------------------
@@ -1424,9 +1426,8 @@ const std::array<std::optional<CudaOpRow>, ops::kOpKindCount>& cudaOpTable() {
         CudaOpRow{OpKind::HardSwish, nullptr, actCuda<OpKind::HardSwish>},
         CudaOpRow{OpKind::Clip, nullptr, clipCuda},
         CudaOpRow{OpKind::Embedding, nullptr, embeddingCuda},
-        CudaOpRow{OpKind::MultiHeadAttention, nullptr, mhaCuda},
         CudaOpRow{OpKind::Gather, nullptr, gatherCuda},
-        std::nullopt,  // MultiHeadAttention: runs on the CPU
+        CudaOpRow{OpKind::MultiHeadAttention, nullptr, mhaCuda},
         CudaOpRow{OpKind::SparseCategoricalCrossentropy, fromLogits, lossCuda<LossKind::Sparse>},
         CudaOpRow{OpKind::CategoricalCrossentropy, fromLogits, lossCuda<LossKind::Categorical>},
         CudaOpRow{OpKind::BinaryCrossentropy, fromLogits, lossCuda<LossKind::Binary>},
