@@ -159,7 +159,7 @@ void ImportDialog::startImport() {
     // The child reads the model with the plugins this studio has loaded, so that their ONNX nodes
     // import as their operations here as in kiln-import --plugin.
     QStringList extra;
-    for (const auto& plugin : engine::api::pluginRegistry().plugins())
+    for (const auto& plugin : engine::api::loadedPlugins())
         if (!plugin.path.empty() && QFileInfo::exists(QString::fromStdString(plugin.path)))
             extra << QStringLiteral("--plugin") << QString::fromStdString(plugin.path);
     m_process = std::make_unique<app::ImportProcess>();
