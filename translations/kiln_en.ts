@@ -689,10 +689,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Pictures or folders of pictures (image folder projects), or one CSV index or TFRecord file or folder.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Number of classes listed per sample (default: 1).</source>
         <translation type="unfinished"></translation>
     </message>
@@ -726,10 +722,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>kiln-predict: %1: no such file or folder</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>kiln-predict: %1: give one CSV index or TFRecord input at a time</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1196,23 +1188,23 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>kiln-import: could not start the process that reads %1: %2</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>kiln-import: %1: reading the model did not finish within %2 s; the file is probably damaged (the HDF5 library does not stop on some damage). --timeout SECONDS sets the limit</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>kiln-import: %1: the HDF5 library crashed reading the model; the file is damaged</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Seconds a Keras model (read with the HDF5 library) may take before it counts as damaged (default %1; 0: no limit).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>--timeout must be a whole number of seconds from 0 to %1, not &quot;%2&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(--timeout SECONDS sets the limit)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pictures or folders of pictures (image folder projects), or one CSV index, TFRecord file or folder, or CSV file of table rows.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kiln-predict: %1: give one CSV index, TFRecord or table rows input at a time</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1464,6 +1456,26 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>(Keras layer &quot;%1&quot;)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: the import was cancelled; nothing was written</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: reading the model did not finish within %2 s; the file is probably damaged (the HDF5 library does not stop on some damage)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: the HDF5 library crashed reading the model; the file is damaged</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: could not start %2, which reads the model: %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: kiln-import, which reads the model, was not found next to Kiln or on PATH</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3733,6 +3745,42 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>  • %1 (ONNX %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How long reading the model may take before Kiln counts the file as damaged and stops it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time limit:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Importing %1… %2 s (limit %3 s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Importing %1… %2 s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 could not be imported.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The import was cancelled.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

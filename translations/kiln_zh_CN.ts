@@ -694,10 +694,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>使用 Kiln 项目训练好的权重进行预测。</translation>
     </message>
     <message>
-        <source>Pictures or folders of pictures (image folder projects), or one CSV index or TFRecord file or folder.</source>
-        <translation>图片或图片文件夹（图片文件夹项目），或一个 CSV 索引、TFRecord 文件或文件夹。</translation>
-    </message>
-    <message>
         <source>Number of classes listed per sample (default: 1).</source>
         <translation>每个样本列出的类别数（默认：1）。</translation>
     </message>
@@ -732,10 +728,6 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>kiln-predict: %1: no such file or folder</source>
         <translation>kiln-predict：%1：文件或文件夹不存在</translation>
-    </message>
-    <message>
-        <source>kiln-predict: %1: give one CSV index or TFRecord input at a time</source>
-        <translation>kiln-predict：%1：一次只能指定一个 CSV 索引或 TFRecord 输入</translation>
     </message>
     <message>
         <source>kiln-predict: %1: pictures and a data file cannot be mixed</source>
@@ -1200,24 +1192,24 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <translation>--int8-io 需要 tflite 格式</translation>
     </message>
     <message>
-        <source>kiln-import: could not start the process that reads %1: %2</source>
-        <translation>kiln-import：无法启动读取 %1 的进程：%2</translation>
-    </message>
-    <message>
-        <source>kiln-import: %1: reading the model did not finish within %2 s; the file is probably damaged (the HDF5 library does not stop on some damage). --timeout SECONDS sets the limit</source>
-        <translation>kiln-import：%1：读取模型未能在 %2 秒内完成；文件可能已损坏（HDF5 库遇到某些损坏时不会停止）。可用 --timeout SECONDS 设置时限</translation>
-    </message>
-    <message>
-        <source>kiln-import: %1: the HDF5 library crashed reading the model; the file is damaged</source>
-        <translation>kiln-import：%1：HDF5 库在读取模型时崩溃；文件已损坏</translation>
-    </message>
-    <message>
         <source>Seconds a Keras model (read with the HDF5 library) may take before it counts as damaged (default %1; 0: no limit).</source>
         <translation>读取 Keras 模型（由 HDF5 库读取）允许的秒数，超时即视为文件损坏（默认 %1；0 表示不限时）。</translation>
     </message>
     <message>
         <source>--timeout must be a whole number of seconds from 0 to %1, not &quot;%2&quot;</source>
         <translation>--timeout 必须是 0 到 %1 之间的整数秒数，而不是“%2”</translation>
+    </message>
+    <message>
+        <source>(--timeout SECONDS sets the limit)</source>
+        <translation>（--timeout SECONDS 设置时间限制）</translation>
+    </message>
+    <message>
+        <source>Pictures or folders of pictures (image folder projects), or one CSV index, TFRecord file or folder, or CSV file of table rows.</source>
+        <translation>图片或图片文件夹（图片文件夹项目），或一个 CSV 索引、TFRecord 文件或文件夹，或一个表格行的 CSV 文件。</translation>
+    </message>
+    <message>
+        <source>kiln-predict: %1: give one CSV index, TFRecord or table rows input at a time</source>
+        <translation>kiln-predict：%1：一次只能指定一个 CSV 索引、TFRecord 或表格行输入</translation>
     </message>
 </context>
 <context>
@@ -1468,6 +1460,26 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>(Keras layer &quot;%1&quot;)</source>
         <translation>（Keras 层“%1”）</translation>
+    </message>
+    <message>
+        <source>%1: the import was cancelled; nothing was written</source>
+        <translation>%1：导入已取消，未写入任何文件</translation>
+    </message>
+    <message>
+        <source>%1: reading the model did not finish within %2 s; the file is probably damaged (the HDF5 library does not stop on some damage)</source>
+        <translation>%1：读取模型未能在 %2 秒内完成；文件可能已损坏（HDF5 库遇到某些损坏时不会停止）</translation>
+    </message>
+    <message>
+        <source>%1: the HDF5 library crashed reading the model; the file is damaged</source>
+        <translation>%1：HDF5 库在读取模型时崩溃；文件已损坏</translation>
+    </message>
+    <message>
+        <source>%1: could not start %2, which reads the model: %3</source>
+        <translation>%1：无法启动读取模型的程序 %2：%3</translation>
+    </message>
+    <message>
+        <source>%1: kiln-import, which reads the model, was not found next to Kiln or on PATH</source>
+        <translation>%1：在 Kiln 旁边或 PATH 中找不到读取模型的程序 kiln-import</translation>
     </message>
 </context>
 <context>
@@ -3717,6 +3729,42 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>  • %1 (ONNX %2)</source>
         <translation>  • %1（ONNX %2）</translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation> 秒</translation>
+    </message>
+    <message>
+        <source>no limit</source>
+        <translation>不限时</translation>
+    </message>
+    <message>
+        <source>How long reading the model may take before Kiln counts the file as damaged and stops it.</source>
+        <translation>读取模型最多可用的时间，超过后 Kiln 视文件为已损坏并停止读取。</translation>
+    </message>
+    <message>
+        <source>Time limit:</source>
+        <translation>时间限制：</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Importing %1… %2 s (limit %3 s)</source>
+        <translation>正在导入 %1… %2 秒（限时 %3 秒）</translation>
+    </message>
+    <message>
+        <source>Importing %1… %2 s</source>
+        <translation>正在导入 %1… %2 秒</translation>
+    </message>
+    <message>
+        <source>%1 could not be imported.</source>
+        <translation>无法导入 %1。</translation>
+    </message>
+    <message>
+        <source>The import was cancelled.</source>
+        <translation>导入已取消。</translation>
     </message>
 </context>
 <context>
