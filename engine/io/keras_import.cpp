@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/json_checked.h"
 #include "engine/io/hdf5_file.h"
 #include "engine/io/zip_archive.h"
 
@@ -1654,24 +1655,19 @@ private:
 };
 
 Result<json> parseConfig(const std::string& text, const std::string& file, const std::string& what) {
-    // Keras configs are shallow; a depth limit keeps a hostile file from exhausting the stack.
-    int depth = 0;
-    bool tooDeep = false;
-    json::parser_callback_t cb = [&](int d, json::parse_event_t ev, json&) {
-        if (ev == json::parse_event_t::object_start || ev == json::parse_event_t::array_start) tooDeep = tooDeep || d > 200;
-        depth = d;
-        return !tooDeep;
-    };
-    try {
-        json j = json::parse(text, cb);
-        if (tooDeep) return Error(ErrorCode::ParseError, what + " is nested too deeply").withFile(file).with("reason", "nesting");
-        return j;
-    } catch (const json::parse_error& e) {
-        return Error(ErrorCode::ParseError, what + " is not valid JSON (byte " + std::to_string(e.byte) + ")")
-            .withFile(file)
-            .with("json_path", what)
-            .with("reason", "invalid JSON at byte " + std::to_string(e.byte));
+    // Keras configs are shallow; the checked parser bounds their depth and refuses numbers that do
+    // not fit a double, so a hostile file can neither exhaust the stack nor throw.
+    JsonLimits limits;
+    limits.maxBytes = static_cast<size_t>(kMaxConfigBytes);
+    limits.maxDepth = 200;
+    auto j = parseJsonChecked(text, limits, file);
+    if (!j.ok()) {
+        Error e = j.error();
+        e.message = what + ": " + e.message;
+        e.with("json_path", what);
+        return e;
     }
+    return j;
 }
 
 Result<ImportedModel> loadArchive(const std::string& path, const ImportOptions& options) {

@@ -100,6 +100,12 @@ Status checkSpecs(const json& list, const std::string& path, const std::string& 
         if (e.contains("node") && e["node"].is_string()) node = e["node"].get<std::string>();
         auto it = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == node; });
         if (it == specs.end()) return jsonError(path, f, "\"" + node + "\" is not a model " + (inputs ? "input" : "output"));
+        for (size_t k = 0; k < i; ++k) {
+            const json& earlier = list[k];
+            const std::string other = earlier.contains("node") && earlier["node"].is_string() ? earlier["node"].get<std::string>()
+                                                                                              : earlier["name"].get<std::string>();
+            if (other == node) return jsonError(path, f, "names the model " + std::string(inputs ? "input" : "output") + " \"" + node + "\" a second time");
+        }
         TensorSpec spec = *it;
         spec.name = name;
         if (e.contains("shape")) {
