@@ -267,8 +267,16 @@ private:
     // placeholder outputs; -1 marks an unknown dimension.
     void collectValueShapes(const onnx::ModelProto& m) {
         onnx::ModelProto copy = m;
+        // ONNX's inference divides by a convolution's or pooling's strides without checking them
+        // (a zero stride is a division by zero, which no exception catches): such a file is left
+        // to the node's own checks below.
+        const bool inferable = std::none_of(m.graph().node().begin(), m.graph().node().end(), [](const onnx::NodeProto& n) {
+            return std::any_of(n.attribute().begin(), n.attribute().end(), [](const onnx::AttributeProto& a) {
+                return a.name() == "strides" && std::any_of(a.ints().begin(), a.ints().end(), [](int64_t v) { return v <= 0; });
+            });
+        });
         try {
-            onnx::shape_inference::InferShapes(copy);
+            if (inferable) onnx::shape_inference::InferShapes(copy);
         } catch (const std::exception&) {
             // Inference is a help only: without it placeholders keep the shapes the file declares.
         }
