@@ -40,6 +40,14 @@ Result<std::vector<float>> floatList(const json& v, const std::string& path, con
 
 Status applyPreprocessing(const json& p, const std::string& path, const std::string& field, TensorSpec& spec) {
     if (!p.is_object()) return jsonError(path, field, "needs an object");
+    // Preprocessing turns {"b64": ...} pictures into values: only inputs that take images
+    // ([batch, height, width] or [batch, height, width, channels]) have any.
+    if (spec.shape.size() != 3 && spec.shape.size() != 4) {
+        std::string dims;
+        for (int64_t d : spec.itemShape()) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+        return jsonError(path, field,
+                         "applies to image inputs only; \"" + spec.name + "\" takes values of shape [" + dims + "]");
+    }
     const int64_t channels = spec.shape.size() == 4 ? spec.shape[3] : 1;
     for (const auto& [key, value] : p.items()) {
         const std::string f = field + "." + key;

@@ -42,9 +42,14 @@ void check(const nlohmann::json& j, const ModelSignature& base) {
     if (sig.inputs.size() != base.inputs.size() || sig.outputs.size() != base.outputs.size()) __builtin_trap();
     for (size_t k = 0; k < sig.inputs.size(); ++k) {
         const auto& p = sig.inputs[k].image;
+        const auto& shape = sig.inputs[k].shape;
         if (sig.inputs[k].itemSize() != base.inputs[k].itemSize()) __builtin_trap();
-        if (!p.mean.empty() && p.mean.size() != static_cast<size_t>(sig.inputs[k].shape.back())) __builtin_trap();
-        if (!p.std.empty() && p.std.size() != static_cast<size_t>(sig.inputs[k].shape.back())) __builtin_trap();
+        // One mean and std per channel of an image input (a [batch, height, width] input has one).
+        const bool image = shape.size() == 3 || shape.size() == 4;
+        const size_t channels = shape.size() == 4 ? static_cast<size_t>(shape[3]) : 1;
+        if (!image && (!p.mean.empty() || !p.std.empty())) __builtin_trap();
+        if (!p.mean.empty() && p.mean.size() != channels) __builtin_trap();
+        if (!p.std.empty() && p.std.size() != channels) __builtin_trap();
     }
     for (size_t k = 0; k < sig.outputs.size(); ++k)
         if (sig.outputs[k].itemSize() != base.outputs[k].itemSize()) __builtin_trap();
