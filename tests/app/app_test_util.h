@@ -9,6 +9,7 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QRegularExpression>
 #include <QString>
 #include <QStringList>
 #include <QtTest>
@@ -54,6 +55,34 @@ inline QProcessEnvironment isolatedPluginEnvironment(const QString& home) {
     env.insert(QStringLiteral("XDG_DATA_HOME"), home);
     env.remove(QStringLiteral("KILN_PLUGIN_PATH"));
     return env;
+}
+
+// The sanitizer lane fails on any report its programs write. A damaged file that makes the
+// (uninstrumented) HDF5 library read past its buffer is reported by AddressSanitizer in the child
+// that reads it, on purpose: such a child must end and its parent must say so. This environment
+// sends the reports of the programs started in it to `dir` instead and makes a report end its
+// program by a signal; reportsWithout() then checks that each report comes from the library
+// meant. Without sanitizers the options are not read and nothing is written there.
+inline QString expectedCrashOptions(const QString& dir) {
+    QString options = qEnvironmentVariable("ASAN_OPTIONS");
+    options.remove(QRegularExpression(QStringLiteral("(^|:)log_path=[^:]*")));
+    if (!options.isEmpty() && !options.startsWith(':')) options.prepend(':');
+    // abort_on_error: the child ends by a signal, as it does without the sanitizer.
+    return QStringLiteral("log_path=") + dir + QStringLiteral("/report") + options + QStringLiteral(":abort_on_error=1");
+}
+inline QProcessEnvironment expectedCrashEnvironment(const QString& dir) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("ASAN_OPTIONS"), expectedCrashOptions(dir));
+    return env;
+}
+// The report files in `dir` that do not name `library` in their stack (empty: all expected).
+inline QStringList reportsWithout(const QString& dir, const QString& library) {
+    QStringList strays;
+    for (const QFileInfo& f : QDir(dir).entryInfoList(QDir::Files)) {
+        QFile file(f.filePath());
+        if (!file.open(QIODevice::ReadOnly) || !file.readAll().contains(library.toUtf8())) strays << f.fileName();
+    }
+    return strays;
 }
 
 // runProgram() in that environment: the program sees only the plugins its arguments name.
