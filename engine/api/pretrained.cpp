@@ -149,6 +149,8 @@ Result<PretrainedProject> createPretrainedProject(const PretrainedProjectRequest
     io::PretrainedProjectRequest req;
     req.backbone = request.backbone;
     req.modelFile = request.modelFile;
+    req.importedProject = request.importedProject;
+    req.importedWeights = request.importedWeights;
     req.dataDir = request.dataDir;
     req.projectPath = request.projectPath;
     req.cutAfter = request.cutAfter;

@@ -82,8 +82,12 @@ struct PretrainedWeights {
 PretrainedWeights pretrainedWeights(const io::Project& project, const std::string& projectPath, const std::string& dataDir = {});
 
 struct PretrainedProjectRequest {
-    std::string backbone;     // catalogue id
-    std::string modelFile;    // UserFile backbones: the .keras, .h5 or .onnx file
+    std::string backbone;   // catalogue id
+    std::string modelFile;  // UserFile backbones: the .keras, .h5 or .onnx file
+    // UserFile backbones, instead of reading modelFile here: that file as kiln-import has already
+    // read it (in a child process, which a damaged file cannot take the caller down with), its
+    // project and weights; modelFile then only names the original in errors and in the project.
+    std::string importedProject, importedWeights;
     std::string dataDir;      // "" : defaultDataDir()
     std::string projectPath;  // the .kiln to write; the weights go beside it as <stem>.safetensors
     std::string cutAfter;     // "" : the catalogue's node when the graph has it, else suggestCutNode

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,27 @@ std::string joinPath(const std::vector<std::string>& parts) {
     return s;
 }
 
+// The variables of one object in a .keras file's model.weights.h5: the datasets "0", "1"... of its
+// "vars" group, in that order.
+Result<std::vector<LayerWeight>> numberedVars(const Hdf5File& file, const std::string& vars) {
+    std::vector<LayerWeight> out;
+    KILN_ASSIGN(std::vector<std::string> names, file.children(vars));
+    std::vector<std::pair<long, std::string>> numbered;
+    for (const auto& n : names) {
+        char* end = nullptr;
+        const long k = std::strtol(n.c_str(), &end, 10);
+        if (n.empty() || *end != '\0' || k < 0) return file.error(ErrorCode::ParseError, vars + "/" + n, "a layer variable is not numbered");
+        numbered.emplace_back(k, n);
+    }
+    std::sort(numbered.begin(), numbered.end());
+    for (const auto& [k, n] : numbered) {
+        const std::string p = vars + "/" + n;
+        KILN_ASSIGN(Hdf5Array a, file.readFloats(p, kMaxElements));
+        out.push_back({n, p, std::move(a)});
+    }
+    return out;
+}
+
 // Keras 3's model.weights.h5: each object is a group whose "vars" subgroup carries the object's
 // name as an attribute and its variables as datasets "0", "1"...; nested models hold their own
 // layers below their group.
@@ -66,24 +88,9 @@ public:
         return w;
     }
     Result<std::vector<LayerWeight>> weights(const std::vector<std::string>& layer) const override {
-        std::vector<LayerWeight> out;
         auto it = m_vars.find(joinPath(layer));
-        if (it == m_vars.end()) return out;
-        KILN_ASSIGN(std::vector<std::string> names, m_file.children(it->second));
-        std::vector<std::pair<long, std::string>> numbered;
-        for (const auto& n : names) {
-            char* end = nullptr;
-            const long k = std::strtol(n.c_str(), &end, 10);
-            if (n.empty() || *end != '\0' || k < 0) return m_file.error(ErrorCode::ParseError, it->second + "/" + n, "a layer variable is not numbered");
-            numbered.emplace_back(k, n);
-        }
-        std::sort(numbered.begin(), numbered.end());
-        for (const auto& [k, n] : numbered) {
-            const std::string p = it->second + "/" + n;
-            KILN_ASSIGN(Hdf5Array a, m_file.readFloats(p, kMaxElements));
-            out.push_back({n, p, std::move(a)});
-        }
-        return out;
+        if (it == m_vars.end()) return std::vector<LayerWeight>{};
+        return numberedVars(m_file, it->second);
     }
 
 private:
@@ -106,6 +113,65 @@ private:
         }
         return {};
     }
+    Hdf5File m_file;
+    std::map<std::string, std::string> m_vars;  // "block/dense" -> HDF5 path of its vars group
+};
+
+// A .keras file written by Keras 2 (tf_keras 2.13 and later): its model.weights.h5 names each
+// layer's group after the layer's class, not the layer, numbered within its model in the order of
+// the model's layers (layers/conv2d, layers/conv2d_1, layers/batch_normalization...; a Functional
+// model's InputLayers take a group, a Sequential model's does not), with no name attribute; a
+// nested model's layers are below its group (layers/sequential/layers/dense). The model config
+// says which layer each group is.
+class Keras2ArchiveWeights final : public WeightSource {
+public:
+    Keras2ArchiveWeights(Hdf5File file, const json& config) : m_file(std::move(file)) { assign(config, {}, "", 0); }
+    Result<std::vector<LayerWeight>> weights(const std::vector<std::string>& layer) const override {
+        auto it = m_vars.find(joinPath(layer));
+        if (it == m_vars.end() || !m_file.isGroup(it->second)) return std::vector<LayerWeight>{};
+        return numberedVars(m_file, it->second);
+    }
+
+    // The group name Keras 2 derives from a class name (its generic_utils.to_snake_case):
+    // "GlobalAveragePooling2D" -> "global_average_pooling2d", "InputLayer" -> "input_layer".
+    static std::string snakeCase(const std::string& cls) {
+        static const std::regex word("(.)([A-Z][a-z0-9]+)"), hump("([a-z])([A-Z])");
+        std::string s = std::regex_replace(std::regex_replace(cls, word, "$1_$2"), hump, "$1_$2");
+        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        return !s.empty() && s[0] == '_' ? "private" + s : s;
+    }
+
+private:
+    static std::string text(const json& j, const char* key) {
+        return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+    }
+    // A config the importer cannot read is left for it to report; here it only gives no groups.
+    void assign(const json& model, const std::vector<std::string>& path, const std::string& group, int depth) {
+        if (depth > kMaxNesting || !model.is_object() || !model.contains("config")) return;
+        const std::string cls = text(model, "class_name");
+        const json& cfg = model["config"];
+        const json* layers = cfg.is_array() ? &cfg : cfg.is_object() && cfg.contains("layers") ? &cfg["layers"]
+                                                                                               : nullptr;
+        if (!layers || !layers->is_array()) return;
+        std::map<std::string, int> used;
+        for (const json& l : *layers) {
+            std::string layerClass = text(l, "class_name");
+            if (layerClass.empty() || (cls == "Sequential" && layerClass == "InputLayer")) continue;
+            std::string name = l.contains("config") ? text(l["config"], "name") : std::string();
+            if (name.empty()) name = text(l, "name");
+            // A registered custom class is written "package>Class"; the group takes the class.
+            const std::string base = snakeCase(layerClass.substr(layerClass.rfind('>') + 1));
+            const auto [it, first] = used.emplace(base, 0);
+            if (!first) ++it->second;
+            const std::string at = group + "/layers/" + (first ? base : base + "_" + std::to_string(it->second));
+            if (name.empty()) continue;
+            std::vector<std::string> key = path;
+            key.push_back(name);
+            m_vars.emplace(joinPath(key), at + "/vars");
+            if (layerClass == "Functional" || layerClass == "Sequential" || layerClass == "Model") assign(l, key, at, depth + 1);
+        }
+    }
+
     Hdf5File m_file;
     std::map<std::string, std::string> m_vars;  // "block/dense" -> HDF5 path of its vars group
 };
@@ -1419,6 +1485,20 @@ private:
         const json* cfg = nullptr;
         std::string jp;
     };
+    // Keras 2 numbers the calls of a nested model that has an input shape from 1: its call 0 is
+    // the one that built it on its own Input, which the config leaves out ("block", 1, 0 is the
+    // first call in the outer model). Keras 3 numbers them from 0.
+    bool skipsFirstNode(const LayerEntry& e) const {
+        if (!m_keras2 || !isModelClass(e.cls) || !e.cfg) return false;
+        const json& cfg = *e.cfg;
+        const json* layers = cfg.is_array() ? &cfg : cfg.is_object() && cfg.contains("layers") ? &cfg["layers"]
+                                                                                               : nullptr;
+        if (!layers || !layers->is_array() || layers->empty() || !(*layers)[0].is_object()) return false;
+        const json& first = (*layers)[0];
+        if (first.value("class_name", json()) == "InputLayer") return true;
+        return e.cls == "Sequential" && first.contains("config") && first["config"].is_object() &&
+               first["config"].contains("batch_input_shape");
+    }
     Result<LayerEntry> entry(const json& l, const std::string& jp) const {
         if (!l.is_object()) return configError(jp, "expected a layer object");
         LayerEntry e;
@@ -1565,7 +1645,7 @@ private:
                     continue;
                 }
                 const LayerEntry& e = entries[it->layer];
-                const TensorRef out{e.name, it->callIndex, 0};
+                const TensorRef out{e.name, it->callIndex + (skipsFirstNode(e) ? 1 : 0), 0};
                 std::optional<std::vector<int64_t>> hint;
                 if (auto h = m_hints.find(refKey(scope, out)); h != m_hints.end()) hint = h->second;
                 KILN_ASSIGN(int idx, call(e, prefix, path, ins, static_cast<int>(it->callIndex), hint, depth, it->inbound));
@@ -1677,16 +1757,24 @@ Result<ImportedModel> loadArchive(const std::string& path, const ImportOptions& 
         return Error(ErrorCode::ParseError, "the archive has no config.json (not a Keras model)").withFile(path).with("zip_member", "config.json").with("reason", "missing");
     KILN_ASSIGN(std::string configText, readZipMember(path, "config.json", kMaxConfigBytes));
     KILN_ASSIGN(json config, parseConfig(configText, path, "config.json"));
-    std::string producer = "Keras";
+    std::string producer = "Keras", version;
     if (has("metadata.json")) {
         KILN_ASSIGN(std::string metaText, readZipMember(path, "metadata.json", kMaxConfigBytes));
         KILN_ASSIGN(json meta, parseConfig(metaText, path, "metadata.json"));
-        if (meta.is_object() && meta.value("keras_version", json()).is_string()) producer += " " + meta["keras_version"].get<std::string>();
+        if (meta.is_object() && meta.value("keras_version", json()).is_string()) version = meta["keras_version"].get<std::string>();
+        if (!version.empty()) producer += " " + version;
     }
     if (!has("model.weights.h5"))
         return Error(ErrorCode::ParseError, "the archive has no model.weights.h5").withFile(path).with("zip_member", "model.weights.h5").with("reason", "missing");
     KILN_ASSIGN(std::string weightBytes, readZipMember(path, "model.weights.h5", kMaxWeightsBytes));
     KILN_ASSIGN(Hdf5File h5, Hdf5File::openImage(std::move(weightBytes), path + ":model.weights.h5"));
+    // Keras 2 (tf_keras) writes its own config layout (as in its .h5 files) and names the weight
+    // groups after the layers' classes.
+    if (version.rfind("2.", 0) == 0) {
+        const Keras2ArchiveWeights weights(std::move(h5), config);
+        KerasImporter importer(path, options, weights, true);
+        return importer.run(config, producer);
+    }
     KILN_ASSIGN(auto weights, Keras3Weights::index(std::move(h5)));
     KerasImporter importer(path, options, *weights, false);
     return importer.run(config, producer);

@@ -209,22 +209,35 @@ Result<PretrainedProject> createPretrainedProject(const PretrainedProjectRequest
         KILN_ASSIGN(SafetensorsFile file, loadSafetensors(a.weightsPath));
         weights = std::move(file.tensors);
     } else {
-        if (req.modelFile.empty())
+        if (req.modelFile.empty() && req.importedProject.empty())
             return Error(ErrorCode::InvalidArgument, b->name + " is a template: give its model file (.keras, .h5 or .onnx).")
                 .with("field", "model");
-        ImportOptions options;
-        options.readableNames = true;
-        options.placeholders = true;
-        KILN_ASSIGN(ImportedModel model, loadModelFile(req.modelFile, options));
-        if (!model.placeholders.empty()) {
-            std::string list;
-            for (const auto& p : model.placeholders) list += (list.empty() ? "" : ", ") + p;
-            return Error(ErrorCode::Unsupported, "The model in " + req.modelFile + " holds operations Kiln cannot compute: " + list + ".")
-                .withFile(req.modelFile)
-                .withNode(model.placeholders.front());
+        std::vector<std::string> placeholders;
+        if (!req.importedProject.empty()) {
+            if (req.importedWeights.empty())
+                return Error(ErrorCode::InvalidArgument, "No weights file of the imported project was given.").with("field", "weights");
+            KILN_ASSIGN(source, loadProject(req.importedProject));
+            KILN_ASSIGN(SafetensorsFile file, loadSafetensors(req.importedWeights));
+            weights = std::move(file.tensors);
+            for (const auto& n : source.graph.nodes)
+                if (n.op == "Placeholder") placeholders.push_back(n.name);
+        } else {
+            ImportOptions options;
+            options.readableNames = true;
+            options.placeholders = true;
+            KILN_ASSIGN(ImportedModel model, loadModelFile(req.modelFile, options));
+            placeholders = std::move(model.placeholders);
+            source.graph = std::move(model.graph);
+            weights = std::move(model.weights);
         }
-        source.graph = std::move(model.graph);
-        weights = std::move(model.weights);
+        if (!placeholders.empty()) {
+            const std::string file = req.modelFile.empty() ? req.importedProject : req.modelFile;
+            std::string list;
+            for (const auto& p : placeholders) list += (list.empty() ? "" : ", ") + p;
+            return Error(ErrorCode::Unsupported, "The model in " + file + " holds operations Kiln cannot compute: " + list + ".")
+                .withFile(file)
+                .withNode(placeholders.front());
+        }
     }
 
     std::string cut = req.cutAfter;

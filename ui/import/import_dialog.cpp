@@ -23,6 +23,14 @@
 
 namespace kiln::ui {
 
+QStringList importPluginArguments() {
+    QStringList args;
+    for (const auto& plugin : engine::api::loadedPlugins())
+        if (!plugin.path.empty() && QFileInfo::exists(QString::fromStdString(plugin.path)))
+            args << QStringLiteral("--plugin") << QString::fromStdString(plugin.path);
+    return args;
+}
+
 ImportDialog::ImportDialog(QWidget* parent) : QDialog(parent) {
     setObjectName(QStringLiteral("importDialog"));
     setWindowTitle(tr("Import Model"));
@@ -156,15 +164,9 @@ void ImportDialog::startImport() {
     m_status->setText(tr("Importing %1…").arg(m_importing));
     m_summary->clear();
 
-    // The child reads the model with the plugins this studio has loaded, so that their ONNX nodes
-    // import as their operations here as in kiln-import --plugin.
-    QStringList extra;
-    for (const auto& plugin : engine::api::loadedPlugins())
-        if (!plugin.path.empty() && QFileInfo::exists(QString::fromStdString(plugin.path)))
-            extra << QStringLiteral("--plugin") << QString::fromStdString(plugin.path);
     m_process = std::make_unique<app::ImportProcess>();
     m_process->setProgram(m_program.isEmpty() ? app::ImportProcess::findProgram() : m_program);
-    m_process->setExtraArguments(extra);
+    m_process->setExtraArguments(importPluginArguments());
     // Called from the process's signals; the dialog finishes the import on its next turn of the
     // event loop, outside the process's own signal handling.
     m_process->setOnFinished([this] { QMetaObject::invokeMethod(this, &ImportDialog::finished, Qt::QueuedConnection); });

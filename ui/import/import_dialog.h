@@ -24,6 +24,10 @@ class QTimer;
 
 namespace kiln::ui {
 
+// The arguments that give a kiln-import child the plugins this studio has loaded (--plugin LIB
+// each), so that their ONNX nodes import as their operations there as here.
+QStringList importPluginArguments();
+
 class ImportDialog : public QDialog {
     Q_OBJECT
 

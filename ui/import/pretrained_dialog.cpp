@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The "New from Pretrained" dialog: catalogue table, form, and engine::api::createPretrainedProject
-// run on a worker thread.
+// The "New from Pretrained" dialog: catalogue table, form, a template's model file read by a
+// kiln-import child (ImportProcess), and engine::api::createPretrainedProject run on a worker thread.
 #include "ui/import/pretrained_dialog.h"
 
 #include <algorithm>
@@ -17,16 +17,20 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
+#include <QProgressDialog>
 #include <QPushButton>
 #include <QScreen>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QStyle>
 #include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
 #include "app/common/error_text.h"
+#include "ui/import/import_dialog.h"
 
 namespace kiln::ui {
 
@@ -132,8 +136,19 @@ PretrainedDialog::PretrainedDialog(QWidget* parent, const QString& dataDir)
     m_modelFile->setObjectName(QStringLiteral("backboneModelFile"));
     m_modelFile->setPlaceholderText(tr("A .keras, .h5 or .onnx file of this network"));
     auto* modelBrowse = new QPushButton(tr("Browse…"), m_modelRow);
+    m_timeLimit = new QSpinBox(m_modelRow);
+    m_timeLimit->setObjectName(QStringLiteral("pretrainedTimeLimit"));
+    m_timeLimit->setRange(0, 7 * 24 * 3600);
+    m_timeLimit->setValue(300);
+    m_timeLimit->setSuffix(tr(" s"));
+    m_timeLimit->setSpecialValueText(tr("no limit"));
+    m_timeLimit->setToolTip(tr("How long reading the model file may take before Kiln counts the file as damaged and stops it."));
+    auto* limitLabel = new QLabel(tr("Time limit:"), m_modelRow);
+    limitLabel->setBuddy(m_timeLimit);
     modelLayout->addWidget(m_modelFile, 1);
     modelLayout->addWidget(modelBrowse);
+    modelLayout->addWidget(limitLabel);
+    modelLayout->addWidget(m_timeLimit);
     form->addRow(tr("Model file:"), m_modelRow);
     m_classes = new QSpinBox(this);
     m_classes->setObjectName(QStringLiteral("pretrainedClasses"));
@@ -182,6 +197,9 @@ PretrainedDialog::PretrainedDialog(QWidget* parent, const QString& dataDir)
     for (QLineEdit* e : {m_project, m_modelFile}) connect(e, &QLineEdit::textChanged, this, &PretrainedDialog::updateButtons);
     connect(m_table, &QTableWidget::itemSelectionChanged, this, &PretrainedDialog::selectionChanged);
     connect(&m_watcher, &QFutureWatcherBase::finished, this, &PretrainedDialog::finished);
+    m_tick = new QTimer(this);
+    m_tick->setInterval(1000);
+    connect(m_tick, &QTimer::timeout, this, &PretrainedDialog::updateProgress);
 
     fillTable();
     fitColumns();
@@ -204,6 +222,7 @@ PretrainedDialog::PretrainedDialog(QWidget* parent, const QString& dataDir)
     selectionChanged();
 }
 
+// A child still reading is ended (ImportProcess's destructor).
 PretrainedDialog::~PretrainedDialog() {
     m_watcher.waitForFinished();
 }
@@ -308,7 +327,7 @@ void PretrainedDialog::selectionChanged() {
 }
 
 void PretrainedDialog::updateButtons() {
-    const bool busy = m_watcher.isRunning();
+    const bool busy = isCreating();
     m_create->setEnabled(!busy && backboneUsable() && !m_project->text().trimmed().isEmpty());
     m_table->setEnabled(!busy);
 }
@@ -330,8 +349,20 @@ QString PretrainedDialog::statusText() const {
     return m_status->text();
 }
 
+void PretrainedDialog::setTimeLimit(int seconds) {
+    m_timeLimit->setValue(seconds);
+}
+
+int PretrainedDialog::timeLimit() const {
+    return m_timeLimit->value();
+}
+
+QProgressDialog* PretrainedDialog::progressDialog() const {
+    return m_progress;
+}
+
 void PretrainedDialog::create() {
-    if (m_watcher.isRunning() || !backboneUsable()) return;
+    if (isCreating() || !backboneUsable()) return;
     engine::api::PretrainedProjectRequest req;
     req.backbone = selectedBackbone().toStdString();
     req.dataDir = m_dataDir.toStdString();
@@ -339,14 +370,107 @@ void PretrainedDialog::create() {
     req.classes = m_classes->value();
     req.dropout = m_dropout->value();
     req.dataFolder = m_dataFolder->text().trimmed().toStdString();
-    if (m_modelRow->isEnabled()) req.modelFile = m_modelFile->text().trimmed().toStdString();
+    if (m_modelRow->isEnabled()) {
+        req.modelFile = QDir::cleanPath(m_modelFile->text().trimmed()).toStdString();
+        startReading(req);
+        return;
+    }
+    startCreating(req);
+}
+
+void PretrainedDialog::startCreating(const engine::api::PretrainedProjectRequest& req) {
     m_status->setText(tr("Creating the project…"));
     m_watcher.setFuture(QtConcurrent::run([req] { return engine::api::createPretrainedProject(req); }));
     updateButtons();
 }
 
+// The user's model file is read as File > Import Model reads one: by kiln-import in a child process,
+// into a project and weights in a temporary folder, which the worker then makes the new project from.
+void PretrainedDialog::startReading(const engine::api::PretrainedProjectRequest& req) {
+    m_readDir = std::make_unique<QTemporaryDir>();
+    if (!m_readDir->isValid()) {
+        m_status->setText(tr("The project was not created: no temporary folder to read %1 into (%2).")
+                              .arg(QDir::toNativeSeparators(QString::fromStdString(req.modelFile)), m_readDir->errorString()));
+        m_readDir.reset();
+        return;
+    }
+    m_pending = req;
+    app::ImportJobRequest job;
+    job.model = req.modelFile;
+    job.project = m_readDir->filePath(QStringLiteral("model.kiln")).toStdString();
+    job.weightsOut = m_readDir->filePath(QStringLiteral("model.safetensors")).toStdString();
+    m_reading = QFileInfo(QString::fromStdString(req.modelFile)).fileName();
+    m_status->setText(tr("Reading %1…").arg(m_reading));
+
+    m_process = std::make_unique<app::ImportProcess>();
+    m_process->setProgram(m_program.isEmpty() ? app::ImportProcess::findProgram() : m_program);
+    m_process->setExtraArguments(importPluginArguments());
+    // Called from the process's signals; the dialog goes on at its next turn of the event loop.
+    m_process->setOnFinished([this] { QMetaObject::invokeMethod(this, &PretrainedDialog::readFinished, Qt::QueuedConnection); });
+
+    m_progress = new QProgressDialog(this);
+    m_progress->setObjectName(QStringLiteral("pretrainedProgress"));
+    m_progress->setWindowTitle(tr("New from Pretrained"));
+    m_progress->setRange(0, 0);  // busy: reading a model has no steps to count
+    m_progress->setMinimumDuration(0);
+    m_progress->setAutoClose(false);
+    m_progress->setAutoReset(false);
+    m_progress->setWindowModality(Qt::WindowModal);
+    m_progress->setCancelButtonText(tr("Cancel"));
+    connect(m_progress, &QProgressDialog::canceled, this, [this] {
+        if (m_process) m_process->cancel();
+    });
+    m_clock.start();
+    updateProgress();
+    m_progress->show();
+    m_tick->start();
+    m_process->start(job, m_timeLimit->value());
+    updateButtons();
+}
+
+void PretrainedDialog::updateProgress() {
+    if (!m_progress) return;
+    const qint64 seconds = m_clock.elapsed() / 1000;
+    const int limit = m_timeLimit->value();
+    m_progress->setLabelText(limit > 0 ? tr("Reading %1… %2 s (limit %3 s)").arg(m_reading).arg(seconds).arg(limit)
+                                       : tr("Reading %1… %2 s").arg(m_reading).arg(seconds));
+}
+
+void PretrainedDialog::closeProgress() {
+    m_tick->stop();
+    if (m_progress) {
+        m_progress->disconnect(this);
+        m_progress->close();
+        m_progress->deleteLater();
+    }
+}
+
+void PretrainedDialog::readFinished() {
+    if (!m_process || m_process->isRunning()) return;
+    closeProgress();
+    const std::unique_ptr<app::ImportProcess> process = std::move(m_process);
+    const auto& result = process->result();
+    if (!result.ok()) {
+        m_readDir.reset();
+        if (result.error().code == engine::ErrorCode::Cancelled) m_status->setText(tr("Reading %1 was cancelled; no project was created.").arg(m_reading));
+        else m_status->setText(tr("The project was not created: %1").arg(app::describeImportError(result.error())));
+        updateButtons();
+        return;
+    }
+    engine::api::PretrainedProjectRequest req = m_pending;
+    req.importedProject = result->projectPath;
+    req.importedWeights = result->weightsPath;
+    startCreating(req);
+}
+
+void PretrainedDialog::reject() {
+    if (m_process) m_process->cancel();
+    QDialog::reject();
+}
+
 void PretrainedDialog::finished() {
     const auto result = m_watcher.result();
+    m_readDir.reset();  // the model file as read: the new project has what it needs of it
     updateButtons();
     if (!result.ok()) {
         m_status->setText(tr("The project was not created: %1").arg(app::ErrorText::describe(result.error())));

@@ -5,7 +5,10 @@
 // network written as its cache), picking it, typing the classes and pressing Create Project makes
 // the project and opens it: the new head, the frozen backbone, the two stages, the backbone's
 // preprocessing, and the training view set to start from the backbone's weights by name. Changing
-// the data normalisation afterwards raises a notice naming the backbone's.
+// the data normalisation afterwards raises a notice naming the backbone's. A template's model file
+// is read by a kiln-import child process: a .keras file written by tf_keras becomes a project; the
+// damaged .h5 files of tests/app/data/damaged_hdf5 (one crashes the HDF5 library, one never
+// finishes) end in an error naming the file, within the time limit; Cancel ends the child.
 // kiln-test-labels: ui
 // kiln-test-libs: kiln_shell kiln_ui_all kiln_app_common
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
@@ -22,6 +26,7 @@
 #include <QMenu>
 #include <QHeaderView>
 #include <QPixmap>
+#include <QProgressDialog>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QScreen>
@@ -38,6 +43,7 @@
 #include "engine/api/pretrained.h"
 #include "engine/io/model_zoo.h"
 #include "engine/io/project.h"
+#include "engine/io/safetensors.h"
 #include "engine/ops/model.h"
 #include "ui/common/language.h"
 #include "ui/common/notice_area.h"
@@ -45,6 +51,7 @@
 #include "ui/import/pretrained_dialog.h"
 #include "ui/training/training_panel.h"
 #include "tests/engine/io/backbone_fixture.h"
+#include "tests/engine/io/keras_fixtures.h"
 
 using kiln::app::MainWindow;
 using namespace kiln::ui;
@@ -144,11 +151,11 @@ private slots:
         QVERIFY(model->isEnabled());
         QTest::keyClicks(model, QStringLiteral("/nowhere/mobilenet_v2.keras"));
         QVERIFY(dialog->createButton()->isEnabled());
-        // A file that is not there: the error names it and nothing opens.
+        // A file that is not there: the error (from the child that reads it) names it and nothing opens.
         auto* project = dialog->findChild<QLineEdit*>(QStringLiteral("pretrainedProject"));
         project->setText(m_dir.filePath("t.kiln"));
         QTest::mouseClick(dialog->createButton(), Qt::LeftButton);
-        QTRY_VERIFY(!dialog->isCreating());
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->isCreating(), 60000);
         QTRY_VERIFY(dialog->statusText().contains(QStringLiteral("mobilenet_v2.keras")));
         QVERIFY(dialog->isVisible());
         QVERIFY(!QFile::exists(m_dir.filePath("t.kiln")));
@@ -273,6 +280,147 @@ private slots:
         data2["eval_transforms"].back() = {{"type", "normalize"}, {"preset", "imagenet"}};
         doc->setSections(data2, p.training);
         QTRY_VERIFY(noticeSays(QStringLiteral("(x - 127) / 128")));
+    }
+
+    // A template (MobileNetV2) from a .keras file that tf_keras wrote: the file is typed in, read
+    // by the child behind a busy dialog, and the project made from it opens, its backbone frozen
+    // with the file's weights.
+    void templateFromATfKerasFile() {
+        QString log;
+        const QString dir = m_dir.filePath("tf_keras");
+        switch (kiln::test::makeKerasModels(dir, {}, &log, QStringLiteral("keras2_models.py"))) {
+        case kiln::test::KerasFixtures::NoPython: QSKIP("the Python environment is not available");
+        case kiln::test::KerasFixtures::NoKeras: QSKIP("tf_keras (Keras 2) is not installed in the Python environment");
+        case kiln::test::KerasFixtures::Failed: QFAIL(qPrintable(log));
+        case kiln::test::KerasFixtures::Made: break;
+        }
+        const QString model = QDir(dir).filePath("tf_cnn.tf_keras.keras");
+        qputenv("KILN_DATA", m_dir.filePath("empty-data").toUtf8());
+        MainWindow w(m_dir.filePath("recovery-template"));
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.findChild<QAction*>(QStringLiteral("actionNewFromPretrained"))->trigger();
+        auto* dialog = w.findChild<PretrainedDialog*>(QStringLiteral("pretrainedDialog"));
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->isVisible());
+        clickRow(dialog->table(), rowOf(dialog->table(), QStringLiteral("mobilenet-v2")));
+        QTest::keyClicks(dialog->findChild<QLineEdit*>(QStringLiteral("backboneModelFile")), model);
+        auto* classes = dialog->findChild<QSpinBox*>(QStringLiteral("pretrainedClasses"));
+        classes->findChild<QLineEdit*>()->selectAll();
+        QTest::keyClicks(classes->findChild<QLineEdit*>(), QStringLiteral("3"));
+        auto* project = dialog->findChild<QLineEdit*>(QStringLiteral("pretrainedProject"));
+        project->selectAll();
+        QTest::keyClicks(project, m_dir.filePath("tf_cnn_classifier.kiln"));
+        QTest::mouseClick(dialog->createButton(), Qt::LeftButton);
+        QVERIFY(dialog->isReading());
+        QVERIFY(dialog->progressDialog());
+        QVERIFY(!dialog->createButton()->isEnabled());
+
+        QTRY_COMPARE_WITH_TIMEOUT(w.document()->filePath(), m_dir.filePath("tf_cnn_classifier.kiln"), 60000);
+        const auto p = w.document()->project();
+        QCOMPARE(p.graph.outputs, std::vector<std::string>{"head_predictions"});
+        QCOMPARE(w.document()->nodeByName("head_predictions")->node.attrs.getInt("units"), int64_t{3});
+        for (const char* frozen : {"image", "stem", "stem_bn", "block/dw", "block/pw", "top_conv"})
+            QVERIFY2(w.document()->nodeByName(frozen) && !w.document()->nodeByName(frozen)->node.trainable, frozen);
+        QCOMPARE(p.extra.at("pretrained").at("model_file").get<std::string>(), std::string("tf_cnn.tf_keras.keras"));
+        auto weights = io::loadSafetensors(m_dir.filePath("tf_cnn_classifier.safetensors").toStdString());
+        QVERIFY2(weights.ok(), weights.ok() ? "" : weights.error().toString().c_str());
+        std::map<std::string, std::vector<int64_t>> shapes;
+        for (const auto& t : weights->tensors) shapes[t.name] = t.tensor.shape().dims();
+        QCOMPARE(shapes["stem/kernel"], (std::vector<int64_t>{3, 3, 3, 8}));
+        QCOMPARE(shapes["block/pw/kernel"], (std::vector<int64_t>{1, 1, 8, 12}));
+        QCOMPARE(shapes["top_conv/kernel"], (std::vector<int64_t>{3, 3, 12, 16}));
+        QVERIFY(!shapes.count("probs/kernel"));  // the old classifier was cut off
+    }
+
+    // A damaged file: the child crashes or runs into the time limit typed into the dialog; the
+    // error names the file, nothing is written, and the dialog is ready for another file.
+    void templateFromADamagedFile_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("limit");
+        QTest::addColumn<QString>("says");
+        QTest::newRow("crashes the library") << QStringLiteral("heap_object_size.h5") << 300 << QStringLiteral("crashed");
+        QTest::newRow("never finishes") << QStringLiteral("string_length.h5") << 3 << QStringLiteral("did not finish within 3 s");
+    }
+    void templateFromADamagedFile() {
+        QFETCH(QString, file);
+        QFETCH(int, limit);
+        QFETCH(QString, says);
+        const QString model = QStringLiteral(KILN_SOURCE_DIR "/tests/app/data/damaged_hdf5/") + file;
+        QVERIFY(QFile::exists(model));
+        qputenv("KILN_DATA", m_dir.filePath("empty-data").toUtf8());
+        MainWindow w(m_dir.filePath("recovery-damaged-" + file));
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        PretrainedDialog* dialog = w.openPretrainedDialog();
+        QTRY_VERIFY(dialog->isVisible());
+        clickRow(dialog->table(), rowOf(dialog->table(), QStringLiteral("resnet50")));
+        QTest::keyClicks(dialog->findChild<QLineEdit*>(QStringLiteral("backboneModelFile")), model);
+        const QString target = m_dir.filePath("damaged-" + QFileInfo(file).completeBaseName() + ".kiln");
+        dialog->setProjectPath(target);
+        auto* limitBox = dialog->findChild<QSpinBox*>(QStringLiteral("pretrainedTimeLimit"));
+        QVERIFY(limitBox && limitBox->isEnabled());
+        QCOMPARE(limitBox->value(), 300);
+        limitBox->setFocus();
+        limitBox->selectAll();
+        QTest::keyClicks(limitBox, QString::number(limit));
+        QCOMPARE(dialog->timeLimit(), limit);
+        QElapsedTimer clock;
+        clock.start();
+        QTest::mouseClick(dialog->createButton(), Qt::LeftButton);
+        QVERIFY(dialog->isReading());
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->isCreating(), 120000);
+        const double seconds = double(clock.elapsed()) / 1000.0;
+        const QString status = dialog->statusText();
+        qInfo("%s: error after %.1f s: %s", qPrintable(file), seconds, qPrintable(status));
+        QVERIFY2(status.contains(file) && status.contains(says), qPrintable(status));
+        QVERIFY2(seconds < limit + 60.0, qPrintable(QString::number(seconds)));
+        QVERIFY(dialog->isVisible());
+        QTRY_VERIFY(!dialog->progressDialog());
+        QVERIFY(!QFile::exists(target));
+        QVERIFY(w.document()->filePath().isEmpty());
+        QVERIFY(dialog->createButton()->isEnabled());
+        dialog->reject();
+    }
+
+    // Cancel on the busy dialog ends the child at once; nothing is written.
+    void cancelWhileReading() {
+        const QString model = QStringLiteral(KILN_SOURCE_DIR "/tests/app/data/damaged_hdf5/string_length.h5");
+        qputenv("KILN_DATA", m_dir.filePath("empty-data").toUtf8());
+        MainWindow w(m_dir.filePath("recovery-cancel"));
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        PretrainedDialog* dialog = w.openPretrainedDialog();
+        QTRY_VERIFY(dialog->isVisible());
+        clickRow(dialog->table(), rowOf(dialog->table(), QStringLiteral("mobilenet-v2")));
+        QTest::keyClicks(dialog->findChild<QLineEdit*>(QStringLiteral("backboneModelFile")), model);
+        const QString target = m_dir.filePath("cancelled.kiln");
+        dialog->setProjectPath(target);
+        QTest::mouseClick(dialog->createButton(), Qt::LeftButton);
+        QProgressDialog* progress = dialog->progressDialog();
+        QVERIFY(progress);
+        QTRY_VERIFY(progress->isVisible());
+        QVERIFY2(progress->labelText().contains("string_length.h5"), qPrintable(progress->labelText()));
+        QTest::qWait(1500);  // the child is reading (and will not stop by itself)
+        QVERIFY(dialog->isReading());
+        auto* cancel = progress->findChild<QPushButton*>();
+        QVERIFY(cancel);
+        QElapsedTimer clock;
+        clock.start();
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->isCreating(), 30000);
+        qInfo("cancelled after %.2f s", double(clock.elapsed()) / 1000.0);
+        QVERIFY(clock.elapsed() < 10000);
+        QVERIFY2(dialog->statusText().contains("cancelled") && dialog->statusText().contains("string_length.h5"),
+                 qPrintable(dialog->statusText()));
+        QTRY_VERIFY(!dialog->progressDialog());
+        QVERIFY(!QFile::exists(target));
+        QVERIFY(dialog->isVisible());
+        QVERIFY(dialog->createButton()->isEnabled());
+        dialog->reject();
     }
 
     // The texture example opened in place from File > Examples (no folder of its own) starts from

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds Keras 2 models (tf_keras, the Keras 2 that TensorFlow 2.16+ ships apart) that call
 # TensorFlow functions on Keras tensors, which Keras 2 saves as TFOpLambda layers, and saves them
-# as legacy .h5 with a batch of inputs and Keras's predictions (raw little-endian float32) and a
-# manifest.json in the format keras_models.py writes.
+# as legacy .h5 and as .keras (tf_keras's own .keras layout: Keras 2 config, weight groups named after
+# the layers' classes), with a batch of inputs and Keras's predictions (raw little-endian float32)
+# and a manifest.json in the format keras_models.py writes. "tf_cnn" is a small CNN with a nested
+# Sequential block and several layers of the same class, as transfer learning starts from.
 # Usage: keras2_models.py OUTDIR
 import json
 import os
@@ -68,7 +70,34 @@ def lambda_sequential():
                              layers.Dense(3, activation="relu", name="out")], name="lambda_sequential")
 
 
-BUILDERS = {"oplambda": oplambda, "oplambda_unknown": oplambda_unknown, "lambda_middle": lambda_middle,
+def tf_cnn():
+    # Layers of one class several times (conv2d, conv2d_1...), a BatchNormalization with trained
+    # statistics, a nested Sequential model (its groups below its own) and InputLayers in both.
+    x = keras.Input((12, 12, 3), name="image")
+    h = layers.Conv2D(8, 3, padding="same", activation="relu", name="stem")(x)
+    h = layers.BatchNormalization(name="stem_bn")(h)
+    h = layers.MaxPooling2D(name="pool")(h)
+    block = keras.Sequential([keras.Input((6, 6, 8)), layers.DepthwiseConv2D(3, padding="same", name="dw"),
+                              layers.Conv2D(12, 1, name="pw"), layers.ReLU(name="pw_relu")], name="block")
+    h = block(h)
+    h = layers.Conv2D(16, 3, strides=2, activation="relu", name="top_conv")(h)
+    h = layers.GlobalAveragePooling2D(name="gap")(h)
+    h = layers.Dropout(0.3, name="drop")(h)
+    h = layers.Dense(10, activation="relu", name="features")(h)
+    return keras.Model(x, layers.Dense(4, activation="softmax", name="probs")(h), name="tf_cnn")
+
+
+def randomize_statistics(model):
+    # Trained BatchNormalization statistics, so that the moving mean and variance matter.
+    rng = np.random.default_rng(5)
+    for layer in model.layers:
+        if isinstance(layer, layers.BatchNormalization):
+            gamma, beta, mean, var = layer.get_weights()
+            layer.set_weights([rng.uniform(0.5, 1.5, gamma.shape), rng.uniform(-0.5, 0.5, beta.shape),
+                               rng.uniform(-0.5, 0.5, mean.shape), rng.uniform(0.5, 2.0, var.shape)])
+
+
+BUILDERS = {"tf_cnn": tf_cnn, "oplambda": oplambda, "oplambda_unknown": oplambda_unknown, "lambda_middle": lambda_middle,
             "lambda_sequential": lambda_sequential}
 
 
@@ -80,10 +109,12 @@ def main():
     manifest = {"keras_version": keras.__version__, "models": []}
     for name, build in BUILDERS.items():
         model = build()
+        randomize_statistics(model)
         shape = [3] + [int(d) for d in model.inputs[0].shape[1:]]
         x = rng.uniform(-1, 1, shape).astype("float32")
         y = model.predict(x, verbose=0)
         model.save(os.path.join(out, name + ".tf_keras.h5"))
+        model.save(os.path.join(out, name + ".tf_keras.keras"))
         x.astype("<f4").tofile(os.path.join(out, name + ".in0.bin"))
         np.asarray(y, dtype="<f4").tofile(os.path.join(out, name + ".out0.bin"))
         manifest["models"].append({"name": name,

@@ -220,18 +220,21 @@ def keras2_style(src, dst):
     import shutil
     shutil.copyfile(src, dst)
 
-    def tensors(args):
+    def tensors(args, nested):
+        # Keras 2 counts the calls of a nested model with an input shape from 1 (its call 0 built
+        # it on its own Input); Keras 3 from 0.
         found = []
         if isinstance(args, dict) and args.get("class_name") == "__keras_tensor__":
             h = args["config"]["keras_history"]
-            found.append([h[0], h[1], h[2], {}])
+            found.append([h[0], h[1] + (1 if h[0] in nested else 0), h[2], {}])
         elif isinstance(args, list):
             for a in args:
-                found += tensors(a)
+                found += tensors(a, nested)
         return found
 
     def convert(model):
         layers_ = model["config"]["layers"]
+        nested = {layer["config"]["name"] for layer in layers_ if layer["class_name"] in ("Sequential", "Functional")}
         for layer in layers_:
             cfg = layer["config"]
             if isinstance(cfg.get("dtype"), dict):
@@ -241,7 +244,7 @@ def keras2_style(src, dst):
             if layer["class_name"] == "LeakyReLU":
                 cfg["alpha"] = cfg.pop("negative_slope")
             if "inbound_nodes" in layer:
-                layer["inbound_nodes"] = [tensors(n["args"]) for n in layer["inbound_nodes"]]
+                layer["inbound_nodes"] = [tensors(n["args"], nested) for n in layer["inbound_nodes"]]
             if layer["class_name"] in ("Sequential", "Functional"):
                 convert(layer)
         if model["class_name"] == "Sequential" and layers_ and layers_[0]["class_name"] == "InputLayer":

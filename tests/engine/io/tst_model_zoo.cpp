@@ -11,9 +11,12 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <span>
+#include <utility>
 
 #include "engine/exec/param_store.h"
 #include "engine/io/head_replacement.h"
+#include "engine/io/keras_import.h"
 #include "engine/io/model_zoo.h"
 #include "engine/io/onnx_export.h"
 #include "engine/io/project.h"
@@ -270,6 +273,59 @@ private slots:
                  std::string("symmetric"));
         QVERIFY(r->weightTensors >= 4);
         QVERIFY(QFile::exists(tmp.filePath("t.safetensors")));
+
+        // The same file as kiln-import's child has read it (a project and its weights, as the
+        // studio has it read): the same project, the same weights, the original file named.
+        ImportOptions options;
+        options.readableNames = true;
+        options.placeholders = true;
+        auto read = loadModelFile(onnxPath, options);
+        QVERIFY(read.ok());
+        Project imported;
+        imported.graph = read->graph;
+        const std::string importedProject = tmp.filePath("read/model.kiln").toStdString();
+        const std::string importedWeights = tmp.filePath("read/model.safetensors").toStdString();
+        QVERIFY(QDir().mkpath(tmp.filePath("read")));
+        QVERIFY(saveProject(imported, importedProject).ok());
+        QVERIFY(saveSafetensors(importedWeights, read->weights, {}).ok());
+        PretrainedProjectRequest viaChild = req;
+        viaChild.projectPath = tmp.filePath("t2.kiln").toStdString();
+        viaChild.importedProject = importedProject;
+        viaChild.importedWeights = importedWeights;
+        auto r2 = createPretrainedProject(viaChild);
+        QVERIFY2(r2.ok(), r2.ok() ? "" : r2.error().toString().c_str());
+        QCOMPARE(r2->project.graph.nodes.size(), r->project.graph.nodes.size());
+        for (size_t k = 0; k < r->project.graph.nodes.size(); ++k) {
+            QCOMPARE(r2->project.graph.nodes[k].name, r->project.graph.nodes[k].name);
+            QCOMPARE(r2->project.graph.nodes[k].trainable, r->project.graph.nodes[k].trainable);
+        }
+        QCOMPARE(r2->weightTensors, r->weightTensors);
+        QCOMPARE(r2->project.extra.at("pretrained").at("model_file").get<std::string>(), std::string("user.onnx"));
+        auto w1 = loadSafetensors(r->weightsPath), w2 = loadSafetensors(r2->weightsPath);
+        QVERIFY(w1.ok() && w2.ok());
+        QCOMPARE(w2->tensors.size(), w1->tensors.size());
+        for (size_t k = 0; k < w1->tensors.size(); ++k) {
+            QCOMPARE(w2->tensors[k].name, w1->tensors[k].name);
+            const std::span<const float> a = std::as_const(w1->tensors[k].tensor).f32(), b = std::as_const(w2->tensors[k].tensor).f32();
+            QVERIFY2(std::equal(a.begin(), a.end(), b.begin(), b.end()), w1->tensors[k].name.c_str());
+        }
+        // Without its weights file: refused, nothing written.
+        viaChild.importedWeights.clear();
+        viaChild.projectPath = tmp.filePath("t3.kiln").toStdString();
+        auto noWeights = createPretrainedProject(viaChild);
+        QVERIFY(!noWeights.ok());
+        QCOMPARE(noWeights.error().param("field"), std::string("weights"));
+        QVERIFY(!QFile::exists(tmp.filePath("t3.kiln")));
+        // A placeholder in what was read: refused, naming the user's file and the node.
+        imported.graph.nodes[1].op = "Placeholder";
+        QVERIFY(saveProject(imported, importedProject).ok());
+        viaChild.importedWeights = importedWeights;
+        auto placeholder = createPretrainedProject(viaChild);
+        QVERIFY(!placeholder.ok());
+        QCOMPARE(placeholder.error().code, ErrorCode::Unsupported);
+        QCOMPARE(placeholder.error().file, onnxPath);
+        QCOMPARE(placeholder.error().node, imported.graph.nodes[1].name);
+        QVERIFY(!QFile::exists(tmp.filePath("t3.kiln")));
     }
 
     void refusals() {
