@@ -50,6 +50,17 @@ std::optional<std::string> readTarget(const std::smatch& match, ModelTarget& t) 
     return std::nullopt;
 }
 
+// The model name of "/v1/models/<name>:predict", the form of postRoute() without a version or a
+// label (the name holds neither '/' nor ':'); nullopt for every other path.
+std::optional<std::string_view> plainPredictName(std::string_view path) {
+    constexpr std::string_view kPrefix = "/v1/models/", kVerb = ":predict";
+    if (path.size() <= kPrefix.size() + kVerb.size() || !path.starts_with(kPrefix) || !path.ends_with(kVerb))
+        return std::nullopt;
+    const std::string_view name = path.substr(kPrefix.size(), path.size() - kPrefix.size() - kVerb.size());
+    if (name.find_first_of("/:") != std::string_view::npos) return std::nullopt;
+    return name;
+}
+
 }  // namespace
 
 std::string modelMetadataJson(const Servable& servable) {
@@ -184,11 +195,18 @@ void RestApi::countPost(const std::string& name, const std::string& verb, TfCode
 
 bool RestApi::handleAsync(const std::string& method, const std::string& path, std::string_view body, Reply& reply) {
     if (method != "POST") return false;
-    std::smatch m;
     ModelTarget t;
     // Other routes and verbs, and bad names or versions (their answers are handle()'s), take the
     // blocking path.
-    if (!std::regex_match(path, m, postRoute()) || m[4].str() != "predict" || readTarget(m, t)) return false;
+    if (auto name = plainPredictName(path)) {
+        // The route's common form, read without the regular expression; the name is checked as
+        // readTarget() checks it.
+        if (!isSafeModelName(*name)) return false;
+        t.name = std::string(*name);
+    } else {
+        std::smatch m;
+        if (!std::regex_match(path, m, postRoute()) || m[4].str() != "predict" || readTarget(m, t)) return false;
+    }
     const std::string name = t.name;
     const std::optional<int64_t> version = t.version;
     const std::optional<std::string> label = t.label;

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,7 @@ double msSince(Clock::time_point t) { return std::chrono::duration<double, std::
 
 struct Response {
     int status = 0;
+    std::string statusLine;
     std::map<std::string, std::string> headers;  // names in lower case
     std::string body;
     std::string header(const std::string& name) const {
@@ -95,6 +97,7 @@ public:
         const std::string statusLine = head.substr(0, lineEnd);
         if (statusLine.size() < 12) return std::nullopt;
         r.status = std::stoi(statusLine.substr(9, 3));
+        r.statusLine = statusLine;
         while (lineEnd != std::string::npos) {
             const size_t start = lineEnd + 2;
             lineEnd = head.find("\r\n", start);
@@ -111,6 +114,14 @@ public:
         r.body = m_buf.substr(0, length);
         m_buf.erase(0, length);
         return r;
+    }
+
+    // Every byte until the server ends the connection (or timeoutMs passes).
+    std::string readAll(int timeoutMs = 5000) {
+        const auto until = Clock::now() + std::chrono::milliseconds(timeoutMs);
+        while (fill(until)) {
+        }
+        return std::exchange(m_buf, std::string());
     }
 
     // True when the server ends the connection (EOF or reset) within timeoutMs.
@@ -207,6 +218,60 @@ private slots:
         QCOMPARE(json::parse(r->body)["method"], json("POST"));
     }
 
+    // The head of an answer: the status line with its reason, Content-Type and Content-Length,
+    // Connection only where the version needs it; HEAD gets the GET's Content-Length and no body;
+    // with CORS on, the three Access-Control fields.
+    void responseHead() {
+        start({});
+        Client c(m_port);
+        QVERIFY(c.send(get("/h")));
+        auto r = c.read();
+        QVERIFY(r);
+        QCOMPARE(r->statusLine, std::string("HTTP/1.1 200 OK"));
+        QCOMPARE(r->headers.size(), size_t(2));
+        QCOMPARE(r->header("content-type"), std::string("application/json"));
+        QCOMPARE(r->header("content-length"), std::to_string(r->body.size()));
+        const std::string getLength = r->header("content-length");
+        QVERIFY(c.send("HEAD /h HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+        QCOMPARE(c.readAll(), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+                                  getLength + "\r\n\r\n");
+
+        // HTTP/1.0 asking to keep the connection: told so, and a second request is served on it.
+        Client old(m_port);
+        QVERIFY(old.send("GET /k HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+        r = old.read();
+        QVERIFY(r);
+        QCOMPARE(r->statusLine, std::string("HTTP/1.0 200 OK"));
+        QCOMPARE(r->header("connection"), std::string("keep-alive"));
+        QVERIFY(old.send("GET /k2 HTTP/1.0\r\n\r\n"));
+        r = old.read();
+        QVERIFY(r);
+        QCOMPARE(json::parse(r->body)["path"], json("/k2"));
+        QVERIFY(r->headers.count("connection") == 0);
+        QVERIFY(old.closedWithin(3000));
+
+        // An answer the server writes itself.
+        Client bad(m_port);
+        QVERIFY(bad.send("NOT HTTP\r\n\r\n"));
+        r = bad.read();
+        QVERIFY(r);
+        QCOMPARE(r->statusLine, std::string("HTTP/1.1 400 Bad Request"));
+        QCOMPARE(r->header("connection"), std::string("close"));
+        QCOMPARE(r->header("content-length"), std::to_string(r->body.size()));
+
+        HttpOptions cors;
+        cors.cors = true;
+        start(cors);
+        Client d(m_port);
+        QVERIFY(d.send(get("/c")));
+        r = d.read();
+        QVERIFY(r);
+        QCOMPARE(r->header("access-control-allow-origin"), std::string("*"));
+        QCOMPARE(r->header("access-control-allow-methods"), std::string("POST, GET"));
+        QCOMPARE(r->header("access-control-allow-headers"), std::string("Content-Type"));
+        QCOMPARE(r->headers.size(), size_t(5));
+    }
+
     void oversizedHeaderLine() {
         HttpOptions o;
         o.maxHeaderBytes = 4096;
@@ -276,8 +341,10 @@ private slots:
         {
             // Under the limit, in three chunks: decoded and served.
             Client c(m_port);
-            QVERIFY(c.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                           "100\r\n" + std::string(256, 'a') + "\r\n200\r\n" + std::string(512, 'b') + "\r\n0\r\n\r\n"));
+            QVERIFY(c.send(
+                "POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                "100\r\n" +
+                std::string(256, 'a') + "\r\n200\r\n" + std::string(512, 'b') + "\r\n0\r\n\r\n"));
             auto r = c.read();
             QVERIFY(r);
             QCOMPARE(r->status, 200);
@@ -286,9 +353,13 @@ private slots:
         Client c(m_port);
         // Chunks adding up past the limit, and a body that never ends: 413 comes anyway.
         const auto t0 = Clock::now();
-        QVERIFY(c.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                       "200\r\n" + std::string(512, 'a') + "\r\n"
-                       "1000\r\n" + std::string(1000, 'b')));
+        QVERIFY(c.send(
+            "POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            "200\r\n" +
+            std::string(512, 'a') +
+            "\r\n"
+            "1000\r\n" +
+            std::string(1000, 'b')));
         auto r = c.read(3000);
         QVERIFY(r);
         QCOMPARE(r->status, 413);

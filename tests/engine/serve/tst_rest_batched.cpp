@@ -177,12 +177,33 @@ private slots:
             QCOMPARE(x.status, y.status);
             QCOMPARE(QString::fromStdString(x.body), QString::fromStdString(y.body));
         }
-        // Unknown versions and models are answered by the worker path on both servers.
-        for (const char* path : {"/v1/models/mlp/versions/9:predict", "/v1/models/nope:predict", "/v1/models/mlp/labels/x:predict"}) {
+        // Unknown versions and models, and names the server refuses, are answered by the worker
+        // path on both servers.
+        for (const char* path : {"/v1/models/mlp/versions/9:predict", "/v1/models/nope:predict", "/v1/models/mlp/labels/x:predict",
+                                 "/v1/models/..:predict", "/v1/models/.:predict", "/v1/models/m%01p:predict",
+                                 "/v1/models/mlp%2Fx:predict", "/v1/models/:predict", "/v1/models/mlp:predict:predict",
+                                 "/v1/models/mlp:Predict", "/v1/models/mlp/:predict"}) {
             const Answer x = post(a, path, "{}"), y = post(b, path, "{}");
             QCOMPARE(x.status, y.status);
             QCOMPARE(QString::fromStdString(x.body), QString::fromStdString(y.body));
         }
+    }
+
+    // The plain route and the one naming a version both go through the batcher.
+    void versionedRouteIsBatchedToo() {
+        QTemporaryDir dir;
+        const std::string base = dir.filePath("mlp").toStdString();
+        QVERIFY(kiln::test::makeVersion("fashion_mlp", base, 1, kSeed));
+        Served batched(base, batching(8, 1000));
+        httplib::Client client("127.0.0.1", batched.port);
+        const std::string body = imageBody(kiln::test::sampleValues(784, 77));
+        const Answer a = post(client, "/v1/models/mlp:predict", body);
+        QCOMPARE(a.status, 200);
+        QCOMPARE(batched.batchedRows.load(), int64_t(1));
+        const Answer b = post(client, "/v1/models/mlp/versions/1:predict", body);
+        QCOMPARE(b.status, 200);
+        QCOMPARE(batched.batchedRows.load(), int64_t(2));
+        QCOMPARE(QString::fromStdString(a.body), QString::fromStdString(b.body));
     }
 
     // The batch timeout (5 s) is longer than the request deadline (300 ms): the request is
