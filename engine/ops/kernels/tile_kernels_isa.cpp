@@ -155,13 +155,19 @@ void tileKernel(const TileArgs& t) {
 #pragma GCC unroll 32
     for (int v = 0; v < V; ++v) {
         const Mask m = v == V - 1 ? t.lastMask : laneMask(kLanes);
+        // Whole vectors take plain loads and stores (the same values; a masked store costs
+        // several times a plain one with AVX2, and small tiles store often).
+        const bool full = v != V - 1 || maskFull(t.lastMask);
         const Vec base = !t.accumulate && t.init ? loadMasked(t.init + v * kLanes, m) : Vec{};
 #pragma GCC unroll 32
         for (int j = 0; j < R; ++j) {
             float* yp = t.y + j * t.yStep + v * kLanes;
-            Vec r = (t.accumulate ? loadMasked(yp, m) : base) + acc[j][v];
+            Vec r = (t.accumulate ? (full ? loadVec(yp) : loadMasked(yp, m)) : base) + acc[j][v];
             if (t.relu) r = r < 0.0f ? Vec{} : r;  // keeps NaN, like the ReLU kernel
-            storeMasked(yp, r, m);
+            if (full)
+                storeVec(yp, r);
+            else
+                storeMasked(yp, r, m);
         }
     }
 }
@@ -219,13 +225,19 @@ void rowKernel(const RowArgs& t) {
 #pragma GCC unroll 32
     for (int v = 0; v < V; ++v) {
         const Mask m = v == V - 1 ? t.lastMask : laneMask(kLanes);
+        // Whole vectors take plain loads and stores (the same values; a masked store costs
+        // several times a plain one with AVX2, and small tiles store often).
+        const bool full = v != V - 1 || maskFull(t.lastMask);
         const Vec base = !t.accumulate && t.init ? loadMasked(t.init + v * kLanes, m) : Vec{};
 #pragma GCC unroll 32
         for (int j = 0; j < R; ++j) {
             float* yp = t.y + j * t.yStep + v * kLanes;
-            Vec r = (t.accumulate ? loadMasked(yp, m) : base) + acc[j][v];
+            Vec r = (t.accumulate ? (full ? loadVec(yp) : loadMasked(yp, m)) : base) + acc[j][v];
             if (t.relu) r = r < 0.0f ? Vec{} : r;  // keeps NaN, like the ReLU kernel
-            storeMasked(yp, r, m);
+            if (full)
+                storeVec(yp, r);
+            else
+                storeMasked(yp, r, m);
         }
     }
 }
