@@ -466,6 +466,11 @@ DirectLayout directLayout(const Conv2DGeom& g) {
         L.dySkipL = static_cast<int>(sl);
         L.dySkipR = static_cast<int>(sr);
         if (L.dyDirect) L.dyRing = false;
+    } else if (L.ex == 0 && L.wq == g.ow) {
+        // No column of dy needs padding (1x1 kernels, strided or not): a padded row would be a
+        // copy of the row itself, so it is read in place; rows outside dy are skipped as taps.
+        L.dyDirect = true;
+        L.dyRing = false;
     }
     L.chunks = std::min(kDwChunks, g.n * g.oh);
     size_t at = 0;
