@@ -31,7 +31,6 @@
 namespace kiln::engine::kernels::KILN_ISA_NS {
 namespace {
 
-
 // ---- direct path (groups == 1): implicit GEMM, no im2col matrix, no GEMM packing -------------
 //
 // Forward and backward-data are both "broadcast one input value, multiply a vector of weights"
@@ -43,7 +42,8 @@ namespace {
 // (a ring of the rows one output row needs), so no padded copy of a whole tensor is written;
 // rows too wide for those buffers fall back to a padded copy in the workspace. Backward-data is the transposed
 // convolution written as a gather (each input pixel sums the output pixels that read it), so
-// threads own disjoint rows of dx; when x has fewer than 16 channels it is instead dcol = dy W^T
+// threads own disjoint rows of dx; it reads dy in place unless a column on the right or more
+// than one on the left would be padding; when x has fewer than 16 channels it is instead dcol = dy W^T
 // (all lanes busy) scattered image by image. The filter gradient is a register tile over RK
 // filter rows x V output-channel vectors, reduced over output pixels in fixed chunks of output
 // rows whose partial sums are added in chunk order. Every reduction order depends only on the
