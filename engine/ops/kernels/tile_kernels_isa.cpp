@@ -31,7 +31,6 @@
 namespace kiln::engine::kernels::KILN_ISA_NS {
 namespace {
 
-
 // ---- direct path (groups == 1): implicit GEMM, no im2col matrix, no GEMM packing -------------
 //
 // Forward and backward-data are both "broadcast one input value, multiply a vector of weights"
@@ -43,7 +42,8 @@ namespace {
 // (a ring of the rows one output row needs), so no padded copy of a whole tensor is written;
 // rows too wide for those buffers fall back to a padded copy in the workspace. Backward-data is the transposed
 // convolution written as a gather (each input pixel sums the output pixels that read it), so
-// threads own disjoint rows of dx; when x has fewer than 16 channels it is instead dcol = dy W^T
+// threads own disjoint rows of dx; it reads dy in place unless a column on the right or more
+// than one on the left would be padding; when x has fewer than 16 channels it is instead dcol = dy W^T
 // (all lanes busy) scattered image by image. The filter gradient is a register tile over RK
 // filter rows x V output-channel vectors, reduced over output pixels in fixed chunks of output
 // rows whose partial sums are added in chunk order. Every reduction order depends only on the
@@ -111,6 +111,7 @@ struct TileArgs {
     bool relu = false;            // then clamp at zero
     // Edge tiles (tileKernel's H / T): pixel 0 skips k < headK, pixel R-1 skips k >= kin - tailK.
     int64_t headK = 0, tailK = 0;
+    const int64_t* tapHeadK = nullptr;  // with H: per tap instead of headK, when set
 };
 
 // y[j, :] = init + sum, or y[j, :] += sum, where sum is over taps t and k < kin of
@@ -125,8 +126,9 @@ void tileKernel(const TileArgs& t) {
     for (int j = 0; j < R; ++j)
 #pragma GCC unroll 32
         for (int v = 0; v < V; ++v) acc[j][v] = Vec{};
-    const int64_t kHead = H ? t.headK : 0, kTail = T ? t.kin - t.tailK : t.kin;
+    const int64_t kTail = T ? t.kin - t.tailK : t.kin;
     for (int64_t tp = 0; tp < t.taps; ++tp) {
+        const int64_t kHead = H ? (t.tapHeadK ? t.tapHeadK[tp] : t.headK) : 0;
         const float* a = t.a + t.tapOff[tp];
         const float* w0 = t.tapW[tp] + t.wCol;
         const float* ap[R];
@@ -155,13 +157,19 @@ void tileKernel(const TileArgs& t) {
 #pragma GCC unroll 32
     for (int v = 0; v < V; ++v) {
         const Mask m = v == V - 1 ? t.lastMask : laneMask(kLanes);
+        // Whole vectors take plain loads and stores (the same values; a masked store costs
+        // several times a plain one with AVX2, and small tiles store often).
+        const bool full = v != V - 1 || maskFull(t.lastMask);
         const Vec base = !t.accumulate && t.init ? loadMasked(t.init + v * kLanes, m) : Vec{};
 #pragma GCC unroll 32
         for (int j = 0; j < R; ++j) {
             float* yp = t.y + j * t.yStep + v * kLanes;
-            Vec r = (t.accumulate ? loadMasked(yp, m) : base) + acc[j][v];
+            Vec r = (t.accumulate ? (full ? loadVec(yp) : loadMasked(yp, m)) : base) + acc[j][v];
             if (t.relu) r = r < 0.0f ? Vec{} : r;  // keeps NaN, like the ReLU kernel
-            storeMasked(yp, r, m);
+            if (full)
+                storeVec(yp, r);
+            else
+                storeMasked(yp, r, m);
         }
     }
 }
@@ -219,13 +227,19 @@ void rowKernel(const RowArgs& t) {
 #pragma GCC unroll 32
     for (int v = 0; v < V; ++v) {
         const Mask m = v == V - 1 ? t.lastMask : laneMask(kLanes);
+        // Whole vectors take plain loads and stores (the same values; a masked store costs
+        // several times a plain one with AVX2, and small tiles store often).
+        const bool full = v != V - 1 || maskFull(t.lastMask);
         const Vec base = !t.accumulate && t.init ? loadMasked(t.init + v * kLanes, m) : Vec{};
 #pragma GCC unroll 32
         for (int j = 0; j < R; ++j) {
             float* yp = t.y + j * t.yStep + v * kLanes;
-            Vec r = (t.accumulate ? loadMasked(yp, m) : base) + acc[j][v];
+            Vec r = (t.accumulate ? (full ? loadVec(yp) : loadMasked(yp, m)) : base) + acc[j][v];
             if (t.relu) r = r < 0.0f ? Vec{} : r;  // keeps NaN, like the ReLU kernel
-            storeMasked(yp, r, m);
+            if (full)
+                storeVec(yp, r);
+            else
+                storeMasked(yp, r, m);
         }
     }
 }
@@ -454,6 +468,12 @@ DirectLayout directLayout(const Conv2DGeom& g) {
         L.dySkipL = static_cast<int>(sl);
         L.dySkipR = static_cast<int>(sr);
         if (L.dyDirect) L.dyRing = false;
+    } else if (L.wq == L.ex + g.ow && (L.ex == 0 || (L.ex == 1 && !(g.strideW == 1 && g.dilationW == 1)))) {
+        // No column of dy needs padding on the right, and at most one on the left (1x1 kernels,
+        // stride-2 3x3 "same" layers): dy is read in place; rows outside dy are skipped as taps,
+        // and a tap that would read the left padding column skips its first pixel there.
+        L.dyDirect = true;
+        L.dyRing = false;
     }
     L.chunks = std::min(kDwChunks, g.n * g.oh);
     size_t at = 0;
@@ -710,6 +730,10 @@ void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float*
                 float* drow = dx + (p * g.w + px) * g.c;
                 // The taps (at most kh*kw <= kDirectMaxTaps) that map this phase onto dy pixels.
                 int64_t nt = 0;
+                // With L.dyDirect and a padding column on the left (L.ex == 1), a tap whose dy
+                // column for pixel 0 is that column skips pixel 0 (all kin terms are zeros).
+                int64_t tapHead[kDirectMaxTaps];
+                bool headSkip = false;
                 auto run = [&] {
                     if (nt == 0) {  // no output pixel reads these input pixels
                         if (overwrite)
@@ -744,6 +768,7 @@ void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float*
                         }
                         const int64_t R = tileSize(count, kTileRows[V]);
                         TileArgs ta;
+                        ta.tapHeadK = tapHead;
                         ta.aStep = g.oc;
                         ta.tapOff = tapOff;
                         ta.tapW = tapW;
@@ -758,13 +783,15 @@ void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float*
                             const int64_t r = std::min(R, count - j);
                             ta.a = dimg + j * g.oc;
                             ta.y = drow + j * g.strideW * g.c + v0 * kLanes;
-                            kTileFns[V - 1][r - 1](ta);
+                            kTileEdgeFns[j == 0 && headSkip][0][V - 1][r - 1](ta);
                         }
                     });
                 };
-                auto add = [&](int64_t off, const float* wp) {
+                auto add = [&](int64_t off, const float* wp, int64_t head = 0) {
                     tapOff[nt] = off;
                     tapW[nt] = wp;
+                    tapHead[nt] = head;
+                    headSkip = headSkip || head > 0;
                     ++nt;
                 };
                 for (int64_t ky = 0; ky < g.kh; ++ky) {
@@ -781,8 +808,8 @@ void directBackwardData(const Conv2DGeom& g, const DirectLayout& L, const float*
                     for (int64_t kx = 0; kx < g.kw; ++kx) {
                         const int64_t numX = px + g.padLeft - kx * g.dilationW + L.ex * g.strideW;
                         if (numX % g.strideW != 0) continue;
-                        add(rowOff + numX / g.strideW * g.oc,
-                            wt + (ky * g.kw + (g.kw - 1 - kx)) * g.oc * L.cPad);
+                        add(rowOff + numX / g.strideW * g.oc, wt + (ky * g.kw + (g.kw - 1 - kx)) * g.oc * L.cPad,
+                            L.dyDirect && numX / g.strideW < L.ex ? kin : 0);
                     }
                 }
                 run();

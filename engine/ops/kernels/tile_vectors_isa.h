@@ -59,6 +59,15 @@ inline Vec splat(float s) {
     return _mm256_set1_ps(s);
 }
 #endif
+// True when every lane of `m` is set: the vector may then be loaded and stored with plain
+// instructions (with AVX2 a masked store costs far more than a plain one).
+inline bool maskFull(Mask m) {
+#if defined(KILN_ISA_AVX512)
+    return m == Mask(0xFFFF);
+#else
+    return _mm256_movemask_ps(_mm256_castsi256_ps(m)) == 0xFF;
+#endif
+}
 inline Vec loadVec(const float* p) {
     Vec v;
     std::memcpy(&v, p, sizeof v);

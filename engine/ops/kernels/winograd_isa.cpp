@@ -495,6 +495,8 @@ constexpr int64_t kWgPartialFloats = int64_t{1} << 22;
 // partial sums, which with 64-channel layers cost as much as the products at 15 tiles per block.
 constexpr int64_t kWgBlockFloats = 65536;
 constexpr int64_t kWgMaxBlockTiles = 64;
+// Floats of the partial sums added across the chunks at a time (a multiple of the vector width).
+constexpr int64_t kWgSumBlock = 2048;
 
 template <int M>
 int64_t wgChunks(const Conv2DGeom& g) {
@@ -771,19 +773,27 @@ void backwardFilter(const Conv2DGeom& g, const float* x, const float* dy, float*
             }
         }
     });
-    // dw[ky, kx, ci, :] += (G^T S G)[ky, kx], S summed over the chunks in chunk order from zero.
+    // S = the chunks' partial sums added in chunk order from zero, into chunk 0's. Streamed a
+    // block at a time, chunk after chunk: summing each element across all chunks in turn read
+    // kPos x chunks streams 16 KiB to 256 KiB apart (64-channel layers), which stalled on every
+    // load. Each element's order of additions is the same either way.
+    pool.parallelFor(ceilDiv(partFloats, kWgSumBlock), 1, [&](int64_t b0, int64_t b1) {
+        float* s0 = workspace;
+        const int64_t i0 = b0 * kWgSumBlock, i1 = std::min(partFloats, b1 * kWgSumBlock);
+        for (int64_t i = i0; i < i1; i += kLanes) storeVec(s0 + i, Vec{} + loadVec(s0 + i));
+        for (int64_t k = 1; k < chunks; ++k) {
+            const float* sk = workspace + k * partFloats;
+            for (int64_t i = i0; i < i1; i += kLanes) storeVec(s0 + i, loadVec(s0 + i) + loadVec(sk + i));
+        }
+    });
+    // dw[ky, kx, ci, :] += (G^T S G)[ky, kx].
     pool.parallelFor(g.c, 1, [&](int64_t ci0, int64_t ci1) {
         for (int64_t ci = ci0; ci < ci1; ++ci)
             for (int64_t o = 0; o < ocPad; o += kLanes) {
                 const Mask m = laneMask(g.oc - o);
                 Vec sv[T][T];
 #pragma GCC unroll 36
-                for (int xi = 0; xi < kPos; ++xi) {
-                    const float* src = workspace + xi * sXi + ci * ocPad + o;
-                    Vec acc{};
-                    for (int64_t k = 0; k < chunks; ++k) acc += loadVec(src + k * partFloats);
-                    sv[xi / T][xi % T] = acc;
-                }
+                for (int xi = 0; xi < kPos; ++xi) sv[xi / T][xi % T] = loadVec(workspace + xi * sXi + ci * ocPad + o);
                 Vec dg[3][3];
                 gradTransform<M>(sv, dg);
                 for (int t = 0; t < 9; ++t) {

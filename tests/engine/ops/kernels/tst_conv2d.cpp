@@ -150,6 +150,9 @@ const Spec kSpecs[] = {
     // backward-data, and more taps than one kernel call takes.
     {"16->32 s1 batch 18", 18, 12, 12, 16, 3, 3, 32, 1, 1, 1, 1, true, 1, false},
     {"32->64 s2", 4, 10, 10, 32, 3, 3, 64, 2, 2, 1, 1, true, 1, false},
+    // Stride 2, "same", odd sizes (padding on both sides) and a ragged channel vector: dy read in
+    // place with one padding column on the left.
+    {"20->32 s2 same odd", 2, 9, 11, 20, 3, 3, 32, 2, 2, 1, 1, true, 1, true},
     {"20->80 s1 tails", 2, 7, 9, 20, 3, 3, 80, 1, 1, 1, 1, true, 1, true},
     {"lenet 5x5 1->6 same", 18, 12, 12, 1, 5, 5, 6, 1, 1, 1, 1, true, 1, true},
     {"lenet 5x5 6->16 valid", 3, 14, 14, 6, 5, 5, 16, 1, 1, 1, 1, false, 1, true},
