@@ -50,6 +50,7 @@
 #include "ui/graph_editor/editor_document.h"
 #include "ui/import/pretrained_dialog.h"
 #include "ui/training/training_panel.h"
+#include "tests/app/app_test_util.h"
 #include "tests/engine/io/backbone_fixture.h"
 #include "tests/engine/io/keras_fixtures.h"
 
@@ -367,11 +368,19 @@ private slots:
         limitBox->selectAll();
         QTest::keyClicks(limitBox, QString::number(limit));
         QCOMPARE(dialog->timeLimit(), limit);
+        // The child started now takes this environment (see expectedCrashOptions).
+        QTemporaryDir reports;
+        const QByteArray options = qgetenv("ASAN_OPTIONS");
+        qputenv("ASAN_OPTIONS", kiln::test::expectedCrashOptions(reports.path()).toUtf8());
         QElapsedTimer clock;
         clock.start();
         QTest::mouseClick(dialog->createButton(), Qt::LeftButton);
+        if (options.isNull()) qunsetenv("ASAN_OPTIONS");
+        else qputenv("ASAN_OPTIONS", options);
         QVERIFY(dialog->isReading());
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isCreating(), 120000);
+        const QStringList strays = kiln::test::reportsWithout(reports.path(), QStringLiteral("libhdf5"));
+        QVERIFY2(strays.isEmpty(), qPrintable(strays.join(' ')));
         const double seconds = double(clock.elapsed()) / 1000.0;
         const QString status = dialog->statusText();
         qInfo("%s: error after %.1f s: %s", qPrintable(file), seconds, qPrintable(status));
