@@ -4566,6 +4566,46 @@ min %3 · max %4</source>
         <source>Keras&apos;s own ResNet-50 weights expect BGR pictures with the ImageNet means subtracted (&quot;caffe&quot;), which Kiln&apos;s data transforms cannot express; the preset here is that of RGB exports such as torchvision&apos;s.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source> s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How long reading the model file may take before Kiln counts the file as damaged and stops it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time limit:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The project was not created: no temporary folder to read %1 into (%2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading %1…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading %1… %2 s (limit %3 s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading %1… %2 s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading %1 was cancelled; no project was created.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ReplaceHeadDialog</name>

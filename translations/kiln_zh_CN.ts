@@ -4544,6 +4544,46 @@ min %3 · max %4</source>
         <source>Keras&apos;s own ResNet-50 weights expect BGR pictures with the ImageNet means subtracted (&quot;caffe&quot;), which Kiln&apos;s data transforms cannot express; the preset here is that of RGB exports such as torchvision&apos;s.</source>
         <translation>Keras 自带的 ResNet-50 权重要求输入减去 ImageNet 均值的 BGR 图片（&quot;caffe&quot; 方式），Kiln 的数据变换无法表达这种方式；此处的预设对应 torchvision 等 RGB 导出的权重。</translation>
     </message>
+    <message>
+        <source> s</source>
+        <translation> 秒</translation>
+    </message>
+    <message>
+        <source>no limit</source>
+        <translation>不限时</translation>
+    </message>
+    <message>
+        <source>How long reading the model file may take before Kiln counts the file as damaged and stops it.</source>
+        <translation>读取模型文件最多可用的时间，超过后 Kiln 视文件为已损坏并停止读取。</translation>
+    </message>
+    <message>
+        <source>Time limit:</source>
+        <translation>时间限制：</translation>
+    </message>
+    <message>
+        <source>The project was not created: no temporary folder to read %1 into (%2).</source>
+        <translation>未创建项目：没有可用于读取 %1 的临时文件夹（%2）。</translation>
+    </message>
+    <message>
+        <source>Reading %1…</source>
+        <translation>正在读取 %1…</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Reading %1… %2 s (limit %3 s)</source>
+        <translation>正在读取 %1… %2 秒（限时 %3 秒）</translation>
+    </message>
+    <message>
+        <source>Reading %1… %2 s</source>
+        <translation>正在读取 %1… %2 秒</translation>
+    </message>
+    <message>
+        <source>Reading %1 was cancelled; no project was created.</source>
+        <translation>已取消读取 %1；未创建项目。</translation>
+    </message>
 </context>
 <context>
     <name>kiln::ui::ReplaceHeadDialog</name>
