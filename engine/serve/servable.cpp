@@ -94,8 +94,7 @@ Status checkSpecs(const json& list, const std::string& path, const std::string& 
                   bool inputs, const json& preprocessing) {
     if (!list.is_array()) return jsonError(path, field, "needs a list");
     if (list.size() != specs.size())
-        return jsonError(path, field, "lists " + std::to_string(list.size()) + " tensors, the model has " +
-                                          std::to_string(specs.size()));
+        return jsonError(path, field, "lists " + std::to_string(list.size()) + " tensors, the model has " + std::to_string(specs.size()));
     std::vector<TensorSpec> ordered;
     for (size_t i = 0; i < list.size(); ++i) {
         const json& e = list[i];

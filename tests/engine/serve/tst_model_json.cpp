@@ -63,18 +63,27 @@ private slots:
         QTest::addColumn<QString>("words");
         QTest::newRow("input named twice")
             << R"({"inputs": [{"name": "a", "node": "grey"}, {"name": "grey"}, {"name": "colour"}]})"
-            << "inputs[1]" << "a second time";
+            << "inputs[1]"
+            << "a second time";
         QTest::newRow("preprocessing of a feature input")
             << R"({"inputs": [{"name": "features", "preprocessing": {"mean": 1}}, {"name": "grey"}, {"name": "colour"}]})"
-            << "inputs[0].preprocessing" << "image inputs only";
+            << "inputs[0].preprocessing"
+            << "image inputs only";
         QTest::newRow("top-level preprocessing of a feature input")
-            << R"({"preprocessing": {"features": {"scale": 2}}})" << "preprocessing.features" << "[3]";
+            << R"({"preprocessing": {"features": {"scale": 2}}})"
+            << "preprocessing.features"
+            << "[3]";
         QTest::newRow("wrong channel count")
-            << R"({"preprocessing": {"colour": {"mean": [1, 2]}}})" << "preprocessing.colour.mean" << "3 values";
+            << R"({"preprocessing": {"colour": {"mean": [1, 2]}}})"
+            << "preprocessing.colour.mean"
+            << "3 values";
         QTest::newRow("std not positive")
-            << R"({"preprocessing": {"grey": {"std": 0}}})" << "preprocessing.grey.std" << "positive";
+            << R"({"preprocessing": {"grey": {"std": 0}}})"
+            << "preprocessing.grey.std"
+            << "positive";
         QTest::newRow("unknown input") << R"({"inputs": [{"name": "nope"}, {"name": "grey"}, {"name": "colour"}]})"
-                                       << "inputs[0]" << "not a model input";
+                                       << "inputs[0]"
+                                       << "not a model input";
     }
     void mistakes() {
         QFETCH(QString, json);
