@@ -10,6 +10,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -89,16 +90,18 @@ Result<Const> readTensor(const onnx::TensorProto& t, const std::string& where) {
     auto bad = [&]() { return parseError("tensor \"" + t.name() + "\" of " + where + " holds a wrong number of values"); };
     switch (t.data_type()) {
     case onnx::TensorProto::FLOAT:
-        if (raw) { if (!readRaw(t.raw_data(), n, c.f)) return bad(); }
-        else {
+        if (raw) {
+            if (!readRaw(t.raw_data(), n, c.f)) return bad();
+        } else {
             if (t.float_data_size() != n) return bad();
             c.f.assign(t.float_data().begin(), t.float_data().end());
         }
         break;
     case onnx::TensorProto::DOUBLE: {
         std::vector<double> d;
-        if (raw) { if (!readRaw(t.raw_data(), n, d)) return bad(); }
-        else {
+        if (raw) {
+            if (!readRaw(t.raw_data(), n, d)) return bad();
+        } else {
             if (t.double_data_size() != n) return bad();
             d.assign(t.double_data().begin(), t.double_data().end());
         }
@@ -107,8 +110,9 @@ Result<Const> readTensor(const onnx::TensorProto& t, const std::string& where) {
     }
     case onnx::TensorProto::INT64:
         c.isInt = true;
-        if (raw) { if (!readRaw(t.raw_data(), n, c.i)) return bad(); }
-        else {
+        if (raw) {
+            if (!readRaw(t.raw_data(), n, c.i)) return bad();
+        } else {
             if (t.int64_data_size() != n) return bad();
             c.i.assign(t.int64_data().begin(), t.int64_data().end());
         }
@@ -116,8 +120,9 @@ Result<Const> readTensor(const onnx::TensorProto& t, const std::string& where) {
     case onnx::TensorProto::INT32: {
         c.isInt = true;
         std::vector<int32_t> v;
-        if (raw) { if (!readRaw(t.raw_data(), n, v)) return bad(); }
-        else {
+        if (raw) {
+            if (!readRaw(t.raw_data(), n, v)) return bad();
+        } else {
             if (t.int32_data_size() != n) return bad();
             v.assign(t.int32_data().begin(), t.int32_data().end());
         }
@@ -577,7 +582,8 @@ private:
         return name;
     }
     std::string nameFor(const onnx::NodeProto& n) {
-        return uniqueName(!n.name().empty() ? n.name() : n.output_size() ? n.output(0) : n.op_type());
+        return uniqueName(!n.name().empty() ? n.name() : n.output_size() ? n.output(0)
+                                                                         : n.op_type());
     }
 
     // Adds a Kiln node, resolving attributes and inferring its shape; returns its index.
@@ -844,7 +850,9 @@ private:
         int input = x.node;
         if (!explicitPads.empty()) {
             Node padNode;
-            padNode.name = uniqueName((!n.name().empty() ? n.name() : n.output_size() ? n.output(0) : n.op_type()) + "_pad");
+            padNode.name = uniqueName((!n.name().empty() ? n.name() : n.output_size() ? n.output(0)
+                                                                                      : n.op_type()) +
+                                      "_pad");
             padNode.op = "ZeroPadding2D";
             padNode.inputs = {kname(x.node)};
             padNode.attrs.set("padding", std::vector<int64_t>{explicitPads[0], explicitPads[2], explicitPads[1], explicitPads[3]});
@@ -1581,7 +1589,9 @@ private:
         const std::string& op = n.op_type();
         if (n.output_size() < 1 || n.output(0).empty()) return parseError(op + " has no output");
         if (m_values.count(n.output(0)) || m_consts.count(n.output(0))) return parseError("value \"" + n.output(0) + "\" is produced twice");
-        const Const& x = *batchConstant(n, 0);
+        const Const* first = batchConstant(n, 0);
+        if (!first) return parseError(op + " needs its first input");
+        const Const& x = *first;
         for (int k = 1; k < n.input_size() && op != "Concat"; ++k)
             if (const Const* c = batchConstant(n, k); c && c->dependsOnBatch())
                 return unsupported(n.name(), "input " + std::to_string(k + 1) + " of " + op + " is computed from the batch size; Kiln needs it fixed when reading");
@@ -1616,6 +1626,7 @@ private:
             out.f.assign(static_cast<size_t>(numel), value.f[0]);
             if (out.isInt) out.i.assign(static_cast<size_t>(numel), value.i[0]);
         } else if (op == "Concat") {
+            if (x.dims.empty()) return parseError("Concat of scalars");
             KILN_ASSIGN(int64_t a, attrInt(n, "axis", 0));
             KILN_ASSIGN(size_t axis, axisOf(a, x.dims.size()));
             std::vector<const Const*> parts;
@@ -1631,7 +1642,12 @@ private:
             }
             out.dims = x.dims;
             out.dims[axis] = 0;
-            for (const Const* c : parts) out.dims[axis] += c->dims[axis];
+            int64_t total = 0;
+            for (const Const* c : parts) {
+                out.dims[axis] += c->dims[axis];
+                total += c->numel();
+                if (total > kMaxElements) return parseError("Concat of constants gives too many values");
+            }
             out.isInt = x.isInt;
             int64_t outer = 1, inner = 1;
             for (size_t d = 0; d < axis; ++d) outer *= x.dims[d];
@@ -1654,7 +1670,7 @@ private:
                 for (size_t k = 0; k < s->i.size(); ++k) {
                     int64_t v = s->i[k] == 0 && k < x.dims.size() ? x.dims[k] : s->i[k];
                     if (v == -1 && unknown < 0) unknown = static_cast<int64_t>(k);
-                    else if (v < 0) return parseError("Reshape has an invalid dimension " + std::to_string(v));
+                    else if (v < 0 || v > kMaxDim) return parseError("Reshape has an invalid dimension " + std::to_string(v));
                     else known *= v;
                     dims.push_back(v);
                 }
@@ -1665,12 +1681,14 @@ private:
             } else {
                 std::vector<int64_t> axes;
                 if (const Const* c = constant(n, 1)) axes = c->i;
-                else { KILN_ASSIGN(axes, attrInts(n, "axes", {})); }
+                else {
+                    KILN_ASSIGN(axes, attrInts(n, "axes", {}));
+                }
                 const size_t rank = op == "Unsqueeze" ? x.dims.size() + axes.size() : x.dims.size();
                 std::set<size_t> at;
                 for (int64_t a : axes) {
                     KILN_ASSIGN(size_t k, axisOf(a, rank));
-                    at.insert(k);
+                    if (!at.insert(k).second) return parseError(op + " names an axis twice");
                 }
                 if (op == "Unsqueeze") {
                     for (size_t k = 0, j = 0; k < rank; ++k) dims.push_back(at.count(k) ? 1 : x.dims[j++]);
@@ -1748,7 +1766,10 @@ private:
                 dims[k] = ax[k] == 1 ? ay[k] : ax[k];
             }
             int64_t numel = 1;
-            for (int64_t d : dims) numel *= d;
+            for (int64_t d : dims) {
+                numel *= d;
+                if (numel > kMaxElements) return parseError(op + " of constants gives too many values");
+            }
             const auto so = strides(dims), sx = strides(ax), sy = strides(ay);
             out.dims = dims;
             out.isInt = x.isInt;
@@ -1763,9 +1784,13 @@ private:
                 if (out.isInt) {
                     const int64_t a = x.i[static_cast<size_t>(ix)], b = y->i[static_cast<size_t>(iy)];
                     if (op == "Div" && b == 0) return parseError("Div of integer constants divides by zero");
-                    const int64_t r = op == "Add" ? a + b : op == "Sub" ? a - b
-                                                        : op == "Mul"   ? a * b
-                                                                        : a / b;
+                    int64_t r = 0;
+                    const bool overflow = op == "Add"   ? __builtin_add_overflow(a, b, &r)
+                                          : op == "Sub" ? __builtin_sub_overflow(a, b, &r)
+                                          : op == "Mul" ? __builtin_mul_overflow(a, b, &r)
+                                                        : (a == std::numeric_limits<int64_t>::min() && b == -1);
+                    if (overflow) return parseError(op + " of integer constants overflows 64 bits");
+                    if (op == "Div") r = a / b;
                     out.i.push_back(r);
                     out.f.push_back(static_cast<float>(r));
                 } else {
@@ -2095,8 +2120,12 @@ private:
             if (const Const* c = constant(n, 2); c && !c->f.empty()) hi = c->f[0];
             if ((n.input_size() > 1 && !n.input(1).empty() && !constant(n, 1)) || (n.input_size() > 2 && !n.input(2).empty() && !constant(n, 2)))
                 return unsupported(n.name(), "Clip bounds must be constants");
-            if (attr(n, "min")) { KILN_ASSIGN(lo, attrFloat(n, "min", lo)); }
-            if (attr(n, "max")) { KILN_ASSIGN(hi, attrFloat(n, "max", hi)); }
+            if (attr(n, "min")) {
+                KILN_ASSIGN(lo, attrFloat(n, "min", lo));
+            }
+            if (attr(n, "max")) {
+                KILN_ASSIGN(hi, attrFloat(n, "max", hi));
+            }
             if (lo == 0.f && hi == 6.f) return activationNode(n, "ReLU6", "relu6");
             if (lo == 0.f && std::isinf(hi) && hi > 0) return activationNode(n, "ReLU", "relu");
             if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
@@ -2254,7 +2283,7 @@ private:
     ImportOptions m_opt;
     ImportedModel m_out;
     std::vector<Shape> m_shapes;
-    std::set<int> m_unknown;  // placeholder nodes whose output shape is unknown
+    std::set<int> m_unknown;              // placeholder nodes whose output shape is unknown
     std::set<int> m_unknownChannelFirst;  // those of them reading a channel-first value
     std::map<std::string, std::vector<int64_t>> m_valueDims;
     std::map<std::string, Ref> m_values;
@@ -2327,8 +2356,9 @@ Status applyWeights(const ImportedModel& model, exec::ParamStore& params) {
             return Error(ErrorCode::WeightsMismatch, "the imported model has no tensor " + p.name).with("tensor", p.name).with("reason", "missing");
         if (found->tensor.shape() != p.value.shape())
             return Error(ErrorCode::WeightsMismatch, "tensor " + p.name + " has shape " + found->tensor.shape().toString() +
-                                                        ", expected " + p.value.shape().toString())
-                .with("tensor", p.name).with("reason", "shape");
+                                                         ", expected " + p.value.shape().toString())
+                .with("tensor", p.name)
+                .with("reason", "shape");
         p.value.copyFrom(found->tensor);
     }
     return {};
