@@ -21,7 +21,6 @@ set(KILN_API_NOT_YET_OWN
   datasets.h:engine/data/sources.h
   datasets.h:engine/data/tfrecord.h
   datasets.h:engine/data/transforms.h
-  histogram_log.h:engine/train/trainer.h
   training_job.h:engine/train/trainer.h
   training_job.h:engine/train/weights.h
   training_setup.h:engine/data/data_config.h

@@ -27,6 +27,17 @@ double wallSeconds() {
     return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
+Histogram toApi(const io::Histogram& h) {
+    return Histogram{h.min, h.max, h.num, h.sum, h.sumSquares, h.bucketLimit, h.bucket};
+}
+
+std::vector<ParamHistogram> toApi(const std::vector<train::ParamHistogram>& params) {
+    std::vector<ParamHistogram> out;
+    out.reserve(params.size());
+    for (const auto& p : params) out.push_back({p.name, toApi(p.weights), toApi(p.gradients)});
+    return out;
+}
+
 fs::file_time_type modified(const std::string& dir) {
     std::error_code ec;
     const auto t = fs::last_write_time(dir, ec);
@@ -268,7 +279,7 @@ Result<TrainingOutcome> TrainingJob::runUnguarded(const std::function<void(const
             // The run folder keeps the histograms for the studio once the run is over; a resumed
             // run that repeats an epoch appends it again and readers keep the later line.
             if (e.kind == train::TrainEvent::Kind::Epoch && !e.histograms.empty() && writesFiles()) {
-                (void)appendHistograms(histogramLogPath(m_runDir), e.epoch, e.histograms);
+                (void)appendHistograms(histogramLogPath(m_runDir), e.epoch, toApi(e.histograms));
             }
             record(e);
             if (onEvent) {
