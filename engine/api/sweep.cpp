@@ -10,9 +10,9 @@
 #include <ctime>
 #include <filesystem>
 
+#include "engine/api/internal/training_setup.h"
 #include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
-#include "engine/api/training_setup.h"
 #include "engine/store/run_store.h"
 #include "engine/train/callbacks.h"
 

@@ -9,8 +9,8 @@
 
 #include "engine/api/guard.h"
 #include "engine/api/histogram_log.h"
+#include "engine/api/internal/training_setup.h"
 #include "engine/api/run_location.h"
-#include "engine/api/training_setup.h"
 #include "engine/store/run_store.h"
 #include "engine/train/run_summary.h"
 #include "engine/train/weights.h"

@@ -17,9 +17,9 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 
+#include "engine/api/internal/training_setup.h"
 #include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
-#include "engine/api/training_setup.h"
 #include "engine/io/project.h"
 #include "engine/store/run_store.h"
 
