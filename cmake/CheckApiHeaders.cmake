@@ -21,8 +21,6 @@ set(KILN_API_NOT_YET_OWN
   datasets.h:engine/data/sources.h
   datasets.h:engine/data/tfrecord.h
   datasets.h:engine/data/transforms.h
-  training_job.h:engine/train/trainer.h
-  training_job.h:engine/train/weights.h
 )
 
 if(SOURCE_DIR)

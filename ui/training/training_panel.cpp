@@ -41,7 +41,7 @@
 
 namespace kiln::ui::training {
 
-using engine::train::TrainEvent;
+using engine::api::TrainEvent;
 using nlohmann::json;
 using charts::Split;
 
@@ -57,18 +57,6 @@ QString formatDuration(double seconds)
             .arg(s % 60, 2, 10, QLatin1Char('0'));
     }
     return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
-}
-
-// The training events still carry the trainer's histograms; the view takes the api's.
-std::vector<engine::api::ParamHistogram> apiHistograms(const std::vector<engine::train::ParamHistogram>& params)
-{
-    auto copy = [](const engine::io::Histogram& h) {
-        return engine::api::Histogram{h.min, h.max, h.num, h.sum, h.sumSquares, h.bucketLimit, h.bucket};
-    };
-    std::vector<engine::api::ParamHistogram> out;
-    out.reserve(params.size());
-    for (const auto& p : params) out.push_back({p.name, copy(p.weights), copy(p.gradients)});
-    return out;
 }
 
 double nowSeconds()
@@ -411,8 +399,7 @@ void TrainingPanel::setStartWeights(const QString& path, bool partial)
     m_weightsPartial->setChecked(partial);
 }
 
-void TrainingPanel::onWeightsLoaded(const engine::train::WeightsReport& r)
-{
+void TrainingPanel::onWeightsLoaded(const engine::api::WeightsReport& r) {
     const QStringList lines = kiln::app::WeightsText::describe(r);
     m_weightsReport = lines;
     emit notice(lines.join(QLatin1Char('\n')), r.exact() ? 0 : 1);
@@ -570,7 +557,7 @@ void TrainingPanel::onEvents(const std::vector<TrainEvent>& events)
                                      now, m.value);
                 }
             }
-            m_histograms->addEpoch(e.epoch, apiHistograms(e.histograms));
+            m_histograms->addEpoch(e.epoch, e.histograms);
             break;
         case TrainEvent::Kind::LearningRateChanged:
             setStatus(tr("Learning rate set to %1.").arg(e.learningRate, 0, 'g', 6));
