@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The studio's boundary with the engine (docs/architecture.md, "The UI's boundary"): a file of the
-# studio (ui/, and the studio program app/kiln/) may include engine/api/* and the read-only
+# studio (ui/, and the studio program app/kiln/) may include engine/api/* (not engine/api/internal/,
+# the api's own set-up) and the read-only
 # vocabulary headers listed below, nothing else of the engine, and their CMakeLists.txt link none
 # of the engine's internal libraries. The headless programs under app/ (kiln-train, kiln-serve, ...)
 # may use the engine directly and are not checked. Run as a test:
@@ -38,7 +39,7 @@ foreach(src ${sources})
     math(EXPR lineNo "${lineNo} + 1")
     if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*[\"<](engine/[^\">]+)[\">]")
       set(header "${CMAKE_MATCH_1}")
-      if(header MATCHES "^engine/api/")
+      if(header MATCHES "^engine/api/" AND NOT header MATCHES "^engine/api/internal/")
         continue()
       endif()
       list(FIND KILN_UI_VOCABULARY "${header}" at)

@@ -93,7 +93,7 @@ int ErrorText::exitCode(const engine::Error& e) {
     }
 }
 
-QStringList WeightsText::describe(const engine::train::WeightsReport& r) {
+QStringList WeightsText::describe(const engine::api::WeightsReport& r) {
     QStringList lines;
     lines << tr("Weights from %1: %2 tensor(s) loaded, %3 initialised (not in the file), %4 with another shape, "
                 "%5 unused")

@@ -8,7 +8,7 @@
 #include <QStringList>
 
 #include "engine/core/error.h"
-#include "engine/train/weights.h"
+#include "engine/api/training_job.h"
 
 namespace kiln::app {
 
@@ -29,9 +29,9 @@ class WeightsText {
     Q_DECLARE_TR_FUNCTIONS(WeightsText)
 
 public:
-    // What starting weights loaded (engine::train::WeightsReport), for kiln-train and the
+    // What starting weights loaded (engine::api::WeightsReport), for kiln-train and the
     // studio's log: a summary line of counts, then one line per tensor that did not load.
-    static QStringList describe(const engine::train::WeightsReport& r);
+    static QStringList describe(const engine::api::WeightsReport& r);
 };
 
 }  // namespace kiln::app

@@ -32,8 +32,9 @@
 #include "app/kiln_train/find_lr.h"
 #include "app/kiln_train/sweep.h"
 #include "engine/api/run_location.h"
+#include "engine/api/internal/training_job_access.h"
+#include "engine/api/internal/training_setup.h"
 #include "engine/api/training_job.h"
-#include "engine/api/training_setup.h"
 #include "engine/io/project.h"
 #include "engine/ops/summary.h"
 #include "engine/train/mpi/mpi_reducer.h"
@@ -66,7 +67,7 @@ QString formatDuration(double seconds) {
     return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
 }
 
-QString metricsText(const std::vector<train::MetricValue>& ms, const QString& prefix = {}) {
+QString metricsText(const std::vector<api::MetricValue>& ms, const QString& prefix = {}) {
     QString out;
     for (const auto& m : ms) out += QStringLiteral(" - %1%2: %3").arg(prefix, QString::fromStdString(m.name)).arg(m.value, 0, 'f', 4);
     return out;
@@ -94,7 +95,7 @@ std::string opTableMarkdown() {
 }
 
 // What --weights loaded: counts, then every tensor that did not load, by kind.
-void printWeightsReport(const train::WeightsReport& r) {
+void printWeightsReport(const api::WeightsReport& r) {
     const QStringList lines = app::WeightsText::describe(r);
     for (qsizetype i = 0; i < lines.size(); ++i) printOut(i == 0 ? lines[i] : QStringLiteral("  ") + lines[i]);
 }
@@ -365,7 +366,10 @@ int trainMain(int argc, char** argv) {
         options.storePath = storePath.toStdString();
         auto job = api::TrainingJob::prepare(*project, projectPath, options);
         if (!job.ok()) return fail(job.error(), &project.value());
-        const std::string device = (*job)->config().device;
+        api::TrainingJob& trainingJob = **job;
+        const train::TrainingConfig& jobConfig = api::TrainingJobAccess::config(trainingJob);
+        train::Trainer& trainer = api::TrainingJobAccess::trainer(trainingJob);
+        const std::string device = jobConfig.device;
         if (const auto& report = (*job)->weightsReport(); report && !parser.isSet(quietOpt)) printWeightsReport(*report);
         const int poolThreads = (*job)->threads();
 
@@ -375,23 +379,23 @@ int trainMain(int argc, char** argv) {
         auto lastPrint = std::chrono::steady_clock::now();
         std::set<std::string> described;  // backend lines already printed
         int shownStage = -1;
-        auto onEvent = [&](const train::TrainEvent& e) {
+        auto onEvent = [&](const api::TrainEvent& e) {
             if (quiet) return;
             if (e.stage >= 0 && e.stage != shownStage &&
-                (e.kind == train::TrainEvent::Kind::Step || e.kind == train::TrainEvent::Kind::Epoch)) {
+                (e.kind == api::TrainEvent::Kind::Step || e.kind == api::TrainEvent::Kind::Epoch)) {
                 shownStage = e.stage;
-                const auto& stage = (*job)->config().stages[static_cast<size_t>(e.stage)];
+                const auto& stage = jobConfig.stages[static_cast<size_t>(e.stage)];
                 if (tty) std::fprintf(stdout, "\r\033[K");
                 printOut(Cli::tr("Stage %1/%2 \"%3\": epochs %4 to %5, %6 trainable parameters, learning rate %7")
                              .arg(e.stage + 1)
-                             .arg((*job)->config().stages.size())
+                             .arg(jobConfig.stages.size())
                              .arg(QString::fromStdString(stage.name))
-                             .arg((*job)->config().firstEpochOfStage(e.stage))
-                             .arg((*job)->config().firstEpochOfStage(e.stage) + stage.epochs - 1)
-                             .arg((*job)->trainer().model().parameterCount(true))
+                             .arg(jobConfig.firstEpochOfStage(e.stage))
+                             .arg(jobConfig.firstEpochOfStage(e.stage) + stage.epochs - 1)
+                             .arg(trainer.model().parameterCount(true))
                              .arg(e.learningRate, 0, 'g', 4));
             }
-            if (e.kind == train::TrainEvent::Kind::Begin) {
+            if (e.kind == api::TrainEvent::Kind::Begin) {
                 if (e.globalStep > 0)
                     printOut(Cli::tr("Resuming %1 at epoch %2, step %3 (global step %4)")
                                  .arg(runDir).arg(e.epoch).arg(e.step).arg(e.globalStep));
@@ -401,21 +405,23 @@ int trainMain(int argc, char** argv) {
                              .arg(poolThreads));
                 if (processes > 1)
                     printOut(Cli::tr("Data parallel over %1 processes: each trains on %2 of the %3 samples of every batch")
-                                 .arg(processes).arg((*job)->config().batchSize / processes).arg((*job)->config().batchSize));
-                const double lr = (*job)->config().schedule.initial;
+                                 .arg(processes)
+                                 .arg(jobConfig.batchSize / processes)
+                                 .arg(jobConfig.batchSize));
+                const double lr = jobConfig.schedule.initial;
                 if (options.lrScaling == "linear")
                     printOut(Cli::tr("Learning rate scaled linearly with the batch size to %1%2")
                                  .arg(lr)
-                                 .arg((*job)->config().schedule.warmupSteps > 0
+                                 .arg(jobConfig.schedule.warmupSteps > 0
                                           ? Cli::tr(", reached after a warm-up of %1 steps from %2")
-                                                .arg((*job)->config().schedule.warmupSteps)
-                                                .arg((*job)->config().schedule.warmupStart)
+                                                .arg(jobConfig.schedule.warmupSteps)
+                                                .arg(jobConfig.schedule.warmupStart)
                                           : QString()));
-                for (const auto& line : (*job)->trainer().backend().describe()) {
+                for (const auto& line : trainer.backend().describe()) {
                     printOut(QString::fromStdString(line));
                     described.insert(line);
                 }
-            } else if (e.kind == train::TrainEvent::Kind::Step && tty) {
+            } else if (e.kind == api::TrainEvent::Kind::Step && tty) {
                 auto now = std::chrono::steady_clock::now();
                 if (e.step != e.stepsPerEpoch && now - lastPrint < std::chrono::milliseconds(100)) return;
                 lastPrint = now;
@@ -429,7 +435,7 @@ int trainMain(int argc, char** argv) {
                                                  .arg(e.samplesPerSecond, 0, 'f', 0).arg(formatDuration(e.etaSeconds))
                                                  .toLocal8Bit().constData());
                 std::fflush(stdout);
-            } else if (e.kind == train::TrainEvent::Kind::Epoch) {
+            } else if (e.kind == api::TrainEvent::Kind::Epoch) {
                 if (tty) std::fprintf(stdout, "\r\033[K");
                 QString line = Cli::tr("Epoch %1/%2 - %3 s - loss: %4%5").arg(e.epoch).arg(e.epochs)
                                    .arg(e.elapsedSeconds, 0, 'f', 1).arg(e.loss, 0, 'f', 4).arg(metricsText(e.metrics));
@@ -439,25 +445,27 @@ int trainMain(int argc, char** argv) {
                 line += Cli::tr(" - %1 samples/s").arg(e.samplesPerSecond, 0, 'f', 0);
                 printOut(line);
                 std::fflush(stdout);
-            } else if (e.kind == train::TrainEvent::Kind::End && !e.message.empty()) {
+            } else if (e.kind == api::TrainEvent::Kind::End && !e.message.empty()) {
                 printOut(Cli::tr("Training stopped early: %1").arg(QString::fromStdString(e.message)));
             }
         };
         auto outcome = (*job)->run(onEvent);
         if (!outcome.ok()) return fail(outcome.error(), &project.value());
-        const train::FitResult* result = &outcome->fit;
-        const auto& classNames = (*job)->trainer().data().classNames;
+        const api::FitResult* result = &outcome->fit;
+        // The confusion matrix's text table is the trainer's (engine/train/metrics.h).
+        const train::FitResult* trainerResult = api::TrainingJobAccess::fitResult(trainingJob);
+        const auto& classNames = trainer.data().classNames;
         json out = outcome->results;
 
         if (!quiet) {
             if (result->test) {
                 printOut(Cli::tr("Test - loss: %1%2").arg(result->test->loss, 0, 'f', 4).arg(metricsText(result->test->metrics)));
-                if (result->test->confusion)
+                if (trainerResult && trainerResult->test && trainerResult->test->confusion)
                     printOut(Cli::tr("Confusion matrix on the test set (rows: true class, columns: predicted):\n%1")
-                                 .arg(QString::fromStdString(result->test->confusion->toText(classNames))));
+                                 .arg(QString::fromStdString(trainerResult->test->confusion->toText(classNames))));
             }
             // What the backend learnt while training (e.g. a convolution that ran in fp32).
-            for (const auto& line : (*job)->trainer().backend().describe())
+            for (const auto& line : trainer.backend().describe())
                 if (!described.count(line)) printOut(QString::fromStdString(line));
             printOut(Cli::tr("Weights and run summary written to %1").arg(runDir));
         }

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "engine/api/training_setup.h"
+#include "engine/api/internal/training_setup.h"
 #include "engine/core/cpu_isa.h"
 
 #ifdef KILN_API_CUDA

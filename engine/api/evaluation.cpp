@@ -9,7 +9,7 @@
 #include <memory>
 #include <set>
 
-#include "engine/api/training_setup.h"
+#include "engine/api/internal/training_setup.h"
 #include "engine/core/thread_pool.h"
 #include "engine/data/batch_stream.h"
 #include "engine/data/data_config.h"

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -15,13 +16,13 @@ namespace {
 
 using nlohmann::json;
 
-json toJson(const io::Histogram& h) {
+json toJson(const Histogram& h) {
     return json{{"min", h.min},   {"max", h.max},          {"num", h.num},        {"sum", h.sum},
                 {"sum_squares", h.sumSquares}, {"limits", h.bucketLimit}, {"counts", h.bucket}};
 }
 
-io::Histogram fromJson(const json& j) {
-    io::Histogram h;
+Histogram fromJson(const json& j) {
+    Histogram h;
     h.min = j.at("min").get<double>();
     h.max = j.at("max").get<double>();
     h.num = j.at("num").get<double>();
@@ -39,7 +40,7 @@ std::string histogramLogPath(const std::string& runDir) {
     return (std::filesystem::path(runDir) / "histograms.jsonl").string();
 }
 
-std::string histogramLine(int epoch, const std::vector<train::ParamHistogram>& params) {
+std::string histogramLine(int epoch, const std::vector<ParamHistogram>& params) {
     json list = json::array();
     for (const auto& p : params) {
         json item{{"name", p.name}, {"weights", toJson(p.weights)}};
@@ -49,7 +50,7 @@ std::string histogramLine(int epoch, const std::vector<train::ParamHistogram>& p
     return json{{"epoch", epoch}, {"params", std::move(list)}}.dump();
 }
 
-Status appendHistograms(const std::string& path, int epoch, const std::vector<train::ParamHistogram>& params) {
+Status appendHistograms(const std::string& path, int epoch, const std::vector<ParamHistogram>& params) {
     std::ofstream out(path, std::ios::app | std::ios::binary);
     if (out) out << histogramLine(epoch, params) << '\n';
     out.flush();
@@ -87,7 +88,7 @@ Result<std::vector<EpochHistograms>> readHistograms(const std::string& path) {
             EpochHistograms e;
             e.epoch = j.at("epoch").get<int>();
             for (const auto& item : j.at("params")) {
-                train::ParamHistogram p;
+                ParamHistogram p;
                 p.name = item.at("name").get<std::string>();
                 p.weights = fromJson(item.at("weights"));
                 if (item.contains("gradients")) p.gradients = fromJson(item.at("gradients"));

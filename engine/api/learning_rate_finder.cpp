@@ -2,7 +2,7 @@
 // The range test on a project's model and training data.
 #include "engine/api/learning_rate_finder.h"
 
-#include "engine/api/training_setup.h"
+#include "engine/api/internal/training_setup.h"
 #include "engine/train/lr_finder.h"
 #include "engine/train/weights.h"
 

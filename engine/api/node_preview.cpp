@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/api/training_setup.h"
 #include "engine/api/evaluation.h"
+#include "engine/api/internal/training_setup.h"
 #include "engine/exec/param_store.h"
 #include "engine/exec/plan.h"
 #include "engine/io/layers.h"

@@ -10,9 +10,10 @@
 #include <ctime>
 #include <filesystem>
 
+#include "engine/api/internal/training_job_access.h"
+#include "engine/api/internal/training_setup.h"
 #include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
-#include "engine/api/training_setup.h"
 #include "engine/store/run_store.h"
 #include "engine/train/callbacks.h"
 
@@ -349,12 +350,12 @@ private:
             return {};
         }
         t.runId = (*job)->runId();
-        int runEpochs = (*job)->config().epochs;
+        int runEpochs = TrainingJobAccess::config(**job).epochs;
         auto observer = std::make_unique<TrialObserver>(m_spec, m_finished, t, [&](int epoch, double value) {
             emit(SweepEvent::Kind::Epoch, t, epoch, runEpochs, value);
         });
         TrialObserver* watch = observer.get();
-        (*job)->trainer().addCallback(std::move(observer));
+        TrainingJobAccess::trainer(**job).addCallback(std::move(observer));
         auto outcome = (*job)->run({}, nullptr, m_cancel);
         const bool pruned = watch->pruned;
         const std::optional<Error> missing = watch->missing;

@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "engine/api/internal/training_setup.h"
 #include "engine/api/run_location.h"
-#include "engine/api/training_setup.h"
 #include "engine/ops/op_table.h"
 #include "engine/train/config.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/api/devices.h"
-#include "engine/api/training_setup.h"
+#include "engine/api/internal/training_setup.h"
 #include "engine/core/precision.h"
 #include "engine/exec/memory_assistant.h"
 

@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "engine/api/devices.h"
+#include "engine/api/guard.h"
+#include "engine/api/internal/training_setup.h"
 #include "engine/core/device.h"
 
 namespace kiln::engine::api {
@@ -114,6 +116,13 @@ Result<train::TrainingConfig> projectTrainingConfig(const io::Project& project, 
         return config.error().withFile(projectPath);
     }
     return config;
+}
+
+Result<std::vector<std::string>> projectMetricNames(const io::Project& project, const std::string& projectPath) {
+    return guarded("reading the training settings", [&]() -> Result<std::vector<std::string>> {
+        KILN_ASSIGN(train::TrainingConfig config, projectTrainingConfig(project, projectPath));
+        return std::move(config.metrics);
+    });
 }
 
 int64_t streamedDataBatchSize(const nlohmann::json& data)

@@ -24,8 +24,8 @@
 
 namespace kiln::ui::training {
 
-using engine::io::Histogram;
-using engine::train::ParamHistogram;
+using engine::api::Histogram;
+using engine::api::ParamHistogram;
 
 namespace {
 
@@ -154,12 +154,11 @@ void HistogramView::clear(const QString& source)
     scheduleReplot();
 }
 
-void HistogramView::addEpoch(int epoch, const std::vector<ParamHistogram>& params)
-{
+void HistogramView::addEpoch(int epoch, std::vector<ParamHistogram> params) {
     if (params.empty()) {
         return;
     }
-    m_epochs[epoch] = params;
+    m_epochs[epoch] = std::move(params);
     refreshParameters();
     scheduleReplot();
 }

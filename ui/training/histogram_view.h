@@ -31,7 +31,7 @@ public:
     // Forgets what is shown; `source` names what comes next ("Run 4, live").
     void clear(const QString& source = {});
     // One epoch's histograms (live training).
-    void addEpoch(int epoch, const std::vector<engine::train::ParamHistogram>& params);
+    void addEpoch(int epoch, std::vector<engine::api::ParamHistogram> params);
     // Reads <runDir>/histograms.jsonl on a worker thread and shows it; a later call or clear()
     // wins over a load still under way. `loaded` follows either way.
     void loadRun(const QString& runDir, const QString& source);
@@ -82,7 +82,7 @@ private:
     QTimer* m_replotTimer = nullptr;
     QString m_sourceText;
     QString m_loadError;
-    std::map<int, std::vector<engine::train::ParamHistogram>> m_epochs;  // by epoch
+    std::map<int, std::vector<engine::api::ParamHistogram>> m_epochs;  // by epoch
     uint64_t m_generation = 0;
     bool m_replotPending = false;  // data changed while hidden
 };

@@ -157,9 +157,9 @@ SweepDialog::SweepDialog(const engine::io::Project& project, const QString& proj
     m_objective->setEditable(true);
     {
         QStringList names = {QStringLiteral("val_loss"), QStringLiteral("loss")};
-        if (auto config = engine::api::projectTrainingConfig(m_project, m_project.path); config.ok()) {
-            for (const auto& m : config->metrics) names.prepend(QStringLiteral("val_") + QString::fromStdString(m));
-            for (const auto& m : config->metrics) names << QString::fromStdString(m);
+        if (auto metrics = engine::api::projectMetricNames(m_project, m_project.path); metrics.ok()) {
+            for (const auto& m : *metrics) names.prepend(QStringLiteral("val_") + QString::fromStdString(m));
+            for (const auto& m : *metrics) names << QString::fromStdString(m);
         }
         m_objective->addItems(names);
     }

@@ -41,7 +41,7 @@
 
 namespace kiln::ui::training {
 
-using engine::train::TrainEvent;
+using engine::api::TrainEvent;
 using nlohmann::json;
 using charts::Split;
 
@@ -399,8 +399,7 @@ void TrainingPanel::setStartWeights(const QString& path, bool partial)
     m_weightsPartial->setChecked(partial);
 }
 
-void TrainingPanel::onWeightsLoaded(const engine::train::WeightsReport& r)
-{
+void TrainingPanel::onWeightsLoaded(const engine::api::WeightsReport& r) {
     const QStringList lines = kiln::app::WeightsText::describe(r);
     m_weightsReport = lines;
     emit notice(lines.join(QLatin1Char('\n')), r.exact() ? 0 : 1);

@@ -100,7 +100,7 @@ protected:
 private:
     void retranslate();
     void onState(TrainingSession::State state);
-    void onEvents(const std::vector<engine::train::TrainEvent>& events);
+    void onEvents(const std::vector<engine::api::TrainEvent>& events);
     void onFinished(bool ok, const QString& message, const QJsonObject& results);
     void compareSelected();
     // Opens the Evaluate view (a window of its own) on the selected run's weights.
@@ -112,7 +112,7 @@ private:
     // A project made from a pretrained backbone: start weights (a newly opened project) and the
     // preprocessing check against the backbone's preset.
     void applyPretrained(bool otherProject);
-    void onWeightsLoaded(const engine::train::WeightsReport& report);
+    void onWeightsLoaded(const engine::api::WeightsReport& report);
     void onRunSelection();
 
     TrainingSession* m_session = nullptr;

@@ -18,8 +18,8 @@
 
 namespace kiln::ui::training {
 
-using engine::train::TrainCommand;
-using engine::train::TrainEvent;
+using engine::api::TrainCommand;
+using engine::api::TrainEvent;
 
 TrainingSession::TrainingSession(QObject* parent) : QObject(parent) {
     qRegisterMetaType<kiln::ui::training::TrainingSession::State>();
@@ -118,10 +118,11 @@ bool TrainingSession::start(const engine::io::Project& project, const QString& p
                 lastFlush = std::chrono::steady_clock::now();
             };
             auto result = (*job)->run(
-                [&](const TrainEvent& e) {
-                    pending.push_back(e);
+                [&](TrainEvent&& e) {
+                    const bool step = e.kind == TrainEvent::Kind::Step;
+                    pending.push_back(std::move(e));
                     const auto now = std::chrono::steady_clock::now();
-                    if (e.kind != TrainEvent::Kind::Step || now - lastFlush >= std::chrono::milliseconds(kBatchMs)) {
+                    if (!step || now - lastFlush >= std::chrono::milliseconds(kBatchMs)) {
                         flush();
                     }
                 },

@@ -55,19 +55,19 @@ signals:
     void stateChanged(kiln::ui::training::TrainingSession::State state);
     void prepared(const QString& runDir, qint64 runId, qint64 stepsPerEpoch);
     // How the starting weights (TrainingOptions::weightsPath) met the model; before `prepared`.
-    void weightsLoaded(const kiln::engine::train::WeightsReport& report);
-    void eventsArrived(const std::vector<kiln::engine::train::TrainEvent>& events);
+    void weightsLoaded(const kiln::engine::api::WeightsReport& report);
+    void eventsArrived(const std::vector<kiln::engine::api::TrainEvent>& events);
     // ok: trained to the end, stopped or early-stopped; else `message` describes the error.
     void finished(bool ok, const QString& message, const QJsonObject& results);
 
 private:
     void setState(State state);
-    void deliver(std::vector<engine::train::TrainEvent> events);
-    void post(engine::train::TrainCommand::Kind kind, double lr = 0);
+    void deliver(std::vector<engine::api::TrainEvent> events);
+    void post(engine::api::TrainCommand::Kind kind, double lr = 0);
 
     State m_state = State::Idle;
     std::thread m_thread;
-    engine::train::TrainCommandQueue m_queue;
+    engine::api::TrainCommandQueue m_queue;
     std::atomic<bool> m_cancel{false};
     std::atomic<uint64_t> m_nextRequest{1};
     QString m_runDir;

@@ -8,22 +8,29 @@
 #include <vector>
 
 #include "engine/api/histogram_log.h"
+#include "engine/io/tfevents.h"
 
 using namespace kiln::engine;
 using namespace kiln::engine::api;
 
 namespace {
 
-std::vector<train::ParamHistogram> sample(float shift) {
-    train::ParamHistogram k;
+// The engine's histogram of `values` (what the trainer records), as the api's.
+Histogram histogramOf(const std::vector<float>& values, int buckets) {
+    const io::Histogram h = io::Histogram::of(values, buckets);
+    return Histogram{h.min, h.max, h.num, h.sum, h.sumSquares, h.bucketLimit, h.bucket};
+}
+
+std::vector<ParamHistogram> sample(float shift) {
+    ParamHistogram k;
     k.name = "dense/kernel";
     const std::vector<float> w = {0.5f + shift, -0.25f, 1.5f, 0.0f, 0.75f};
     const std::vector<float> g = {0.01f, -0.02f, 0.03f, 0.0f, 0.005f};
-    k.weights = io::Histogram::of(w, 4);
-    k.gradients = io::Histogram::of(g, 4);
-    train::ParamHistogram frozen;
+    k.weights = histogramOf(w, 4);
+    k.gradients = histogramOf(g, 4);
+    ParamHistogram frozen;
     frozen.name = "bn/moving_mean";
-    frozen.weights = io::Histogram::of(std::vector<float>{1.0f, 2.0f}, 4);
+    frozen.weights = histogramOf({1.0f, 2.0f}, 4);
     return {k, frozen};
 }
 

@@ -17,9 +17,10 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 
+#include "engine/api/internal/training_job_access.h"
+#include "engine/api/internal/training_setup.h"
 #include "engine/api/run_location.h"
 #include "engine/api/training_job.h"
-#include "engine/api/training_setup.h"
 #include "engine/io/project.h"
 #include "engine/store/run_store.h"
 
@@ -91,10 +92,10 @@ private slots:
         o.threads = 2;
         auto job = api::TrainingJob::prepare(folderProject("cpu"), path, o);
         QVERIFY2(job.ok(), job.ok() ? "" : job.error().toString().c_str());
-        QCOMPARE((*job)->trainer().backend().device(), std::string("cpu"));
+        QCOMPARE(api::TrainingJobAccess::trainer(**job).backend().device(), std::string("cpu"));
         double wait = -1;
-        auto out = (*job)->run([&](const train::TrainEvent& e) {
-            if (e.kind == train::TrainEvent::Kind::Step) wait = e.inputWaitFraction;
+        auto out = (*job)->run([&](const api::TrainEvent& e) {
+            if (e.kind == api::TrainEvent::Kind::Step) wait = e.inputWaitFraction;
         });
         QVERIFY2(out.ok(), out.ok() ? "" : out.error().toString().c_str());
         QVERIFY(wait >= 0);
@@ -158,7 +159,7 @@ private slots:
         o.epochs = 1;
         auto job = api::TrainingJob::prepare(folderProject("cpu"), path, o);
         QVERIFY2(job.ok(), job.ok() ? "" : job.error().toString().c_str());
-        auto out = (*job)->run([](const train::TrainEvent&) {});
+        auto out = (*job)->run([](const api::TrainEvent&) {});
         QVERIFY2(out.ok(), out.ok() ? "" : out.error().toString().c_str());
         QVERIFY2(out->runDir.starts_with(home + "/runs/folder-"), out->runDir.c_str());
         QVERIFY(fs::exists(fs::path(out->runDir) / "weights.safetensors"));
@@ -198,7 +199,7 @@ private slots:
         o.epochs = 1;
         auto job = api::TrainingJob::prepare(folderProject("cpu", nodes), path, o);
         QVERIFY2(job.ok(), job.ok() ? "" : job.error().toString().c_str());
-        QVERIFY((*job)->trainer().model().graph.find("stem/conv") >= 0);
+        QVERIFY(api::TrainingJobAccess::trainer(**job).model().graph.find("stem/conv") >= 0);
         auto out = (*job)->run({});
         QVERIFY2(out.ok(), out.ok() ? "" : out.error().toString().c_str());
         std::ifstream weights(fs::path(out->runDir) / "weights.safetensors", std::ios::binary);

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string>
 
-#include "engine/api/training_setup.h"
+#include "engine/api/internal/training_setup.h"
 #include "engine/data/example.h"
 #include "engine/data/tfrecord.h"
 #include "engine/io/project.h"
@@ -93,6 +93,16 @@ private slots:
         auto config = api::projectTrainingConfig(project, path);
         QVERIFY(config.ok());
         QCOMPARE(config->epochs, 2);
+        // The names the studio's sweep dialog offers as objectives.
+        auto metrics = api::projectMetricNames(project, path);
+        QVERIFY2(metrics.ok(), metrics.ok() ? "" : metrics.error().toString().c_str());
+        QCOMPARE(*metrics, std::vector<std::string>{"accuracy"});
+        io::Project notAList = project;
+        notAList.training["metrics"] = "accuracy";
+        auto bad = api::projectMetricNames(notAList, path);
+        QVERIFY(!bad.ok());
+        QCOMPARE(param(bad.error(), "field"), std::string("training.metrics"));
+        QCOMPARE(bad.error().file, path);
     }
 
     void overridesReachTheTrainer() {

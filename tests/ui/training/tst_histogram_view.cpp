@@ -15,6 +15,7 @@
 
 #include "engine/api/histogram_log.h"
 #include "engine/io/project.h"
+#include "engine/io/tfevents.h"
 #include "ui/training/histogram_view.h"
 #include "ui/training/run_list_model.h"
 #include "ui/training/training_panel.h"
@@ -33,13 +34,18 @@ engine::io::Project irisProject(int epochs)
     return test::irisProject("iris_hist", epochs, 8, 0.05);
 }
 
-engine::train::ParamHistogram param(const std::string& name, std::vector<float> weights, std::vector<float> grads, int buckets)
-{
-    engine::train::ParamHistogram p;
+// The engine's histogram of `values` (what the trainer records), as the api's.
+engine::api::Histogram histogramOf(const std::vector<float>& values, int buckets) {
+    const engine::io::Histogram h = engine::io::Histogram::of(values, buckets);
+    return engine::api::Histogram{h.min, h.max, h.num, h.sum, h.sumSquares, h.bucketLimit, h.bucket};
+}
+
+engine::api::ParamHistogram param(const std::string& name, std::vector<float> weights, std::vector<float> grads, int buckets) {
+    engine::api::ParamHistogram p;
     p.name = name;
-    p.weights = engine::io::Histogram::of(weights, buckets);
+    p.weights = histogramOf(weights, buckets);
     if (!grads.empty()) {
-        p.gradients = engine::io::Histogram::of(grads, buckets);
+        p.gradients = histogramOf(grads, buckets);
     }
     return p;
 }
