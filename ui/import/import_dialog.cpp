@@ -2,6 +2,7 @@
 // The import dialog: paths and time limit, the import in a kiln-import child process with a busy
 // dialog and Cancel, the report summary or the error, Open.
 #include "ui/import/import_dialog.h"
+#include "ui/import/busy_dialog.h"
 
 #include <QDialogButtonBox>
 #include <QDir>
@@ -171,16 +172,7 @@ void ImportDialog::startImport() {
     // event loop, outside the process's own signal handling.
     m_process->setOnFinished([this] { QMetaObject::invokeMethod(this, &ImportDialog::finished, Qt::QueuedConnection); });
 
-    m_progress = new QProgressDialog(this);
-    m_progress->setObjectName(QStringLiteral("importProgress"));
-    m_progress->setWindowTitle(tr("Import Model"));
-    m_progress->setRange(0, 0);  // busy: a model's reading has no steps to count
-    m_progress->setMinimumDuration(0);
-    m_progress->setAutoClose(false);
-    m_progress->setAutoReset(false);
-    m_progress->setWindowModality(Qt::WindowModal);
-    m_progress->setCancelButtonText(tr("Cancel"));
-    connect(m_progress, &QProgressDialog::canceled, this, [this] {
+    m_progress = openBusyDialog(this, QStringLiteral("importProgress"), tr("Import Model"), tr("Cancel"), [this] {
         if (m_process) m_process->cancel();
     });
     m_clock.start();
@@ -239,8 +231,8 @@ QString ImportDialog::describeReport(const nlohmann::json& report) {
                     int(placeholders.size()));
         for (const auto& p : placeholders)
             lines << (keras ? tr("  • %1 (Keras %2)") : tr("  • %1 (ONNX %2)"))
-                           .arg(QString::fromStdString(p["kiln_node"].get<std::string>()),
-                                QString::fromStdString(p[keras ? "keras_class" : "onnx_op"].get<std::string>()));
+                         .arg(QString::fromStdString(p["kiln_node"].get<std::string>()),
+                              QString::fromStdString(p[keras ? "keras_class" : "onnx_op"].get<std::string>()));
     }
     return lines.join(QLatin1Char('\n'));
 }

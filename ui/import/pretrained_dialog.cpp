@@ -2,6 +2,7 @@
 // The "New from Pretrained" dialog: catalogue table, form, a template's model file read by a
 // kiln-import child (ImportProcess), and engine::api::createPretrainedProject run on a worker thread.
 #include "ui/import/pretrained_dialog.h"
+#include "ui/import/busy_dialog.h"
 
 #include <algorithm>
 #include <cmath>
@@ -408,16 +409,7 @@ void PretrainedDialog::startReading(const engine::api::PretrainedProjectRequest&
     // Called from the process's signals; the dialog goes on at its next turn of the event loop.
     m_process->setOnFinished([this] { QMetaObject::invokeMethod(this, &PretrainedDialog::readFinished, Qt::QueuedConnection); });
 
-    m_progress = new QProgressDialog(this);
-    m_progress->setObjectName(QStringLiteral("pretrainedProgress"));
-    m_progress->setWindowTitle(tr("New from Pretrained"));
-    m_progress->setRange(0, 0);  // busy: reading a model has no steps to count
-    m_progress->setMinimumDuration(0);
-    m_progress->setAutoClose(false);
-    m_progress->setAutoReset(false);
-    m_progress->setWindowModality(Qt::WindowModal);
-    m_progress->setCancelButtonText(tr("Cancel"));
-    connect(m_progress, &QProgressDialog::canceled, this, [this] {
+    m_progress = openBusyDialog(this, QStringLiteral("pretrainedProgress"), tr("New from Pretrained"), tr("Cancel"), [this] {
         if (m_process) m_process->cancel();
     });
     m_clock.start();
