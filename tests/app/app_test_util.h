@@ -75,6 +75,23 @@ inline QProcessEnvironment expectedCrashEnvironment(const QString& dir) {
     env.insert(QStringLiteral("ASAN_OPTIONS"), expectedCrashOptions(dir));
     return env;
 }
+// For a child the studio starts itself (no environment to hand it): while this lives, this
+// process's own environment is expectedCrashOptions(dir); the old value comes back after.
+class ExpectedCrashScope {
+public:
+    explicit ExpectedCrashScope(const QString& dir) : m_old(qgetenv("ASAN_OPTIONS")) {
+        qputenv("ASAN_OPTIONS", expectedCrashOptions(dir).toUtf8());
+    }
+    ~ExpectedCrashScope() {
+        if (m_old.isNull()) qunsetenv("ASAN_OPTIONS");
+        else qputenv("ASAN_OPTIONS", m_old);
+    }
+    ExpectedCrashScope(const ExpectedCrashScope&) = delete;
+    ExpectedCrashScope& operator=(const ExpectedCrashScope&) = delete;
+
+private:
+    QByteArray m_old;
+};
 // The report files in `dir` that do not name `library` in their stack (empty: all expected).
 inline QStringList reportsWithout(const QString& dir, const QString& library) {
     QStringList strays;

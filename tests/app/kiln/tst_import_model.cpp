@@ -375,13 +375,12 @@ private slots:
         QCOMPARE(dialog->timeLimit(), limit);
         // The child started now takes this environment (see expectedCrashOptions).
         QTemporaryDir reports;
-        const QByteArray options = qgetenv("ASAN_OPTIONS");
-        qputenv("ASAN_OPTIONS", kiln::test::expectedCrashOptions(reports.path()).toUtf8());
         QElapsedTimer clock;
         clock.start();
-        QTest::mouseClick(dialog->importButton(), Qt::LeftButton);
-        if (options.isNull()) qunsetenv("ASAN_OPTIONS");
-        else qputenv("ASAN_OPTIONS", options);
+        {
+            const kiln::test::ExpectedCrashScope crashScope(reports.path());
+            QTest::mouseClick(dialog->importButton(), Qt::LeftButton);
+        }
         QVERIFY(dialog->isImporting());
         QVERIFY(dialog->progressDialog());
         QTRY_VERIFY_WITH_TIMEOUT(dialog->errorBox() && dialog->errorBox()->isVisible(), 120000);
