@@ -14,7 +14,7 @@ namespace {
 
 // The two enumerations list the same sources and kinds; the switches say so to the compiler,
 // which warns when one gains a value the other lacks.
-BackboneSource toApi(io::BackboneSource s) {
+BackboneSource convertSource(io::BackboneSource s) {
     switch (s) {
     case io::BackboneSource::Cache: return BackboneSource::Cache;
     case io::BackboneSource::UserFile: return BackboneSource::UserFile;
@@ -22,7 +22,7 @@ BackboneSource toApi(io::BackboneSource s) {
     return BackboneSource::Cache;
 }
 
-io::BackboneSource toIo(BackboneSource s) {
+io::BackboneSource convertSource(BackboneSource s) {
     switch (s) {
     case BackboneSource::Cache: return io::BackboneSource::Cache;
     case BackboneSource::UserFile: return io::BackboneSource::UserFile;
@@ -39,8 +39,11 @@ PreprocessingMismatch::Kind toApi(io::PreprocessingMismatch::Kind k) {
     return PreprocessingMismatch::Kind::Size;
 }
 
-BackbonePreprocessing toApi(const io::BackbonePreprocessing& p) {
-    BackbonePreprocessing out;
+// The api's structs and the engine's have members of the same names and types, so one template
+// copies either way and the two directions cannot list different members.
+template <class To, class From>
+To copyPreprocessing(const From& p) {
+    To out;
     out.height = p.height;
     out.width = p.width;
     out.resize = p.resize;
@@ -53,47 +56,16 @@ BackbonePreprocessing toApi(const io::BackbonePreprocessing& p) {
     return out;
 }
 
-io::BackbonePreprocessing toIo(const BackbonePreprocessing& p) {
-    io::BackbonePreprocessing out;
-    out.height = p.height;
-    out.width = p.width;
-    out.resize = p.resize;
-    out.channelOrder = p.channelOrder;
-    out.preset = p.preset;
-    out.scale = p.scale;
-    out.mean = p.mean;
-    out.stddev = p.stddev;
-    out.formula = p.formula;
-    return out;
-}
-
-Backbone toApi(const io::Backbone& b) {
-    Backbone out;
+template <class To, class From>
+To copyBackbone(const From& b) {
+    To out;
     out.id = b.id;
     out.name = b.name;
     out.dataset = b.dataset;
-    out.preprocessing = toApi(b.preprocessing);
+    out.preprocessing = copyPreprocessing<decltype(out.preprocessing)>(b.preprocessing);
     out.licence = b.licence;
     out.weightsOrigin = b.weightsOrigin;
-    out.source = toApi(b.source);
-    out.cacheDir = b.cacheDir;
-    out.projectFile = b.projectFile;
-    out.weightsFile = b.weightsFile;
-    out.fetchCommand = b.fetchCommand;
-    out.cutAfter = b.cutAfter;
-    out.note = b.note;
-    return out;
-}
-
-io::Backbone toIo(const Backbone& b) {
-    io::Backbone out;
-    out.id = b.id;
-    out.name = b.name;
-    out.dataset = b.dataset;
-    out.preprocessing = toIo(b.preprocessing);
-    out.licence = b.licence;
-    out.weightsOrigin = b.weightsOrigin;
-    out.source = toIo(b.source);
+    out.source = convertSource(b.source);
     out.cacheDir = b.cacheDir;
     out.projectFile = b.projectFile;
     out.weightsFile = b.weightsFile;
@@ -109,7 +81,7 @@ const std::vector<Backbone>& backboneCatalogue() {
     // Copied once from the engine's catalogue, which is itself built once and never changes.
     static const std::vector<Backbone> list = [] {
         std::vector<Backbone> out;
-        for (const auto& b : io::backboneCatalogue()) out.push_back(toApi(b));
+        for (const auto& b : io::backboneCatalogue()) out.push_back(copyBackbone<Backbone>(b));
         return out;
     }();
     return list;
@@ -126,7 +98,7 @@ std::string defaultDataDir() {
 }
 
 BackboneAvailability backboneAvailability(const Backbone& backbone, const std::string& dataDir) {
-    const io::BackboneAvailability a = io::backboneAvailability(toIo(backbone), dataDir);
+    const io::BackboneAvailability a = io::backboneAvailability(copyBackbone<io::Backbone>(backbone), dataDir);
     BackboneAvailability out;
     out.available = a.available;
     out.projectPath = a.projectPath;
