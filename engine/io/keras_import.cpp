@@ -83,9 +83,12 @@ Result<std::vector<LayerWeight>> numberedVars(const Hdf5File& file, const std::s
 }
 
 // The variables of the objects below `group` in a .keras file's model.weights.h5 (each a group
-// with a "vars" subgroup), their `sub` paths made of the group names below it.
-Status varsBelow(const Hdf5File& file, const std::string& group, const std::string& sub, int depth, std::vector<LayerWeight>* out) {
+// with a "vars" subgroup), their `sub` paths made of the group names below it. `budget` bounds the
+// groups visited: HDF5 links can make a group its own descendant.
+Status varsBelow(const Hdf5File& file, const std::string& group, const std::string& sub, int depth, std::vector<LayerWeight>* out,
+                 int* budget) {
     if (depth > kMaxNesting) return file.error(ErrorCode::ParseError, group, "the weights are nested too deeply");
+    if (--*budget < 0) return file.error(ErrorCode::ParseError, group, "the layer's weights hold too many groups");
     KILN_ASSIGN(std::vector<std::string> kids, file.children(group));
     for (const auto& k : kids) {
         const std::string p = group + "/" + k;
@@ -95,7 +98,7 @@ Status varsBelow(const Hdf5File& file, const std::string& group, const std::stri
             KILN_ASSIGN(std::vector<LayerWeight> w, numberedVars(file, p + "/vars", kidSub));
             for (auto& x : w) out->push_back(std::move(x));
         }
-        KILN_TRY(varsBelow(file, p, kidSub, depth + 1, out));
+        KILN_TRY(varsBelow(file, p, kidSub, depth + 1, out, budget));
     }
     return {};
 }
@@ -171,7 +174,8 @@ public:
         auto it = m_vars.find(joinPath(layer));
         if (it == m_vars.end()) return out;
         const std::string group = it->second.substr(0, it->second.size() - 5);  // without "/vars"
-        if (m_file.isGroup(group)) KILN_TRY(varsBelow(m_file, group, "", 0, &out));
+        int budget = 10000;
+        if (m_file.isGroup(group)) KILN_TRY(varsBelow(m_file, group, "", 0, &out, &budget));
         return out;
     }
 

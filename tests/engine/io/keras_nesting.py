@@ -17,6 +17,25 @@ def deep_nested(keras, layers):
     return keras.Model(x, layers.Dense(3, name="head")(mid(x)), name="deep_nested")
 
 
+def deep_functional(keras, layers):
+    # Functional models three deep, the innermost called twice inside the middle one.
+    fin = keras.Input((6,), name="cell_in")
+    cell = keras.Model(fin, layers.Dense(6, activation="tanh", name="cell_dense")(fin), name="cell")
+    min_ = keras.Input((6,), name="mid_in")
+    twice = cell(cell(min_))
+    mid = keras.Model(min_, layers.Dense(4, name="mid_dense")(layers.Concatenate(name="mid_cat")([twice, min_])), name="mid")
+    x = keras.Input((6,), name="features")
+    return keras.Model(x, layers.Dense(2, name="head")(mid(x)), name="deep_functional")
+
+
+def deep_sequential(keras, layers):
+    # Sequential models three deep, the outermost the model itself.
+    core = keras.Sequential([keras.Input((5,)), layers.Dense(5, activation="relu", name="core_dense")], name="core")
+    mid = keras.Sequential([keras.Input((5,)), layers.Dense(5, name="mid_dense"), core], name="mid")
+    return keras.Sequential([keras.Input((4,)), layers.Dense(5, name="stem"), mid, layers.Dense(3, name="head")],
+                            name="deep_sequential")
+
+
 def shared_nested(keras, layers):
     # One Sequential model (a Dense, then a Functional block of a Dense and a LayerNormalization)
     # called on two inputs: both calls share its weights.
@@ -63,7 +82,8 @@ def td_conv(keras, layers):
     return keras.Model(x, layers.Dense(2, name="out")(layers.Flatten(name="flat")(h)), name="td_conv")
 
 
-BUILDERS = {"deep_nested": deep_nested, "shared_nested": shared_nested, "time_distributed": time_distributed,
+BUILDERS = {"deep_nested": deep_nested, "deep_functional": deep_functional, "deep_sequential": deep_sequential,
+            "shared_nested": shared_nested, "time_distributed": time_distributed,
             "wrappers": wrappers, "td_conv": td_conv}
 
 

@@ -517,7 +517,7 @@ private slots:
     void nestedAndWrappedMatchKeras_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("file");
-        for (const char* name : {"deep_nested", "shared_nested", "time_distributed"}) {
+        for (const char* name : {"deep_nested", "deep_functional", "deep_sequential", "shared_nested", "time_distributed"}) {
             for (const char* ext : {"keras", "h5"})
                 QTest::newRow(qPrintable(QStringLiteral("%1.%2").arg(name, ext))) << QString(name) << QStringLiteral("%1.%2").arg(name, ext);
             for (const char* ext : {"tf_keras.h5", "tf_keras.keras"})
@@ -550,6 +550,19 @@ private slots:
             QCOMPARE(weights["mid/core/core_bn/moving_variance"], std::vector<int64_t>{8});
             QCOMPARE(weights["mid/core/core_dense/kernel"], (std::vector<int64_t>{8, 6}));
             QCOMPARE(weights.size(), size_t{12});
+        } else if (name.endsWith(QLatin1String("deep_functional"))) {
+            // The innermost model called twice inside the middle one: its second call's node in
+            // "mid/cell_call2/" shares the first's weights.
+            QCOMPARE(m.graph.node("mid/cell_call2/cell_dense")->inputs, std::vector<std::string>{"mid/cell/cell_dense"});
+            QCOMPARE(m.graph.node("mid/cell_call2/cell_dense")->shareWeightsWith, std::string("mid/cell/cell_dense"));
+            QCOMPARE(m.graph.node("mid/mid_cat")->inputs, (std::vector<std::string>{"mid/cell_call2/cell_dense", "features"}));
+            QCOMPARE(weights["mid/cell/cell_dense/kernel"], (std::vector<int64_t>{6, 6}));
+            QCOMPARE(weights.size(), size_t{6});
+        } else if (name.endsWith(QLatin1String("deep_sequential"))) {
+            QCOMPARE(m.graph.node("mid/core/core_dense")->inputs, std::vector<std::string>{"mid/mid_dense"});
+            QCOMPARE(m.graph.node("head")->inputs, std::vector<std::string>{"mid/core/core_dense"});
+            QCOMPARE(weights["mid/core/core_dense/kernel"], (std::vector<int64_t>{5, 5}));
+            QCOMPARE(weights.size(), size_t{8});
         } else if (name.endsWith(QLatin1String("shared_nested"))) {
             // The second call's nodes, models inside it too, share the first call's weights.
             QCOMPARE(m.graph.node("tower_call2/tower_dense")->shareWeightsWith, std::string("tower/tower_dense"));
