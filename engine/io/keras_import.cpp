@@ -1028,7 +1028,7 @@ private:
             if (!below.empty()) ic.weightsKey = key;
         }
         KILN_ASSIGN(Converted r, mapLayer(ic));
-        r.reason = "TimeDistributed(" + innerCls + ") computed as " + innerCls + " on every position";
+        r.reason = "TimeDistributed(" + innerCls + ") computed as " + innerCls + " on every position" + (r.reason.empty() ? "" : "; " + r.reason);
         return r;
     }
 
