@@ -70,6 +70,11 @@ json makeReport(const ImportJobRequest& req, const ImportJobResult& r) {
         json p = {{"kiln_node", name}, {opKey, node ? node->attrs.getString(opKey) : std::string()}};
         if (node && node->attrs.has("output_shape")) p["output_shape"] = node->attrs.getInts("output_shape");
         else p["output_shape"] = nullptr;
+        // The weights the source file holds for it, kept in the weights file under "<node>/".
+        json kept = json::array();
+        for (const auto& w : m.weights)
+            if (w.name.size() > name.size() && w.name.compare(0, name.size(), name) == 0 && w.name[name.size()] == '/') kept.push_back(w.name);
+        p["weight_tensors"] = std::move(kept);
         placeholders.push_back(std::move(p));
     }
     json report = {{"format", "kiln-import-report"},

@@ -79,6 +79,9 @@ void printOutcome(const app::ImportOutcome& o, bool asJson) {
         else
             printOut(Cli::tr("Placeholder: %1 stands for the ONNX operation %2, which Kiln cannot compute; replace it before training or export")
                          .arg(node, QString::fromStdString(p["onnx_op"].get<std::string>())));
+        QStringList kept;
+        for (const auto& w : p["weight_tensors"]) kept << QString::fromStdString(w.get<std::string>());
+        if (!kept.isEmpty()) printOut(Cli::tr("  its weights from the file are kept: %1").arg(kept.join(QStringLiteral(", "))));
     }
 }
 

@@ -7,6 +7,7 @@
 #include "engine/io/keras_import.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -40,6 +41,7 @@ struct LayerWeight {
     std::string name;
     std::string hdf5Path;
     Hdf5Array array;
+    std::string sub;  // the object inside the layer that holds it ("forward_lstm/lstm_cell"); empty: the layer's own
 };
 
 // Where a layer's weights live; `layer` is the path of names from the top model, e.g.
@@ -48,6 +50,9 @@ class WeightSource {
 public:
     virtual ~WeightSource() = default;
     virtual Result<std::vector<LayerWeight>> weights(const std::vector<std::string>& layer) const = 0;
+    // Every weight of the layer, those of the objects inside it too (a wrapper's layer, an RNN's
+    // cell), each with its `sub` path: what a placeholder keeps.
+    virtual Result<std::vector<LayerWeight>> allWeights(const std::vector<std::string>& layer) const { return weights(layer); }
 };
 
 std::string joinPath(const std::vector<std::string>& parts) {
@@ -58,7 +63,7 @@ std::string joinPath(const std::vector<std::string>& parts) {
 
 // The variables of one object in a .keras file's model.weights.h5: the datasets "0", "1"... of its
 // "vars" group, in that order.
-Result<std::vector<LayerWeight>> numberedVars(const Hdf5File& file, const std::string& vars) {
+Result<std::vector<LayerWeight>> numberedVars(const Hdf5File& file, const std::string& vars, const std::string& sub = {}) {
     std::vector<LayerWeight> out;
     KILN_ASSIGN(std::vector<std::string> names, file.children(vars));
     std::vector<std::pair<long, std::string>> numbered;
@@ -72,9 +77,30 @@ Result<std::vector<LayerWeight>> numberedVars(const Hdf5File& file, const std::s
     for (const auto& [k, n] : numbered) {
         const std::string p = vars + "/" + n;
         KILN_ASSIGN(Hdf5Array a, file.readFloats(p, kMaxElements));
-        out.push_back({n, p, std::move(a)});
+        out.push_back({n, p, std::move(a), sub});
     }
     return out;
+}
+
+// The variables of the objects below `group` in a .keras file's model.weights.h5 (each a group
+// with a "vars" subgroup), their `sub` paths made of the group names below it. `budget` bounds the
+// groups visited: HDF5 links can make a group its own descendant.
+Status varsBelow(const Hdf5File& file, const std::string& group, const std::string& sub, int depth, std::vector<LayerWeight>* out,
+                 int* budget) {
+    if (depth > kMaxNesting) return file.error(ErrorCode::ParseError, group, "the weights are nested too deeply");
+    if (--*budget < 0) return file.error(ErrorCode::ParseError, group, "the layer's weights hold too many groups");
+    KILN_ASSIGN(std::vector<std::string> kids, file.children(group));
+    for (const auto& k : kids) {
+        const std::string p = group + "/" + k;
+        if (k == "vars" || !file.isGroup(p)) continue;
+        const std::string kidSub = sub.empty() ? k : sub + "/" + k;
+        if (file.isGroup(p + "/vars")) {
+            KILN_ASSIGN(std::vector<LayerWeight> w, numberedVars(file, p + "/vars", kidSub));
+            for (auto& x : w) out->push_back(std::move(x));
+        }
+        KILN_TRY(varsBelow(file, p, kidSub, depth + 1, out, budget));
+    }
+    return {};
 }
 
 // Keras 3's model.weights.h5: each object is a group whose "vars" subgroup carries the object's
@@ -91,6 +117,17 @@ public:
         auto it = m_vars.find(joinPath(layer));
         if (it == m_vars.end()) return std::vector<LayerWeight>{};
         return numberedVars(m_file, it->second);
+    }
+    // The objects inside a layer carry their own names ("bilstm/forward_lstm/lstm_cell").
+    Result<std::vector<LayerWeight>> allWeights(const std::vector<std::string>& layer) const override {
+        const std::string key = joinPath(layer);
+        std::vector<LayerWeight> out;
+        for (auto it = m_vars.lower_bound(key); it != m_vars.end() && it->first.compare(0, key.size(), key) == 0; ++it) {
+            if (it->first.size() > key.size() && it->first[key.size()] != '/') continue;
+            KILN_ASSIGN(std::vector<LayerWeight> w, numberedVars(m_file, it->second, it->first.substr(std::min(it->first.size(), key.size() + 1))));
+            for (auto& x : w) out.push_back(std::move(x));
+        }
+        return out;
     }
 
 private:
@@ -131,6 +168,16 @@ public:
         if (it == m_vars.end() || !m_file.isGroup(it->second)) return std::vector<LayerWeight>{};
         return numberedVars(m_file, it->second);
     }
+    // The objects inside a layer are the groups below its own (bidirectional/forward_layer/cell).
+    Result<std::vector<LayerWeight>> allWeights(const std::vector<std::string>& layer) const override {
+        KILN_ASSIGN(std::vector<LayerWeight> out, weights(layer));
+        auto it = m_vars.find(joinPath(layer));
+        if (it == m_vars.end()) return out;
+        const std::string group = it->second.substr(0, it->second.size() - 5);  // without "/vars"
+        int budget = 10000;
+        if (m_file.isGroup(group)) KILN_TRY(varsBelow(m_file, group, "", 0, &out, &budget));
+        return out;
+    }
 
     // The group name Keras 2 derives from a class name (its generic_utils.to_snake_case):
     // "GlobalAveragePooling2D" -> "global_average_pooling2d", "InputLayer" -> "input_layer".
@@ -169,6 +216,15 @@ private:
             key.push_back(name);
             m_vars.emplace(joinPath(key), at + "/vars");
             if (layerClass == "Functional" || layerClass == "Sequential" || layerClass == "Model") assign(l, key, at, depth + 1);
+            // A wrapper's layer (TimeDistributed) has its group below the wrapper's: <wrapper>/layer.
+            const json& inner = l.contains("config") && l["config"].is_object() ? l["config"].value("layer", json()) : json();
+            if (inner.is_object() && inner.value("config", json()).is_object()) {
+                const std::string innerName = text(inner["config"], "name");
+                if (!innerName.empty()) {
+                    key.push_back(innerName);
+                    m_vars.emplace(joinPath(key), at + "/layer/vars");
+                }
+            }
         }
     }
 
@@ -177,7 +233,11 @@ private:
 };
 
 // A legacy .h5 model: model_weights/<layer> lists its datasets in the "weight_names" attribute,
-// e.g. "conv/kernel:0", or "block/dense/bias" for a layer of the nested model "block".
+// e.g. "conv/kernel:0". A nested model's group holds the weights of all its layers, nested ones
+// included, each named after a tail of the path of models down to the layer: Keras 3 writes
+// "block/dense/bias" for a layer of the Sequential "block" but "dense/bias" for one of a
+// Functional model, Keras 2 "dense/bias:0" at any depth. The objects inside a layer follow its
+// name ("bilstm/forward_lstm/lstm_cell/kernel", "td/dense/kernel" for a TimeDistributed's layer).
 class LegacyWeights final : public WeightSource {
 public:
     LegacyWeights(const Hdf5File& file, std::string root) : m_file(file), m_root(std::move(root)) {}
@@ -187,15 +247,39 @@ public:
         if (!m_file.isGroup(group)) return out;
         if (!m_file.hasAttribute(group, "weight_names")) return m_file.error(ErrorCode::ParseError, group, "the layer's weight_names attribute is missing");
         KILN_ASSIGN(std::vector<std::string> names, m_file.stringListAttribute(group, "weight_names"));
-        const std::string full = joinPath(layer) + "/";
-        const std::string inner = joinPath(std::vector<std::string>(layer.begin() + 1, layer.end())) + "/";
-        for (const auto& n : names) {
-            if (layer.size() > 1 && n.rfind(full, 0) != 0 && n.rfind(inner, 0) != 0) continue;
+        // For each name, the longest start of its path that is a tail of the layer's path; a layer
+        // of a nested model takes the names whose match is longest (a top-level layer all of them).
+        std::vector<size_t> matched(names.size(), 0);
+        size_t best = 0;
+        for (size_t k = 0; k < names.size(); ++k) {
+            std::vector<std::string> parts;
+            for (size_t at = 0;;) {
+                const size_t slash = names[k].find('/', at);
+                if (slash == std::string::npos) break;
+                parts.push_back(names[k].substr(at, slash - at));
+                at = slash + 1;
+            }
+            for (size_t n = std::min(parts.size(), layer.size()); n > 0; --n)
+                if (std::equal(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(n), layer.end() - static_cast<std::ptrdiff_t>(n))) {
+                    matched[k] = n;
+                    break;
+                }
+            best = std::max(best, matched[k]);
+        }
+        for (size_t k = 0; k < names.size(); ++k) {
+            const std::string& n = names[k];
+            if (layer.size() > 1 && (best == 0 || matched[k] != best)) continue;
             const std::string p = group + "/" + n;
             KILN_ASSIGN(Hdf5Array a, m_file.readFloats(p, kMaxElements));
-            std::string shortName = n.substr(n.rfind('/') + 1);
+            const size_t slash = n.rfind('/');
+            std::string shortName = n.substr(slash == std::string::npos ? 0 : slash + 1);
             if (auto colon = shortName.find(':'); colon != std::string::npos) shortName.resize(colon);
-            out.push_back({shortName, p, std::move(a)});
+            // The path between the layer's name and the weight's: the object inside the layer.
+            std::string sub;
+            size_t at = 0;
+            for (size_t d = 0; d < matched[k]; ++d) at = n.find('/', at) + 1;
+            if (slash != std::string::npos && slash > at) sub = n.substr(at, slash - at);
+            out.push_back({shortName, p, std::move(a), std::move(sub)});
         }
         return out;
     }
@@ -517,15 +601,82 @@ private:
         return ok.count(act) || (dense && act == "softmax");
     }
 
+    // The layer a wrapper (TimeDistributed, Bidirectional) holds: {"class_name", "config"}.
+    static const json* wrappedLayer(const Call& c) {
+        if ((c.cls != "TimeDistributed" && c.cls != "Bidirectional") || !c.cfg || !c.cfg->is_object()) return nullptr;
+        const auto it = c.cfg->find("layer");
+        if (it == c.cfg->end() || !it->is_object() || !it->value("class_name", json()).is_string() || !it->value("config", json()).is_object())
+            return nullptr;
+        return &*it;
+    }
+
+    // The class as the report and a placeholder name it. A Keras 2 TFOpLambda names the TensorFlow
+    // function it calls, TFOpLambda(tf.math.cumsum); a wrapper the layer it wraps,
+    // Bidirectional(LSTM), TimeDistributed(Conv2D).
+    static std::string displayClass(const Call& c) {
+        if (c.cls == "TFOpLambda" && c.cfg && c.cfg->is_object() && c.cfg->value("function", json()).is_string())
+            return c.cls + "(tf." + (*c.cfg)["function"].get<std::string>() + ")";
+        if (const json* inner = wrappedLayer(c); inner) return c.cls + "(" + (*inner)["class_name"].get<std::string>() + ")";
+        return c.cls;
+    }
+
+    // The output shape (after the batch) of a layer Kiln cannot compute, from its config, for the
+    // files that record none (Keras 2's): a recurrent layer (LSTM, GRU, SimpleRNN) on a sequence
+    // [steps, features] gives [steps, units] with return_sequences, else [units], and Bidirectional
+    // over one with merge_mode "concat" twice the units; TimeDistributed(Conv2D) on [steps, height,
+    // width, channels] the convolution's shape on each step. nullopt for anything else, and for
+    // layers making several values (return_state, merge_mode None).
+    std::optional<std::vector<int64_t>> configShape(const Call& c) const {
+        if (c.inputs.size() != 1 || !c.cfg || !c.cfg->is_object()) return std::nullopt;
+        const json* cfg = c.cfg;
+        const Shape& in = inShape(c);
+        int64_t factor = 1;
+        std::string cls = c.cls;
+        auto positive = [](const json& v) { return v.is_number_integer() && v.get<int64_t>() > 0 && v.get<int64_t>() <= kMaxDim; };
+        if (const json* inner = wrappedLayer(c); inner) {
+            cls = (*inner)["class_name"].get<std::string>();
+            cfg = &(*inner)["config"];
+            if (c.cls == "TimeDistributed") {
+                if (cls != "Conv2D" || in.rank() != 5 || cfg->value("data_format", json("channels_last")) != json("channels_last")) return std::nullopt;
+                auto pair = [&](const char* key, int64_t def) -> std::optional<std::array<int64_t, 2>> {
+                    const json& v = cfg->value(key, json(def));
+                    if (positive(v)) return std::array<int64_t, 2>{v.get<int64_t>(), v.get<int64_t>()};
+                    if (v.is_array() && v.size() == 2 && positive(v[0]) && positive(v[1])) return std::array<int64_t, 2>{v[0].get<int64_t>(), v[1].get<int64_t>()};
+                    return std::nullopt;
+                };
+                const auto kernel = pair("kernel_size", 0), strides = pair("strides", 1), dilation = pair("dilation_rate", 1);
+                const json& filters = cfg->value("filters", json());
+                const json& padding = cfg->value("padding", json("valid"));
+                if (!kernel || !strides || !dilation || !positive(filters) || (padding != json("valid") && padding != json("same"))) return std::nullopt;
+                std::vector<int64_t> out{in[1]};
+                for (int k = 0; k < 2; ++k) {
+                    const int64_t n = in[2 + k], s = (*strides)[static_cast<size_t>(k)];
+                    const int64_t span = (*dilation)[static_cast<size_t>(k)] * ((*kernel)[static_cast<size_t>(k)] - 1) + 1;
+                    const int64_t o = padding == json("same") ? (n + s - 1) / s : (n - span) / s + 1;
+                    if (o <= 0 || (padding == json("valid") && n < span)) return std::nullopt;
+                    out.push_back(o);
+                }
+                out.push_back(filters.get<int64_t>());
+                return out;
+            }
+            const json& mode = c.cfg->value("merge_mode", json("concat"));
+            if (!mode.is_string()) return std::nullopt;
+            factor = mode == "concat" ? 2 : 1;
+        }
+        if (cls != "LSTM" && cls != "GRU" && cls != "SimpleRNN") return std::nullopt;
+        const json& units = cfg->value("units", json());
+        if (in.rank() != 3 || !positive(units)) return std::nullopt;
+        if (cfg->value("return_state", json(false)) != json(false)) return std::nullopt;
+        const int64_t n = units.get<int64_t>() * factor;
+        if (cfg->value("return_sequences", json(false)) == json(true)) return std::vector<int64_t>{in[1], n};
+        return std::vector<int64_t>{n};
+    }
+
     Result<int> placeholderNode(const Call& c, const std::vector<LayerWeight>& weights) {
         Node n;
         n.name = c.name;
         n.op = "Placeholder";
-        std::string cls = c.cls;
-        // A Keras 2 TFOpLambda names the TensorFlow function it calls: TFOpLambda(tf.math.cumsum).
-        if (cls == "TFOpLambda" && c.cfg && c.cfg->is_object() && c.cfg->value("function", json()).is_string())
-            cls += "(tf." + (*c.cfg)["function"].get<std::string>() + ")";
-        n.attrs.set("keras_class", cls);
+        n.attrs.set("keras_class", displayClass(c));
         std::string cfg = c.cfg ? c.cfg->dump(-1, ' ', false, json::error_handler_t::replace) : std::string("{}");
         if (cfg.size() > (1u << 16)) cfg = "{}";  // a huge config (a serialised function) stays in the source file only
         n.attrs.set("keras_config", cfg);
@@ -534,10 +685,22 @@ private:
             n.inputs.push_back(kname(i));
             unknown = unknown || m_unknown.count(i);
         }
-        for (const auto& w : weights) addWeight(c.name, w.name.empty() || std::isdigit(static_cast<unsigned char>(w.name[0])) ? "weight_" + w.name : w.name, w.array);
+        // "<node>/kernel", "<node>/weight_0"; a weight of an object inside the layer with that
+        // object's path in dots: "bilstm/forward_lstm.lstm_cell.kernel".
+        for (const auto& w : weights) {
+            std::string param = w.name.empty() || std::isdigit(static_cast<unsigned char>(w.name[0])) ? "weight_" + w.name : w.name;
+            if (!w.sub.empty()) {
+                std::string sub = w.sub;
+                std::replace(sub.begin(), sub.end(), '/', '.');
+                param = sub + "." + param;
+            }
+            addWeight(c.name, param, w.array);
+        }
         // The output shape: what the file records for the tensor the layer makes, else the
-        // output_shape a Lambda layer declares (a list of sizes after the batch).
+        // output_shape a Lambda layer declares (a list of sizes after the batch), else what a
+        // recurrent layer's config says.
         std::optional<std::vector<int64_t>> shape = c.outputHint;
+        if ((!shape || shape->empty()) && !unknown) shape = configShape(c);
         if ((!shape || shape->empty()) && c.cfg && c.cfg->is_object()) {
             const json& os = c.cfg->value("output_shape", json());
             if (os.is_array() && !os.empty() && std::all_of(os.begin(), os.end(), [](const json& d) { return d.is_number_integer(); }))
@@ -611,7 +774,7 @@ private:
         m_names.insert(c.name);
         std::vector<LayerWeight> weights;
         if (!c.shared) {
-            KILN_ASSIGN(weights, m_weights.weights(c.weightsKey));
+            KILN_ASSIGN(weights, m_weights.allWeights(c.weightsKey));
         }
         Converted r;
         KILN_ASSIGN(r.output, placeholderNode(c, weights));
@@ -823,6 +986,52 @@ private:
             .with("op", f);
     }
 
+    // TimeDistributed(layer) applies the layer to every step of [batch, steps, ...]. A layer that
+    // acts on each value, or on the last axis alone, computes the same on the whole tensor: it
+    // becomes that layer's Kiln node under the wrapper's name, with the wrapped layer's weights
+    // (Keras 3 keeps them below the wrapper, "<wrapper>/<layer>"; Keras 2's .h5 under the wrapper's
+    // own name). Other layers (Conv2D, Flatten...) see one step at a time: refused.
+    Result<Converted> timeDistributed(const Call& c) {
+        KILN_TRY(oneInput(c));
+        const json* inner = wrappedLayer(c);
+        if (!inner) return configError(c.jpath + ".layer", "expected the wrapped layer's class_name and config");
+        const std::string innerCls = (*inner)["class_name"].get<std::string>();
+        const json& innerCfg = (*inner)["config"];
+        const std::string ip = c.jpath + ".layer.config";
+        static const std::set<std::string> perPosition{"Dense", "Activation", "Dropout", "ReLU", "LeakyReLU", "Softmax", "Rescaling",
+                                                       "LayerNormalization", "BatchNormalization"};
+        if (!perPosition.count(innerCls))
+            return unsupported(c, "TimeDistributed(" + innerCls +
+                                      "): Kiln computes TimeDistributed only over layers that act on each "
+                                      "position's last axis (Dense, Activation, Dropout, ReLU, LeakyReLU, Softmax, Rescaling, "
+                                      "LayerNormalization, BatchNormalization)");
+        if (inShape(c).rank() < 3) return unsupported(c, "TimeDistributed on " + inShape(c).toString() + ", which has no steps");
+        // Axes and noise shapes count the wrapped layer's own dimensions (one fewer): only its last
+        // axis is the same outside, and Kiln's layer gets it as -1.
+        const int64_t innerLast = inShape(c).rank() - 2;
+        const json& axis = innerCfg.value("axis", json());
+        const json& ax = axis.is_array() && axis.size() == 1 ? axis[0] : axis;
+        if (!ax.is_null() && ax != json(-1) && ax != json(innerLast))
+            return unsupported(c, "TimeDistributed(" + innerCls + ") over axis " + axis.dump() + " of each step (Kiln maps the last axis only)");
+        if (!innerCfg.value("noise_shape", json()).is_null()) return unsupported(c, "TimeDistributed(" + innerCls + ") with a noise_shape");
+        m_wrapped.push_back(std::make_unique<json>(innerCfg));
+        if (!ax.is_null()) (*m_wrapped.back())["axis"] = -1;
+        Call ic = c;
+        ic.cls = innerCls;
+        ic.cfg = m_wrapped.back().get();
+        ic.jpath = ip;
+        ic.inbound = nullptr;
+        if (!c.shared) {
+            std::vector<std::string> key = c.weightsKey;
+            key.push_back(innerCfg.value("name", json("")).is_string() ? innerCfg.value("name", std::string()) : std::string());
+            KILN_ASSIGN(std::vector<LayerWeight> below, m_weights.weights(key));
+            if (!below.empty()) ic.weightsKey = key;
+        }
+        KILN_ASSIGN(Converted r, mapLayer(ic));
+        r.reason = "TimeDistributed(" + innerCls + ") computed as " + innerCls + " on every position" + (r.reason.empty() ? "" : "; " + r.reason);
+        return r;
+    }
+
     Result<Converted> mapLayer(const Call& c) {
         const json& cfg = *c.cfg;
         const std::string& jp = c.jpath;
@@ -838,10 +1047,39 @@ private:
             a.set("units", units);
             a.set("use_bias", bias);
             if (fold && act != "linear") a.set("activation", act);
-            KILN_ASSIGN(int n, simple(c, "Dense", a));
+            // Keras's Dense acts on the last axis of any rank; Kiln's takes ranks 2 and 3, so a
+            // higher one goes through a Reshape to [batch, positions, features] and back.
+            const Shape in = inShape(c);
+            if (in.rank() < 2) return unsupported(c, "an input without features " + in.toString());
+            const int64_t features = in[in.rank() - 1];
+            int n = -1;
+            if (in.rank() <= 3) {
+                KILN_ASSIGN(n, simple(c, "Dense", a));
+            } else {
+                Node rows;
+                rows.name = uniqueName(c.name + "_flatten");
+                rows.op = "Reshape";
+                rows.inputs = {kname(c.inputs[0])};
+                rows.attrs.set("target_shape", std::vector<int64_t>{in.numelFrom(1) / features, features});
+                KILN_ASSIGN(int r0, addNode(std::move(rows)));
+                Node d;
+                d.name = c.name;
+                d.op = "Dense";
+                d.attrs = a;
+                d.inputs = {kname(r0)};
+                KILN_TRY(addNode(std::move(d)));
+                Node back;
+                back.name = uniqueName(c.name + "_restore");
+                back.op = "Reshape";
+                back.inputs = {c.name};
+                std::vector<int64_t> dims(in.dims().begin() + 1, in.dims().end());
+                dims.back() = units;
+                back.attrs.set("target_shape", dims);
+                KILN_ASSIGN(n, addNode(std::move(back)));
+            }
             KILN_ASSIGN(auto w, weightsFor(c, bias ? 2 : 1));
             if (!c.shared) {
-                KILN_TRY(checkShape(c, w[0], {inShape(c)[1], units}));
+                KILN_TRY(checkShape(c, w[0], {features, units}));
                 addWeight(c.name, "kernel", w[0].array);
                 if (bias) {
                     KILN_TRY(checkShape(c, w[1], {units}));
@@ -850,6 +1088,7 @@ private:
             }
             return withActivation(c, n, act, fold);
         }
+        if (cls == "TimeDistributed") return timeDistributed(c);
         if (cls == "Conv2D" || cls == "DepthwiseConv2D" || cls == "SeparableConv2D") {
             KILN_TRY(oneInput(c));
             KILN_TRY(channelsLast(c));
@@ -1341,7 +1580,8 @@ private:
             }
             return r;
         }
-        return Error(ErrorCode::UnknownOp, "Kiln has no layer for the Keras class " + cls).withNode(c.name).with("op", cls);
+        // A wrapper says what it wraps: "Bidirectional(LSTM)".
+        return Error(ErrorCode::UnknownOp, "Kiln has no layer for the Keras class " + displayClass(c)).withNode(c.name).with("op", displayClass(c));
     }
 
     // ---- models ---------------------------------------------------------------------------------
@@ -1519,27 +1759,23 @@ private:
         NodeMapping map;
         map.sourceName = prefix + e.name + (callIndex ? " (call " + std::to_string(callIndex + 1) + ")" : "");
         map.sourceOp = e.cls;
+        // The nodes of a nested model's later calls and of the models inside it share the weights
+        // of the first call's: "<prefix>" stands for the weights of origin("<prefix>").
+        const std::string origin = originOf(prefix);
         if (isModelClass(e.cls)) {
-            if (callIndex > 0) {
-                // A nested model called twice would need every inner node twice with shared weights.
-                Call c{e.cls, e.cfg, e.jp, uniqueName(prefix + e.name + "_call" + std::to_string(callIndex + 1)), wkey, inputs, hint, nullptr, true, prefix + e.name};
-                if (!m_opt.placeholders) return Error(ErrorCode::Unsupported, m_file + ": nested model \"" + e.name + "\" is called more than once").withFile(m_file).withNode(e.name).with("what", "nested model called twice");
-                KILN_ASSIGN(Converted r, placeholder(c, "nested model \"" + e.name + "\" is called more than once; Kiln imports its first call", m_out.graph.nodes.size(), m_out.weights.size()));
-                m_names.insert(c.name);
-                map.kind = NodeMapping::Kind::Placeholder;
-                map.kilnNodes = {c.name};
-                map.reason = r.reason;
-                m_out.mapping.push_back(std::move(map));
-                return r.output;
-            }
+            // Each call of a nested model gets its own nodes, "<model>/<layer>" for the first and
+            // "<model>_call2/<layer>"... for the next, which share the first call's weights.
+            const std::string inner = (callIndex == 0 ? prefix + e.name : uniqueName(prefix + e.name + "_call" + std::to_string(callIndex + 1))) + "/";
+            m_origin[inner] = origin + e.name + "/";
             const size_t at = m_out.mapping.size();
             m_out.mapping.push_back(map);  // the container first, then its layers
             const size_t before = m_out.graph.nodes.size();
-            KILN_ASSIGN(std::vector<int> outs, model(e.cls, *e.cfg, e.jp, prefix + e.name + "/", wkey, inputs, depth + 1));
+            KILN_ASSIGN(std::vector<int> outs, model(e.cls, *e.cfg, e.jp, inner, wkey, inputs, depth + 1));
             if (outs.size() != 1) return Error(ErrorCode::Unsupported, m_file + ": nested model \"" + e.name + "\" has " + std::to_string(outs.size()) + " outputs; Kiln flattens nested models with one").withFile(m_file).withNode(e.name).with("what", "nested model with several outputs");
             auto& m = m_out.mapping[at];
             m.kind = NodeMapping::Kind::PassThrough;
-            m.reason = "nested model flattened into the nodes " + prefix + e.name + "/...";
+            m.reason = "nested model flattened into the nodes " + inner + "...";
+            if (m_origin[inner] != inner) m.reason += ", which share the weights of " + m_origin[inner] + "...";
             for (size_t k = before; k < m_out.graph.nodes.size(); ++k) m.kilnNodes.push_back(m_out.graph.nodes[k].name);
             return outs[0];
         }
@@ -1551,8 +1787,8 @@ private:
         c.inputs = inputs;
         c.outputHint = hint;
         c.inbound = inbound;
-        c.shared = callIndex > 0;
-        c.sharedWith = prefix + e.name;
+        c.shared = callIndex > 0 || origin != prefix;
+        c.sharedWith = origin + e.name;
         c.name = callIndex == 0 ? prefix + e.name : prefix + e.name + "_call" + std::to_string(callIndex + 1);
         if (m_names.count(c.name)) return configError(e.jp + ".name", "two layers are called \"" + c.name + "\"");
         m_names.insert(c.name);
@@ -1561,6 +1797,7 @@ private:
         if (c.shared && r.kind != NodeMapping::Kind::Placeholder)
             for (size_t k = before; k < m_out.graph.nodes.size(); ++k)
                 if (m_out.graph.nodes[k].shareWeightsWith.empty() && m_out.graph.nodes[k].name == c.name) m_out.graph.nodes[k].shareWeightsWith = c.sharedWith;
+        map.sourceOp = displayClass(c);
         map.kind = r.kind;
         map.reason = r.reason;
         for (size_t k = before; k < m_out.graph.nodes.size(); ++k) map.kilnNodes.push_back(m_out.graph.nodes[k].name);
@@ -1731,7 +1968,13 @@ private:
     std::set<std::string> m_reserved;  // every Keras layer name in the file (nested ones prefixed)
     std::map<std::string, int> m_values;
     std::map<std::string, std::vector<int64_t>> m_hints;  // shapes the file records for tensors
-    std::vector<std::unique_ptr<json>> m_wrapped;         // old Sequential configs given a "layers" key
+    std::vector<std::unique_ptr<json>> m_wrapped;         // configs the importer rewrote (old Sequential models, wrapped layers)
+    std::map<std::string, std::string> m_origin;          // node prefix of a nested model's call -> that of its first call
+
+    std::string originOf(const std::string& prefix) const {
+        const auto it = m_origin.find(prefix);
+        return it == m_origin.end() ? prefix : it->second;
+    }
 };
 
 Result<json> parseConfig(const std::string& text, const std::string& file, const std::string& what) {

@@ -3,8 +3,9 @@
 // with readable names, a layout and a complete report; bad files exit 2 naming the file and the
 // ONNX node and write nothing; unsupported operations become Placeholder nodes that survive
 // save/load and make training, running and export refuse, naming each of them. Keras files
-// (.keras and legacy .h5, made by Keras when the Python environment has it) go the same way, and
-// .h5 files on which the HDF5 library crashes or runs without end stop with exit 2 in time.
+// (.keras and legacy .h5, made by Keras when the Python environment has it) go the same way, a
+// Bidirectional(LSTM) a placeholder whose weights the report lists, and .h5 files on which the HDF5
+// library crashes or runs without end stop with exit 2 in time.
 #include <QtTest>
 
 #include <QElapsedTimer>
@@ -672,6 +673,51 @@ private slots:
             if (!bad.mention.isEmpty()) QVERIFY2(run.err.contains(bad.mention), qPrintable(run.err));
             QVERIFY(!QFile::exists(tmp.filePath("bad.kiln")));
             QVERIFY(!QFile::exists(tmp.filePath("bad.safetensors")));
+        }
+    }
+
+    // A Keras wrapper Kiln cannot compute (Bidirectional(LSTM)) through kiln-import: exit 0, a
+    // placeholder line naming the wrapped class and the weights kept, and the report's placeholder
+    // entry listing those weight tensors, which the weights file holds.
+    void kerasWrapperPlaceholder() {
+        QTemporaryDir tmp;
+        QString log;
+        switch (kiln::test::makeKerasModels(tmp.path(), {"wrappers"}, &log)) {
+        case kiln::test::KerasFixtures::NoPython: QSKIP("the Python environment is not available");
+        case kiln::test::KerasFixtures::NoKeras: QSKIP("Keras is not installed in the Python environment");
+        case kiln::test::KerasFixtures::Failed: QFAIL(qPrintable(log));
+        case kiln::test::KerasFixtures::Made: break;
+        }
+        for (const QString ext : {"keras", "h5"}) {
+            const QString project = tmp.filePath("wrappers_" + ext + ".kiln"), weights = tmp.filePath("wrappers_" + ext + ".safetensors");
+            const QString report = tmp.filePath("wrappers_" + ext + ".json");
+            auto run = kiln::test::runProgram("kiln-import", {tmp.filePath("wrappers." + ext), "-o", project, "--report", report});
+            QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+            QVERIFY2(run.out.contains("Placeholder: bilstm") && run.out.contains("Bidirectional(LSTM)"), qPrintable(run.out));
+            QVERIFY2(run.out.contains("bilstm/forward_lstm.lstm_cell."), qPrintable(run.out));
+            const json r = json::parse(readText(report));
+            QCOMPARE(r["summary"]["placeholders"].get<int>(), 1);
+            const json& p = r["placeholders"][0];
+            QCOMPARE(p["kiln_node"].get<std::string>(), std::string("bilstm"));
+            QCOMPARE(p["keras_class"].get<std::string>(), std::string("Bidirectional(LSTM)"));
+            QCOMPARE(p["output_shape"].get<std::vector<int64_t>>(), (std::vector<int64_t>{5, 6}));
+            QCOMPARE(p["weight_tensors"].size(), size_t{6});
+            auto w = io::loadSafetensors(weights.toStdString());
+            QVERIFY2(w.ok(), w.ok() ? "" : w.error().toString().c_str());
+            for (const auto& name : p["weight_tensors"]) {
+                QVERIFY2(name.get<std::string>().rfind("bilstm/", 0) == 0, name.dump().c_str());
+                QVERIFY2(w->find(name.get<std::string>()), name.dump().c_str());
+            }
+            // The TimeDistributed(Dense) layers around it are Dense nodes.
+            for (const auto& n : r["nodes"])
+                if (n["keras_name"] == "td_proj") {
+                    QCOMPARE(n["keras_class"].get<std::string>(), std::string("TimeDistributed(Dense)"));
+                    QCOMPARE(n["kind"].get<std::string>(), std::string("node"));
+                }
+            auto loaded = io::loadProject(project.toStdString());
+            QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().toString().c_str());
+            QCOMPARE(loaded->graph.node("bilstm")->op, std::string("Placeholder"));
+            QCOMPARE(loaded->graph.node("td_score")->op, std::string("Dense"));
         }
     }
 

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Writes the seeds of the Keras reader's fuzz target (corpus/fuzz_keras_reader/): small models
 # saved by Keras 3 as .keras, covering Sequential and Functional configs, merge layers,
-# Normalization over other axes, and a layer Kiln keeps as a placeholder; and the config.json of
-# two of them (the fuzz target wraps text that is not a zip archive into an archive as its config). Run with the Python environment of tools/py_env.sh:
+# Normalization over other axes, a layer Kiln keeps as a placeholder, and TimeDistributed,
+# Bidirectional and a nested model called twice; and the config.json of three of them (the fuzz
+# target wraps text that is not a zip archive into an archive as its config). Run with the Python
+# environment of tools/py_env.sh:
 #   python tests/fuzz/make_keras_seeds.py tests/fuzz/corpus/fuzz_keras_reader
 import os
 import sys
@@ -36,14 +38,28 @@ def unknown():
     return keras.Model(x, layers.Dense(1, name="out")(layers.Flatten(name="flat")(h)), name="tiny_unknown")
 
 
+def wrappers():
+    # TimeDistributed(Dense), Bidirectional(LSTM) (a placeholder), and a Sequential model holding a
+    # Sequential model, called on two inputs.
+    x = keras.Input((3, 2), name="steps")
+    h = layers.TimeDistributed(layers.Dense(2, name="proj"), name="td")(x)
+    h = layers.Bidirectional(layers.LSTM(1, return_sequences=True, name="lstm"), name="bilstm")(h)
+    inner = keras.Sequential([keras.Input((2,)), layers.Dense(2, name="inner_dense")], name="inner")
+    tower = keras.Sequential([keras.Input((6,)), layers.Dense(2, name="tower_dense"), inner], name="tower")
+    a = layers.Flatten(name="flat")(h)
+    b = keras.Input((6,), name="other")
+    return keras.Model([x, b], layers.Add(name="sum")([tower(a), tower(b)]), name="tiny_wrappers")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     keras.utils.set_random_seed(3)
-    for name, build in (("tiny_sequential", sequential), ("tiny_functional", functional), ("tiny_unknown", unknown)):
+    for name, build in (("tiny_sequential", sequential), ("tiny_functional", functional), ("tiny_unknown", unknown),
+                        ("tiny_wrappers", wrappers)):
         model = build()
         model.save(os.path.join(out, name + ".keras"))
-    for name in ("tiny_sequential", "tiny_functional"):
+    for name in ("tiny_sequential", "tiny_functional", "tiny_wrappers"):
         with zipfile.ZipFile(os.path.join(out, name + ".keras")) as z, open(os.path.join(out, name + ".config.json"), "wb") as f:
             f.write(z.read("config.json"))
 

@@ -4,7 +4,8 @@
 # as legacy .h5 and as .keras (tf_keras's own .keras layout: Keras 2 config, weight groups named after
 # the layers' classes), with a batch of inputs and Keras's predictions (raw little-endian float32)
 # and a manifest.json in the format keras_models.py writes. "tf_cnn" is a small CNN with a nested
-# Sequential block and several layers of the same class, as transfer learning starts from.
+# Sequential block and several layers of the same class, as transfer learning starts from; the
+# "tf_<model>" models of keras_nesting.py nest models deeper and wrap layers.
 # Usage: keras2_models.py OUTDIR
 import json
 import os
@@ -16,6 +17,8 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf_keras as keras  # noqa: E402
 from tf_keras import layers  # noqa: E402
+
+import keras_nesting  # noqa: E402
 
 
 def oplambda():
@@ -99,6 +102,9 @@ def randomize_statistics(model):
 
 BUILDERS = {"tf_cnn": tf_cnn, "oplambda": oplambda, "oplambda_unknown": oplambda_unknown, "lambda_middle": lambda_middle,
             "lambda_sequential": lambda_sequential}
+# Deep nesting, a nested model called twice, TimeDistributed and Bidirectional (keras_nesting.py),
+# named "tf_<model>" beside Keras 3's.
+BUILDERS.update({"tf_" + name: (lambda b: lambda: b(keras, layers))(b) for name, b in keras_nesting.BUILDERS.items()})
 
 
 def main():
@@ -110,16 +116,18 @@ def main():
     for name, build in BUILDERS.items():
         model = build()
         randomize_statistics(model)
-        shape = [3] + [int(d) for d in model.inputs[0].shape[1:]]
-        x = rng.uniform(-1, 1, shape).astype("float32")
-        y = model.predict(x, verbose=0)
+        if name[3:] in keras_nesting.BUILDERS:
+            keras_nesting.randomize(model, rng)
+        xs = [rng.uniform(-1, 1, [3] + [int(d) for d in t.shape[1:]]).astype("float32") for t in model.inputs]
+        y = model.predict(xs if len(xs) > 1 else xs[0], verbose=0)
         model.save(os.path.join(out, name + ".tf_keras.h5"))
         model.save(os.path.join(out, name + ".tf_keras.keras"))
-        x.astype("<f4").tofile(os.path.join(out, name + ".in0.bin"))
+        entry = {"name": name, "inputs": [], "outputs": [{"file": name + ".out0.bin", "shape": list(np.shape(y))}]}
+        for k, x in enumerate(xs):
+            x.astype("<f4").tofile(os.path.join(out, f"{name}.in{k}.bin"))
+            entry["inputs"].append({"file": f"{name}.in{k}.bin", "shape": list(x.shape)})
         np.asarray(y, dtype="<f4").tofile(os.path.join(out, name + ".out0.bin"))
-        manifest["models"].append({"name": name,
-                                   "inputs": [{"file": name + ".in0.bin", "shape": list(x.shape)}],
-                                   "outputs": [{"file": name + ".out0.bin", "shape": list(np.shape(y))}]})
+        manifest["models"].append(entry)
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 

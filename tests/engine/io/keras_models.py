@@ -17,6 +17,8 @@ import numpy as np  # noqa: E402
 import keras  # noqa: E402
 from keras import layers  # noqa: E402
 
+import keras_nesting  # noqa: E402
+
 
 def randomize_bn(model, rng):
     # Fresh BatchNormalization layers have mean 0 and variance 1; other statistics test the mapping.
@@ -207,6 +209,8 @@ def mobilenet_v3_small():
 BUILDERS = {"cnn": cnn, "two_inputs": two_inputs, "separable": separable, "embedding": embedding,
             "sequence_pool": sequence_pool, "masked_pool": masked_pool, "nested": nested, "shared": shared, "unknown": unknown, "mobilenet_v2": mobilenet,
             "normalizers": normalizers, "normalizer_axes": normalizer_axes, "stochastic_depth": stochastic_depth, "resnet50": resnet50, "efficientnet_b0": efficientnet_b0, "mobilenet_v3_small": mobilenet_v3_small}
+# Deep nesting, a nested model called twice, TimeDistributed and Bidirectional (keras_nesting.py).
+BUILDERS.update({name: (lambda b: lambda: b(keras, layers))(b) for name, b in keras_nesting.BUILDERS.items()})
 
 
 KERAS2_STYLE = ("cnn", "two_inputs", "nested", "separable")
@@ -287,6 +291,8 @@ def main():
         model = BUILDERS[name]()
         randomize_bn(model, rng)
         randomize_normalization(model, rng)
+        if name in keras_nesting.BUILDERS:
+            keras_nesting.randomize(model, rng)
         inputs = []
         for t in model.inputs:
             shape = [3] + [int(d) for d in t.shape[1:]]

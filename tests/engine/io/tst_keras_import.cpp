@@ -2,7 +2,9 @@
 // The Keras reader against real Keras: models built and saved by Keras 3 (keras_models.py, run with
 // the project's Python environment) and by Keras 2 (tf_keras, keras2_models.py) as .keras and as
 // legacy .h5 are imported, run by Kiln on the same inputs and compared with Keras's own
-// predictions; damaged files give errors naming the file and the JSON or HDF5 path. Skips when the Python environment or Keras is missing.
+// predictions (models nested three deep, a nested model called twice and TimeDistributed layers
+// too; Bidirectional(LSTM) and TimeDistributed(Conv2D) become placeholders keeping their weights);
+// damaged files give errors naming the file and the JSON or HDF5 path. Skips when the Python environment or Keras is missing.
 // kiln-test-labels: interop
 // kiln-test-timeout: 900
 #include <QtTest>
@@ -507,6 +509,167 @@ private slots:
                 QVERIFY2(map.reason.find("mask_zero=True") != std::string::npos, map.reason.c_str());
             }
         QVERIFY(found);
+    }
+
+    // Models nested more than one level deep, a nested model called twice, and TimeDistributed over
+    // layers acting on each position's last axis, as Keras 3 (.keras, .h5) and Keras 2 (tf_keras:
+    // .h5, .keras) write them (keras_nesting.py): the same predictions as Keras within 1e-5.
+    void nestedAndWrappedMatchKeras_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("file");
+        for (const char* name : {"deep_nested", "deep_functional", "deep_sequential", "shared_nested", "time_distributed"}) {
+            for (const char* ext : {"keras", "h5"})
+                QTest::newRow(qPrintable(QStringLiteral("%1.%2").arg(name, ext))) << QString(name) << QStringLiteral("%1.%2").arg(name, ext);
+            for (const char* ext : {"tf_keras.h5", "tf_keras.keras"})
+                QTest::newRow(qPrintable(QStringLiteral("tf_%1.%2").arg(name, ext)))
+                    << QStringLiteral("tf_%1").arg(name) << QStringLiteral("tf_keras/tf_%1.%2").arg(name, ext);
+        }
+    }
+    void nestedAndWrappedMatchKeras() {
+        QFETCH(QString, name);
+        QFETCH(QString, file);
+        if (name.startsWith(QLatin1String("tf_")) && !m_keras2Skip.isEmpty()) QSKIP(qPrintable(m_keras2Skip));
+        io::ImportedModel m;
+        std::string why;
+        const auto worst = runAndCompare(name.toStdString(), path(file), &why, &m);
+        QVERIFY2(worst, why.c_str());
+        qInfo("%s: max |Kiln - Keras| = %.3g over %zu Kiln nodes", qPrintable(file), *worst, m.graph.nodes.size());
+        QVERIFY2(*worst <= 1e-5, qPrintable(QString::number(*worst)));
+        QVERIFY(m.placeholders.empty());
+        std::map<std::string, std::vector<int64_t>> weights;
+        for (const auto& w : m.weights) weights[w.name] = w.tensor.shape().dims();
+        auto op = [&](const char* node) { return m.graph.node(node) ? m.graph.node(node)->op : std::string("(none)"); };
+        if (name.endsWith(QLatin1String("deep_nested"))) {
+            // Three levels: "<model>/<model>/<layer>", each with its own weights.
+            QCOMPARE(op("mid/block/block_dense"), std::string("Dense"));
+            QCOMPARE(op("mid/block/block_add"), std::string("Add"));
+            QCOMPARE(op("mid/core/core_bn"), std::string("BatchNormalization"));
+            QCOMPARE(m.graph.node("head")->inputs, std::vector<std::string>{"mid/core/core_dense"});
+            QCOMPARE(weights["mid/block/block_dense/kernel"], (std::vector<int64_t>{8, 8}));
+            QCOMPARE(weights["mid/mid_dense/kernel"], (std::vector<int64_t>{8, 8}));
+            QCOMPARE(weights["mid/core/core_bn/moving_variance"], std::vector<int64_t>{8});
+            QCOMPARE(weights["mid/core/core_dense/kernel"], (std::vector<int64_t>{8, 6}));
+            QCOMPARE(weights.size(), size_t{12});
+        } else if (name.endsWith(QLatin1String("deep_functional"))) {
+            // The innermost model called twice inside the middle one: its second call's node in
+            // "mid/cell_call2/" shares the first's weights.
+            QCOMPARE(m.graph.node("mid/cell_call2/cell_dense")->inputs, std::vector<std::string>{"mid/cell/cell_dense"});
+            QCOMPARE(m.graph.node("mid/cell_call2/cell_dense")->shareWeightsWith, std::string("mid/cell/cell_dense"));
+            QCOMPARE(m.graph.node("mid/mid_cat")->inputs, (std::vector<std::string>{"mid/cell_call2/cell_dense", "features"}));
+            QCOMPARE(weights["mid/cell/cell_dense/kernel"], (std::vector<int64_t>{6, 6}));
+            QCOMPARE(weights.size(), size_t{6});
+        } else if (name.endsWith(QLatin1String("deep_sequential"))) {
+            QCOMPARE(m.graph.node("mid/core/core_dense")->inputs, std::vector<std::string>{"mid/mid_dense"});
+            QCOMPARE(m.graph.node("head")->inputs, std::vector<std::string>{"mid/core/core_dense"});
+            QCOMPARE(weights["mid/core/core_dense/kernel"], (std::vector<int64_t>{5, 5}));
+            QCOMPARE(weights.size(), size_t{8});
+        } else if (name.endsWith(QLatin1String("shared_nested"))) {
+            // The second call's nodes, models inside it too, share the first call's weights.
+            QCOMPARE(m.graph.node("tower_call2/tower_dense")->shareWeightsWith, std::string("tower/tower_dense"));
+            QCOMPARE(m.graph.node("tower_call2/inner/inner_dense")->shareWeightsWith, std::string("tower/inner/inner_dense"));
+            QCOMPARE(m.graph.node("tower_call2/inner/inner_norm")->shareWeightsWith, std::string("tower/inner/inner_norm"));
+            QCOMPARE(m.graph.node("tower_call2/tower_dense")->inputs, std::vector<std::string>{"right"});
+            QCOMPARE(m.graph.node("difference")->inputs, (std::vector<std::string>{"tower/inner/inner_norm", "tower_call2/inner/inner_norm"}));
+            for (const auto& [w, dims] : weights) QVERIFY2(w.rfind("tower_call2", 0) != 0, w.c_str());
+            QCOMPARE(weights.size(), size_t{8});
+            bool second = false;
+            for (const auto& map : m.mapping)
+                if (map.sourceName == "tower (call 2)") {
+                    second = true;
+                    QCOMPARE(map.kind, io::NodeMapping::Kind::PassThrough);
+                    QVERIFY2(map.reason.find("share the weights of tower/") != std::string::npos, map.reason.c_str());
+                }
+            QVERIFY(second);
+        } else {
+            // Each TimeDistributed layer is its layer under the wrapper's name, with the wrapped
+            // layer's weights; the Dense on [3, 4, 5] goes through [12, 5] and back.
+            QCOMPARE(op("td_proj"), std::string("Dense"));
+            QCOMPARE(op("td_drop"), std::string("Dropout"));
+            QCOMPARE(op("td_act"), std::string("SiLU"));
+            QCOMPARE(op("td_norm"), std::string("LayerNormalization"));
+            QCOMPARE(op("td_bn"), std::string("BatchNormalization"));
+            QCOMPARE(m.graph.node("td_cell")->inputs, std::vector<std::string>{"td_cell_flatten"});
+            QCOMPARE(m.graph.node("td_cell_flatten")->attrs.getInts("target_shape"), (std::vector<int64_t>{12, 5}));
+            QCOMPARE(m.graph.node("td_cell_restore")->attrs.getInts("target_shape"), (std::vector<int64_t>{3, 4, 2}));
+            QCOMPARE(weights["td_proj/kernel"], (std::vector<int64_t>{4, 6}));
+            QCOMPARE(weights["td_cell/kernel"], (std::vector<int64_t>{5, 2}));
+            QCOMPARE(weights["td_norm/gamma"], std::vector<int64_t>{6});
+            QCOMPARE(weights["per_step/kernel"], (std::vector<int64_t>{6, 7}));
+            for (const auto& map : m.mapping)
+                if (map.sourceName == "td_proj") QCOMPARE(map.sourceOp, std::string("TimeDistributed(Dense)"));
+        }
+    }
+
+    // Wrappers Kiln cannot compute: Bidirectional(LSTM) (Kiln has no recurrent layer) and
+    // TimeDistributed(Conv2D) (each step convolved on its own) become placeholders naming the
+    // wrapped class, keeping every weight tensor of the wrapped layers; without placeholders the
+    // import fails naming the layer.
+    void wrapperPlaceholders_data() {
+        QTest::addColumn<QString>("prefix");
+        QTest::addColumn<QString>("ext");
+        QTest::newRow("keras") << QString() << QStringLiteral("keras");
+        QTest::newRow("h5") << QString() << QStringLiteral("h5");
+        QTest::newRow("tf_keras.h5") << QStringLiteral("tf_keras/tf_") << QStringLiteral("tf_keras.h5");
+        QTest::newRow("tf_keras.keras") << QStringLiteral("tf_keras/tf_") << QStringLiteral("tf_keras.keras");
+    }
+    void wrapperPlaceholders() {
+        QFETCH(QString, prefix);
+        QFETCH(QString, ext);
+        const bool keras2 = !prefix.isEmpty();
+        if (keras2 && !m_keras2Skip.isEmpty()) QSKIP(qPrintable(m_keras2Skip));
+        io::ImportOptions opt;
+        opt.placeholders = true;
+        const std::string file = path(prefix + "wrappers." + ext).toStdString();
+        auto m = io::loadKeras(file, opt);
+        QVERIFY2(m.ok(), m.ok() ? "" : m.error().toString().c_str());
+        QCOMPARE(m->placeholders, std::vector<std::string>{"bilstm"});
+        const Node* ph = m->graph.node("bilstm");
+        QCOMPARE(ph->op, std::string("Placeholder"));
+        QCOMPARE(ph->attrs.getString("keras_class"), std::string("Bidirectional(LSTM)"));
+        // The shape the file records, or (Keras 2 records none) the one the LSTM's config gives:
+        // 5 steps of 2 x 3 units. The TimeDistributed(Dense) after it maps.
+        QCOMPARE(ph->attrs.getInts("output_shape"), (std::vector<int64_t>{5, 6}));
+        QCOMPARE(m->graph.node("td_score")->op, std::string("Dense"));
+        QVERIFY(ops::analyzeModel(m->graph).ok());
+        // Both directions' kernel [6, 12], recurrent kernel [3, 12] and bias [12].
+        std::vector<std::vector<int64_t>> kept;
+        for (const auto& w : m->weights)
+            if (w.name.rfind("bilstm/", 0) == 0) {
+                kept.push_back(w.tensor.shape().dims());
+                QVERIFY2(w.name.find("forward") != std::string::npos || w.name.find("backward") != std::string::npos, w.name.c_str());
+            }
+        std::sort(kept.begin(), kept.end());
+        QCOMPARE(kept, (std::vector<std::vector<int64_t>>{{3, 12}, {3, 12}, {6, 12}, {6, 12}, {12}, {12}}));
+        bool reported = false;
+        for (const auto& map : m->mapping)
+            if (map.sourceName == "bilstm") {
+                reported = true;
+                QCOMPARE(map.kind, io::NodeMapping::Kind::Placeholder);
+                QCOMPARE(map.sourceOp, std::string("Bidirectional(LSTM)"));
+            }
+        QVERIFY(reported);
+        auto strict = io::loadKeras(file);
+        QVERIFY(!strict.ok());
+        QCOMPARE(strict.error().code, ErrorCode::UnknownOp);
+        QCOMPARE(strict.error().node, std::string("bilstm"));
+        QVERIFY2(strict.error().message.find("Bidirectional(LSTM)") != std::string::npos, strict.error().message.c_str());
+
+        const std::string conv = path(prefix + "td_conv." + ext).toStdString();
+        auto td = io::loadKeras(conv, opt);
+        QVERIFY2(td.ok(), td.ok() ? "" : td.error().toString().c_str());
+        QCOMPARE(td->placeholders.front(), std::string("td_conv"));
+        QCOMPARE(td->graph.node("td_conv")->attrs.getString("keras_class"), std::string("TimeDistributed(Conv2D)"));
+        // The shape from the file, or from the convolution's config: 3 steps of 4 x 4 x 4.
+        QCOMPARE(td->graph.node("td_conv")->attrs.getInts("output_shape"), (std::vector<int64_t>{3, 4, 4, 4}));
+        QCOMPARE(td->placeholders.size(), size_t{1});
+        kept.clear();
+        for (const auto& w : td->weights)
+            if (w.name.rfind("td_conv/", 0) == 0) kept.push_back(w.tensor.shape().dims());
+        QCOMPARE(kept, (std::vector<std::vector<int64_t>>{{3, 3, 2, 4}, {4}}));
+        auto strictConv = io::loadKeras(conv);
+        QVERIFY(!strictConv.ok());
+        QCOMPARE(strictConv.error().node, std::string("td_conv"));
+        QVERIFY2(strictConv.error().message.find("TimeDistributed(Conv2D)") != std::string::npos, strictConv.error().message.c_str());
     }
 
     void damagedFiles() {
