@@ -229,10 +229,14 @@ QString ImportDialog::describeReport(const nlohmann::json& report) {
     } else {
         lines << tr("%n operation(s) Kiln cannot compute became placeholder nodes; replace them before training or export:", nullptr,
                     int(placeholders.size()));
-        for (const auto& p : placeholders)
+        for (const auto& p : placeholders) {
             lines << (keras ? tr("  • %1 (Keras %2)") : tr("  • %1 (ONNX %2)"))
                          .arg(QString::fromStdString(p["kiln_node"].get<std::string>()),
                               QString::fromStdString(p[keras ? "keras_class" : "onnx_op"].get<std::string>()));
+            QStringList kept;
+            for (const auto& w : p.value("weight_tensors", nlohmann::json::array())) kept << QString::fromStdString(w.get<std::string>());
+            if (!kept.isEmpty()) lines << tr("    its weights from the file are kept: %1").arg(kept.join(QStringLiteral(", ")));
+        }
     }
     return lines.join(QLatin1Char('\n'));
 }

@@ -285,6 +285,8 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(dialog->succeeded(), 60000);
         const QString summary = dialog->summaryText();
         QVERIFY2(summary.contains("4 Keras layers became 4 Kiln nodes") && summary.contains("conv1d (Keras Conv1D)"), qPrintable(summary));
+        // The placeholder's weights are kept in the weights file, and the summary says which.
+        QVERIFY2(summary.contains("its weights from the file are kept: conv1d/"), qPrintable(summary));
         QTest::mouseClick(dialog->openButton(), Qt::LeftButton);
         QTRY_COMPARE(win.document()->filePath(), QFileInfo(m_dir.filePath("keras/unknown.kiln")).absoluteFilePath());
         for (int i = 0; i < 5; ++i) {
