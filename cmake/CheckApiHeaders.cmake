@@ -14,7 +14,6 @@ include("${CMAKE_CURRENT_LIST_DIR}/KilnEngineVocabulary.cmake")
 # The check fails when one of these lines is gone, so that the list only ever shrinks.
 set(KILN_API_NOT_YET_OWN
   datasets.h:engine/data/csv_table.h
-  datasets.h:engine/data/dataset_index.h
   datasets.h:engine/data/example.h
   datasets.h:engine/data/pipeline.h
   datasets.h:engine/data/sample.h

@@ -131,8 +131,8 @@ void previewSource(const engine::data::SampleSource& source, ImportPreview& out)
 
 ImportPreview previewFolder(const QString& root) {
     ImportPreview out;
-    auto summary = engine::data::summarizeImageFolder(root.toStdString(), engine::data::FolderLayout::Auto,
-                                                      kPreviewRows);
+    auto summary = engine::api::summarizeImageFolder(root.toStdString(), engine::api::FolderLayout::Auto,
+                                                     kPreviewRows);
     if (!summary.ok()) {
         out.error = errorText(summary.error());
         return out;
@@ -143,10 +143,10 @@ ImportPreview previewFolder(const QString& root) {
                 << QCoreApplication::translate("kiln::ui::ImportDatasetDialog", "Status");
     for (const auto& rel : summary->firstFiles) {
         const QString abs = QDir(root).filePath(qs(rel));
-        const auto info = engine::data::inspectImageHeader(abs.toStdString());
+        const auto info = engine::api::inspectImageHeader(abs.toStdString());
         const QString cls = qs(rel).section(
-            QLatin1Char('/'), summary->layout == engine::data::FolderLayout::SplitFolders ? 1 : 0,
-            summary->layout == engine::data::FolderLayout::SplitFolders ? 1 : 0);
+            QLatin1Char('/'), summary->layout == engine::api::FolderLayout::SplitFolders ? 1 : 0,
+            summary->layout == engine::api::FolderLayout::SplitFolders ? 1 : 0);
         out.rows << QStringList{
             qs(rel), cls,
             info.width > 0 ? QStringLiteral("%1×%2").arg(info.width).arg(info.height) : QString(),
@@ -161,7 +161,7 @@ ImportPreview previewFolder(const QString& root) {
         out.classCounts << summary->fileCounts[k];
     }
     out.summary =
-        (summary->layout == engine::data::FolderLayout::SplitFolders
+        (summary->layout == engine::api::FolderLayout::SplitFolders
              ? QCoreApplication::translate("kiln::ui::ImportDatasetDialog",
                                            "%n picture(s) in train/validation/test folders, %1 classes",
                                            nullptr, int(summary->totalFiles))

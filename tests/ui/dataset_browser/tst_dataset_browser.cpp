@@ -20,7 +20,7 @@
 #include <ctime>
 #include <filesystem>
 
-#include "engine/data/dataset_index.h"
+#include "engine/api/datasets.h"
 #include "engine/data/example.h"
 #include "engine/data/tfrecord.h"
 #include "ui/dataset_browser/augmentation_preview.h"
@@ -34,8 +34,8 @@
 
 using namespace kiln;
 using namespace kiln::ui;
-using engine::data::SampleSplit;
-using engine::data::SampleStatus;
+using engine::api::SampleSplit;
+using engine::api::SampleStatus;
 namespace fs = std::filesystem;
 
 namespace {
@@ -106,7 +106,7 @@ private slots:
     }
 
     void modelPassesTester() {
-        auto index = engine::data::DatasetIndex::open(path(QStringLiteral("model.kindex")).toStdString());
+        auto index = engine::api::DatasetIndex::open(path(QStringLiteral("model.kindex")).toStdString());
         QVERIFY(index.ok());
         QVERIFY(index->scanImageFolder(path(QStringLiteral("small")).toStdString()).ok());
         QVERIFY(index->assignSplitsByRatio(0.6, 0.2, 0.2, 5).ok());
@@ -169,7 +169,7 @@ private slots:
             const QVector<double> bars = w.chart()->barValues(s);
             QCOMPARE(bars.size(), 3);
             for (int k = 0; k < 3; ++k)
-                QCOMPARE(bars[k], double(counts->counts[size_t(k)][size_t(engine::data::splitColumn(s))]));
+                QCOMPARE(bars[k], double(counts->counts[size_t(k)][size_t(engine::api::splitColumn(s))]));
         }
         double classOne = 0;
         for (SampleSplit s :

@@ -26,7 +26,7 @@
 
 using namespace kiln;
 using namespace kiln::ui;
-using engine::data::SampleSplit;
+using engine::api::SampleSplit;
 
 namespace {
 
