@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// The data workspace's calls over engine/data: the dataset index is held behind a private struct
-// and every value it hands out is copied (strings moved) into the api's own types
-// (engine/api/datasets.h); errors pass through unchanged, with their codes and parameters.
+// The data workspace's calls over engine/data: the dataset index, the sample sources and the
+// TFRecord reader are held behind private structs, and every value they hand out is copied
+// (strings and lists moved) into the api's own types (engine/api/datasets.h); errors pass
+// through unchanged, with their codes and parameters.
 #include "engine/api/datasets.h"
 
 #include <utility>
 
+#include "engine/data/csv_table.h"
 #include "engine/data/dataset_index.h"
+#include "engine/data/example.h"
+#include "engine/data/sources.h"
+#include "engine/data/tfrecord.h"
 
 namespace kiln::engine::api {
 
@@ -99,6 +104,26 @@ data::SampleFilter toData(const SampleFilter& f) {
     if (f.split) out.split = toData(*f.split);
     if (f.status) out.status = toData(*f.status);
     return out;
+}
+
+Feature::Kind toApi(data::Feature::Kind k) {
+    switch (k) {
+    case data::Feature::Kind::None: return Feature::Kind::None;
+    case data::Feature::Kind::Bytes: return Feature::Kind::Bytes;
+    case data::Feature::Kind::Float: return Feature::Kind::Float;
+    case data::Feature::Kind::Int64: return Feature::Kind::Int64;
+    }
+    return Feature::Kind::None;
+}
+
+data::Feature::Kind toData(Feature::Kind k) {
+    switch (k) {
+    case Feature::Kind::None: return data::Feature::Kind::None;
+    case Feature::Kind::Bytes: return data::Feature::Kind::Bytes;
+    case Feature::Kind::Float: return data::Feature::Kind::Float;
+    case Feature::Kind::Int64: return data::Feature::Kind::Int64;
+    }
+    return data::Feature::Kind::None;
 }
 
 ScanProgress toApi(const data::ScanProgress& p) {
@@ -250,6 +275,124 @@ std::string DatasetIndex::absolutePath(const SampleRecord& record) const {
     data::SampleRecord r;
     r.path = record.path;
     return m_impl->index.absolutePath(r);
+}
+
+// ---- Sources the import dialog reads ------------------------------------------------------------
+
+struct SampleSource::Impl {
+    std::shared_ptr<const data::SampleSource> source;
+};
+
+SampleSource::SampleSource(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+SampleSource::SampleSource(SampleSource&& other) noexcept = default;
+SampleSource& SampleSource::operator=(SampleSource&& other) noexcept = default;
+SampleSource::~SampleSource() = default;
+
+Result<SampleSource> SampleSource::openCsvIndex(const std::string& path, const std::string& splitColumn) {
+    data::CsvIndexSource::Options options;
+    options.splitColumn = splitColumn;
+    KILN_ASSIGN(auto source, data::CsvIndexSource::open(path, options));
+    return SampleSource(std::make_unique<Impl>(Impl{std::move(source)}));
+}
+
+Result<SampleSource> SampleSource::openIdx(const std::string& imagesPath, const std::string& labelsPath) {
+    KILN_ASSIGN(auto source, data::IdxSource::open(imagesPath, labelsPath));
+    return SampleSource(std::make_unique<Impl>(Impl{std::move(source)}));
+}
+
+Result<SampleSource> SampleSource::openCsvTable(const std::string& path, const CsvTableOptions& options) {
+    data::CsvTableOptions read;
+    read.skipRows = options.skipRows;
+    read.hasHeader = options.hasHeader;
+    read.categoricalLabel = options.categoricalLabel;
+    read.labelColumn = options.labelColumnName.empty() ? data::CsvColumnRef(options.labelColumn)
+                                                       : data::CsvColumnRef(options.labelColumnName);
+    KILN_ASSIGN(data::InMemoryDataset table, data::readCsvTable(path, read));
+    return SampleSource(std::make_unique<Impl>(Impl{std::make_shared<data::InMemorySource>(std::move(table))}));
+}
+
+int64_t SampleSource::size() const {
+    return m_impl->source->size();
+}
+
+std::vector<ColumnSpec> SampleSource::columnSpecs() const {
+    std::vector<ColumnSpec> out;
+    for (data::ColumnSpec& c : m_impl->source->columnSpecs())
+        out.push_back(ColumnSpec{std::move(c.name), std::move(c.shape), c.image, c.text, std::move(c.classNames)});
+    return out;
+}
+
+Status SampleSource::load(int64_t index, Sample& out) const {
+    data::Sample sample;
+    KILN_TRY(m_impl->source->load(index, sample));
+    out.index = sample.index;
+    out.origin = std::move(sample.origin);
+    out.values.clear();
+    out.values.reserve(sample.values.size());
+    for (data::SampleValue& v : sample.values) {
+        SampleValue value;
+        switch (v.kind) {
+        case data::SampleValue::Kind::Numbers:
+            value.kind = SampleValue::Kind::Numbers;
+            value.values = std::move(v.values);
+            value.shape = std::move(v.shape);
+            break;
+        case data::SampleValue::Kind::Encoded:
+            value.kind = SampleValue::Kind::Encoded;
+            value.encoded = std::move(v.encoded);
+            break;
+        case data::SampleValue::Kind::Image:
+            value.kind = SampleValue::Kind::Image;
+            value.picture = displayPicture(v.image);
+            value.shape = Shape{v.image.rows, v.image.cols, v.image.channels()};
+            break;
+        }
+        out.values.push_back(std::move(value));
+    }
+    return okStatus();
+}
+
+std::vector<int64_t> SampleSource::classCounts() const {
+    return data::sourceClassCounts(*m_impl->source);
+}
+
+Result<std::pair<std::string, std::string>> findIdxPair(const std::string& path) {
+    return data::IdxSource::findPair(path);
+}
+
+const char* featureKindName(Feature::Kind kind) {
+    return data::featureKindName(toData(kind));
+}
+
+const Feature* Example::find(std::string_view key) const {
+    const auto it = features.find(std::string(key));
+    return it == features.end() ? nullptr : &it->second;
+}
+
+struct TfRecordFile::Impl {
+    std::unique_ptr<data::TfRecordReader> reader;
+    std::string payload;  // the record last read, its buffer kept for the next one
+};
+
+TfRecordFile::TfRecordFile(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+TfRecordFile::TfRecordFile(TfRecordFile&& other) noexcept = default;
+TfRecordFile& TfRecordFile::operator=(TfRecordFile&& other) noexcept = default;
+TfRecordFile::~TfRecordFile() = default;
+
+Result<TfRecordFile> TfRecordFile::open(const std::string& path, const std::string& compression) {
+    KILN_ASSIGN(const data::TfRecordCompression c, data::parseTfRecordCompression(compression));
+    KILN_ASSIGN(auto reader, data::TfRecordReader::open(path, c));
+    return TfRecordFile(std::make_unique<Impl>(Impl{std::move(reader), {}}));
+}
+
+Result<bool> TfRecordFile::next(Example& out) {
+    KILN_ASSIGN(const bool more, m_impl->reader->next(m_impl->payload));
+    if (!more) return false;
+    KILN_ASSIGN(data::Example example, data::decodeExample(m_impl->payload));
+    out.features.clear();
+    for (auto& [key, f] : example.features)
+        out.features.emplace(key, Feature{toApi(f.kind), std::move(f.bytes), std::move(f.floats), std::move(f.ints)});
+    return true;
 }
 
 }  // namespace kiln::engine::api

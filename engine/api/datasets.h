@@ -2,32 +2,31 @@
 // The data workspace's view of the engine: the dataset index (a folder or table scanned once, then
 // browsed, filtered and split), the sources a project's data section opens, the pipeline the
 // studio measures, the transforms it previews, and the readers of CSV tables and TFRecord files
-// that the import dialog inspects. The dataset index's types belong to this header; the index
-// behind them (engine/data's) stays inside the engine, and its values are copied into these at
-// the boundary.
+// that the import dialog inspects. The dataset index's and the sources' types belong to this
+// header; the readers behind them (engine/data's) stay inside the engine, and their values are
+// copied into these at the boundary.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "engine/api/data_preview.h"
 #include "engine/core/error.h"
-#include "engine/data/csv_table.h"
-#include "engine/data/example.h"
-#include "engine/data/pipeline.h"
-#include "engine/data/sample.h"
-#include "engine/data/sources.h"
-#include "engine/data/tfrecord.h"
+#include "engine/core/shape.h"
 #include "engine/data/transforms.h"
 
 namespace kiln::engine::api {
 
-// ---- The dataset index ------------------------------------------------------------------------
+// ---- The dataset index --------------------------------------------------------------------------
 
 // Which part of the data a sample belongs to, and whether it can be read. The numbers are those
 // the index stores (the studio keeps them in its models' roles and filter menus).
@@ -213,6 +212,129 @@ public:
 private:
     struct Impl;
     explicit DatasetIndex(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+// ---- Sources the import dialog reads ------------------------------------------------------------
+
+// What a source column holds.
+struct ColumnSpec {
+    std::string name;
+    // Per-sample shape. Images: [H,W,C] when every image has that size; dimensions that vary
+    // between files are 0.
+    Shape shape;
+    bool image = false;                   // stored as an encoded or decoded picture
+    bool text = false;                    // raw bytes that are no picture (a file name)
+    std::vector<std::string> classNames;  // for a label column: one name per class index
+};
+
+// One column of one sample.
+struct SampleValue {
+    enum class Kind { Numbers,
+                      Encoded,
+                      Image };
+    Kind kind = Kind::Numbers;
+    std::string encoded;        // Kind::Encoded: the bytes of a PNG/JPEG/BMP/TIFF file
+    DisplayPicture picture;     // Kind::Image: the decoded picture, as displayPicture() shows it
+    Shape shape;                // Kind::Numbers: the shape of `values`; Kind::Image: [H,W,C]
+    std::vector<float> values;  // Kind::Numbers
+};
+
+struct Sample {
+    int64_t index = -1;               // position in the source
+    std::string origin;               // the file the sample (or its picture) came from
+    std::vector<SampleValue> values;  // one per column, in columnSpecs() order
+};
+
+// How a numeric CSV table is read (a project's "csv" data section).
+struct CsvTableOptions {
+    int skipRows = 0;               // physical lines skipped before anything else
+    bool hasHeader = false;         // the first row after the skipped ones names the columns
+    bool categoricalLabel = false;  // labels are names, numbered in sorted order
+    // The class column: by 0-based position (negative counts from the end, -1 = last), or by its
+    // header name when `labelColumnName` is not empty.
+    int64_t labelColumn = -1;
+    std::string labelColumnName;
+};
+
+// A data set whose samples are addressed by index and read on demand, from any thread: what a
+// CSV index, a pair of IDX files or a numeric CSV table holds. Pictures stay encoded where the
+// source stores them encoded. Not copyable, movable.
+class SampleSource {
+public:
+    // A CSV index in Neural Network Console style; `splitColumn` names the variable that assigns
+    // rows to splits ("" for none). Problems in the index are ParseError with file, line and column.
+    static Result<SampleSource> openCsvIndex(const std::string& path, const std::string& splitColumn = {});
+    // IDX image and label files (MNIST, Fashion-MNIST).
+    static Result<SampleSource> openIdx(const std::string& imagesPath, const std::string& labelsPath);
+    // A numeric CSV table read whole: ParseError naming the file, line and column of a bad cell,
+    // InvalidArgument for an option that names no column.
+    static Result<SampleSource> openCsvTable(const std::string& path, const CsvTableOptions& options);
+
+    SampleSource(SampleSource&& other) noexcept;
+    SampleSource& operator=(SampleSource&& other) noexcept;
+    SampleSource(const SampleSource&) = delete;
+    SampleSource& operator=(const SampleSource&) = delete;
+    ~SampleSource();
+
+    int64_t size() const;
+    std::vector<ColumnSpec> columnSpecs() const;
+    // Fills `out` (index, origin, one value per column). A picture that cannot be read is
+    // DataError naming the file.
+    Status load(int64_t index, Sample& out) const;
+    // Samples per class of the label column (empty without one), read without loading pictures.
+    std::vector<int64_t> classCounts() const;
+
+private:
+    struct Impl;
+    explicit SampleSource(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+// Finds "<prefix>-images-idx3-ubyte[.gz]" and the matching labels file given either one of them
+// or a folder holding exactly one such pair (train-* is preferred): {images, labels}.
+Result<std::pair<std::string, std::string>> findIdxPair(const std::string& path);
+
+// One feature of a tf.train.Example.
+struct Feature {
+    enum class Kind { None,
+                      Bytes,
+                      Float,
+                      Int64 };
+    Kind kind = Kind::None;  // None: a feature with no list set
+    std::vector<std::string> bytes;
+    std::vector<float> floats;
+    std::vector<int64_t> ints;
+};
+const char* featureKindName(Feature::Kind kind);  // "none", "bytes", "float", "int64"
+
+struct Example {
+    std::map<std::string, Feature> features;  // sorted by key
+    // nullptr when absent.
+    const Feature* find(std::string_view key) const;
+};
+
+// The records of a TFRecord file of tf.train.Example, one after another. Not copyable, movable.
+class TfRecordFile {
+public:
+    // `compression`: "" or "NONE", "ZLIB", "GZIP" (any case, as tf.data's compression_type);
+    // InvalidArgument naming the value otherwise.
+    static Result<TfRecordFile> open(const std::string& path, const std::string& compression = {});
+
+    TfRecordFile(TfRecordFile&& other) noexcept;
+    TfRecordFile& operator=(TfRecordFile&& other) noexcept;
+    TfRecordFile(const TfRecordFile&) = delete;
+    TfRecordFile& operator=(const TfRecordFile&) = delete;
+    ~TfRecordFile();
+
+    // Reads and decodes the next record into `out`: false at the end of the file. A damaged
+    // record is DataError naming the file and the offset; a record that is no Example is DataError
+    // with the parameters "feature" (when known), "offset" and "reason".
+    Result<bool> next(Example& out);
+
+private:
+    struct Impl;
+    explicit TfRecordFile(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> m_impl;
 };
 
