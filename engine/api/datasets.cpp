@@ -5,6 +5,7 @@
 // through unchanged, with their codes and parameters.
 #include "engine/api/datasets.h"
 
+#include <iterator>
 #include <utility>
 
 #include "engine/data/csv_table.h"
@@ -389,9 +390,16 @@ Result<bool> TfRecordFile::next(Example& out) {
     KILN_ASSIGN(const bool more, m_impl->reader->next(m_impl->payload));
     if (!more) return false;
     KILN_ASSIGN(data::Example example, data::decodeExample(m_impl->payload));
-    out.features.clear();
-    for (auto& [key, f] : example.features)
-        out.features.emplace(key, Feature{toApi(f.kind), std::move(f.bytes), std::move(f.floats), std::move(f.ints)});
+    // The records of a file mostly have the same keys: those already in `out` keep their entries.
+    for (auto it = out.features.begin(); it != out.features.end();)
+        it = example.features.count(it->first) != 0 ? std::next(it) : out.features.erase(it);
+    for (auto& [key, f] : example.features) {
+        Feature& into = out.features[key];
+        into.kind = toApi(f.kind);
+        into.bytes = std::move(f.bytes);
+        into.floats = std::move(f.floats);
+        into.ints = std::move(f.ints);
+    }
     return true;
 }
 

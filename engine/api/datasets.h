@@ -160,7 +160,7 @@ ImageHeaderInfo inspectImageHeader(const std::string& path);
 // A persistent index of a data set's sample files (path, label, size, content hash, dimensions,
 // split, status) in a SQLite file, so that reopening and rescanning a large folder is quick. Each
 // object holds one connection of its own; open one per thread (a scan may write through one while
-// others read). Not copyable, movable.
+// others read). Not copyable, movable; a moved-from index may only be assigned to or destroyed.
 class DatasetIndex {
 public:
     // Opens or creates the index at `indexPath`. A file from a newer Kiln is UnsupportedFormat.

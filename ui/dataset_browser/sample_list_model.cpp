@@ -159,7 +159,7 @@ const QVector<SampleRecord>* SampleListModel::page(int pageNo) const {
     QVector<SampleRecord> records(std::make_move_iterator(rows->begin()), std::make_move_iterator(rows->end()));
     for (int i = 0; i < records.size(); ++i) m_rowOfId.insert(records[i].id, pageNo * kPageSize + i);
     m_pageOrder.append(pageNo);
-    return &m_pages.insert(pageNo, std::move(records)).value();
+    return &m_pages.emplace(pageNo, std::move(records)).value();
 }
 
 std::optional<SampleRecord> SampleListModel::record(int row) const {
