@@ -13,6 +13,7 @@
 #include "engine/data/example.h"
 #include "engine/data/sources.h"
 #include "engine/data/tfrecord.h"
+#include "engine/data/transforms.h"
 
 namespace kiln::engine::api {
 
@@ -401,6 +402,13 @@ Result<bool> TfRecordFile::next(Example& out) {
         into.ints = std::move(f.ints);
     }
     return true;
+}
+
+// ---- Transforms ---------------------------------------------------------------------------------
+
+Status checkTransforms(const nlohmann::json& transforms) {
+    KILN_TRY(data::TransformList::fromJson(transforms));
+    return okStatus();
 }
 
 }  // namespace kiln::engine::api

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The data workspace's view of the engine: the dataset index (a folder or table scanned once, then
-// browsed, filtered and split), the sources a project's data section opens, the pipeline the
-// studio measures, the transforms it previews, and the readers of CSV tables and TFRecord files
-// that the import dialog inspects. The dataset index's and the sources' types belong to this
-// header; the readers behind them (engine/data's) stay inside the engine, and their values are
-// copied into these at the boundary.
+// The data workspace's view of the engine: the dataset index (a folder scanned once, then browsed,
+// filtered and split), the folder summary, sources and TFRecord reader that the import dialog
+// inspects, and the check of the transform list the transform form edits (the pipeline's runs are
+// in data_preview.h). The types here belong to this header; the index, sources and readers behind
+// them (engine/data's) stay inside the engine, and their values are copied into these at the
+// boundary.
 #pragma once
 
 #include <array>
@@ -19,10 +19,11 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/api/data_preview.h"
 #include "engine/core/error.h"
 #include "engine/core/shape.h"
-#include "engine/data/transforms.h"
 
 namespace kiln::engine::api {
 
@@ -337,5 +338,12 @@ private:
     explicit TfRecordFile(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> m_impl;
 };
+
+// ---- Transforms ---------------------------------------------------------------------------------
+
+// Checks the "transforms" array of a project's data section (docs/project-format.md) as training
+// reads it. Unknown types or settings and bad values are ConfigError naming the field, e.g.
+// "data.transforms[2].size".
+Status checkTransforms(const nlohmann::json& transforms);
 
 }  // namespace kiln::engine::api

@@ -2,7 +2,8 @@
 // engine/api/datasets.h against engine/data: the api's dataset index scans, splits, counts and
 // pages exactly what the engine's index does (record by record, every filter); its sources (CSV
 // index, IDX pair, CSV table) and TFRecord reader hand out the engine's samples and examples;
-// errors keep the engine's code and parameters; a scan reports progress and stops when cancelled.
+// transforms are checked as training reads them; errors keep the engine's code and parameters; a
+// scan reports progress and stops when cancelled.
 #include <QtTest>
 
 #include <opencv2/imgcodecs.hpp>
@@ -18,6 +19,7 @@
 #include "engine/data/example.h"
 #include "engine/data/sources.h"
 #include "engine/data/tfrecord.h"
+#include "engine/data/transforms.h"
 
 using namespace kiln::engine;
 namespace fs = std::filesystem;
@@ -434,6 +436,26 @@ private slots:
         QVERIFY(!engineDecoded.ok());
         QVERIFY(decoded.error().code == ErrorCode::DataError);
         QCOMPARE(decoded.error().params, engineDecoded.error().params);
+    }
+
+    void transformsAreCheckedAsTrainingReadsThem() {
+        const auto good = nlohmann::json::parse(R"([{"type": "resize", "size": [8, 8]}, {"type": "flip", "horizontal": true}])");
+        QVERIFY(api::checkTransforms(good).ok());
+        QVERIFY(api::checkTransforms(nlohmann::json::array()).ok());
+        for (const char* text : {R"([{"type": "resize", "size": [8, 8]}, {"type": "resize", "size": "big"}])",
+                                 R"([{"type": "warp"}])", R"([{"type": "flip", "sideways": true}])"}) {
+            const auto bad = nlohmann::json::parse(text);
+            const Status mine = api::checkTransforms(bad);
+            auto theirs = data::TransformList::fromJson(bad);
+            QVERIFY2(!mine.ok(), text);
+            QVERIFY(!theirs.ok());
+            QVERIFY(mine.error().code == ErrorCode::ConfigError);
+            QCOMPARE(mine.error().params, theirs.error().params);
+            QCOMPARE(mine.error().toString(), theirs.error().toString());
+        }
+        const Status second = api::checkTransforms(nlohmann::json::parse(R"([{"type": "flip"}, {"type": "resize", "size": "big"}])"));
+        QVERIFY(!second.ok());
+        QVERIFY2(second.error().toString().find("data.transforms[1]") != std::string::npos, second.error().toString().c_str());
     }
 
     void errorsKeepTheirCodeAndParameters() {
