@@ -10,30 +10,15 @@
 
 include("${CMAKE_CURRENT_LIST_DIR}/KilnEngineVocabulary.cmake")
 
-# Headers that still expose engine types and are yet to get their own: "<api header>:<include>".
-# The check fails when one of these lines is gone, so that the list only ever shrinks.
-set(KILN_API_NOT_YET_OWN
-  datasets.h:engine/data/csv_table.h
-  datasets.h:engine/data/dataset_index.h
-  datasets.h:engine/data/example.h
-  datasets.h:engine/data/pipeline.h
-  datasets.h:engine/data/sample.h
-  datasets.h:engine/data/sources.h
-  datasets.h:engine/data/tfrecord.h
-  datasets.h:engine/data/transforms.h
-)
-
 if(SOURCE_DIR)
   if(NOT IS_DIRECTORY "${SOURCE_DIR}/engine/api")
     message(FATAL_ERROR "CheckApiHeaders: SOURCE_DIR must name Kiln's source tree (got \"${SOURCE_DIR}\")")
   endif()
   set(apiDir "${SOURCE_DIR}/engine/api")
   set(root "${SOURCE_DIR}")
-  set(checkStale TRUE)
 elseif(API_DIR AND IS_DIRECTORY "${API_DIR}")
   set(apiDir "${API_DIR}")
   get_filename_component(root "${API_DIR}/.." ABSOLUTE)
-  set(checkStale FALSE)
 else()
   message(FATAL_ERROR "CheckApiHeaders: pass SOURCE_DIR (the source tree) or API_DIR (one folder) (got \"${SOURCE_DIR}${API_DIR}\")")
 endif()
@@ -41,9 +26,7 @@ endif()
 file(GLOB headers LIST_DIRECTORIES false "${apiDir}/*.h")
 list(SORT headers)
 set(violations 0)
-set(seen "")
 foreach(header ${headers})
-  get_filename_component(name "${header}" NAME)
   file(RELATIVE_PATH rel "${root}" "${header}")
   file(STRINGS "${header}" lines)
   set(lineNo 0)
@@ -63,31 +46,14 @@ foreach(header ${headers})
     if(NOT inVocabulary EQUAL -1 OR NOT inBasics EQUAL -1)
       continue()
     endif()
-    list(FIND KILN_API_NOT_YET_OWN "${name}:${included}" pending)
-    if(NOT pending EQUAL -1)
-      list(APPEND seen "${name}:${included}")
-      continue()
-    endif()
     message(NOTICE "${rel}:${lineNo}: includes ${included}, which an api header may not include: declare the "
                    "api's own types in the header and convert in its .cpp (docs/architecture.md, \"The api's own types\")")
     math(EXPR violations "${violations} + 1")
   endforeach()
 endforeach()
 
-if(checkStale)
-  foreach(entry ${KILN_API_NOT_YET_OWN})
-    list(FIND seen "${entry}" at)
-    if(at EQUAL -1)
-      message(NOTICE "cmake/CheckApiHeaders.cmake: ${entry} is no longer included: take it off KILN_API_NOT_YET_OWN")
-      math(EXPR violations "${violations} + 1")
-    endif()
-  endforeach()
-endif()
-
 if(violations GREATER 0)
   message(FATAL_ERROR "CheckApiHeaders: ${violations} problem(s) with engine/api's includes")
 endif()
 list(LENGTH headers count)
-list(LENGTH KILN_API_NOT_YET_OWN pendingCount)
-message(STATUS "CheckApiHeaders: ${count} api headers checked; ${pendingCount} includes of engine internals are "
-               "still listed in KILN_API_NOT_YET_OWN")
+message(STATUS "CheckApiHeaders: ${count} api headers checked; none includes engine internals")

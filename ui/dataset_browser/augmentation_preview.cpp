@@ -22,21 +22,33 @@ namespace {
 
 constexpr int kTile = 112;
 
+QImage::Format formatOf(const engine::api::DisplayPicture& picture) {
+    return picture.channels == 1   ? QImage::Format_Grayscale8
+           : picture.channels == 3 ? QImage::Format_RGB888
+           : picture.channels == 4 ? QImage::Format_RGBA8888
+                                   : QImage::Format_Invalid;
+}
+
 }  // namespace
 
 QImage imageFromPicture(const engine::api::DisplayPicture& picture) {
-    const QImage::Format format = picture.channels == 1   ? QImage::Format_Grayscale8
-                                  : picture.channels == 3 ? QImage::Format_RGB888
-                                  : picture.channels == 4 ? QImage::Format_RGBA8888
-                                                          : QImage::Format_Invalid;
+    const QImage::Format format = formatOf(picture);
     if (format == QImage::Format_Invalid || picture.pixels.empty()) return {};
     return QImage(picture.pixels.data(), picture.width, picture.height,
                   static_cast<qsizetype>(picture.width) * picture.channels, format)
         .copy();
 }
 
-QImage imageFromMat(const cv::Mat& picture) {
-    return imageFromPicture(engine::api::displayPicture(picture));
+QImage imageFromPicture(engine::api::DisplayPicture&& picture) {
+    const QImage::Format format = formatOf(picture);
+    if (format == QImage::Format_Invalid || picture.width <= 0 || picture.height <= 0 ||
+        picture.pixels.size() < static_cast<size_t>(picture.width) * picture.height * picture.channels)
+        return {};
+    // The QImage keeps the vector alive and frees it with its last copy.
+    auto* pixels = new std::vector<uint8_t>(std::move(picture.pixels));
+    return QImage(
+        pixels->data(), picture.width, picture.height, static_cast<qsizetype>(picture.width) * picture.channels,
+        format, [](void* owned) { delete static_cast<std::vector<uint8_t>*>(owned); }, pixels);
 }
 
 nlohmann::json AugmentationPreview::defaultTransforms() {
@@ -190,7 +202,7 @@ AugmentationPreview::Outcome AugmentationPreview::run(const QString& path, const
                                                              : QString::fromStdString(e.toString());
         return out;
     }
-    for (const auto& picture : *pictures) out.images.append(imageFromPicture(picture));
+    for (auto& picture : *pictures) out.images.append(imageFromPicture(std::move(picture)));
     return out;
 }
 

@@ -17,10 +17,6 @@ class QPushButton;
 class QSpinBox;
 class QStackedWidget;
 
-namespace cv {
-class Mat;
-}
-
 namespace kiln::engine::api {
 struct DisplayPicture;
 }
@@ -29,11 +25,10 @@ namespace kiln::ui {
 
 class TransformListEditor;
 
-// A picture of the engine's display form (8-bit grey, RGB or RGBA) as a QImage.
+// A picture of the engine's display form (8-bit grey, RGB or RGBA) as a QImage: a copy of its
+// pixels, or, from an rvalue, the picture's own pixel buffer, which the QImage then owns.
 QImage imageFromPicture(const engine::api::DisplayPicture& picture);
-// An HWC picture in RGB (or grey) order as a QImage; float pictures are stretched to 0..255
-// (engine::api::displayPicture).
-QImage imageFromMat(const cv::Mat& picture);
+QImage imageFromPicture(engine::api::DisplayPicture&& picture);
 
 class AugmentationPreview : public QWidget {
     Q_OBJECT

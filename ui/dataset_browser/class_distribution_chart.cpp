@@ -11,7 +11,7 @@
 
 namespace kiln::ui {
 
-using engine::data::SampleSplit;
+using engine::api::SampleSplit;
 
 namespace {
 
@@ -38,7 +38,7 @@ ClassDistributionChart::ClassDistributionChart(QWidget* parent)
         bars->setWidth(0.7);
         if (below != nullptr) bars->moveAbove(below);
         below = bars;
-        m_bars[static_cast<size_t>(engine::data::splitColumn(s))] = bars;
+        m_bars[static_cast<size_t>(engine::api::splitColumn(s))] = bars;
     }
     m_plot->yAxis->setLabel(tr("Samples"));
     m_ticker = QSharedPointer<QCPAxisTickerText>::create();
@@ -59,7 +59,7 @@ ClassDistributionChart::ClassDistributionChart(QWidget* parent)
     setCounts({});
 }
 
-void ClassDistributionChart::setCounts(const engine::data::ClassSplitCounts& counts) {
+void ClassDistributionChart::setCounts(const engine::api::ClassSplitCounts& counts) {
     // A scan refreshes the counts every second; unchanged counts cost no relayout of the plot.
     if (m_drawn && counts.classNames == m_counts.classNames && counts.counts == m_counts.counts) return;
     m_drawn = true;
@@ -73,7 +73,7 @@ void ClassDistributionChart::setCounts(const engine::data::ClassSplitCounts& cou
     }
     double top = 0;
     for (SampleSplit s : kOrder) {
-        const int col = engine::data::splitColumn(s);
+        const int col = engine::api::splitColumn(s);
         QVector<double> values(n);
         for (int k = 0; k < n; ++k)
             values[k] = static_cast<double>(counts.counts[static_cast<size_t>(k)][static_cast<size_t>(col)]);
@@ -97,7 +97,7 @@ void ClassDistributionChart::setCounts(const engine::data::ClassSplitCounts& cou
 
 QVector<double> ClassDistributionChart::barValues(SampleSplit split) const {
     QVector<double> out;
-    const QCPBars* bars = m_bars[static_cast<size_t>(engine::data::splitColumn(split))];
+    const QCPBars* bars = m_bars[static_cast<size_t>(engine::api::splitColumn(split))];
     for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it) out.append(it->value);
     return out;
 }

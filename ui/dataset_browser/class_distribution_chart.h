@@ -19,24 +19,24 @@ class QCPAxisTickerText;
 namespace kiln::ui {
 
 // The colour of a split, the same in the chart's bars and the thumbnails' stripes.
-QColor splitColour(engine::data::SampleSplit split);
+QColor splitColour(engine::api::SampleSplit split);
 
 class ClassDistributionChart : public QWidget {
     Q_OBJECT
 public:
     explicit ClassDistributionChart(QWidget* parent = nullptr);
 
-    void setCounts(const engine::data::ClassSplitCounts& counts);
-    const engine::data::ClassSplitCounts& counts() const { return m_counts; }
+    void setCounts(const engine::api::ClassSplitCounts& counts);
+    const engine::api::ClassSplitCounts& counts() const { return m_counts; }
     // The values the bars of one split show, one per class (read back from the plot).
-    QVector<double> barValues(engine::data::SampleSplit split) const;
+    QVector<double> barValues(engine::api::SampleSplit split) const;
     QCustomPlot* plot() const { return m_plot; }
 
 private:
     QCustomPlot* m_plot;
     std::array<QCPBars*, 4> m_bars{};  // indexed by splitColumn()
     QSharedPointer<QCPAxisTickerText> m_ticker;
-    engine::data::ClassSplitCounts m_counts;
+    engine::api::ClassSplitCounts m_counts;
     bool m_drawn = false;  // setCounts has drawn m_counts at least once
 };
 

@@ -54,9 +54,9 @@
 
 namespace kiln::ui {
 
-using engine::data::DatasetIndex;
-using engine::data::SampleSplit;
-using engine::data::SampleStatus;
+using engine::api::DatasetIndex;
+using engine::api::SampleSplit;
+using engine::api::SampleStatus;
 
 namespace {
 
@@ -484,7 +484,7 @@ void DatasetBrowserWidget::buildUi() {
         }
         m_overviewClasses->setHorizontalHeaderLabels({tr("Class"), tr("Samples")});
         m_overviewClasses->setRowCount(int(names.size()));
-        engine::data::ClassSplitCounts counts;
+        engine::api::ClassSplitCounts counts;
         for (int k = 0; k < names.size(); ++k) {
             const qint64 n = k < m_overviewData.classCounts.size() ? m_overviewData.classCounts[k] : 0;
             counts.classNames.push_back(names[k].toStdString());
@@ -538,9 +538,9 @@ void DatasetBrowserWidget::writePipelineEdits(nlohmann::json& section) const {
     }
 }
 
-engine::data::SplitSpec DatasetBrowserWidget::proposedSplit() const {
-    engine::data::SplitSpec spec;
-    spec.mode = engine::data::SplitSpec::Mode::Ratio;
+engine::api::SplitSpec DatasetBrowserWidget::proposedSplit() const {
+    engine::api::SplitSpec spec;
+    spec.mode = engine::api::SplitSpec::Mode::Ratio;
     if (m_projectSection.is_null()) return spec;  // 80/10/10, seed 1, stratified
     // As training reads the section: no data.split means every sample trains.
     spec.validation = spec.test = 0;
@@ -609,7 +609,7 @@ bool DatasetBrowserWidget::openFolder(const QString& folder, const QString& inde
     return true;
 }
 
-bool DatasetBrowserWidget::attachModel(std::unique_ptr<engine::data::DatasetIndex> opened) {
+bool DatasetBrowserWidget::attachModel(std::unique_ptr<engine::api::DatasetIndex> opened) {
     if (!(opened ? m_model->setIndex(std::move(opened)) : m_model->setIndexPath(m_indexPath))) {
         m_lastError = tr("Cannot open the dataset index: %1").arg(m_model->lastError());
         m_status->setText(m_lastError);
@@ -624,12 +624,12 @@ bool DatasetBrowserWidget::attachModel(std::unique_ptr<engine::data::DatasetInde
     refreshCounts();
     refreshClassFilter();
     auto spec = m_model->datasetIndex()->splitSpec();
-    m_pendingSplitProposal = !spec.ok() || spec->mode == engine::data::SplitSpec::Mode::None;
+    m_pendingSplitProposal = !spec.ok() || spec->mode == engine::api::SplitSpec::Mode::None;
     // An index kept from an earlier look at the folder may hold another split than the project's:
     // the scan then shows the project's, the one training will use.
-    if (!m_pendingSplitProposal && !m_projectSection.is_null() && m_layout != engine::data::FolderLayout::SplitFolders) {
-        const engine::data::SplitSpec want = proposedSplit();
-        m_pendingSplitProposal = spec->mode != engine::data::SplitSpec::Mode::Ratio ||
+    if (!m_pendingSplitProposal && !m_projectSection.is_null() && m_layout != engine::api::FolderLayout::SplitFolders) {
+        const engine::api::SplitSpec want = proposedSplit();
+        m_pendingSplitProposal = spec->mode != engine::api::SplitSpec::Mode::Ratio ||
                                  std::abs(spec->validation - want.validation) > 1e-9 || std::abs(spec->test - want.test) > 1e-9 ||
                                  spec->seed != want.seed || spec->stratify != want.stratify;
     }
@@ -666,7 +666,7 @@ void DatasetBrowserWidget::startScan() {
     const std::string folder = m_folder.toStdString();
     const std::string indexPath = m_indexPath.toStdString();
     const bool propose = m_pendingSplitProposal;
-    const engine::data::SplitSpec proposal = proposedSplit();
+    const engine::api::SplitSpec proposal = proposedSplit();
     const bool attach = m_model->datasetIndex() == nullptr;
     auto cancel = m_cancelFlag;
     m_scanWatcher.setFuture(
@@ -691,10 +691,10 @@ void DatasetBrowserWidget::startScan() {
                     },
                     Qt::QueuedConnection);
             }
-            engine::data::ScanOptions options;
+            engine::api::ScanOptions options;
             options.cancel = cancel.get();
             // Progress is posted to the GUI thread; the widget waits for this job before it dies.
-            options.progress = [this](const engine::data::ScanProgress& p) {
+            options.progress = [this](const engine::api::ScanProgress& p) {
                 QMetaObject::invokeMethod(
                     this,
                     [this, p] {
@@ -724,7 +724,7 @@ void DatasetBrowserWidget::startScan() {
                 return out;
             }
             if (propose) {
-                const auto st = stats->layout == engine::data::FolderLayout::SplitFolders
+                const auto st = stats->layout == engine::api::FolderLayout::SplitFolders
                                     ? index->assignSplitsByFolder()
                                     : index->assignSplitsByRatio(proposal.train, proposal.validation, proposal.test,
                                                                  proposal.seed, proposal.stratify);
@@ -809,13 +809,13 @@ void DatasetBrowserWidget::refreshClassFilter() {
 }
 
 void DatasetBrowserWidget::updateSplitControls() {
-    m_byFolder->setEnabled(m_layout == engine::data::FolderLayout::SplitFolders);
+    m_byFolder->setEnabled(m_layout == engine::api::FolderLayout::SplitFolders);
     if (!m_model->datasetIndex()) return;
     auto spec = m_model->datasetIndex()->splitSpec();
     if (!spec.ok()) return;
-    if (spec->mode == engine::data::SplitSpec::Mode::Folder) {
+    if (spec->mode == engine::api::SplitSpec::Mode::Folder) {
         m_byFolder->setChecked(true);
-    } else if (spec->mode == engine::data::SplitSpec::Mode::Ratio) {
+    } else if (spec->mode == engine::api::SplitSpec::Mode::Ratio) {
         m_byRatio->setChecked(true);
         m_trainPct->setValue(spec->train * 100);
         m_valPct->setValue(spec->validation * 100);
@@ -870,7 +870,7 @@ void DatasetBrowserWidget::setFilter(std::optional<int> label, std::optional<Sam
 }
 
 void DatasetBrowserWidget::applyFilterFromControls() {
-    engine::data::SampleFilter f;
+    engine::api::SampleFilter f;
     const int label = m_classFilter->currentData().toInt();
     const int split = m_splitFilter->currentData().toInt();
     const int status = m_statusFilter->currentData().toInt();
@@ -901,7 +901,7 @@ void DatasetBrowserWidget::showDetails(const QModelIndex& index) {
     m_detailSize->setText(byteText(rec->byteSize));
     m_detailDims->setText(rec->width > 0 ? tr("%1 × %2 pixels").arg(rec->width).arg(rec->height)
                                          : tr("unknown"));
-    m_detailHash->setText(QString::fromStdString(engine::data::hashHex(rec->hash)));
+    m_detailHash->setText(QString::fromStdString(engine::api::hashHex(rec->hash)));
     QString status = statusDisplayName(rec->status);
     const QString thumbFailure = m_thumbnails->failure(rec->id);
     if (rec->status == SampleStatus::Bad)
@@ -972,11 +972,11 @@ nlohmann::json DatasetBrowserWidget::dataSection() const {
         writePipelineEdits(j);
         if (m_splitEdited && m_model->datasetIndex()) {
             auto spec = m_model->datasetIndex()->splitSpec();
-            if (spec.ok() && spec->mode == engine::data::SplitSpec::Mode::Ratio) {
+            if (spec.ok() && spec->mode == engine::api::SplitSpec::Mode::Ratio) {
                 j["split"] = {{"validation", spec->validation}, {"test", spec->test}};
                 j["stratify"] = spec->stratify;
                 j["seed"] = spec->seed;
-            } else if (spec.ok() && spec->mode == engine::data::SplitSpec::Mode::Folder) {
+            } else if (spec.ok() && spec->mode == engine::api::SplitSpec::Mode::Folder) {
                 j.erase("split");
             }
         }
@@ -995,7 +995,7 @@ nlohmann::json DatasetBrowserWidget::dataSection() const {
         if (names.ok()) j["class_names"] = *names;
         auto spec = m_model->datasetIndex()->splitSpec();
         // A folder split needs no setting: training uses train/val/test folders when present.
-        if (spec.ok() && spec->mode == engine::data::SplitSpec::Mode::Ratio) {
+        if (spec.ok() && spec->mode == engine::api::SplitSpec::Mode::Ratio) {
             j["split"] = {{"validation", spec->validation}, {"test", spec->test}};
             j["stratify"] = spec->stratify;
             j["seed"] = spec->seed;

@@ -71,8 +71,8 @@ public:
     bool isSplitting() const;
 
     // Which samples the grid shows; an empty optional shows all.
-    void setFilter(std::optional<int> label, std::optional<engine::data::SampleSplit> split,
-                   std::optional<engine::data::SampleStatus> status = std::nullopt);
+    void setFilter(std::optional<int> label, std::optional<engine::api::SampleSplit> split,
+                   std::optional<engine::api::SampleStatus> status = std::nullopt);
 
     // The project's "data" section for what is shown ("format": "folder", path, split, stratify,
     // seed, class names, transforms, pipeline settings), in the form training reads. After importing another
@@ -131,11 +131,11 @@ private:
     void buildUi();
     // Shows the index at m_indexPath in the grid: `opened` when given (opened by the scan job),
     // else opened here.
-    bool attachModel(std::unique_ptr<engine::data::DatasetIndex> opened = nullptr);
+    bool attachModel(std::unique_ptr<engine::api::DatasetIndex> opened = nullptr);
     bool openFolder(const QString& folder, const QString& indexPath, const nlohmann::json& projectSection);
     // The split a scan proposes: the project's (its data.split, seed and stratify) when the folder
     // came from the project, else 80/10/10.
-    engine::data::SplitSpec proposedSplit() const;
+    engine::api::SplitSpec proposedSplit() const;
     // The pipeline settings the user changed since the section was applied, into `section`.
     void writePipelineEdits(nlohmann::json& section) const;
     void startScan();
@@ -143,7 +143,7 @@ private:
     void refreshCounts();
     void refreshClassFilter();
     void updateSplitControls();
-    void runSplitJob(std::function<engine::Status(engine::data::DatasetIndex&)> job);
+    void runSplitJob(std::function<engine::Status(engine::api::DatasetIndex&)> job);
     void applyFilterFromControls();
     void showDetails(const QModelIndex& index);
     void recordDecodeFailure(qint64 id, const QString& reason);
@@ -176,7 +176,7 @@ private:
     QString m_indexPath;
     QString m_lastError;
     nlohmann::json m_imported;  // the data section of a non-folder import
-    engine::data::FolderLayout m_layout = engine::data::FolderLayout::ClassFolders;
+    engine::api::FolderLayout m_layout = engine::api::FolderLayout::ClassFolders;
 
     ThumbnailCache* m_thumbnails;
     SampleListModel* m_model;

@@ -57,26 +57,27 @@ QString listText(const std::vector<T>& v) {
     return text;
 }
 
-QString valueText(const engine::data::SampleValue& v) {
-    using K = engine::data::SampleValue::Kind;
+QString valueText(const engine::api::SampleValue& v) {
+    using K = engine::api::SampleValue::Kind;
     if (v.kind == K::Encoded)
         return QCoreApplication::translate("kiln::ui::ImportDatasetDialog", "picture, %n byte(s)", nullptr,
                                            int(v.encoded.size()));
     if (v.kind == K::Image)
         return QCoreApplication::translate("kiln::ui::ImportDatasetDialog", "picture %1×%2×%3")
-            .arg(v.image.rows)
-            .arg(v.image.cols)
-            .arg(v.image.channels());
+            .arg(v.shape[0])
+            .arg(v.shape[1])
+            .arg(v.shape[2]);
     return listText(v.values);
 }
 
-QImage originalPictureOf(const engine::data::SampleValue& v) {
-    using K = engine::data::SampleValue::Kind;
+// The picture of a value; a decoded one hands its pixels over to the QImage.
+QImage originalPictureOf(engine::api::SampleValue& v) {
+    using K = engine::api::SampleValue::Kind;
     QImage img;
     if (v.kind == K::Encoded)
         img = QImage::fromData(reinterpret_cast<const uchar*>(v.encoded.data()), int(v.encoded.size()));
     else if (v.kind == K::Image)
-        img = imageFromMat(v.image);
+        img = imageFromPicture(std::move(v.picture));
     return img;
 }
 
@@ -88,7 +89,7 @@ QImage scaledForDisplay(const QImage& img) {
 }
 
 // Rows, pictures and class counts of any random-access source.
-void previewSource(const engine::data::SampleSource& source, ImportPreview& out) {
+void previewSource(const engine::api::SampleSource& source, ImportPreview& out) {
     const auto specs = source.columnSpecs();
     out.headers << QCoreApplication::translate("kiln::ui::ImportDatasetDialog", "#");
     for (const auto& s : specs) out.headers << qs(s.name);
@@ -97,13 +98,13 @@ void previewSource(const engine::data::SampleSource& source, ImportPreview& out)
         if (!s.classNames.empty() && names.isEmpty())
             for (const auto& n : s.classNames) names << qs(n);
     for (int64_t i = 0; i < source.size() && i < kPreviewRows; ++i) {
-        engine::data::Sample sample;
+        engine::api::Sample sample;
         QStringList row{QString::number(i)};
         auto st = source.load(i, sample);
         if (!st.ok()) {
             row << errorText(st.error());
         } else {
-            for (const auto& v : sample.values) {
+            for (auto& v : sample.values) {
                 row << valueText(v);
                 if (out.images.size() < kPreviewPictures) {
                     const QImage img = originalPictureOf(v);
@@ -117,7 +118,7 @@ void previewSource(const engine::data::SampleSource& source, ImportPreview& out)
         }
         out.rows << row;
     }
-    const auto counts = engine::data::sourceClassCounts(source);
+    const auto counts = source.classCounts();
     for (size_t k = 0; k < counts.size(); ++k) {
         out.classNames << (static_cast<int>(k) < names.size() ? names[int(k)] : QString::number(k));
         out.classCounts << counts[k];
@@ -131,8 +132,8 @@ void previewSource(const engine::data::SampleSource& source, ImportPreview& out)
 
 ImportPreview previewFolder(const QString& root) {
     ImportPreview out;
-    auto summary = engine::data::summarizeImageFolder(root.toStdString(), engine::data::FolderLayout::Auto,
-                                                      kPreviewRows);
+    auto summary = engine::api::summarizeImageFolder(root.toStdString(), engine::api::FolderLayout::Auto,
+                                                     kPreviewRows);
     if (!summary.ok()) {
         out.error = errorText(summary.error());
         return out;
@@ -143,10 +144,10 @@ ImportPreview previewFolder(const QString& root) {
                 << QCoreApplication::translate("kiln::ui::ImportDatasetDialog", "Status");
     for (const auto& rel : summary->firstFiles) {
         const QString abs = QDir(root).filePath(qs(rel));
-        const auto info = engine::data::inspectImageHeader(abs.toStdString());
+        const auto info = engine::api::inspectImageHeader(abs.toStdString());
         const QString cls = qs(rel).section(
-            QLatin1Char('/'), summary->layout == engine::data::FolderLayout::SplitFolders ? 1 : 0,
-            summary->layout == engine::data::FolderLayout::SplitFolders ? 1 : 0);
+            QLatin1Char('/'), summary->layout == engine::api::FolderLayout::SplitFolders ? 1 : 0,
+            summary->layout == engine::api::FolderLayout::SplitFolders ? 1 : 0);
         out.rows << QStringList{
             qs(rel), cls,
             info.width > 0 ? QStringLiteral("%1×%2").arg(info.width).arg(info.height) : QString(),
@@ -161,7 +162,7 @@ ImportPreview previewFolder(const QString& root) {
         out.classCounts << summary->fileCounts[k];
     }
     out.summary =
-        (summary->layout == engine::data::FolderLayout::SplitFolders
+        (summary->layout == engine::api::FolderLayout::SplitFolders
              ? QCoreApplication::translate("kiln::ui::ImportDatasetDialog",
                                            "%n picture(s) in train/validation/test folders, %1 classes",
                                            nullptr, int(summary->totalFiles))
@@ -175,12 +176,7 @@ ImportPreview previewTfRecord(const nlohmann::json& s) {
     ImportPreview out;
     const std::string path = s.value("path", "");
     const std::string comp = s.value("compression", "none");
-    auto compression = engine::data::parseTfRecordCompression(comp == "none" ? "" : comp);
-    if (!compression.ok()) {
-        out.error = errorText(compression.error());
-        return out;
-    }
-    auto reader = engine::data::TfRecordReader::open(path, *compression);
+    auto reader = engine::api::TfRecordFile::open(path, comp == "none" ? "" : comp);
     if (!reader.ok()) {
         out.error = errorText(reader.error());
         return out;
@@ -194,28 +190,23 @@ ImportPreview previewTfRecord(const nlohmann::json& s) {
     }
     std::map<std::string, std::string> kinds;
     std::map<int64_t, int64_t> labelCounts;
-    std::string payload;
+    engine::api::Example example;
     int64_t records = 0;
     // Class counts from up to 20,000 records; rows and pictures from the first ones.
     while (records < 20000) {
-        auto more = (*reader)->next(payload);
+        auto more = reader->next(example);
         if (!more.ok()) {
             out.error = errorText(more.error());
             break;
         }
         if (!*more) break;
-        auto example = engine::data::decodeExample(payload);
-        if (!example.ok()) {
-            out.error = errorText(example.error());
-            break;
-        }
         if (records < kPreviewRows) {
             if (out.headers.isEmpty())
-                for (const auto& [key, f] : example->features) out.headers << qs(key);
+                for (const auto& [key, f] : example.features) out.headers << qs(key);
             QStringList row;
-            for (const auto& [key, f] : example->features) {
-                kinds[key] = engine::data::featureKindName(f.kind);
-                if (f.kind == engine::data::Feature::Kind::Bytes) {
+            for (const auto& [key, f] : example.features) {
+                kinds[key] = engine::api::featureKindName(f.kind);
+                if (f.kind == engine::api::Feature::Kind::Bytes) {
                     QImage img;
                     if (!f.bytes.empty())
                         img = QImage::fromData(reinterpret_cast<const uchar*>(f.bytes[0].data()),
@@ -237,7 +228,7 @@ ImportPreview previewTfRecord(const nlohmann::json& s) {
                                                    "kiln::ui::ImportDatasetDialog", "picture"))
                                                .arg(img.width())
                                                .arg(img.height()));
-                } else if (f.kind == engine::data::Feature::Kind::Float) {
+                } else if (f.kind == engine::api::Feature::Kind::Float) {
                     row << listText(f.floats);
                 } else {
                     row << listText(f.ints);
@@ -246,8 +237,8 @@ ImportPreview previewTfRecord(const nlohmann::json& s) {
             out.rows << row;
         }
         if (!labelKey.empty()) {
-            const auto* f = example->find(labelKey);
-            if (f != nullptr && f->kind == engine::data::Feature::Kind::Int64 && !f->ints.empty())
+            const auto* f = example.find(labelKey);
+            if (f != nullptr && f->kind == engine::api::Feature::Kind::Int64 && !f->ints.empty())
                 ++labelCounts[f->ints[0]];
         }
         ++records;
@@ -266,22 +257,21 @@ ImportPreview previewTfRecord(const nlohmann::json& s) {
 
 ImportPreview previewTable(const nlohmann::json& s) {
     ImportPreview out;
-    engine::data::CsvTableOptions options;
+    engine::api::CsvTableOptions options;
     options.skipRows = s.value("skip_rows", 0);
     options.hasHeader = s.value("header", false);
     options.categoricalLabel = s.value("categorical_label", false);  // preview only
     const auto& lc = s["label_column"];
     if (lc.is_string())
-        options.labelColumn = engine::data::CsvColumnRef(lc.get<std::string>());
+        options.labelColumnName = lc.get<std::string>();
     else if (lc.is_number_integer())
-        options.labelColumn = engine::data::CsvColumnRef(lc.get<int64_t>());
-    auto table = engine::data::readCsvTable(s.value("path", ""), options);
-    if (!table.ok()) {
-        out.error = errorText(table.error());
+        options.labelColumn = lc.get<int64_t>();
+    auto source = engine::api::SampleSource::openCsvTable(s.value("path", ""), options);
+    if (!source.ok()) {
+        out.error = errorText(source.error());
         return out;
     }
-    engine::data::InMemorySource source(std::move(table).value());
-    previewSource(source, out);
+    previewSource(*source, out);
     return out;
 }
 
@@ -518,7 +508,7 @@ nlohmann::json ImportDatasetDialog::dataSection() const {
         std::string images = m_idxImages->text().toStdString();
         std::string labels = m_idxLabels->text().toStdString();
         if (labels.empty()) {  // the labels file next to the images file
-            auto pair = engine::data::IdxSource::findPair(images);
+            auto pair = engine::api::findIdxPair(images);
             if (pair.ok()) labels = pair->second;
         }
         j["format"] = "idx";
@@ -536,13 +526,11 @@ ImportPreview ImportDatasetDialog::readPreview(Kind kind, const nlohmann::json& 
     case Kind::ImageFolder:
         return previewFolder(QString::fromStdString(path));
     case Kind::CsvIndex: {
-        engine::data::CsvIndexSource::Options options;
-        options.splitColumn = s.value("split_column", "");
-        auto source = engine::data::CsvIndexSource::open(path, options);
+        auto source = engine::api::SampleSource::openCsvIndex(path, s.value("split_column", ""));
         if (!source.ok())
             out.error = errorText(source.error());
         else
-            previewSource(**source, out);
+            previewSource(*source, out);
         return out;
     }
     case Kind::TfRecord:
@@ -553,7 +541,7 @@ ImportPreview ImportDatasetDialog::readPreview(Kind kind, const nlohmann::json& 
         std::string images = s["train"].value("images", "");
         std::string labels = s["train"].value("labels", "");
         if (labels.empty()) {
-            auto pair = engine::data::IdxSource::findPair(images);
+            auto pair = engine::api::findIdxPair(images);
             if (!pair.ok()) {
                 out.error = errorText(pair.error());
                 return out;
@@ -561,11 +549,11 @@ ImportPreview ImportDatasetDialog::readPreview(Kind kind, const nlohmann::json& 
             images = pair->first;
             labels = pair->second;
         }
-        auto source = engine::data::IdxSource::open(images, labels);
+        auto source = engine::api::SampleSource::openIdx(images, labels);
         if (!source.ok())
             out.error = errorText(source.error());
         else
-            previewSource(**source, out);
+            previewSource(*source, out);
         return out;
     }
     }

@@ -9,13 +9,15 @@
 #include <QPixmap>
 #include <QThreadPool>
 
+#include <iterator>
+
 #include "ui/dataset_browser/thumbnail_cache.h"
 
 namespace kiln::ui {
 
-using engine::data::SampleRecord;
-using engine::data::SampleSplit;
-using engine::data::SampleStatus;
+using engine::api::SampleRecord;
+using engine::api::SampleSplit;
+using engine::api::SampleStatus;
 
 QString splitDisplayName(SampleSplit split) {
     switch (split) {
@@ -71,16 +73,16 @@ SampleListModel::~SampleListModel() = default;
 
 bool SampleListModel::setIndexPath(const QString& indexPath) {
     if (indexPath.isEmpty()) return setIndex(nullptr);
-    auto opened = engine::data::DatasetIndex::open(indexPath.toStdString());
+    auto opened = engine::api::DatasetIndex::open(indexPath.toStdString());
     if (!opened.ok()) {
         setIndex(nullptr);
         m_lastError = QString::fromStdString(opened.error().toString());
         return false;
     }
-    return setIndex(std::make_unique<engine::data::DatasetIndex>(std::move(opened).value()));
+    return setIndex(std::make_unique<engine::api::DatasetIndex>(std::move(opened).value()));
 }
 
-bool SampleListModel::setIndex(std::unique_ptr<engine::data::DatasetIndex> index) {
+bool SampleListModel::setIndex(std::unique_ptr<engine::api::DatasetIndex> index) {
     beginResetModel();
     m_pages.clear();
     m_pageOrder.clear();
@@ -107,7 +109,7 @@ QString SampleListModel::indexPath() const {
     return m_index ? QString::fromStdString(m_index->indexPath()) : QString();
 }
 
-void SampleListModel::setFilter(const engine::data::SampleFilter& filter) {
+void SampleListModel::setFilter(const engine::api::SampleFilter& filter) {
     m_filter = filter;
     refresh();
 }
@@ -154,10 +156,10 @@ const QVector<SampleRecord>* SampleListModel::page(int pageNo) const {
         for (const SampleRecord& r : m_pages.value(old)) m_rowOfId.remove(r.id);
         m_pages.remove(old);
     }
-    QVector<SampleRecord> records(rows->begin(), rows->end());
+    QVector<SampleRecord> records(std::make_move_iterator(rows->begin()), std::make_move_iterator(rows->end()));
     for (int i = 0; i < records.size(); ++i) m_rowOfId.insert(records[i].id, pageNo * kPageSize + i);
     m_pageOrder.append(pageNo);
-    return &m_pages.insert(pageNo, std::move(records)).value();
+    return &m_pages.emplace(pageNo, std::move(records)).value();
 }
 
 std::optional<SampleRecord> SampleListModel::record(int row) const {
@@ -220,7 +222,7 @@ QVariant SampleListModel::data(const QModelIndex& index, int role) const {
     case HeightRole:
         return r.height;
     case HashRole:
-        return QString::fromStdString(engine::data::hashHex(r.hash));
+        return QString::fromStdString(engine::api::hashHex(r.hash));
     default:
         return {};
     }

@@ -27,8 +27,8 @@ public:
         RelativePathRole,           // path inside the data set
         LabelRole,                  // int class index
         ClassNameRole,              // QString
-        SplitRole,                  // int (engine::data::SampleSplit)
-        StatusRole,                 // int (engine::data::SampleStatus)
+        SplitRole,                  // int (engine::api::SampleSplit)
+        StatusRole,                 // int (engine::api::SampleStatus)
         ReasonRole,                 // QString, why a sample is bad
         ByteSizeRole,               // qint64
         WidthRole,
@@ -51,45 +51,45 @@ public:
     bool setIndexPath(const QString& indexPath);
     // The same with an index opened already (on another thread: opening is file work the GUI
     // thread need not wait for); null shows nothing. The model uses it on its own thread only.
-    bool setIndex(std::unique_ptr<engine::data::DatasetIndex> index);
+    bool setIndex(std::unique_ptr<engine::api::DatasetIndex> index);
     QString indexPath() const;
     QString lastError() const { return m_lastError; }
 
-    void setFilter(const engine::data::SampleFilter& filter);
-    const engine::data::SampleFilter& filter() const { return m_filter; }
+    void setFilter(const engine::api::SampleFilter& filter);
+    const engine::api::SampleFilter& filter() const { return m_filter; }
     // Re-reads the row count and drops cached pages (after a scan or a split).
     void refresh();
     // The record of a row (reads its page when needed); nullopt when out of range.
-    std::optional<engine::data::SampleRecord> record(int row) const;
+    std::optional<engine::api::SampleRecord> record(int row) const;
     // True once the page anchors of the current filter cover every row (see kAnchorSliceRows).
     bool anchorsReady() const { return m_index && !m_anchorWarmup.isActive(); }
     // The row of a sample id among the pages read so far; -1 when not known.
     int rowOfId(qint64 id) const { return m_rowOfId.value(id, -1); }
-    engine::data::DatasetIndex* datasetIndex() const { return m_index.get(); }
+    engine::api::DatasetIndex* datasetIndex() const { return m_index.get(); }
 
     int rowCount(const QModelIndex& parent = QModelIndex()) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QHash<int, QByteArray> roleNames() const override;
 
 private:
-    const QVector<engine::data::SampleRecord>* page(int pageNo) const;
+    const QVector<engine::api::SampleRecord>* page(int pageNo) const;
     void thumbnailChanged(qint64 id);
     void warmAnchors();
 
     ThumbnailCache* m_thumbnails;
-    std::unique_ptr<engine::data::DatasetIndex> m_index;
-    engine::data::SampleFilter m_filter;
+    std::unique_ptr<engine::api::DatasetIndex> m_index;
+    engine::api::SampleFilter m_filter;
     int m_rows = 0;
     QString m_lastError;
-    mutable QHash<int, QVector<engine::data::SampleRecord>> m_pages;
+    mutable QHash<int, QVector<engine::api::SampleRecord>> m_pages;
     mutable QList<int> m_pageOrder;  // least recently used first
     mutable QHash<qint64, int> m_rowOfId;
     QTimer m_anchorWarmup;  // records page anchors in idle slices after a reset
 };
 
 // Display names (translated) of splits and statuses.
-QString splitDisplayName(engine::data::SampleSplit split);
-QString statusDisplayName(engine::data::SampleStatus status);
+QString splitDisplayName(engine::api::SampleSplit split);
+QString statusDisplayName(engine::api::SampleStatus status);
 // A translated sentence for a reason the index stores in English.
 QString reasonDisplayText(const QString& reason);
 

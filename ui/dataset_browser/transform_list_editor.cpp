@@ -242,7 +242,7 @@ void TransformListEditor::setTransforms(const json& transforms) {
     m_building = false;
     m_list->setCurrentRow(m_list->count() == 0 ? -1 : std::clamp(row, 0, m_list->count() - 1));
     rebuildForm();
-    auto checked = engine::data::TransformList::fromJson(this->transforms());
+    const engine::Status checked = engine::api::checkTransforms(this->transforms());
     m_error->setVisible(!checked.ok());
     if (!checked.ok()) m_error->setText(app::ErrorText::describe(checked.error()));
 }
@@ -264,7 +264,7 @@ void TransformListEditor::addTransform(const QString& type) {
 
 void TransformListEditor::listChanged() {
     const json list = transforms();
-    auto checked = engine::data::TransformList::fromJson(list);
+    const engine::Status checked = engine::api::checkTransforms(list);
     m_error->setVisible(!checked.ok());
     if (!checked.ok()) {
         m_error->setText(app::ErrorText::describe(checked.error()));

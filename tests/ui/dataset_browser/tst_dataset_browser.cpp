@@ -20,7 +20,8 @@
 #include <ctime>
 #include <filesystem>
 
-#include "engine/data/dataset_index.h"
+#include "engine/api/data_preview.h"
+#include "engine/api/datasets.h"
 #include "engine/data/example.h"
 #include "engine/data/tfrecord.h"
 #include "ui/dataset_browser/augmentation_preview.h"
@@ -34,8 +35,8 @@
 
 using namespace kiln;
 using namespace kiln::ui;
-using engine::data::SampleSplit;
-using engine::data::SampleStatus;
+using engine::api::SampleSplit;
+using engine::api::SampleStatus;
 namespace fs = std::filesystem;
 
 namespace {
@@ -106,7 +107,7 @@ private slots:
     }
 
     void modelPassesTester() {
-        auto index = engine::data::DatasetIndex::open(path(QStringLiteral("model.kindex")).toStdString());
+        auto index = engine::api::DatasetIndex::open(path(QStringLiteral("model.kindex")).toStdString());
         QVERIFY(index.ok());
         QVERIFY(index->scanImageFolder(path(QStringLiteral("small")).toStdString()).ok());
         QVERIFY(index->assignSplitsByRatio(0.6, 0.2, 0.2, 5).ok());
@@ -169,7 +170,7 @@ private slots:
             const QVector<double> bars = w.chart()->barValues(s);
             QCOMPARE(bars.size(), 3);
             for (int k = 0; k < 3; ++k)
-                QCOMPARE(bars[k], double(counts->counts[size_t(k)][size_t(engine::data::splitColumn(s))]));
+                QCOMPARE(bars[k], double(counts->counts[size_t(k)][size_t(engine::api::splitColumn(s))]));
         }
         double classOne = 0;
         for (SampleSplit s :
@@ -442,6 +443,58 @@ private slots:
         ready.clear();
         dialog.refreshPreview();
         QTRY_VERIFY_WITH_TIMEOUT(ready.count() >= 1 && !dialog.preview().error.isEmpty(), 10000);
+    }
+
+    void idxPicturesReachThePreviewUnchanged() {
+        // Two IDX pictures of 3 rows x 2 columns, grey values i * 10 + k, labels 1 and 0.
+        QByteArray images("\0\0\x08\x03\0\0\0\x02\0\0\0\x03\0\0\0\x02", 16);
+        for (int i = 0; i < 2; ++i)
+            for (int k = 0; k < 6; ++k) images.append(char(i * 10 + k));
+        const QByteArray labels("\0\0\x08\x01\0\0\0\x02\x01\0", 10);
+        QDir().mkpath(path(QStringLiteral("idx")));
+        for (const auto& [name, bytes] : {std::pair{QStringLiteral("idx/train-images-idx3-ubyte"), images},
+                                          std::pair{QStringLiteral("idx/train-labels-idx1-ubyte"), labels}}) {
+            QFile f(path(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            QCOMPARE(f.write(bytes), qint64(bytes.size()));
+        }
+        const auto p = ImportDatasetDialog::readPreview(
+            ImportDatasetDialog::Kind::Idx,
+            {{"train", {{"images", path(QStringLiteral("idx/train-images-idx3-ubyte")).toStdString()}, {"labels", ""}}}});
+        QVERIFY2(p.error.isEmpty(), qPrintable(p.error));
+        QCOMPARE(p.classCounts, (QVector<qint64>{1, 1}));
+        QCOMPARE(p.rows.size(), 2);
+        QCOMPARE(p.rows[1][1], QStringLiteral("picture 3×2×1"));
+        QCOMPARE(p.originals.size(), 2);
+        QCOMPARE(p.originalRecords, (QVector<qint64>{0, 1}));
+        const QImage second = p.originals[1];
+        QCOMPARE(second.size(), QSize(2, 3));
+        QCOMPARE(second.format(), QImage::Format_Grayscale8);
+        for (int y = 0; y < 3; ++y)
+            for (int x = 0; x < 2; ++x) QCOMPARE(qGray(second.pixel(x, y)), 10 + y * 2 + x);
+    }
+
+    void picturesMoveIntoImages() {
+        engine::api::DisplayPicture picture;
+        picture.width = 3;
+        picture.height = 2;
+        picture.channels = 3;
+        for (int i = 0; i < 18; ++i) picture.pixels.push_back(uint8_t(i * 9));
+        const QImage copied = imageFromPicture(picture);
+        const uint8_t* buffer = picture.pixels.data();
+        const QImage moved = imageFromPicture(std::move(picture));
+        QCOMPARE(moved, copied);
+        QCOMPARE(moved.pixel(2, 1), qRgb(135, 144, 153));
+        // The image shows the picture's own buffer: no copy of the pixels was made.
+        QCOMPARE(moved.constBits(), buffer);
+        QVERIFY(copied.constBits() != buffer);
+        // A picture whose pixels do not fill it gives no image.
+        engine::api::DisplayPicture shortOfPixels;
+        shortOfPixels.width = 4;
+        shortOfPixels.height = 4;
+        shortOfPixels.channels = 1;
+        shortOfPixels.pixels.assign(15, 0);
+        QVERIFY(imageFromPicture(std::move(shortOfPixels)).isNull());
     }
 
     void pipelineRate() {

@@ -26,7 +26,7 @@
 
 using namespace kiln;
 using namespace kiln::ui;
-using engine::data::SampleSplit;
+using engine::api::SampleSplit;
 
 namespace {
 
@@ -72,7 +72,7 @@ private slots:
                 const auto px = pixels->sample(i);
                 for (int y = 0; y < 28; ++y)
                     for (int x = 0; x < 28; ++x)
-                        img.scanLine(y)[x] = static_cast<uchar>(px[size_t(y * 28 + x)]);
+                        img.scanLine(y)[x] = static_cast<uchar>(px[static_cast<size_t>(y) * 28 + static_cast<size_t>(x)]);
                 const QString dir =
                     cache + QLatin1Char('/') + QLatin1String(kClassNames[int(label->sample(i)[0])]);
                 QDir().mkpath(dir);
@@ -174,7 +174,7 @@ private slots:
         QFile file(QStringLiteral(KILN_SOURCE_DIR "/resources/examples/fashion_mlp.kiln"));
         QVERIFY(file.open(QIODevice::ReadOnly));
         const nlohmann::json project = nlohmann::json::parse(file.readAll().toStdString());
-        const nlohmann::json data = project["data"];
+        const nlohmann::json& data = project["data"];
         DatasetBrowserWidget w;
         w.resize(1200, 800);
         w.show();

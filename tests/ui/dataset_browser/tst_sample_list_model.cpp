@@ -23,7 +23,6 @@ using namespace kiln::ui;
 using engine::data::DatasetIndex;
 using engine::data::SampleRecord;
 using engine::data::SampleSplit;
-using engine::data::SampleStatus;
 
 namespace {
 
@@ -110,7 +109,7 @@ private slots:
         QVERIFY(!model.record(kRows).has_value());
 
         // A filter: the validation rows are samples 0, 3, 6, ...
-        model.setFilter({std::nullopt, SampleSplit::Validation, std::nullopt});
+        model.setFilter({std::nullopt, engine::api::SampleSplit::Validation, std::nullopt});
         QCOMPARE(model.rowCount(), (kRows + 2) / 3);
         QTRY_VERIFY_WITH_TIMEOUT(model.anchorsReady(), 30000);
         for (int row : {model.rowCount() - 1, 0, 12345, model.rowCount() / 2})
