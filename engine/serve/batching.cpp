@@ -71,8 +71,43 @@ Status Batcher::enqueue(const std::shared_ptr<Task>& task) {
 }
 
 void Batcher::runAsync(std::vector<Tensor> inputs, Clock::time_point deadline, Done done) {
+    const int64_t rows = inputs.empty() ? 0 : inputs[0].shape()[0];
+    bool here = false;
+    {
+        std::lock_guard lock(m_mutex);
+        // Two requests at once: the next ones wait for company again.
+        if (m_inlineRunning > 0) m_loneBatches = 0;
+        here = !m_stop && m_queue.empty() && m_batchesRunning == 0 && m_inlineRunning == 0 &&
+               m_loneBatches >= kLoneBatchesBeforeInline && m_inlineRuns < kInlineRunsPerProbe;
+        if (here) {
+            ++m_inlineRuns;
+            ++m_inlineRunning;
+        } else if (m_inlineRuns >= kInlineRunsPerProbe) {
+            m_inlineRuns = 0;  // this one goes through the queue and shows whether others come with it
+        }
+    }
+    if (here) {
+        Result<std::vector<Tensor>> out = serveError(TfCode::DeadlineExceeded, "the request timed out waiting for its batch");
+        struct Running {
+            Batcher& b;
+            ~Running() {
+                std::lock_guard lock(b.m_mutex);
+                --b.m_inlineRunning;
+            }
+        };
+        {
+            Running running{*this};
+            if (Clock::now() < deadline) {
+                if (m_onBatch) m_onBatch(rows);
+                out = m_servable->run(inputs);
+            }
+        }
+        std::vector<Tensor>().swap(inputs);  // the inputs go before the caller's lease, as in a batch
+        done(std::move(out));
+        return;
+    }
     auto task = std::make_shared<Task>();
-    task->rows = inputs.empty() ? 0 : inputs[0].shape()[0];
+    task->rows = rows;
     task->inputs = std::move(inputs);
     task->enqueued = Clock::now();
     task->deadline = deadline;
@@ -120,7 +155,16 @@ void Batcher::loop() {
                 m_queue.pop_front();
             }
             more = !m_queue.empty();
+            m_loneBatches = batch.size() == 1 ? std::min(m_loneBatches + 1, kLoneBatchesBeforeInline) : 0;
+            ++m_batchesRunning;
         }
+        struct Running {
+            Batcher& b;
+            ~Running() {
+                std::lock_guard lock(b.m_mutex);
+                --b.m_batchesRunning;
+            }
+        } running{*this};
         if (more) m_wake.notify_one();
         // Drop requests whose callers gave up already, and answer queued requests whose deadline
         // has passed (nobody waits on those with a timer).
