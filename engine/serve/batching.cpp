@@ -51,11 +51,23 @@ Batcher::~Batcher() {
     for (auto& task : m_queue) task->finish(serveError(TfCode::Unavailable, "the model version was unloaded"));
 }
 
-Status Batcher::enqueue(const std::shared_ptr<Task>& task) {
+Status Batcher::enqueue(const std::shared_ptr<Task>& task, bool* here) {
     bool wake = false;
     {
         std::lock_guard lock(m_mutex);
         if (m_stop) return serveError(TfCode::Unavailable, "the model version is being unloaded");
+        if (here) {
+            // Two requests at once: the next ones wait for company again.
+            if (m_inlineRunning > 0) m_loneBatches = 0;
+            *here = m_queue.empty() && m_batchesRunning == 0 && m_inlineRunning == 0 &&
+                    m_loneBatches >= kLoneBatchesBeforeInline && m_inlineRuns < kInlineRunsPerProbe;
+            if (*here) {
+                ++m_inlineRuns;
+                ++m_inlineRunning;
+                return okStatus();
+            }
+            if (m_inlineRuns >= kInlineRunsPerProbe) m_inlineRuns = 0;  // this one is queued and shows whether others come with it
+        }
         if (m_queuedRows + task->rows > m_params.maxEnqueuedBatches * m_params.maxBatchSize)
             return serveError(TfCode::Unavailable, "the batching queue is full");
         const bool wasEmpty = m_queue.empty();
@@ -71,49 +83,33 @@ Status Batcher::enqueue(const std::shared_ptr<Task>& task) {
 }
 
 void Batcher::runAsync(std::vector<Tensor> inputs, Clock::time_point deadline, Done done) {
-    const int64_t rows = inputs.empty() ? 0 : inputs[0].shape()[0];
+    auto task = std::make_shared<Task>();
+    task->rows = inputs.empty() ? 0 : inputs[0].shape()[0];
+    task->inputs = std::move(inputs);
+    task->enqueued = Clock::now();
+    task->deadline = deadline;
+    task->callback = std::move(done);
     bool here = false;
+    Status queued = enqueue(task, &here);
+    if (!queued) return task->finish(std::move(queued.error()));
+    if (!here) return;
+    // A lone request: run on this thread (see runAsync's comment).
+    Result<std::vector<Tensor>> out = serveError(TfCode::DeadlineExceeded, "the request timed out waiting for its batch");
     {
-        std::lock_guard lock(m_mutex);
-        // Two requests at once: the next ones wait for company again.
-        if (m_inlineRunning > 0) m_loneBatches = 0;
-        here = !m_stop && m_queue.empty() && m_batchesRunning == 0 && m_inlineRunning == 0 &&
-               m_loneBatches >= kLoneBatchesBeforeInline && m_inlineRuns < kInlineRunsPerProbe;
-        if (here) {
-            ++m_inlineRuns;
-            ++m_inlineRunning;
-        } else if (m_inlineRuns >= kInlineRunsPerProbe) {
-            m_inlineRuns = 0;  // this one goes through the queue and shows whether others come with it
-        }
-    }
-    if (here) {
-        Result<std::vector<Tensor>> out = serveError(TfCode::DeadlineExceeded, "the request timed out waiting for its batch");
         struct Running {
             Batcher& b;
             ~Running() {
                 std::lock_guard lock(b.m_mutex);
                 --b.m_inlineRunning;
             }
-        };
-        {
-            Running running{*this};
-            if (Clock::now() < deadline) {
-                if (m_onBatch) m_onBatch(rows);
-                out = m_servable->run(inputs);
-            }
+        } running{*this};
+        if (task->enqueued < deadline) {
+            if (m_onBatch) m_onBatch(task->rows);
+            out = m_servable->run(task->inputs);
         }
-        std::vector<Tensor>().swap(inputs);  // the inputs go before the caller's lease, as in a batch
-        done(std::move(out));
-        return;
     }
-    auto task = std::make_shared<Task>();
-    task->rows = rows;
-    task->inputs = std::move(inputs);
-    task->enqueued = Clock::now();
-    task->deadline = deadline;
-    task->callback = std::move(done);
-    Status queued = enqueue(task);
-    if (!queued) task->finish(std::move(queued.error()));
+    std::vector<Tensor>().swap(task->inputs);  // the inputs go before the caller's lease, as in a batch
+    task->finish(std::move(out));
 }
 
 Result<std::vector<Tensor>> Batcher::run(std::vector<Tensor> inputs, Clock::time_point deadline) {
@@ -133,12 +129,15 @@ Result<std::vector<Tensor>> Batcher::run(std::vector<Tensor> inputs, Clock::time
 
 void Batcher::loop() {
     const auto timeout = std::chrono::microseconds(m_params.batchTimeoutMicros);
+    bool ran = false;  // this thread answered a batch since it last held the lock
     while (true) {
         std::vector<std::shared_ptr<Task>> batch;
         int64_t rows = 0;
         bool more = false;
         {
             std::unique_lock lock(m_mutex);
+            if (ran) --m_batchesRunning;
+            ran = false;
             m_wake.wait(lock, [&] { return m_stop || !m_queue.empty(); });
             if (m_stop) return;
             // Wait for a full batch or the oldest request's timeout, or its deadline if that comes
@@ -157,14 +156,8 @@ void Batcher::loop() {
             more = !m_queue.empty();
             m_loneBatches = batch.size() == 1 ? std::min(m_loneBatches + 1, kLoneBatchesBeforeInline) : 0;
             ++m_batchesRunning;
+            ran = true;
         }
-        struct Running {
-            Batcher& b;
-            ~Running() {
-                std::lock_guard lock(b.m_mutex);
-                --b.m_batchesRunning;
-            }
-        } running{*this};
         if (more) m_wake.notify_one();
         // Drop requests whose callers gave up already, and answer queued requests whose deadline
         // has passed (nobody waits on those with a timer).

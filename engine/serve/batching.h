@@ -53,8 +53,10 @@ public:
 private:
     struct Task;
     void loop();
-    // Queues `task`; an error when the batcher is stopping or its queue is full.
-    Status enqueue(const std::shared_ptr<Task>& task);
+    // Queues `task`; an error when the batcher is stopping or its queue is full. With `here`, a
+    // lone request (see runAsync) is not queued but marked as running on the caller's thread, and
+    // *here says which.
+    Status enqueue(const std::shared_ptr<Task>& task, bool* here = nullptr);
 
     std::shared_ptr<Servable> m_servable;
     BatchingParameters m_params;
