@@ -60,7 +60,8 @@ Status Batcher::enqueue(const std::shared_ptr<Task>& task, bool* here) {
             // Two requests at once: the next ones wait for company again.
             if (m_inlineRunning > 0) m_loneBatches = 0;
             *here = m_queue.empty() && m_batchesRunning == 0 && m_inlineRunning == 0 &&
-                    m_loneBatches >= kLoneBatchesBeforeInline && m_inlineRuns < kInlineRunsPerProbe;
+                    m_loneBatches >= kLoneBatchesBeforeInline && m_inlineRuns < kInlineRunsPerProbe &&
+                    m_loneRunTime <= kInlineRunBudget;
             if (*here) {
                 ++m_inlineRuns;
                 ++m_inlineRunning;
@@ -98,14 +99,18 @@ void Batcher::runAsync(std::vector<Tensor> inputs, Clock::time_point deadline, D
     {
         struct Running {
             Batcher& b;
+            std::optional<Clock::duration> took;
             ~Running() {
                 std::lock_guard lock(b.m_mutex);
                 --b.m_inlineRunning;
+                if (took) b.m_loneRunTime = *took;
             }
-        } running{*this};
+        } running{*this, std::nullopt};
         if (task->enqueued < deadline) {
             if (m_onBatch) m_onBatch(task->rows);
+            const auto start = Clock::now();
             out = m_servable->run(task->inputs);
+            running.took = Clock::now() - start;
         }
     }
     std::vector<Tensor>().swap(task->inputs);  // the inputs go before the caller's lease, as in a batch
@@ -184,7 +189,13 @@ void Batcher::loop() {
         if (live.empty()) continue;
         if (m_onBatch) m_onBatch(rows);
         if (live.size() == 1) {
-            live[0]->finish(m_servable->run(live[0]->inputs));
+            const auto start = Clock::now();
+            auto out = m_servable->run(live[0]->inputs);
+            {
+                std::lock_guard lock(m_mutex);
+                m_loneRunTime = Clock::now() - start;
+            }
+            live[0]->finish(std::move(out));
             continue;
         }
         // Merge along dimension 0.

@@ -44,11 +44,15 @@ public:
     // waiting batch_timeout_micros for company that has not been coming. Every
     // kInlineRunsPerProbe-th such request is queued all the same: if others join its batch, or a
     // request arrives while one runs on a calling thread, requests overlap again and the next
-    // ones are queued until single-request batches are the rule once more.
+    // ones are queued until single-request batches are the rule once more. All of this only while
+    // the last single-request run took at most kInlineRunBudget.
     void runAsync(std::vector<Tensor> inputs, Clock::time_point deadline, Done done);
 
     static constexpr int kLoneBatchesBeforeInline = 4;
     static constexpr int kInlineRunsPerProbe = 8;
+    // Only while the last single-request run took at most this long: a large model never holds
+    // up the calling thread (an event loop serving other connections) for longer.
+    static constexpr std::chrono::microseconds kInlineRunBudget{1000};
 
 private:
     struct Task;
@@ -66,10 +70,11 @@ private:
     std::deque<std::shared_ptr<Task>> m_queue;
     int64_t m_queuedRows = 0;
     bool m_stop = false;
-    int m_batchesRunning = 0;  // batches taken by batch threads and not yet answered
-    int m_loneBatches = 0;     // batches in a row that held a single request
-    int m_inlineRuns = 0;      // requests run on the calling thread since the last probe
-    int m_inlineRunning = 0;   // requests running on a calling thread now
+    int m_batchesRunning = 0;                                // batches taken by batch threads and not yet answered
+    int m_loneBatches = 0;                                   // batches in a row that held a single request
+    int m_inlineRuns = 0;                                    // requests run on the calling thread since the last probe
+    int m_inlineRunning = 0;                                 // requests running on a calling thread now
+    Clock::duration m_loneRunTime = Clock::duration::max();  // the last single-request run's time
     std::vector<std::thread> m_threads;
 };
 
