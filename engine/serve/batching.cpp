@@ -51,11 +51,24 @@ Batcher::~Batcher() {
     for (auto& task : m_queue) task->finish(serveError(TfCode::Unavailable, "the model version was unloaded"));
 }
 
-Status Batcher::enqueue(const std::shared_ptr<Task>& task) {
+Status Batcher::enqueue(const std::shared_ptr<Task>& task, bool* here) {
     bool wake = false;
     {
         std::lock_guard lock(m_mutex);
         if (m_stop) return serveError(TfCode::Unavailable, "the model version is being unloaded");
+        if (here) {
+            // Two requests at once: the next ones wait for company again.
+            if (m_inlineRunning > 0) m_loneBatches = 0;
+            *here = m_queue.empty() && m_batchesRunning == 0 && m_inlineRunning == 0 &&
+                    m_loneBatches >= kLoneBatchesBeforeInline && m_inlineRuns < kInlineRunsPerProbe &&
+                    m_loneRunTime <= kInlineRunBudget;
+            if (*here) {
+                ++m_inlineRuns;
+                ++m_inlineRunning;
+                return okStatus();
+            }
+            if (m_inlineRuns >= kInlineRunsPerProbe) m_inlineRuns = 0;  // this one is queued and shows whether others come with it
+        }
         if (m_queuedRows + task->rows > m_params.maxEnqueuedBatches * m_params.maxBatchSize)
             return serveError(TfCode::Unavailable, "the batching queue is full");
         const bool wasEmpty = m_queue.empty();
@@ -77,8 +90,31 @@ void Batcher::runAsync(std::vector<Tensor> inputs, Clock::time_point deadline, D
     task->enqueued = Clock::now();
     task->deadline = deadline;
     task->callback = std::move(done);
-    Status queued = enqueue(task);
-    if (!queued) task->finish(std::move(queued.error()));
+    bool here = false;
+    Status queued = enqueue(task, &here);
+    if (!queued) return task->finish(std::move(queued.error()));
+    if (!here) return;
+    // A lone request: run on this thread (see runAsync's comment).
+    Result<std::vector<Tensor>> out = serveError(TfCode::DeadlineExceeded, "the request timed out waiting for its batch");
+    {
+        struct Running {
+            Batcher& b;
+            std::optional<Clock::duration> took;
+            ~Running() {
+                std::lock_guard lock(b.m_mutex);
+                --b.m_inlineRunning;
+                if (took) b.m_loneRunTime = *took;
+            }
+        } running{*this, std::nullopt};
+        if (task->enqueued < deadline) {
+            if (m_onBatch) m_onBatch(task->rows);
+            const auto start = Clock::now();
+            out = m_servable->run(task->inputs);
+            running.took = Clock::now() - start;
+        }
+    }
+    std::vector<Tensor>().swap(task->inputs);  // the inputs go before the caller's lease, as in a batch
+    task->finish(std::move(out));
 }
 
 Result<std::vector<Tensor>> Batcher::run(std::vector<Tensor> inputs, Clock::time_point deadline) {
@@ -98,12 +134,15 @@ Result<std::vector<Tensor>> Batcher::run(std::vector<Tensor> inputs, Clock::time
 
 void Batcher::loop() {
     const auto timeout = std::chrono::microseconds(m_params.batchTimeoutMicros);
+    bool ran = false;  // this thread answered a batch since it last held the lock
     while (true) {
         std::vector<std::shared_ptr<Task>> batch;
         int64_t rows = 0;
         bool more = false;
         {
             std::unique_lock lock(m_mutex);
+            if (ran) --m_batchesRunning;
+            ran = false;
             m_wake.wait(lock, [&] { return m_stop || !m_queue.empty(); });
             if (m_stop) return;
             // Wait for a full batch or the oldest request's timeout, or its deadline if that comes
@@ -120,6 +159,9 @@ void Batcher::loop() {
                 m_queue.pop_front();
             }
             more = !m_queue.empty();
+            m_loneBatches = batch.size() == 1 ? std::min(m_loneBatches + 1, kLoneBatchesBeforeInline) : 0;
+            ++m_batchesRunning;
+            ran = true;
         }
         if (more) m_wake.notify_one();
         // Drop requests whose callers gave up already, and answer queued requests whose deadline
@@ -147,7 +189,13 @@ void Batcher::loop() {
         if (live.empty()) continue;
         if (m_onBatch) m_onBatch(rows);
         if (live.size() == 1) {
-            live[0]->finish(m_servable->run(live[0]->inputs));
+            const auto start = Clock::now();
+            auto out = m_servable->run(live[0]->inputs);
+            {
+                std::lock_guard lock(m_mutex);
+                m_loneRunTime = Clock::now() - start;
+            }
+            live[0]->finish(std::move(out));
             continue;
         }
         // Merge along dimension 0.

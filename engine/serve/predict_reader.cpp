@@ -1,142 +1,186 @@
 // SPDX-License-Identifier: Apache-2.0
-// One-pass :predict reader: a recursive-descent scan of the fixed body shape with std::from_chars
-// for the numbers, writing into a per-thread buffer until the batch is known and admitted.
+// One-pass :predict reader: a flat scan of the fixed body shape (an odometer over the item's
+// dimensions instead of recursion), numbers converted during the scan, values written into a
+// per-thread buffer until the batch is known and admitted.
 #include "engine/serve/predict_reader.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <vector>
+#include <memory>
 
 namespace kiln::engine::serve {
 
 namespace {
 
-// A per-thread buffer for the values read before the batch is known. Kept between requests up
-// to this many floats (1 MiB); a larger request's buffer is freed once the request is read.
+// Kept between requests up to this many floats (1 MiB); a larger request's buffer is freed once
+// the request is read.
 constexpr size_t kKeptScratchFloats = size_t(1) << 18;
+// Item ranks the reader takes; deeper items go to the general parser (which applies the depth
+// limit with its own message).
+constexpr size_t kMaxItemRank = 62;
 
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-
-struct Reader {
-    const char* p;
-    const char* end;
-
-    void space() {
-        while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+// A per-thread buffer for the values read before the batch is known. Grown without zero-filling
+// (every value is written before it is read).
+struct Scratch {
+    std::unique_ptr<float[]> data;
+    size_t capacity = 0;
+    float* reserve(size_t floats) {
+        if (floats > capacity) {
+            size_t grown = std::max(floats, capacity * 2);
+            std::unique_ptr<float[]> bigger(new float[grown]);
+            if (capacity) std::memcpy(bigger.get(), data.get(), capacity * sizeof(float));
+            data = std::move(bigger);
+            capacity = grown;
+        }
+        return data.get();
     }
-    bool eat(char c) {
-        space();
-        if (p < end && *p == c) {
-            ++p;
-            return true;
+    void trim() {
+        if (capacity > kKeptScratchFloats) {
+            data.reset();
+            capacity = 0;
         }
-        return false;
-    }
-    // A string of printable ASCII without escapes (anything else is the general parser's job).
-    bool plainString(std::string_view& out) {
-        if (!eat('"')) return false;
-        const char* start = p;
-        while (p < end && *p != '"') {
-            const auto c = static_cast<unsigned char>(*p);
-            if (c == '\\' || c < 0x20 || c >= 0x80) return false;
-            ++p;
-        }
-        if (p == end) return false;
-        out = std::string_view(start, static_cast<size_t>(p - start));
-        ++p;
-        return true;
-    }
-    // A JSON number, converted as the general parser converts it: integers (up to 18 digits, so
-    // they fit an int64 exactly) straight to float, other forms to the nearest double and then to
-    // float. Out-of-range doubles and floats are refused here.
-    //
-    // The grammar scan also gathers the decimal digits: when they form an integer of at most 2^53
-    // and the power of ten is within 10^±22, both are exact doubles and one multiplication or
-    // division gives the correctly rounded double (what strtod and from_chars return); that is
-    // the common case (numbers like 0.1234) and skips a second pass over the digits.
-    bool number(float& out) {
-        static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                            1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-        space();
-        const char* start = p;
-        const bool negative = p < end && *p == '-';
-        if (negative) ++p;
-        if (p == end) return false;
-        uint64_t mantissa = 0;
-        int significant = 0;  // digits in mantissa from its first non-zero one
-        int scale = 0;        // the value is mantissa * 10^scale
-        bool exact = true;    // mantissa holds every digit
-        auto take = [&](char c) {
-            if (significant >= 19) {
-                exact = false;
-                return;
-            }
-            mantissa = mantissa * 10 + static_cast<uint64_t>(c - '0');
-            if (mantissa) ++significant;
-        };
-        if (*p == '0') {
-            ++p;
-        } else if (*p >= '1' && *p <= '9') {
-            while (p < end && isDigit(*p)) take(*p++);
-        } else {
-            return false;
-        }
-        bool integral = true;
-        if (p < end && *p == '.') {
-            integral = false;
-            const char* digits = ++p;
-            while (p < end && isDigit(*p)) {
-                take(*p++);
-                --scale;
-            }
-            if (p == digits) return false;
-        }
-        if (p < end && (*p == 'e' || *p == 'E')) {
-            integral = false;
-            ++p;
-            bool minus = false;
-            if (p < end && (*p == '+' || *p == '-')) minus = *p++ == '-';
-            const char* digits = p;
-            int exponent = 0;
-            while (p < end && isDigit(*p)) {
-                if (exponent < 10000) exponent = exponent * 10 + (*p - '0');
-                ++p;
-            }
-            if (p == digits) return false;
-            scale += minus ? -exponent : exponent;
-        }
-        if (integral) {
-            if (p - start > 18) return false;
-            const auto v = static_cast<int64_t>(mantissa);
-            out = static_cast<float>(negative ? -v : v);
-            return true;
-        }
-        if (exact && mantissa <= (uint64_t(1) << 53) && scale >= -22 && scale <= 22) {
-            double d = static_cast<double>(mantissa);
-            d = scale < 0 ? d / kPow10[-scale] : d * kPow10[scale];
-            out = static_cast<float>(negative ? -d : d);  // at most 2^53 * 1e22, inside float's range
-            return true;
-        }
-        double d = 0;
-        const auto r = std::from_chars(start, p, d, std::chars_format::general);
-        if (r.ec != std::errc() || r.ptr != p || !(std::fabs(d) <= std::numeric_limits<float>::max())) return false;
-        out = static_cast<float>(d);
-        return true;
     }
 };
 
-// One item of shape dims[d...] into out (advanced past it).
-bool readItem(Reader& r, const std::vector<int64_t>& dims, size_t d, float*& out) {
-    if (d == dims.size()) return r.number(*out++);
-    if (!r.eat('[')) return false;
-    for (int64_t i = 0; i < dims[d]; ++i) {
-        if (i && !r.eat(',')) return false;
-        if (!readItem(r, dims, d + 1, out)) return false;
+inline bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Skips JSON whitespace (space, tab, CR, LF) from p.
+inline const char* skipSpace(const char* p, const char* end) {
+    while (p < end && isSpace(*p)) ++p;
+    return p;
+}
+
+// Skips whitespace, then takes `c`.
+inline bool expect(const char*& p, const char* end, char c) {
+    p = skipSpace(p, end);
+    if (p < end && *p == c) {
+        ++p;
+        return true;
     }
-    return r.eat(']');
+    return false;
+}
+
+// A string of printable ASCII without escapes (anything else is the general parser's job).
+bool plainString(const char*& p, const char* end, std::string_view& out) {
+    if (!expect(p, end, '"')) return false;
+    const char* start = p;
+    while (p < end && *p != '"') {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c == '\\' || c < 0x20 || c >= 0x80) return false;
+        ++p;
+    }
+    if (p == end) return false;
+    out = std::string_view(start, static_cast<size_t>(p - start));
+    ++p;
+    return true;
+}
+
+// Gathers decimal digits from p into m (wrapping past 19 digits; the caller counts them).
+inline const char* digits(const char* p, const char* end, uint64_t& m) {
+    while (p < end) {
+        const auto d = static_cast<unsigned>(static_cast<unsigned char>(*p) - '0');
+        if (d > 9) break;
+        m = m * 10 + d;
+        ++p;
+    }
+    return p;
+}
+
+// A JSON number at p (after whitespace), converted as the general parser converts it: integers
+// (up to 18 characters, so they fit an int64 exactly) straight to float, other forms to the
+// nearest double and then to float. Out-of-range doubles and floats are refused here.
+//
+// When the digits (at most 19 of them, so they fit a uint64) form an integer of at most 2^53 and
+// the power of ten is within 10^±22, both are exact doubles and one multiplication or division
+// gives the correctly rounded double (what strtod and from_chars return): the common case
+// (numbers like 0.1234). Longer digit strings and larger exponents go through from_chars.
+inline bool number(const char*& pp, const char* end, float& out) {
+    static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char* p = skipSpace(pp, end);
+    const char* start = p;
+    const bool negative = p < end && *p == '-';
+    if (negative) ++p;
+    if (p == end) return false;
+    uint64_t mantissa = 0;
+    const char* intStart = p;
+    if (*p == '0') {
+        ++p;
+    } else if (*p >= '1' && *p <= '9') {
+        p = digits(p, end, mantissa);
+    } else {
+        return false;
+    }
+    int64_t count = p - intStart;  // digits gathered into mantissa (leading zeros add nothing)
+    int scale = 0;                 // the value is mantissa * 10^scale
+    bool integral = true;
+    if (p < end && *p == '.') {
+        integral = false;
+        const char* fraction = ++p;
+        p = digits(p, end, mantissa);
+        if (p == fraction) return false;
+        count += p - fraction;
+        scale = -static_cast<int>(std::min<int64_t>(p - fraction, 100000));
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        integral = false;
+        ++p;
+        bool minus = false;
+        if (p < end && (*p == '+' || *p == '-')) minus = *p++ == '-';
+        const char* expDigits = p;
+        int exponent = 0;
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (exponent < 10000) exponent = exponent * 10 + (*p - '0');
+            ++p;
+        }
+        if (p == expDigits) return false;
+        scale += minus ? -exponent : exponent;
+    }
+    pp = p;
+    if (integral) {
+        if (p - start > 18) return false;
+        const auto v = static_cast<int64_t>(mantissa);
+        out = static_cast<float>(negative ? -v : v);
+        return true;
+    }
+    if (count <= 19 && mantissa <= (uint64_t(1) << 53) && scale >= -22 && scale <= 22) {
+        double d = static_cast<double>(mantissa);
+        d = scale < 0 ? d / kPow10[-scale] : d * kPow10[scale];
+        out = static_cast<float>(negative ? -d : d);  // at most 2^53 * 1e22, inside float's range
+        return true;
+    }
+    double d = 0;
+    const auto r = std::from_chars(start, p, d, std::chars_format::general);
+    if (r.ec != std::errc() || r.ptr != p || !(std::fabs(d) <= std::numeric_limits<float>::max())) return false;
+    out = static_cast<float>(d);
+    return true;
+}
+
+// One item of shape dims[0..rank) into out: rank opening brackets, the numbers in row-major order
+// with the commas and brackets between them that the shape implies, rank closing brackets.
+// `at` is the odometer (one index per dimension), all zero on entry and on a successful exit.
+bool readItem(const char*& p, const char* end, const int64_t* dims, size_t rank, int64_t* at, float* out) {
+    for (size_t k = 0; k < rank; ++k)
+        if (!expect(p, end, '[')) return false;
+    while (true) {
+        if (!number(p, end, *out++)) return false;
+        // Advance the odometer: close every dimension that is complete, then open the ones inside
+        // the first that is not.
+        size_t k = rank;
+        while (k > 0 && ++at[k - 1] == dims[k - 1]) {
+            at[k - 1] = 0;
+            --k;
+            if (!expect(p, end, ']')) return false;
+        }
+        if (k == 0) return true;
+        if (!expect(p, end, ',')) return false;
+        for (size_t j = k; j < rank; ++j)
+            if (!expect(p, end, '[')) return false;
+    }
 }
 
 }  // namespace
@@ -145,52 +189,52 @@ std::optional<Result<PredictRequestData>> readPlainPredict(std::string_view body
                                                            const RequestLimits& limits, const AdmitFn& admit) {
     if (sig.inputs.size() != 1 || sig.inputs[0].dtype != "DT_FLOAT") return std::nullopt;
     const TensorSpec& spec = sig.inputs[0];
-    const std::vector<int64_t> dims = spec.itemShape();
+    if (spec.shape.empty() || spec.shape.size() - 1 > kMaxItemRank) return std::nullopt;
+    const size_t rank = spec.shape.size() - 1;
+    const int64_t* dims = spec.shape.data() + 1;
     const int64_t item = spec.itemSize();
     // The body's nesting: the object, the list of instances, then the item's lists.
-    if (item <= 0 || static_cast<int64_t>(dims.size()) + 2 > limits.maxJsonDepth) return std::nullopt;
-    for (int64_t d : dims)
-        if (d <= 0) return std::nullopt;
+    if (item <= 0 || static_cast<int64_t>(rank) + 2 > limits.maxJsonDepth) return std::nullopt;
+    for (size_t d = 0; d < rank; ++d)
+        if (dims[d] <= 0) return std::nullopt;
     const int64_t maxRows = std::min(limits.maxBatch, limits.maxElements / item);
 
-    thread_local std::vector<float> scratch;
+    thread_local Scratch scratch;
     struct Trim {
-        ~Trim() {
-            if (scratch.capacity() > kKeptScratchFloats) std::vector<float>().swap(scratch);
-        }
+        ~Trim() { scratch.trim(); }
     } trim;
+    std::array<int64_t, kMaxItemRank> at{};
 
-    Reader r{body.data(), body.data() + body.size()};
+    const char* p = body.data();
+    const char* const end = p + body.size();
     bool seenSignature = false, seenData = false, columnar = false;
     int64_t batch = 0;
-    if (!r.eat('{')) return std::nullopt;
+    if (!expect(p, end, '{')) return std::nullopt;
     do {
         std::string_view key;
-        if (!r.plainString(key) || !r.eat(':')) return std::nullopt;
+        if (!plainString(p, end, key) || !expect(p, end, ':')) return std::nullopt;
         if (key == "signature_name") {
             std::string_view name;
-            if (seenSignature || !r.plainString(name)) return std::nullopt;
+            if (seenSignature || !plainString(p, end, name)) return std::nullopt;
             if (!name.empty() && name != "serving_default") return std::nullopt;
             seenSignature = true;
         } else if (key == "instances" || key == "inputs") {
-            if (seenData || !r.eat('[')) return std::nullopt;
+            if (seenData || !expect(p, end, '[')) return std::nullopt;
             seenData = true;
             columnar = key == "inputs";
             do {
                 if (batch >= maxRows) return std::nullopt;  // over a limit: the general parser says which
-                scratch.resize(static_cast<size_t>((batch + 1) * item));
-                float* out = scratch.data() + batch * item;
-                if (!readItem(r, dims, 0, out)) return std::nullopt;
+                float* out = scratch.reserve(static_cast<size_t>((batch + 1) * item)) + batch * item;
+                if (!readItem(p, end, dims, rank, at.data(), out)) return std::nullopt;
                 ++batch;
-            } while (r.eat(','));
-            if (!r.eat(']')) return std::nullopt;
+            } while (expect(p, end, ','));
+            if (!expect(p, end, ']')) return std::nullopt;
         } else {
             return std::nullopt;
         }
-    } while (r.eat(','));
-    if (!r.eat('}')) return std::nullopt;
-    r.space();
-    if (r.p != r.end || !seenData) return std::nullopt;
+    } while (expect(p, end, ','));
+    if (!expect(p, end, '}')) return std::nullopt;
+    if (skipSpace(p, end) != end || !seenData) return std::nullopt;
 
     if (admit) {
         Status admitted = admit(batch);
@@ -200,7 +244,7 @@ std::optional<Result<PredictRequestData>> readPlainPredict(std::string_view body
     req.columnar = columnar;
     req.batch = batch;
     req.inputs.emplace_back(Shape(spec.shape).withBatch(batch));
-    std::memcpy(req.inputs[0].data<float>(), scratch.data(), static_cast<size_t>(batch * item) * sizeof(float));
+    std::memcpy(req.inputs[0].data<float>(), scratch.data.get(), static_cast<size_t>(batch * item) * sizeof(float));
     return Result<PredictRequestData>(std::move(req));
 }
 

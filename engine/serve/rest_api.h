@@ -53,7 +53,8 @@ public:
     // The path without a waiting thread: a :predict call to a version that batches requests,
     // with a body the one-pass reader takes (predict_reader.h), is read on the calling thread and
     // queued; `reply` is then taken and called once, from the batch thread that ran it, or at
-    // once when the request is refused. Returns false, leaving `reply` untouched, for every other
+    // once when the request is refused or ran on the calling thread (a lone request, see
+    // Batcher::runAsync). Returns false, leaving `reply` untouched, for every other
     // request (malformed bodies included), which handle() then serves.
     bool handleAsync(const std::string& method, const std::string& path, std::string_view body, Reply& reply);
 

@@ -2,7 +2,8 @@
 // :predict calls to a batching version over real HTTP, which the event loop parses and queues
 // without a worker: answers carry the engine's numbers and the same JSON as the worker path,
 // errors are byte-for-byte those of a server without batching, a deadline that passes in the
-// queue gives 504 on time, and stopping the server answers the requests still queued.
+// queue gives 504 on time, stopping the server answers the requests still queued, and a lone
+// client stops waiting out the batch timeout until requests overlap again.
 // kiln-test-timeout: 300
 #include <QtTest>
 
@@ -13,7 +14,9 @@
 #include <future>
 #include <memory>
 #include <thread>
+#include <vector>
 
+#include "engine/serve/batching.h"
 #include "engine/serve/http_server.h"
 #include "engine/serve/metrics.h"
 #include "engine/serve/model_manager.h"
@@ -43,7 +46,8 @@ std::string imageBody(const std::vector<float>& x) {
 struct Served {
     ThreadPool pool{1};
     Metrics metrics;
-    std::atomic<int64_t> batchedRows{0};  // rows run by the batcher
+    std::atomic<int64_t> batchedRows{0};   // rows run by the batcher
+    std::atomic<int64_t> largestBatch{0};  // most rows in one run
     std::unique_ptr<ModelManager> manager;
     std::unique_ptr<RestApi> api;
     std::unique_ptr<HttpServer> server;
@@ -56,7 +60,12 @@ struct Served {
         options.pollSeconds = 0;
         options.log = [](const std::string&) {};
         options.batching = batching;
-        options.onBatch = [this](const std::string&, int64_t rows) { batchedRows += rows; };
+        options.onBatch = [this](const std::string&, int64_t rows) {
+            batchedRows += rows;
+            int64_t seen = largestBatch.load();
+            while (rows > seen && !largestBatch.compare_exchange_weak(seen, rows)) {
+            }
+        };
         manager = std::make_unique<ModelManager>(cfg, options, pool);
         manager->start();
         RestOptions rest;
@@ -204,6 +213,68 @@ private slots:
         QCOMPARE(b.status, 200);
         QCOMPARE(batched.batchedRows.load(), int64_t(2));
         QCOMPARE(QString::fromStdString(a.body), QString::fromStdString(b.body));
+    }
+
+    // One client at a time: after kLoneBatchesBeforeInline single-request batches, requests run
+    // at once instead of waiting out the batch timeout (400 ms here), except every
+    // (kInlineRunsPerProbe + 1)-th, which is queued again; the answers stay the engine's. Clients
+    // that overlap are batched together again.
+    void loneClientSkipsTheBatchWait() {
+        QTemporaryDir dir;
+        const std::string base = dir.filePath("mlp").toStdString();
+        QVERIFY(kiln::test::makeVersion("fashion_mlp", base, 1, kSeed));
+        Served batched(base, batching(8, 400000));
+        Served plain(base, std::nullopt);
+        QVERIFY(batched.port > 0 && plain.port > 0);
+        const std::string path = "/v1/models/mlp:predict";
+        const std::string body = imageBody(kiln::test::sampleValues(784, 78));
+        httplib::Client reference("127.0.0.1", plain.port);
+        const Answer expected = post(reference, path, body);
+        QCOMPARE(expected.status, 200);
+
+        constexpr int kLone = Batcher::kLoneBatchesBeforeInline, kInline = Batcher::kInlineRunsPerProbe;
+        httplib::Client client("127.0.0.1", batched.port);
+        std::vector<double> ms;
+        for (int i = 0; i < kLone + kInline + 1; ++i) {
+            const auto t0 = Clock::now();
+            const Answer a = post(client, path, body);
+            ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+            QCOMPARE(a.status, 200);
+            QCOMPARE(QString::fromStdString(a.body), QString::fromStdString(expected.body));
+        }
+        for (int i = 0; i < kLone; ++i) QVERIFY2(ms[static_cast<size_t>(i)] >= 390, std::to_string(ms[static_cast<size_t>(i)]).c_str());
+        double inlineMs = 0;
+        for (int i = kLone; i < kLone + kInline; ++i) inlineMs += ms[static_cast<size_t>(i)];
+        QVERIFY2(inlineMs < 400, std::to_string(inlineMs).c_str());     // waiting would have taken 3.2 s
+        QVERIFY2(ms.back() >= 390, std::to_string(ms.back()).c_str());  // the probe
+        QCOMPARE(batched.batchedRows.load(), int64_t(kLone + kInline + 1));
+        QCOMPARE(batched.largestBatch.load(), int64_t(1));
+
+        // Eight clients at once: a probe gets company, and requests are merged again (rows of a
+        // merged run may differ from a lone run's in the last bits).
+        std::vector<float> want;
+        kiln::test::flatten(json::parse(expected.body)["predictions"], want);
+        constexpr int kClients = 8, kEach = 3;
+        std::atomic<int> same{0};
+        std::vector<std::thread> clients;
+        for (int c = 0; c < kClients; ++c)
+            clients.emplace_back([&] {
+                httplib::Client cl("127.0.0.1", batched.port);
+                for (int k = 0; k < kEach; ++k) {
+                    const Answer a = post(cl, path, body);
+                    if (a.status != 200) continue;
+                    std::vector<float> got;
+                    kiln::test::flatten(json::parse(a.body)["predictions"], got);
+                    bool close = got.size() == want.size();
+                    for (size_t k = 0; close && k < want.size(); ++k)
+                        close = std::abs(got[k] - want[k]) <= 1e-5f + 1e-5f * std::abs(want[k]);
+                    if (close) ++same;
+                }
+            });
+        for (auto& t : clients) t.join();
+        QCOMPARE(same.load(), kClients * kEach);
+        QCOMPARE(batched.batchedRows.load(), int64_t(kLone + kInline + 1 + kClients * kEach));
+        QVERIFY2(batched.largestBatch.load() > 1, std::to_string(batched.largestBatch.load()).c_str());
     }
 
     // The batch timeout (5 s) is longer than the request deadline (300 ms): the request is
