@@ -1207,6 +1207,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>kiln-predict: %1: give one CSV index, TFRecord or table rows input at a time</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>  its weights from the file are kept: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -3781,6 +3785,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     </message>
     <message>
         <source>The import was cancelled.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>    its weights from the file are kept: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

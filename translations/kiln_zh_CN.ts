@@ -1211,6 +1211,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
         <source>kiln-predict: %1: give one CSV index, TFRecord or table rows input at a time</source>
         <translation>kiln-predict：%1：一次只能指定一个 CSV 索引、TFRecord 或表格行输入</translation>
     </message>
+    <message>
+        <source>  its weights from the file are kept: %1</source>
+        <translation>  保留了文件中它的权重：%1</translation>
+    </message>
 </context>
 <context>
     <name>Doctor</name>
@@ -3765,6 +3769,10 @@ Serves Kiln models over TensorFlow Serving&apos;s REST and gRPC APIs.</source>
     <message>
         <source>The import was cancelled.</source>
         <translation>导入已取消。</translation>
+    </message>
+    <message>
+        <source>    its weights from the file are kept: %1</source>
+        <translation>    保留了文件中它的权重：%1</translation>
     </message>
 </context>
 <context>
