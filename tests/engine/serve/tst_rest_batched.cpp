@@ -34,9 +34,9 @@ constexpr uint64_t kSeed = 5;
 
 std::string imageBody(const std::vector<float>& x) {
     json img = json::array();
-    for (int r = 0; r < 28; ++r) {
+    for (size_t r = 0; r < 28; ++r) {
         json row = json::array();
-        for (int c = 0; c < 28; ++c) row.push_back(json::array({x[static_cast<size_t>(r * 28 + c)]}));
+        for (size_t c = 0; c < 28; ++c) row.push_back(json::array({x[r * 28 + c]}));
         img.push_back(row);
     }
     return json{{"instances", json::array({img})}}.dump();
