@@ -21,6 +21,7 @@
 #include "engine/io/project.h"
 #include "engine/io/saved_model_export.h"
 #include "engine/ops/model.h"
+#include "tests/python_env.h"
 
 using namespace kiln::engine;
 
@@ -53,10 +54,8 @@ private slots:
         QCOMPARE(saved.error().code, ErrorCode::Unsupported);
         QVERIFY2(saved.error().node == "cross" || saved.error().node == "d", saved.error().toString().c_str());
 
-        QProcess env;
-        env.start("bash", {QString(KILN_SOURCE_DIR) + "/tools/py_env.sh"});
-        if (!env.waitForFinished(1800000) || env.exitCode() != 0) QSKIP("the Python environment is not available");
-        const QString python = QString::fromUtf8(env.readAllStandardOutput()).trimmed().split('\n').last();
+        const QString python = kiln::test::pythonEnvInterpreter();
+        if (python.isEmpty()) QSKIP("the Python environment is not available");
 
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());

@@ -24,6 +24,7 @@
 #include "engine/io/onnx_export.h"
 #include "engine/io/project.h"
 #include "engine/ops/model.h"
+#include "tests/python_env.h"
 
 using namespace kiln::engine;
 using nlohmann::json;
@@ -55,10 +56,8 @@ private slots:
         QVERIFY2(model.ok(), model.ok() ? "" : model.error().toString().c_str());
         auto params = exec::ParamStore::create(*model, 17);
 
-        QProcess env;
-        env.start("bash", {QString(KILN_SOURCE_DIR) + "/tools/py_env.sh"});
-        if (!env.waitForFinished(1800000) || env.exitCode() != 0) QSKIP("the Python environment is not available");
-        const QString python = QString::fromUtf8(env.readAllStandardOutput()).trimmed().split('\n').last();
+        const QString python = kiln::test::pythonEnvInterpreter();
+        if (python.isEmpty()) QSKIP("the Python environment is not available");
 
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());

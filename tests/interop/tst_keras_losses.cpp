@@ -20,6 +20,7 @@
 
 #include "engine/core/thread_pool.h"
 #include "engine/ops/op_table.h"
+#include "tests/python_env.h"
 
 using namespace kiln::engine;
 using namespace kiln::engine::ops;
@@ -27,13 +28,6 @@ using namespace kiln::engine::ops;
 namespace {
 
 constexpr double kTolerance = 1e-5;
-
-QString pythonPath() {
-    QProcess p;
-    p.start(QStringLiteral("bash"), {QStringLiteral(KILN_SOURCE_DIR "/tools/py_env.sh")});
-    if (!p.waitForFinished(900000) || p.exitCode() != 0) return {};
-    return QString::fromLocal8Bit(p.readAllStandardOutput()).trimmed();
-}
 
 enum class Targets { Binary, Soft, OneHot, Labels };
 
@@ -136,7 +130,7 @@ class TstKerasLosses : public QObject {
     Q_OBJECT
 private slots:
     void focalLossesMatchKeras() {
-        const QString python = pythonPath();
+        const QString python = kiln::test::pythonEnvInterpreter();
         if (python.isEmpty()) QSKIP("the Python environment with TensorFlow and Keras could not be created");
         QProcess probe;
         probe.start(python, {QStringLiteral("-c"), QStringLiteral("import keras, tensorflow")});

@@ -25,6 +25,7 @@
 #include "engine/exec/plan.h"
 #include "engine/io/onnx_import.h"
 #include "engine/ops/model.h"
+#include "tests/python_env.h"
 
 using namespace kiln::engine;
 
@@ -107,10 +108,8 @@ QString nodeCasesDir() {
     if (const QByteArray env = qgetenv("KILN_ONNX_TESTDATA"); !env.isEmpty())
         if (QString d = nodeDir(QString::fromLocal8Bit(env)); !d.isEmpty()) return d;
     if (QString d = nodeDir(QStringLiteral("/usr/share/libonnx-testdata")); !d.isEmpty()) return d;
-    QProcess env;
-    env.start(QStringLiteral("bash"), {QStringLiteral(KILN_SOURCE_DIR "/tools/py_env.sh")});
-    if (!env.waitForFinished(1800000) || env.exitCode() != 0) return {};
-    const QString python = QString::fromUtf8(env.readAllStandardOutput()).trimmed().split(QLatin1Char('\n')).last();
+    const QString python = kiln::test::pythonEnvInterpreter();
+    if (python.isEmpty()) return {};
     QProcess py;
     py.start(python, {QStringLiteral("-c"), QStringLiteral("import onnx, os; print(os.path.dirname(onnx.__file__))")});
     if (!py.waitForFinished(120000) || py.exitCode() != 0) return {};

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/app/app_test_util.h"
+#include "tests/python_env.h"
 #include "tests/test_data.h"
 
 using nlohmann::json;
@@ -101,10 +102,8 @@ class TestOnnxRoundTrip : public QObject {
 
 private slots:
     void initTestCase() {
-        QProcess env;
-        env.start("bash", {QString(KILN_SOURCE_DIR) + "/tools/py_env.sh"});
-        if (!env.waitForFinished(1800000) || env.exitCode() != 0) QSKIP("the Python environment (tools/py_env.sh) is not available");
-        m_python = QString::fromUtf8(env.readAllStandardOutput()).trimmed().split('\n').last();
+        m_python = kiln::test::pythonEnvInterpreter();
+        if (m_python.isEmpty()) QSKIP("the Python environment (tools/py_env.sh) is not available");
     }
 
     // Classifier, mobile and segmentation blocks and feature vectors, written with onnx.helper.

@@ -23,6 +23,7 @@
 #include "engine/io/safetensors.h"
 #include "engine/ops/model.h"
 #include "tests/app/app_test_util.h"
+#include "tests/python_env.h"
 #include "tests/test_data.h"
 
 using namespace kiln::engine;
@@ -136,10 +137,8 @@ private slots:
         QVERIFY(classes[335].starts_with("fox squirrel"));
 
         // onnxruntime on the same file and the same pixels (NCHW there).
-        QProcess env;
-        env.start("bash", {QString(KILN_SOURCE_DIR) + "/tools/py_env.sh"});
-        if (!env.waitForFinished(1800000) || env.exitCode() != 0) QSKIP("the Python environment is not available");
-        const QString python = QString::fromUtf8(env.readAllStandardOutput()).trimmed().split('\n').last();
+        const QString python = kiln::test::pythonEnvInterpreter();
+        if (python.isEmpty()) QSKIP("the Python environment is not available");
         std::vector<float> nchw(batch.size());
         for (int n = 0; n < 2; ++n)
             for (int c = 0; c < 3; ++c)

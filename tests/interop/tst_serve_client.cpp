@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "engine/serve/serve_test_util.h"
+#include "tests/python_env.h"
 
 using nlohmann::json;
 
@@ -31,12 +32,6 @@ int freePort() {
     return ntohs(addr.sin_port);
 }
 
-QString pythonPath() {
-    QProcess p;
-    p.start(QStringLiteral("bash"), {QStringLiteral(KILN_SOURCE_DIR "/tools/py_env.sh")});
-    if (!p.waitForFinished(1800000) || p.exitCode() != 0) return {};
-    return QString::fromLocal8Bit(p.readAllStandardOutput()).trimmed();
-}
 }  // namespace
 
 class TestServeClient : public QObject {
@@ -45,7 +40,7 @@ class TestServeClient : public QObject {
 private slots:
     void grpcClient() {
         if (!QFileInfo::exists(binary())) QSKIP("kiln-serve is not built");
-        const QString python = pythonPath();
+        const QString python = kiln::test::pythonEnvInterpreter();
         if (python.isEmpty()) QSKIP("the Python environment (tools/py_env.sh) is not available");
         QTemporaryDir dir;
         const std::string base = dir.filePath("tower").toStdString();

@@ -17,20 +17,10 @@
 #include <vector>
 
 #include "engine/io/tfevents.h"
+#include "tests/python_env.h"
 
 using namespace kiln::engine;
 using namespace kiln::engine::io;
-
-namespace {
-
-QString pythonPath() {
-    QProcess p;
-    p.start(QStringLiteral("bash"), {QStringLiteral(KILN_SOURCE_DIR "/tools/py_env.sh")});
-    if (!p.waitForFinished(900000) || p.exitCode() != 0) return {};
-    return QString::fromLocal8Bit(p.readAllStandardOutput()).trimmed();
-}
-
-}  // namespace
 
 class TstTensorBoard : public QObject {
     Q_OBJECT
@@ -39,7 +29,7 @@ private:
 
 private slots:
     void initTestCase() {
-        m_python = pythonPath();
+        m_python = kiln::test::pythonEnvInterpreter();
         if (m_python.isEmpty()) QSKIP("the Python environment with TensorBoard could not be created");
     }
 

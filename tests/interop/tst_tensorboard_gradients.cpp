@@ -22,20 +22,10 @@
 #include "engine/ops/model.h"
 #include "engine/train/config.h"
 #include "engine/train/trainer.h"
+#include "tests/python_env.h"
 
 using namespace kiln::engine;
 using namespace kiln::engine::train;
-
-namespace {
-
-QString pythonPath() {
-    QProcess p;
-    p.start(QStringLiteral("bash"), {QStringLiteral(KILN_SOURCE_DIR "/tools/py_env.sh")});
-    if (!p.waitForFinished(900000) || p.exitCode() != 0) return {};
-    return QString::fromLocal8Bit(p.readAllStandardOutput()).trimmed();
-}
-
-}  // namespace
 
 class TstTensorBoardGradients : public QObject {
     Q_OBJECT
@@ -44,7 +34,7 @@ private:
 
 private slots:
     void initTestCase() {
-        m_python = pythonPath();
+        m_python = kiln::test::pythonEnvInterpreter();
         if (m_python.isEmpty()) QSKIP("the Python environment with TensorBoard could not be created");
     }
 

@@ -17,18 +17,12 @@
 
 #include "engine/data/example.h"
 #include "engine/data/tfrecord.h"
+#include "tests/python_env.h"
 
 using namespace kiln::engine;
 using namespace kiln::engine::data;
 
 namespace {
-
-QString pythonPath() {
-    QProcess p;
-    p.start(QStringLiteral("bash"), {QStringLiteral(KILN_SOURCE_DIR "/tools/py_env.sh")});
-    if (!p.waitForFinished(900000) || p.exitCode() != 0) return {};
-    return QString::fromLocal8Bit(p.readAllStandardOutput()).trimmed();
-}
 
 // Runs the peer script; returns its output, or fails the test with it.
 bool runPeer(const QString& python, const QString& mode, const QString& dir, QString& output) {
@@ -51,7 +45,7 @@ private:
 
 private slots:
     void initTestCase() {
-        m_python = pythonPath();
+        m_python = kiln::test::pythonEnvInterpreter();
         if (m_python.isEmpty()) QSKIP("the Python environment with TensorFlow could not be created");
     }
 

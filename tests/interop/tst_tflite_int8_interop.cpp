@@ -30,18 +30,12 @@
 #include "engine/io/project.h"
 #include "engine/io/quantize.h"
 #include "engine/io/tflite_export.h"
+#include "tests/python_env.h"
 
 using namespace kiln::engine;
 using nlohmann::json;
 
 namespace {
-
-QString pythonOrEmpty() {
-    QProcess env;
-    env.start("bash", {QString(KILN_SOURCE_DIR) + "/tools/py_env.sh"});
-    if (!env.waitForFinished(1800000) || env.exitCode() != 0) return {};
-    return QString::fromUtf8(env.readAllStandardOutput()).trimmed().split('\n').last();
-}
 
 QString dataDir() {
     QString d = qEnvironmentVariable("KILN_DATA");
@@ -154,7 +148,7 @@ private:
 
 private slots:
     void initTestCase() {
-        m_python = pythonOrEmpty();
+        m_python = kiln::test::pythonEnvInterpreter();
         if (m_python.isEmpty()) QSKIP("the Python environment is not available");
     }
 

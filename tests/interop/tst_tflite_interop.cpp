@@ -17,6 +17,7 @@
 #include "engine/exec/plan.h"
 #include "engine/io/model_repository.h"
 #include "engine/io/project.h"
+#include "tests/python_env.h"
 
 using namespace kiln::engine;
 using nlohmann::json;
@@ -26,10 +27,8 @@ class TestTfliteInterop : public QObject {
 
 private slots:
     void interpreterMatchesKiln() {
-        QProcess env;
-        env.start("bash", {QString(KILN_SOURCE_DIR) + "/tools/py_env.sh"});
-        if (!env.waitForFinished(1800000) || env.exitCode() != 0) QSKIP("the Python environment is not available");
-        const QString python = QString::fromUtf8(env.readAllStandardOutput()).trimmed().split('\n').last();
+        const QString python = kiln::test::pythonEnvInterpreter();
+        if (python.isEmpty()) QSKIP("the Python environment is not available");
 
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());

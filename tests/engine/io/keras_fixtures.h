@@ -7,6 +7,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "tests/python_env.h"
+
 namespace kiln::test {
 
 enum class KerasFixtures { Made, NoPython, NoKeras, Failed };
@@ -15,10 +17,8 @@ enum class KerasFixtures { Made, NoPython, NoKeras, Failed };
 // is keras_models.py (Keras 3) or keras2_models.py (Keras 2 from tf_keras) under tests/engine/io.
 inline KerasFixtures makeKerasModels(const QString& dir, const QStringList& names, QString* log,
                                      const QString& script = QStringLiteral("keras_models.py")) {
-    QProcess env;
-    env.start(QStringLiteral("bash"), {QStringLiteral(KILN_SOURCE_DIR "/tools/py_env.sh")});
-    if (!env.waitForFinished(1800000) || env.exitCode() != 0) return KerasFixtures::NoPython;
-    const QString python = QString::fromUtf8(env.readAllStandardOutput()).trimmed().split(QLatin1Char('\n')).last();
+    const QString python = kiln::test::pythonEnvInterpreter();
+    if (python.isEmpty()) return KerasFixtures::NoPython;
     QProcess py;
     py.start(python, QStringList{QStringLiteral(KILN_SOURCE_DIR "/tests/engine/io/") + script, dir} + names);
     if (!py.waitForStarted(60000)) return KerasFixtures::NoPython;
