@@ -140,9 +140,9 @@ private slots:
         const QString python = kiln::test::pythonEnvInterpreter();
         if (python.isEmpty()) QSKIP("the Python environment is not available");
         std::vector<float> nchw(batch.size());
-        for (int n = 0; n < 2; ++n)
-            for (int c = 0; c < 3; ++c)
-                for (int i = 0; i < 224 * 224; ++i) nchw[size_t((n * 3 + c) * 224 * 224 + i)] = batch[size_t((n * 224 * 224 + i) * 3 + c)];
+        for (size_t n = 0; n < 2; ++n)
+            for (size_t c = 0; c < 3; ++c)
+                for (size_t i = 0; i < 224 * 224; ++i) nchw[(n * 3 + c) * 224 * 224 + i] = batch[(n * 224 * 224 + i) * 3 + c];
         const QString inPath = tmp.filePath("x.f32"), outPath = tmp.filePath("y.f32");
         {
             std::ofstream f(inPath.toStdString(), std::ios::binary);

@@ -20,14 +20,19 @@ using nlohmann::json;
 namespace {
 QString binary() { return QStringLiteral(KILN_BINARY_DIR "/app/kiln_serve/kiln-serve"); }
 
+// A loopback TCP port that was free a moment ago (0 when none could be had).
 int freePort() {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return 0;
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
     socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        ::close(fd);
+        return 0;
+    }
     ::close(fd);
     return ntohs(addr.sin_port);
 }
@@ -48,6 +53,7 @@ private slots:
 
         const int grpcPort = freePort();
         const int restPort = freePort();
+        QVERIFY(grpcPort > 0 && restPort > 0);
         QProcess server;
         server.setProcessChannelMode(QProcess::ForwardedOutputChannel);
         server.start(binary(), {QStringLiteral("--port=%1").arg(grpcPort), QStringLiteral("--rest_api_port=%1").arg(restPort),
