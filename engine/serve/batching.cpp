@@ -61,7 +61,7 @@ Status Batcher::enqueue(const std::shared_ptr<Task>& task, bool* here) {
             if (m_inlineRunning > 0) m_loneBatches = 0;
             *here = m_queue.empty() && m_batchesRunning == 0 && m_inlineRunning == 0 &&
                     m_loneBatches >= kLoneBatchesBeforeInline && m_inlineRuns < kInlineRunsPerProbe &&
-                    m_loneRunTime <= kInlineRunBudget;
+                    m_loneRunTime <= std::chrono::microseconds(m_params.inlineRunBudgetMicros);
             if (*here) {
                 ++m_inlineRuns;
                 ++m_inlineRunning;

@@ -45,14 +45,13 @@ public:
     // kInlineRunsPerProbe-th such request is queued all the same: if others join its batch, or a
     // request arrives while one runs on a calling thread, requests overlap again and the next
     // ones are queued until single-request batches are the rule once more. All of this only while
-    // the last single-request run took at most kInlineRunBudget.
+    // the last single-request run took at most the parameters' inlineRunBudgetMicros (1 ms by
+    // default): a large model never holds up the calling thread (an event loop serving other
+    // connections) for longer.
     void runAsync(std::vector<Tensor> inputs, Clock::time_point deadline, Done done);
 
     static constexpr int kLoneBatchesBeforeInline = 4;
     static constexpr int kInlineRunsPerProbe = 8;
-    // Only while the last single-request run took at most this long: a large model never holds
-    // up the calling thread (an event loop serving other connections) for longer.
-    static constexpr std::chrono::microseconds kInlineRunBudget{1000};
 
 private:
     struct Task;

@@ -68,6 +68,9 @@ struct BatchingParameters {
     int64_t maxEnqueuedBatches = 100;
     int64_t numBatchThreads = 1;
     std::vector<int64_t> allowedBatchSizes;  // empty: any size up to maxBatchSize
+    // Kiln's own, not read from the parameters file: a lone request runs on the calling thread
+    // only while the last single-request run took at most this long (see Batcher::runAsync).
+    int64_t inlineRunBudgetMicros = 1000;
 };
 
 // BatchingParameters: max_batch_size { value: N } batch_timeout_micros { value: N }
