@@ -20,23 +20,14 @@
 #include "engine/data/sources.h"
 #include "engine/data/tfrecord.h"
 #include "engine/data/transforms.h"
+#include "tests/test_files.h"
 
 using namespace kiln::engine;
 namespace fs = std::filesystem;
+using kiln::test::writeBytes;
+using kiln::test::writeText;
 
 namespace {
-
-void writeBytes(const fs::path& p, const std::vector<unsigned char>& bytes) {
-    fs::create_directories(p.parent_path());
-    std::ofstream f(p, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
-void writeText(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream f(p, std::ios::binary);
-    f << text;
-}
 
 std::vector<unsigned char> png(int w, int h, int seed) {
     cv::Mat m(h, w, CV_8UC3, cv::Scalar(seed % 256, (seed * 7) % 256, (seed * 13) % 256));

@@ -15,10 +15,13 @@
 #include <map>
 
 #include "engine/data/dataset_index.h"
+#include "tests/test_files.h"
 
 using namespace kiln::engine;
 using namespace kiln::engine::data;
 namespace fs = std::filesystem;
+using kiln::test::writeBytes;
+using kiln::test::writeText;
 
 namespace {
 
@@ -30,18 +33,6 @@ std::vector<unsigned char> encode(const std::string& ext, int w, int h, int seed
     std::vector<unsigned char> out;
     cv::imencode(ext, m, out);
     return out;
-}
-
-void writeBytes(const fs::path& p, const std::vector<unsigned char>& bytes) {
-    fs::create_directories(p.parent_path());
-    std::ofstream f(p, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
-void writeText(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream f(p, std::ios::binary);
-    f << text;
 }
 
 // bird: 10 jpg, cat: 30 png (2 with upper-case extensions), dog: 20 png 12x10. Plus bad files
