@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // GEMM: plain-loop paths for tiny products and matrix-vector shapes, otherwise, per thread block,
-// the AVX-512 register-tile GEMM (tile_kernels_isa.cpp) or, with AVX2, Eigen's packed
-// general_matrix_matrix_product with grow-only thread_local pack buffers: each is the faster one
-// for its instruction set on the shapes of bench/models (bench/RESULTS.md).
+// the register-tile GEMM (tile_kernels_isa.cpp) or, with AVX2 and more than a few rows, Eigen's
+// packed general_matrix_matrix_product with grow-only thread_local pack buffers: each is the
+// faster one for its instruction set and shape (bench/RESULTS.md).
 #include "engine/ops/kernels/gemm.h"
 
 // GCC 12 flags Eigen's AVX-512 unpack intrinsics (_mm512_undefined_ps) as maybe-uninitialised;
@@ -27,6 +27,8 @@ constexpr int64_t kSerialMacs = int64_t{1} << 18;
 // Thread blocks start at multiples of this, so that a split between columns keeps whole vectors
 // (16 floats with AVX-512) and Eigen's micro-kernel tiles in every block but the last.
 constexpr int64_t kSplitAlign = 16;
+// With AVX2, products of at most this many rows of op(A) use the register tiles (useTiles).
+constexpr int64_t kAvx2TileRows = 8;
 
 using Index = Eigen::Index;
 
@@ -183,19 +185,32 @@ void packedBlock(const GemmArgs& p, int64_t i0, int64_t i1, int64_t j0, int64_t 
         packedProduct<kRow, kRow>(rows, cols, depth, lhs, p.ldb, rhs, p.lda, res, p.ldc, p.alpha);
 }
 
-
-// C rows [i0, i1) x cols [j0, j1) = alpha op(A) op(B) + beta C through the AVX-512 register-tile
-// GEMM.
+// C rows [i0, i1) x cols [j0, j1) = alpha op(A) op(B) + beta C through the register-tile GEMM of
+// this CPU's instruction set.
 void tileBlock(const GemmArgs& p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     const float* a = p.transA ? p.A + i0 : p.A + i0 * p.lda;
     const float* b = p.transB ? p.B + j0 * p.ldb : p.B + j0;
     float* c = p.C + i0 * p.ldc + j0;
-    avx512::tileGemm(p.transA, p.transB, i1 - i0, j1 - j0, p.K, p.alpha, a, p.lda, b, p.ldb, p.beta, c, p.ldc);
+    if (cpuIsa() == CpuIsa::Avx512)
+        avx512::tileGemm(p.transA, p.transB, i1 - i0, j1 - j0, p.K, p.alpha, a, p.lda, b, p.ldb, p.beta, c, p.ldc);
+    else
+        avx2::tileGemm(p.transA, p.transB, i1 - i0, j1 - j0, p.K, p.alpha, a, p.lda, b, p.ldb, p.beta, c, p.ldc);
+}
+
+// Whether a product goes to the register tiles: always with AVX-512; with AVX2 when op(A) has at
+// most kAvx2TileRows rows. Eigen packs all of op(B) on every call, which a few rows of A do not
+// repay: a served model's batch of 2-8 rows runs 1.2-1.9 times as fast on the tiles, while from
+// about 16 rows on, and on the reference models' training shapes, Eigen's packed kernels are the
+// faster ones (bench/RESULTS.md).
+bool useTiles(const GemmArgs& p) {
+    if (p.K <= 0 || p.alpha == 0.0f) return false;
+    const CpuIsa isa = cpuIsa();
+    return isa == CpuIsa::Avx512 || (isa == CpuIsa::Avx2 && p.M <= kAvx2TileRows);
 }
 
 void runBlock(const GemmArgs& p, bool useLoops, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     if (i0 >= i1 || j0 >= j1) return;
-    if (!useLoops && p.K > 0 && p.alpha != 0.0f && cpuIsa() == CpuIsa::Avx512) {
+    if (!useLoops && useTiles(p)) {
         tileBlock(p, i0, i1, j0, j1);
         return;
     }

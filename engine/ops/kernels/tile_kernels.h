@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Register-tile kernels compiled once per instruction set (tile_kernels_isa.cpp,
 // winograd_isa.cpp): the direct (implicit-GEMM) and Winograd convolutions for ungrouped Conv2D
-// and, for AVX-512, a GEMM. conv2d.cpp and gemm.cpp
-// pick the variant for this CPU at run time.
+// and a GEMM. conv2d.cpp and gemm.cpp pick the variant for this CPU at run time.
 #pragma once
 
 #include <cstddef>
@@ -18,9 +17,8 @@ constexpr int kDirectMaxTaps = 256;
 // directWorkspaceFloats / directConvForward / directConvBackward: the contracts of
 // conv2dWorkspaceFloats / conv2dForward / conv2dBackward in conv2d.h, for ungrouped geometries
 // with at most kDirectMaxTaps taps; the workspace size depends on the variant's vector width.
-// avx512::tileGemm (AVX-512 only): C = alpha op(A) op(B) + beta C on the calling thread, with the
-// conventions of gemm() in gemm.h (row-major; op(A) is M x K, op(B) is K x N; C is not read when
-// beta is 0). Each C
+// tileGemm: C = alpha op(A) op(B) + beta C on the calling thread, with the conventions of gemm()
+// in gemm.h (row-major; op(A) is M x K, op(B) is K x N; C is not read when beta is 0). Each C
 // element sums its products in blocks of k in a fixed order, so any split of C between threads
 // gives the same values. Allocates only when a transposed or ragged op(B) needs a larger panel
 // than this thread has used before.
@@ -59,9 +57,13 @@ KILN_CONV2D_WINOGRAD_DECLARE(avx2)
 KILN_CONV2D_WINOGRAD_DECLARE(avx512)
 #undef KILN_CONV2D_WINOGRAD_DECLARE
 
-namespace avx512 {
-void tileGemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-              const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
-}
+#define KILN_TILE_GEMM_DECLARE(isa)                                                                       \
+    namespace isa {                                                                                       \
+    void tileGemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A, \
+                  int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);           \
+    }
+KILN_TILE_GEMM_DECLARE(avx2)
+KILN_TILE_GEMM_DECLARE(avx512)
+#undef KILN_TILE_GEMM_DECLARE
 
 }  // namespace kiln::engine::kernels

@@ -1026,12 +1026,12 @@ void directBackward(const Conv2DGeom& g, const float* x, const float* w, const f
     }
 }
 
-
-#if defined(KILN_ISA_AVX512)
-// ---- GEMM (row-major), AVX-512 only ---------------------------------------------------------
+// ---- GEMM (row-major) ------------------------------------------------------------------------
 //
-// With AVX2, Eigen's packed product (gemm.cpp, compiled for the baseline) measured faster on the
-// reference models' shapes than these tiles, so only the AVX-512 variant has them.
+// With AVX-512 these tiles run every product gemm.cpp does not give to plain loops. With AVX2,
+// Eigen's packed product (gemm.cpp, compiled for the baseline) measured faster on the reference
+// models' training shapes, and these tiles only take products with few rows (see gemm.cpp),
+// where Eigen repacks all of op(B) for a handful of rows of A.
 //
 // C[i, j] (+)= sum_k op(A)[i, k] op(B)[k, j] on register tiles of R rows x V vectors: each k
 // broadcasts R values of op(A) and loads V vectors of one op(B) row. op(A) is read in place with
@@ -1124,10 +1124,14 @@ thread_local PanelBuffer t_panel;
 // Products per pass over a C tile (op(B) slice of kGemmKc rows) and rows of C per block.
 constexpr int64_t kGemmKc = 256;
 constexpr int64_t kGemmMc = 192;
-// Vectors of C columns per GEMM tile: 6 x 4 tiles (24 of 32 registers).
+// Vectors of C columns per GEMM tile: 6 x 4 tiles with AVX-512 (24 of 32 registers), 4 x 3 with
+// AVX2 (12 accumulators, 3 op(B) vectors and the broadcast: all 16 registers).
+#if defined(KILN_ISA_AVX512)
 constexpr int kGemmV = 4;
+#else
+constexpr int kGemmV = 3;
+#endif
 static_assert(kGemmV <= kMaxV);
-#endif  // KILN_ISA_AVX512
 
 }  // namespace
 
@@ -1145,7 +1149,6 @@ void directConvBackward(const Conv2DGeom& g, const float* x, const float* w, con
     directBackward(g, x, w, dy, dx, dw, db, workspace, pool, overwriteDx);
 }
 
-#if defined(KILN_ISA_AVX512)
 void tileGemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
               const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
     if (M <= 0 || N <= 0) return;
@@ -1196,6 +1199,5 @@ void tileGemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
         }
     }
 }
-#endif  // KILN_ISA_AVX512
 
 }  // namespace kiln::engine::kernels::KILN_ISA_NS

@@ -185,10 +185,7 @@ void checkCase(const Case& c, Fn&& fn, uint32_t seed) {
 
 std::vector<Case> correctnessCases() {
     std::vector<Case> cases;
-    const int64_t shapes[][3] = {{1, 1, 1},      {3, 5, 7},       {1, 300, 77},  {300, 1, 77},
-                                 {1, 1, 500},    {17, 33, 9},     {64, 64, 64},  {67, 45, 129},
-                                 {129, 200, 31}, {300, 257, 123}, {40, 700, 60}, {520, 37, 300},
-                                 {7, 9, 0}};
+    const int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {1, 300, 77}, {300, 1, 77}, {1, 1, 500}, {17, 33, 9}, {64, 64, 64}, {67, 45, 129}, {129, 200, 31}, {300, 257, 123}, {40, 700, 60}, {520, 37, 300}, {7, 9, 0}, {2, 1000, 40}, {4, 300, 77}, {8, 260, 123}};
     int pad = 0;
     for (auto& s : shapes)
         for (int ta = 0; ta < 2; ++ta)
@@ -311,6 +308,8 @@ void TestGemm::noAllocationAfterWarmup_data() {
     QTest::newRow("large 1024x1024x1024") << false << false << 1024 << 1024 << 1024;
     QTest::newRow("gemv 1x512x512") << false << false << 1 << 512 << 512;
     QTest::newRow("tiny 8x8x8") << false << false << 8 << 8 << 8;
+    QTest::newRow("few rows 8x250x784") << false << false << 8 << 250 << 784;
+    QTest::newRow("few rows tB 4x784x256") << false << true << 4 << 784 << 256;
 }
 
 void TestGemm::noAllocationAfterWarmup() {
