@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // One-pass :predict reader: a flat scan of the fixed body shape (an odometer over the item's
-// dimensions instead of recursion), numbers converted during the scan, values written into a
-// per-thread buffer until the batch is known and admitted.
+// dimensions instead of recursion), digits gathered eight bytes at a time, separators matched
+// against the body's first spelling of each, numbers converted during the scan, values written
+// into a per-thread buffer until the batch is known and admitted.
 #include "engine/serve/predict_reader.h"
 
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string_view>
 
 namespace kiln::engine::serve {
 
@@ -79,8 +82,36 @@ bool plainString(const char*& p, const char* end, std::string_view& out) {
     return true;
 }
 
-// Gathers decimal digits from p into m (wrapping past 19 digits; the caller counts them).
+// The eight-byte digit and separator tests read the first character as the lowest byte.
+static_assert(std::endian::native == std::endian::little);
+
+constexpr uint64_t kPow10Int[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+// Gathers decimal digits from p into m (wrapping past 19 digits; the caller counts them). Eight
+// bytes at a time while eight remain: the leading digits among them are found and converted at
+// once (m * 10^n + their value, the same wrapping sum as one digit at a time), the rest one by one.
 inline const char* digits(const char* p, const char* end, uint64_t& m) {
+    constexpr uint64_t kHigh = 0xF0F0F0F0F0F0F0F0, kZeros = 0x3030303030303030, kSix = 0x0606060606060606;
+    while (end - p >= 8) {
+        uint64_t x;
+        std::memcpy(&x, p, 8);  // byte 0 is the first character (little-endian)
+        // Per byte: zero for '0'..'9'. A byte's "+ 6" carries into the next only from 0xFA up, a
+        // non-digit, so every byte before the first non-digit is told right.
+        const uint64_t other = ((x & kHigh) ^ kZeros) | (((x + kSix) & kHigh) ^ kZeros);
+        const int n = other ? __builtin_ctzll(other) >> 3 : 8;
+        if (n == 0) return p;
+        // The n digits' values, moved up so that the bytes below them read as leading zeros
+        // (digits never borrow, so the subtraction leaves the first n bytes exact).
+        uint64_t v = x - kZeros;
+        if (n < 8) v <<= 8 * (8 - n);
+        v = v * 10 + (v >> 8);  // pairs of digits
+        v = (((v & 0x000000FF000000FF) * (100 + (uint64_t{1000000} << 32))) +
+             (((v >> 16) & 0x000000FF000000FF) * (1 + (uint64_t{10000} << 32)))) >>
+            32;  // all eight
+        m = m * kPow10Int[n] + v;
+        p += n;
+        if (n < 8) return p;
+    }
     while (p < end) {
         const auto d = static_cast<unsigned>(static_cast<unsigned char>(*p) - '0');
         if (d > 9) break;
@@ -148,7 +179,7 @@ inline bool number(const char*& pp, const char* end, float& out) {
         return true;
     }
     if (count <= 19 && mantissa <= (uint64_t(1) << 53) && scale >= -22 && scale <= 22) {
-        double d = static_cast<double>(mantissa);
+        double d = static_cast<double>(static_cast<int64_t>(mantissa));  // at most 2^53: a signed conversion is exact
         d = scale < 0 ? d / kPow10[-scale] : d * kPow10[scale];
         out = static_cast<float>(negative ? -d : d);  // at most 2^53 * 1e22, inside float's range
         return true;
@@ -160,26 +191,59 @@ inline bool number(const char*& pp, const char* end, float& out) {
     return true;
 }
 
+// Whether the bytes at p are `known`, a separator read earlier in the same body (so p > its
+// start, and eight bytes from its start are readable whenever eight from p are).
+inline bool sameSeparator(const char* p, const char* end, std::string_view known) {
+    const size_t n = known.size();
+    if (n <= 8 && end - p >= 8) {
+        uint64_t a, b;
+        std::memcpy(&a, p, 8);
+        std::memcpy(&b, known.data(), 8);
+        const uint64_t mask = n == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
+        return ((a ^ b) & mask) == 0;
+    }
+    return static_cast<size_t>(end - p) >= n && std::memcmp(p, known.data(), n) == 0;
+}
+
 // One item of shape dims[0..rank) into out: rank opening brackets, the numbers in row-major order
 // with the commas and brackets between them that the shape implies, rank closing brackets.
 // `at` is the odometer (one index per dimension), all zero on entry and on a successful exit.
-bool readItem(const char*& p, const char* end, const int64_t* dims, size_t rank, int64_t* at, float* out) {
+//
+// Between two numbers come `closed` closing brackets, a comma and as many opening brackets, where
+// `closed` is the number of dimensions the first number completes. The bytes of the first such
+// separator of each depth (whitespace included) are kept in separators[closed]: a body written
+// by one client spells the same depth the same way throughout, so later ones are recognised by
+// one comparison, and any other spelling is read token by token as before.
+bool readItem(const char*& p, const char* end, const int64_t* dims, size_t rank, int64_t* at, float* out,
+              std::string_view* separators) {
     for (size_t k = 0; k < rank; ++k)
         if (!expect(p, end, '[')) return false;
     while (true) {
         if (!number(p, end, *out++)) return false;
-        // Advance the odometer: close every dimension that is complete, then open the ones inside
-        // the first that is not.
+        // Advance the odometer past every dimension this number completes.
         size_t k = rank;
         while (k > 0 && ++at[k - 1] == dims[k - 1]) {
             at[k - 1] = 0;
             --k;
-            if (!expect(p, end, ']')) return false;
         }
-        if (k == 0) return true;
+        const size_t closed = rank - k;
+        if (k == 0) {
+            for (size_t j = 0; j < closed; ++j)
+                if (!expect(p, end, ']')) return false;
+            return true;
+        }
+        std::string_view& known = separators[closed];
+        if (!known.empty() && sameSeparator(p, end, known)) {
+            p += known.size();
+            continue;
+        }
+        const char* start = p;
+        for (size_t j = 0; j < closed; ++j)
+            if (!expect(p, end, ']')) return false;
         if (!expect(p, end, ',')) return false;
-        for (size_t j = k; j < rank; ++j)
+        for (size_t j = 0; j < closed; ++j)
             if (!expect(p, end, '[')) return false;
+        if (known.empty()) known = std::string_view(start, static_cast<size_t>(p - start));
     }
 }
 
@@ -204,6 +268,7 @@ std::optional<Result<PredictRequestData>> readPlainPredict(std::string_view body
         ~Trim() { scratch.trim(); }
     } trim;
     std::array<int64_t, kMaxItemRank> at{};
+    std::array<std::string_view, kMaxItemRank + 1> separators{};
 
     const char* p = body.data();
     const char* const end = p + body.size();
@@ -225,7 +290,7 @@ std::optional<Result<PredictRequestData>> readPlainPredict(std::string_view body
             do {
                 if (batch >= maxRows) return std::nullopt;  // over a limit: the general parser says which
                 float* out = scratch.reserve(static_cast<size_t>((batch + 1) * item)) + batch * item;
-                if (!readItem(p, end, dims, rank, at.data(), out)) return std::nullopt;
+                if (!readItem(p, end, dims, rank, at.data(), out, separators.data())) return std::nullopt;
                 ++batch;
             } while (expect(p, end, ','));
             if (!expect(p, end, ']')) return std::nullopt;

@@ -240,6 +240,68 @@ private slots:
         QVERIFY(!readPlainPredict(R"({"instances": [[1, 2]]})", ints, {}, {}));
     }
 
+    // The reader remembers the first separator of each depth and recognises later ones by their
+    // bytes; separators spelt differently later (other spacing, line breaks), and wrong ones that
+    // share a prefix with the remembered spelling, are still read or refused token by token.
+    void separatorsSpeltDifferently() {
+        const ModelSignature sig = imageSig();
+        auto body = [](const char* inner, const char* outer, const char* later) {
+            // 2x3x1 items: inner separators inside a row, outer between rows; `later` replaces the
+            // last inner separator of each row.
+            std::string s = R"({"instances": [)";
+            for (int item = 0; item < 2; ++item) {
+                s += item ? ", [[[" : "[[[";
+                for (int y = 0; y < 2; ++y) {
+                    if (y) s += outer;
+                    for (int x = 0; x < 3; ++x) {
+                        if (x) s += x == 2 ? later : inner;
+                        s += std::to_string(item * 6 + y * 3 + x) + ".5";
+                    }
+                }
+                s += "]]]";
+            }
+            return s + "]}";
+        };
+        QVERIFY(compare(body("], [", "]], [[", "], ["), sig));
+        QVERIFY(compare(body("],[", "]],[[", "],["), sig));
+        QVERIFY(compare(body("], [", "]],\n  [[", "] ,[ "), sig));
+        QVERIFY(compare(body("],\n\t[", "]] , [[", "],\r\n["), sig));
+        QVERIFY(compare(body("] , [", "]], [[", "],      ["), sig));
+        QVERIFY(!compare(body("], [", "]], [[", "], "), sig));    // a bracket missing
+        QVERIFY(!compare(body("], [", "]], [[", "], [["), sig));  // one too many
+        QVERIFY(!compare(body("], [", "]], [[", "]; ["), sig));
+        QVERIFY(!compare(body("], [", "]], [[", "]], [["), sig));
+        QVERIFY(!compare(body("], [", "], [", "], ["), sig));  // a row closed too early
+        // Flat items: the separator is the comma alone.
+        QVERIFY(compare(R"({"instances": [[1, 2, 3, 4], [5,6,7,8], [9 ,10 , 11,12]]})", vectorSig(4)));
+        QVERIFY(!compare(R"({"instances": [[1, 2, 3, 4], [5, 6 7, 8]]})", vectorSig(4)));
+    }
+
+    // Digits are read eight at a time where eight bytes remain: every length of integer and
+    // fraction part around that width, and numbers ending right at the body's last bytes.
+    void digitRunsOfEveryLength() {
+        const ModelSignature sig = vectorSig(2);
+        std::mt19937 rng(11);
+        for (int intLen = 1; intLen <= 20; ++intLen)
+            for (int fracLen = 0; fracLen <= 20; ++fracLen) {
+                std::string number;
+                for (int i = 0; i < intLen; ++i) number += static_cast<char>('0' + (i == 0 ? 1 + rng() % 9 : rng() % 10));
+                if (fracLen) {
+                    number += '.';
+                    for (int i = 0; i < fracLen; ++i) number += static_cast<char>('0' + rng() % 10);
+                }
+                for (const std::string& n : {number, "-" + number, number + "e-3", "0." + number.substr(0, intLen)}) {
+                    const bool taken = compare(R"({"instances": [[)" + n + ", " + n + "]]}", sig);
+                    if (intLen + fracLen <= 15) QVERIFY2(taken, n.c_str());  // up to 2^53 in digits
+                }
+                // The last number of the body with no space after it.
+                compare(R"({"instances":[[1,)" + number + "]]}", sig);
+            }
+        // A digit run that ends in bytes above 0x7F (a carry in the eight-byte test).
+        QVERIFY(!compare(std::string(R"({"instances": [[1234567)") + "\xfa\xff" + "89, 2]]}", sig));
+        QVERIFY(!compare(std::string(R"({"instances": [[0.1234)") + "\xff\xfa" + "0, 2]]}", sig));
+    }
+
     // Random values written the ways clients write them (shortest, 17 digits, exponent, fixed,
     // integers) read to the same bits by both parsers; the reader takes every one of these bodies.
     void randomNumbersAgreeBitForBit() {
