@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 
+#include "engine/serve/reply_scope.h"
 #include "engine/serve/status.h"
 
 namespace kiln::engine::serve {
@@ -164,6 +165,8 @@ void Batcher::loop() {
             ran = true;
         }
         if (more) m_wake.notify_one();
+        // The replies of this batch reach each event loop in one hand-off, when this iteration ends.
+        ReplyScope replies;
         // Drop requests whose callers gave up already, and answer queued requests whose deadline
         // has passed (nobody waits on those with a timer).
         std::vector<std::shared_ptr<Task>> live;

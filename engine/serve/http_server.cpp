@@ -34,6 +34,7 @@
 #include "engine/serve/json_tensor.h"
 #include "engine/serve/metrics.h"
 #include "engine/serve/model_manager.h"
+#include "engine/serve/reply_scope.h"
 
 namespace kiln::engine::serve {
 
@@ -154,6 +155,9 @@ struct HttpServer::Impl {
     Impl(HttpHandler h, HttpOptions o) : handler(std::move(h)), options(std::move(o)) {}
 
     void accept();
+    // ReplyScope's flush for replies deferred on a batch thread: posts them to `context` (an
+    // io_context) in one handler, then counts them answered in `server` (this Impl).
+    static void postReplies(void* context, void* server, std::vector<std::function<void()>>&& replies);
 
     HttpHandler handler;
     // Requests the REST API starts on the event loop and answers from a batch thread (null with a
@@ -178,8 +182,9 @@ struct HttpServer::Impl {
 
 class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
 public:
-    Connection(Impl& server, tcp::socket socket, bool rejected)
-        : m_server(server), m_stream(std::move(socket)), m_deadline(m_stream.get_executor()), m_rejected(rejected) {}
+    Connection(Impl& server, asio::io_context& context, tcp::socket socket, bool rejected)
+        : m_server(server), m_context(context), m_stream(std::move(socket)), m_deadline(m_stream.get_executor()),
+          m_rejected(rejected) {}
     ~Connection() {
         {
             std::lock_guard lock(m_server.liveMutex);
@@ -418,12 +423,17 @@ private:
             return false;
         }
         RestApi::Reply reply = [self = shared_from_this(), &server](RestResponse response, std::shared_ptr<void> hold) mutable {
-            // Every reference moves into the posted handler, so none is dropped on the batch thread.
-            auto executor = self->m_stream.get_executor();
-            asio::post(executor, [self = std::move(self), response = std::move(response), hold = std::move(hold)]() mutable {
+            // Every reference moves into the handler posted to the event loop, so none is dropped on
+            // the batch thread. A batch thread finishing a merged run defers its replies
+            // (ReplyScope), and the event loop then gets them all in one post.
+            asio::io_context& context = self->m_context;
+            std::function<void()> deliver = [self = std::move(self), response = std::move(response),
+                                             hold = std::move(hold)]() mutable {
                 self->respond(std::move(response));
                 hold.reset();
-            });
+            };
+            if (ReplyScope::defer(&context, &postReplies, &server, deliver)) return;
+            asio::post(context, std::move(deliver));
             server.asyncPending.fetch_sub(1);
         };
         bool taken = false;
@@ -518,6 +528,7 @@ private:
     }
 
     Impl& m_server;
+    asio::io_context& m_context;  // the event loop this connection lives on
     beast::tcp_stream m_stream;
     asio::steady_timer m_deadline;  // of the request being read
     unsigned m_generation = 0;      // tells a stale deadline from the current one
@@ -545,10 +556,22 @@ private:
     size_t m_drained = 0;
 };
 
+void HttpServer::Impl::postReplies(void* context, void* server, std::vector<std::function<void()>>&& replies) {
+    const auto count = static_cast<int>(replies.size());
+    asio::post(*static_cast<asio::io_context*>(context), [replies = std::move(replies)]() mutable {
+        for (auto& reply : replies) {
+            reply();
+            reply = nullptr;  // its references go now, before the next connection's reply
+        }
+    });
+    // After the post, as for a single reply: stop() keeps the event loops running until then.
+    static_cast<Impl*>(server)->asyncPending.fetch_sub(count);
+}
+
 void HttpServer::Impl::accept() {
     asio::io_context& target = *contexts[nextContext];
     nextContext = (nextContext + 1) % contexts.size();
-    acceptor->async_accept(target, [this](beast::error_code ec, tcp::socket socket) {
+    acceptor->async_accept(target, [this, context = &target](beast::error_code ec, tcp::socket socket) {
         if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
         if (ec) {
             // Out of file descriptors or memory: retrying at once would spin; pending
@@ -562,7 +585,7 @@ void HttpServer::Impl::accept() {
         beast::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
         if (connections.fetch_add(1) < options.maxConnections) {
-            auto c = std::make_shared<Connection>(*this, std::move(socket), false);
+            auto c = std::make_shared<Connection>(*this, *context, std::move(socket), false);
             {
                 std::lock_guard lock(liveMutex);
                 live.emplace(c.get(), c);
@@ -572,7 +595,7 @@ void HttpServer::Impl::accept() {
             connections.fetch_sub(1);
             // Turned-away connections are answered too, unless even they pile up.
             if (rejecting.fetch_add(1) < options.maxConnections) {
-                auto c = std::make_shared<Connection>(*this, std::move(socket), true);
+                auto c = std::make_shared<Connection>(*this, *context, std::move(socket), true);
                 {
                     std::lock_guard lock(liveMutex);
                     live.emplace(c.get(), c);
