@@ -27,6 +27,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -248,13 +249,19 @@ private:
         m_buffer.commit(n);
         m_state = State::Reading;
         m_stream.expires_never();
-        startDeadline();
+        // Most requests arrive whole in their first read: the deadline is armed only for one
+        // that needs more reads (before the next one starts, on this thread).
+        m_deadlineArmed = false;
+        m_parsing = true;
         parse();
+        m_parsing = false;
+        if (m_state == State::Reading && !m_deadlineArmed) startDeadline();
     }
 
     // The stream's own timeouts close the socket; the request deadline must leave it open for
     // the 408 answer, so it has its own timer that only cancels the pending read.
     void startDeadline() {
+        m_deadlineArmed = true;
         m_timedOut = false;
         m_deadline.expires_after(std::chrono::milliseconds(opts().timeoutMs));
         m_deadline.async_wait([self = shared_from_this(), generation = ++m_generation](beast::error_code ec) {
@@ -271,6 +278,7 @@ private:
     }
 
     void readMore() {
+        if (m_parsing && !m_deadlineArmed) startDeadline();  // the request did not come whole
         m_stream.async_read_some(m_buffer.prepare(kReadChunk),
                                  [self = shared_from_this()](beast::error_code ec, size_t n) { self->onRead(ec, n); });
     }
@@ -486,14 +494,45 @@ private:
         m_responseBody = std::move(r.body);
         if (m_head) m_responseBody.clear();  // Content-Length still tells the GET body's size
         m_head = false;
+        const std::array<asio::const_buffer, 2> buffers{asio::buffer(m_responseHead), asio::buffer(m_responseBody)};
+        const size_t total = m_responseHead.size() + m_responseBody.size();
+        // An answer that fits the socket's send buffer (nearly all of them) is written at once,
+        // without an asynchronous operation, its completion hand-off and a write timer; the rest
+        // of one that does not is written asynchronously under the timeout.
+        size_t written = 0;
+        if (!m_closing) {
+            beast::error_code ec;
+            written = m_stream.socket().write_some(buffers, ec);
+            if (ec == asio::error::would_block || ec == asio::error::try_again) {
+                written = 0;
+            } else if (ec) {
+                return close();
+            } else if (written == total) {
+                return afterWrite(keepAlive);
+            }
+        }
         m_stream.expires_after(m_closing ? std::chrono::milliseconds(kErrorWriteTime)
                                          : std::chrono::milliseconds(opts().timeoutMs));
-        const std::array<asio::const_buffer, 2> buffers{asio::buffer(m_responseHead), asio::buffer(m_responseBody)};
-        asio::async_write(m_stream, buffers, [self = shared_from_this(), keepAlive](beast::error_code ec, size_t) {
-            if (ec || self->m_server.stopping) return self->close();
-            if (self->m_closing || !keepAlive) return self->linger();
-            self->beginRequest();
+        beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(buffers);
+        rest.consume(written);
+        asio::async_write(m_stream, rest, [self = shared_from_this(), keepAlive](beast::error_code ec, size_t) {
+            if (ec) return self->close();
+            self->afterWrite(keepAlive);
         });
+    }
+
+    // The answer is out: the next request, or the end of the connection.
+    void afterWrite(bool keepAlive) {
+        if (m_server.stopping) return close();
+        if (m_closing || !keepAlive) return linger();
+        // Bytes of a pipelined request already here are parsed on a fresh turn of the event loop,
+        // so that a client pipelining many requests does not deepen this call stack.
+        if (m_buffer.size() > 0) {
+            m_state = State::Idle;
+            asio::post(m_stream.get_executor(), [self = shared_from_this()] { self->beginRequest(); });
+            return;
+        }
+        beginRequest();
     }
 
     static void appendNumber(std::string& out, uint64_t n) {
@@ -533,6 +572,8 @@ private:
     asio::steady_timer m_deadline;  // of the request being read
     unsigned m_generation = 0;      // tells a stale deadline from the current one
     bool m_timedOut = false;
+    bool m_deadlineArmed = false;  // for the request being read
+    bool m_parsing = false;        // inside the first parse of a request's bytes
     beast::flat_buffer m_buffer;
     std::optional<http::request_parser<http::string_body>> m_parser;
     const bool m_rejected;
@@ -584,6 +625,9 @@ void HttpServer::Impl::accept() {
         }
         beast::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
+        // Answers are first written with a plain write_some (Connection::write), which must
+        // return would_block instead of waiting when the send buffer is full.
+        socket.non_blocking(true, ignored);
         if (connections.fetch_add(1) < options.maxConnections) {
             auto c = std::make_shared<Connection>(*this, *context, std::move(socket), false);
             {

@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -124,6 +125,26 @@ public:
         return std::exchange(m_buf, std::string());
     }
 
+    // What arrives, read `chunk` at a time with a pause between reads, until at least `bytes` are
+    // here and nothing more comes for 100 ms, the connection ends, or timeoutMs passes.
+    std::string readSlowly(size_t bytes, size_t chunk, std::chrono::milliseconds pause, int timeoutMs) {
+        const auto until = Clock::now() + std::chrono::milliseconds(timeoutMs);
+        std::string out;
+        std::vector<char> tmp(chunk);
+        while (Clock::now() < until) {
+            pollfd p{m_fd, POLLIN, 0};
+            if (::poll(&p, 1, 100) <= 0) {
+                if (out.size() >= bytes) break;
+                continue;
+            }
+            const ssize_t n = ::recv(m_fd, tmp.data(), chunk, 0);
+            if (n <= 0) break;
+            out.append(tmp.data(), static_cast<size_t>(n));
+            std::this_thread::sleep_for(pause);
+        }
+        return out;
+    }
+
     // True when the server ends the connection (EOF or reset) within timeoutMs.
     bool closedWithin(int timeoutMs) {
         const auto until = Clock::now() + std::chrono::milliseconds(timeoutMs);
@@ -156,6 +177,13 @@ private:
     std::string m_buf;
 };
 
+// A body of n bytes whose every byte depends on its position.
+std::string bigBody(size_t n) {
+    std::string s(n, ' ');
+    for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + (i * 7 + i / 4096) % 26);
+    return s;
+}
+
 std::string get(const std::string& path, const std::string& extra = {}) {
     return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra + "\r\n";
 }
@@ -181,6 +209,7 @@ private:
                 ++m_started;
                 if (req.path.rfind("/slow/", 0) == 0)
                     std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(req.path.substr(6))));
+                if (req.path.rfind("/big/", 0) == 0) return RestResponse{200, bigBody(std::stoul(req.path.substr(5)))};
                 json j = {{"method", req.method}, {"path", req.path}, {"body_bytes", req.body.size()}};
                 return RestResponse{200, j.dump()};
             },
@@ -503,6 +532,57 @@ private slots:
         QVERIFY(r);
         QCOMPARE(r->status, 200);
         QVERIFY(once.closedWithin(3000));
+    }
+
+    // An answer larger than the socket's send buffer is written partly at once and the rest as
+    // the client reads it, while the event loop goes on serving others; it arrives whole, and
+    // the connection then serves its next request.
+    void largeAnswerToASlowReader() {
+        HttpOptions o;
+        o.threads = 2;
+        start(o);
+        const size_t size = size_t(24) << 20;
+        Client slow(m_port);
+        QVERIFY(slow.send(get("/big/" + std::to_string(size))));
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the server's send buffer fills
+        const auto t0 = Clock::now();
+        QVERIFY(served("/other"));
+        QVERIFY2(msSince(t0) < 1000, "the event loop waited for the slow reader");
+        auto r = slow.read(20000);
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QCOMPARE(r->body.size(), size);
+        QVERIFY(r->body == bigBody(size));
+        QVERIFY(slow.send(get("/after")));
+        auto next = slow.read();
+        QVERIFY(next);
+        QCOMPARE(QString::fromStdString(json::parse(next->body)["path"].get<std::string>()), QStringLiteral("/after"));
+
+        // Two pipelined large answers read slowly: each is written partly at once and the rest
+        // as the client drains it, and other connections are served meanwhile.
+        const size_t part = size_t(8) << 20;
+        Client drip(m_port);
+        QVERIFY(drip.send(get("/big/" + std::to_string(part)) + get("/big/" + std::to_string(part))));
+        std::atomic<bool> done{false};
+        std::string received;
+        std::thread reader([&] {
+            received = drip.readSlowly(size_t(2) * part, 256 << 10, std::chrono::milliseconds(2), 30000);
+            done = true;
+        });
+        double worst = 0;
+        for (int probe = 0; probe < 30 && !done; ++probe) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            const auto t = Clock::now();
+            const bool ok = served("/probe", 3000);
+            worst = std::max(worst, msSince(t));
+            if (!ok) worst = 1e9;
+        }
+        reader.join();
+        QVERIFY2(worst < 1000, qPrintable(QStringLiteral("a probe took %1 ms").arg(worst)));
+        const size_t second = received.find("HTTP/1.1 200", 100);
+        QVERIFY(received.rfind("HTTP/1.1 200", 0) == 0 && second != std::string::npos);
+        QVERIFY(received.size() >= second + part);
+        QVERIFY(received.compare(received.size() - part, part, bigBody(part)) == 0);
     }
 
     void pipelinedInOrder() {
