@@ -13,7 +13,8 @@
 # Needs: kiln-serve built (KILN_BUILD_DIR, default build), wrk, the Python env (tools/py_env.sh).
 # KILN_EXPORT may name a kiln-export binary, KILN_SERVE another kiln-serve binary (to compare
 # builds); KILN_SERVE_ARGS adds flags to kiln-serve's command line, KILN_INFERENCE_THREADS sets
-# --num_inference_threads (default 1). KILN_SKIP_ORT=1 leaves out the onnxruntime peer (for
+# --num_inference_threads (default 1), KILN_IO_THREADS --rest_api_io_threads (default 2).
+# KILN_SKIP_ORT=1 leaves out the onnxruntime peer (for
 # alternating server runs).
 set -euo pipefail
 
@@ -84,8 +85,12 @@ port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 # cores shared with wrk and the event loop a second one (whose pool spins for 250 µs after each
 # batch) costs more than it gains (bench/RESULTS.md).
 inference_threads=${KILN_INFERENCE_THREADS:-1}
+# Two event loops: on 2 cores a single one spends most of a core reading and parsing requests,
+# and a second served 7 % more requests per second in alternating runs (bench/RESULTS.md).
+io_threads=${KILN_IO_THREADS:-2}
 KILN_NUM_THREADS=$inference_threads "$serve" --rest_api_port="$port" --port=0 --model_name=mlp --model_base_path="$work/repo/mlp" \
-  --file_system_poll_wait_seconds=1 --rest_api_num_threads=64 --num_inference_threads=$inference_threads \
+  --file_system_poll_wait_seconds=1 --rest_api_num_threads=64 --rest_api_io_threads=$io_threads \
+  --num_inference_threads=$inference_threads \
   --enable_batching --batching_parameters_file="$work/batching.config" ${KILN_SERVE_ARGS:-} 2> "$work/server.log" &
 server_pid=$!
 for _ in $(seq 1 200); do
@@ -143,7 +148,7 @@ report=$(cat <<TXT
 
 \`bench/serve/run.sh --seconds $seconds\` ($(date -u +%Y-%m-%d), $(nproc) cores, load average during the run: $load).
 kiln-serve serving fashion_mlp (784-256-128-10) with batching (max 32, 200 µs), $inference_threads inference thread(s),
-64 REST threads${KILN_SERVE_ARGS:+, extra flags \`$KILN_SERVE_ARGS\`}; wrk 2 threads, 64 connections, one 28x28x1 image per :predict request,
+64 REST threads, $io_threads event loop(s)${KILN_SERVE_ARGS:+, extra flags \`$KILN_SERVE_ARGS\`}; wrk 2 threads, 64 connections, one 28x28x1 image per :predict request,
 on the same cores. Peer: onnxruntime $("$python" -c 'import onnxruntime; print(onnxruntime.__version__)') on $onnx_source, batch 1, no HTTP, the best of
 $ort_all.
 
