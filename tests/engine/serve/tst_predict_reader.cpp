@@ -48,7 +48,7 @@ std::string imageBody(const std::vector<std::vector<std::string>>& rows, const c
         s += r ? ", [" : "[";
         for (int y = 0; y < 2; ++y) {
             s += y ? ", [" : "[";
-            for (int x = 0; x < 3; ++x) s += (x ? ", [" : "[") + rows[r][static_cast<size_t>(y * 3 + x)] + "]";
+            for (int x = 0; x < 3; ++x) s += (x ? ", [" : "[") + rows[r][static_cast<size_t>(y) * 3 + static_cast<size_t>(x)] + "]";
             s += "]";
         }
         s += "]";
