@@ -508,7 +508,11 @@ private:
             } else if (ec) {
                 return close();
             } else if (written == total) {
-                return afterWrite(keepAlive);
+                // The next read starts on a later turn of the event loop, after the answers
+                // around this one are out, by when the client may have sent its next request: a
+                // read started at once would nearly always find nothing and cost a system call.
+                asio::post(m_stream.get_executor(), [self = shared_from_this(), keepAlive] { self->afterWrite(keepAlive); });
+                return;
             }
         }
         m_stream.expires_after(m_closing ? std::chrono::milliseconds(kErrorWriteTime)
@@ -525,13 +529,6 @@ private:
     void afterWrite(bool keepAlive) {
         if (m_server.stopping) return close();
         if (m_closing || !keepAlive) return linger();
-        // Bytes of a pipelined request already here are parsed on a fresh turn of the event loop,
-        // so that a client pipelining many requests does not deepen this call stack.
-        if (m_buffer.size() > 0) {
-            m_state = State::Idle;
-            asio::post(m_stream.get_executor(), [self = shared_from_this()] { self->beginRequest(); });
-            return;
-        }
         beginRequest();
     }
 
