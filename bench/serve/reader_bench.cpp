@@ -76,6 +76,10 @@ int main(int argc, char** argv) {
             body = ss.str();
         }
     }
+    if (reps < 1 || rounds < 1) {
+        std::fprintf(stderr, "reader_bench: --reps and --rounds take a whole number of at least 1\n");
+        return 2;
+    }
     if (body.empty()) body = generatedBody();
     ModelSignature sig;
     TensorSpec in;
