@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+// kiln-test-avx2
 // Compiled plans: no heap allocation of any kind in training steps after the first (malloc and
 // operator new are interposed here), liveness-based arena reuse, shared weights, frozen nodes and
 // learning-rate multipliers, bit-identical training for a seed and any thread count, and frozen
