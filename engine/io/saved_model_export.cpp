@@ -166,6 +166,21 @@ private:
                                         {"value", Pb().msg(8, tensorProto(DtFloat, dims, data, static_cast<size_t>(n) * 4))}});
     }
     std::string scalarF(const std::string& base, float v) { return constF(base, {}, &v); }
+    // A depthwise kernel [kh, kw, C, m] (`w`, channels·multiplier floats per tap) as the filter
+    // of a DepthwiseConv2dNative with dilations of 1: TensorFlow's CPU kernel refuses other
+    // dilations (its oneDNN path, which only some CPUs get, takes them), so a dilated kernel is
+    // written out with the taps it skips as zeros. The sums are the same, and so is the padding of
+    // "same", which depends only on the size the kernel spans.
+    std::string depthwiseFilter(const std::string& base, const float* w, int64_t kh, int64_t kw, int64_t c,
+                                int64_t m, int64_t dh, int64_t dw) {
+        if (dh == 1 && dw == 1) return constF(base, {kh, kw, c, m}, w);
+        const int64_t eh = (kh - 1) * dh + 1, ew = (kw - 1) * dw + 1, tap = c * m;
+        std::vector<float> spread(static_cast<size_t>(eh * ew * tap), 0.0f);
+        for (int64_t y = 0; y < kh; ++y)
+            for (int64_t x = 0; x < kw; ++x)
+                std::copy_n(w + (y * kw + x) * tap, tap, spread.begin() + (y * dh * ew + x * dw) * tap);
+        return constF(base, {eh, ew, c, m}, spread.data());
+    }
     std::string constI32(const std::string& base, const std::vector<int32_t>& v, bool scalar = false) {
         std::vector<int64_t> dims;
         if (!scalar) dims.push_back(static_cast<int64_t>(v.size()));
@@ -259,10 +274,11 @@ private:
                 // [kh, kw, C, m] (output channel o = c·m + j).
                 const Tensor& w = m_params.params()[static_cast<size_t>(m_params.index(i, 0))].value;
                 int64_t filters = w.shape()[3];
-                std::string filt = constF(n.name + "/depthwise_kernel", {w.shape()[0], w.shape()[1], cin, filters / cin}, w.data<float>());
+                std::string filt = depthwiseFilter(n.name + "/depthwise_kernel", w.data<float>(), w.shape()[0],
+                                                   w.shape()[1], cin, filters / cin, d[0], d[1]);
                 y = node("DepthwiseConv2dNative", n.name + "/conv", {in(0), filt},
                          {{"T", attrType(DtFloat)}, {"strides", attrInts({1, s[0], s[1], 1})}, {"padding", attrStr(pad)},
-                          {"dilations", attrInts({1, d[0], d[1], 1})}, {"data_format", attrStr("NHWC")}});
+                          {"dilations", attrInts({1, 1, 1, 1})}, {"data_format", attrStr("NHWC")}});
             } else {
                 return Error(ErrorCode::Unsupported, "grouped convolution (groups = " + std::to_string(groups) +
                                                          ") other than depthwise cannot be exported to a SavedModel")
@@ -275,10 +291,15 @@ private:
         case OpKind::DepthwiseConv2D: {
             const auto& s = a.getInts("strides");
             const auto& d = a.getInts("dilation_rate");
-            std::string y = node("DepthwiseConv2dNative", n.name + "/conv", {in(0), param(i, 0)},
+            const Tensor& w = m_params.params()[static_cast<size_t>(m_params.index(i, 0))].value;
+            std::string filt = d[0] == 1 && d[1] == 1
+                                   ? param(i, 0)
+                                   : depthwiseFilter(n.name + "/dilated_kernel", w.data<float>(), w.shape()[0],
+                                                     w.shape()[1], w.shape()[2], w.shape()[3], d[0], d[1]);
+            std::string y = node("DepthwiseConv2dNative", n.name + "/conv", {in(0), filt},
                                  {{"T", attrType(DtFloat)}, {"strides", attrInts({1, s[0], s[1], 1})},
                                   {"padding", attrStr(a.getString("padding") == "same" ? "SAME" : "VALID")},
-                                  {"dilations", attrInts({1, d[0], d[1], 1})}, {"data_format", attrStr("NHWC")}});
+                                  {"dilations", attrInts({1, 1, 1, 1})}, {"data_format", attrStr("NHWC")}});
             if (a.getBool("use_bias"))
                 y = node("BiasAdd", n.name + "/bias", {y, param(i, 1)}, {{"T", attrType(DtFloat)}, {"data_format", attrStr("NHWC")}});
             return finish(activation(a.getString("activation"), y, n.name));
