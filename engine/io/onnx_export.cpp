@@ -235,8 +235,9 @@ private:
         if (auto it = m_paramNames.find(idx); it != m_paramNames.end()) return it->second;
         const auto& p = m_params.params()[static_cast<size_t>(idx)];
         const int64_t rows = p.value.shape()[0], channels = p.value.shape()[1];
-        const auto scales = weightScales(p.value.data<float>(), rows, channels, m_quant->perChannel);
-        const auto q = quantizeWeights(p.value.data<float>(), rows, channels, scales);
+        const int limit = weightLimit(m_quant->scheme);
+        const auto scales = weightScales(p.value.data<float>(), rows, channels, m_quant->perChannel, limit);
+        const auto q = quantizeWeights(p.value.data<float>(), rows, channels, scales, limit);
         return m_paramNames[idx] = int8Kernel(p.name, {rows, channels}, q, scales, 1);
     }
     // QuantizeLinear → DequantizeLinear where node i's value is computed (its producer now writes
@@ -469,12 +470,13 @@ private:
             } else if (m_quant) {
                 // Scales per output channel from Kiln's layout (channels fastest); the int8 kernel
                 // is OIHW like the float one, so the channel is axis 0.
-                const auto scales = weightScales(src, w.numel() / co, co, m_quant->perChannel);
+                const int limit = weightLimit(m_quant->scheme);
+                const auto scales = weightScales(src, w.numel() / co, co, m_quant->perChannel, limit);
                 std::vector<int8_t> q(oihw.size());
                 const int64_t per = ci * kh * kw;
                 for (size_t e = 0; e < q.size(); ++e) {
                     const float s = scales[scales.size() > 1 ? e / static_cast<size_t>(per) : 0];
-                    q[e] = static_cast<int8_t>(std::clamp(std::nearbyint(oihw[e] / s), -127.0f, 127.0f));
+                    q[e] = quantizeSymmetric(oihw[e], s, limit);
                 }
                 wname = m_convWeights[idx] =
                     int8Kernel(m_params.params()[static_cast<size_t>(idx)].name, {co, ci, kh, kw}, q, scales, 0);

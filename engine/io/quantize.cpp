@@ -92,30 +92,36 @@ QuantParams activationParams(ValueRange r) {
     return p;
 }
 
-std::vector<float> weightScales(const float* w, int64_t rows, int64_t channels, bool perChannel) {
+int weightLimit(QuantScheme scheme) { return scheme == QuantScheme::Qdq ? kReducedWeightLimit : kInt8WeightLimit; }
+
+std::vector<float> weightScales(const float* w, int64_t rows, int64_t channels, bool perChannel, int limit) {
     std::vector<float> maxAbs(static_cast<size_t>(perChannel ? channels : 1), 0.0f);
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < channels; ++c) {
             float& m = maxAbs[static_cast<size_t>(perChannel ? c : 0)];
             m = std::max(m, std::fabs(w[r * channels + c]));
         }
-    for (float& m : maxAbs) m = symmetricScale(m);
+    for (float& m : maxAbs) m = symmetricScale(m, limit);
     return maxAbs;
 }
 
-float symmetricScale(float maxAbs) { return maxAbs > 0.0f && std::isfinite(maxAbs) ? maxAbs / 127.0f : 1.0f; }
-
-int8_t quantizeSymmetric(float w, float scale) {
-    return static_cast<int8_t>(std::clamp(std::nearbyint(w / scale), -127.0f, 127.0f));
+float symmetricScale(float maxAbs, int limit) {
+    return maxAbs > 0.0f && std::isfinite(maxAbs) ? maxAbs / static_cast<float>(limit) : 1.0f;
 }
 
-std::vector<int8_t> quantizeWeights(const float* w, int64_t rows, int64_t channels, const std::vector<float>& scales) {
+int8_t quantizeSymmetric(float w, float scale, int limit) {
+    const auto l = static_cast<float>(limit);
+    return static_cast<int8_t>(std::clamp(std::nearbyint(w / scale), -l, l));
+}
+
+std::vector<int8_t> quantizeWeights(const float* w, int64_t rows, int64_t channels, const std::vector<float>& scales,
+                                    int limit) {
     std::vector<int8_t> q(static_cast<size_t>(rows * channels));
     const bool perChannel = scales.size() > 1;
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < channels; ++c) {
             const float s = scales[static_cast<size_t>(perChannel ? c : 0)];
-            q[static_cast<size_t>(r * channels + c)] = quantizeSymmetric(w[r * channels + c], s);
+            q[static_cast<size_t>(r * channels + c)] = quantizeSymmetric(w[r * channels + c], s, limit);
         }
     return q;
 }
@@ -340,7 +346,8 @@ Result<Int8Quantization> makeQuantization(const ops::ModelInfo& model, const std
     return q;
 }
 
-exec::ParamStore fakeQuantizedWeights(const ops::ModelInfo& model, const exec::ParamStore& params, bool perChannel) {
+exec::ParamStore fakeQuantizedWeights(const ops::ModelInfo& model, const exec::ParamStore& params, bool perChannel,
+                                      int limit) {
     exec::ParamStore out = params;
     for (auto& p : out.params()) p.value = p.value.clone();
     std::set<int> done;  // shared kernels are rounded once
@@ -353,8 +360,8 @@ exec::ParamStore fakeQuantizedWeights(const ops::ModelInfo& model, const exec::P
         const int64_t channels = kernelChannels(ni.def->kind, w.shape());
         const int64_t rows = w.numel() / channels;
         float* data = w.data<float>();
-        const auto scales = weightScales(data, rows, channels, perChannel);
-        const auto q = quantizeWeights(data, rows, channels, scales);
+        const auto scales = weightScales(data, rows, channels, perChannel, limit);
+        const auto q = quantizeWeights(data, rows, channels, scales, limit);
         for (int64_t r = 0; r < rows; ++r)
             for (int64_t c = 0; c < channels; ++c)
                 data[r * channels + c] = static_cast<float>(q[static_cast<size_t>(r * channels + c)]) *
@@ -366,7 +373,7 @@ exec::ParamStore fakeQuantizedWeights(const ops::ModelInfo& model, const exec::P
 Result<std::unique_ptr<Int8Simulator>> Int8Simulator::create(const ops::ModelInfo& model, const exec::ParamStore& params,
                                                              const Int8Quantization& quant, int64_t batch, ThreadPool& pool) {
     std::unique_ptr<Int8Simulator> sim(new Int8Simulator());
-    sim->m_params = fakeQuantizedWeights(model, params, quant.perChannel);
+    sim->m_params = fakeQuantizedWeights(model, params, quant.perChannel, weightLimit(quant.scheme));
     sim->m_quant = quant;
     sim->m_model = &model;
     exec::CompileOptions opts;

@@ -43,6 +43,16 @@ enum class QuantScheme {
     FullInteger,
 };
 
+// The largest magnitude of an int8 weight in a scheme. QDQ keeps weights in −63..63 (7 bits):
+// onnxruntime's x86 kernels without VNNI multiply uint8 activations by int8 weights with
+// VPMADDUBSW, which adds two products in 16 bits with saturation, and 255 · 127 · 2 does not fit
+// (measured on an AVX2-only AMD EPYC: outputs up to 29 grid steps off with −127..127, identical
+// with −63..63; onnxruntime's own quantiser calls this reduce_range). TensorFlow Lite's int8
+// kernels accumulate in 32 bits and keep −127..127.
+inline constexpr int kInt8WeightLimit = 127;
+inline constexpr int kReducedWeightLimit = 63;
+int weightLimit(QuantScheme scheme);
+
 // Ops with an int8 path: their weights are quantised per output channel and their activation
 // input and output get quantise/dequantise pairs. Every other op computes in float (QDQ).
 bool hasInt8Path(ops::OpKind kind);
@@ -74,20 +84,22 @@ QuantParams activationParams(ValueRange range);
 inline constexpr QuantParams kInt8UnitParams{1.0f / 256.0f, -128};
 inline constexpr QuantParams kInt8TanhParams{1.0f / 128.0f, 0};
 
-// The symmetric int8 scale for weights whose largest magnitude is `maxAbs` (maxAbs / 127; 1 for
-// an all-zero or non-finite channel), and a weight rounded on it (half to even, −127..127).
-float symmetricScale(float maxAbs);
-int8_t quantizeSymmetric(float w, float scale);
+// The symmetric int8 scale for weights whose largest magnitude is `maxAbs` (maxAbs / limit; 1
+// for an all-zero or non-finite channel), and a weight rounded on it (half to even,
+// −limit..limit); `limit` is kInt8WeightLimit or kReducedWeightLimit.
+float symmetricScale(float maxAbs, int limit = kInt8WeightLimit);
+int8_t quantizeSymmetric(float w, float scale, int limit = kInt8WeightLimit);
 
-// Symmetric int8 scales (zero point 0, values −127..127) for a weight tensor viewed as
+// Symmetric int8 scales (zero point 0, values −limit..limit) for a weight tensor viewed as
 // [rows, channels] with the output channel fastest, as Kiln stores Dense [in, out], Conv2D
 // [kh, kw, in, out] and DepthwiseConv2D [kh, kw, C, m] kernels. Per channel: one scale per output
-// channel (maxabs / 127); otherwise one for the tensor. An all-zero channel gets scale 1.
-std::vector<float> weightScales(const float* weights, int64_t rows, int64_t channels, bool perChannel);
+// channel (maxabs / limit); otherwise one for the tensor. An all-zero channel gets scale 1.
+std::vector<float> weightScales(const float* weights, int64_t rows, int64_t channels, bool perChannel,
+                                int limit = kInt8WeightLimit);
 
-// Rounds w / scale to int8 (half to even, clamped to −127..127).
+// Rounds w / scale to int8 (half to even, clamped to −limit..limit).
 std::vector<int8_t> quantizeWeights(const float* weights, int64_t rows, int64_t channels,
-                                    const std::vector<float>& scales);
+                                    const std::vector<float>& scales, int limit = kInt8WeightLimit);
 
 // In place: value → dequantize(quantize(value)), as QuantizeLinear then DequantizeLinear do.
 void fakeQuantize(float* values, int64_t count, QuantParams p);
@@ -178,7 +190,9 @@ private:
     std::unique_ptr<exec::Plan> m_plan;
 };
 
-// A copy of `params` whose Dense/Conv kernels are rounded to int8 and back (shares nothing with it).
-exec::ParamStore fakeQuantizedWeights(const ops::ModelInfo& model, const exec::ParamStore& params, bool perChannel);
+// A copy of `params` whose Dense/Conv kernels are rounded to int8 (−limit..limit) and back
+// (shares nothing with it).
+exec::ParamStore fakeQuantizedWeights(const ops::ModelInfo& model, const exec::ParamStore& params, bool perChannel,
+                                      int limit = kInt8WeightLimit);
 
 }  // namespace kiln::engine::io

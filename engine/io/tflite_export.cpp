@@ -401,10 +401,11 @@ private:
                 m = std::max(m, std::fabs(weights[e]));
             }
             std::vector<float> scales;
-            for (float m : maxAbs) scales.push_back(symmetricScale(m));
+            const int limit = weightLimit(m_q->scheme);
+            for (float m : maxAbs) scales.push_back(symmetricScale(m, limit));
             auto scaleOf = [&](int64_t c) { return scales[m_q->perChannel ? static_cast<size_t>(c) : 0]; };
             std::vector<int8_t> qw(weights.size());
-            for (size_t e = 0; e < weights.size(); ++e) qw[e] = quantizeSymmetric(weights[e], scaleOf(channelOf(e)));
+            for (size_t e = 0; e < weights.size(); ++e) qw[e] = quantizeSymmetric(weights[e], scaleOf(channelOf(e)), limit);
             wt = constant(node.name + "/kernel", wshape, qw.data(), qw.size(), kInt8);
             const int32_t dim = kind == OpKind::DepthwiseConv2D ? 3 : 0;
             m_tensors[static_cast<size_t>(wt)].quant = TQuant{scales, std::vector<int64_t>(scales.size(), 0), dim};

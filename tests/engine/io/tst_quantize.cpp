@@ -286,12 +286,20 @@ private slots:
         QVERIFY((*sim)->forward().ok());
         // The same by hand: fake-quantised input, int8 kernels, fake-quantised outputs.
         const auto qp = quant->values;
+        // QDQ weights use 7 bits (−63..63), TensorFlow Lite's the full −127..127.
+        QCOMPARE(quant->scheme, QuantScheme::Qdq);
+        QCOMPARE(weightLimit(QuantScheme::Qdq), 63);
+        QCOMPARE(weightLimit(QuantScheme::FullInteger), 127);
+        const int limit = weightLimit(quant->scheme);
         float w1[6] = {0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 0.1f}, w2[2] = {1.5f, -0.5f};
-        auto s1 = weightScales(w1, 3, 2, true);
-        auto q1 = quantizeWeights(w1, 3, 2, s1);
+        auto s1 = weightScales(w1, 3, 2, true, limit);
+        auto q1 = quantizeWeights(w1, 3, 2, s1, limit);
+        QCOMPARE(int(q1[3]), 63);   // 2.0, the largest of channel 1
+        QCOMPARE(int(q1[4]), -63);  // −0.75, the largest magnitude of channel 0
+        QCOMPARE(int(q1[5]), 3);    // 0.1 / (2 / 63) = 3.15
         for (int e = 0; e < 6; ++e) w1[e] = q1[size_t(e)] * s1[size_t(e % 2)];
-        auto s2 = weightScales(w2, 2, 1, true);
-        auto q2 = quantizeWeights(w2, 2, 1, s2);
+        auto s2 = weightScales(w2, 2, 1, true, limit);
+        auto q2 = quantizeWeights(w2, 2, 1, s2, limit);
         for (int e = 0; e < 2; ++e) w2[e] = q2[size_t(e)] * s2[0];
         double worstFloat = 0;
         for (int s = 0; s < 5; ++s) {
