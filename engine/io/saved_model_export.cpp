@@ -277,8 +277,7 @@ private:
                 std::string filt = depthwiseFilter(n.name + "/depthwise_kernel", w.data<float>(), w.shape()[0],
                                                    w.shape()[1], cin, filters / cin, d[0], d[1]);
                 y = node("DepthwiseConv2dNative", n.name + "/conv", {in(0), filt},
-                         {{"T", attrType(DtFloat)}, {"strides", attrInts({1, s[0], s[1], 1})}, {"padding", attrStr(pad)},
-                          {"dilations", attrInts({1, 1, 1, 1})}, {"data_format", attrStr("NHWC")}});
+                         {{"T", attrType(DtFloat)}, {"strides", attrInts({1, s[0], s[1], 1})}, {"padding", attrStr(pad)}, {"dilations", attrInts({1, 1, 1, 1})}, {"data_format", attrStr("NHWC")}});
             } else {
                 return Error(ErrorCode::Unsupported, "grouped convolution (groups = " + std::to_string(groups) +
                                                          ") other than depthwise cannot be exported to a SavedModel")
@@ -297,9 +296,7 @@ private:
                                    : depthwiseFilter(n.name + "/dilated_kernel", w.data<float>(), w.shape()[0],
                                                      w.shape()[1], w.shape()[2], w.shape()[3], d[0], d[1]);
             std::string y = node("DepthwiseConv2dNative", n.name + "/conv", {in(0), filt},
-                                 {{"T", attrType(DtFloat)}, {"strides", attrInts({1, s[0], s[1], 1})},
-                                  {"padding", attrStr(a.getString("padding") == "same" ? "SAME" : "VALID")},
-                                  {"dilations", attrInts({1, 1, 1, 1})}, {"data_format", attrStr("NHWC")}});
+                                 {{"T", attrType(DtFloat)}, {"strides", attrInts({1, s[0], s[1], 1})}, {"padding", attrStr(a.getString("padding") == "same" ? "SAME" : "VALID")}, {"dilations", attrInts({1, 1, 1, 1})}, {"data_format", attrStr("NHWC")}});
             if (a.getBool("use_bias"))
                 y = node("BiasAdd", n.name + "/bias", {y, param(i, 1)}, {{"T", attrType(DtFloat)}, {"data_format", attrStr("NHWC")}});
             return finish(activation(a.getString("activation"), y, n.name));
