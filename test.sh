@@ -25,7 +25,9 @@ if [[ "${KILN_SKIP_PYENV:-0}" != 1 ]]; then
     tools/py_env.sh >/dev/null
 fi
 launcher=()
-# Cache hits across clones in different folders: paths are hashed relative to the checkout.
+# Cache hits across clones in different folders: paths are hashed relative to the checkout. Not
+# for the test programs: their definitions hold the checkout's absolute path (KILN_SOURCE_DIR,
+# Qt Test's source and build folders), so a clone in another folder compiles them again.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 if command -v ccache >/dev/null 2>&1; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
