@@ -196,7 +196,7 @@ void RangeCollector::AbsHistogram::add(const float* v, int64_t n) {
     if (top <= 0.0) top = std::max(static_cast<double>(maxAbs) * (1.0 + 1e-6), 1e-30);
     while (maxAbs >= top) {
         // Twice the span: bin k of the new histogram holds old bins 2k and 2k + 1.
-        for (int k = 0; k < kBins / 2; ++k) counts[static_cast<size_t>(k)] = counts[static_cast<size_t>(2 * k)] + counts[static_cast<size_t>(2 * k + 1)];
+        for (size_t k = 0; k < size_t{kBins} / 2; ++k) counts[k] = counts[2 * k] + counts[2 * k + 1];
         std::fill(counts.begin() + kBins / 2, counts.end(), 0);
         top *= 2.0;
     }
