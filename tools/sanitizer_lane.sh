@@ -37,6 +37,7 @@ declare -A buildable=()
 for k in "${known[@]}"; do buildable[$k]=1; done
 targets=()
 programs=0
+programs_list=(kiln-train kiln-eval kiln-predict kiln-data kiln-export kiln-import kiln-serve)
 for t in "${tests[@]}"; do
     case "$t" in
         isa_check) programs=1 ;;
@@ -45,10 +46,9 @@ for t in "${tests[@]}"; do
     esac
 done
 if ((programs)); then
-    targets+=(kiln-train kiln-eval kiln-predict kiln-data kiln-export kiln-import kiln-serve)
+    targets+=("${programs_list[@]}")
 fi
 mapfile -t targets < <(printf '%s\n' "${targets[@]}" | sort -u)
-programs_list=(kiln-train kiln-eval kiln-predict kiln-data kiln-export kiln-import kiln-serve)
 
 # The targets are built in three rounds, most exposed code first: (1) the tests of the code that
 # reads what users and clients send (tests/engine/{serve,io,data,core}: HTTP and gRPC serving,
