@@ -135,15 +135,12 @@ Result<std::vector<Tensor>> Batcher::run(std::vector<Tensor> inputs, Clock::time
 
 void Batcher::loop() {
     const auto timeout = std::chrono::microseconds(m_params.batchTimeoutMicros);
-    bool ran = false;  // this thread answered a batch since it last held the lock
     while (true) {
         std::vector<std::shared_ptr<Task>> batch;
         int64_t rows = 0;
         bool more = false;
         {
             std::unique_lock lock(m_mutex);
-            if (ran) --m_batchesRunning;
-            ran = false;
             m_wake.wait(lock, [&] { return m_stop || !m_queue.empty(); });
             if (m_stop) return;
             // Wait for a full batch or the oldest request's timeout, or its deadline if that comes
@@ -162,11 +159,20 @@ void Batcher::loop() {
             more = !m_queue.empty();
             m_loneBatches = batch.size() == 1 ? std::min(m_loneBatches + 1, kLoneBatchesBeforeInline) : 0;
             ++m_batchesRunning;
-            ran = true;
         }
         if (more) m_wake.notify_one();
         // The replies of this batch reach each event loop in one hand-off, when this iteration ends.
         ReplyScope replies;
+        // The batch counts as running until its replies are handed off (this is destroyed before
+        // `replies`): a client that gets its answer and sends the next request at once must find
+        // it finished, or that lone request would be queued and wait out the batch timeout.
+        struct Finished {
+            Batcher& b;
+            ~Finished() {
+                std::lock_guard lock(b.m_mutex);
+                --b.m_batchesRunning;
+            }
+        } finished{*this};
         // Drop requests whose callers gave up already, and answer queued requests whose deadline
         // has passed (nobody waits on those with a timer).
         std::vector<std::shared_ptr<Task>> live;
